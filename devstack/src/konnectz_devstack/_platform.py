@@ -1,0 +1,177 @@
+"""The whole platform on one machine: PostgreSQL, NATS, SMTP sink, api and runner.
+
+Used by ``make dev`` (fixed ports, state kept under ``.konnectz/``) and by the test suite
+(free ports, temporary state).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from konnectz_devstack._errors import DevStackError
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._ports import port_is_free
+from konnectz_devstack._postgres import PostgresServer
+from konnectz_devstack._smtp import SmtpSink
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class Ports:
+    api: int = 8080
+    runner: int = 8081
+    postgres: int = 15432
+    nats: int = 14222
+    smtp: int = 1025
+
+
+@dataclass
+class Platform:
+    state_dir: Path
+    ports: Ports = field(default_factory=Ports)
+    env: str = "dev"
+    extra_env: dict[str, str] = field(default_factory=dict)
+    web_dist: Path | None = None
+    quiet: bool = False
+
+    def __post_init__(self) -> None:
+        self.state_dir = Path(self.state_dir).resolve()
+        self.postgres = PostgresServer(self.state_dir / "postgres", self.ports.postgres)
+        self.nats = NatsServer(self.state_dir / "nats", self.ports.nats)
+        self.smtp = SmtpSink(self.state_dir / "mail", self.ports.smtp)
+        self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports.api}"
+
+    @property
+    def runner_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports.runner}"
+
+    def _secret_file(self, name: str) -> str:
+        """A random secret kept in the state folder, so tokens and ciphertexts survive restarts."""
+        path = self.state_dir / "secrets" / name
+        if not path.exists():
+            import secrets
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(48))
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def component_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            {
+                "KONNECTZ_ENV": self.env,
+                "KONNECTZ_DATABASE_URL": self.postgres.url,
+                "KONNECTZ_NATS_URL": self.nats.url,
+                "KONNECTZ_SECRET_KEY": self._secret_file("secret_key"),
+                "KONNECTZ_ENCRYPTION_KEY": self._secret_file("encryption_key"),
+                "KONNECTZ_PUBLIC_URL": self.api_url,
+                "KONNECTZ_WEBHOOK_BASE_URL": self.runner_url,
+                "KONNECTZ_SMTP_HOST": "127.0.0.1",
+                "KONNECTZ_SMTP_PORT": str(self.ports.smtp),
+                "KONNECTZ_DEV_MAILDIR": str(self.smtp.maildir),
+                "KONNECTZ_RUNNER_PORT": str(self.ports.runner),
+                "KONNECTZ_RUNNER_HOST": "127.0.0.1",
+            }
+        )
+        if self.web_dist is not None:
+            env["KONNECTZ_WEB_DIST"] = str(self.web_dist)
+        env.update(self.extra_env)
+        return env
+
+    def check_ports(self) -> None:
+        busy = [
+            f"{name} ({port})"
+            for name, port in vars(self.ports).items()
+            if not port_is_free(port)
+        ]
+        if busy:
+            raise DevStackError(
+                "These ports are busy: " + ", ".join(busy) + ". Stop what uses them "
+                "(another `make dev`?) or choose others with KONNECTZ_API_PORT, KONNECTZ_RUNNER_PORT, "
+                "KONNECTZ_PG_PORT, KONNECTZ_NATS_PORT, KONNECTZ_SMTP_PORT."
+            )
+
+    def _spawn(self, name: str, args: list[str]) -> None:
+        log = open(self.state_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the process
+        out = None if not self.quiet else log
+        proc = subprocess.Popen(
+            args, env=self.component_env(), stdout=out, stderr=subprocess.STDOUT if self.quiet else None,
+            stdin=subprocess.DEVNULL,
+        )
+        self._procs.append((name, proc))
+
+    def _wait_http(self, name: str, url: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        last = ""
+        while time.monotonic() < deadline:
+            for pname, proc in self._procs:
+                if proc.poll() is not None:
+                    raise DevStackError(
+                        f"{pname} exited with code {proc.returncode}; see {self.state_dir / (pname + '.log')}"
+                    )
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback URL
+                    if resp.status == 200:
+                        return
+            except urllib.error.HTTPError as exc:
+                last = f"{exc.code} {exc.read()[:200]!r}"
+            except OSError as exc:
+                last = str(exc)
+            time.sleep(0.1)
+        raise DevStackError(f"{name} did not become ready at {url}: {last}")
+
+    def start(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.check_ports()
+        try:
+            self.postgres.start()
+            self.nats.start()
+            self.smtp.start()
+            env = self.component_env()
+            mig = subprocess.run(
+                [sys.executable, "-m", "konnectz_api", "migrate"], env=env, capture_output=True, text=True
+            )
+            if mig.returncode != 0:
+                raise DevStackError(f"database migration failed:\n{mig.stderr[-3000:]}")
+            self._spawn(
+                "api",
+                [sys.executable, "-m", "konnectz_api", "serve", "--host", "127.0.0.1", "--port", str(self.ports.api)],
+            )
+            self._spawn(
+                "runner",
+                [sys.executable, "-m", "konnectz_runner", "serve", "--host", "127.0.0.1",
+                 "--port", str(self.ports.runner)],
+            )
+            self._wait_http("api", f"{self.api_url}/healthz")
+            self._wait_http("runner", f"{self.runner_url}/healthz")
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        for _, proc in reversed(self._procs):
+            if proc.poll() is None:
+                proc.terminate()
+        for _, proc in reversed(self._procs):
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._procs.clear()
+        self.smtp.stop()
+        self.nats.stop()
+        self.postgres.stop()

@@ -1,0 +1,75 @@
+"""``konnectz-dev``: run the whole platform locally (``make dev``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from konnectz_devstack._errors import DevStackError
+from konnectz_devstack._platform import REPO_ROOT, Platform, Ports
+
+
+def _int_env(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a port number, got {raw!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="konnectz-dev", description=__doc__)
+    parser.add_argument("--state-dir", default=os.environ.get("KONNECTZ_STATE_DIR", str(REPO_ROOT / ".konnectz")))
+    parser.add_argument("--web-dist", default=os.environ.get("KONNECTZ_WEB_DIST", str(REPO_ROOT / "web" / "dist")))
+    args = parser.parse_args(argv)
+    ports = Ports(
+        api=_int_env("KONNECTZ_API_PORT", 8080),
+        runner=_int_env("KONNECTZ_RUNNER_PORT", 8081),
+        postgres=_int_env("KONNECTZ_PG_PORT", 15432),
+        nats=_int_env("KONNECTZ_NATS_PORT", 14222),
+        smtp=_int_env("KONNECTZ_SMTP_PORT", 1025),
+    )
+    platform = Platform(state_dir=Path(args.state_dir), ports=ports, web_dist=Path(args.web_dist))
+    stopping = False
+
+    def _stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    try:
+        platform.start()
+    except DevStackError as exc:
+        print(f"make dev: {exc}", file=sys.stderr)
+        return 1
+    print(
+        "\nKonnectz is running:\n"
+        f"  app and API     {platform.api_url}\n"
+        f"  webhooks        {platform.runner_url}/hooks/<token>\n"
+        f"  dev mailbox     {platform.api_url}/dev/mail\n"
+        f"  state           {platform.state_dir}\n"
+        "Press Ctrl-C to stop.",
+        flush=True,
+    )
+    try:
+        while not stopping:
+            for name, proc in platform._procs:
+                if proc.poll() is not None:
+                    print(f"make dev: {name} exited with code {proc.returncode}; stopping.", file=sys.stderr)
+                    stopping = True
+            time.sleep(0.3)
+    finally:
+        platform.stop()
+        print("Konnectz stopped.", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

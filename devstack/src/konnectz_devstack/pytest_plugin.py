@@ -1,0 +1,88 @@
+"""Pytest fixtures with real components: PostgreSQL, NATS JetStream, SMTP sink, whole platform.
+
+Registered for the whole workspace through ``-p konnectz_devstack.pytest_plugin``.
+Each session gets its own servers on free ports with temporary state.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._platform import Platform, Ports
+from konnectz_devstack._ports import free_port
+from konnectz_devstack._postgres import PostgresServer
+from konnectz_devstack._smtp import SmtpSink
+
+
+def _tempdir(prefix: str) -> Path:
+    # Not under pytest's tmp_path: its parents are private to root, and PostgreSQL runs as
+    # another user when we are root.
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    base = _tempdir("konnectz-pg-")
+    server = PostgresServer(base, free_port())
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def nats_server() -> Iterator[NatsServer]:
+    base = _tempdir("konnectz-nats-")
+    server = NatsServer(base, free_port())
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def smtp_sink() -> Iterator[SmtpSink]:
+    base = _tempdir("konnectz-mail-")
+    sink = SmtpSink(base / "mail", free_port())
+    sink.start()
+    yield sink
+    sink.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def make_platform(state_dir: Path, **extra_env: str) -> Platform:
+    ports = Ports(api=free_port(), runner=free_port(), postgres=free_port(), nats=free_port(), smtp=free_port())
+    return Platform(
+        state_dir=state_dir,
+        ports=ports,
+        env="test",
+        quiet=True,
+        extra_env={
+            # Tests post to their own local HTTP servers from flows.
+            "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
+            "KONNECTZ_CAPTCHA_MAX_NUMBER": "2000",
+            **extra_env,
+        },
+    )
+
+
+@pytest.fixture(scope="session")
+def platform() -> Iterator[Platform]:
+    """The whole platform (api + runner + PostgreSQL + NATS + SMTP sink) as ``make dev`` runs it."""
+    state = _tempdir("konnectz-platform-")
+    web_dist = Path(__file__).resolve().parents[3] / "web" / "dist"
+    plat = make_platform(state)
+    if web_dist.exists():
+        plat.web_dist = web_dist
+    plat.start()
+    yield plat
+    plat.stop()
+    shutil.rmtree(state, ignore_errors=True)
