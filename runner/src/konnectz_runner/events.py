@@ -1,0 +1,136 @@
+"""The wire contract between webhook ingress, runner workers and the api, on NATS JetStream.
+
+- ``KZ_RUNS`` (subjects ``kz.runs.>``): one :class:`RunRequest` per accepted trigger, on
+  ``kz.runs.<konnect_id>`` with header ``Nats-Msg-Id = run_id``.
+- ``KZ_EVENTS`` (subjects ``kz.events.>``): one :class:`TaskEvent` per finished run, on
+  ``kz.events.<konnect_id>`` with header ``Nats-Msg-Id = run_id``. The api stores it as one task
+  log and dedupes on ``run_id``, so a redelivered run is harmless.
+- ``KZ_KONNECTS`` (KV bucket): key ``konnect.<konnect_id>`` holds the published
+  :class:`~konnectz_runner.spec.FlowSpec` as JSON. The LocalDeployer writes it; runners watch it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from nats.js import JetStreamContext
+from nats.js.api import KeyValueConfig, StorageType, StreamConfig
+from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+__all__ = [
+    "DUPLICATE_WINDOW_SECONDS",
+    "KV_KONNECTS",
+    "STREAM_EVENTS",
+    "STREAM_RUNS",
+    "SUBJECTS_EVENTS",
+    "SUBJECTS_RUNS",
+    "RunRequest",
+    "StepResult",
+    "TaskEvent",
+    "ensure_streams",
+    "event_subject",
+    "konnect_key",
+    "msg_id_headers",
+    "run_subject",
+]
+
+STREAM_RUNS = "KZ_RUNS"
+SUBJECTS_RUNS = "kz.runs.>"
+STREAM_EVENTS = "KZ_EVENTS"
+SUBJECTS_EVENTS = "kz.events.>"
+KV_KONNECTS = "KZ_KONNECTS"
+# Publishes carrying the same Nats-Msg-Id within this window are stored once.
+DUPLICATE_WINDOW_SECONDS = 120.0
+_STREAM_NAME_IN_USE = 10058  # JetStream API error code
+
+
+def run_subject(konnect_id: int) -> str:
+    return f"kz.runs.{int(konnect_id)}"
+
+
+def event_subject(konnect_id: int) -> str:
+    return f"kz.events.{int(konnect_id)}"
+
+
+def konnect_key(konnect_id: int) -> str:
+    """The KZ_KONNECTS key that holds a konnect's FlowSpec JSON."""
+    return f"konnect.{int(konnect_id)}"
+
+
+def msg_id_headers(run_id: str) -> dict[str, str]:
+    """Headers for a JetStream publish that the server deduplicates on ``run_id``."""
+    return {"Nats-Msg-Id": run_id}
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunRequest(_Wire):
+    run_id: str
+    konnect_id: int
+    trigger_output: dict[str, Any]
+    received_at: AwareDatetime
+    source: Literal["webhook", "schedule", "test"] = "webhook"
+
+
+class StepResult(_Wire):
+    step_id: str
+    name: str
+    app: str = "api_call"
+    status: Literal["SUCCESS", "ERROR"]
+    started_at: AwareDatetime
+    finished_at: AwareDatetime
+    input: dict[str, Any]
+    output: dict[str, Any] | None
+    error: str | None = None
+
+
+class TaskEvent(_Wire):
+    run_id: str
+    konnect_id: int
+    owner_id: int
+    konnect_name: str
+    status: Literal["SUCCESS", "ERROR"]
+    started_at: AwareDatetime
+    finished_at: AwareDatetime
+    trigger_id: str
+    trigger_output: dict[str, Any]
+    steps: list[StepResult]
+
+
+async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
+    assert config.name is not None
+    try:
+        await js.stream_info(config.name)
+        return  # exists: leave it alone, a cluster install may have tuned replicas or limits
+    except NotFoundError:
+        pass
+    try:
+        await js.add_stream(config)
+    except BadRequestError as exc:
+        if exc.err_code != _STREAM_NAME_IN_USE:  # another process created it meanwhile
+            raise
+
+
+async def ensure_streams(js: JetStreamContext) -> None:
+    """Create KZ_RUNS, KZ_EVENTS and the KZ_KONNECTS bucket if missing. Safe to call from every process."""
+    for name, subjects in ((STREAM_RUNS, SUBJECTS_RUNS), (STREAM_EVENTS, SUBJECTS_EVENTS)):
+        await _ensure_stream(
+            js,
+            StreamConfig(
+                name=name,
+                subjects=[subjects],
+                storage=StorageType.FILE,
+                duplicate_window=DUPLICATE_WINDOW_SECONDS,
+            ),
+        )
+    try:
+        await js.key_value(KV_KONNECTS)
+    except BucketNotFoundError:
+        try:
+            await js.create_key_value(KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
+        except BadRequestError as exc:
+            if exc.err_code != _STREAM_NAME_IN_USE:
+                raise
