@@ -1,0 +1,20 @@
+# Local Kubernetes control plane built from Go modules (see tests/cluster/README.md).
+# The root Makefile includes mk/*.mk and defines PY (.venv/bin/python).
+PY ?= .venv/bin/python
+
+.PHONY: cluster-build cluster-up cluster-down cluster-status test-k8s
+
+cluster-build: ## Build/cache kube-apiserver, controller-manager, scheduler, kubectl, etcd, helm, kwok
+	tests/cluster/build
+
+cluster-up: cluster-build ## Start the control plane; kubeconfig in .konnectz/kubeconfig
+	PYTHON=$(PY) tests/cluster/up
+
+cluster-down: ## Stop the control plane (safe to repeat)
+	PYTHON=$(PY) tests/cluster/down
+
+cluster-status: ## Show pids, RSS and readiness of the control plane
+	$(PY) tests/cluster/controlplane.py status
+
+test-k8s: cluster-build ## Tests against a real control plane (starts its own unless KUBECONFIG points at a live one)
+	$(PY) -m pytest tests/k8s
