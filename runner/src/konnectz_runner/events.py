@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType, StreamConfig
+from nats.js.api import KeyValueConfig, PubAck, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
@@ -32,6 +32,8 @@ __all__ = [
     "event_subject",
     "konnect_key",
     "msg_id_headers",
+    "publish_event",
+    "publish_run",
     "run_subject",
 ]
 
@@ -134,3 +136,30 @@ async def ensure_streams(js: JetStreamContext) -> None:
         except BadRequestError as exc:
             if exc.err_code != _STREAM_NAME_IN_USE:
                 raise
+
+
+PUBLISH_TIMEOUT_SECONDS = 5.0
+
+
+async def publish_run(js: JetStreamContext, run: RunRequest, *, ack_timeout: float = PUBLISH_TIMEOUT_SECONDS) -> PubAck:
+    """Store a run in KZ_RUNS; returns once JetStream acknowledged it (raises otherwise)."""
+    return await js.publish(
+        run_subject(run.konnect_id),
+        run.model_dump_json().encode(),
+        headers=msg_id_headers(run.run_id),
+        timeout=ack_timeout,
+        stream=STREAM_RUNS,
+    )
+
+
+async def publish_event(
+    js: JetStreamContext, event: TaskEvent, *, ack_timeout: float = PUBLISH_TIMEOUT_SECONDS
+) -> PubAck:
+    """Store a task event in KZ_EVENTS; returns once JetStream acknowledged it (raises otherwise)."""
+    return await js.publish(
+        event_subject(event.konnect_id),
+        event.model_dump_json().encode(),
+        headers=msg_id_headers(event.run_id),
+        timeout=ack_timeout,
+        stream=STREAM_EVENTS,
+    )

@@ -1,0 +1,37 @@
+"""Runner settings, read from ``KONNECTZ_*`` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from konnectz_runner.netguard import IPNetwork, parse_networks
+
+__all__ = ["Settings"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KONNECTZ_", extra="ignore")
+
+    nats_url: str = "nats://127.0.0.1:4222"
+    runner_host: str = "127.0.0.1"
+    runner_port: int = Field(default=8081, ge=0, le=65535)
+    # Networks flows may call although they are private, e.g. "127.0.0.0/8,10.1.0.0/16".
+    allow_private_networks: Annotated[list[IPNetwork], NoDecode] = Field(default_factory=list)
+    # Kubernetes mode: the operator mounts one FlowSpec JSON; the runner then serves only that
+    # konnect, consumes only its runs, and does not watch the KZ_KONNECTS bucket.
+    spec_file: Path | None = None
+    http_timeout_seconds: float = Field(default=30.0, gt=0)
+    max_body_bytes: int = Field(default=1024 * 1024, gt=0)
+    # Runs executed at the same time by one runner process.
+    worker_concurrency: int = Field(default=16, ge=1)
+
+    @field_validator("allow_private_networks", mode="before")
+    @classmethod
+    def _split_cidrs(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_networks(value)
+        return value

@@ -1,0 +1,119 @@
+"""The outbound guard: flows may call the public internet, not the machine's own networks.
+
+Before every request (and every redirect hop) the engine asks :meth:`NetGuard.check_url`.
+It allows only http and https, resolves the host, and refuses the call if *any* address
+is loopback, private, link-local, multicast, reserved, unspecified or otherwise not global,
+including IPv4 addresses carried inside IPv6 ones (IPv4-mapped, 6to4, Teredo, NAT64),
+unless that address lies in one of the allowed networks (``KONNECTZ_ALLOW_PRIVATE_NETWORKS``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Iterable
+
+import httpx
+
+from konnectz_runner.errors import RefusedError, StepError
+
+__all__ = ["IPAddress", "IPNetwork", "NetGuard", "parse_networks"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+ALLOWED_SCHEMES = ("http", "https")
+
+
+def parse_networks(cidrs: str | Iterable[str]) -> list[IPNetwork]:
+    """``"127.0.0.0/8, 10.0.0.0/8"`` (or a list of such strings) as networks; a bare IP is one host."""
+    items = cidrs.split(",") if isinstance(cidrs, str) else cidrs
+    return [ipaddress.ip_network(item.strip(), strict=False) for item in items if item.strip()]
+
+
+def _embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]  # the client's address
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def _is_public(ip: IPAddress) -> bool:
+    return not (
+        ip.is_loopback
+        or ip.is_private
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or not ip.is_global
+    )
+
+
+class NetGuard:
+    """Decides which addresses flows may call. ``allow`` lists networks that are allowed even if private."""
+
+    def __init__(self, allow: Iterable[IPNetwork] = ()) -> None:
+        self.allow: tuple[IPNetwork, ...] = tuple(allow)
+
+    def _allowed(self, ip: IPAddress) -> bool:
+        return any(ip.version == net.version and ip in net for net in self.allow)
+
+    def is_refused(self, ip: IPAddress) -> bool:
+        """True if calling ``ip`` must be refused."""
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            # Judge the IPv4 address the packet really goes to (IPv4-mapped, 6to4, Teredo, NAT64).
+            return not (self._allowed(ip) or self._allowed(embedded) or _is_public(embedded))
+        return not (self._allowed(ip) or _is_public(ip))
+
+    def check_ip(self, host: str, ip: IPAddress) -> None:
+        if self.is_refused(ip):
+            raise RefusedError(
+                f"Refused to call {host}: {ip} is a private address (set KONNECTZ_ALLOW_PRIVATE_NETWORKS to allow it)"
+            )
+
+    async def resolve(self, host: str, port: int) -> list[IPAddress]:
+        """All addresses of ``host`` (getaddrinfo runs in a worker thread, the event loop stays free)."""
+        try:
+            return [ipaddress.ip_address(host)]
+        except ValueError:
+            pass
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as exc:
+            raise StepError(f"Could not resolve host {host}: {exc}") from exc
+        addresses: list[IPAddress] = []
+        for _family, _type, _proto, _canon, sockaddr in infos:
+            # IPv6 sockaddr may carry a zone (fe80::1%eth0): drop it before parsing.
+            ip = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
+            if ip not in addresses:
+                addresses.append(ip)
+        if not addresses:
+            raise StepError(f"Could not resolve host {host}: no addresses")
+        return addresses
+
+    async def check_url(self, url: str | httpx.URL) -> httpx.URL:
+        """Return the parsed URL if it may be called, else raise :class:`RefusedError`."""
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise RefusedError(f"Refused to call {url}: invalid URL ({exc})") from exc
+        if parsed.scheme not in ALLOWED_SCHEMES:
+            raise RefusedError(f"Refused to call {url}: only http and https URLs are allowed")
+        host = parsed.host
+        if not host:
+            raise RefusedError(f"Refused to call {url}: the URL has no host")
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        for ip in await self.resolve(host, port):
+            self.check_ip(host, ip)
+        return parsed

@@ -1,0 +1,120 @@
+"""Which konnects this runner serves: webhook token -> FlowSpec, konnect id -> FlowSpec.
+
+Filled from the ``KZ_KONNECTS`` KV bucket (watched, so publishing, updating or unpublishing a
+konnect takes effect without a restart) or, in Kubernetes mode, from one mounted spec file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
+from pydantic import ValidationError
+
+from konnectz_runner.errors import ConfigError
+from konnectz_runner.spec import FlowSpec
+
+__all__ = ["KonnectRegistry", "load_spec_file", "watch_konnects"]
+
+log = logging.getLogger(__name__)
+KEY_PREFIX = "konnect."
+
+
+def load_spec_file(path: Path) -> FlowSpec:
+    try:
+        return FlowSpec.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the spec file {path}: {exc}") from exc
+    except ValidationError as exc:
+        raise ConfigError(f"The spec file {path} is not a valid flow spec: {exc}") from exc
+
+
+class KonnectRegistry:
+    def __init__(self) -> None:
+        self._by_id: dict[int, FlowSpec] = {}
+        self._by_token: dict[str, FlowSpec] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def put(self, spec: FlowSpec) -> None:
+        self.remove(spec.konnect_id)
+        self._by_id[spec.konnect_id] = spec
+        self._by_token[spec.trigger.token] = spec
+
+    def remove(self, konnect_id: int) -> None:
+        old = self._by_id.pop(konnect_id, None)
+        if old is not None and self._by_token.get(old.trigger.token) is old:
+            del self._by_token[old.trigger.token]
+
+    def replace_all(self, specs: list[FlowSpec]) -> None:
+        self._by_id.clear()
+        self._by_token.clear()
+        for spec in specs:
+            self.put(spec)
+
+    def specs(self) -> list[FlowSpec]:
+        return list(self._by_id.values())
+
+    def by_token(self, token: str) -> FlowSpec | None:
+        return self._by_token.get(token)
+
+    def by_id(self, konnect_id: int) -> FlowSpec | None:
+        return self._by_id.get(konnect_id)
+
+
+def _konnect_id(key: str) -> int | None:
+    if not key.startswith(KEY_PREFIX):
+        return None
+    try:
+        return int(key[len(KEY_PREFIX) :])
+    except ValueError:
+        return None
+
+
+def apply_entry(registry: KonnectRegistry, key: str, value: bytes | None, operation: str | None) -> None:
+    """Apply one KV change to the registry."""
+    konnect_id = _konnect_id(key)
+    if konnect_id is None:
+        log.warning("Ignoring KV key %r: expected konnect.<id>", key)
+        return
+    if operation in (KV_DEL, KV_PURGE) or not value:
+        registry.remove(konnect_id)
+        log.info("Konnect %s unpublished", konnect_id)
+        return
+    try:
+        spec = FlowSpec.model_validate_json(value)
+    except ValidationError as exc:
+        # Serving a stale version would run something that is no longer published.
+        registry.remove(konnect_id)
+        log.error("Konnect %s: invalid flow spec in KV, not served: %s", konnect_id, exc)
+        return
+    if spec.konnect_id != konnect_id:
+        registry.remove(konnect_id)
+        log.error("Konnect %s: KV value carries konnect_id %s, not served", konnect_id, spec.konnect_id)
+        return
+    registry.put(spec)
+    log.info("Konnect %s (%s) published", konnect_id, spec.name)
+
+
+async def watch_konnects(kv: KeyValue, registry: KonnectRegistry, ready: asyncio.Event) -> None:
+    """Follow the bucket forever. The current values are loaded first, then ``ready`` is set."""
+    initial = KonnectRegistry()
+    loading = True
+    watcher = await kv.watchall()
+    try:
+        async for entry in watcher:
+            if entry is None:  # all current values delivered
+                if loading:
+                    registry.replace_all(initial.specs())
+                    loading = False
+                    ready.set()
+                continue
+            apply_entry(initial if loading else registry, entry.key, entry.value, entry.operation)
+    finally:
+        try:
+            await watcher.stop()
+        except Exception:  # the connection may already be gone
+            log.debug("Stopping the KV watcher failed", exc_info=True)

@@ -1,0 +1,246 @@
+"""The runner process: webhook ingress plus the run worker, as one Starlette app.
+
+Startup connects to NATS, makes sure the streams exist, loads the konnects (from the
+``KZ_KONNECTS`` bucket, watched for changes, or from the mounted spec file), then starts the
+worker. Routes:
+
+- ``POST|PUT|GET /hooks/{token}``: store a RunRequest in JetStream and answer 200 only after
+  JetStream acknowledged it; 404 for an unknown token, 413/400 for bad bodies, 503 when NATS
+  cannot take the run (never a 2xx for something that is not stored).
+- ``GET /healthz``: 200 while connected to NATS, else 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+import httpx
+import nats
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from konnectz_runner.config import Settings
+from konnectz_runner.errors import ConfigError
+from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
+from konnectz_runner.netguard import NetGuard
+from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
+from konnectz_runner.webhook import WebhookError, read_trigger_output
+from konnectz_runner.worker import RunWorker
+
+__all__ = ["Runner", "connect_nats", "create_app"]
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "Konnectz-Runner/0.1"
+CONNECT_DEADLINE_SECONDS = 30.0
+KV_READY_TIMEOUT_SECONDS = 30.0
+
+
+async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, **callbacks: object) -> NATS:
+    """Connect, retrying for ``deadline`` seconds (NATS may start after us); reconnect forever afterwards."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + deadline
+    while True:
+        try:
+            return await nats.connect(
+                url,
+                name="konnectz-runner",
+                connect_timeout=2,
+                reconnect_time_wait=1,
+                max_reconnect_attempts=-1,
+                **callbacks,
+            )
+        except Exception as exc:
+            if loop.time() >= give_up:
+                raise ConfigError(f"Cannot connect to NATS at {url}: {exc or type(exc).__name__}") from exc
+            log.warning("NATS at %s not reachable yet (%s); retrying", url, exc or type(exc).__name__)
+            await asyncio.sleep(1.0)
+
+
+class Runner:
+    """Everything the runner process holds while it runs."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.registry = KonnectRegistry()
+        self.guard = NetGuard(settings.allow_private_networks)
+        self.nc: NATS | None = None
+        self.js: JetStreamContext | None = None
+        self.http: httpx.AsyncClient | None = None
+        self.worker: RunWorker | None = None
+        self._watch_supervisor: asyncio.Task[None] | None = None
+        self._rewatch = asyncio.Event()
+
+    async def start(self) -> None:
+        only_konnect: int | None = None
+        if self.settings.spec_file is not None:
+            spec = load_spec_file(self.settings.spec_file)
+            self.registry.put(spec)
+            only_konnect = spec.konnect_id
+        self.nc = await connect_nats(
+            self.settings.nats_url,
+            disconnected_cb=self._on_disconnected,
+            reconnected_cb=self._on_reconnected,
+        )
+        self.js = self.nc.jetstream()
+        await ensure_streams(self.js)
+        if only_konnect is None:
+            ready = asyncio.Event()
+            self._watch_supervisor = asyncio.create_task(self._watch_forever(ready), name="konnectz-kv-watch")
+            try:
+                await asyncio.wait_for(ready.wait(), KV_READY_TIMEOUT_SECONDS)
+            except TimeoutError as exc:
+                raise ConfigError(f"Could not load konnects from the {KV_KONNECTS} bucket") from exc
+        self.http = httpx.AsyncClient(
+            timeout=self.settings.http_timeout_seconds,
+            follow_redirects=False,
+            headers={"User-Agent": USER_AGENT},
+        )
+        self.worker = RunWorker(
+            self.js,
+            self.registry,
+            http=self.http,
+            guard=self.guard,
+            only_konnect=only_konnect,
+            concurrency=self.settings.worker_concurrency,
+        )
+        await self.worker.start()
+        log.info("Runner ready: %d konnect(s)", len(self.registry))
+
+    async def stop(self) -> None:
+        if self.worker is not None:
+            await self.worker.stop()
+        if self._watch_supervisor is not None:
+            self._watch_supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch_supervisor
+        if self.http is not None:
+            await self.http.aclose()
+        if self.nc is not None and not self.nc.is_closed:
+            try:
+                await asyncio.wait_for(self.nc.drain(), 10)
+            except Exception:
+                log.debug("NATS drain failed; closing", exc_info=True)
+                await self.nc.close()
+
+    async def _on_disconnected(self) -> None:
+        log.warning("Disconnected from NATS")
+
+    async def _on_reconnected(self) -> None:
+        log.info("Reconnected to NATS")
+        self._rewatch.set()  # the server may have lost the watcher's consumer: load everything again
+
+    async def _watch_forever(self, first_ready: asyncio.Event) -> None:
+        assert self.js is not None
+        ready = first_ready
+        while True:
+            self._rewatch.clear()
+            try:
+                kv = await self.js.key_value(KV_KONNECTS)
+                watch = asyncio.create_task(watch_konnects(kv, self.registry, ready))
+                rewatch = asyncio.create_task(self._rewatch.wait())
+                try:
+                    await asyncio.wait({watch, rewatch}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for task in (watch, rewatch):
+                        task.cancel()
+                    await asyncio.gather(watch, rewatch, return_exceptions=True)
+                if watch.done() and not watch.cancelled() and watch.exception() is not None:
+                    raise watch.exception()  # type: ignore[misc]
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("Watching %s failed (%s); watching again", KV_KONNECTS, exc or type(exc).__name__)
+                await asyncio.sleep(1.0)
+            ready = asyncio.Event()
+
+    def nats_problem(self) -> str | None:
+        """Why runs cannot be stored right now, or None when they can."""
+        if self.nc is None or self.js is None:
+            return "not connected to NATS yet"
+        if not self.nc.is_connected:
+            return "not connected to NATS (reconnecting)"
+        return None
+
+    async def accept(self, run: RunRequest) -> None:
+        """Store the run in JetStream; raises :class:`Unavailable` if it was not acknowledged."""
+        problem = self.nats_problem()
+        if problem is not None:
+            raise Unavailable(problem)
+        assert self.js is not None
+        try:
+            await publish_run(self.js, run)
+        except Exception as exc:
+            raise Unavailable(f"NATS did not store the run: {exc or type(exc).__name__}") from exc
+
+
+class Unavailable(Exception):
+    """The run could not be stored; the caller must not be told it was accepted."""
+
+
+def _runner(request: Request) -> Runner:
+    runner: Runner = request.app.state.runner
+    return runner
+
+
+async def hook(request: Request) -> JSONResponse:
+    runner = _runner(request)
+    spec = runner.registry.by_token(request.path_params["token"])
+    if spec is None:
+        return JSONResponse({"message": "Unknown webhook"}, status_code=404)
+    try:
+        trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
+    except WebhookError as exc:
+        return JSONResponse({"message": exc.message}, status_code=exc.status)
+    run = RunRequest(
+        run_id=uuid.uuid4().hex,
+        konnect_id=spec.konnect_id,
+        trigger_output=trigger_output,
+        received_at=datetime.now(UTC),
+        source="webhook",
+    )
+    try:
+        await runner.accept(run)
+    except Unavailable as exc:
+        log.error("Webhook for konnect %s refused: %s", spec.konnect_id, exc)
+        return JSONResponse({"message": f"The run could not be stored, try again: {exc}"}, status_code=503)
+    return JSONResponse({"status": "accepted", "run_id": run.run_id})
+
+
+async def healthz(request: Request) -> JSONResponse:
+    problem = _runner(request).nats_problem()
+    if problem is not None:
+        return JSONResponse({"status": "unavailable", "reason": problem}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    runner = Runner(settings or Settings())
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await runner.start()
+        try:
+            yield
+        finally:
+            await runner.stop()
+
+    app = Starlette(
+        routes=[
+            Route("/hooks/{token}", hook, methods=["GET", "POST", "PUT"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.runner = runner
+    return app

@@ -1,0 +1,192 @@
+"""The run worker: a durable JetStream pull consumer on KZ_RUNS that executes runs.
+
+For each RunRequest: execute the konnect's flow, publish its TaskEvent on KZ_EVENTS (awaiting
+the JetStream ack, ``Nats-Msg-Id = run_id``), and only then ack the run. A crash before the
+ack means redelivery; the event publish is deduplicated by JetStream within its window and by
+the api on ``run_id``, so one run leaves one task log. Steps may run again on redelivery
+(at-least-once execution).
+
+While a run executes, the message is kept alive with ``in_progress`` so slow calls are not
+redelivered to another worker. A run whose execution keeps failing unexpectedly still ends
+as an ERROR TaskEvent on its last delivery, so nothing accepted disappears silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import UTC, datetime
+
+import httpx
+import nats.errors
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig
+from pydantic import ValidationError
+
+from konnectz_runner.engine import execute
+from konnectz_runner.events import (
+    STREAM_RUNS,
+    SUBJECTS_RUNS,
+    RunRequest,
+    StepResult,
+    TaskEvent,
+    publish_event,
+    run_subject,
+)
+from konnectz_runner.netguard import NetGuard
+from konnectz_runner.registry import KonnectRegistry
+
+__all__ = ["ACK_WAIT_SECONDS", "MAX_DELIVER", "RunWorker", "consumer_for"]
+
+log = logging.getLogger(__name__)
+
+DURABLE = "runner"
+ACK_WAIT_SECONDS = 60.0
+MAX_DELIVER = 5
+PUBLISH_TIMEOUT_SECONDS = 10.0
+
+
+def consumer_for(konnect_id: int | None) -> tuple[str, str]:
+    """(durable name, filter subject): the shared consumer, or a dedicated one for one konnect."""
+    if konnect_id is None:
+        return DURABLE, SUBJECTS_RUNS
+    return f"{DURABLE}-{int(konnect_id)}", run_subject(konnect_id)
+
+
+class RunWorker:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        registry: KonnectRegistry,
+        *,
+        http: httpx.AsyncClient,
+        guard: NetGuard,
+        only_konnect: int | None = None,
+        concurrency: int = 16,
+        ack_wait: float = ACK_WAIT_SECONDS,
+        max_deliver: int = MAX_DELIVER,
+    ) -> None:
+        self.js = js
+        self.registry = registry
+        self.http = http
+        self.guard = guard
+        self.only_konnect = only_konnect
+        self.concurrency = concurrency
+        self.ack_wait = ack_wait
+        self.max_deliver = max_deliver
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._loop_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        durable, subject = consumer_for(self.only_konnect)
+        config = ConsumerConfig(
+            durable_name=durable,
+            ack_policy=AckPolicy.EXPLICIT,
+            ack_wait=self.ack_wait,
+            max_deliver=self.max_deliver,
+            filter_subject=subject,
+        )
+        sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
+        self._loop_task = asyncio.create_task(self._loop(sub), name="konnectz-run-worker")
+
+    async def stop(self, grace: float = 20.0) -> None:
+        """Stop fetching; give running runs ``grace`` seconds (unfinished ones are redelivered later)."""
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+        if self._inflight:
+            _done, pending = await asyncio.wait(self._inflight, timeout=grace)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _loop(self, sub: JetStreamContext.PullSubscription) -> None:
+        while True:
+            free = self.concurrency - len(self._inflight)
+            if free <= 0:
+                await asyncio.wait(self._inflight, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            try:
+                msgs = await sub.fetch(batch=free, timeout=2.0)
+            except nats.errors.TimeoutError:
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # disconnected, or the server is restarting
+                log.warning("Fetching runs failed (%s); retrying", exc or type(exc).__name__)
+                await asyncio.sleep(1.0)
+                continue
+            for msg in msgs:
+                task = asyncio.create_task(self.handle(msg))
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
+
+    async def _keep_alive(self, msg: Msg) -> None:
+        while True:
+            await asyncio.sleep(self.ack_wait / 3)
+            with contextlib.suppress(Exception):
+                await msg.in_progress()
+
+    async def handle(self, msg: Msg) -> None:
+        try:
+            run = RunRequest.model_validate_json(msg.data)
+        except ValidationError as exc:
+            log.error("Dropping an invalid run request on %s: %s", msg.subject, exc)
+            await msg.term()
+            return
+        spec = self.registry.by_id(run.konnect_id)
+        if spec is None:
+            log.warning("Run %s is for konnect %s, which is not published here: dropped", run.run_id, run.konnect_id)
+            await msg.ack()
+            return
+        keep_alive = asyncio.create_task(self._keep_alive(msg))
+        try:
+            try:
+                event = await execute(spec, run, http=self.http, guard=self.guard)
+            except Exception as exc:
+                last = msg.metadata.num_delivered >= self.max_deliver
+                log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
+                if not last:
+                    await msg.nak(delay=5.0)
+                    return
+                event = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
+            await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
+            await msg.ack()
+            log.info("Run %s of konnect %s: %s", run.run_id, run.konnect_id, event.status)
+        except Exception:
+            # Not acked: JetStream redelivers the run after ack_wait.
+            log.exception("Could not complete run %s; it will be redelivered", run.run_id)
+        finally:
+            keep_alive.cancel()
+
+
+def _failed_event(
+    konnect_id: int, owner_id: int, name: str, trigger_id: str, run: RunRequest, exc: Exception
+) -> TaskEvent:
+    now = datetime.now(UTC)
+    step = StepResult(
+        step_id=trigger_id,
+        name="Runner",
+        app="runner",
+        status="ERROR",
+        started_at=run.received_at,
+        finished_at=now,
+        input={},
+        output=None,
+        error=f"The runner could not execute this run: {type(exc).__name__}: {exc}",
+    )
+    return TaskEvent(
+        run_id=run.run_id,
+        konnect_id=konnect_id,
+        owner_id=owner_id,
+        konnect_name=name,
+        status="ERROR",
+        started_at=run.received_at,
+        finished_at=now,
+        trigger_id=trigger_id,
+        trigger_output=run.trigger_output,
+        steps=[step],
+    )
