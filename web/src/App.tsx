@@ -1,0 +1,62 @@
+import { lazy, Suspense } from 'react';
+import { Spin } from 'antd';
+import { createBrowserRouter, Navigate, RouterProvider, type RouteObject } from 'react-router';
+import { AuthScreen } from './auth/AuthScreen';
+import { ComingSoon } from './pages/ComingSoon';
+import { Dashboard } from './pages/Dashboard';
+import { FlowsPage } from './pages/flows/FlowsPage';
+import { AppShell } from './shell/AppShell';
+import { RequireSession } from './shell/RequireSession';
+import { Providers } from './theme/Providers';
+
+const CanvasEditor = lazy(() => import('./editor/CanvasEditor').then((m) => ({ default: m.CanvasEditor })));
+
+const editor = (
+  <RequireSession>
+    <Suspense fallback={<Spin className="kz-editor-loading" size="large" />}>
+      <CanvasEditor />
+    </Suspense>
+  </RequireSession>
+);
+
+export const routes: RouteObject[] = [
+  { path: '/', element: <AuthScreen /> },
+  { path: '/login', element: <AuthScreen /> },
+  { path: '/logout', element: <AuthScreen /> },
+  { path: '/signup', element: <AuthScreen /> },
+  { path: '/verify-email/:token', element: <AuthScreen /> },
+  { path: '/forgot-password', element: <AuthScreen /> },
+  { path: '/reset-password/:token', element: <AuthScreen /> },
+  { path: '/create', element: editor },
+  { path: '/create/:id', element: editor },
+  {
+    element: (
+      <RequireSession>
+        <AppShell />
+      </RequireSession>
+    ),
+    children: [
+      { path: '/dashboard', element: <Dashboard /> },
+      { path: '/flows', element: <Navigate to="/flows/home" replace /> },
+      { path: '/flows/:index', element: <FlowsPage /> },
+      { path: '/applications', element: <ComingSoon title="Applications" /> },
+      { path: '/logs', element: <ComingSoon title="Flow History" /> },
+      { path: '/chatflows', element: <ComingSoon title="Chatflows" /> },
+      { path: '/agentflows', element: <ComingSoon title="Agentflows" /> },
+      { path: '/tools', element: <ComingSoon title="Tools" /> },
+      { path: '/account', element: <Navigate to="/account/profile" replace /> },
+      { path: '/account/:tab', element: <ComingSoon title="Account" /> },
+    ],
+  },
+  { path: '*', element: <Navigate to="/dashboard" replace /> },
+];
+
+const router = createBrowserRouter(routes);
+
+export function App() {
+  return (
+    <Providers>
+      <RouterProvider router={router} />
+    </Providers>
+  );
+}

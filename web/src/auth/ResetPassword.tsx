@@ -1,0 +1,62 @@
+import { Button, Form, Input, Typography } from 'antd';
+import { useEffect, useRef, useState } from 'react';
+import { useNavigate, useParams } from 'react-router';
+import { errorMessage } from '../api/client';
+import { authApi } from '../api/endpoints';
+import { RESET_REDIRECT_MS } from '../lib/constants';
+import { useToast } from '../lib/useToast';
+import { MSG, requiredPasswordRules, TERMS_NOTICE } from './validation';
+
+interface Values {
+  password: string;
+  password_confirmation: string;
+}
+
+export function ResetPassword() {
+  const { token = '' } = useParams();
+  const [form] = Form.useForm<Values>();
+  const [loading, setLoading] = useState(false);
+  const toast = useToast();
+  const navigate = useNavigate();
+  const timer = useRef<number | undefined>(undefined);
+
+  useEffect(() => () => window.clearTimeout(timer.current), []);
+
+  const onFinish = async (values: Values) => {
+    if (values.password !== values.password_confirmation) {
+      form.setFields([{ name: 'password_confirmation', errors: [MSG.passwordMismatch] }]);
+      return;
+    }
+    setLoading(true);
+    try {
+      const res = await authApi.updatePassword({ reset_password_token: token, ...values });
+      if (res.key === 'PASSWORD_UPDATED') {
+        void toast.success(res.message || 'Password updated.');
+        timer.current = window.setTimeout(() => navigate('/login'), RESET_REDIRECT_MS);
+      } else {
+        void toast.error(res.message || MSG.forgotDefault);
+      }
+    } catch (err) {
+      void toast.error(errorMessage(err, MSG.forgotDefault));
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  return (
+    <Form form={form} layout="vertical" onFinish={onFinish} requiredMark={false}>
+      <Form.Item label="New Password" name="password" rules={requiredPasswordRules}>
+        <Input.Password autoComplete="new-password" data-testid="reset-password" />
+      </Form.Item>
+      <Form.Item label="Confirm Password" name="password_confirmation" rules={requiredPasswordRules}>
+        <Input.Password autoComplete="new-password" data-testid="reset-password-confirmation" />
+      </Form.Item>
+      <Button type="primary" htmlType="submit" block disabled={loading} data-testid="reset-submit">
+        {loading ? 'Please Wait' : 'Continue'}
+      </Button>
+      <Typography.Paragraph type="secondary" className="kz-terms">
+        {TERMS_NOTICE}
+      </Typography.Paragraph>
+    </Form>
+  );
+}

@@ -1,0 +1,136 @@
+/**
+ * One zustand store per editor. Canvas edits go through `dispatch(op)`, which runs
+ * the pure `applyOperation` and records the previous {apps, links} on a capped
+ * undo stack. Transient React Flow changes (selection, measuring, dragging) are
+ * applied without history; a finished drag is recorded as one step.
+ */
+import { applyNodeChanges, type NodeChange } from '@xyflow/react';
+import { createStore } from 'zustand/vanilla';
+import { applyOperation, type Operation } from './model/operations';
+import type { Flow, FlowNode } from './model/types';
+
+export const HISTORY_LIMIT = 100;
+
+export interface EditorState extends Flow {
+  past: Flow[];
+  future: Flow[];
+  flowName: string;
+  /** True once the user named the flow (sent as canvas_name). */
+  nameSet: boolean;
+  konnectId: number | null;
+  /** The flow as it was when a drag started; recorded on drag stop. */
+  dragStart: Flow | null;
+  /** Consecutive dispatches with the same key (typing in one field) share one undo step. */
+  lastCoalesceKey: string | null;
+
+  dispatch: (op: Operation, coalesceKey?: string) => void;
+  undo: () => void;
+  redo: () => void;
+  onNodesChange: (changes: NodeChange<FlowNode>[]) => void;
+  beginDrag: () => void;
+  endDrag: () => void;
+  setFlowName: (name: string) => void;
+  loadSaved: (flow: Flow, opts: { konnectId: number | null; flowName: string }) => void;
+}
+
+function pushCapped(stack: Flow[], item: Flow): Flow[] {
+  const next = [...stack, item];
+  return next.length > HISTORY_LIMIT ? next.slice(next.length - HISTORY_LIMIT) : next;
+}
+
+const snapshot = (s: Flow): Flow => ({ apps: s.apps, links: s.links });
+
+export function createEditorStore(initial?: Partial<Flow>) {
+  return createStore<EditorState>()((set, get) => ({
+    apps: initial?.apps ?? [],
+    links: initial?.links ?? [],
+    past: [],
+    future: [],
+    flowName: '',
+    nameSet: false,
+    konnectId: null,
+    dragStart: null,
+    lastCoalesceKey: null,
+
+    dispatch: (op, coalesceKey) => {
+      const state = get();
+      const current = snapshot(state);
+      const next = applyOperation(current, op);
+      if (next === current) return;
+      const coalesce = coalesceKey !== undefined && coalesceKey === state.lastCoalesceKey;
+      set({
+        apps: next.apps,
+        links: next.links,
+        past: coalesce ? state.past : pushCapped(state.past, current),
+        future: [],
+        lastCoalesceKey: coalesceKey ?? null,
+      });
+    },
+
+    undo: () => {
+      const state = get();
+      const previous = state.past[state.past.length - 1];
+      if (!previous) return;
+      set({
+        apps: previous.apps,
+        links: previous.links,
+        past: state.past.slice(0, -1),
+        future: pushCapped(state.future, snapshot(state)),
+        lastCoalesceKey: null,
+      });
+    },
+
+    redo: () => {
+      const state = get();
+      const next = state.future[state.future.length - 1];
+      if (!next) return;
+      set({
+        apps: next.apps,
+        links: next.links,
+        past: pushCapped(state.past, snapshot(state)),
+        future: state.future.slice(0, -1),
+        lastCoalesceKey: null,
+      });
+    },
+
+    onNodesChange: (changes) => {
+      // Removal goes through the Delete button (an operation); ignore keyboard removal.
+      const kept = changes.filter((c) => c.type !== 'remove' && c.type !== 'add' && c.type !== 'replace');
+      if (kept.length === 0) return;
+      set({ apps: applyNodeChanges(kept, get().apps) });
+    },
+
+    beginDrag: () => set({ dragStart: snapshot(get()) }),
+
+    endDrag: () => {
+      const state = get();
+      const start = state.dragStart;
+      if (!start) return;
+      const moved = state.apps.some((n) => {
+        const before = start.apps.find((b) => b.id === n.id);
+        return before && (before.position.x !== n.position.x || before.position.y !== n.position.y);
+      });
+      set({
+        dragStart: null,
+        lastCoalesceKey: null,
+        ...(moved ? { past: pushCapped(state.past, start), future: [] } : {}),
+      });
+    },
+
+    setFlowName: (name) => set({ flowName: name, nameSet: name.trim() !== '' }),
+
+    loadSaved: (flow, { konnectId, flowName }) =>
+      set({
+        apps: flow.apps,
+        links: flow.links,
+        past: [],
+        future: [],
+        konnectId,
+        flowName,
+        nameSet: flowName.trim() !== '',
+        lastCoalesceKey: null,
+      }),
+  }));
+}
+
+export type EditorStore = ReturnType<typeof createEditorStore>;

@@ -1,0 +1,9 @@
+export const TOAST_SECONDS = 2.5;
+export const COPIED_FEEDBACK_MS = 2000;
+export const RESET_REDIRECT_MS = 3000;
+export const PASSWORD_MIN_LENGTH = 8;
+export const FLOWS_PAGE_SIZE = 20;
+export const DASHBOARD_PAGE_SIZE = 15;
+export const DASHBOARD_RECENT = 6;
+export const APP_SEARCH_MIN = 2;
+export const FLOW_SEARCH_MIN = 2;
