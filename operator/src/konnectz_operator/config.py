@@ -1,0 +1,54 @@
+"""Operator settings: one typed object, read from ``KONNECTZ_*`` environment variables.
+
+The settings are built once at startup and handed to the renders and handlers (through
+Kopf's ``memo``); nothing below this module reads ``os.environ``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["OperatorSettings"]
+
+
+class OperatorSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KONNECTZ_", extra="ignore", frozen=True)
+
+    runner_image: str = Field(default="konnectz-runner:latest", min_length=1)
+    runner_image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+    runner_port: int = Field(default=8081, ge=1, le=65535)
+    runner_replicas: int = Field(default=1, ge=0, le=20)
+    runner_service_account: str = ""
+    # Kubernetes resource requirements of the runner container, e.g.
+    # {"requests": {"cpu": "50m", "memory": "96Mi"}, "limits": {"memory": "256Mi"}} (JSON in the env).
+    runner_resources: dict[str, dict[str, str]] = Field(
+        default_factory=lambda: {"requests": {"cpu": "50m", "memory": "96Mi"}, "limits": {"memory": "384Mi"}}
+    )
+    # Extra environment of every runner container (JSON object in the env), e.g. the api URL.
+    runner_env: dict[str, str] = Field(default_factory=dict)
+    nats_url: str = "nats://konnectz-nats:4222"
+
+    # Public base of webhook URLs, e.g. https://hooks.example.com. Empty: the URL of the
+    # konnect's in-cluster Service (reachable only inside the cluster).
+    webhook_base_url: str = ""
+    # When set, each webhook konnect gets an Ingress routing ``/hooks/<token>`` on this host
+    # to its runner Service.
+    webhook_ingress_host: str = ""
+    webhook_ingress_class: str = ""
+
+    # Namespace(s) the operator watches; empty means all namespaces (needs a ClusterRole).
+    namespace: str = ""
+
+    # Watch-stream timeouts (seconds): without them a silently dead watch stream is never noticed.
+    watch_server_timeout: int = Field(default=300, ge=10)
+    watch_client_timeout: int = Field(default=330, ge=10)
+    watch_connect_timeout: int = Field(default=30, ge=1)
+    liveness_port: int = Field(default=8080, ge=0, le=65535)
+
+    @field_validator("webhook_base_url")
+    @classmethod
+    def _no_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")

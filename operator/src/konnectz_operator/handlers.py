@@ -1,0 +1,155 @@
+"""Kopf handlers: thin glue between Konnect events, the renders and the API.
+
+Run with ``python -m konnectz_operator`` or ``kopf run --standalone -m konnectz_operator.handlers``.
+Handlers are synchronous (Kopf runs them in a thread pool), as the Kubernetes client is.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+from kubernetes.client import ApiException
+
+from .apply import Kube, apply, load_api_client, prune
+from .config import OperatorSettings
+from .errors import InvalidKonnect, to_kopf_error
+from .render import child_name, render_children, webhook_url
+from .status import Phase, now_rfc3339, set_condition
+from .validation import validate_konnect
+
+GROUP = "konnectz.io"
+VERSION = "v1alpha1"
+PLURAL = "konnects"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, memo: Any, logger: kopf.Logger, **_: Any) -> None:
+    config = memo.get("config") or OperatorSettings()
+    # A watch stream that silently stops delivering events is Kopf's best-known failure:
+    # ask the server to end each watch, and give up on the client side a bit later.
+    settings.watching.server_timeout = config.watch_server_timeout
+    settings.watching.client_timeout = config.watch_client_timeout
+    settings.watching.connect_timeout = config.watch_connect_timeout
+    settings.posting.level = logging.INFO
+    memo["config"] = config
+    if memo.get("kube") is None:
+        memo["kube"] = Kube(load_api_client())
+    logger.info("konnectz operator configured: runner image %s", config.runner_image)
+
+
+def _write_status(
+    patch: kopf.Patch,
+    body: kopf.Body,
+    *,
+    phase: Phase,
+    ready: bool,
+    reason: str,
+    message: str,
+) -> None:
+    generation = body.meta.get("generation")
+    previous = (body.get("status") or {}).get("conditions")
+    patch.status["phase"] = phase
+    patch.status["message"] = message
+    patch.status["observedGeneration"] = generation
+    patch.status["conditions"] = set_condition(
+        previous,
+        type_="Ready",
+        status="True" if ready else "False",
+        reason=reason,
+        message=message,
+        generation=generation,
+        now=now_rfc3339(),
+    )
+
+
+def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.Logger) -> None:
+    """Render the children of a Konnect, apply them, prune the ones it no longer has, report status."""
+    config: OperatorSettings = memo["config"]
+    kube: Kube = memo["kube"]
+    try:
+        validate_konnect(body)
+    except InvalidKonnect as exc:
+        _write_status(patch, body, phase="Failed", ready=False, reason=type(exc).__name__, message=str(exc))
+        raise kopf.PermanentError(str(exc)) from exc
+
+    children = render_children(body, config)
+    kopf.adopt(children, owner=body)
+    try:
+        actions = [f"{obj['kind']} {apply(kube, obj)}" for obj in children]
+        pruned = prune(
+            kube,
+            body.metadata.namespace or "default",
+            child_name(body.metadata.name or ""),
+            children,
+            owner_uid=body.metadata.uid or "",
+        )
+    except ApiException as exc:
+        error = to_kopf_error(exc)
+        permanent = isinstance(error, kopf.PermanentError)
+        current = (body.get("status") or {}).get("phase")
+        _write_status(
+            patch,
+            body,
+            phase="Failed" if permanent else (current or "Pending"),
+            ready=False,
+            reason="ApplyFailed",
+            message=str(error),
+        )
+        raise error from exc
+
+    paused = bool(body.spec.get("paused", False))
+    summary = ", ".join(actions + [f"{item} deleted" for item in pruned])
+    _write_status(
+        patch,
+        body,
+        phase="Paused" if paused else "Ready",
+        ready=not paused,
+        reason="Paused" if paused else "Reconciled",
+        message=("paused: " if paused else "") + summary,
+    )
+    # None removes the key (merge patch) when the trigger is no longer a webhook.
+    patch.status["webhookUrl"] = webhook_url(body, config)
+    logger.info("Konnect reconciled: %s", summary)
+
+
+@kopf.on.create(GROUP, VERSION, PLURAL)
+def konnect_created(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(body, patch, memo, logger)
+
+
+@kopf.on.update(GROUP, VERSION, PLURAL)
+def konnect_updated(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(body, patch, memo, logger)
+
+
+@kopf.on.resume(GROUP, VERSION, PLURAL)
+def konnect_resumed(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(body, patch, memo, logger)
+
+
+@kopf.on.event("batch", "v1", "cronjobs", labels={"app.kubernetes.io/managed-by": "konnectz-operator"})
+def cronjob_scheduled(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    """Copy a schedule konnect's CronJob lastScheduleTime into the Konnect's status."""
+    if event.get("type") == "DELETED":
+        return
+    last = (body.get("status") or {}).get("lastScheduleTime")
+    owner = next((ref for ref in body.metadata.get("ownerReferences") or [] if ref.get("kind") == "Konnect"), None)
+    if not last or owner is None:
+        return
+    namespace = body.metadata.namespace or "default"
+    seen: dict[tuple[str, str], str] = memo.setdefault("last_schedule", {})
+    key = (namespace, owner["name"])
+    if seen.get(key) == last:
+        return
+    kube: Kube = memo["kube"]
+    try:
+        kube.patch_status(API_VERSION, "Konnect", namespace, owner["name"], {"lastScheduleTime": last})
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        return
+    seen[key] = last
+    logger.debug("Konnect %s/%s last scheduled at %s", namespace, owner["name"], last)

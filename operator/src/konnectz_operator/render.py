@@ -1,0 +1,307 @@
+"""Pure builders of a Konnect's children.
+
+Each ``render_*`` takes the Konnect resource (a mapping as the API server returns it) and the
+operator settings and returns a plain dict manifest. They read only the Konnect's name,
+namespace and spec, never its uid, resourceVersion, labels or status, so the same spec always
+renders the same children. Owner references are added when the children are applied
+(:func:`kopf.adopt` in :mod:`konnectz_operator.handlers`).
+
+Children of a Konnect ``NAME`` share the name :func:`child_name` (``kz-NAME``):
+
+- webhook trigger: ConfigMap (``flow.json``) + Deployment (``konnectz_runner serve``) + Service,
+  and an Ingress for ``/hooks/<token>`` when ``webhook_ingress_host`` is set;
+- schedule trigger: ConfigMap + CronJob (``konnectz_runner tick``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .config import OperatorSettings
+
+__all__ = [
+    "FLOW_DIR",
+    "FLOW_FILE",
+    "FLOW_KEY",
+    "child_labels",
+    "child_name",
+    "flow_json",
+    "render_children",
+    "render_configmap",
+    "render_cronjob",
+    "render_deployment",
+    "render_ingress",
+    "render_service",
+    "selector_labels",
+    "webhook_url",
+]
+
+FLOW_KEY = "flow.json"
+FLOW_DIR = "/etc/konnectz"
+FLOW_FILE = f"{FLOW_DIR}/{FLOW_KEY}"
+RUNNER_NAME = "konnectz-runner"
+SERVICE_PORT = 80
+_CRONJOB_NAME_MAX = 52  # a CronJob's Jobs append 11 characters to its name; Jobs are capped at 63.
+_LABEL_VALUE_MAX = 63
+
+Manifest = dict[str, Any]
+
+
+def _short_hash(text: str, length: int = 8) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def _bounded(value: str, limit: int) -> str:
+    """``value`` when it fits, else a prefix plus a hash of the whole (still unique, still valid)."""
+    if len(value) <= limit:
+        return value
+    prefix = value[: limit - 9].rstrip("-.")
+    return f"{prefix}-{_short_hash(value)}"
+
+
+def _meta(konnect: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = konnect.get("metadata") or {}
+    return str(metadata["name"]), str(metadata.get("namespace") or "default")
+
+
+def _spec(konnect: Mapping[str, Any]) -> Mapping[str, Any]:
+    return konnect.get("spec") or {}
+
+
+def child_name(konnect_name: str) -> str:
+    """Name of every child: a DNS-1035 label (valid for Services) short enough for a CronJob."""
+    return _bounded("kz-" + konnect_name.replace(".", "-"), _CRONJOB_NAME_MAX)
+
+
+def selector_labels(konnect: Mapping[str, Any]) -> dict[str, str]:
+    name, _ = _meta(konnect)
+    return {
+        "app.kubernetes.io/name": RUNNER_NAME,
+        "konnectz.io/konnect": _bounded(name, _LABEL_VALUE_MAX),
+    }
+
+
+def child_labels(konnect: Mapping[str, Any]) -> dict[str, str]:
+    labels = selector_labels(konnect)
+    labels["app.kubernetes.io/part-of"] = "konnectz"
+    labels["app.kubernetes.io/managed-by"] = "konnectz-operator"
+    konnect_id = _spec(konnect).get("konnectId")
+    if konnect_id is not None:
+        labels["konnectz.io/konnect-id"] = str(konnect_id)
+    return labels
+
+
+def flow_json(konnect: Mapping[str, Any]) -> str:
+    """The flow spec as the runner reads it: canonical JSON (sorted keys), so equal flows hash equal."""
+    return json.dumps(_spec(konnect).get("flow") or {}, sort_keys=True, ensure_ascii=False, indent=2)
+
+
+def _metadata(konnect: Mapping[str, Any], **extra: Any) -> Manifest:
+    name, namespace = _meta(konnect)
+    return {"name": child_name(name), "namespace": namespace, "labels": child_labels(konnect), **extra}
+
+
+def _paused(konnect: Mapping[str, Any]) -> bool:
+    return bool(_spec(konnect).get("paused", False))
+
+
+def _image(konnect: Mapping[str, Any], settings: OperatorSettings) -> str:
+    return str(_spec(konnect).get("image") or settings.runner_image)
+
+
+def _webhook_token(konnect: Mapping[str, Any]) -> str | None:
+    trigger = (_spec(konnect).get("flow") or {}).get("trigger") or {}
+    token = trigger.get("token")
+    return str(token) if token else None
+
+
+def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: list[str]) -> Manifest:
+    name, namespace = _meta(konnect)
+    env = [
+        {"name": "KONNECTZ_SPEC_FILE", "value": FLOW_FILE},
+        {"name": "KONNECTZ_NATS_URL", "value": settings.nats_url},
+        {"name": "KONNECTZ_KONNECT_NAME", "value": name},
+        {"name": "KONNECTZ_KONNECT_NAMESPACE", "value": namespace},
+    ]
+    reserved = {item["name"] for item in env}
+    env += [{"name": key, "value": value} for key, value in sorted(settings.runner_env.items()) if key not in reserved]
+    return {
+        "name": "runner",
+        "image": _image(konnect, settings),
+        "imagePullPolicy": settings.runner_image_pull_policy,
+        "command": command,
+        "env": env,
+        "resources": json.loads(json.dumps(settings.runner_resources)),
+        "volumeMounts": [
+            {"name": "flow", "mountPath": FLOW_DIR, "readOnly": True},
+            {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - a private emptyDir, not a shared /tmp
+        ],
+        "securityContext": {
+            "runAsNonRoot": True,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+
+
+def _pod_spec(konnect: Mapping[str, Any], settings: OperatorSettings, container: Manifest) -> Manifest:
+    name, _ = _meta(konnect)
+    pod: Manifest = {
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "containers": [container],
+        "volumes": [
+            {
+                "name": "flow",
+                "configMap": {"name": child_name(name), "items": [{"key": FLOW_KEY, "path": FLOW_KEY}]},
+            },
+            {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
+        ],
+    }
+    if settings.runner_service_account:
+        pod["serviceAccountName"] = settings.runner_service_account
+    return pod
+
+
+def _template_annotations(konnect: Mapping[str, Any]) -> dict[str, str]:
+    # A changed flow changes the pod template, so the runner restarts with the new spec
+    # instead of waiting for the kubelet to refresh the mounted ConfigMap.
+    return {"konnectz.io/flow-sha256": hashlib.sha256(flow_json(konnect).encode()).hexdigest()}
+
+
+def render_configmap(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _metadata(konnect),
+        "data": {FLOW_KEY: flow_json(konnect)},
+    }
+
+
+def render_deployment(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
+    spec = _spec(konnect)
+    replicas = 0 if _paused(konnect) else int(spec.get("replicas", settings.runner_replicas))
+    container = _container(
+        konnect,
+        settings,
+        ["python", "-m", "konnectz_runner", "serve", "--host", "0.0.0.0", "--port", str(settings.runner_port)],
+    )
+    container["ports"] = [{"name": "http", "containerPort": settings.runner_port, "protocol": "TCP"}]
+    probe = {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 10, "timeoutSeconds": 3}
+    container["readinessProbe"] = {**probe, "failureThreshold": 3}
+    container["livenessProbe"] = {**probe, "failureThreshold": 6}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(konnect),
+        "spec": {
+            "replicas": replicas,
+            "revisionHistoryLimit": 3,
+            "selector": {"matchLabels": selector_labels(konnect)},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+            "template": {
+                "metadata": {"labels": child_labels(konnect), "annotations": _template_annotations(konnect)},
+                "spec": _pod_spec(konnect, settings, container),
+            },
+        },
+    }
+
+
+def render_service(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(konnect),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": selector_labels(konnect),
+            "ports": [{"name": "http", "port": SERVICE_PORT, "targetPort": "http", "protocol": "TCP"}],
+        },
+    }
+
+
+def render_cronjob(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
+    trigger = _spec(konnect).get("trigger") or {}
+    container = _container(konnect, settings, ["python", "-m", "konnectz_runner", "tick", "--spec-file", FLOW_FILE])
+    pod = _pod_spec(konnect, settings, container)
+    pod["restartPolicy"] = "Never"
+    cron_spec: Manifest = {
+        "schedule": str(trigger.get("schedule", "")),
+        "suspend": _paused(konnect),
+        # One tick at a time; a missed tick older than the deadline is skipped, not replayed in bulk.
+        # None rather than absent: patching a CronJob whose time zone was removed clears it.
+        "timeZone": str(trigger["timezone"]) if trigger.get("timezone") else None,
+        "concurrencyPolicy": "Forbid",
+        "startingDeadlineSeconds": 300,
+        "successfulJobsHistoryLimit": 1,
+        "failedJobsHistoryLimit": 3,
+        "jobTemplate": {
+            "metadata": {"labels": child_labels(konnect)},
+            "spec": {
+                # A failed tick may have run some steps already: never re-run it automatically.
+                "backoffLimit": 0,
+                "ttlSecondsAfterFinished": 3600,
+                "template": {
+                    "metadata": {"labels": child_labels(konnect), "annotations": _template_annotations(konnect)},
+                    "spec": pod,
+                },
+            },
+        },
+    }
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": _metadata(konnect), "spec": cron_spec}
+
+
+def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
+    """Route ``/hooks/<token>`` (matched exactly) on ``webhook_ingress_host`` to the runner Service."""
+    name, _ = _meta(konnect)
+    token = _webhook_token(konnect) or ""
+    spec: Manifest = {
+        "rules": [
+            {
+                "host": settings.webhook_ingress_host,
+                "http": {
+                    "paths": [
+                        {
+                            "path": f"/hooks/{token}",
+                            "pathType": "Exact",
+                            "backend": {"service": {"name": child_name(name), "port": {"name": "http"}}},
+                        }
+                    ]
+                },
+            }
+        ]
+    }
+    if settings.webhook_ingress_class:
+        spec["ingressClassName"] = settings.webhook_ingress_class
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": _metadata(konnect), "spec": spec}
+
+
+def render_children(konnect: Mapping[str, Any], settings: OperatorSettings) -> list[Manifest]:
+    """All children the Konnect should have, ConfigMap first (the pods mount it)."""
+    kind = (_spec(konnect).get("trigger") or {}).get("kind")
+    children = [render_configmap(konnect, settings)]
+    if kind == "schedule":
+        children.append(render_cronjob(konnect, settings))
+    else:
+        children += [render_deployment(konnect, settings), render_service(konnect, settings)]
+        if settings.webhook_ingress_host:
+            children.append(render_ingress(konnect, settings))
+    return children
+
+
+def webhook_url(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:
+    """Where the webhook of the Konnect is called, or None for other triggers."""
+    if (_spec(konnect).get("trigger") or {}).get("kind") != "webhook":
+        return None
+    token = _webhook_token(konnect)
+    if token is None:
+        return None
+    if settings.webhook_base_url:
+        return f"{settings.webhook_base_url}/hooks/{token}"
+    name, namespace = _meta(konnect)
+    return f"http://{child_name(name)}.{namespace}.svc/hooks/{token}"

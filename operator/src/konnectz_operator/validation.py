@@ -1,0 +1,60 @@
+"""Checks a Konnect's spec beyond what the CRD schema can express.
+
+The API server already enforces the structural schema (types, enums, ``konnectId >= 1``,
+``trigger.kind`` required, a cron for schedule triggers). This module checks what only the
+operator knows: the ``flow`` is a valid :class:`konnectz_runner.spec.FlowSpec` and agrees
+with the rest of the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from konnectz_runner.spec import FlowSpec
+from pydantic import ValidationError
+
+from .errors import InvalidKonnect, UnsupportedKonnect
+
+__all__ = ["validate_konnect"]
+
+
+def _errors(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
+    return "; ".join(parts)
+
+
+def validate_konnect(konnect: Mapping[str, Any]) -> FlowSpec:
+    """Return the parsed flow of a Konnect, or raise :class:`InvalidKonnect` saying what is wrong."""
+    spec = konnect.get("spec") or {}
+    if spec.get("runnerMode", "dedicated") != "dedicated":
+        raise UnsupportedKonnect(
+            f"runnerMode {spec.get('runnerMode')!r} is not supported by this operator yet; use dedicated"
+        )
+    trigger = spec.get("trigger") or {}
+    kind = trigger.get("kind")
+    if kind not in ("webhook", "schedule"):
+        raise InvalidKonnect(f"spec.trigger.kind must be webhook or schedule, not {kind!r}")
+    if kind == "schedule" and not trigger.get("schedule"):
+        raise InvalidKonnect("spec.trigger.schedule (a cron expression) is required for a schedule trigger")
+    flow = spec.get("flow")
+    if not isinstance(flow, Mapping):
+        raise InvalidKonnect("spec.flow must be an object (the compiled flow spec)")
+    try:
+        parsed = FlowSpec.model_validate(dict(flow))
+    except ValidationError as exc:
+        raise InvalidKonnect(f"spec.flow is not a valid flow spec: {_errors(exc)}") from exc
+    if parsed.konnect_id != spec.get("konnectId"):
+        raise InvalidKonnect(
+            f"spec.flow.konnect_id ({parsed.konnect_id}) differs from spec.konnectId ({spec.get('konnectId')})"
+        )
+    if parsed.owner_id != spec.get("ownerId"):
+        raise InvalidKonnect(
+            f"spec.flow.owner_id ({parsed.owner_id}) differs from spec.ownerId ({spec.get('ownerId')})"
+        )
+    if parsed.trigger.kind != kind:
+        raise InvalidKonnect(f"spec.flow.trigger.kind ({parsed.trigger.kind}) differs from spec.trigger.kind ({kind})")
+    return parsed

@@ -1,0 +1,213 @@
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from konnectz_operator.config import OperatorSettings
+from konnectz_operator.render import (
+    FLOW_FILE,
+    child_name,
+    render_children,
+    render_configmap,
+    render_cronjob,
+    render_deployment,
+    render_ingress,
+    render_service,
+    webhook_url,
+)
+from konnectz_runner.spec import FlowSpec
+
+DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _env(container: dict) -> dict[str, str]:
+    return {item["name"]: item["value"] for item in container["env"]}
+
+
+def test_webhook_trigger_renders_configmap_deployment_service(konnect, settings):
+    children = render_children(konnect(), settings)
+
+    assert [c["kind"] for c in children] == ["ConfigMap", "Deployment", "Service"]
+    assert {c["metadata"]["name"] for c in children} == {"kz-konnect-42"}
+    assert {c["metadata"]["namespace"] for c in children} == {"team-a"}
+    for child in children:
+        labels = child["metadata"]["labels"]
+        assert labels["app.kubernetes.io/name"] == "konnectz-runner"
+        assert labels["konnectz.io/konnect"] == "konnect-42"
+        assert labels["konnectz.io/konnect-id"] == "42"
+
+
+def test_deployment_runs_the_runner_with_the_mounted_flow(konnect, settings):
+    k = konnect()
+    dep = render_deployment(k, settings)
+    cm = render_configmap(k, settings)
+    pod = dep["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+
+    assert dep["spec"]["replicas"] == 1
+    assert container["image"] == "registry.example.com/konnectz-runner:1.2.3"
+    assert container["command"] == [
+        "python", "-m", "konnectz_runner", "serve", "--host", "0.0.0.0", "--port", "8081",
+    ]
+    env = _env(container)
+    assert env["KONNECTZ_SPEC_FILE"] == "/etc/konnectz/flow.json" == FLOW_FILE
+    assert env["KONNECTZ_NATS_URL"] == "nats://nats.konnectz:4222"
+    assert container["ports"] == [{"name": "http", "containerPort": 8081, "protocol": "TCP"}]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    # The flow volume is the rendered ConfigMap, mounted where KONNECTZ_SPEC_FILE points.
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert mounts["flow"]["mountPath"] + "/flow.json" == env["KONNECTZ_SPEC_FILE"]
+    assert mounts["flow"]["readOnly"] is True
+    assert volumes["flow"]["configMap"]["name"] == cm["metadata"]["name"]
+    assert volumes["flow"]["configMap"]["items"] == [{"key": "flow.json", "path": "flow.json"}]
+    assert "flow.json" in cm["data"]
+    # The selector must match the pod labels (the API server refuses the Deployment otherwise).
+    selector = dep["spec"]["selector"]["matchLabels"]
+    assert selector.items() <= dep["spec"]["template"]["metadata"]["labels"].items()
+    assert pod["automountServiceAccountToken"] is False
+    assert container["securityContext"]["runAsNonRoot"] is True
+
+
+def test_service_selects_the_runner_pods_on_the_named_port(konnect, settings):
+    k = konnect()
+    svc = render_service(k, settings)
+    dep = render_deployment(k, settings)
+    assert svc["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
+    (port,) = svc["spec"]["ports"]
+    assert port["targetPort"] == "http"
+    assert port["port"] == 80
+    assert DNS1035.match(svc["metadata"]["name"])
+
+
+def test_runner_env_settings_are_added_but_cannot_override_the_spec_file(konnect):
+    settings = OperatorSettings(runner_env={"KONNECTZ_API_URL": "http://api:8080", "KONNECTZ_SPEC_FILE": "/x"})
+    env = _env(render_deployment(konnect(), settings)["spec"]["template"]["spec"]["containers"][0])
+    assert env["KONNECTZ_API_URL"] == "http://api:8080"
+    assert env["KONNECTZ_SPEC_FILE"] == FLOW_FILE
+
+
+def test_schedule_trigger_renders_configmap_and_cronjob(konnect, settings):
+    k = konnect(trigger={"kind": "schedule", "schedule": "*/15 * * * *", "timezone": "Europe/Berlin"})
+    children = render_children(k, settings)
+
+    assert [c["kind"] for c in children] == ["ConfigMap", "CronJob"]
+    cron = children[1]
+    assert cron["apiVersion"] == "batch/v1"
+    assert cron["spec"]["schedule"] == "*/15 * * * *"
+    assert cron["spec"]["timeZone"] == "Europe/Berlin"
+    assert cron["spec"]["suspend"] is False
+    assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["command"] == ["python", "-m", "konnectz_runner", "tick", "--spec-file", "/etc/konnectz/flow.json"]
+    assert pod["restartPolicy"] == "Never"
+    assert pod["volumes"][0]["configMap"]["name"] == children[0]["metadata"]["name"]
+    assert webhook_url(k, settings) is None
+
+
+def test_schedule_without_timezone_clears_it(konnect, settings):
+    cron = render_cronjob(konnect(trigger={"kind": "schedule", "schedule": "0 9 * * 1-5"}), settings)
+    # None (not absent) so that patching a CronJob whose timezone was removed clears it.
+    assert cron["spec"]["timeZone"] is None
+
+
+def test_paused_scales_to_zero_and_suspends(konnect, settings):
+    dep = render_deployment(konnect(paused=True, replicas=3), settings)
+    assert dep["spec"]["replicas"] == 0
+    cron = render_cronjob(konnect(paused=True, trigger={"kind": "schedule", "schedule": "0 * * * *"}), settings)
+    assert cron["spec"]["suspend"] is True
+
+
+def test_replicas_and_image_overrides(konnect, settings):
+    dep = render_deployment(konnect(replicas=3, image="example.com/runner:canary"), settings)
+    assert dep["spec"]["replicas"] == 3
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "example.com/runner:canary"
+
+
+def test_renders_ignore_identity_and_status_of_the_owner(konnect, settings):
+    a = konnect()
+    b = konnect()
+    b["metadata"].update(uid="ffffffff-0000-0000-0000-000000000000", resourceVersion="9", generation=12)
+    b["metadata"]["labels"] = {"something": "else"}
+    b["status"] = {"phase": "Failed"}
+    # Same flow, different key order: same canonical JSON.
+    b["spec"]["flow"] = dict(reversed(list(b["spec"]["flow"].items())))
+
+    assert render_children(a, settings) == render_children(b, settings)
+    assert json.dumps(render_children(a, settings), sort_keys=True) == json.dumps(
+        render_children(b, settings), sort_keys=True
+    )
+    for child in render_children(a, settings):
+        assert "ownerReferences" not in child["metadata"]
+
+
+def test_a_changed_flow_changes_the_pod_template(konnect, settings):
+    a = konnect()
+    b = konnect()
+    b["spec"]["flow"]["steps"][0]["url"] = "https://crm.example.com/api/v2/contacts"
+    ann_a = render_deployment(a, settings)["spec"]["template"]["metadata"]["annotations"]
+    ann_b = render_deployment(b, settings)["spec"]["template"]["metadata"]["annotations"]
+    assert ann_a["konnectz.io/flow-sha256"] != ann_b["konnectz.io/flow-sha256"]
+
+
+def test_flow_json_round_trips_through_flowspec(konnect, flow, settings):
+    k = konnect(flow=flow())
+    data = render_configmap(k, settings)["data"]["flow.json"]
+
+    assert json.loads(data) == k["spec"]["flow"]
+    parsed = FlowSpec.model_validate_json(data)
+    assert parsed == FlowSpec.model_validate(k["spec"]["flow"])
+    assert json.loads(parsed.model_dump_json()) == k["spec"]["flow"]
+    assert "ünïcode" in data
+
+
+def test_child_names_are_valid_and_bounded():
+    assert child_name("konnect-42") == "kz-konnect-42"
+    assert child_name("42.example") == "kz-42-example"
+    long_a = child_name("k" * 200 + "a")
+    long_b = child_name("k" * 200 + "b")
+    assert long_a != long_b
+    for name in (long_a, long_b, child_name("x" * 49 + "-" + "y" * 10)):
+        assert len(name) <= 52
+        assert DNS1035.match(name), name
+
+
+def test_long_konnect_names_keep_label_values_valid(konnect, settings):
+    name = "konnect-" + "z" * 120
+    labels = render_configmap(konnect(name=name), settings)["metadata"]["labels"]
+    assert len(labels["konnectz.io/konnect"]) <= 63
+    assert re.match(r"^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$", labels["konnectz.io/konnect"])
+
+
+def test_webhook_url_defaults_to_the_in_cluster_service(konnect, settings, token):
+    assert webhook_url(konnect(), settings) == f"http://kz-konnect-42.team-a.svc/hooks/{token}"
+
+
+def test_webhook_url_uses_the_public_base(konnect, token):
+    settings = OperatorSettings(webhook_base_url="https://hooks.example.com/")
+    assert webhook_url(konnect(), settings) == f"https://hooks.example.com/hooks/{token}"
+
+
+def test_ingress_routes_exactly_the_token_path(konnect, token):
+    settings = OperatorSettings(webhook_ingress_host="hooks.example.com", webhook_ingress_class="nginx")
+    k = konnect()
+    kinds = [c["kind"] for c in render_children(k, settings)]
+    assert kinds == ["ConfigMap", "Deployment", "Service", "Ingress"]
+    ing = render_ingress(k, settings)
+    assert ing["spec"]["ingressClassName"] == "nginx"
+    (rule,) = ing["spec"]["rules"]
+    assert rule["host"] == "hooks.example.com"
+    (path,) = rule["http"]["paths"]
+    assert path == {
+        "path": f"/hooks/{token}",
+        "pathType": "Exact",
+        "backend": {"service": {"name": "kz-konnect-42", "port": {"name": "http"}}},
+    }
+
+
+@pytest.mark.parametrize("trigger", [{"kind": "webhook"}, {"kind": "schedule", "schedule": "0 * * * *"}])
+def test_renders_are_json_documents(konnect, settings, trigger):
+    children = render_children(konnect(trigger=trigger), settings)
+    assert json.loads(json.dumps(children)) == children
