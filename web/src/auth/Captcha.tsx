@@ -1,9 +1,11 @@
 /**
- * The ALTCHA proof-of-work captcha (npm `altcha` 2.x web component). It fetches a
+ * The ALTCHA proof-of-work captcha (npm `altcha` 3.x web component, ALTCHA PoW v2
+ * challenges as the api's `altcha` 2.x Python library issues them). It fetches a
  * challenge from the api, solves it in a worker when the user ticks the box, and
  * reports the payload to send with the form ('verified'), or null otherwise.
+ * (Widget 3.x takes the challenge URL in `challenge`; 2.x's `challengeurl` is gone.)
  */
-import type {} from 'altcha';
+import type {} from 'altcha/types/react';
 import { forwardRef, useEffect, useImperativeHandle, useRef } from 'react';
 
 export const CAPTCHA_CHALLENGE_URL = '/api/v1/captcha/challenge';
@@ -15,6 +17,7 @@ export interface CaptchaHandle {
 interface AltchaElement extends HTMLElement {
   reset?: () => void;
 }
+
 
 interface Props {
   onChange: (payload: string | null) => void;
@@ -50,7 +53,7 @@ export const Captcha = forwardRef<CaptchaHandle, Props>(function Captcha({ onCha
 
   return (
     <div className="kz-captcha" data-testid="login-captcha">
-      <altcha-widget ref={el} challengeurl={CAPTCHA_CHALLENGE_URL} />
+      <altcha-widget ref={el} challenge={CAPTCHA_CHALLENGE_URL} />
     </div>
   );
 });

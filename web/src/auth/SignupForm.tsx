@@ -4,7 +4,7 @@ import { Link } from 'react-router';
 import { errorMessage } from '../api/client';
 import { authApi } from '../api/endpoints';
 import { useToast } from '../lib/useToast';
-import { emailRules, MSG, requiredPasswordRules, TERMS_NOTICE } from './validation';
+import { emailRules, loginPasswordRules, MSG, requiredPasswordRules, TERMS_NOTICE } from './validation';
 
 type Step = 'email' | 'details' | 'done';
 
@@ -94,7 +94,7 @@ export function SignupForm() {
           <Form.Item label="Last Name" name="last_name" rules={[{ required: true, message: 'Last name is a required field' }]}>
             <Input autoComplete="family-name" data-testid="signup-last-name" />
           </Form.Item>
-          <Form.Item label="Password" name="password" rules={requiredPasswordRules}>
+          <Form.Item label="Password" name="password" rules={loginPasswordRules}>
             <Input.Password autoComplete="new-password" data-testid="signup-password" />
           </Form.Item>
           <Form.Item label="Confirm Password" name="password_confirmation" rules={requiredPasswordRules}>
