@@ -27,7 +27,7 @@ def make_flow(*, konnect_id: int = 42, owner_id: int = 7, trigger: dict[str, Any
                 "url": "https://crm.example.com/api/contacts",
                 "headers": [{"key": "X-Source", "value": "konnectz"}],
                 "params": [],
-                "body": [{"key": "customer.name", "value": "{{node-1.body.name}} – ünïcode"}],
+                "body": [{"key": "customer.name", "value": "{{node-1.body.name}} ünïcode"}],
                 "payload_type": "JSON",
                 "wrap_in_array": False,
             }

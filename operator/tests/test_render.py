@@ -48,7 +48,14 @@ def test_deployment_runs_the_runner_with_the_mounted_flow(konnect, settings):
     assert dep["spec"]["replicas"] == 1
     assert container["image"] == "registry.example.com/konnectz-runner:1.2.3"
     assert container["command"] == [
-        "python", "-m", "konnectz_runner", "serve", "--host", "0.0.0.0", "--port", "8081",
+        "python",
+        "-m",
+        "konnectz_runner",
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8081",
     ]
     env = _env(container)
     assert env["KONNECTZ_SPEC_FILE"] == "/etc/konnectz/flow.json" == FLOW_FILE

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["OperatorSettings"]
@@ -52,3 +52,9 @@ class OperatorSettings(BaseSettings):
     @classmethod
     def _no_trailing_slash(cls, value: str) -> str:
         return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _client_outlives_server(self) -> OperatorSettings:
+        if self.watch_client_timeout <= self.watch_server_timeout:
+            raise ValueError("watch_client_timeout must exceed watch_server_timeout (the server ends watches first)")
+        return self

@@ -192,9 +192,15 @@ def render_deployment(konnect: Mapping[str, Any], settings: OperatorSettings) ->
         ["python", "-m", "konnectz_runner", "serve", "--host", "0.0.0.0", "--port", str(settings.runner_port)],
     )
     container["ports"] = [{"name": "http", "containerPort": settings.runner_port, "protocol": "TCP"}]
-    probe = {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 10, "timeoutSeconds": 3}
-    container["readinessProbe"] = {**probe, "failureThreshold": 3}
-    container["livenessProbe"] = {**probe, "failureThreshold": 6}
+    # /healthz answers 503 while NATS is unreachable: such a runner must not take webhooks (readiness),
+    # but restarting it would not bring NATS back, so liveness only checks that it listens.
+    container["readinessProbe"] = {
+        "httpGet": {"path": "/healthz", "port": "http"},
+        "periodSeconds": 5,
+        "timeoutSeconds": 3,
+        "failureThreshold": 2,
+    }
+    container["livenessProbe"] = {"tcpSocket": {"port": "http"}, "periodSeconds": 20, "failureThreshold": 3}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

@@ -1,0 +1,177 @@
+"""The Kopf handlers' reconcile step with an in-memory stand-in for the Kubernetes API."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+import pytest
+from konnectz_operator import handlers
+from konnectz_operator.config import OperatorSettings
+from kubernetes.client import ApiException
+
+log = logging.getLogger("test")
+
+
+class FakeKube:
+    def __init__(self) -> None:
+        self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.fail_create: ApiException | None = None
+        self.status_patches: list[tuple[str, str, dict[str, Any]]] = []
+
+    @staticmethod
+    def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
+        return obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        if self.fail_create is not None:
+            raise self.fail_create
+        if self._key(obj) in self.objects:
+            raise ApiException(status=409, reason="Conflict")
+        self.objects[self._key(obj)] = obj
+        return obj
+
+    def patch(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self.objects[self._key(obj)] = obj
+        return obj
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.objects.get((kind, namespace, name))
+
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
+        return self.objects.pop((kind, namespace, name), None) is not None
+
+    def patch_status(self, api_version: str, kind: str, namespace: str, name: str, status: dict[str, Any]) -> None:
+        self.status_patches.append((namespace, name, dict(status)))
+
+
+@pytest.fixture
+def kube() -> FakeKube:
+    return FakeKube()
+
+
+@pytest.fixture
+def memo(kube: FakeKube, settings: OperatorSettings) -> kopf.Memo:
+    return kopf.Memo(config=settings, kube=kube)
+
+
+def _reconcile(konnect: dict[str, Any], memo: kopf.Memo) -> kopf.Patch:
+    patch = kopf.Patch()
+    handlers.reconcile(kopf.Body(konnect), patch, memo, log)
+    return patch
+
+
+def test_reconcile_applies_adopted_children_and_reports_ready(konnect, memo, kube, token):
+    patch = _reconcile(konnect(), memo)
+
+    assert sorted(kind for kind, _, _ in kube.objects) == ["ConfigMap", "Deployment", "Service"]
+    for obj in kube.objects.values():
+        (ref,) = obj["metadata"]["ownerReferences"]
+        assert ref["kind"] == "Konnect"
+        assert ref["uid"] == "0b5e7c9e-1111-2222-3333-444455556666"
+        assert ref["controller"] is True
+        # kopf.adopt copies the owner's labels next to the rendered ones.
+        assert obj["metadata"]["labels"]["konnectz.io/owner-id"] == "7"
+        assert obj["metadata"]["labels"]["app.kubernetes.io/name"] == "konnectz-runner"
+    status = patch["status"]
+    assert status["phase"] == "Ready"
+    assert status["observedGeneration"] == 3
+    assert status["webhookUrl"] == f"http://kz-konnect-42.team-a.svc/hooks/{token}"
+    (ready,) = status["conditions"]
+    assert (ready["type"], ready["status"], ready["reason"], ready["observedGeneration"]) == (
+        "Ready",
+        "True",
+        "Reconciled",
+        3,
+    )
+    assert "Deployment created" in status["message"]
+
+
+def test_reconcile_is_idempotent_and_patches_existing_children(konnect, memo, kube):
+    _reconcile(konnect(), memo)
+    changed = konnect(paused=True)
+    patch = _reconcile(changed, memo)
+
+    assert kube.objects[("Deployment", "team-a", "kz-konnect-42")]["spec"]["replicas"] == 0
+    assert patch["status"]["phase"] == "Paused"
+    assert patch["status"]["conditions"][0]["status"] == "False"
+    assert "Deployment patched" in patch["status"]["message"]
+
+
+def test_switching_to_a_schedule_prunes_the_webhook_workloads(konnect, memo, kube, monkeypatch):
+    _reconcile(konnect(), memo)
+    # The runner's FlowSpec has no schedule trigger yet: check the operator's side only.
+    monkeypatch.setattr(handlers, "validate_konnect", lambda body: None)
+    patch = _reconcile(konnect(trigger={"kind": "schedule", "schedule": "*/5 * * * *"}), memo)
+
+    assert sorted(kind for kind, _, _ in kube.objects) == ["ConfigMap", "CronJob"]
+    assert patch["status"]["webhookUrl"] is None
+    assert "Deployment/kz-konnect-42 deleted" in patch["status"]["message"]
+
+
+def test_an_invalid_spec_fails_permanently_with_a_reason(konnect, memo, kube):
+    bad = konnect()
+    bad["spec"]["konnectId"] = 99
+    patch = kopf.Patch()
+    with pytest.raises(kopf.PermanentError, match=r"differs from spec\.konnectId"):
+        handlers.reconcile(kopf.Body(bad), patch, memo, log)
+
+    assert kube.objects == {}
+    assert patch["status"]["phase"] == "Failed"
+    assert patch["status"]["conditions"][0]["reason"] == "InvalidKonnect"
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "phase"), [(503, kopf.TemporaryError, "Pending"), (422, kopf.PermanentError, "Failed")]
+)
+def test_api_errors_map_to_kopf_retry_policy(konnect, memo, kube, status, error, phase):
+    kube.fail_create = ApiException(status=status, reason="Injected")
+    patch = kopf.Patch()
+    with pytest.raises(error):
+        handlers.reconcile(kopf.Body(konnect()), patch, memo, log)
+    assert patch["status"]["phase"] == phase
+    assert patch["status"]["conditions"][0]["reason"] == "ApplyFailed"
+
+
+def test_a_temporary_error_keeps_the_previous_phase(konnect, memo, kube):
+    k = konnect()
+    k["status"] = {"phase": "Ready"}
+    kube.fail_create = ApiException(status=500, reason="Injected")
+    patch = kopf.Patch()
+    with pytest.raises(kopf.TemporaryError):
+        handlers.reconcile(kopf.Body(k), patch, memo, log)
+    assert patch["status"]["phase"] == "Ready"
+
+
+def _cronjob(last: str | None) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {
+            "name": "kz-konnect-42",
+            "namespace": "team-a",
+            "ownerReferences": [{"apiVersion": "konnectz.io/v1alpha1", "kind": "Konnect", "name": "konnect-42"}],
+        },
+        "status": {"lastScheduleTime": last} if last else {},
+    }
+
+
+def test_cronjob_schedule_times_are_copied_to_the_konnect_once(memo, kube):
+    for last in (None, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00Z", "2026-01-01T10:05:00Z"):
+        handlers.cronjob_scheduled(
+            event={"type": "MODIFIED", "object": _cronjob(last)}, body=kopf.Body(_cronjob(last)), memo=memo, logger=log
+        )
+    assert kube.status_patches == [
+        ("team-a", "konnect-42", {"lastScheduleTime": "2026-01-01T10:00:00Z"}),
+        ("team-a", "konnect-42", {"lastScheduleTime": "2026-01-01T10:05:00Z"}),
+    ]
+
+
+def test_startup_sets_watch_timeouts(memo, settings):
+    kopf_settings = kopf.OperatorSettings()
+    handlers.configure(settings=kopf_settings, memo=memo, logger=log)
+    assert kopf_settings.watching.server_timeout == settings.watch_server_timeout == 300
+    assert kopf_settings.watching.client_timeout == settings.watch_client_timeout == 330
+    assert kopf_settings.watching.connect_timeout == settings.watch_connect_timeout == 30
+    assert kopf_settings.watching.client_timeout > kopf_settings.watching.server_timeout
