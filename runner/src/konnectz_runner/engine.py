@@ -185,9 +185,9 @@ async def run_api_call(
             content = json.dumps(body, ensure_ascii=False).encode()
             if not any(k.lower() == "content-type" for k in headers):
                 headers["Content-Type"] = "application/json"
-        request = http.build_request(
-            step.method, parsed, params=params if params else None, headers=headers, content=content
-        )
+        # Params are added to a query the URL may already carry (httpx's ``params=`` would replace it).
+        target = parsed.copy_merge_params(params) if params else parsed
+        request = http.build_request(step.method, target, headers=headers, content=content)
         response, raw = await _send(http, guard, request, max_response_bytes)
         output = {
             "status": response.status_code,

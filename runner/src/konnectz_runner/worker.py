@@ -78,6 +78,7 @@ class RunWorker:
         self.max_deliver = max_deliver
         self._inflight: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
+        self._sub: JetStreamContext.PullSubscription | None = None
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -88,8 +89,8 @@ class RunWorker:
             max_deliver=self.max_deliver,
             filter_subject=subject,
         )
-        sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
-        self._loop_task = asyncio.create_task(self._loop(sub), name="konnectz-run-worker")
+        self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
+        self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
 
     async def stop(self, grace: float = 20.0) -> None:
         """Stop fetching; give running runs ``grace`` seconds (unfinished ones are redelivered later)."""
@@ -102,6 +103,11 @@ class RunWorker:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self._sub is not None:
+            # The durable consumer stays on the server; only this process's subscription goes.
+            # (Left subscribed, a half-delivered fetch would keep NATS drain waiting.)
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
 
     async def _loop(self, sub: JetStreamContext.PullSubscription) -> None:
         while True:

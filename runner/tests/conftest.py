@@ -1,0 +1,111 @@
+"""Shared fixtures: a real local HTTP server that records what it receives."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class EchoServer:
+    """Routes: /echo (JSON reply), /status/<code>, /text, /slow, /redirect?to=..&code=..,
+    /loop (redirects to itself)."""
+
+    port: int
+    received: list[Received] = field(default_factory=list)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def requests_to(self, path: str) -> list[Received]:
+        return [r for r in self.received if r.path == path]
+
+
+def _handler(server: EchoServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _reply(self, code: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (extra or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            parts = urlsplit(self.path)
+            query = parse_qs(parts.query, keep_blank_values=True)
+            server.received.append(Received(self.command, parts.path, query, dict(self.headers.items()), body))
+            if parts.path == "/echo":
+                reply = {
+                    "method": self.command,
+                    "path": parts.path,
+                    "query": query,
+                    "id": 42,
+                    "items": [{"sku": "A-1"}],
+                }
+                self._reply(200, json.dumps(reply).encode(), "application/json", {"X-Echo": "yes"})
+            elif parts.path.startswith("/status/"):
+                code = int(parts.path.rsplit("/", 1)[1])
+                self._reply(code, b"not here: " + b"x" * 300, "text/plain")
+            elif parts.path == "/text":
+                self._reply(200, "plain text \u00e9".encode(), "text/plain; charset=utf-8")
+            elif parts.path == "/slow":
+                time.sleep(1.5)
+                self._reply(200, b"late", "text/plain")
+            elif parts.path == "/redirect":
+                code = int(query.get("code", ["302"])[0])
+                self._reply(code, b"", "text/plain", {"Location": query["to"][0]})
+            elif parts.path == "/loop":
+                self._reply(302, b"", "text/plain", {"Location": "/loop"})
+            else:
+                self._reply(404, b"no route", "text/plain")
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+    return Handler
+
+
+@pytest.fixture(scope="session")
+def echo_server() -> Iterator[EchoServer]:
+    state = EchoServer(port=0)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def echo(echo_server: EchoServer) -> EchoServer:
+    echo_server.received.clear()
+    return echo_server

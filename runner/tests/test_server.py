@@ -1,0 +1,360 @@
+"""The runner process against a real nats-server: KV-driven webhooks, JetStream runs and events."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nats
+import pytest
+import uvicorn
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from nats.js.api import ConsumerConfig, DeliverPolicy
+
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._ports import free_port
+from konnectz_runner.config import Settings
+from konnectz_runner.events import (
+    KV_KONNECTS,
+    STREAM_EVENTS,
+    STREAM_RUNS,
+    RunRequest,
+    TaskEvent,
+    ensure_streams,
+    event_subject,
+    konnect_key,
+    run_subject,
+)
+from konnectz_runner.netguard import parse_networks
+from konnectz_runner.server import Runner, create_app
+from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
+
+pytestmark = pytest.mark.integration
+
+
+class _QuietServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:  # leave pytest's signal handlers alone
+        yield
+
+
+@dataclass
+class RunningRunner:
+    base: str
+    runner: Runner
+    server: _QuietServer
+    task: asyncio.Task[None]
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        await asyncio.wait_for(self.task, 30)
+
+
+async def start_runner(nats_url: str, **overrides: Any) -> RunningRunner:
+    settings = Settings(
+        nats_url=nats_url, allow_private_networks=parse_networks("127.0.0.0/8"), http_timeout_seconds=5, **overrides
+    )
+    app = create_app(settings)
+    port = free_port()
+    server = _QuietServer(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+            raise AssertionError("uvicorn stopped before starting")
+        await asyncio.sleep(0.02)
+    return RunningRunner(f"http://127.0.0.1:{port}", app.state.runner, server, task)
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]] | Callable[[], bool], within: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        outcome = check()
+        if asyncio.iscoroutine(outcome):
+            outcome = await outcome
+        if outcome:
+            return
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.05)
+
+
+def new_spec(url: str, *, konnect_id: int | None = None, token: str | None = None) -> FlowSpec:
+    return FlowSpec(
+        konnect_id=konnect_id or secrets.randbelow(10**9) + 10**6,
+        owner_id=3,
+        name="Forward orders",
+        trigger_id="node-1",
+        trigger=WebhookTrigger(token=token or secrets.token_urlsafe(32)),
+        steps=[
+            ApiCallStep(
+                id="node-2",
+                name="Send",
+                method="POST",
+                url=url,
+                body=[KeyValue(key="order.id", value="{{node-1.order.id}}"), KeyValue(key="via", value="runner")],
+            )
+        ],
+    )
+
+
+@pytest.fixture(scope="module")
+async def nc(nats_server: Any) -> AsyncIterator[NATS]:
+    client = await nats.connect(nats_server.url)
+    await ensure_streams(client.jetstream())
+    yield client
+    await client.drain()
+
+
+@pytest.fixture(scope="module")
+async def shared_runner(nats_server: Any) -> AsyncIterator[RunningRunner]:
+    running = await start_runner(nats_server.url)
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(timeout=10) as client:
+        yield client
+
+
+async def next_event(js: JetStreamContext, konnect_id: int, within: float = 15.0) -> tuple[TaskEvent, Any]:
+    sub = await js.pull_subscribe(
+        event_subject(konnect_id),
+        stream=STREAM_EVENTS,
+        config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL),
+    )
+    try:
+        [msg] = await sub.fetch(1, timeout=within)
+        await msg.ack()
+        return TaskEvent.model_validate_json(msg.data), msg.headers
+    finally:
+        await sub.unsubscribe()
+
+
+async def test_healthz(shared_runner: RunningRunner, http: httpx.AsyncClient) -> None:
+    reply = await http.get(shared_runner.base + "/healthz")
+    assert reply.status_code == 200
+    assert reply.json() == {"status": "ok"}
+
+
+async def test_unknown_webhook_is_404(shared_runner: RunningRunner, http: httpx.AsyncClient) -> None:
+    reply = await http.post(shared_runner.base + "/hooks/" + secrets.token_urlsafe(32), json={})
+    assert reply.status_code == 404
+    assert reply.json() == {"message": "Unknown webhook"}
+
+
+async def test_published_konnect_runs_from_webhook_to_task_event(
+    shared_runner: RunningRunner, nc: NATS, echo: Any, http: httpx.AsyncClient
+) -> None:
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    spec = new_spec(echo.base + "/echo")
+    token = spec.trigger.token
+    hook = f"{shared_runner.base}/hooks/{token}"
+
+    # Publishing = writing the KV key: the running runner picks it up without a restart.
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_token(token) is not None)
+    # A prefix of the token is not the token.
+    assert (await http.post(f"{shared_runner.base}/hooks/{token[:-1]}", json={})).status_code == 404
+
+    reply = await http.post(hook, json={"order": {"id": 77}, "customer": "Ada"})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["status"] == "accepted"
+    run_id = body["run_id"]
+    assert len(run_id) == 32
+
+    # The 200 came after JetStream stored the run: it is in KZ_RUNS under its Nats-Msg-Id.
+    stored = await js.get_last_msg(STREAM_RUNS, run_subject(spec.konnect_id))
+    assert stored.headers is not None and stored.headers["Nats-Msg-Id"] == run_id
+    run = RunRequest.model_validate_json(stored.data)
+    assert run.run_id == run_id and run.konnect_id == spec.konnect_id and run.source == "webhook"
+    assert run.trigger_output == {"order": {"id": 77}, "customer": "Ada"}
+    assert run.received_at.tzinfo is not None
+
+    # The worker executed it and published one TaskEvent.
+    event, headers = await next_event(js, spec.konnect_id)
+    assert headers["Nats-Msg-Id"] == run_id
+    assert event.run_id == run_id and event.status == "SUCCESS"
+    assert event.owner_id == 3 and event.konnect_name == "Forward orders"
+    assert event.trigger_output == {"order": {"id": 77}, "customer": "Ada"}
+    [step] = event.steps
+    assert step.status == "SUCCESS" and step.output is not None and step.output["status"] == 200
+    [received] = echo.requests_to("/echo")
+    assert received.json() == {"order": {"id": 77}, "via": "runner"}
+
+    # Updating the konnect takes effect without a restart too.
+    failing = spec.model_copy(update={"steps": [spec.steps[0].model_copy(update={"url": echo.base + "/status/404"})]})
+    await kv.put(konnect_key(spec.konnect_id), failing.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) == failing)
+    reply = await http.put(hook, json={"order": {"id": 78}})
+    assert reply.status_code == 200
+    await wait_until(lambda: bool(echo.requests_to("/status/404")))
+    second_run = reply.json()["run_id"]
+    sub = await js.pull_subscribe(event_subject(spec.konnect_id), stream=STREAM_EVENTS)
+    events = [TaskEvent.model_validate_json(m.data) for m in await sub.fetch(2, timeout=10)]
+    await sub.unsubscribe()
+    [second] = [e for e in events if e.run_id == second_run]
+    assert second.status == "ERROR"
+    assert second.steps[0].error is not None and second.steps[0].error.startswith("HTTP 404 from ")
+
+    # Unpublishing (deleting the key) stops the webhook.
+    await kv.delete(konnect_key(spec.konnect_id))
+    await wait_until(lambda: shared_runner.runner.registry.by_token(token) is None)
+    reply = await http.post(hook, json={})
+    assert reply.status_code == 404
+    assert reply.json() == {"message": "Unknown webhook"}
+
+
+async def test_webhook_limits_and_bad_bodies(
+    shared_runner: RunningRunner, nc: NATS, echo: Any, http: httpx.AsyncClient
+) -> None:
+    kv = await nc.jetstream().key_value(KV_KONNECTS)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    hook = f"{shared_runner.base}/hooks/{spec.trigger.token}"
+    too_big = await http.post(hook, content=b"x" * (1024 * 1024 + 1), headers={"Content-Type": "text/plain"})
+    assert too_big.status_code == 413
+    assert "larger than 1048576 bytes" in too_big.json()["message"]
+    bad = await http.post(hook, content=b"{", headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400
+    assert bad.json()["message"].startswith("Invalid JSON body")
+    assert (await http.delete(hook)).status_code == 405
+    await kv.delete(konnect_key(spec.konnect_id))
+
+
+async def test_run_for_unknown_konnect_is_acked_and_dropped(shared_runner: RunningRunner, nc: NATS) -> None:
+    js = nc.jetstream()
+    now = datetime.now(UTC)
+    run = RunRequest(run_id=secrets.token_hex(16), konnect_id=424242424, trigger_output={}, received_at=now)
+    await js.publish(run_subject(run.konnect_id), run.model_dump_json().encode(), headers={"Nats-Msg-Id": run.run_id})
+
+    async def drained() -> bool:
+        info = await js.consumer_info(STREAM_RUNS, "runner")
+        return info.num_pending == 0 and info.num_ack_pending == 0
+
+    await wait_until(drained)
+
+
+async def test_spec_file_mode_serves_one_konnect(
+    nats_server: Any, nc: NATS, echo: Any, http: httpx.AsyncClient
+) -> None:
+    spec = new_spec(echo.base + "/echo")
+    folder = Path(tempfile.mkdtemp(prefix="konnectz-spec-"))
+    try:
+        spec_file = folder / "flow.json"
+        spec_file.write_text(spec.model_dump_json())
+        running = await start_runner(nats_server.url, spec_file=spec_file)
+        try:
+            assert running.runner.registry.specs() == [spec]
+            reply = await http.post(f"{running.base}/hooks/{spec.trigger.token}", data={"order.id": "5"})
+            assert reply.status_code == 200
+            event, _ = await next_event(nc.jetstream(), spec.konnect_id)
+            assert event.run_id == reply.json()["run_id"] and event.status == "SUCCESS"
+            assert event.trigger_output == {"order.id": "5"}
+            info = await nc.jetstream().consumer_info(STREAM_RUNS, f"runner-{spec.konnect_id}")
+            assert info.config.filter_subject == run_subject(spec.konnect_id)
+        finally:
+            await running.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_tick_command_stores_a_scheduled_run(nats_server: Any, nc: NATS) -> None:
+    spec = new_spec("https://example.com/")
+    folder = Path(tempfile.mkdtemp(prefix="konnectz-spec-"))
+    try:
+        spec_file = folder / "flow.json"
+        spec_file.write_text(spec.model_dump_json())
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "konnectz_runner", "tick", "--spec-file", str(spec_file),
+            env={**os.environ, "KONNECTZ_NATS_URL": nats_server.url},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 0, err.decode()
+        run_id = out.decode().strip()
+        stored = await nc.jetstream().get_last_msg(STREAM_RUNS, run_subject(spec.konnect_id))
+        assert stored.headers is not None and stored.headers["Nats-Msg-Id"] == run_id
+        run = RunRequest.model_validate_json(stored.data)
+        assert run.source == "schedule" and "scheduled_at" in run.trigger_output
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_tick_with_a_bad_spec_file_exits_1(tmp_path: Path) -> None:
+    bad = tmp_path / "flow.json"
+    bad.write_text(json.dumps({"konnect_id": 1}))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "konnectz_runner", "tick", "--spec-file", str(bad),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 1
+    assert "not a valid flow spec" in err.decode()
+
+
+async def test_no_2xx_while_nats_is_down_and_recovery(echo: Any, http: httpx.AsyncClient) -> None:
+    base = Path(tempfile.mkdtemp(prefix="konnectz-nats-own-"))
+    own = NatsServer(base, free_port())
+    own.start()
+    try:
+        client = await nats.connect(own.url)
+        js = client.jetstream()
+        await ensure_streams(js)
+        spec = new_spec(echo.base + "/echo")
+        await (await js.key_value(KV_KONNECTS)).put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+        await client.drain()
+
+        running = await start_runner(own.url)
+        try:
+            hook = f"{running.base}/hooks/{spec.trigger.token}"
+            assert (await http.post(hook, json={"n": 1})).status_code == 200
+
+            own.stop()
+            await wait_until(lambda: not running.runner.nc.is_connected)  # type: ignore[union-attr]
+            down = await http.post(hook, json={"n": 2})
+            assert down.status_code == 503
+            assert "could not be stored" in down.json()["message"]
+            health = await http.get(running.base + "/healthz")
+            assert health.status_code == 503 and health.json()["status"] == "unavailable"
+
+            own.start()  # same store: the streams and the bucket come back
+            await wait_until(lambda: running.runner.nc.is_connected, within=20)  # type: ignore[union-attr]
+            assert (await http.get(running.base + "/healthz")).status_code == 200
+            again = await http.post(hook, json={"n": 3})
+            assert again.status_code == 200, again.text
+
+            # The KV watch survives the restart: a konnect published now is served.
+            client = await nats.connect(own.url)
+            later = new_spec(echo.base + "/echo")
+            await (await client.jetstream().key_value(KV_KONNECTS)).put(
+                konnect_key(later.konnect_id), later.model_dump_json().encode()
+            )
+            await wait_until(lambda: running.runner.registry.by_id(later.konnect_id) is not None, within=20)
+            event, _ = await next_event(client.jetstream(), spec.konnect_id, within=20)
+            assert event.status == "SUCCESS"
+            await client.drain()
+        finally:
+            await running.stop()
+    finally:
+        own.stop()
+        shutil.rmtree(base, ignore_errors=True)
