@@ -12,4 +12,13 @@ from konnectz_devstack._ports import free_port, port_is_free
 from konnectz_devstack._postgres import PostgresServer
 from konnectz_devstack._smtp import SmtpSink
 
-__all__ = ["DevStackError", "NatsServer", "Platform", "Ports", "PostgresServer", "SmtpSink", "free_port", "port_is_free"]
+__all__ = [
+    "DevStackError",
+    "NatsServer",
+    "Platform",
+    "Ports",
+    "PostgresServer",
+    "SmtpSink",
+    "free_port",
+    "port_is_free",
+]

@@ -36,8 +36,20 @@ class NatsServer:
             raise DevStackError(f"Port {self.port} (NATS) is busy: stop whatever uses it or set KONNECTZ_NATS_PORT.")
         self.base_dir.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
-            [nats_server_binary(), "-js", "-sd", str(self.base_dir / "jetstream"), "-a", "127.0.0.1",
-             "-p", str(self.port), "-m", "-1", "-l", str(self.base_dir / "nats.log")],
+            [
+                nats_server_binary(),
+                "-js",
+                "-sd",
+                str(self.base_dir / "jetstream"),
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-m",
+                "-1",
+                "-l",
+                str(self.base_dir / "nats.log"),
+            ],
             stdin=subprocess.DEVNULL,
         )
         if not wait_for_port(self.port, timeout=20):

@@ -92,11 +92,7 @@ class Platform:
         return env
 
     def check_ports(self) -> None:
-        busy = [
-            f"{name} ({port})"
-            for name, port in vars(self.ports).items()
-            if not port_is_free(port)
-        ]
+        busy = [f"{name} ({port})" for name, port in vars(self.ports).items() if not port_is_free(port)]
         if busy:
             raise DevStackError(
                 "These ports are busy: " + ", ".join(busy) + ". Stop what uses them "
@@ -105,10 +101,13 @@ class Platform:
             )
 
     def _spawn(self, name: str, args: list[str]) -> None:
-        log = open(self.state_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the process
+        log = open(self.state_dir / f"{name}.log", "ab")
         out = None if not self.quiet else log
         proc = subprocess.Popen(
-            args, env=self.component_env(), stdout=out, stderr=subprocess.STDOUT if self.quiet else None,
+            args,
+            env=self.component_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT if self.quiet else None,
             stdin=subprocess.DEVNULL,
         )
         self._procs.append((name, proc))
@@ -152,8 +151,16 @@ class Platform:
             )
             self._spawn(
                 "runner",
-                [sys.executable, "-m", "konnectz_runner", "serve", "--host", "127.0.0.1",
-                 "--port", str(self.ports.runner)],
+                [
+                    sys.executable,
+                    "-m",
+                    "konnectz_runner",
+                    "serve",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.ports.runner),
+                ],
             )
             self._wait_http("api", f"{self.api_url}/healthz")
             self._wait_http("runner", f"{self.runner_url}/healthz")

@@ -74,9 +74,7 @@ class PostgresServer:
                 for name in [*dirs, *files]:
                     os.chown(os.path.join(root, name), user.pw_uid, user.pw_gid, follow_symlinks=False)
             os.chown(self.data_dir, user.pw_uid, user.pw_gid)
-        probe = subprocess.run(
-            ["runuser", "-u", PG_USER, "--", "test", "-w", str(self.base_dir)], check=False
-        )
+        probe = subprocess.run(["runuser", "-u", PG_USER, "--", "test", "-w", str(self.base_dir)], check=False)
         if probe.returncode != 0:
             raise DevStackError(
                 f"PostgreSQL runs as the system user {PG_USER!r} (it refuses root), but that user "
@@ -94,14 +92,35 @@ class PostgresServer:
             if self.data_dir.exists():
                 shutil.rmtree(self.data_dir)
             res = self._run(
-                ["initdb", "-D", str(self.data_dir), "-U", "postgres", "--auth=trust", "-E", "UTF8",
-                 "--no-sync", "--no-instructions"]
+                [
+                    "initdb",
+                    "-D",
+                    str(self.data_dir),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                    "--no-instructions",
+                ]
             )
             if res.returncode != 0:
                 raise DevStackError(f"initdb failed: {res.stderr.strip() or res.stdout.strip()}")
         res = self._run(
-            ["pg_ctl", "-D", str(self.data_dir), "-l", str(self.base_dir / "postgres.log"), "-w",
-             "-t", "60", "-o", f"-h 127.0.0.1 -p {self.port} -k {self.base_dir} -F", "start"]
+            [
+                "pg_ctl",
+                "-D",
+                str(self.data_dir),
+                "-l",
+                str(self.base_dir / "postgres.log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                f"-h 127.0.0.1 -p {self.port} -k {self.base_dir} -F",
+                "start",
+            ]
         )
         if res.returncode != 0:
             log = self.base_dir / "postgres.log"
@@ -110,12 +129,8 @@ class PostgresServer:
         self._create_database()
 
     def _create_database(self) -> None:
-        with psycopg.connect(
-            f"postgresql://postgres@127.0.0.1:{self.port}/postgres", autocommit=True
-        ) as conn:
-            exists = conn.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", (self.database,)
-            ).fetchone()
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{self.port}/postgres", autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (self.database,)).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{self.database}"')
 

@@ -19,7 +19,9 @@ class SmtpSink:
 
     def start(self) -> None:
         if not port_is_free(self.port):
-            raise DevStackError(f"Port {self.port} (SMTP sink) is busy: stop whatever uses it or set KONNECTZ_SMTP_PORT.")
+            raise DevStackError(
+                f"Port {self.port} (SMTP sink) is busy: stop whatever uses it or set KONNECTZ_SMTP_PORT."
+            )
         self.maildir.parent.mkdir(parents=True, exist_ok=True)
         self._controller = Controller(Mailbox(str(self.maildir)), hostname="127.0.0.1", port=self.port)
         self._controller.start()

@@ -1,0 +1,5 @@
+import sys
+
+from konnectz_api.cli import main
+
+sys.exit(main())

@@ -1,0 +1,110 @@
+"""Persists task events from JetStream as task logs (one per run, deduplicated on run_id)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.errors import FetchTimeoutError
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session, sessionmaker
+
+from konnectz_api.bus import Bus
+from konnectz_api.models import Konnect, Task, TaskLog
+from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
+
+log = logging.getLogger(__name__)
+DURABLE = "api-task-logs"
+
+
+def _log_data(event: TaskEvent) -> dict[str, Any]:
+    """The task log's key/value map: the trigger's data and each step's output, by node id."""
+    data: dict[str, Any] = {event.trigger_id: event.trigger_output}
+    for step in event.steps:
+        data[step.step_id] = step.output if step.error is None else {"error": step.error}
+    return data
+
+
+def store_event(session: Session, event: TaskEvent) -> bool:
+    """Insert the run; False when it was stored before (a redelivery) or its konnect is gone."""
+    owner = session.scalar(select(Konnect.owner_id).where(Konnect.id == event.konnect_id))
+    if owner is None or owner != event.owner_id:
+        log.warning(
+            "dropping task event %s: konnect %s unknown for owner %s", event.run_id, event.konnect_id, event.owner_id
+        )
+        return False
+    stmt = (
+        insert(TaskLog)
+        .values(
+            run_id=event.run_id,
+            owner_id=event.owner_id,
+            konnect_id=event.konnect_id,
+            status=event.status,
+            started_at=event.started_at,
+            task_date=event.finished_at,
+            data=_log_data(event),
+        )
+        .on_conflict_do_nothing(index_elements=["run_id"])
+        .returning(TaskLog.id)
+    )
+    task_log_id = session.scalar(stmt)
+    if task_log_id is None:
+        session.rollback()
+        return False
+    for position, step in enumerate(event.steps):
+        session.add(
+            Task(
+                task_log_id=task_log_id,
+                position=position,
+                step_id=step.step_id,
+                app_name=step.name,
+                status=step.status,
+                task_date=step.finished_at,
+                data={"input": step.input, "output": step.output, "error": step.error},
+            )
+        )
+    session.commit()
+    return True
+
+
+async def consume_task_events(bus: Bus, sessions: sessionmaker[Session], stop: asyncio.Event) -> None:
+    await bus.ready.wait()
+    js = bus.js
+    sub = await js.pull_subscribe(
+        SUBJECTS_EVENTS,
+        durable=DURABLE,
+        stream=STREAM_EVENTS,
+        config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_ack_pending=1000),
+    )
+
+    def _store(event: TaskEvent) -> bool:
+        with sessions() as session:
+            return store_event(session, event)
+
+    while not stop.is_set():
+        try:
+            msgs = await sub.fetch(batch=50, timeout=1)
+        except (FetchTimeoutError, TimeoutError):
+            continue
+        except Exception as exc:  # NATS reconnecting: wait and retry, messages stay in the stream
+            log.warning("task event fetch failed: %s", exc)
+            await asyncio.sleep(1)
+            continue
+        for msg in msgs:
+            try:
+                event = TaskEvent.model_validate_json(msg.data)
+            except ValidationError as exc:
+                log.error("invalid task event on %s dropped: %s", msg.subject, exc)
+                await msg.term()
+                continue
+            try:
+                await asyncio.to_thread(_store, event)
+            except Exception:
+                log.exception("could not store task event %s; it will be redelivered", event.run_id)
+                await msg.nak(delay=2)
+                continue
+            await msg.ack()

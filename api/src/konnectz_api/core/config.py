@@ -1,0 +1,64 @@
+"""One typed settings object for the api, read from ``KONNECTZ_*`` environment variables."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEV_SECRET = "dev-insecure-secret-change-me"  # noqa: S105 - refused outside dev/test
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KONNECTZ_", extra="ignore")
+
+    env: Literal["dev", "test", "production"] = "dev"
+    database_url: str = "postgresql+psycopg://postgres@127.0.0.1:15432/konnectz"
+    nats_url: str = "nats://127.0.0.1:14222"
+    secret_key: str = DEV_SECRET
+    encryption_key: str = DEV_SECRET
+    public_url: str = "http://127.0.0.1:8080"
+    webhook_base_url: str = "http://127.0.0.1:8081"
+
+    access_token_minutes: int = Field(default=12 * 60, ge=1)
+    remember_me_days: int = Field(default=30, ge=1)
+    verification_token_hours: int = Field(default=48, ge=1)
+
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = 1025
+    smtp_user: str | None = None
+    smtp_password: str | None = None
+    smtp_starttls: bool = False
+    mail_from: str = "Konnectz <no-reply@konnectz.local>"
+    dev_maildir: Path | None = None
+
+    captcha_cost: int = Field(default=2000, ge=1)
+    captcha_max_number: int = Field(default=20000, ge=10)
+    captcha_ttl_seconds: int = Field(default=600, ge=10)
+
+    web_dist: Path | None = None
+    deployer: Literal["local", "kubernetes"] = "local"
+    kube_namespace: str = "konnectz"
+
+    @model_validator(mode="after")
+    def _refuse_insecure_defaults(self) -> Settings:
+        if self.env == "production":
+            for name in ("secret_key", "encryption_key"):
+                value = getattr(self, name)
+                if value == DEV_SECRET or len(value) < 32:
+                    raise ValueError(
+                        f"KONNECTZ_{name.upper()} must be set to a random value of at least 32 characters in production"
+                    )
+        return self
+
+    @property
+    def is_dev(self) -> bool:
+        return self.env in ("dev", "test")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

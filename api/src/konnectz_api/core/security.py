@@ -1,0 +1,71 @@
+"""Passwords (argon2id), access tokens (JWT with expiry), secrets at rest (Fernet)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import jwt
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from cryptography.fernet import Fernet
+
+_hasher = PasswordHasher()  # argon2id with the library's recommended parameters
+JWT_ALGORITHM = "HS256"
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str, password: str) -> bool:
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def create_access_token(*, user_id: int, secret: str, lifetime: timedelta) -> str:
+    now = datetime.now(UTC)
+    payload: dict[str, Any] = {"sub": str(user_id), "iat": now, "exp": now + lifetime, "typ": "access"}
+    return jwt.encode(payload, secret, algorithm=JWT_ALGORITHM)
+
+
+def decode_access_token(token: str, *, secret: str) -> int | None:
+    try:
+        payload = jwt.decode(token, secret, algorithms=[JWT_ALGORITHM], options={"require": ["exp", "sub"]})
+    except jwt.PyJWTError:
+        return None
+    if payload.get("typ") != "access":
+        return None
+    try:
+        return int(payload["sub"])
+    except (TypeError, ValueError):
+        return None
+
+
+def new_token(nbytes: int = 32) -> str:
+    """An unguessable URL-safe token (webhooks, email verification)."""
+    return secrets.token_urlsafe(nbytes)
+
+
+def token_digest(token: str) -> str:
+    """What we store for one-time tokens: a leaked database does not leak usable links."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class SecretBox:
+    """Encrypts app credentials at rest with a key derived from KONNECTZ_ENCRYPTION_KEY."""
+
+    def __init__(self, key_material: str) -> None:
+        key = base64.urlsafe_b64encode(hashlib.sha256(key_material.encode()).digest())
+        self._fernet = Fernet(key)
+
+    def encrypt(self, plaintext: str) -> str:
+        return self._fernet.encrypt(plaintext.encode()).decode()
+
+    def decrypt(self, token: str) -> str:
+        return self._fernet.decrypt(token.encode()).decode()

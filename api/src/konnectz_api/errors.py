@@ -1,0 +1,82 @@
+"""Domain errors and their single mapping to HTTP replies ``{"message": ..., ...}``.
+
+ApiError
+ ├── BadRequest        400
+ ├── Unauthorized      401
+ ├── Forbidden         403
+ ├── NotFound          404
+ ├── Conflict          409
+ └── Unprocessable     422
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+
+class ApiError(Exception):
+    status_code = 400
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra
+
+
+class BadRequest(ApiError):
+    status_code = 400
+
+
+class Unauthorized(ApiError):
+    status_code = 401
+
+
+class Forbidden(ApiError):
+    status_code = 403
+
+
+class NotFound(ApiError):
+    status_code = 404
+
+
+class Conflict(ApiError):
+    status_code = 409
+
+
+class Unprocessable(ApiError):
+    status_code = 422
+
+
+def _describe(errors: list[Any]) -> str:
+    parts = []
+    for err in errors[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path"))
+        parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+    return "; ".join(parts) or "Invalid request"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"message": exc.message, **exc.extra}, status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
+        return JSONResponse({"message": _describe(errors), "detail": errors}, status_code=422)
+
+    @app.exception_handler(OperationalError)
+    async def _database_down(request: Request, exc: OperationalError) -> JSONResponse:
+        return JSONResponse(
+            {"message": "The database is unavailable right now. Please try again shortly."}, status_code=503
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"message": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)

@@ -1,0 +1,80 @@
+"""The FastAPI application: routes, the task-event consumer, and the built SPA."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, JSONResponse
+from starlette.requests import Request
+from starlette.staticfiles import StaticFiles
+
+from konnectz_api.bus import Bus
+from konnectz_api.consumer import consume_task_events
+from konnectz_api.core.config import Settings, get_settings
+from konnectz_api.db import get_sessionmaker
+from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
+from konnectz_api.errors import install_error_handlers
+from konnectz_api.routes import apps, auth, konnects, system, task_logs
+
+
+def _deployer(settings: Settings, bus: Bus) -> Deployer:
+    if settings.deployer == "kubernetes":
+        return KubernetesDeployer(settings.kube_namespace)
+    return LocalDeployer(bus)
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    settings = get_settings()
+    bus = Bus(settings.nats_url)
+    bus.start()
+    app.state.bus = bus
+    app.state.deployer = _deployer(settings, bus)
+    stop = asyncio.Event()
+    consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop))
+    try:
+        yield
+    finally:
+        stop.set()
+        consumer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await consumer
+        await bus.close()
+
+
+def _mount_spa(app: FastAPI, dist: Path) -> None:
+    index = dist / "index.html"
+    if (dist / "assets").is_dir():
+        app.mount("/assets", StaticFiles(directory=dist / "assets"), name="assets")
+
+    @app.get("/{path:path}", include_in_schema=False)
+    def spa(path: str, request: Request) -> FileResponse | JSONResponse:
+        if path.startswith(("api/", "dev/")):
+            return JSONResponse({"message": f"Not found: /{path}"}, status_code=404)
+        candidate = (dist / path).resolve()
+        if path and candidate.is_file() and dist.resolve() in candidate.parents:
+            return FileResponse(candidate)
+        return FileResponse(index)
+
+
+def create_app() -> FastAPI:
+    settings = get_settings()
+    app = FastAPI(
+        title="Konnectz API",
+        version="0.1.0",
+        summary="No-code workflow automation: accounts, konnects, publishing and task logs.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    for module in (system, auth, apps, konnects, task_logs):
+        app.include_router(module.router)
+    if settings.web_dist and (settings.web_dist / "index.html").exists():
+        _mount_spa(app, settings.web_dist)
+    return app
+
+
+app = create_app()

@@ -1,0 +1,119 @@
+"""SQLAlchemy 2 models: the api's persistent state."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True, index=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    first_name: Mapped[str] = mapped_column(String(100), default="")
+    last_name: Mapped[str] = mapped_column(String(100), default="")
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    email_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    verification_digest: Mapped[str | None] = mapped_column(String(64), index=True)
+    verification_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    current_plan: Mapped[str] = mapped_column(String(50), default="Free")
+    preferred_language: Mapped[str] = mapped_column(String(10), default="en")
+    country: Mapped[str | None] = mapped_column(String(100))
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    image_url: Mapped[str | None] = mapped_column(Text)
+    task_limit: Mapped[int] = mapped_column(Integer, default=1000)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class App(Base):
+    """The app catalogue (connectors are data)."""
+
+    __tablename__ = "apps"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    provider: Mapped[str] = mapped_column(String(100), unique=True)
+    app_type: Mapped[str] = mapped_column(String(30))
+    auth_type: Mapped[str | None] = mapped_column(String(30))
+    image_url: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20), default="Active")
+    can_trigger: Mapped[bool] = mapped_column(Boolean, default=False)
+    can_act: Mapped[bool] = mapped_column(Boolean, default=False)
+    is_add_on: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Konnect(Base):
+    __tablename__ = "konnects"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    konnect_name: Mapped[str] = mapped_column(String(255), default="")
+    status: Mapped[str] = mapped_column(String(20), default="Draft")
+    canvas_json: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    webhook_token: Mapped[str] = mapped_column(String(64), unique=True)
+    published_spec: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class TaskLog(Base):
+    """One run of a konnect (one accepted trigger), persisted from its task event."""
+
+    __tablename__ = "task_logs"
+    __table_args__ = (Index("ix_task_logs_owner_konnect_date", "owner_id", "konnect_id", "task_date"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(64), unique=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    konnect_id: Mapped[int] = mapped_column(ForeignKey("konnects.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(10))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    task_date: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    data: Mapped[dict[str, Any]] = mapped_column(JsonType)
+
+    tasks: Mapped[list[Task]] = relationship(
+        back_populates="task_log", order_by="Task.position", cascade="all, delete-orphan"
+    )
+
+
+class Task(Base):
+    """One step of a run."""
+
+    __tablename__ = "tasks"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    task_log_id: Mapped[int] = mapped_column(ForeignKey("task_logs.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    step_id: Mapped[str] = mapped_column(String(100))
+    app_name: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(10))
+    task_date: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    data: Mapped[dict[str, Any]] = mapped_column(JsonType)
+
+    task_log: Mapped[TaskLog] = relationship(back_populates="tasks")
+
+
+class CaptchaUse(Base):
+    """Signatures of solved captchas, so one solution cannot be replayed."""
+
+    __tablename__ = "captcha_uses"
+
+    signature: Mapped[str] = mapped_column(String(128), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)

@@ -1,0 +1,133 @@
+"""Sign-up with email verification, sign-in with a proof-of-work captcha, the profile."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fastapi import APIRouter
+from sqlalchemy import func, select
+from starlette.concurrency import run_in_threadpool
+
+from konnectz_api import captcha
+from konnectz_api.core.security import (
+    create_access_token,
+    hash_password,
+    new_token,
+    token_digest,
+    verify_password,
+)
+from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
+from konnectz_api.errors import BadRequest, Conflict, Forbidden, Unauthorized, Unprocessable
+from konnectz_api.mail import send_mail
+from konnectz_api.models import User
+from konnectz_api.schemas import (
+    EmailConfirmationIn,
+    EmailIn,
+    KeyReply,
+    LoginIn,
+    LoginOut,
+    Profile,
+    SignupIn,
+)
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/api/v1", tags=["auth"])
+
+EMAIL_IN_USE = "E-mail address already in use."
+PASSWORD_MISMATCH = "Password do not match. Try again!"  # noqa: S105 - a message
+VERIFY_FAILED = "We were unable to verify this account. Contact us to know more."
+CAPTCHA_NOT_VERIFIED = "Captcha is not verified."
+BAD_CREDENTIALS = "Invalid email or password."
+NOT_VERIFIED = "Please verify your email address first: follow the link we sent you."
+
+
+def _find_user(session: SessionDep, email: str) -> User | None:
+    return session.scalar(select(User).where(func.lower(User.email) == email.lower()))
+
+
+@router.get("/captcha/challenge", summary="A proof-of-work captcha challenge for the sign-in form")
+def captcha_challenge(settings: SettingsDep) -> dict[str, Any]:
+    return captcha.new_challenge(settings)
+
+
+@router.post("/users/user_exists", response_model=KeyReply)
+def user_exists(body: EmailIn, session: SessionDep) -> KeyReply:
+    if _find_user(session, body.email):
+        return KeyReply(key="USER_EXISTS", message=EMAIL_IN_USE)
+    return KeyReply(key="NO_USER", message="This e-mail address is available.")
+
+
+@router.post("/signup", response_model=KeyReply, status_code=201)
+async def signup(body: SignupIn, session: SessionDep, settings: SettingsDep) -> KeyReply:
+    if body.password != body.password_confirmation:
+        raise Unprocessable(PASSWORD_MISMATCH, key="PASSWORD_MISMATCH")
+    if _find_user(session, body.email):
+        raise Conflict(EMAIL_IN_USE, key="USER_EXISTS")
+    token = new_token()
+    user = User(
+        email=body.email.lower(),
+        password_hash=await run_in_threadpool(hash_password, body.password),
+        first_name=body.first_name.strip(),
+        last_name=body.last_name.strip(),
+        is_admin=False,  # never from the request
+        verification_digest=token_digest(token),
+        verification_expires_at=datetime.now(UTC) + timedelta(hours=settings.verification_token_hours),
+        current_plan="Free",
+        preferred_language="en",
+        task_limit=1000,
+    )
+    session.add(user)
+    session.commit()
+    link = f"{settings.public_url.rstrip('/')}/verify-email/{token}"
+    text = (
+        f"Hi {user.first_name},\n\nWelcome to Konnectz! Confirm your e-mail address to activate your "
+        f"account:\n\n{link}\n\nThe link is valid for {settings.verification_token_hours} hours.\n"
+    )
+    try:
+        await run_in_threadpool(send_mail, settings, to=user.email, subject="Verify your Konnectz account", text=text)
+    except OSError as exc:
+        log.error("verification mail to %s failed: %s", user.email, exc)
+        session.delete(user)
+        session.commit()
+        raise BadRequest(
+            "Something went wrong! We could not send the verification e-mail.", key="SIGNUP_FAILED"
+        ) from exc
+    return KeyReply(key="SIGNUP_SUCCESS", message=f"We sent a verification link to {user.email}.")
+
+
+@router.post("/users/email_confirmation", response_model=KeyReply)
+def email_confirmation(body: EmailConfirmationIn, session: SessionDep) -> KeyReply:
+    user = session.scalar(select(User).where(User.verification_digest == token_digest(body.confirmation_token)))
+    now = datetime.now(UTC)
+    if user is None or (user.verification_expires_at is not None and user.verification_expires_at < now):
+        raise BadRequest(VERIFY_FAILED, key="VERIFY_EMAIL_FAIL")
+    user.email_verified_at = now
+    user.verification_digest = None
+    user.verification_expires_at = None
+    session.commit()
+    return KeyReply(key="VERIFY_EMAIL_SUCCESS", message="Verification Completed")
+
+
+@router.post("/auth/login", response_model=LoginOut)
+async def login(body: LoginIn, session: SessionDep, settings: SettingsDep) -> LoginOut:
+    if not await run_in_threadpool(captcha.verify, settings, session, body.captcha):
+        raise BadRequest(CAPTCHA_NOT_VERIFIED)
+    user = _find_user(session, body.email)
+    if user is None or not await run_in_threadpool(verify_password, user.password_hash, body.password):
+        raise Unauthorized(BAD_CREDENTIALS)
+    if user.email_verified_at is None:
+        raise Forbidden(NOT_VERIFIED)
+    lifetime = (
+        timedelta(days=settings.remember_me_days)
+        if body.rememberMe
+        else timedelta(minutes=settings.access_token_minutes)
+    )
+    token = create_access_token(user_id=user.id, secret=settings.secret_key, lifetime=lifetime)
+    return LoginOut(auth_token=token, preferred_language=user.preferred_language, message="Signed in")
+
+
+@router.get("/users/profile", response_model=Profile)
+def profile(user: CurrentUser) -> User:
+    return user

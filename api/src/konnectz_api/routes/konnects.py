@@ -1,0 +1,244 @@
+"""Konnects (flows): list, load for editing, save as draft, publish, change status."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+from sqlalchemy import case, func, select
+
+from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
+from konnectz_api.core.config import Settings
+from konnectz_api.core.security import new_token
+from konnectz_api.deployer import Deployer, DeployError
+from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
+from konnectz_api.errors import ApiError, NotFound, Unprocessable
+from konnectz_api.models import Konnect, TaskLog, User
+from konnectz_api.schemas import (
+    KonnectEdit,
+    KonnectItem,
+    KonnectList,
+    LeftApp,
+    Message,
+    RightApp,
+    SaveKonnectIn,
+    SaveKonnectOut,
+    UpdateStatusIn,
+)
+
+router = APIRouter(prefix="/api/v1/konnects", tags=["konnects"])
+DELETED = "DELETED"
+
+
+class DeployUnavailable(ApiError):
+    status_code = 503
+
+
+def webhook_url(settings: Settings, konnect: Konnect) -> str:
+    return f"{settings.webhook_base_url.rstrip('/')}/hooks/{konnect.webhook_token}"
+
+
+def _owned(session: SessionDep, user: User, konnect_id: int) -> Konnect:
+    konnect = session.get(Konnect, konnect_id)
+    if konnect is None or konnect.owner_id != user.id or konnect.status == DELETED:
+        raise NotFound(f"Konnect {konnect_id} not found")
+    return konnect
+
+
+@router.get("", response_model=KonnectList)
+def list_konnects(
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    page_size: Annotated[int, Query(ge=1, le=200)] = 20,
+    page_index: Annotated[int, Query(ge=1)] = 1,
+    search_query: str | None = None,
+    start_date: date | None = None,
+    end_date: date | None = None,
+    status: Annotated[str | None, Query(pattern="^(Draft|Published)$")] = None,
+    include_created_at: bool = True,
+) -> KonnectList:
+    stmt = select(Konnect).where(Konnect.owner_id == user.id, Konnect.status != DELETED)
+    if search_query and len(search_query.strip()) > 1:
+        stmt = stmt.where(Konnect.konnect_name.ilike(f"%{search_query.strip()}%"))
+    if start_date:
+        stmt = stmt.where(Konnect.created_at >= datetime.combine(start_date, time.min, UTC))
+    if end_date:
+        stmt = stmt.where(Konnect.created_at <= datetime.combine(end_date, time.max, UTC))
+    if status:
+        stmt = stmt.where(Konnect.status == status)
+    total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    konnects = list(
+        session.scalars(
+            stmt.order_by(Konnect.created_at.desc(), Konnect.id.desc())
+            .limit(page_size)
+            .offset((page_index - 1) * page_size)
+        )
+    )
+    counts: dict[int, tuple[int, int]] = {}
+    if konnects:
+        rows = session.execute(
+            select(
+                TaskLog.konnect_id,
+                func.count(case((TaskLog.status == "SUCCESS", 1))),
+                func.count(case((TaskLog.status == "ERROR", 1))),
+            )
+            .where(TaskLog.owner_id == user.id, TaskLog.konnect_id.in_([k.id for k in konnects]))
+            .group_by(TaskLog.konnect_id)
+        )
+        counts = {kid: (ok, err) for kid, ok, err in rows}
+    items = []
+    for k in konnects:
+        left, right = app_names(k.canvas_json)
+        ok, err = counts.get(k.id, (0, 0))
+        items.append(
+            KonnectItem(
+                id=k.id,
+                konnect_name=k.konnect_name,
+                status=k.status,
+                created_at=k.created_at,
+                success_task_count=ok,
+                error_task_count=err,
+                left_app=LeftApp(name=left) if left else None,
+                right_apps=[RightApp(app_name=n) for n in right],
+                webhook_url=webhook_url(settings, k),
+            )
+        )
+    return KonnectList(konnects=items, total_konnects=total)
+
+
+@router.get("/{konnect_id}/edit", response_model=KonnectEdit)
+def edit_konnect(konnect_id: int, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> KonnectEdit:
+    k = _owned(session, user, konnect_id)
+    return KonnectEdit(
+        konnect_id=k.id,
+        konnect_name=k.konnect_name,
+        status=k.status,
+        canvas_json=k.canvas_json,
+        webhook_url=webhook_url(settings, k),
+    )
+
+
+def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn) -> Konnect:
+    canvas = body.canvas_json.model_dump(mode="json")
+    if find_trigger(canvas) is None:
+        raise Unprocessable(TRIGGER_NOT_CHOSEN)
+    name = body.canvas_json.flowName.strip() if body.canvas_name else ""
+    if body.konnect_id is None:
+        konnect = Konnect(
+            owner_id=user.id, status="Draft", canvas_json=canvas, webhook_token=new_token(), konnect_name=name
+        )
+        session.add(konnect)
+    else:
+        konnect = _owned(session, user, body.konnect_id)
+        konnect.canvas_json = canvas
+        if body.canvas_name:
+            konnect.konnect_name = name
+    session.flush()
+    return konnect
+
+
+def _reply(settings: Settings, konnect: Konnect, message: str) -> SaveKonnectOut:
+    return SaveKonnectOut(
+        status="SUCCESS",
+        message=message,
+        konnect_id=konnect.id,
+        konnect_status=konnect.status,
+        webhook_url=webhook_url(settings, konnect),
+    )
+
+
+def display_name(konnect: Konnect) -> str:
+    """The flow's name, or its app names joined with dashes when it has none."""
+    if konnect.konnect_name:
+        return konnect.konnect_name
+    left, right = app_names(konnect.canvas_json)
+    return "-".join(n for n in [left or "", *right] if n)
+
+
+async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: Settings, deployer: Deployer) -> Any:
+    try:
+        spec = compile_flow(
+            konnect.canvas_json,
+            konnect_id=konnect.id,
+            owner_id=user.id,
+            name=display_name(konnect),
+            webhook_token=konnect.webhook_token,
+        )
+    except CompileError as exc:
+        # The draft is kept: the user fixes the node the message names and publishes again.
+        return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
+    try:
+        await deployer.publish(spec)
+    except DeployError as exc:
+        raise DeployUnavailable(
+            f"The konnect was saved but could not be published: {exc}", konnect_id=konnect.id
+        ) from exc
+    konnect.status = "Published"
+    konnect.published_spec = spec.model_dump(mode="json")
+    konnect.published_at = datetime.now(UTC)
+    session.commit()
+    return _reply(settings, konnect, "Konnect published successfully")
+
+
+@router.post(
+    "/save_konnect",
+    response_model=SaveKonnectOut,
+    responses={422: {"model": Message}, 503: {"model": Message}},
+)
+async def save_konnect(
+    body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
+) -> Any:
+    """Save as draft; with ``publish: true`` this is the same as publish_konnect."""
+    konnect = _store_draft(session, user, body)
+    session.commit()
+    if body.publish:
+        return await _publish(konnect, user, session, settings, deployer)
+    if konnect.status == "Published":  # the spec: Save keeps the flow as Draft
+        await _unpublish(konnect, deployer)
+        konnect.status = "Draft"
+        konnect.published_spec = None
+        session.commit()
+    return _reply(settings, konnect, "Konnect saved as draft")
+
+
+async def _unpublish(konnect: Konnect, deployer: Deployer) -> None:
+    try:
+        await deployer.unpublish(konnect.id)
+    except DeployError as exc:
+        raise DeployUnavailable(f"Could not stop the konnect: {exc}") from exc
+
+
+@router.post(
+    "/publish_konnect",
+    response_model=SaveKonnectOut,
+    responses={422: {"model": Message}, 503: {"model": Message}},
+)
+async def publish_konnect(
+    body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
+) -> Any:
+    konnect = _store_draft(session, user, body)
+    session.commit()
+    return await _publish(konnect, user, session, settings, deployer)
+
+
+@router.post("/{konnect_id}/update_status", response_model=SaveKonnectOut)
+async def update_status(
+    konnect_id: int,
+    body: UpdateStatusIn,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    deployer: DeployerDep,
+) -> Any:
+    konnect = _owned(session, user, konnect_id)
+    if body.status == "Published":
+        return await _publish(konnect, user, session, settings, deployer)
+    if konnect.status == "Published":
+        await _unpublish(konnect, deployer)
+    konnect.status = body.status
+    konnect.published_spec = None
+    session.commit()
+    return _reply(settings, konnect, "Deleted" if body.status == DELETED else "Konnect unpublished")

@@ -1,0 +1,73 @@
+"""Health and the dev mailbox."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse, JSONResponse
+from sqlalchemy import text
+
+from konnectz_api.db import get_engine
+from konnectz_api.deps import BusDep, SettingsDep
+from konnectz_api.dev_mail import read_mail
+from konnectz_api.errors import NotFound
+
+router = APIRouter(tags=["system"])
+_ARTICLE = "<article><h2>{subject}</h2><p><b>To:</b> {to} &middot; {date}</p><pre>{text}</pre>{links}</article>"
+
+
+@router.get("/healthz", summary="200 only when the database and NATS are reachable")
+async def healthz(bus: BusDep) -> JSONResponse:
+    problems: dict[str, str] = {}
+    try:
+        from starlette.concurrency import run_in_threadpool
+
+        def _ping() -> None:
+            with get_engine().connect() as conn:
+                conn.execute(text("SELECT 1"))
+
+        await run_in_threadpool(_ping)
+    except Exception as exc:
+        problems["database"] = f"unreachable: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    if not bus.connected:
+        problems["nats"] = f"unreachable at {bus.url}: {bus.last_error or 'disconnected'}"
+    if problems:
+        return JSONResponse({"status": "unavailable", "problems": problems}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+def _mail(settings: SettingsDep) -> list[dict[str, Any]]:
+    if not settings.is_dev or settings.dev_maildir is None:
+        raise NotFound("The dev mailbox exists only in development")
+    return read_mail(settings.dev_maildir)
+
+
+@router.get("/dev/mail.json", summary="Dev mailbox: messages sent by the api, newest first")
+def dev_mail_json(settings: SettingsDep) -> list[dict[str, Any]]:
+    return _mail(settings)
+
+
+@router.get("/dev/mail", response_class=HTMLResponse, include_in_schema=False)
+def dev_mail_html(settings: SettingsDep) -> HTMLResponse:
+    items = _mail(settings)
+    rows = (
+        "".join(
+            _ARTICLE.format(
+                subject=html.escape(m["subject"]),
+                to=html.escape(m["to"]),
+                date=html.escape(m["date"] or ""),
+                text=html.escape(m["text"]),
+                links="".join(f'<p><a href="{html.escape(u)}">{html.escape(u)}</a></p>' for u in m["links"]),
+            )
+            for m in items
+        )
+        or "<p>No mail yet.</p>"
+    )
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Konnectz dev mailbox</title>"
+        "<style>body{font-family:sans-serif;max-width:800px;margin:2em auto}article{border-bottom:1px solid #ddd}"
+        "pre{white-space:pre-wrap}</style></head><body><h1>Dev mailbox</h1>" + rows + "</body></html>"
+    )
+    return HTMLResponse(page)

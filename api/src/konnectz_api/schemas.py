@@ -1,0 +1,175 @@
+"""Request and reply schemas (the HTTP contract the SPA's types are generated from)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, EmailStr, Field
+
+PASSWORD_MIN = 8
+
+
+class Message(BaseModel):
+    message: str
+
+
+class KeyReply(BaseModel):
+    key: str
+    message: str
+
+
+# --- auth ---------------------------------------------------------------------------------
+class EmailIn(BaseModel):
+    email: EmailStr
+
+
+class SignupIn(BaseModel):
+    email: EmailStr
+    first_name: str = Field(min_length=1, max_length=100)
+    last_name: str = Field(default="", max_length=100)
+    password: str = Field(min_length=PASSWORD_MIN, max_length=200)
+    password_confirmation: str
+    is_admin: bool = False
+
+
+class EmailConfirmationIn(BaseModel):
+    confirmation_token: str = Field(min_length=1, max_length=200)
+
+
+class LoginIn(BaseModel):
+    email: EmailStr
+    password: str = Field(min_length=1, max_length=200)
+    rememberMe: bool = False
+    captcha: str | None = None
+
+
+class LoginOut(BaseModel):
+    auth_token: str
+    preferred_language: str
+    message: str
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    email: str
+    first_name: str
+    last_name: str
+    image_url: str | None
+    current_plan: str
+    country: str | None
+    timezone: str | None
+    preferred_language: str
+    is_admin: bool
+
+
+# --- apps ---------------------------------------------------------------------------------
+class AppOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    image_url: str | None
+    status: str
+    account_count: int = 0
+    provider: str
+    app_type: str
+    auth_type: str | None
+
+
+class AppList(BaseModel):
+    apps: list[AppOut]
+    total_apps: int
+
+
+# --- konnects -----------------------------------------------------------------------------
+class CanvasJson(BaseModel):
+    """The editor document. Only the top-level shape is checked here; publishing compiles it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    apps: list[dict[str, Any]] = Field(max_length=500)
+    links: list[dict[str, Any]] = Field(default_factory=list, max_length=1000)
+    dataForSelect: dict[str, Any] | list[Any] = Field(default_factory=dict)
+    flowName: str = Field(default="", max_length=255)
+
+
+class SaveKonnectIn(BaseModel):
+    konnect_id: int | None = None
+    canvas_name: bool = False
+    canvas_json: CanvasJson
+    publish: bool = False
+
+
+class SaveKonnectOut(BaseModel):
+    status: Literal["SUCCESS"]
+    message: str
+    konnect_id: int
+    konnect_status: str
+    webhook_url: str
+
+
+class RightApp(BaseModel):
+    app_name: str
+
+
+class LeftApp(BaseModel):
+    name: str
+
+
+class KonnectItem(BaseModel):
+    id: int
+    konnect_name: str
+    status: str
+    created_at: datetime
+    success_task_count: int
+    error_task_count: int
+    left_app: LeftApp | None
+    right_apps: list[RightApp]
+    webhook_url: str
+
+
+class KonnectList(BaseModel):
+    konnects: list[KonnectItem]
+    total_konnects: int
+
+
+class KonnectEdit(BaseModel):
+    konnect_id: int
+    konnect_name: str
+    status: str
+    canvas_json: dict[str, Any]
+    webhook_url: str
+
+
+class UpdateStatusIn(BaseModel):
+    status: Literal["Draft", "DELETED", "Published"]
+
+
+# --- task logs ----------------------------------------------------------------------------
+class TaskLogOut(BaseModel):
+    id: int
+    konnect_id: int
+    status: str
+    task_date: datetime
+    data: dict[str, Any]
+
+
+class TaskLogList(BaseModel):
+    task_logs: list[TaskLogOut]
+    total: int
+
+
+class TaskOut(BaseModel):
+    id: int
+    task_date: datetime
+    step_id: str
+    app_name: str
+    status: str
+    data: dict[str, Any]
+
+
+class TaskList(BaseModel):
+    tasks: list[TaskOut]

@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import itertools
+import mailbox
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from konnectz_api import captcha
+from konnectz_api.core.config import get_settings
+from konnectz_api.db import get_engine, get_sessionmaker
+
+_counter = itertools.count()
+
+
+def reset_caches() -> None:
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+    get_sessionmaker.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def api_env(postgres_server, nats_server, smtp_sink) -> dict[str, str]:
+    return {
+        "KONNECTZ_ENV": "test",
+        "KONNECTZ_DATABASE_URL": postgres_server.url,
+        "KONNECTZ_NATS_URL": nats_server.url,
+        "KONNECTZ_SECRET_KEY": "test-secret-key-0123456789abcdef0123456789",
+        "KONNECTZ_ENCRYPTION_KEY": "test-encryption-key-0123456789abcdef012345",
+        "KONNECTZ_SMTP_PORT": str(smtp_sink.port),
+        "KONNECTZ_DEV_MAILDIR": str(smtp_sink.maildir),
+        "KONNECTZ_PUBLIC_URL": "http://app.test",
+        "KONNECTZ_WEBHOOK_BASE_URL": "http://hooks.test",
+        "KONNECTZ_CAPTCHA_COST": "1",
+        "KONNECTZ_CAPTCHA_MAX_NUMBER": "50",
+    }
+
+
+@pytest.fixture(scope="session")
+def client(api_env) -> Iterator[TestClient]:
+    mp = pytest.MonkeyPatch()
+    for key, value in api_env.items():
+        mp.setenv(key, value)
+    reset_caches()
+    from konnectz_api.migrate import upgrade
+
+    upgrade()
+    from konnectz_api.main import create_app
+
+    with TestClient(create_app()) as c:
+        deadline = time.monotonic() + 20
+        while c.get("/healthz").status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        yield c
+    mp.undo()
+    reset_caches()
+
+
+def solved_captcha(client: TestClient) -> str:
+    return captcha.solve(client.get("/api/v1/captcha/challenge").json())
+
+
+def mail_to(maildir, email: str) -> list[dict[str, Any]]:
+    box = mailbox.Maildir(str(maildir), create=False)
+    return [{"subject": m["Subject"], "text": m.get_payload(decode=True).decode()} for m in box if m["To"] == email]
+
+
+def signup_and_verify(client: TestClient, smtp_sink, email: str | None = None, password: str = "s3cret-pass") -> str:
+    email = email or f"user{next(_counter)}-{time.time_ns()}@example.com"
+    r = client.post(
+        "/api/v1/signup",
+        json={
+            "email": email,
+            "first_name": "Ada",
+            "last_name": "L",
+            "password": password,
+            "password_confirmation": password,
+            "is_admin": False,
+        },
+    )
+    assert r.status_code == 201, r.text
+    text = mail_to(smtp_sink.maildir, email)[-1]["text"]
+    token = re.search(r"/verify-email/(\S+)", text).group(1)
+    r = client.post("/api/v1/users/email_confirmation", json={"confirmation_token": token})
+    assert r.json()["key"] == "VERIFY_EMAIL_SUCCESS"
+    return email
+
+
+def login(client: TestClient, email: str, password: str = "s3cret-pass") -> dict[str, str]:
+    r = client.post(
+        "/api/v1/auth/login",
+        json={"email": email, "password": password, "rememberMe": False, "captcha": solved_captcha(client)},
+    )
+    assert r.status_code == 200, r.text
+    return {"Authorization": f"Bearer {r.json()['auth_token']}"}
+
+
+@pytest.fixture
+def user_headers(client, smtp_sink) -> dict[str, str]:
+    return login(client, signup_and_verify(client, smtp_sink))
+
+
+def webhook_canvas(url: str = "https://api.example.com/orders", name: str = "My flow") -> dict[str, Any]:
+    return {
+        "apps": [
+            {
+                "id": "node-1",
+                "type": "WebhookInner",
+                "position": {"x": 0, "y": 0},
+                "data": {
+                    "node_id": "node-1",
+                    "app_detail": {
+                        "id": 1,
+                        "name": "Webhook",
+                        "app_type": "WEBHOOK",
+                        "provider": "webhook",
+                        "app_index": 1,
+                        "side": "left",
+                    },
+                    "selectedEvent": {"id": "catch_hook", "name": "Catch Webhook"},
+                    "configResponses": [],
+                },
+            },
+            {
+                "id": "node-2",
+                "type": "Api",
+                "position": {"x": 600, "y": 0},
+                "data": {
+                    "node_id": "node-2",
+                    "app_detail": {
+                        "id": 2,
+                        "name": "API Call",
+                        "app_type": "ADD_ON",
+                        "provider": "api",
+                        "app_index": 2,
+                        "side": "right",
+                    },
+                    "selectedEvent": {"id": "api_call", "name": "Make an API Call"},
+                    "selectedValue": {
+                        "wrap_in_array": "NO",
+                        "payload_type": "JSON",
+                        "apiDetails": {
+                            "method": "POST",
+                            "endpointURL": url,
+                            "headers": [{"key": "X-Source", "value": "konnectz"}],
+                            "params": [],
+                            "body": [{"key": "customer", "value": "{{node-1.name}}"}],
+                        },
+                    },
+                },
+            },
+        ],
+        "links": [{"id": "e1", "source": "node-1", "target": "node-2", "sourceHandle": None, "targetHandle": None}],
+        "dataForSelect": {},
+        "flowName": name,
+    }
+
+
+class ApiHelper:
+    """Test helpers bound to the session's client and mail sink (importlib mode has no conftest imports)."""
+
+    def __init__(self, client: TestClient, smtp_sink) -> None:
+        self.client = client
+        self.smtp_sink = smtp_sink
+
+    def solved_captcha(self) -> str:
+        return solved_captcha(self.client)
+
+    def mail_to(self, email: str) -> list[dict[str, Any]]:
+        return mail_to(self.smtp_sink.maildir, email)
+
+    def signup_and_verify(self, email: str | None = None) -> str:
+        return signup_and_verify(self.client, self.smtp_sink, email)
+
+    def login(self, email: str, password: str = "s3cret-pass") -> dict[str, str]:
+        return login(self.client, email, password)
+
+    def new_user(self) -> dict[str, str]:
+        return self.login(self.signup_and_verify())
+
+    canvas = staticmethod(webhook_canvas)
+
+
+@pytest.fixture
+def api(client, smtp_sink) -> ApiHelper:
+    return ApiHelper(client, smtp_sink)

@@ -1,0 +1,214 @@
+import asyncio
+import json
+import uuid
+from datetime import UTC, datetime
+
+import nats
+import pytest
+
+from konnectz_runner.events import KV_KONNECTS, TaskEvent, event_subject, konnect_key, msg_id_headers
+from konnectz_runner.spec import FlowSpec
+
+
+def _save(client, headers, canvas, konnect_id=None, endpoint="save_konnect", canvas_name=True):
+    return client.post(
+        f"/api/v1/konnects/{endpoint}",
+        json={"konnect_id": konnect_id, "canvas_name": canvas_name, "canvas_json": canvas, "publish": False},
+        headers=headers,
+    )
+
+
+def _kv_get(nats_url: str, konnect_id: int) -> bytes | None:
+    async def run():
+        nc = await nats.connect(nats_url)
+        try:
+            kv = await nc.jetstream().key_value(KV_KONNECTS)
+            try:
+                return (await kv.get(konnect_key(konnect_id))).value
+            except Exception:
+                return None
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+def test_save_requires_a_trigger(client, api):
+    headers = api.new_user()
+    canvas = api.canvas()
+    canvas["apps"] = canvas["apps"][1:]
+    r = _save(client, headers, canvas)
+    assert r.status_code == 422 and r.json()["message"] == "Trigger not chosen"
+
+
+def test_save_list_edit_and_owner_scoping(client, api):
+    headers = api.new_user()
+    r = _save(client, headers, api.canvas(name="Orders to CRM"))
+    assert r.status_code == 200, r.text
+    saved = r.json()
+    assert saved["status"] == "SUCCESS" and saved["konnect_status"] == "Draft"
+    assert saved["webhook_url"].startswith("http://hooks.test/hooks/")
+    assert len(saved["webhook_url"].rsplit("/", 1)[1]) >= 40  # unguessable token
+
+    listing = client.get("/api/v1/konnects?page_size=20&page_index=1", headers=headers).json()
+    assert listing["total_konnects"] == 1
+    item = listing["konnects"][0]
+    assert item["konnect_name"] == "Orders to CRM" and item["status"] == "Draft"
+    assert item["left_app"] == {"name": "Webhook"} and item["right_apps"] == [{"app_name": "API Call"}]
+
+    edit = client.get(f"/api/v1/konnects/{saved['konnect_id']}/edit", headers=headers).json()
+    assert edit["canvas_json"]["apps"][1]["data"]["selectedValue"]["apiDetails"]["endpointURL"] == (
+        "https://api.example.com/orders"
+    )
+
+    # Update in place keeps the id and the webhook URL.
+    canvas = api.canvas(url="https://api.example.com/v2/orders", name="Orders v2")
+    r2 = _save(client, headers, canvas, konnect_id=saved["konnect_id"]).json()
+    assert r2["konnect_id"] == saved["konnect_id"] and r2["webhook_url"] == saved["webhook_url"]
+
+    # Another account sees nothing of it.
+    other = api.new_user()
+    assert client.get(f"/api/v1/konnects/{saved['konnect_id']}/edit", headers=other).status_code == 404
+    assert _save(client, other, canvas, konnect_id=saved["konnect_id"]).status_code == 404
+    assert client.get("/api/v1/konnects", headers=other).json()["total_konnects"] == 0
+
+    # Search runs from 2 characters.
+    assert client.get("/api/v1/konnects?search_query=v2", headers=headers).json()["total_konnects"] == 1
+    assert client.get("/api/v1/konnects?search_query=zz", headers=headers).json()["total_konnects"] == 0
+
+
+def test_publish_hands_the_compiled_spec_to_the_runners(client, api, nats_server):
+    headers = api.new_user()
+    r = _save(client, headers, api.canvas(), endpoint="publish_konnect")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["konnect_status"] == "Published" and body["message"] == "Konnect published successfully"
+    raw = _kv_get(nats_server.url, body["konnect_id"])
+    assert raw is not None
+    spec = FlowSpec.model_validate_json(raw)
+    assert spec.trigger.token == body["webhook_url"].rsplit("/", 1)[1]
+    assert spec.steps[0].url == "https://api.example.com/orders"
+    assert spec.steps[0].body[0].value == "{{node-1.name}}"
+
+    # Saving again makes it a draft and withdraws it from the runners.
+    r = _save(client, headers, api.canvas(), konnect_id=body["konnect_id"])
+    assert r.json()["konnect_status"] == "Draft"
+    assert _kv_get(nats_server.url, body["konnect_id"]) is None
+
+    # Deleting hides it.
+    r = client.post(f"/api/v1/konnects/{body['konnect_id']}/update_status", json={"status": "DELETED"}, headers=headers)
+    assert r.status_code == 200 and r.json()["message"] == "Deleted"
+    assert client.get(f"/api/v1/konnects/{body['konnect_id']}/edit", headers=headers).status_code == 404
+
+
+def test_publish_with_an_invalid_node_keeps_the_draft(client, api):
+    headers = api.new_user()
+    r = _save(client, headers, api.canvas(url=""), endpoint="publish_konnect")
+    assert r.status_code == 422
+    assert r.json()["message"] == "Step 2 (API Call): the Endpoint URL is required"
+    konnect_id = r.json()["konnect_id"]
+    edit = client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()
+    assert edit["status"] == "Draft"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},
+        {"canvas_json": "nope"},
+        {"canvas_json": {"apps": "x"}},
+        {"konnect_id": "abc", "canvas_json": {"apps": []}},
+        {"canvas_json": {"apps": [1, 2]}},
+    ],
+)
+def test_bad_save_payloads_get_a_clear_4xx(client, api, payload):
+    headers = api.new_user()
+    r = client.post("/api/v1/konnects/save_konnect", json=payload, headers=headers)
+    assert 400 <= r.status_code < 500 and r.json()["message"]
+
+
+def test_bad_json_body_is_a_4xx(client, api):
+    r = client.post("/api/v1/auth/login", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and r.json()["message"]
+
+
+def test_task_events_become_task_logs_once(client, api, nats_server):
+    headers = api.new_user()
+    body = _save(client, headers, api.canvas(), endpoint="publish_konnect").json()
+    spec = FlowSpec.model_validate_json(_kv_get(nats_server.url, body["konnect_id"]))
+    now = datetime.now(UTC)
+    run_id = uuid.uuid4().hex
+    event = {
+        "run_id": run_id,
+        "konnect_id": spec.konnect_id,
+        "owner_id": spec.owner_id,
+        "konnect_name": spec.name,
+        "status": "SUCCESS",
+        "started_at": now.isoformat(),
+        "finished_at": now.isoformat(),
+        "trigger_id": "node-1",
+        "trigger_output": {"name": "Ada"},
+        "steps": [
+            {
+                "step_id": "node-2",
+                "name": "API Call",
+                "app": "api_call",
+                "status": "SUCCESS",
+                "started_at": now.isoformat(),
+                "finished_at": now.isoformat(),
+                "input": {"url": "https://api.example.com/orders"},
+                "output": {"status": 201, "body": {"ok": True}},
+                "error": None,
+            }
+        ],
+    }
+    TaskEvent.model_validate(event)
+
+    async def publish_twice():
+        nc = await nats.connect(nats_server.url)
+        js = nc.jetstream()
+        for _ in range(2):  # a redelivery: the second publish is deduplicated or ignored
+            await js.publish(event_subject(spec.konnect_id), json.dumps(event).encode())
+        await js.publish(event_subject(spec.konnect_id), json.dumps(event).encode(), headers=msg_id_headers(run_id))
+        await nc.close()
+
+    asyncio.run(publish_twice())
+    import time
+
+    deadline = time.monotonic() + 10
+    logs = []
+    while time.monotonic() < deadline:
+        logs = client.get(f"/api/v1/task_logs/logs?konnect_id={spec.konnect_id}", headers=headers).json()["task_logs"]
+        if logs:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    logs = client.get(f"/api/v1/task_logs/logs?konnect_id={spec.konnect_id}", headers=headers).json()["task_logs"]
+    assert len(logs) == 1
+    assert logs[0]["status"] == "SUCCESS"
+    assert logs[0]["data"] == {"node-1": {"name": "Ada"}, "node-2": {"status": 201, "body": {"ok": True}}}
+    assert (
+        client.get(f"/api/v1/task_logs/logs?konnect_id={spec.konnect_id}&task_log_type=ERROR", headers=headers).json()[
+            "task_logs"
+        ]
+        == []
+    )
+    tasks = client.get(f"/api/v1/task_logs/{logs[0]['id']}/tasks", headers=headers).json()["tasks"]
+    assert [t["step_id"] for t in tasks] == ["node-2"] and tasks[0]["data"]["output"]["status"] == 201
+    listing = client.get("/api/v1/konnects", headers=headers).json()["konnects"][0]
+    assert listing["success_task_count"] == 1 and listing["error_task_count"] == 0
+    # Not visible to another account.
+    other = api.new_user()
+    assert client.get(f"/api/v1/task_logs/{logs[0]['id']}/tasks", headers=other).status_code == 404
+    assert client.get(f"/api/v1/task_logs/logs?konnect_id={spec.konnect_id}", headers=other).json()["total"] == 0
+
+
+def test_apps_catalogue(client, api):
+    headers = api.new_user()
+    triggers = client.get("/api/v1/apps/get_triggers", headers=headers).json()["apps"]
+    assert [a["provider"] for a in triggers] == ["webhook"]
+    add_ons = client.get("/api/v1/apps/add_on_apps", headers=headers).json()["apps"]
+    assert [a["provider"] for a in add_ons] == ["api"]
+    found = client.get("/api/v1/apps?search_query=web", headers=headers).json()
+    assert found["total_apps"] == 1 and found["apps"][0]["name"] == "Webhook"
+    assert client.get("/api/v1/apps?page_size=0", headers=headers).status_code == 422
