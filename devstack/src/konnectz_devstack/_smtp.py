@@ -23,7 +23,7 @@ class SmtpSink:
                 f"Port {self.port} (SMTP sink) is busy: stop whatever uses it or set KONNECTZ_SMTP_PORT."
             )
         self.maildir.parent.mkdir(parents=True, exist_ok=True)
-        self._controller = Controller(Mailbox(str(self.maildir)), hostname="127.0.0.1", port=self.port)
+        self._controller = Controller(Mailbox(self.maildir), hostname="127.0.0.1", port=self.port)
         self._controller.start()
 
     def stop(self) -> None:

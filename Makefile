@@ -1,0 +1,87 @@
+# Konnectz — the two commands: `make dev` and `make test`. Everything else supports them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+CACHE      ?= $(HOME)/.cache/konnectz
+TOOLS      := $(CACHE)/tools
+UV         := $(TOOLS)/bin/uv
+UV_VERSION := 0.13.9
+PY         := .venv/bin/python
+export UV_PYTHON_DOWNLOADS := never
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+
+PY_LOCKS   := pyproject.toml uv.lock api/pyproject.toml runner/pyproject.toml operator/pyproject.toml devstack/pyproject.toml
+
+.PHONY: help install dev test lint typecheck web-build web-check gen-types check-types unit bench clean chromium
+
+help:
+	@echo "make dev    - install what is needed and run Konnectz on http://127.0.0.1:8080"
+	@echo "make test   - install what is needed and run every check (lint, types, unit, integration, k8s, e2e)"
+	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
+
+# --- installation -------------------------------------------------------------------------
+$(UV):
+	@echo "==> installing uv $(UV_VERSION) into $(TOOLS)"
+	python3 -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+.venv/.installed: $(UV) $(PY_LOCKS)
+	$(UV) sync --all-packages --frozen --quiet
+	@touch $@
+
+web/node_modules/.installed: web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: .venv/.installed web/node_modules/.installed
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "==> installing Chromium from Debian's packages"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+web/dist/index.html: web/node_modules/.installed $(shell find web/src web/public web/index.html web/vite.config.ts -type f 2>/dev/null)
+	cd web && npm run build --silent
+	@touch $@
+
+web-build: web/dist/index.html
+
+# --- the platform -------------------------------------------------------------------------
+dev: install web-build
+	$(PY) -m konnectz_devstack
+
+# --- checks -------------------------------------------------------------------------------
+lint: .venv/.installed
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+typecheck: .venv/.installed
+	.venv/bin/mypy
+
+gen-types: install
+	@mkdir -p .konnectz
+	$(PY) -m konnectz_api openapi -o .konnectz/openapi.json
+	cd web && npx --no-install openapi-typescript ../.konnectz/openapi.json -o src/api/schema.d.ts --silent
+
+check-types: install
+	@mkdir -p .konnectz
+	$(PY) -m konnectz_api openapi -o .konnectz/openapi.check.json
+	cd web && npx --no-install openapi-typescript ../.konnectz/openapi.check.json -o ../.konnectz/schema.check.d.ts --silent
+	@diff -q web/src/api/schema.d.ts .konnectz/schema.check.d.ts >/dev/null || { \
+	  echo "web/src/api/schema.d.ts is stale: run 'make gen-types' and commit it"; exit 1; }
+	@echo "generated API types are up to date"
+
+web-check: web/node_modules/.installed
+	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent
+
+test: install chromium web-build cluster-build lint typecheck check-types web-check
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: install
+	$(PY) -m pytest -q tests/bench -p no:cacheprovider -s
+
+clean:
+	rm -rf .venv web/node_modules web/dist .konnectz/openapi*.json .konnectz/*.check.*
+
+-include mk/*.mk
