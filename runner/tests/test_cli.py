@@ -1,0 +1,63 @@
+"""``python -m konnectz_runner serve`` as a real process: ready, serving, clean exit on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from typing import Any
+
+import httpx
+import pytest
+
+from konnectz_devstack._ports import free_port
+
+pytestmark = pytest.mark.integration
+
+
+async def test_serve_process_answers_health_and_stops_on_sigterm(nats_server: Any) -> None:
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "konnectz_runner", "serve", "--host", "127.0.0.1", "--port", str(port),
+        env={**os.environ, "KONNECTZ_NATS_URL": nats_server.url},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        async with httpx.AsyncClient(timeout=2) as http:
+            for _ in range(200):
+                try:
+                    reply = await http.get(f"http://127.0.0.1:{port}/healthz")
+                    break
+                except httpx.TransportError:
+                    assert proc.returncode is None, "the runner exited early"
+                    await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the runner did not start")
+            assert reply.status_code == 200 and reply.json() == {"status": "ok"}
+            unknown = await http.post(f"http://127.0.0.1:{port}/hooks/{'x' * 40}", json={})
+            assert unknown.status_code == 404
+        proc.send_signal(signal.SIGTERM)
+        output, _ = await asyncio.wait_for(proc.communicate(), 30)
+        # uvicorn shuts the app down (worker stopped, NATS drained), then re-raises the signal it caught.
+        assert proc.returncode in (0, -signal.SIGTERM), output.decode()
+        assert b"Runner ready" in output
+        assert b"Application shutdown complete" in output
+        assert b"Traceback" not in output
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_serve_fails_cleanly_on_a_bad_spec_file(nats_server: Any, tmp_path: Any) -> None:
+    bad = tmp_path / "flow.json"
+    bad.write_text("{}")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "konnectz_runner", "serve", "--port", str(free_port()),
+        env={**os.environ, "KONNECTZ_NATS_URL": nats_server.url, "KONNECTZ_SPEC_FILE": str(bad)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output, _ = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode != 0
+    assert b"not a valid flow spec" in output

@@ -1,0 +1,102 @@
+"""The wire contract: models, subjects and the streams ensure_streams creates on a real NATS."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import nats
+import pytest
+from nats.js.api import StorageType
+from pydantic import ValidationError
+
+from konnectz_runner.events import (
+    DUPLICATE_WINDOW_SECONDS,
+    KV_KONNECTS,
+    STREAM_EVENTS,
+    STREAM_RUNS,
+    RunRequest,
+    StepResult,
+    TaskEvent,
+    ensure_streams,
+    event_subject,
+    konnect_key,
+    msg_id_headers,
+    publish_run,
+    run_subject,
+)
+from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
+
+NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
+
+
+def test_subjects_and_keys() -> None:
+    assert run_subject(12) == "kz.runs.12"
+    assert event_subject(12) == "kz.events.12"
+    assert konnect_key(12) == "konnect.12"
+    assert msg_id_headers("abc") == {"Nats-Msg-Id": "abc"}
+
+
+def test_run_request_needs_an_aware_time() -> None:
+    RunRequest(run_id="r", konnect_id=1, trigger_output={}, received_at=NOW)
+    with pytest.raises(ValidationError):
+        RunRequest(run_id="r", konnect_id=1, trigger_output={}, received_at=datetime(2026, 1, 1))
+    with pytest.raises(ValidationError):
+        RunRequest(run_id="r", konnect_id=1, trigger_output={}, received_at=NOW, source="cron")
+    with pytest.raises(ValidationError):
+        RunRequest.model_validate({"run_id": "r", "konnect_id": 1, "trigger_output": {}, "received_at": NOW, "x": 1})
+
+
+def test_task_event_round_trips_as_json() -> None:
+    step = StepResult(step_id="node-2", name="Send", app="api_call", status="ERROR", started_at=NOW, finished_at=NOW,
+                      input={"url": "https://x"}, output=None, error="HTTP 500 from https://x/: boom")  # fmt: skip
+    event = TaskEvent(run_id="r", konnect_id=1, owner_id=2, konnect_name="K", status="ERROR", started_at=NOW,
+                      finished_at=NOW, trigger_id="node-1", trigger_output={"a": 1}, steps=[step])  # fmt: skip
+    assert TaskEvent.model_validate_json(event.model_dump_json()) == event
+
+
+def test_flow_spec_validation() -> None:
+    spec = FlowSpec(konnect_id=1, owner_id=2, name="K", trigger_id="node-1", trigger=WebhookTrigger(token="a" * 20),
+                    steps=[ApiCallStep(id="node-2", name="S", url="https://example.com")])  # fmt: skip
+    data: dict[str, Any] = spec.model_dump(mode="json")
+    assert data["trigger"] == {"kind": "webhook", "token": "a" * 20}
+    assert data["steps"][0]["kind"] == "api_call" and data["steps"][0]["method"] == "POST"
+    assert FlowSpec.model_validate_json(spec.model_dump_json()) == spec
+    with pytest.raises(ValidationError):  # short token
+        FlowSpec.model_validate({**data, "trigger": {"kind": "webhook", "token": "short"}})
+    with pytest.raises(ValidationError):  # no steps
+        FlowSpec.model_validate({**data, "steps": []})
+    with pytest.raises(ValidationError):  # unknown field
+        FlowSpec.model_validate({**data, "extra": 1})
+    with pytest.raises(ValidationError):  # unknown step kind
+        FlowSpec.model_validate({**data, "steps": [{**data["steps"][0], "kind": "formatter"}]})
+    with pytest.raises(ValidationError):  # method outside the list
+        FlowSpec.model_validate({**data, "steps": [{**data["steps"][0], "method": "TRACE"}]})
+
+
+@pytest.mark.integration
+async def test_ensure_streams_creates_file_streams_and_bucket_idempotently(nats_server: Any) -> None:
+    nc = await nats.connect(nats_server.url)
+    try:
+        js = nc.jetstream()
+        await ensure_streams(js)
+        await ensure_streams(js)  # a second process starting does not fail
+        for name, subject in ((STREAM_RUNS, "kz.runs.>"), (STREAM_EVENTS, "kz.events.>")):
+            info = await js.stream_info(name)
+            assert info.config.subjects == [subject]
+            assert info.config.storage == StorageType.FILE
+            assert info.config.duplicate_window == DUPLICATE_WINDOW_SECONDS
+        kv = await js.key_value(KV_KONNECTS)
+        await kv.put("konnect.1", b"{}")
+        assert (await kv.get("konnect.1")).value == b"{}"
+        await kv.delete("konnect.1")
+
+        # The same run published twice within the window is stored once.
+        run = RunRequest(run_id=uuid.uuid4().hex, konnect_id=777001, trigger_output={}, received_at=NOW)
+        first = await publish_run(js, run)
+        second = await publish_run(js, run)
+        assert first.stream == STREAM_RUNS
+        assert second.duplicate and second.seq == first.seq
+    finally:
+        await nc.drain()
