@@ -2,10 +2,11 @@ import ipaddress
 import socket
 from typing import Any
 
+import httpx
 import pytest
 
 from konnectz_runner.errors import RefusedError, StepError
-from konnectz_runner.netguard import NetGuard, parse_networks
+from konnectz_runner.netguard import NetGuard, guarded_transport, parse_networks
 
 REFUSED_BY_DEFAULT = [
     "http://127.0.0.1/",
@@ -126,3 +127,38 @@ def test_is_refused_unit() -> None:
     assert not guard.is_refused(ipaddress.ip_address("::ffff:192.168.5.1"))
     assert not guard.is_refused(ipaddress.ip_address("9.9.9.9"))
     assert not guard.is_refused(ipaddress.ip_address("64:ff9b::909:909"))  # NAT64 of a public address
+
+
+async def test_guarded_transport_checks_again_at_connect_time(monkeypatch: pytest.MonkeyPatch, echo: Any) -> None:
+    """DNS rebinding: the name is public when checked, loopback when connecting; the connection is refused."""
+    real_getaddrinfo = socket.getaddrinfo
+    answers = iter(["93.184.216.34", "127.0.0.1"])
+
+    def rebinding(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "rebind.test":
+            return real_getaddrinfo(host, port, *args, **kwargs)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    guard = NetGuard()
+    url = f"http://rebind.test:{echo.port}/echo"
+    await guard.check_url(url)  # first answer: public
+    async with httpx.AsyncClient(transport=guarded_transport(guard)) as client:
+        with pytest.raises(RefusedError, match=r"Refused to call rebind\.test: 127\.0\.0\.1 is a private address"):
+            await client.get(url)
+    assert echo.received == []
+
+
+async def test_guarded_transport_connects_to_allowed_addresses(echo: Any) -> None:
+    guard = NetGuard(parse_networks("127.0.0.0/8"))
+    async with httpx.AsyncClient(transport=guarded_transport(guard)) as client:
+        reply = await client.get(f"http://localhost:{echo.port}/echo")
+    assert reply.status_code == 200
+    assert [r.path for r in echo.received] == ["/echo"]
+
+
+async def test_guarded_transport_refuses_private_without_allowlist(echo: Any) -> None:
+    async with httpx.AsyncClient(transport=guarded_transport(NetGuard())) as client:
+        with pytest.raises(RefusedError):
+            await client.get(f"{echo.base}/echo")
+    assert echo.received == []

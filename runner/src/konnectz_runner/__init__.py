@@ -23,7 +23,7 @@ from konnectz_runner.events import (
     publish_run,
     run_subject,
 )
-from konnectz_runner.netguard import NetGuard, parse_networks
+from konnectz_runner.netguard import NetGuard, guarded_transport, parse_networks
 from konnectz_runner.refs import build_json_body, resolve, resolve_value
 from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, Step, Trigger, WebhookTrigger
 
@@ -53,6 +53,7 @@ __all__ = [
     "ensure_streams",
     "event_subject",
     "execute",
+    "guarded_transport",
     "konnect_key",
     "msg_id_headers",
     "parse_networks",

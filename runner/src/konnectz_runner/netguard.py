@@ -5,6 +5,10 @@ It allows only http and https, resolves the host, and refuses the call if *any* 
 is loopback, private, link-local, multicast, reserved, unspecified or otherwise not global,
 including IPv4 addresses carried inside IPv6 ones (IPv4-mapped, 6to4, Teredo, NAT64),
 unless that address lies in one of the allowed networks (``KONNECTZ_ALLOW_PRIVATE_NETWORKS``).
+
+A name can resolve differently a moment later (DNS rebinding), so the HTTP client the runner
+uses is built with :func:`guarded_transport`: its connections resolve the host once more,
+check every address again, and connect to exactly an address that passed.
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 
+import httpcore
 import httpx
 
 from konnectz_runner.errors import RefusedError, StepError
 
-__all__ = ["IPAddress", "IPNetwork", "NetGuard", "parse_networks"]
+__all__ = ["GuardedNetworkBackend", "IPAddress", "IPNetwork", "NetGuard", "guarded_transport", "parse_networks"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -117,3 +122,61 @@ class NetGuard:
         for ip in await self.resolve(host, port):
             self.check_ip(host, ip)
         return parsed
+
+
+class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
+    """Opens TCP connections only to addresses the guard accepts, resolved and checked at connect time."""
+
+    def __init__(self, guard: NetGuard, inner: httpcore.AsyncNetworkBackend | None = None) -> None:
+        self.guard = guard
+        self.inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (the httpcore interface)
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await self.guard.resolve(host, port)
+        for ip in addresses:
+            self.guard.check_ip(host, ip)
+        failure: Exception | None = None
+        for ip in addresses:
+            try:
+                return await self.inner.connect_tcp(
+                    str(ip), port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 (the httpcore interface)
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise RefusedError(f"Refused to connect to the unix socket {path}")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+def guarded_transport(guard: NetGuard, **kwargs: object) -> httpx.AsyncHTTPTransport:
+    """An httpx transport whose every connection goes through :class:`GuardedNetworkBackend`.
+
+    httpx has no public parameter for the network backend, so it is set on the transport's
+    connection pool; the checks below fail loudly if a future httpx changes that layout.
+    Proxies are not supported here (a proxy would make the connection, not us).
+    """
+    if "proxy" in kwargs:
+        raise ValueError("guarded_transport does not support proxies")
+    transport = httpx.AsyncHTTPTransport(**kwargs)  # type: ignore[arg-type]
+    pool = getattr(transport, "_pool", None)
+    if not isinstance(pool, httpcore.AsyncConnectionPool) or not hasattr(pool, "_network_backend"):
+        raise RuntimeError("Unsupported httpx version: cannot install the outbound guard on its transport")
+    pool._network_backend = GuardedNetworkBackend(guard, pool._network_backend)
+    return transport

@@ -32,7 +32,7 @@ from starlette.routing import Route
 from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
-from konnectz_runner.netguard import NetGuard
+from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.webhook import WebhookError, read_trigger_output
 from konnectz_runner.worker import RunWorker
@@ -102,6 +102,7 @@ class Runner:
             except TimeoutError as exc:
                 raise ConfigError(f"Could not load konnects from the {KV_KONNECTS} bucket") from exc
         self.http = httpx.AsyncClient(
+            transport=guarded_transport(self.guard),
             timeout=self.settings.http_timeout_seconds,
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT},
