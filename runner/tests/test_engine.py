@@ -254,3 +254,13 @@ async def test_non_http_scheme_in_a_step_is_refused(http: httpx.AsyncClient) -> 
                           run({}), http=http, guard=LOCAL)  # fmt: skip
     assert event.status == "ERROR"
     assert event.steps[0].error == "Refused to call file:///etc/passwd: only http and https URLs are allowed"
+
+
+async def test_header_that_cannot_be_sent_is_a_step_error(echo: Any, http: httpx.AsyncClient) -> None:
+    step = ApiCallStep(
+        id="node-2", name="H", url=echo.base + "/echo", headers=[KeyValue(key="X-Name", value="{{node-1.n}}")]
+    )
+    event = await execute(flow(step), run({"n": "Zo\u00e9"}), http=http, guard=LOCAL)
+    assert event.status == "ERROR"
+    assert (event.steps[0].error or "").startswith(f"Invalid request to {echo.base}/echo: ")
+    assert echo.received == []

@@ -238,6 +238,10 @@ async def test_webhook_limits_and_bad_bodies(
     assert bad.status_code == 400
     assert bad.json()["message"].startswith("Invalid JSON body")
     assert (await http.delete(hook)).status_code == 405
+    runs_before = (await nc.jetstream().stream_info(STREAM_RUNS)).state.messages
+    assert (await http.head(hook)).status_code == 200  # a probe, not a run
+    assert (await http.head(f"{shared_runner.base}/hooks/{'y' * 40}")).status_code == 404
+    assert (await nc.jetstream().stream_info(STREAM_RUNS)).state.messages == runs_before
     await kv.delete(konnect_key(spec.konnect_id))
 
 

@@ -187,7 +187,10 @@ async def run_api_call(
                 headers["Content-Type"] = "application/json"
         # Params are added to a query the URL may already carry (httpx's ``params=`` would replace it).
         target = parsed.copy_merge_params(params) if params else parsed
-        request = http.build_request(step.method, target, headers=headers, content=content)
+        try:
+            request = http.build_request(step.method, target, headers=headers, content=content)
+        except ValueError as exc:  # e.g. a header value that is not ASCII
+            raise StepError(f"Invalid request to {_display_url(target)}: {exc}") from exc
         response, raw = await _send(http, guard, request, max_response_bytes)
         output = {
             "status": response.status_code,

@@ -199,6 +199,8 @@ async def hook(request: Request) -> JSONResponse:
     spec = runner.registry.by_token(request.path_params["token"])
     if spec is None:
         return JSONResponse({"message": "Unknown webhook"}, status_code=404)
+    if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
+        return JSONResponse({"status": "ok"})
     try:
         trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
     except WebhookError as exc:
