@@ -1,0 +1,127 @@
+"""The worker's ack discipline, with a fake JetStream (the real one is covered in test_server.py)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+
+from konnectz_runner import worker as worker_module
+from konnectz_runner.events import RunRequest, TaskEvent
+from konnectz_runner.netguard import NetGuard
+from konnectz_runner.registry import KonnectRegistry
+from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
+from konnectz_runner.worker import RunWorker
+
+SPEC = FlowSpec(konnect_id=8, owner_id=1, name="K", trigger_id="node-1", trigger=WebhookTrigger(token="k" * 24),
+                steps=[ApiCallStep(id="node-2", name="S", url="http://service.test/x")])  # fmt: skip
+
+
+class FakeMsg:
+    def __init__(self, data: bytes, delivered: int = 1) -> None:
+        self.data = data
+        self.subject = "kz.runs.8"
+        self.metadata = SimpleNamespace(num_delivered=delivered)
+        self.calls: list[str] = []
+
+    async def ack(self) -> None:
+        self.calls.append("ack")
+
+    async def nak(self, delay: float | None = None) -> None:
+        self.calls.append("nak")
+
+    async def term(self) -> None:
+        self.calls.append("term")
+
+    async def in_progress(self) -> None:
+        self.calls.append("in_progress")
+
+
+class FakeJetStream:
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.published: list[tuple[str, bytes, dict[str, str]]] = []
+
+    async def publish(self, subject: str, payload: bytes, *, headers: dict[str, str], **_: Any) -> Any:
+        if self.fail:
+            raise TimeoutError("no ack")
+        self.published.append((subject, payload, headers))
+        return SimpleNamespace(stream="KZ_EVENTS", seq=len(self.published), duplicate=False)
+
+
+def run_message(delivered: int = 1, konnect_id: int = 8) -> FakeMsg:
+    run = RunRequest(run_id="run-1", konnect_id=konnect_id, trigger_output={"a": 1}, received_at=datetime.now(UTC))
+    return FakeMsg(run.model_dump_json().encode(), delivered)
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200, json={"ok": 1}))) as c:
+        yield c
+
+
+def make_worker(js: FakeJetStream, http: httpx.AsyncClient) -> RunWorker:
+    registry = KonnectRegistry()
+    registry.put(SPEC)
+    guard = NetGuard()
+
+    async def accept_all(url: Any) -> httpx.URL:  # the fake service has no address to check
+        return httpx.URL(str(url))
+
+    guard.check_url = accept_all  # type: ignore[method-assign]
+    return RunWorker(js, registry, http=http, guard=guard)  # type: ignore[arg-type]
+
+
+async def test_event_is_published_before_the_run_is_acked(http: httpx.AsyncClient) -> None:
+    js = FakeJetStream()
+    msg = run_message()
+    await make_worker(js, http).handle(msg)  # type: ignore[arg-type]
+    [(subject, payload, headers)] = js.published
+    assert subject == "kz.events.8" and headers == {"Nats-Msg-Id": "run-1"}
+    event = TaskEvent.model_validate_json(payload)
+    assert event.status == "SUCCESS" and event.steps[0].output == {
+        "status": 200,
+        "headers": {"content-length": "8", "content-type": "application/json"},
+        "body": {"ok": 1},
+    }
+    assert msg.calls == ["ack"]
+
+
+async def test_run_is_not_acked_when_the_event_cannot_be_stored(http: httpx.AsyncClient) -> None:
+    msg = run_message()
+    await make_worker(FakeJetStream(fail=True), http).handle(msg)  # type: ignore[arg-type]
+    assert "ack" not in msg.calls  # JetStream redelivers it after ack_wait
+
+
+async def test_unexpected_failure_is_retried_then_reported(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> TaskEvent:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(worker_module, "execute", broken)
+    js = FakeJetStream()
+    early = run_message(delivered=1)
+    await make_worker(js, http).handle(early)  # type: ignore[arg-type]
+    assert early.calls == ["nak"] and js.published == []
+
+    last = run_message(delivered=worker_module.MAX_DELIVER)
+    await make_worker(js, http).handle(last)  # type: ignore[arg-type]
+    assert last.calls == ["ack"]
+    event = TaskEvent.model_validate_json(js.published[0][1])
+    assert event.status == "ERROR" and event.run_id == "run-1"
+    assert event.steps[0].error == "The runner could not execute this run: RuntimeError: bug"
+
+
+async def test_invalid_and_unknown_runs(http: httpx.AsyncClient) -> None:
+    js = FakeJetStream()
+    garbage = FakeMsg(b"not json")
+    await make_worker(js, http).handle(garbage)  # type: ignore[arg-type]
+    assert garbage.calls == ["term"]
+    unknown = run_message(konnect_id=999)
+    await make_worker(js, http).handle(unknown)  # type: ignore[arg-type]
+    assert unknown.calls == ["ack"] and js.published == []
