@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from konnectz_operator.config import OperatorSettings
 
 TOKEN = "tok_" + "a1b2c3d4" * 5

@@ -10,9 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from konnectz_operator.apply import Kube, apply, path_of, prune
 from kubernetes import client
 from kubernetes.client import ApiException
+
+from konnectz_operator.apply import Kube, apply, path_of, prune
 
 
 @dataclass

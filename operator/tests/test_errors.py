@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import kopf
 import pytest
-from konnectz_operator.errors import to_kopf_error
 from kubernetes.client import ApiException
+
+from konnectz_operator.errors import to_kopf_error
 
 
 def _exc(status: int, headers: dict[str, str] | None = None) -> ApiException:

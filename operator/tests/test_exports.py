@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-import konnectz_operator
 import pytest
+from pydantic import ValidationError
+
+import konnectz_operator
 from konnectz_operator import apply, config, errors, render, status, validation
 from konnectz_operator.config import OperatorSettings
-from pydantic import ValidationError
 
 
 @pytest.mark.parametrize("module", [konnectz_operator, apply, config, errors, render, status, validation])

@@ -7,9 +7,10 @@ from typing import Any
 
 import kopf
 import pytest
+from kubernetes.client import ApiException
+
 from konnectz_operator import handlers
 from konnectz_operator.config import OperatorSettings
-from kubernetes.client import ApiException
 
 log = logging.getLogger("test")
 

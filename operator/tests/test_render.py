@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+
 from konnectz_operator.config import OperatorSettings
 from konnectz_operator.render import (
     FLOW_FILE,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from konnectz_operator.errors import InvalidKonnect, UnsupportedKonnect
 from konnectz_operator.validation import validate_konnect
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from konnectz_runner.spec import FlowSpec
 from pydantic import ValidationError
+
+from konnectz_runner.spec import FlowSpec
 
 from .errors import InvalidKonnect, UnsupportedKonnect
 

@@ -1,0 +1,139 @@
+{{/* Chart name. */}}
+{{- define "konnectz.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: the prefix of every object of the release (short enough for "-postgresql" and friends). */}}
+{{- define "konnectz.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Labels of every object; pass (dict "ctx" $ "component" "api"). */}}
+{{- define "konnectz.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+{{ include "konnectz.selectorLabels" . }}
+{{- end }}
+
+{{/* Selector labels; pass (dict "ctx" $ "component" "api"). */}}
+{{- define "konnectz.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "konnectz.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* An image reference; pass (dict "ctx" $ "image" .Values.api.image). */}}
+{{- define "konnectz.image" -}}
+{{- printf "%s:%s" .image.repository (default .ctx.Chart.AppVersion .image.tag | toString) }}
+{{- end }}
+
+{{/* True (non-empty) when secrets may be generated: env dev or test. */}}
+{{- define "konnectz.isDev" -}}
+{{- if has .Values.env (list "dev" "test") }}true{{ end }}
+{{- end }}
+
+{{- define "konnectz.konnectsNamespace" -}}
+{{- default .Release.Namespace .Values.konnects.namespace }}
+{{- end }}
+
+{{- define "konnectz.secretName" -}}
+{{- default (printf "%s-secrets" (include "konnectz.fullname" .)) .Values.secrets.existingSecret }}
+{{- end }}
+
+{{- define "konnectz.natsUrl" -}}
+{{- if .Values.nats.enabled }}
+{{- printf "nats://%s-nats.%s.svc:4222" (include "konnectz.fullname" .) .Release.Namespace }}
+{{- else }}
+{{- required "nats.url is required when nats.enabled is false" .Values.nats.url }}
+{{- end }}
+{{- end }}
+
+{{- define "konnectz.publicUrl" -}}
+{{- if .Values.publicUrl }}
+{{- .Values.publicUrl | trimSuffix "/" }}
+{{- else if and .Values.ingress.enabled .Values.ingress.host }}
+{{- printf "%s://%s" (ternary "https" "http" .Values.ingress.tls.enabled) .Values.ingress.host }}
+{{- end }}
+{{- end }}
+
+{{- define "konnectz.webhookBaseUrl" -}}
+{{- if .Values.webhooks.baseUrl }}
+{{- .Values.webhooks.baseUrl | trimSuffix "/" }}
+{{- else if .Values.webhooks.ingress.host }}
+{{- printf "https://%s" .Values.webhooks.ingress.host }}
+{{- end }}
+{{- end }}
+
+{{- define "konnectz.postgresqlSecretName" -}}
+{{- default (printf "%s-postgresql" (include "konnectz.fullname" .)) .Values.postgresql.auth.existingSecret }}
+{{- end }}
+
+{{/* Environment variables that point a container at the database (KONNECTZ_DATABASE_URL). */}}
+{{- define "konnectz.databaseEnv" -}}
+{{- if .Values.postgresql.enabled }}
+- name: KONNECTZ_DB_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "konnectz.postgresqlSecretName" . }}
+      key: password
+- name: KONNECTZ_DATABASE_URL
+  value: {{ printf "postgresql+psycopg://%s:$(KONNECTZ_DB_PASSWORD)@%s-postgresql.%s.svc:5432/%s" .Values.postgresql.auth.username (include "konnectz.fullname" .) .Release.Namespace .Values.postgresql.auth.database | quote }}
+{{- else if .Values.database.existingSecret }}
+- name: KONNECTZ_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.database.existingSecret }}
+      key: {{ .Values.database.existingSecretKey }}
+{{- else }}
+{{- $_ := required "database.url or database.existingSecret is required when postgresql.enabled is false" .Values.database.url }}
+- name: KONNECTZ_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "konnectz.fullname" . }}-database
+      key: url
+{{- end }}
+{{- end }}
+
+{{/* Environment shared by the api container and its migration init container. */}}
+{{- define "konnectz.apiEnv" -}}
+- name: KONNECTZ_ENV
+  value: {{ .Values.env | quote }}
+{{ include "konnectz.databaseEnv" . | trim }}
+- name: KONNECTZ_NATS_URL
+  value: {{ include "konnectz.natsUrl" . | quote }}
+- name: KONNECTZ_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "konnectz.secretName" . }}
+      key: secretKey
+- name: KONNECTZ_ENCRYPTION_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "konnectz.secretName" . }}
+      key: encryptionKey
+{{- with include "konnectz.publicUrl" . }}
+- name: KONNECTZ_PUBLIC_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with include "konnectz.webhookBaseUrl" . }}
+- name: KONNECTZ_WEBHOOK_BASE_URL
+  value: {{ . | quote }}
+{{- end }}
+- name: KONNECTZ_DEPLOYER
+  value: kubernetes
+- name: KONNECTZ_KUBE_NAMESPACE
+  value: {{ include "konnectz.konnectsNamespace" . | quote }}
+{{- with .Values.api.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}

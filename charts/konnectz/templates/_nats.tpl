@@ -1,0 +1,30 @@
+{{/* nats.conf of the in-chart NATS: one server, or a JetStream cluster with routes. */}}
+{{- define "konnectz.natsConf" -}}
+{{- $fullname := include "konnectz.fullname" . }}
+{{- $replicas := int .Values.nats.replicas }}
+server_name: $SERVER_NAME
+listen: 0.0.0.0:4222
+http: 0.0.0.0:8222
+lame_duck_duration: 30s
+lame_duck_grace_period: 10s
+pid_file: /var/run/nats/nats.pid
+jetstream {
+  store_dir: /data
+  max_memory_store: {{ .Values.nats.jetstream.maxMemoryStore }}
+  max_file_store: {{ .Values.nats.jetstream.maxFileStore }}
+  {{- with .Values.nats.jetstream.syncInterval }}
+  sync_interval: {{ . }}
+  {{- end }}
+}
+{{- if gt $replicas 1 }}
+cluster {
+  name: {{ $fullname }}
+  listen: 0.0.0.0:6222
+  routes: [
+    {{- range $i := until $replicas }}
+    nats://{{ $fullname }}-nats-{{ $i }}.{{ $fullname }}-nats-headless.{{ $.Release.Namespace }}.svc:6222
+    {{- end }}
+  ]
+}
+{{- end }}
+{{- end }}
