@@ -5,7 +5,7 @@ import { errorMessage } from '../api/client';
 import { authApi } from '../api/endpoints';
 import { RESET_REDIRECT_MS } from '../lib/constants';
 import { useToast } from '../lib/useToast';
-import { MSG, requiredPasswordRules, TERMS_NOTICE } from './validation';
+import { confirmationRules, MSG, requiredPasswordRules, TERMS_NOTICE } from './validation';
 
 interface Values {
   password: string;
@@ -23,10 +23,6 @@ export function ResetPassword() {
   useEffect(() => () => window.clearTimeout(timer.current), []);
 
   const onFinish = async (values: Values) => {
-    if (values.password !== values.password_confirmation) {
-      form.setFields([{ name: 'password_confirmation', errors: [MSG.passwordMismatch] }]);
-      return;
-    }
     setLoading(true);
     try {
       const res = await authApi.updatePassword({ reset_password_token: token, ...values });
@@ -48,7 +44,7 @@ export function ResetPassword() {
       <Form.Item label="New Password" name="password" rules={requiredPasswordRules}>
         <Input.Password autoComplete="new-password" data-testid="reset-password" />
       </Form.Item>
-      <Form.Item label="Confirm Password" name="password_confirmation" rules={requiredPasswordRules}>
+      <Form.Item label="Confirm Password" name="password_confirmation" dependencies={['password']} rules={confirmationRules}>
         <Input.Password autoComplete="new-password" data-testid="reset-password-confirmation" />
       </Form.Item>
       <Button type="primary" htmlType="submit" block disabled={loading} data-testid="reset-submit">

@@ -4,7 +4,7 @@ import { Link } from 'react-router';
 import { errorMessage } from '../api/client';
 import { authApi } from '../api/endpoints';
 import { useToast } from '../lib/useToast';
-import { emailRules, loginPasswordRules, MSG, requiredPasswordRules, TERMS_NOTICE } from './validation';
+import { confirmationRules, emailRules, loginPasswordRules, MSG, TERMS_NOTICE } from './validation';
 
 type Step = 'email' | 'details' | 'done';
 
@@ -43,10 +43,6 @@ export function SignupForm() {
   };
 
   const signup = async (values: DetailsValues) => {
-    if (values.password !== values.password_confirmation) {
-      detailsForm.setFields([{ name: 'password_confirmation', errors: [MSG.passwordMismatch] }]);
-      return;
-    }
     setLoading(true);
     try {
       const res = await authApi.signup({ email, ...values, is_admin: false });
@@ -97,7 +93,7 @@ export function SignupForm() {
           <Form.Item label="Password" name="password" rules={loginPasswordRules}>
             <Input.Password autoComplete="new-password" data-testid="signup-password" />
           </Form.Item>
-          <Form.Item label="Confirm Password" name="password_confirmation" rules={requiredPasswordRules}>
+          <Form.Item label="Confirm Password" name="password_confirmation" dependencies={['password']} rules={confirmationRules}>
             <Input.Password autoComplete="new-password" data-testid="signup-password-confirmation" />
           </Form.Item>
           <Button type="primary" htmlType="submit" block disabled={loading} data-testid="signup-submit">

@@ -31,3 +31,12 @@ export const loginPasswordRules: Rule[] = [
 ];
 
 export const requiredPasswordRules: Rule[] = [{ required: true, message: MSG.passwordRequired }];
+
+/** The confirmation must equal the `password` field ('Password do not match. Try again!'). */
+export const confirmationRules: Rule[] = [
+  { required: true, message: MSG.passwordRequired },
+  ({ getFieldValue }) => ({
+    validator: (_rule, value) =>
+      !value || getFieldValue('password') === value ? Promise.resolve() : Promise.reject(new Error(MSG.passwordMismatch)),
+  }),
+];

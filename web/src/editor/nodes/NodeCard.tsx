@@ -67,10 +67,11 @@ export function NodeCard({ id, data, selected, children }: Props) {
         <span className="kz-node-spacer" />
         <StatusIndicator data={data} />
         <Tooltip title="Delete">
-          <Button size="small" type="text" icon={<DeleteOutlined />} onClick={remove} aria-label="Delete node" data-testid={`node-delete-${id}`} />
+          <Button className="nodrag" size="small" type="text" icon={<DeleteOutlined />} onClick={remove} aria-label="Delete node" data-testid={`node-delete-${id}`} />
         </Tooltip>
       </div>
-      <div className="kz-node-body">{children}</div>
+      {/* Fields are edited, not dragged: the card moves by its header. */}
+      <div className="kz-node-body nodrag">{children}</div>
       <Handle type="source" position={Position.Right} />
     </div>
   );
