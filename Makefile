@@ -39,7 +39,7 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "==> installing Chromium from Debian's packages"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 web/dist/index.html: web/node_modules/.installed $(shell find web/src web/public web/index.html web/vite.config.ts -type f 2>/dev/null)
 	cd web && npm run build --silent

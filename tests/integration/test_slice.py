@@ -8,14 +8,10 @@ platform and find everything still there and still running.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,44 +22,6 @@ from konnectz_api.captcha import solve
 from konnectz_devstack.pytest_plugin import make_platform
 
 pytestmark = pytest.mark.integration
-
-
-class Receiver:
-    """A local HTTP server standing in for a third-party API: records each request."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                outer.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(self.rfile.read(length))}
-                )
-                payload = json.dumps({"id": 42, "accepted": True}).encode()
-                self.send_response(201)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    r = Receiver()
-    yield r
-    r.close()
 
 
 def wait_until(fn, timeout: float = 20.0, interval: float = 0.1):
@@ -79,19 +37,53 @@ def wait_until(fn, timeout: float = 20.0, interval: float = 0.1):
 def canvas(endpoint: str) -> dict[str, Any]:
     return {
         "apps": [
-            {"id": "node-1", "type": "WebhookInner", "position": {"x": 0, "y": 0},
-             "data": {"node_id": "node-1", "app_detail": {"id": 1, "name": "Webhook", "app_type": "WEBHOOK",
-                                                          "provider": "webhook", "app_index": 1, "side": "left"},
-                      "selectedEvent": {"id": "catch_hook", "name": "Catch Webhook"}}},
-            {"id": "node-2", "type": "Api", "position": {"x": 600, "y": 0},
-             "data": {"node_id": "node-2", "app_detail": {"id": 2, "name": "API Call", "app_type": "ADD_ON",
-                                                          "provider": "api", "app_index": 2, "side": "right"},
-                      "selectedValue": {"wrap_in_array": "NO", "payload_type": "JSON", "apiDetails": {
-                          "method": "POST", "endpointURL": f"{endpoint}/orders",
-                          "headers": [{"key": "X-Order", "value": "{{node-1.order.id}}"}],
-                          "params": [{"key": "src", "value": "konnectz"}],
-                          "body": [{"key": "customer.name", "value": "{{node-1.name}}"},
-                                   {"key": "total", "value": "{{node-1.order.total}}"}]}}}},
+            {
+                "id": "node-1",
+                "type": "WebhookInner",
+                "position": {"x": 0, "y": 0},
+                "data": {
+                    "node_id": "node-1",
+                    "app_detail": {
+                        "id": 1,
+                        "name": "Webhook",
+                        "app_type": "WEBHOOK",
+                        "provider": "webhook",
+                        "app_index": 1,
+                        "side": "left",
+                    },
+                    "selectedEvent": {"id": "catch_hook", "name": "Catch Webhook"},
+                },
+            },
+            {
+                "id": "node-2",
+                "type": "Api",
+                "position": {"x": 600, "y": 0},
+                "data": {
+                    "node_id": "node-2",
+                    "app_detail": {
+                        "id": 2,
+                        "name": "API Call",
+                        "app_type": "ADD_ON",
+                        "provider": "api",
+                        "app_index": 2,
+                        "side": "right",
+                    },
+                    "selectedValue": {
+                        "wrap_in_array": "NO",
+                        "payload_type": "JSON",
+                        "apiDetails": {
+                            "method": "POST",
+                            "endpointURL": f"{endpoint}/orders",
+                            "headers": [{"key": "X-Order", "value": "{{node-1.order.id}}"}],
+                            "params": [{"key": "src", "value": "konnectz"}],
+                            "body": [
+                                {"key": "customer.name", "value": "{{node-1.name}}"},
+                                {"key": "total", "value": "{{node-1.order.total}}"},
+                            ],
+                        },
+                    },
+                },
+            },
         ],
         "links": [{"id": "e1", "source": "node-1", "target": "node-2"}],
         "dataForSelect": {},
@@ -101,13 +93,15 @@ def canvas(endpoint: str) -> dict[str, Any]:
 
 def sign_in(api: httpx.Client, email: str, password: str) -> dict[str, str]:
     challenge = api.get("/api/v1/captcha/challenge").json()
-    r = api.post("/api/v1/auth/login", json={"email": email, "password": password, "rememberMe": True,
-                                             "captcha": solve(challenge)})
+    r = api.post(
+        "/api/v1/auth/login",
+        json={"email": email, "password": password, "rememberMe": True, "captcha": solve(challenge)},
+    )
     assert r.status_code == 200, r.text
     return {"Authorization": f"Bearer {r.json()['auth_token']}"}
 
 
-def test_the_slice_survives_a_restart(receiver: Receiver) -> None:
+def test_the_slice_survives_a_restart(receiver) -> None:
     state = Path(tempfile.mkdtemp(prefix="konnectz-slice-"))
     state.chmod(0o755)
     platform = make_platform(state)
@@ -116,20 +110,33 @@ def test_the_slice_survives_a_restart(receiver: Receiver) -> None:
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         email, password = "grace@example.com", "correct horse battery"
         assert api.post("/api/v1/users/user_exists", json={"email": email}).json()["key"] == "NO_USER"
-        r = api.post("/api/v1/signup", json={"email": email, "first_name": "Grace", "last_name": "Hopper",
-                                             "password": password, "password_confirmation": password,
-                                             "is_admin": False})
+        r = api.post(
+            "/api/v1/signup",
+            json={
+                "email": email,
+                "first_name": "Grace",
+                "last_name": "Hopper",
+                "password": password,
+                "password_confirmation": password,
+                "is_admin": False,
+            },
+        )
         assert r.status_code == 201, r.text
         mail = wait_until(lambda: [m for m in api.get("/dev/mail.json").json() if m["to"] == email])
         link = next(u for u in mail[0]["links"] if "/verify-email/" in u)
         assert link.startswith(platform.api_url)
         token = link.rsplit("/", 1)[1]
-        assert api.post("/api/v1/users/email_confirmation",
-                        json={"confirmation_token": token}).json()["key"] == "VERIFY_EMAIL_SUCCESS"
+        assert (
+            api.post("/api/v1/users/email_confirmation", json={"confirmation_token": token}).json()["key"]
+            == "VERIFY_EMAIL_SUCCESS"
+        )
         headers = sign_in(api, email, password)
 
-        r = api.post("/api/v1/konnects/publish_konnect", headers=headers,
-                     json={"konnect_id": None, "canvas_name": True, "canvas_json": canvas(receiver.url)})
+        r = api.post(
+            "/api/v1/konnects/publish_konnect",
+            headers=headers,
+            json={"konnect_id": None, "canvas_name": True, "canvas_json": canvas(receiver.url)},
+        )
         assert r.status_code == 200, r.text
         published = r.json()
         hook = published["webhook_url"]
@@ -149,8 +156,9 @@ def test_the_slice_survives_a_restart(receiver: Receiver) -> None:
         assert sent["body"] == {"customer": {"name": "Ada"}, "total": 12.5}
 
         def logs() -> list[dict[str, Any]]:
-            return api.get(f"/api/v1/task_logs/logs?konnect_id={published['konnect_id']}",
-                           headers=headers).json()["task_logs"]
+            return api.get(f"/api/v1/task_logs/logs?konnect_id={published['konnect_id']}", headers=headers).json()[
+                "task_logs"
+            ]
 
         task_logs = wait_until(logs)
         assert task_logs[0]["status"] == "SUCCESS"
@@ -177,7 +185,7 @@ def test_the_slice_survives_a_restart(receiver: Receiver) -> None:
         shutil.rmtree(state, ignore_errors=True)
 
 
-def test_flows_refuse_private_addresses_unless_allowed(receiver: Receiver) -> None:
+def test_flows_refuse_private_addresses_unless_allowed(receiver) -> None:
     state = Path(tempfile.mkdtemp(prefix="konnectz-guard-"))
     state.chmod(0o755)
     platform = make_platform(state, KONNECTZ_ALLOW_PRIVATE_NETWORKS="")
@@ -185,17 +193,31 @@ def test_flows_refuse_private_addresses_unless_allowed(receiver: Receiver) -> No
     try:
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         email, password = "guard@example.com", "correct horse battery"
-        api.post("/api/v1/signup", json={"email": email, "first_name": "G", "last_name": "",
-                                         "password": password, "password_confirmation": password})
+        api.post(
+            "/api/v1/signup",
+            json={
+                "email": email,
+                "first_name": "G",
+                "last_name": "",
+                "password": password,
+                "password_confirmation": password,
+            },
+        )
         mail = wait_until(lambda: [m for m in api.get("/dev/mail.json").json() if m["to"] == email])
         token = re.search(r"/verify-email/(\S+)", mail[0]["text"]).group(1)
         api.post("/api/v1/users/email_confirmation", json={"confirmation_token": token})
         headers = sign_in(api, email, password)
-        published = api.post("/api/v1/konnects/publish_konnect", headers=headers,
-                             json={"canvas_name": True, "canvas_json": canvas(receiver.url)}).json()
+        published = api.post(
+            "/api/v1/konnects/publish_konnect",
+            headers=headers,
+            json={"canvas_name": True, "canvas_json": canvas(receiver.url)},
+        ).json()
         wait_until(lambda: httpx.post(published["webhook_url"], json={"name": "x"}).status_code == 200)
-        task_logs = wait_until(lambda: api.get(f"/api/v1/task_logs/logs?konnect_id={published['konnect_id']}",
-                                               headers=headers).json()["task_logs"])
+        task_logs = wait_until(
+            lambda: api.get(f"/api/v1/task_logs/logs?konnect_id={published['konnect_id']}", headers=headers).json()[
+                "task_logs"
+            ]
+        )
         assert task_logs[0]["status"] == "ERROR"
         assert "private address" in task_logs[0]["data"]["node-2"]["error"]
         assert receiver.requests == []

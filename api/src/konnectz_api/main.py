@@ -51,7 +51,7 @@ def _mount_spa(app: FastAPI, dist: Path) -> None:
     if (dist / "assets").is_dir():
         app.mount("/assets", StaticFiles(directory=dist / "assets"), name="assets")
 
-    @app.get("/{path:path}", include_in_schema=False)
+    @app.get("/{path:path}", include_in_schema=False, response_model=None)
     def spa(path: str, request: Request) -> FileResponse | JSONResponse:
         if path.startswith(("api/", "dev/")):
             return JSONResponse({"message": f"Not found: /{path}"}, status_code=404)

@@ -118,9 +118,9 @@ class Platform:
         while time.monotonic() < deadline:
             for pname, proc in self._procs:
                 if proc.poll() is not None:
-                    raise DevStackError(
-                        f"{pname} exited with code {proc.returncode}; see {self.state_dir / (pname + '.log')}"
-                    )
+                    log = self.state_dir / f"{pname}.log"
+                    tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
+                    raise DevStackError(f"{pname} exited with code {proc.returncode}; see {log}\n{tail}")
             try:
                 with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback URL
                     if resp.status == 200:

@@ -44,8 +44,10 @@ export function LoginForm() {
     }
   };
 
+  // noValidate: the captcha's checkbox is `required`, and the browser's own check would
+  // block the submit before our 'Captcha is not verified.' toast could show.
   return (
-    <Form form={form} layout="vertical" onFinish={onFinish} requiredMark={false} initialValues={{ rememberMe: false }}>
+    <Form form={form} noValidate layout="vertical" onFinish={onFinish} requiredMark={false} initialValues={{ rememberMe: false }}>
       <Form.Item label="Email" name="email" rules={emailRules}>
         <Input type="email" autoComplete="email" placeholder="Email" data-testid="login-email" />
       </Form.Item>
