@@ -176,3 +176,23 @@ def test_startup_sets_watch_timeouts(memo, settings):
     assert kopf_settings.watching.client_timeout == settings.watch_client_timeout == 330
     assert kopf_settings.watching.connect_timeout == settings.watch_connect_timeout == 30
     assert kopf_settings.watching.client_timeout > kopf_settings.watching.server_timeout
+
+
+def test_login_reads_kubeconfig_at_login_time(tmp_path, monkeypatch):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        """
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://10.1.2.3:6443", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: secret-token}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+"""
+    )
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    info = handlers.login()
+    assert info.server == "https://10.1.2.3:6443"
+    assert (info.scheme, info.token) == ("Bearer", "secret-token")
+    assert info.insecure is True

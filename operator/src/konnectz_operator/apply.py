@@ -9,13 +9,14 @@ to Kopf's retry policy (:func:`konnectz_operator.errors.to_kopf_error`).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from kubernetes import client, config
 from kubernetes.client import ApiException
 
-__all__ = ["CHILD_KINDS", "Kube", "apply", "load_api_client", "prune"]
+__all__ = ["CHILD_KINDS", "Kube", "apply", "load_api_client", "load_configuration", "prune"]
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +44,19 @@ _MERGE = "application/merge-patch+json"
 _STRATEGIC = "application/strategic-merge-patch+json"
 
 
-def load_api_client() -> client.ApiClient:
-    """An ApiClient for the in-cluster service account, else the local kubeconfig ($KUBECONFIG)."""
+def load_configuration() -> client.Configuration:
+    """Client configuration for the in-cluster service account, else the kubeconfig in $KUBECONFIG."""
     configuration = client.Configuration()
     try:
         config.load_incluster_config(client_configuration=configuration)
     except config.ConfigException:
-        config.load_kube_config(client_configuration=configuration)
-    return client.ApiClient(configuration)
+        # $KUBECONFIG is read now: the client's own default was fixed when it was imported.
+        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"), client_configuration=configuration)
+    return configuration
+
+
+def load_api_client() -> client.ApiClient:
+    return client.ApiClient(load_configuration())
 
 
 def path_of(api_version: str, kind: str, namespace: str, name: str | None = None) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import kopf
 from kubernetes.client import ApiException
 
-from .apply import Kube, apply, load_api_client, prune
+from .apply import Kube, apply, load_api_client, load_configuration, prune
 from .config import OperatorSettings
 from .errors import InvalidKonnect, to_kopf_error
 from .render import child_name, render_children, webhook_url
@@ -23,6 +23,29 @@ GROUP = "konnectz.io"
 VERSION = "v1alpha1"
 PLURAL = "konnects"
 API_VERSION = f"{GROUP}/{VERSION}"
+
+
+@kopf.on.login()
+def login(**_: Any) -> kopf.ConnectionInfo:
+    """Kopf connects with the same credentials as the operator's own client.
+
+    Kopf's built-in login through the client library reads $KUBECONFIG when that library is
+    imported, not when the operator starts; this handler reads it at login time.
+    """
+    cfg = load_configuration()
+    header = cfg.get_api_key_with_prefix("BearerToken") or cfg.get_api_key_with_prefix("authorization")
+    scheme, _sep, token = (header or "").rpartition(" ")
+    return kopf.ConnectionInfo(
+        server=cfg.host,
+        ca_path=cfg.ssl_ca_cert,
+        insecure=not cfg.verify_ssl,
+        username=cfg.username or None,
+        password=cfg.password or None,
+        scheme=scheme or None,
+        token=token or None,
+        certificate_path=cfg.cert_file,
+        private_key_path=cfg.key_file,
+    )
 
 
 @kopf.on.startup()

@@ -1,0 +1,220 @@
+"""The Konnect CRD and the Kopf operator against a real kube-apiserver (fixtures in conftest.py).
+
+The operator runs in-process with ``kopf.testing.KopfRunner``; the controller-manager of the
+test cluster does the garbage collection of the children when a Konnect is deleted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from kopf.testing import KopfRunner
+from kubernetes import client
+from kubernetes.client import ApiException
+
+from konnectz_operator.apply import Kube
+
+pytestmark = pytest.mark.k8s
+
+REPO = Path(__file__).resolve().parents[2]
+CRD = REPO / "crds" / "konnects.konnectz.io.yaml"
+GROUP, VERSION, PLURAL = "konnectz.io", "v1alpha1", "konnects"
+TOKEN = "whk_" + "0123456789abcdef" * 2
+T = TypeVar("T")
+
+
+def wait_for(what: str, fn: Callable[[], T | None], timeout: float = 60.0) -> T:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            value = fn()
+            if value:
+                return value
+            last = value
+        except ApiException as exc:
+            last = f"{exc.status} {exc.reason}"
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def konnect_body(name: str, konnect_id: int = 42, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Konnect",
+        "metadata": {"name": name},
+        "spec": {
+            "konnectId": konnect_id,
+            "ownerId": 7,
+            "displayName": "Order to CRM",
+            "trigger": {"kind": "webhook"},
+            "flow": {
+                "version": 1,
+                "konnect_id": konnect_id,
+                "owner_id": 7,
+                "name": "Order to CRM",
+                "trigger_id": "node-1",
+                "trigger": {"kind": "webhook", "token": TOKEN},
+                "steps": [
+                    {
+                        "kind": "api_call",
+                        "id": "node-2",
+                        "name": "Create contact",
+                        "method": "POST",
+                        "url": "https://crm.example.com/api/contacts",
+                        "body": [{"key": "name", "value": "{{node-1.body.name}}"}],
+                    }
+                ],
+            },
+            **spec,
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def konnect_crd(kube) -> None:
+    kube.run(kube.kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(CRD))
+    kube.run(kube.kubectl, "wait", "--for=condition=Established", "--timeout=60s", "crd/konnects.konnectz.io")
+
+
+@pytest.fixture
+def operator(kube, namespace, konnect_crd, monkeypatch) -> Iterator[KopfRunner]:
+    monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
+    monkeypatch.setenv("KONNECTZ_RUNNER_IMAGE", "konnectz-runner:test")
+    monkeypatch.setenv("KONNECTZ_NATS_URL", "nats://nats.example:4222")
+    monkeypatch.setenv("KONNECTZ_WEBHOOK_BASE_URL", "https://hooks.example.com")
+    args = ["run", "--standalone", "--verbose", "-n", namespace, "-m", "konnectz_operator.handlers"]
+    with KopfRunner(args, timeout=120) as runner:
+        yield runner
+    assert runner.exception is None, runner.output
+    assert runner.exit_code == 0, runner.output
+
+
+def _custom(kube) -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(kube.api)
+
+
+def _get_konnect(kube, namespace: str, name: str) -> dict[str, Any]:
+    return _custom(kube).get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+
+
+def test_konnect_becomes_ready_with_owned_children_and_is_garbage_collected(kube, namespace, operator):
+    objects = Kube(kube.api)
+    created = _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, konnect_body("orders"))
+    uid = created["metadata"]["uid"]
+
+    konnect = wait_for(
+        "Konnect phase Ready",
+        lambda: (k := _get_konnect(kube, namespace, "orders")).get("status", {}).get("phase") == "Ready" and k,
+    )
+    status = konnect["status"]
+    assert status["webhookUrl"] == f"https://hooks.example.com/hooks/{TOKEN}"
+    assert status["observedGeneration"] == konnect["metadata"]["generation"]
+    (ready,) = [c for c in status["conditions"] if c["type"] == "Ready"]
+    assert ready["status"] == "True"
+    assert konnect["spec"]["paused"] is False  # defaulted by the CRD schema
+    assert konnect["spec"]["runnerMode"] == "dedicated"
+
+    children = {}
+    for api_version, kind in (("v1", "ConfigMap"), ("apps/v1", "Deployment"), ("v1", "Service")):
+        obj = objects.get(api_version, kind, namespace, "kz-orders")
+        assert obj is not None, kind
+        (ref,) = obj["metadata"]["ownerReferences"]
+        assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == ("Konnect", "orders", uid, True)
+        assert obj["metadata"]["labels"]["konnectz.io/konnect"] == "orders"
+        children[kind] = obj
+    assert '"token": "' + TOKEN + '"' in children["ConfigMap"]["data"]["flow.json"]
+    container = children["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "konnectz-runner:test"
+    assert {"name": "KONNECTZ_NATS_URL", "value": "nats://nats.example:4222"} in container["env"]
+    assert objects.get("batch/v1", "CronJob", namespace, "kz-orders") is None
+
+    out = kube.run(kube.kubectl, "get", "kz", "orders", "-n", namespace).stdout
+    assert "Ready" in out and "42" in out
+
+    # Pausing scales the runner to zero and is reported.
+    _custom(kube).patch_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURAL, "orders", {"spec": {"paused": True}}
+    )
+    wait_for("Paused phase", lambda: _get_konnect(kube, namespace, "orders")["status"].get("phase") == "Paused")
+    dep = objects.get("apps/v1", "Deployment", namespace, "kz-orders")
+    assert dep is not None and dep["spec"]["replicas"] == 0
+
+    _custom(kube).delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "orders")
+    for api_version, kind in (("v1", "ConfigMap"), ("apps/v1", "Deployment"), ("v1", "Service")):
+        wait_for(
+            f"{kind} garbage-collected",
+            lambda av=api_version, k=kind: objects.get(av, k, namespace, "kz-orders") is None,
+        )
+
+
+def test_a_flow_that_disagrees_with_the_spec_fails_with_a_message(kube, namespace, operator):
+    body = konnect_body("mismatch")
+    body["spec"]["flow"]["konnect_id"] = 43
+    _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+
+    konnect = wait_for(
+        "Konnect phase Failed",
+        lambda: (k := _get_konnect(kube, namespace, "mismatch")).get("status", {}).get("phase") == "Failed" and k,
+    )
+    assert "differs from spec.konnectId" in konnect["status"]["message"]
+    assert Kube(kube.api).get("apps/v1", "Deployment", namespace, "kz-mismatch") is None
+    _custom(kube).delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "mismatch")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda b: b["spec"].update(konnectId=0), "spec.konnectId"),
+        (lambda b: b["spec"]["trigger"].pop("kind"), "spec.trigger.kind"),
+        (lambda b: b["spec"].update(trigger={"kind": "schedule"}), "trigger.schedule is required"),
+        (lambda b: b["spec"].update(runnerMode="elsewhere"), "spec.runnerMode"),
+    ],
+)
+def test_the_api_server_rejects_invalid_konnects(kube, namespace, konnect_crd, mutate, field):
+    body = konnect_body("invalid")
+    mutate(body)
+    with pytest.raises(ApiException) as info:
+        _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    assert info.value.status == 422
+    assert field in (info.value.body or "")
+
+
+def test_every_rendered_child_is_accepted_and_re_applied_by_the_api_server(kube, namespace):
+    """The renders of all trigger kinds (schedule included, which the runner's FlowSpec does not
+    accept yet) are valid objects, and create-or-patch converges them, clearing removed fields."""
+    from konnectz_operator.apply import apply
+    from konnectz_operator.config import OperatorSettings
+    from konnectz_operator.render import render_children
+
+    objects = Kube(kube.api)
+    settings = OperatorSettings(webhook_ingress_host="hooks.example.com", webhook_ingress_class="nginx")
+    webhook = konnect_body("hooked")
+    webhook["metadata"]["namespace"] = namespace
+    schedule = konnect_body(
+        "ticking", trigger={"kind": "schedule", "schedule": "*/5 * * * *", "timezone": "Europe/Berlin"}
+    )
+    schedule["metadata"]["namespace"] = namespace
+
+    for body in (webhook, schedule):
+        for child in render_children(body, settings):
+            assert apply(objects, child) == "created", child["kind"]
+    ingress = objects.get("networking.k8s.io/v1", "Ingress", namespace, "kz-hooked")
+    assert ingress is not None
+    assert ingress["spec"]["rules"][0]["http"]["paths"][0]["path"] == f"/hooks/{TOKEN}"
+    cron = objects.get("batch/v1", "CronJob", namespace, "kz-ticking")
+    assert cron is not None and cron["spec"]["timeZone"] == "Europe/Berlin"
+
+    # Removing the time zone and pausing: the patch must clear timeZone, not keep the old one.
+    schedule["spec"]["trigger"].pop("timezone")
+    schedule["spec"]["paused"] = True
+    for child in render_children(schedule, settings):
+        assert apply(objects, child) == "patched"
+    cron = objects.get("batch/v1", "CronJob", namespace, "kz-ticking")
+    assert cron is not None
+    assert "timeZone" not in cron["spec"]
+    assert cron["spec"]["suspend"] is True
