@@ -86,6 +86,9 @@ class Platform:
                 "KONNECTZ_RUNNER_HOST": "127.0.0.1",
             }
         )
+        if self.env == "dev":
+            # Local development calls local services from flows; production allows nothing private.
+            env.setdefault("KONNECTZ_ALLOW_PRIVATE_NETWORKS", "127.0.0.0/8")
         if self.web_dist is not None:
             env["KONNECTZ_WEB_DIST"] = str(self.web_dist)
         env.update(self.extra_env)
