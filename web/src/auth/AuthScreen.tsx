@@ -3,9 +3,10 @@
  * depend on the route (REGISTER NOW, VERIFY EMAIL, FORGOT PASSWORD, RESET PASSWORD).
  */
 import { Card, Tabs, Typography } from 'antd';
-import type { ReactNode } from 'react';
+import { useEffect, type ReactNode } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { useSession } from '../lib/sessionStore';
+import { useProfile } from '../shell/profileStore';
 import { ThemeSwitch } from '../shell/ThemeSwitch';
 import { ForgotPassword } from './ForgotPassword';
 import { LoginForm } from './LoginForm';
@@ -34,9 +35,19 @@ export function AuthScreen() {
   const { pathname } = useLocation();
   const navigate = useNavigate();
   const session = useSession((s) => s.session);
+  const signOut = useSession((s) => s.signOut);
   const signingIn = SIGN_IN_PATHS.includes(pathname);
+  const loggingOut = pathname === '/logout';
 
-  if (signingIn && session) return <Navigate to="/dashboard" replace />;
+  // /logout ends the session (cookie and profile) and then shows the sign-in form.
+  useEffect(() => {
+    if (loggingOut && session) {
+      signOut();
+      useProfile.getState().clear();
+    }
+  }, [loggingOut, session, signOut]);
+
+  if (signingIn && session && !loggingOut) return <Navigate to="/dashboard" replace />;
 
   const second = secondTabFor(pathname);
   const active = signingIn ? 'signin' : 'second';

@@ -5,6 +5,7 @@ import {
   Controls,
   ReactFlow,
   ReactFlowProvider,
+  useReactFlow,
   type Connection,
   type Edge,
 } from '@xyflow/react';
@@ -89,6 +90,7 @@ function EditorCanvas() {
     dispatch: s.dispatch,
   }));
   const [drawer, setDrawer] = useState<DrawerMode | null>(null);
+  const { fitView } = useReactFlow();
   const edges = useMemo<Edge[]>(
     () =>
       links.map((l) => ({
@@ -106,6 +108,8 @@ function EditorCanvas() {
   const pickAction = (app: App) => {
     dispatch({ type: 'addAction', app });
     setDrawer(null);
+    // Bring the new card into view once React Flow has measured it.
+    window.setTimeout(() => void fitView({ padding: 0.2, duration: 200, maxZoom: 1 }), 50);
   };
 
   return (
@@ -150,7 +154,7 @@ function EditorTopBar() {
         Dashboard
       </Button>
       <FlowNameInput />
-      <Space>
+      <Space className="kz-editor-actions">
         <ThemeSwitch />
         <Button onClick={() => void save(false)} loading={saving === 'save'} disabled={saving !== null} data-testid="save-flow">
           Save

@@ -13,7 +13,6 @@ import {
 import { Avatar, Button, Dropdown, Layout, Menu, Tooltip, Typography } from 'antd';
 import { useEffect, type ReactNode } from 'react';
 import { Outlet, useLocation, useNavigate } from 'react-router';
-import { useSession } from '../lib/sessionStore';
 import { activeNavKey, headingFor, NAV, type NavKey } from './nav';
 import { useProfile } from './profileStore';
 import { ThemeSwitch } from './ThemeSwitch';
@@ -31,21 +30,16 @@ const ICONS: Record<NavKey, ReactNode> = {
 export function AppShell() {
   const { pathname } = useLocation();
   const navigate = useNavigate();
-  const signOut = useSession((s) => s.signOut);
   const profile = useProfile((s) => s.profile);
   const loadProfile = useProfile((s) => s.load);
-  const clearProfile = useProfile((s) => s.clear);
   const active = activeNavKey(pathname);
 
   useEffect(() => {
     void loadProfile();
   }, [loadProfile]);
 
-  const logout = () => {
-    signOut();
-    clearProfile();
-    navigate('/logout', { replace: true });
-  };
+  // The /logout route clears the session; leaving the shell first avoids the no-session redirect to /login.
+  const logout = () => navigate('/logout', { replace: true });
 
   const initial = (profile?.first_name || profile?.email || '?').charAt(0).toUpperCase();
 
