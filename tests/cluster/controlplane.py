@@ -71,15 +71,21 @@ def bin_dir(build: bool = True) -> Path:
         try:
             out = subprocess.run(
                 ["bash", str(BUILD_SCRIPT), "--print-bin-dir"],
-                check=True, capture_output=True, text=True,
+                check=True,
+                capture_output=True,
+                text=True,
             )
         except (OSError, subprocess.CalledProcessError) as exc:
             raise ClusterError(f"cannot run {BUILD_SCRIPT} --print-bin-dir: {exc}") from exc
         d = Path(out.stdout.strip())
     missing = [b for b in REQUIRED_BINARIES if not (d / b).is_file()]
     if missing and build and not override and os.environ.get("KONNECTZ_CLUSTER_NO_BUILD") != "1":
-        print(f"[controlplane] binaries missing in {d} ({', '.join(missing)}); "
-              f"running {BUILD_SCRIPT} (10-25 min when cold)", file=sys.stderr, flush=True)
+        print(
+            f"[controlplane] binaries missing in {d} ({', '.join(missing)}); "
+            f"running {BUILD_SCRIPT} (10-25 min when cold)",
+            file=sys.stderr,
+            flush=True,
+        )
         rc = subprocess.run(["bash", str(BUILD_SCRIPT)]).returncode
         if rc != 0:
             raise ClusterError(f"{BUILD_SCRIPT} failed (exit {rc}); see its output above")
@@ -87,7 +93,8 @@ def bin_dir(build: bool = True) -> Path:
     if missing:
         raise ClusterError(
             f"control-plane binaries missing in {d}: {', '.join(missing)}. "
-            f"Run tests/cluster/build (or `make cluster-build`) first.")
+            f"Run tests/cluster/build (or `make cluster-build`) first."
+        )
     stages = d.parent / "share" / "kwok-stages.yaml"
     if not stages.is_file():
         raise ClusterError(f"kwok stage file {stages} missing; re-run tests/cluster/build")
@@ -147,19 +154,21 @@ def _tail(path: Path, n: int = 25) -> str:
 
 def _gen_sa_key(path: Path) -> None:
     if shutil.which("openssl"):
-        subprocess.run(["openssl", "genrsa", "-out", str(path), "2048"],
-                       check=True, capture_output=True)
+        subprocess.run(["openssl", "genrsa", "-out", str(path), "2048"], check=True, capture_output=True)
         return
     try:  # optional fallback
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import rsa
     except ImportError as exc:
-        raise ClusterError("need `openssl` (apt-get install openssl) to create the "
-                           "service-account signing key") from exc
+        raise ClusterError(
+            "need `openssl` (apt-get install openssl) to create the service-account signing key"
+        ) from exc
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                       serialization.PrivateFormat.TraditionalOpenSSL,
-                                       serialization.NoEncryption()))
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+        )
+    )
 
 
 # --------------------------------------------------------------------------- handle
@@ -187,8 +196,9 @@ class ControlPlane:
         ctx = ssl.create_default_context(cafile=str(self.ca_file) if self.ca_file else None)
         return ctx
 
-    def request(self, path: str, method: str = "GET", body: dict | None = None,
-                timeout: float = 5.0) -> tuple[int, bytes]:
+    def request(
+        self, path: str, method: str = "GET", body: dict | None = None, timeout: float = 5.0
+    ) -> tuple[int, bytes]:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.server + path, data=data, method=method)
         req.add_header("Authorization", f"Bearer {self.token}")
@@ -201,19 +211,29 @@ class ControlPlane:
             return exc.code, exc.read()
 
     def to_json(self) -> dict:
-        return {"state_dir": str(self.state_dir), "kubeconfig": str(self.kubeconfig),
-                "server": self.server, "token": self.token,
-                "ca_file": str(self.ca_file) if self.ca_file else None,
-                "bin_dir": str(self.bin_dir) if self.bin_dir else None,
-                "node_name": self.node_name, "pids": self.pids}
+        return {
+            "state_dir": str(self.state_dir),
+            "kubeconfig": str(self.kubeconfig),
+            "server": self.server,
+            "token": self.token,
+            "ca_file": str(self.ca_file) if self.ca_file else None,
+            "bin_dir": str(self.bin_dir) if self.bin_dir else None,
+            "node_name": self.node_name,
+            "pids": self.pids,
+        }
 
     @classmethod
     def from_json(cls, d: dict) -> ControlPlane:
-        return cls(state_dir=Path(d["state_dir"]), kubeconfig=Path(d["kubeconfig"]),
-                   server=d["server"], token=d["token"],
-                   ca_file=Path(d["ca_file"]) if d.get("ca_file") else None,
-                   bin_dir=Path(d["bin_dir"]) if d.get("bin_dir") else None,
-                   node_name=d.get("node_name", NODE_NAME), pids=dict(d.get("pids", {})))
+        return cls(
+            state_dir=Path(d["state_dir"]),
+            kubeconfig=Path(d["kubeconfig"]),
+            server=d["server"],
+            token=d["token"],
+            ca_file=Path(d["ca_file"]) if d.get("ca_file") else None,
+            bin_dir=Path(d["bin_dir"]) if d.get("bin_dir") else None,
+            node_name=d.get("node_name", NODE_NAME),
+            pids=dict(d.get("pids", {})),
+        )
 
 
 def _write_kubeconfig(path: Path, server: str, ca_file: Path, token: str) -> None:
@@ -251,16 +271,16 @@ def _spawn(name: str, argv: list[str], state: Path) -> int:
     logs = state / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     with open(logs / f"{name}.log", "ab") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True, close_fds=True)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True
+        )
     pids = state / "pids"
     pids.mkdir(parents=True, exist_ok=True)
     (pids / f"{name}.pid").write_text(str(proc.pid))
     return proc.pid
 
 
-def _wait(what: str, check, timeout: float, state: Path, pids: dict[str, int],
-          interval: float = 0.1):
+def _wait(what: str, check, timeout: float, state: Path, pids: dict[str, int], interval: float = 0.1):
     deadline = time.monotonic() + timeout
     last_err: object = None
     while time.monotonic() < deadline:
@@ -268,7 +288,8 @@ def _wait(what: str, check, timeout: float, state: Path, pids: dict[str, int],
             if not _pid_alive(pid):
                 raise ClusterError(
                     f"{name} exited while waiting for {what}; last log lines "
-                    f"({state / 'logs' / (name + '.log')}):\n{_tail(state / 'logs' / (name + '.log'))}")
+                    f"({state / 'logs' / (name + '.log')}):\n{_tail(state / 'logs' / (name + '.log'))}"
+                )
         try:
             result = check()
             if result:
@@ -284,8 +305,9 @@ def _http_ok(url: str) -> bool:
         return resp.status == 200
 
 
-def start(state_dir: Path | str | None = None, kubeconfig: Path | str | None = None,
-          timeout: float = 90.0, build: bool = True) -> ControlPlane:
+def start(
+    state_dir: Path | str | None = None, kubeconfig: Path | str | None = None, timeout: float = 90.0, build: bool = True
+) -> ControlPlane:
     """Start a fresh control plane (wiping state_dir's previous data). Returns when ready."""
     state = Path(state_dir) if state_dir else default_state_dir()
     state = state.resolve()
@@ -307,84 +329,127 @@ def start(state_dir: Path | str | None = None, kubeconfig: Path | str | None = N
 
     p_etcd, p_peer, p_api, p_kcm, p_sched = (free_port() for _ in range(5))
     server = f"https://127.0.0.1:{p_api}"
-    cp = ControlPlane(state_dir=state, kubeconfig=kcfg, server=server, token=token,
-                      ca_file=pki / "apiserver.crt", bin_dir=bins)
+    cp = ControlPlane(
+        state_dir=state, kubeconfig=kcfg, server=server, token=token, ca_file=pki / "apiserver.crt", bin_dir=bins
+    )
     t0 = time.monotonic()
     try:
         etcd_url = f"http://127.0.0.1:{p_etcd}"
         peer_url = f"http://127.0.0.1:{p_peer}"
-        cp.pids["etcd"] = _spawn("etcd", [
-            str(bins / "etcd"), "--name=konnectz", f"--data-dir={state / 'etcd'}",
-            f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
-            f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-            f"--initial-cluster=konnectz={peer_url}",
-            "--unsafe-no-fsync", "--log-level=warn",
-        ], state)
+        cp.pids["etcd"] = _spawn(
+            "etcd",
+            [
+                str(bins / "etcd"),
+                "--name=konnectz",
+                f"--data-dir={state / 'etcd'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=konnectz={peer_url}",
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ],
+            state,
+        )
         _wait("etcd /health", lambda: _http_ok(etcd_url + "/health"), 30, state, cp.pids)
 
-        cp.pids["kube-apiserver"] = _spawn("kube-apiserver", [
-            str(bins / "kube-apiserver"),
-            f"--etcd-servers={etcd_url}",
-            "--bind-address=127.0.0.1", f"--secure-port={p_api}",
-            "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
-            f"--cert-dir={pki}",
-            f"--token-auth-file={pki / 'tokens.csv'}",
-            "--authorization-mode=RBAC",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            f"--service-account-key-file={sa_key}",
-            f"--service-account-signing-key-file={sa_key}",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            "--allow-privileged=true",
-            "--profiling=false",
-            "-v=1",
-        ], state)
-        _wait("kube-apiserver serving certificate", lambda: cp.ca_file.is_file()
-              and cp.ca_file.stat().st_size > 0, 60, state, cp.pids)
-        _wait("kube-apiserver /readyz", lambda: cp.request("/readyz")[0] == 200, timeout,
-              state, cp.pids, interval=0.2)
+        cp.pids["kube-apiserver"] = _spawn(
+            "kube-apiserver",
+            [
+                str(bins / "kube-apiserver"),
+                f"--etcd-servers={etcd_url}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={p_api}",
+                "--advertise-address=127.0.0.1",
+                "--endpoint-reconciler-type=none",
+                f"--cert-dir={pki}",
+                f"--token-auth-file={pki / 'tokens.csv'}",
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-key-file={sa_key}",
+                f"--service-account-signing-key-file={sa_key}",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--allow-privileged=true",
+                "--profiling=false",
+                "-v=1",
+            ],
+            state,
+        )
+        _wait(
+            "kube-apiserver serving certificate",
+            lambda: cp.ca_file.is_file() and cp.ca_file.stat().st_size > 0,
+            60,
+            state,
+            cp.pids,
+        )
+        _wait("kube-apiserver /readyz", lambda: cp.request("/readyz")[0] == 200, timeout, state, cp.pids, interval=0.2)
         _write_kubeconfig(kcfg, server, cp.ca_file, token)
         if kcfg != state / "kubeconfig":
             _write_kubeconfig(state / "kubeconfig", server, cp.ca_file, token)
 
-        cp.pids["kube-controller-manager"] = _spawn("kube-controller-manager", [
-            str(bins / "kube-controller-manager"),
-            f"--kubeconfig={kcfg}",
-            "--leader-elect=false",
-            "--bind-address=127.0.0.1", f"--secure-port={p_kcm}",
-            f"--service-account-private-key-file={sa_key}",
-            f"--root-ca-file={cp.ca_file}",
-            "--use-service-account-credentials=false",
-            "--controllers=*",
-            "--concurrent-gc-syncs=5",
-            "--profiling=false",
-            "-v=1",
-        ], state)
-        cp.pids["kube-scheduler"] = _spawn("kube-scheduler", [
-            str(bins / "kube-scheduler"),
-            f"--kubeconfig={kcfg}",
-            "--leader-elect=false",
-            "--bind-address=127.0.0.1", f"--secure-port={p_sched}",
-            "--profiling=false",
-            "-v=1",
-        ], state)
-        cp.pids["kwok"] = _spawn("kwok", [
-            str(bins / "kwok"),
-            f"--kubeconfig={kcfg}",
-            f"--config={bins.parent / 'share' / 'kwok-stages.yaml'}",
-            "--manage-all-nodes=false",
-            f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
-            "--node-ip=127.0.0.1",
-            "--cidr=10.244.0.0/16",
-        ], state)
+        cp.pids["kube-controller-manager"] = _spawn(
+            "kube-controller-manager",
+            [
+                str(bins / "kube-controller-manager"),
+                f"--kubeconfig={kcfg}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={p_kcm}",
+                f"--service-account-private-key-file={sa_key}",
+                f"--root-ca-file={cp.ca_file}",
+                "--use-service-account-credentials=false",
+                "--controllers=*",
+                "--concurrent-gc-syncs=5",
+                # kwok's node-heartbeat stage refreshes the node every 20-45 s; the default 50 s
+                # grace is too tight on a busy 2-core machine (the node would flap NotReady).
+                "--node-monitor-grace-period=2m",
+                "--profiling=false",
+                "-v=1",
+            ],
+            state,
+        )
+        cp.pids["kube-scheduler"] = _spawn(
+            "kube-scheduler",
+            [
+                str(bins / "kube-scheduler"),
+                f"--kubeconfig={kcfg}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={p_sched}",
+                "--profiling=false",
+                "-v=1",
+            ],
+            state,
+        )
+        cp.pids["kwok"] = _spawn(
+            "kwok",
+            [
+                str(bins / "kwok"),
+                f"--kubeconfig={kcfg}",
+                f"--config={bins.parent / 'share' / 'kwok-stages.yaml'}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
+                "--node-ip=127.0.0.1",
+                "--cidr=10.244.0.0/16",
+            ],
+            state,
+        )
 
         node = {
-            "apiVersion": "v1", "kind": "Node",
+            "apiVersion": "v1",
+            "kind": "Node",
             "metadata": {
                 "name": NODE_NAME,
                 "annotations": {KWOK_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
-                "labels": {"kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux",
-                           "kubernetes.io/arch": "amd64", "kubernetes.io/role": "agent",
-                           "node-role.kubernetes.io/agent": "", "type": "kwok"},
+                "labels": {
+                    "kubernetes.io/hostname": NODE_NAME,
+                    "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
+                    "kubernetes.io/role": "agent",
+                    "node-role.kubernetes.io/agent": "",
+                    "type": "kwok",
+                },
             },
             "status": {
                 "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
@@ -407,8 +472,7 @@ def start(state_dir: Path | str | None = None, kubeconfig: Path | str | None = N
         def default_sa() -> bool:  # pods can be created only once this exists
             return cp.request("/api/v1/namespaces/default/serviceaccounts/default")[0] == 200
 
-        _wait("ServiceAccount default/default (controller-manager)", default_sa, timeout,
-              state, cp.pids, 0.2)
+        _wait("ServiceAccount default/default (controller-manager)", default_sa, timeout, state, cp.pids, 0.2)
     except BaseException:
         stop(state, quiet=True)
         raise
@@ -442,8 +506,7 @@ def stop(state_dir: Path | str | None = None, quiet: bool = False, grace: float 
     stopped: list[str] = []
     if not piddir.is_dir():
         return stopped
-    order = list(reversed(COMPONENTS)) + sorted(
-        p.stem for p in piddir.glob("*.pid") if p.stem not in COMPONENTS)
+    order = list(reversed(COMPONENTS)) + sorted(p.stem for p in piddir.glob("*.pid") if p.stem not in COMPONENTS)
     for name in order:
         pf = piddir / f"{name}.pid"
         if not pf.is_file():
@@ -476,8 +539,7 @@ def stop(state_dir: Path | str | None = None, quiet: bool = False, grace: float 
             stopped.append(name)
         pf.unlink(missing_ok=True)
     if not quiet:
-        print(f"[controlplane] stopped: {', '.join(stopped) or 'nothing was running'}",
-              file=sys.stderr)
+        print(f"[controlplane] stopped: {', '.join(stopped) or 'nothing was running'}", file=sys.stderr)
     return stopped
 
 
@@ -494,10 +556,8 @@ def _reap(pid: int) -> None:
 def _main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="controlplane", description=__doc__.split("\n")[0])
     ap.add_argument("command", choices=["up", "down", "status"])
-    ap.add_argument("--state-dir", default=None, help="default: $KONNECTZ_CLUSTER_DIR or "
-                    "<repo>/.konnectz/cluster")
-    ap.add_argument("--kubeconfig", default=None, help="default: $KONNECTZ_KUBECONFIG or "
-                    "<repo>/.konnectz/kubeconfig")
+    ap.add_argument("--state-dir", default=None, help="default: $KONNECTZ_CLUSTER_DIR or <repo>/.konnectz/cluster")
+    ap.add_argument("--kubeconfig", default=None, help="default: $KONNECTZ_KUBECONFIG or <repo>/.konnectz/kubeconfig")
     args = ap.parse_args(argv)
     state = Path(args.state_dir) if args.state_dir else default_state_dir()
     kcfg = Path(args.kubeconfig) if args.kubeconfig else default_kubeconfig()
@@ -507,14 +567,16 @@ def _main(argv: list[str] | None = None) -> int:
             if cp is not None and is_running(cp):
                 if cp.kubeconfig != kcfg.resolve():
                     _write_kubeconfig(kcfg, cp.server, cp.ca_file, cp.token)
-                print(f"[controlplane] already running at {cp.server}; kubeconfig: {kcfg}",
-                      file=sys.stderr)
+                print(f"[controlplane] already running at {cp.server}; kubeconfig: {kcfg}", file=sys.stderr)
                 return 0
             t0 = time.monotonic()
             cp = start(state, kcfg)
             rss = sum(cp.rss_kib().values())
-            print(f"[controlplane] up in {time.monotonic() - t0:.1f}s at {cp.server} "
-                  f"(node {cp.node_name} Ready; RSS {rss / 1024:.0f} MiB)", file=sys.stderr)
+            print(
+                f"[controlplane] up in {time.monotonic() - t0:.1f}s at {cp.server} "
+                f"(node {cp.node_name} Ready; RSS {rss / 1024:.0f} MiB)",
+                file=sys.stderr,
+            )
             print(f"export KUBECONFIG={kcfg}")
             return 0
         if args.command == "down":
@@ -525,13 +587,21 @@ def _main(argv: list[str] | None = None) -> int:
             print("not started", file=sys.stderr)
             return 1
         running = is_running(cp)
-        print(json.dumps({"running": running, "server": cp.server,
-                          "kubeconfig": str(cp.kubeconfig),
-                          "processes": {n: {"pid": p, "alive": _pid_alive(p),
-                                            "rss_mib": round(_rss_kib(p) / 1024, 1)}
-                                        for n, p in cp.pids.items()},
-                          "rss_total_mib": round(sum(cp.rss_kib().values()) / 1024, 1)},
-                         indent=2))
+        print(
+            json.dumps(
+                {
+                    "running": running,
+                    "server": cp.server,
+                    "kubeconfig": str(cp.kubeconfig),
+                    "processes": {
+                        n: {"pid": p, "alive": _pid_alive(p), "rss_mib": round(_rss_kib(p) / 1024, 1)}
+                        for n, p in cp.pids.items()
+                    },
+                    "rss_total_mib": round(sum(cp.rss_kib().values()) / 1024, 1),
+                },
+                indent=2,
+            )
+        )
         return 0 if running else 1
     except ClusterError as exc:
         print(f"[controlplane] ERROR: {exc}", file=sys.stderr)

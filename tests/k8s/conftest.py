@@ -50,7 +50,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the venv
     raise pytest.UsageError(
         "tests/k8s needs the `kubernetes` Python package (it is in the project venv: "
-        "run the tests with .venv/bin/python -m pytest)") from exc
+        "run the tests with .venv/bin/python -m pytest)"
+    ) from exc
 
 
 @dataclass
@@ -76,14 +77,15 @@ class Kube:
             return venv_kubectl
         return _tool(self.bin_dir, "kubectl")
 
-    def run(self, tool: Path | str, *args: str, check: bool = True, timeout: float = 120,
-            **kw) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, tool: Path | str, *args: str, check: bool = True, timeout: float = 120, **kw
+    ) -> subprocess.CompletedProcess[str]:
         """Run helm/kubectl/... with this cluster's KUBECONFIG and isolated helm homes."""
-        proc = subprocess.run([str(tool), *args], capture_output=True, text=True,
-                              env=self.env, timeout=timeout, **kw)
+        proc = subprocess.run([str(tool), *args], capture_output=True, text=True, env=self.env, timeout=timeout, **kw)
         if check and proc.returncode != 0:
-            raise AssertionError(f"{Path(str(tool)).name} {' '.join(args)} failed "
-                                 f"({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+            raise AssertionError(
+                f"{Path(str(tool)).name} {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
         return proc
 
 
@@ -93,8 +95,7 @@ def _tool(bin_dir: Path | None, name: str) -> Path:
     found = shutil.which(name)
     if found:
         return Path(found)
-    pytest.fail(f"`{name}` not found (looked in {bin_dir} and PATH): run tests/cluster/build",
-                pytrace=False)
+    pytest.fail(f"`{name}` not found (looked in {bin_dir} and PATH): run tests/cluster/build", pytrace=False)
 
 
 def _reachable(kubeconfig: str) -> kubernetes.client.ApiClient | None:
@@ -123,8 +124,7 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
         kubeconfig = Path(existing)
         started_here = False
     else:
-        state = Path(os.environ.get("KONNECTZ_TEST_CLUSTER_DIR",
-                                    REPO / ".konnectz" / "pytest-cluster"))
+        state = Path(os.environ.get("KONNECTZ_TEST_CLUSTER_DIR", REPO / ".konnectz" / "pytest-cluster"))
         try:
             handle = controlplane.start(state)
         except controlplane.ClusterError as exc:
@@ -135,16 +135,25 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
         started_here = True
 
     env = dict(os.environ)
-    env.update(KUBECONFIG=str(kubeconfig),
-               HELM_CACHE_HOME=str(helm_home / "cache"),
-               HELM_CONFIG_HOME=str(helm_home / "config"),
-               HELM_DATA_HOME=str(helm_home / "data"))
+    env.update(
+        KUBECONFIG=str(kubeconfig),
+        HELM_CACHE_HOME=str(helm_home / "cache"),
+        HELM_CONFIG_HOME=str(helm_home / "config"),
+        HELM_DATA_HOME=str(helm_home / "data"),
+    )
     node = None
     nodes = k8s_client.CoreV1Api(api).list_node().items
     if nodes:
         node = nodes[0].metadata.name
-    k = Kube(kubeconfig=kubeconfig, api=api, bin_dir=bin_dir, started_here=started_here,
-             handle=handle, node_name=node, env=env)
+    k = Kube(
+        kubeconfig=kubeconfig,
+        api=api,
+        bin_dir=bin_dir,
+        started_here=started_here,
+        handle=handle,
+        node_name=node,
+        env=env,
+    )
     try:
         yield k
     finally:
@@ -158,8 +167,9 @@ def namespace(kube: Kube, request: pytest.FixtureRequest) -> Iterator[str]:
     core = k8s_client.CoreV1Api(kube.api)
     base = "".join(c if c.isalnum() else "-" for c in request.node.name.lower())[:40].strip("-")
     name = f"t-{base}-{uuid.uuid4().hex[:6]}"
-    core.create_namespace(k8s_client.V1Namespace(metadata=k8s_client.V1ObjectMeta(
-        name=name, labels={"konnectz.test/namespace": "true"})))
+    core.create_namespace(
+        k8s_client.V1Namespace(metadata=k8s_client.V1ObjectMeta(name=name, labels={"konnectz.test/namespace": "true"}))
+    )
     # Pods are rejected until the namespace's default ServiceAccount exists (controller-manager).
     deadline = time.monotonic() + 30
     while True:

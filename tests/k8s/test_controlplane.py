@@ -53,33 +53,37 @@ def widget_crd(kube) -> Iterator[dict[str, str]]:
             "group": group,
             "scope": "Namespaced",
             "names": {"plural": plural, "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "versions": [{
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "additionalPrinterColumns": [
-                    {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
-                    {"name": "Color", "type": "string", "jsonPath": ".spec.color"},
-                    {"name": "Note", "type": "string", "jsonPath": ".spec.note", "priority": 1},
-                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-                ],
-                "schema": {"openAPIV3Schema": {
-                    "type": "object",
-                    "properties": {
-                        "spec": {
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": [
+                        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                        {"name": "Color", "type": "string", "jsonPath": ".spec.color"},
+                        {"name": "Note", "type": "string", "jsonPath": ".spec.note", "priority": 1},
+                        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                    ],
+                    "schema": {
+                        "openAPIV3Schema": {
                             "type": "object",
-                            "required": ["size", "color"],
                             "properties": {
-                                "size": {"type": "integer", "minimum": 1, "maximum": 10},
-                                "color": {"type": "string", "enum": ["red", "green", "blue"]},
-                                "note": {"type": "string", "maxLength": 40},
+                                "spec": {
+                                    "type": "object",
+                                    "required": ["size", "color"],
+                                    "properties": {
+                                        "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                                        "color": {"type": "string", "enum": ["red", "green", "blue"]},
+                                        "note": {"type": "string", "maxLength": 40},
+                                    },
+                                },
+                                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                             },
-                        },
-                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                        }
                     },
-                }},
-            }],
+                }
+            ],
         },
     }
     ext = client.ApiextensionsV1Api(kube.api)
@@ -105,7 +109,9 @@ def deployment(name: str, replicas: int = 1, owner: dict[str, Any] | None = None
     if owner:
         meta["ownerReferences"] = [owner]
     return {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta,
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
@@ -134,9 +140,8 @@ def test_crd_served_and_schema_validated(kube, namespace, widget_crd):
     g, v, p = widget_crd["group"], widget_crd["version"], widget_crd["plural"]
 
     # discovery serves the new resource
-    resources = kube.api.call_api(f"/apis/{g}/v1", "GET", auth_settings=["BearerToken"],
-                                  response_type="object", _return_http_data_only=True)
-    assert [r["name"] for r in resources["resources"] if r["name"] == p] == [p]
+    resources = co.get_api_resources(g, v)
+    assert [r.name for r in resources.resources if r.name == p] == [p]
 
     ok = widget("good", g, size=3, color="blue", unknownField="pruned")
     created = co.create_namespaced_custom_object(g, v, namespace, p, ok)
@@ -167,13 +172,22 @@ def test_deployment_owned_by_custom_resource_is_garbage_collected(kube, namespac
     g, v, p = widget_crd["group"], widget_crd["version"], widget_crd["plural"]
 
     owner = co.create_namespaced_custom_object(g, v, namespace, p, widget("owner", g, size=1, color="red"))
-    ref = {"apiVersion": f"{g}/{v}", "kind": "Widget", "name": "owner",
-           "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+    ref = {
+        "apiVersion": f"{g}/{v}",
+        "kind": "Widget",
+        "name": "owner",
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
     apps.create_namespaced_deployment(namespace, deployment("owned", owner=ref))
     apps.create_namespaced_deployment(namespace, deployment("orphan"))
     # the Deployment controller made a ReplicaSet for the owned Deployment
-    wait_for("ReplicaSet of owned", lambda: apps.list_namespaced_replica_set(
-        namespace, label_selector="app=owned").items, timeout=30)
+    wait_for(
+        "ReplicaSet of owned",
+        lambda: apps.list_namespaced_replica_set(namespace, label_selector="app=owned").items,
+        timeout=30,
+    )
 
     co.delete_namespaced_custom_object(g, v, namespace, p, "owner")
 
@@ -186,10 +200,13 @@ def test_deployment_owned_by_custom_resource_is_garbage_collected(kube, namespac
                 return True
             raise
 
-    wait_for("garbage collection of Deployment 'owned'", owned_gone, timeout=60)
+    wait_for("garbage collection of Deployment 'owned'", owned_gone, timeout=120)
     # ... and its ReplicaSet with it (cascading), while the unowned Deployment stays.
-    wait_for("ReplicaSet of owned collected", lambda: not apps.list_namespaced_replica_set(
-        namespace, label_selector="app=owned").items, timeout=60)
+    wait_for(
+        "ReplicaSet of owned collected",
+        lambda: not apps.list_namespaced_replica_set(namespace, label_selector="app=owned").items,
+        timeout=60,
+    )
     assert apps.read_namespaced_deployment("orphan", namespace).metadata.name == "orphan"
 
 
@@ -216,22 +233,42 @@ def test_deployment_pods_become_ready_on_kwok_node(kube, namespace):
 
     # scaling down is honoured by the controllers too
     apps.patch_namespaced_deployment_scale("web", namespace, {"spec": {"replicas": 1}})
-    wait_for("scale down to 1 pod", lambda: len([
-        p for p in core.list_namespaced_pod(namespace, label_selector="app=web").items
-        if p.metadata.deletion_timestamp is None]) == 1, timeout=60)
+    wait_for(
+        "scale down to 1 pod",
+        lambda: (
+            len(
+                [
+                    p
+                    for p in core.list_namespaced_pod(namespace, label_selector="app=web").items
+                    if p.metadata.deletion_timestamp is None
+                ]
+            )
+            == 1
+        ),
+        timeout=60,
+    )
 
 
 def test_cronjob_creates_job_on_schedule(kube, namespace):
     batch = client.BatchV1Api(kube.api)
     cron = {
-        "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "tick"},
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "tick"},
         "spec": {
             "schedule": "* * * * *",
             "concurrencyPolicy": "Forbid",
-            "jobTemplate": {"spec": {"backoffLimit": 0, "template": {"spec": {
-                "restartPolicy": "Never",
-                "containers": [{"name": "tick", "image": "registry.invalid/konnectz/tick:1"}],
-            }}}},
+            "jobTemplate": {
+                "spec": {
+                    "backoffLimit": 0,
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "tick", "image": "registry.invalid/konnectz/tick:1"}],
+                        }
+                    },
+                }
+            },
         },
     }
     created = batch.create_namespaced_cron_job(namespace, cron)
@@ -247,8 +284,11 @@ def test_cronjob_creates_job_on_schedule(kube, namespace):
     job = wait_for("a Job created by the CronJob", owned_job, timeout=90, interval=1)
     assert job.metadata.name.startswith("tick-")
     # kwok's pod-complete stage finishes Job pods, so the Job completes
-    wait_for("the Job to complete", lambda: batch.read_namespaced_job_status(
-        job.metadata.name, namespace).status.succeeded == 1, timeout=60)
+    wait_for(
+        "the Job to complete",
+        lambda: batch.read_namespaced_job_status(job.metadata.name, namespace).status.succeeded == 1,
+        timeout=60,
+    )
     status = batch.read_namespaced_cron_job_status("tick", namespace).status
     assert status.last_schedule_time is not None
 
@@ -258,8 +298,9 @@ def test_helm_template_and_install(kube, namespace):
     version = kube.run(helm, "version", "--short").stdout
     assert version.startswith("v3."), version
 
-    rendered = kube.run(helm, "template", "demo", str(CHART), "--set", "message=rendered-ok",
-                        "--set", "replicaCount=4").stdout
+    rendered = kube.run(
+        helm, "template", "demo", str(CHART), "--set", "message=rendered-ok", "--set", "replicaCount=4"
+    ).stdout
     docs = {d["kind"]: d for d in yaml.safe_load_all(rendered) if d}
     assert docs["ConfigMap"]["data"]["message"] == "rendered-ok"
     assert docs["Deployment"]["spec"]["replicas"] == 4
@@ -268,8 +309,20 @@ def test_helm_template_and_install(kube, namespace):
     assert too_old.returncode != 0
     assert "incompatible with Kubernetes v1.20.0" in too_old.stderr
 
-    kube.run(helm, "install", "demo", str(CHART), "-n", namespace, "--wait", "--timeout", "90s",
-             "--set", "message=installed-ok", timeout=150)
+    kube.run(
+        helm,
+        "install",
+        "demo",
+        str(CHART),
+        "-n",
+        namespace,
+        "--wait",
+        "--timeout",
+        "90s",
+        "--set",
+        "message=installed-ok",
+        timeout=150,
+    )
     releases = json.loads(kube.run(helm, "list", "-n", namespace, "-o", "json").stdout)
     assert [(r["name"], r["status"]) for r in releases] == [("demo", "deployed")]
 
@@ -289,8 +342,7 @@ def test_helm_template_and_install(kube, namespace):
 def test_kubectl_get_shows_printer_columns(kube, namespace, widget_crd):
     co = client.CustomObjectsApi(kube.api)
     g, v, p = widget_crd["group"], widget_crd["version"], widget_crd["plural"]
-    co.create_namespaced_custom_object(g, v, namespace, p, widget("alpha", g, size=7, color="green",
-                                                                  note="first"))
+    co.create_namespaced_custom_object(g, v, namespace, p, widget("alpha", g, size=7, color="green", note="first"))
     co.create_namespaced_custom_object(g, v, namespace, p, widget("beta", g, size=2, color="red"))
 
     out = kube.run(kube.kubectl, "get", f"{p}.{g}", "-n", namespace).stdout
@@ -301,11 +353,22 @@ def test_kubectl_get_shows_printer_columns(kube, namespace, widget_crd):
 
     wide = kube.run(kube.kubectl, "get", f"{p}.{g}", "-n", namespace, "-o", "wide").stdout
     header, *rest = [line.split() for line in wide.strip().splitlines()]
-    assert header == ["NAME", "SIZE", "COLOR", "AGE", "NOTE"], wide
-    assert next(r for r in rest if r[0] == "alpha")[-1] == "first"
+    # the priority-1 column appears only with -o wide, in definition order
+    assert header == ["NAME", "SIZE", "COLOR", "NOTE", "AGE"], wide
+    assert next(r for r in rest if r[0] == "alpha")[:4] == ["alpha", "7", "green", "first"]
 
     # kubectl validates against the same schema: the API server's message comes back
-    bad = kube.run(kube.kubectl, "patch", f"{p}.{g}", "beta", "-n", namespace, "--type=merge",
-                   "-p", '{"spec":{"size":0}}', check=False)
+    bad = kube.run(
+        kube.kubectl,
+        "patch",
+        f"{p}.{g}",
+        "beta",
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        '{"spec":{"size":0}}',
+        check=False,
+    )
     assert bad.returncode != 0
     assert "spec.size in body should be greater than or equal to 1" in bad.stderr
