@@ -1,12 +1,12 @@
 /**
  * Request and reply shapes of the Konnectz api as used by the SPA.
  *
- * These are written by hand from the product spec until `npm run gen:types`
- * produces `schema.d.ts` from the api's OpenAPI document; the names here are the
- * ones the rest of the app imports, so swapping them for generated types only
- * touches this file.
+ * Replies come from `schema.d.ts`, generated from the api's OpenAPI document by
+ * `make gen-types` (`make test` fails when it is stale). Requests that carry the
+ * editor document keep the editor's own `CanvasJson` type.
  */
 import type { CanvasJson } from '../editor/model/types';
+import type { components } from './schema';
 
 /** Error body of every 4xx/5xx reply. */
 export interface ApiErrorBody {
@@ -25,11 +25,7 @@ export interface LoginRequest {
   captcha: string;
 }
 
-export interface LoginResponse {
-  auth_token: string;
-  preferred_language?: string | null;
-  message?: string;
-}
+export type LoginResponse = components['schemas']['LoginOut'];
 
 export interface UserExistsRequest {
   email: string;
@@ -89,36 +85,15 @@ export interface Profile {
 
 // ---- apps -------------------------------------------------------------------
 
-export interface App {
-  id: number;
-  name: string;
-  image_url: string | null;
-  status: string | null;
-  account_count: number;
-  provider: string;
-  app_type: string;
-  auth_type: string | null;
-}
+export type App = components['schemas']['AppOut'];
 
-export interface AppsResponse {
-  apps: App[];
-}
+export type AppsResponse = components['schemas']['AppList'];
 
 // ---- konnects (flows) -------------------------------------------------------
 
 export type KonnectStatus = 'Draft' | 'Published' | 'DELETED' | string;
 
-export interface KonnectListItem {
-  id: number;
-  konnect_name: string | null;
-  status: KonnectStatus;
-  created_at: string;
-  success_task_count?: number;
-  error_task_count?: number;
-  left_app?: { name: string; image_url?: string | null } | null;
-  right_apps?: { app_name: string; image_url?: string | null }[];
-  webhook_url?: string | null;
-}
+export type KonnectListItem = components['schemas']['KonnectItem'];
 
 export interface KonnectListQuery {
   page_size: number;
@@ -126,10 +101,7 @@ export interface KonnectListQuery {
   search_query?: string;
 }
 
-export interface KonnectListResponse {
-  konnects: KonnectListItem[];
-  total_konnects: number;
-}
+export type KonnectListResponse = components['schemas']['KonnectList'];
 
 export interface SaveKonnectRequest {
   konnect_id: number | null;
@@ -138,12 +110,7 @@ export interface SaveKonnectRequest {
   publish: boolean;
 }
 
-export interface SaveKonnectResponse {
-  status: 'SUCCESS' | string;
-  message: string;
-  konnect_id: number;
-  webhook_url?: string | null;
-}
+export type SaveKonnectResponse = components['schemas']['SaveKonnectOut'];
 
 export interface EditKonnectResponse {
   konnect_id: number;
@@ -157,28 +124,10 @@ export interface EditKonnectResponse {
 
 export type TaskLogType = 'SUCCESS' | 'ERROR';
 
-export interface TaskLog {
-  id: number;
-  task_date: string;
-  status: string;
-  konnect_id: number;
-  data: Record<string, unknown>;
-}
+export type TaskLog = components['schemas']['TaskLogOut'];
 
-export interface TaskLogsResponse {
-  task_logs: TaskLog[];
-  total: number;
-}
+export type TaskLogsResponse = components['schemas']['TaskLogList'];
 
-export interface Task {
-  id: number;
-  task_date: string;
-  step_id: string;
-  app_name: string;
-  status: string;
-  data: Record<string, unknown>;
-}
+export type Task = components['schemas']['TaskOut'];
 
-export interface TasksResponse {
-  tasks: Task[];
-}
+export type TasksResponse = components['schemas']['TaskList'];
