@@ -11,8 +11,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Apps */
-        get: operations["list_apps_api_v1_apps_get"];
+        /** Search the app catalogue */
+        get: operations["apps_list_api_v1_apps_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -28,8 +28,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Add Ons */
-        get: operations["add_ons_api_v1_apps_add_on_apps_get"];
+        /** The in-house add-ons */
+        get: operations["apps_add_on_apps_api_v1_apps_add_on_apps_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -45,8 +45,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Actions */
-        get: operations["actions_api_v1_apps_get_actions_get"];
+        /** Apps with actions */
+        get: operations["apps_get_actions_api_v1_apps_get_actions_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -62,8 +62,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** All Apps */
-        get: operations["all_apps_api_v1_apps_get_allapps_get"];
+        /** All apps */
+        get: operations["apps_get_allapps_api_v1_apps_get_allapps_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -79,8 +79,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Triggers */
-        get: operations["triggers_api_v1_apps_get_triggers_get"];
+        /** Apps that can start a konnect */
+        get: operations["apps_get_triggers_api_v1_apps_get_triggers_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -675,7 +675,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    list_apps_api_v1_apps_get: {
+    apps_list_api_v1_apps_get: {
         parameters: {
             query?: {
                 search_query?: string | null;
@@ -708,7 +708,7 @@ export interface operations {
             };
         };
     };
-    add_ons_api_v1_apps_add_on_apps_get: {
+    apps_add_on_apps_api_v1_apps_add_on_apps_get: {
         parameters: {
             query?: {
                 search_query?: string | null;
@@ -741,7 +741,7 @@ export interface operations {
             };
         };
     };
-    actions_api_v1_apps_get_actions_get: {
+    apps_get_actions_api_v1_apps_get_actions_get: {
         parameters: {
             query?: {
                 search_query?: string | null;
@@ -774,7 +774,7 @@ export interface operations {
             };
         };
     };
-    all_apps_api_v1_apps_get_allapps_get: {
+    apps_get_allapps_api_v1_apps_get_allapps_get: {
         parameters: {
             query?: {
                 search_query?: string | null;
@@ -807,7 +807,7 @@ export interface operations {
             };
         };
     };
-    triggers_api_v1_apps_get_triggers_get: {
+    apps_get_triggers_api_v1_apps_get_triggers_get: {
         parameters: {
             query?: {
                 search_query?: string | null;

@@ -29,56 +29,22 @@ def _list(
     return AppList(apps=[AppOut.model_validate(a) for a in rows], total_apps=total)
 
 
-@router.get("", response_model=AppList)
-def list_apps(
-    user: CurrentUser,
-    session: SessionDep,
-    search_query: str | None = None,
-    page_size: PageSize = 80,
-    page_index: PageIndex = 1,
-) -> AppList:
-    return _list(session, None, search_query, page_size, page_index)
+def _route(path: str, where: ColumnElement[bool] | None, summary: str) -> None:
+    def endpoint(
+        user: CurrentUser,
+        session: SessionDep,
+        search_query: str | None = None,
+        page_size: PageSize = 80,
+        page_index: PageIndex = 1,
+    ) -> AppList:
+        return _list(session, where, search_query, page_size, page_index)
+
+    endpoint.__name__ = f"apps_{path.strip('/') or 'list'}"
+    router.add_api_route(path, endpoint, methods=["GET"], response_model=AppList, summary=summary)
 
 
-@router.get("/get_allapps", response_model=AppList)
-def all_apps(
-    user: CurrentUser,
-    session: SessionDep,
-    search_query: str | None = None,
-    page_size: PageSize = 80,
-    page_index: PageIndex = 1,
-) -> AppList:
-    return _list(session, None, search_query, page_size, page_index)
-
-
-@router.get("/get_triggers", response_model=AppList)
-def triggers(
-    user: CurrentUser,
-    session: SessionDep,
-    search_query: str | None = None,
-    page_size: PageSize = 80,
-    page_index: PageIndex = 1,
-) -> AppList:
-    return _list(session, App.can_trigger.is_(True), search_query, page_size, page_index)
-
-
-@router.get("/get_actions", response_model=AppList)
-def actions(
-    user: CurrentUser,
-    session: SessionDep,
-    search_query: str | None = None,
-    page_size: PageSize = 80,
-    page_index: PageIndex = 1,
-) -> AppList:
-    return _list(session, App.can_act.is_(True) & App.is_add_on.is_(False), search_query, page_size, page_index)
-
-
-@router.get("/add_on_apps", response_model=AppList)
-def add_ons(
-    user: CurrentUser,
-    session: SessionDep,
-    search_query: str | None = None,
-    page_size: PageSize = 80,
-    page_index: PageIndex = 1,
-) -> AppList:
-    return _list(session, App.is_add_on.is_(True), search_query, page_size, page_index)
+_route("", None, "Search the app catalogue")
+_route("/get_allapps", None, "All apps")
+_route("/get_triggers", App.can_trigger.is_(True), "Apps that can start a konnect")
+_route("/get_actions", App.can_act.is_(True) & App.is_add_on.is_(False), "Apps with actions")
+_route("/add_on_apps", App.is_add_on.is_(True), "The in-house add-ons")
