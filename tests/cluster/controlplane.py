@@ -309,6 +309,20 @@ def start(
     state_dir: Path | str | None = None, kubeconfig: Path | str | None = None, timeout: float = 90.0, build: bool = True
 ) -> ControlPlane:
     """Start a fresh control plane (wiping state_dir's previous data). Returns when ready."""
+    for attempt in range(3):
+        try:
+            return _start_once(state_dir, kubeconfig, timeout, build)
+        except ClusterError as exc:
+            # a free port taken by someone else between choosing and binding it: try new ports
+            if "address already in use" not in str(exc) or attempt == 2:
+                raise
+            print(f"[controlplane] port clash, retrying: {str(exc).splitlines()[0]}", file=sys.stderr)
+    raise AssertionError("unreachable")
+
+
+def _start_once(
+    state_dir: Path | str | None, kubeconfig: Path | str | None, timeout: float, build: bool
+) -> ControlPlane:
     state = Path(state_dir) if state_dir else default_state_dir()
     state = state.resolve()
     kcfg = Path(kubeconfig).resolve() if kubeconfig else state / "kubeconfig"
