@@ -149,7 +149,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish Konnect */
+        /**
+         * Publish Konnect
+         * @description Save the canvas and publish it: save_konnect with ``publish: true``.
+         */
         post: operations["publish_konnect_api_v1_konnects_publish_konnect_post"];
         delete?: never;
         options?: never;

@@ -219,9 +219,8 @@ async def _unpublish(konnect: Konnect, deployer: Deployer) -> None:
 async def publish_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
 ) -> Any:
-    konnect = _store_draft(session, user, body)
-    session.commit()
-    return await _publish(konnect, user, session, settings, deployer)
+    """Save the canvas and publish it: save_konnect with ``publish: true``."""
+    return await save_konnect(body.model_copy(update={"publish": True}), user, session, settings, deployer)
 
 
 @router.post("/{konnect_id}/update_status", response_model=SaveKonnectOut)
