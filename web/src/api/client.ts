@@ -27,6 +27,11 @@ let onUnauthorized: UnauthorizedHandler = () => {
   window.location.assign('/login');
 };
 
+/** Hands over to the installed unauthorized handler (used by the typed client too). */
+export function notifyUnauthorized(): void {
+  onUnauthorized();
+}
+
 /** The app shell installs a handler that navigates with the router. */
 export function setUnauthorizedHandler(handler: UnauthorizedHandler): () => void {
   const previous = onUnauthorized;
