@@ -9,11 +9,13 @@ from typing import Any
 import httpx
 import pytest
 
-from konnectz_runner import engine
+from konnectz_runner import outbound
 from konnectz_runner.engine import execute
 from konnectz_runner.events import RunRequest
+from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
+from konnectz_runner.steps import api_call
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))
 TOKEN = "t" * 32
@@ -204,7 +206,7 @@ async def test_timeout_is_an_error_with_the_reason(echo: Any) -> None:
 
 
 async def test_connection_refused_is_retried_then_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "CONNECT_BACKOFF_SECONDS", 0.0)
+    monkeypatch.setattr(outbound, "CONNECT_BACKOFF_SECONDS", 0.0)
     attempts: list[httpx.Request] = []
 
     def refuse(request: httpx.Request) -> httpx.Response:
@@ -216,11 +218,11 @@ async def test_connection_refused_is_retried_then_an_error(monkeypatch: pytest.M
                               run({}), http=client, guard=LOCAL)  # fmt: skip
     assert event.status == "ERROR"
     assert event.steps[0].error == "Could not connect to http://127.0.0.1:9/x: Connection refused"
-    assert len(attempts) == engine.CONNECT_ATTEMPTS == 3
+    assert len(attempts) == outbound.CONNECT_ATTEMPTS == 3
 
 
 async def test_connect_error_then_success(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "CONNECT_BACKOFF_SECONDS", 0.0)
+    monkeypatch.setattr(outbound, "CONNECT_BACKOFF_SECONDS", 0.0)
     attempts: list[httpx.Request] = []
 
     def flaky(request: httpx.Request) -> httpx.Response:
@@ -243,8 +245,9 @@ async def test_response_larger_than_limit_is_an_error(monkeypatch: pytest.Monkey
         return httpx.Response(200, content=b"x" * 2048)
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(big)) as client:
-        result = await engine.run_api_call(ApiCallStep(id="node-2", name="Big", url="http://127.0.0.1:9/x"), {},
-                                           http=client, guard=LOCAL, max_response_bytes=1024)  # fmt: skip
+        ctx = StepContext(outputs={}, http=client, guard=LOCAL)
+        result = await api_call.run(ApiCallStep(id="node-2", name="Big", url="http://127.0.0.1:9/x"), ctx,
+                                    max_response_bytes=1024)  # fmt: skip
     assert result.status == "ERROR"
     assert result.error == "Response from http://127.0.0.1:9/x is larger than 1024 bytes"
 

@@ -4,7 +4,7 @@ The public API is re-exported here (checked by tests/test_exports.py).
 """
 
 from konnectz_runner.config import Settings
-from konnectz_runner.engine import execute, run_api_call
+from konnectz_runner.engine import execute, step_result
 from konnectz_runner.errors import ConfigError, ConnectFailed, RefusedError, RunnerError, StepError
 from konnectz_runner.events import (
     KV_KONNECTS,
@@ -23,6 +23,7 @@ from konnectz_runner.events import (
     publish_run,
     run_subject,
 )
+from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.netguard import NetGuard, guarded_transport, parse_networks
 from konnectz_runner.refs import build_json_body, resolve, resolve_value
 from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, Step, Trigger, WebhookTrigger
@@ -39,11 +40,13 @@ __all__ = [
     "FlowSpec",
     "KeyValue",
     "NetGuard",
+    "Outcome",
     "RefusedError",
     "RunRequest",
     "RunnerError",
     "Settings",
     "Step",
+    "StepContext",
     "StepError",
     "StepResult",
     "TaskEvent",
@@ -61,6 +64,6 @@ __all__ = [
     "publish_run",
     "resolve",
     "resolve_value",
-    "run_api_call",
     "run_subject",
+    "step_result",
 ]

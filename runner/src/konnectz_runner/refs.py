@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from konnectz_runner.errors import StepError
-from konnectz_runner.spec import KeyValue
+from konnectz_runner.model import KeyValue
 
 __all__ = ["REFERENCE", "build_json_body", "lookup", "resolve", "resolve_value"]
 

@@ -1,0 +1,142 @@
+"""Outbound HTTP for steps: guarded, redirect-safe, size-limited.
+
+- Every URL, and every redirect hop (at most :data:`MAX_REDIRECTS`), is checked by the
+  :class:`~konnectz_runner.netguard.NetGuard`; httpx is never left to follow redirects itself.
+- A redirect to another origin drops the credentials (Authorization).
+- Retries only when no connection could be made (nothing was sent, so repeating cannot
+  duplicate an effect): :data:`CONNECT_ATTEMPTS` tries with a short exponential backoff.
+  Timeouts after connecting and HTTP errors are not retried.
+- Responses larger than the limit are a :class:`~konnectz_runner.errors.StepError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+
+from konnectz_runner.errors import ConnectFailed, StepError
+from konnectz_runner.netguard import NetGuard
+
+__all__ = [
+    "CONNECT_ATTEMPTS",
+    "MAX_REDIRECTS",
+    "MAX_RESPONSE_BYTES",
+    "REDACTED",
+    "SECRET_HEADERS",
+    "display_url",
+    "parse_body",
+    "recorded_headers",
+    "send",
+]
+
+MAX_REDIRECTS = 5
+CONNECT_ATTEMPTS = 3
+CONNECT_BACKOFF_SECONDS = 0.25  # 0.25 s, then 0.5 s
+MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+ERROR_BODY_CHARS = 200
+REDACTED = "***"
+# Header values that are never written to task logs (the request itself still carries them).
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"})
+_REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+
+
+def display_url(url: httpx.URL) -> str:
+    """Scheme, host and path only: query strings often carry keys."""
+    return str(url.copy_with(query=None, fragment=None))
+
+
+def parse_body(response: httpx.Response, content: bytes) -> Any:
+    text = content.decode(response.encoding or "utf-8", errors="replace")
+    if not text:
+        return ""
+    content_type = response.headers.get("content-type", "").lower()
+    if "json" in content_type:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise StepError(f"Response from {display_url(response.url)} is larger than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _send_once(http: httpx.AsyncClient, request: httpx.Request, limit: int) -> tuple[httpx.Response, bytes]:
+    display = display_url(request.url)
+    for attempt in range(1, CONNECT_ATTEMPTS + 1):
+        try:
+            response = await http.send(request, stream=True, follow_redirects=False)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            failure = ConnectFailed(f"Could not connect to {display}: {exc or type(exc).__name__}")
+            if attempt == CONNECT_ATTEMPTS:
+                raise failure from exc
+            await asyncio.sleep(CONNECT_BACKOFF_SECONDS * 2 ** (attempt - 1))
+            continue
+        except httpx.TimeoutException as exc:
+            raise StepError(f"Timed out calling {display} ({type(exc).__name__})") from exc
+        except httpx.RequestError as exc:
+            raise StepError(f"Could not call {display}: {exc or type(exc).__name__}") from exc
+        try:
+            content = await _read_limited(response, limit)
+        except httpx.TimeoutException as exc:
+            raise StepError(f"Timed out reading the response of {display} ({type(exc).__name__})") from exc
+        except httpx.RequestError as exc:
+            raise StepError(f"Could not read the response of {display}: {exc}") from exc
+        finally:
+            await response.aclose()
+        return response, content
+    raise AssertionError("unreachable")
+
+
+def _redirect(request: httpx.Request, response: httpx.Response) -> httpx.Request | None:
+    """The next request of a redirect (as browsers and httpx build it), or None if it is not one."""
+    location = response.headers.get("location")
+    if response.status_code not in _REDIRECT_CODES or not location:
+        return None
+    try:
+        url = request.url.join(location)
+    except httpx.InvalidURL as exc:
+        raise StepError(f"Invalid redirect location {location!r} from {display_url(request.url)}") from exc
+    method = request.method
+    if response.status_code == 303 and method != "HEAD":
+        method = "GET"
+    if response.status_code in (301, 302) and method == "POST":
+        method = "GET"
+    headers = httpx.Headers(request.headers)
+    headers.pop("host", None)
+    if url.scheme != request.url.scheme or url.host != request.url.host or url.port != request.url.port:
+        headers.pop("authorization", None)  # never hand credentials to another origin
+    content: bytes | None = request.content
+    if method != request.method:
+        content = None
+        for name in ("content-type", "content-length", "transfer-encoding"):
+            headers.pop(name, None)
+    return httpx.Request(method, url, headers=headers, content=content)
+
+
+async def send(
+    http: httpx.AsyncClient, guard: NetGuard, request: httpx.Request, limit: int
+) -> tuple[httpx.Response, bytes]:
+    for _hop in range(MAX_REDIRECTS + 1):
+        await guard.check_url(request.url)
+        response, content = await _send_once(http, request, limit)
+        following = _redirect(request, response)
+        if following is None:
+            return response, content
+        request = following
+    raise StepError(f"Too many redirects (more than {MAX_REDIRECTS}) calling {display_url(request.url)}")
+
+
+def recorded_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {k: (REDACTED if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}

@@ -1,0 +1,94 @@
+"""API call (in-house add-on): one HTTP request built from the node's configuration.
+
+url, header, param and body values may carry references (``{{node-1.customer.name}}``);
+params go to the query string (added to one the URL may already carry), the body is JSON built
+from key/value rows (dotted keys nest), optionally wrapped in an array. The output is
+``{"status": int, "headers": {...}, "body": <parsed JSON or text>}``; a status of 400 or more
+is a step ERROR.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import httpx
+from pydantic import Field
+
+from konnectz_runner import outbound
+from konnectz_runner.errors import StepError
+from konnectz_runner.model import KeyValue, Outcome, StepBase, StepContext
+from konnectz_runner.refs import build_json_body, resolve
+
+__all__ = ["KIND", "ApiCallStep", "Config", "run"]
+
+KIND = "api_call"
+
+
+class ApiCallStep(StepBase):
+    """One HTTP request. ``body`` keys may be dotted (``customer.name``) to build nested JSON."""
+
+    kind: Literal["api_call"] = "api_call"
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    url: str
+    headers: list[KeyValue] = Field(default_factory=list)
+    params: list[KeyValue] = Field(default_factory=list)
+    body: list[KeyValue] = Field(default_factory=list)
+    payload_type: Literal["JSON"] = "JSON"
+    wrap_in_array: bool = False
+
+
+Config = ApiCallStep
+
+
+async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | None = None) -> Outcome:
+    """Run one API-call step; never raises for a step failure, returns an ERROR outcome."""
+    limit = outbound.MAX_RESPONSE_BYTES if max_response_bytes is None else max_response_bytes
+    context = ctx.outputs
+    warnings: list[str] = []
+    recorded: dict[str, Any] = {"method": step.method, "url": step.url}
+    output: dict[str, Any] | None = None
+    error: str | None = None
+    try:
+        url = resolve(step.url, context, warnings).strip()
+        headers = {h.key: resolve(h.value, context, warnings) for h in step.headers}
+        params = httpx.QueryParams([(p.key, resolve(p.value, context, warnings)) for p in step.params])
+        body = (
+            build_json_body(step.body, context, wrap_in_array=step.wrap_in_array, warnings=warnings)
+            if step.body
+            else None
+        )
+        recorded = {
+            "method": step.method,
+            "url": url,
+            "headers": outbound.recorded_headers(headers),
+            "params": dict(params),
+        }
+        if body is not None:
+            recorded["body"] = body
+        parsed = await ctx.guard.check_url(url)
+        content: bytes | None = None
+        if body is not None:
+            content = json.dumps(body, ensure_ascii=False).encode()
+            if not any(k.lower() == "content-type" for k in headers):
+                headers["Content-Type"] = "application/json"
+        # Params are added to a query the URL may already carry (httpx's ``params=`` would replace it).
+        target = parsed.copy_merge_params(params) if params else parsed
+        try:
+            request = ctx.http.build_request(step.method, target, headers=headers, content=content)
+        except ValueError as exc:  # e.g. a header value that is not ASCII
+            raise StepError(f"Invalid request to {outbound.display_url(target)}: {exc}") from exc
+        response, raw = await outbound.send(ctx.http, ctx.guard, request, limit)
+        output = {
+            "status": response.status_code,
+            "headers": {k: ", ".join(response.headers.get_list(k)) for k in response.headers},
+            "body": outbound.parse_body(response, raw),
+        }
+        if response.status_code >= 400:
+            snippet = raw.decode(response.encoding or "utf-8", errors="replace")[: outbound.ERROR_BODY_CHARS]
+            error = f"HTTP {response.status_code} from {outbound.display_url(response.url)}: {snippet}"
+    except StepError as exc:
+        error = str(exc)
+    if warnings:
+        recorded["warnings"] = warnings
+    return Outcome(status="ERROR" if error else "SUCCESS", output=output, input=recorded, error=error)
