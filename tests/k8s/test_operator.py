@@ -17,12 +17,13 @@ from kubernetes import client
 from kubernetes.client import ApiException
 
 from konnectz_operator.apply import Kube
+from konnectz_runner.resource import GROUP, PLURAL, VERSION
 
 pytestmark = pytest.mark.k8s
 
 REPO = Path(__file__).resolve().parents[2]
 CRD = REPO / "crds" / "konnects.konnectz.io.yaml"
-GROUP, VERSION, PLURAL = "konnectz.io", "v1alpha1", "konnects"
+
 TOKEN = "whk_" + "0123456789abcdef" * 2
 T = TypeVar("T")
 
@@ -173,6 +174,9 @@ def test_a_flow_that_disagrees_with_the_spec_fails_with_a_message(kube, namespac
         (lambda b: b["spec"]["trigger"].pop("kind"), "spec.trigger.kind"),
         (lambda b: b["spec"].update(trigger={"kind": "schedule"}), "trigger.schedule is required"),
         (lambda b: b["spec"].update(runnerMode="elsewhere"), "spec.runnerMode"),
+        (lambda b: b["spec"]["flow"]["steps"][0].update(method="FETCH"), "spec.flow.steps[0].method"),
+        (lambda b: b["spec"]["flow"]["steps"][0].update(kind="teleport"), "spec.flow.steps[0].kind"),
+        (lambda b: b["spec"]["flow"]["trigger"].update(token="short"), "spec.flow.trigger.token"),
     ],
 )
 def test_the_api_server_rejects_invalid_konnects(kube, namespace, konnect_crd, mutate, field):

@@ -12,17 +12,14 @@ from typing import Any
 import kopf
 from kubernetes.client import ApiException
 
+from konnectz_runner.resource import API_VERSION, GROUP, PLURAL, VERSION
+
 from .apply import Kube, apply, load_api_client, load_configuration, prune
 from .config import OperatorSettings
 from .errors import InvalidKonnect, to_kopf_error
 from .render import child_name, render_children, webhook_url
 from .status import Phase, now_rfc3339, set_condition
 from .validation import validate_konnect
-
-GROUP = "konnectz.io"
-VERSION = "v1alpha1"
-PLURAL = "konnects"
-API_VERSION = f"{GROUP}/{VERSION}"
 
 
 @kopf.on.login()
