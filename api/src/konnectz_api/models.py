@@ -32,6 +32,9 @@ class User(Base):
     email_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     verification_digest: Mapped[str | None] = mapped_column(String(64), index=True)
     verification_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Password reset: only the SHA-256 digest of the single-use token is stored.
+    reset_password_digest: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
+    reset_password_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     current_plan: Mapped[str] = mapped_column(String(50), default="Free")
     preferred_language: Mapped[str] = mapped_column(String(10), default="en")
     country: Mapped[str | None] = mapped_column(String(100))

@@ -37,6 +37,12 @@ class EmailConfirmationIn(BaseModel):
     confirmation_token: str = Field(min_length=1, max_length=200)
 
 
+class ResetPasswordIn(BaseModel):
+    reset_password_token: str = Field(min_length=1, max_length=200)
+    password: str = Field(min_length=PASSWORD_MIN, max_length=200)
+    password_confirmation: str = Field(max_length=200)
+
+
 class LoginIn(BaseModel):
     email: EmailStr
     password: str = Field(min_length=1, max_length=200)

@@ -26,6 +26,7 @@ class Settings(BaseSettings):
     access_token_minutes: int = Field(default=12 * 60, ge=1)
     remember_me_days: int = Field(default=30, ge=1)
     verification_token_hours: int = Field(default=48, ge=1)
+    reset_token_minutes: int = Field(default=60, ge=1)
 
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 1025
