@@ -14,7 +14,7 @@ from konnectz_api.schemas import ChangePasswordIn, KeyReply, Profile, ProfileOpt
 router = APIRouter(prefix="/api/v1/users", tags=["profile"])
 
 PASSWORD_MISMATCH = "Password do not match. Try again!"  # noqa: S105 - a message
-WRONG_CURRENT = "Your current password is not correct."  # noqa: S105 - a message
+WRONG_CURRENT = "Your current password is not correct."
 
 _EDIT_DOC = (
     "Changes first_name, last_name, country (ISO 3166-1 alpha-2) and timezone (IANA name). "
