@@ -34,7 +34,12 @@ def consume_token(session: Session, *, token: str, password_hash: str) -> int | 
     user_id = session.scalar(
         update(User)
         .where(User.reset_password_digest == token_digest(token), User.reset_password_expires_at > func.now())
-        .values(password_hash=password_hash, reset_password_digest=None, reset_password_expires_at=None)
+        .values(
+            password_hash=password_hash,
+            reset_password_digest=None,
+            reset_password_expires_at=None,
+            tokens_valid_after=func.now(),  # sessions signed in with the old password end
+        )
         .returning(User.id)
     )
     session.commit()

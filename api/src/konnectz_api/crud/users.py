@@ -72,5 +72,7 @@ def update_profile(session: Session, *, user: User, changes: ProfileUpdate) -> U
 
 
 def set_password(session: Session, *, user: User, password_hash: str) -> None:
+    """New password; every token issued before now stops working. Commits."""
     user.password_hash = password_hash
+    user.tokens_valid_after = datetime.now(UTC)
     session.commit()

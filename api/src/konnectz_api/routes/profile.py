@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from konnectz_api.core.security import hash_password, verify_password
+from konnectz_api.core.config import Settings
+from konnectz_api.core.security import create_access_token, hash_password, verify_password
 from konnectz_api.crud import users as crud
-from konnectz_api.deps import CurrentUser, SessionDep
+from konnectz_api.deps import CurrentClaims, CurrentUser, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Unprocessable
 from konnectz_api.schemas import ChangePasswordIn, KeyReply, Profile, ProfileOptions, ProfileUpdate
 
@@ -25,6 +28,10 @@ _EDIT_DOC = (
 
 class ProfileReply(KeyReply):
     profile: Profile
+
+
+class PasswordChanged(KeyReply):
+    auth_token: str
 
 
 def _update(body: ProfileUpdate, user: CurrentUser, session: SessionDep) -> ProfileReply:
@@ -56,16 +63,29 @@ def profile_options(user: CurrentUser) -> ProfileOptions:
     return crud.profile_options()
 
 
+def _fresh_token(settings: Settings, user_id: int, expires_at: datetime) -> str:
+    lifetime = max(expires_at - datetime.now(UTC), timedelta(minutes=1))
+    return create_access_token(user_id=user_id, secret=settings.secret_key, lifetime=lifetime)
+
+
 @router.post(
     "/change_password",
-    response_model=KeyReply,
+    response_model=PasswordChanged,
     summary="Change the password (needs the current one)",
+    description=(
+        "Every session of the user ends (tokens issued before the change are refused); the reply carries a "
+        "new auth_token for this browser, valid as long as the one it replaces."
+    ),
     responses={400: {"description": "wrong current password"}, 422: {"description": "mismatch or too short"}},
 )
-async def change_password(body: ChangePasswordIn, user: CurrentUser, session: SessionDep) -> KeyReply:
+async def change_password(
+    body: ChangePasswordIn, signed_in: CurrentClaims, session: SessionDep, settings: SettingsDep
+) -> PasswordChanged:
+    user, claims = signed_in
     if body.password != body.password_confirmation:
         raise Unprocessable(PASSWORD_MISMATCH, key="PASSWORD_MISMATCH")
     if not await run_in_threadpool(verify_password, user.password_hash, body.current_password):
         raise BadRequest(WRONG_CURRENT, key="WRONG_PASSWORD")
     crud.set_password(session, user=user, password_hash=await run_in_threadpool(hash_password, body.password))
-    return KeyReply(key="UPDATE_SUCCESS", message="Password updated")
+    token = _fresh_token(settings, user.id, claims.expires_at)
+    return PasswordChanged(key="UPDATE_SUCCESS", message="Password updated", auth_token=token)
