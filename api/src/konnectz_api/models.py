@@ -43,6 +43,8 @@ class User(Base):
     timezone: Mapped[str | None] = mapped_column(String(64))
     image_url: Mapped[str | None] = mapped_column(Text)
     task_limit: Mapped[int] = mapped_column(Integer, default=1000)
+    # Executed actions of the owner's runs, debited once per run by the task-event consumer.
+    task_consumed: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

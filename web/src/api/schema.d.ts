@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/api/v1/admin/users/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign a plan (administrators only)
+         * @description No payment provider is reachable: plans are assigned by an administrator (is_admin), or with `python -m konnectz_api plan set EMAIL PLAN`.
+         */
+        post: operations["set_plan_api_v1_admin_users_plan_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/apps": {
         parameters: {
             query?: never;
@@ -217,6 +237,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The plans and their task limits */
+        get: operations["list_plans_api_v1_plans_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/signup": {
         parameters: {
             query?: never;
@@ -420,6 +457,23 @@ export interface paths {
          * @description Key PASSWORD_UPDATED; a wrong, used or expired token or a mismatch: 400 key PASSWORD_NOT_UPDATED.
          */
         post: operations["update_user_password_api_v1_users_update_user_password_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user's plan and task usage */
+        get: operations["usage_api_v1_users_usage_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -666,6 +720,15 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** PlanOut */
+        PlanOut: {
+            /** Name */
+            name: string;
+            /** Price */
+            price: string;
+            /** Task Limit */
+            task_limit: number;
+        };
         /** Profile */
         Profile: {
             /** Country */
@@ -771,6 +834,16 @@ export interface components {
             /** Webhook Url */
             webhook_url: string;
         };
+        /** SetPlanIn */
+        SetPlanIn: {
+            /**
+             * Email
+             * Format: email
+             */
+            email: string;
+            /** Plan */
+            plan: string;
+        };
         /** SignupIn */
         SignupIn: {
             /**
@@ -862,6 +935,17 @@ export interface components {
              */
             status: "Draft" | "DELETED" | "Published";
         };
+        /** UsageOut */
+        UsageOut: {
+            /** Current Plan */
+            current_plan: string;
+            /** Task Available */
+            task_available: number;
+            /** Task Consumed */
+            task_consumed: number;
+            /** Task Limit */
+            task_limit: number;
+        };
         /** ValidationError */
         ValidationError: {
             /** Context */
@@ -884,6 +968,53 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    set_plan_api_v1_admin_users_plan_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPlanIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageOut"];
+                };
+            };
+            /** @description not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no such user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     apps_list_api_v1_apps_get: {
         parameters: {
             query?: {
@@ -1298,6 +1429,26 @@ export interface operations {
             };
         };
     };
+    list_plans_api_v1_plans_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanOut"][];
+                };
+            };
+        };
+    };
     signup_api_v1_signup_post: {
         parameters: {
             query?: never;
@@ -1671,6 +1822,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    usage_api_v1_users_usage_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageOut"];
                 };
             };
         };
