@@ -125,4 +125,15 @@ describe('AccountPage', () => {
     expect(await screen.findByText('Password do not match. Try again!')).toBeInTheDocument();
     expect(calls).toHaveLength(0);
   });
+
+  it('shows the plan and task usage on Billing & Usage', async () => {
+    fakeApi((c) =>
+      c.path === '/api/v1/users/usage'
+        ? { body: { current_plan: 'Team', task_limit: 10000, task_consumed: 42, task_available: 9958 } }
+        : { status: 404, body: { message: 'nope' } },
+    );
+    render('/account/subscription');
+    expect(await screen.findByText('Plan: Team')).toBeInTheDocument();
+    expect(screen.getByTestId('billing-usage')).toHaveTextContent('Consumed: 42. Available: 9958.');
+  });
 });

@@ -133,6 +133,22 @@ export function PasswordTab() {
   );
 }
 
+export function BillingTab() {
+  const usage = $api.useQuery('get', '/api/v1/users/usage');
+  if (usage.isPending) return <Skeleton active />;
+  if (!usage.data) return <Empty description="Your usage could not be loaded." />;
+  const u = usage.data;
+  return (
+    <div data-testid="billing-usage">
+      <Typography.Title level={4}>Plan: {u.current_plan}</Typography.Title>
+      <Typography.Paragraph>
+        Tasks this plan allows: {u.task_limit}. Consumed: {u.task_consumed}. Available: {u.task_available}.
+      </Typography.Paragraph>
+      <Typography.Paragraph type="secondary">Plans are assigned by your administrator.</Typography.Paragraph>
+    </div>
+  );
+}
+
 function NotYet({ what }: { what: string }) {
   return <Empty description={`${what} is not available yet.`} />;
 }
@@ -147,7 +163,7 @@ export function AccountPage() {
     avatar: <NotYet what="Avatar upload" />,
     password: <PasswordTab />,
     members: <NotYet what="Team members" />,
-    subscription: <NotYet what="Billing & Usage" />,
+    subscription: <BillingTab />,
   };
   return (
     <div className="kz-page">
