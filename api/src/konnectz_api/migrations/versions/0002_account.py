@@ -1,6 +1,6 @@
 """account: password reset tokens, token revocation, login throttling, tasks consumed
 
-Revision ID: 0004
+Revision ID: 0002
 Revises: 0001
 Create Date: 2026-11-22
 """
@@ -8,7 +8,7 @@ Create Date: 2026-11-22
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
+revision = "0002"
 down_revision = "0001"
 branch_labels = None
 depends_on = None
