@@ -17,7 +17,7 @@ from typing import Any, Literal
 from urllib.parse import quote, unquote
 
 import regex
-from babel.numbers import UnknownCurrencyError, format_currency, format_decimal, get_currency_name, parse_decimal
+from babel.numbers import format_currency, format_decimal, is_currency, parse_decimal
 from pydantic import Field, model_validator
 
 from konnectz_runner import dates
@@ -126,10 +126,8 @@ class Config(StepBase):
         if self.operation == "text.split" and not self.separator:
             raise ValueError("text.split needs a separator")
         if self.currency:
-            try:
-                get_currency_name(self.currency.upper())
-            except UnknownCurrencyError as exc:
-                raise ValueError(f"unknown currency {self.currency!r}") from exc
+            if not is_currency(self.currency.upper()):
+                raise ValueError(f"unknown currency {self.currency!r}")
             self.currency = self.currency.upper()
         for name in ("from_timezone", "to_timezone"):
             if getattr(self, name):

@@ -48,8 +48,10 @@ def items_of(value: Any, separator: str) -> list[dict[str, Any]]:
                 value = parsed
     if isinstance(value, dict):
         value = [value]
-    elif not isinstance(value, list):
+    elif isinstance(value, str) or value is None:
         value = segments_of(value, separator)
+    elif not isinstance(value, list):
+        value = [value]
     return [item if isinstance(item, dict) else {"value": item} for item in value]
 
 
