@@ -1,14 +1,25 @@
 """Executes a :class:`~konnectz_runner.spec.FlowSpec` for one :class:`~konnectz_runner.events.RunRequest`.
 
-Steps run in order; each is run by the module of its kind (:mod:`konnectz_runner.steps`). The
-context starts as ``{trigger_id: trigger_output}`` and each step's output is added under its
-node id, so later steps can reference it. The first failing step marks the run ERROR and stops
-it; the result is always one :class:`TaskEvent`. Outbound HTTP rules are in
-:mod:`konnectz_runner.outbound`.
+Steps run in the order of the spec (the api compiles it from the canvas links); each is run by
+the module of its kind (:mod:`konnectz_runner.steps`). The context starts as
+``{trigger_id: trigger_output}`` and each step's output is added under its node id, so later
+steps can reference it. What a step's :class:`~konnectz_runner.model.Outcome` decides:
+
+- ``status == "ERROR"``: the run stops and is ERROR.
+- ``stop`` (a filter that did not pass): the run stops there and stays SUCCESS; the step's
+  record carries the reason.
+- ``items`` (the iterator): the following steps run once per item, the item being the iterator's
+  output for that pass; each of their records carries ``item_index``. A filter after the
+  iterator stops only its item; an error stops the whole run.
+
+The result is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod:`konnectz_runner.outbound`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -22,7 +33,7 @@ from konnectz_runner.steps import run_step
 __all__ = ["execute", "step_result"]
 
 
-def step_result(step: Any, outcome: Outcome, started: Any) -> StepResult:
+def step_result(step: Any, outcome: Outcome, started: datetime, item_index: int | None = None) -> StepResult:
     """The task-log record of one step's outcome."""
     output = outcome.output
     if output is not None and not isinstance(output, dict):
@@ -37,7 +48,32 @@ def step_result(step: Any, outcome: Outcome, started: Any) -> StepResult:
         input=outcome.input,
         output=output,
         error=outcome.error,
+        item_index=item_index,
+        stop=outcome.stop,
     )
+
+
+async def _run(step: Any, ctx: StepContext, results: list[StepResult], item_index: int | None) -> Outcome:
+    started = utcnow()
+    outcome = await run_step(step, ctx)
+    results.append(step_result(step, outcome, started, item_index))
+    if outcome.status == "SUCCESS":
+        ctx.outputs[step.id] = outcome.output
+    return outcome
+
+
+async def _each_item(
+    iterator: Any, items: list[Any], steps: Sequence[Any], ctx: StepContext, results: list[StepResult]
+) -> None:
+    """Run ``steps`` once per item; the first ERROR ends everything, a filter stop ends its item."""
+    for index, item in enumerate(items):
+        item_ctx = dataclasses.replace(ctx, outputs={**ctx.outputs, iterator.id: item})
+        for step in steps:
+            outcome = await _run(step, item_ctx, results, index)
+            if outcome.status == "ERROR":
+                return
+            if outcome.stop is not None:
+                break
 
 
 async def execute(spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, guard: NetGuard) -> TaskEvent:
@@ -50,15 +86,16 @@ async def execute(spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, g
         run_id=run.run_id,
         konnect_id=spec.konnect_id,
         owner_id=spec.owner_id,
+        timezone=spec.timezone,
     )
     results: list[StepResult] = []
-    for step in spec.steps:
-        step_started = utcnow()
-        outcome = await run_step(step, ctx)
-        results.append(step_result(step, outcome, step_started))
-        if outcome.status == "ERROR":
+    for position, step in enumerate(spec.steps):
+        outcome = await _run(step, ctx, results, None)
+        if outcome.status == "ERROR" or outcome.stop is not None:
             break
-        ctx.outputs[step.id] = outcome.output
+        if outcome.items is not None:
+            await _each_item(step, outcome.items, spec.steps[position + 1 :], ctx, results)
+            break
     return TaskEvent(
         run_id=run.run_id,
         konnect_id=spec.konnect_id,

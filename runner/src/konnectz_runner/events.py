@@ -78,6 +78,14 @@ class RunRequest(_Wire):
 
 
 class StepResult(_Wire):
+    """One step's record in a run. ``app`` is the step kind.
+
+    - ``item_index``: set (0-based) for the steps after an iterator, which run once per item: such a
+      step has one StepResult per item, in item order.
+    - ``stop``: set on a filter whose conditions did not pass: why the run (or, after an iterator,
+      that item) stopped there. The step's status is still SUCCESS, and so is the run's.
+    """
+
     step_id: str
     name: str
     app: str = "api_call"
@@ -87,6 +95,8 @@ class StepResult(_Wire):
     input: dict[str, Any]
     output: dict[str, Any] | None
     error: str | None = None
+    item_index: int | None = None
+    stop: str | None = None
 
 
 class TaskEvent(_Wire):

@@ -10,12 +10,14 @@ are resolved by :mod:`konnectz_runner.refs` (plain string templating, never an e
 from __future__ import annotations
 
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from konnectz_runner.model import KeyValue, Strict
 from konnectz_runner.steps import Step
 from konnectz_runner.steps.api_call import ApiCallStep
+from konnectz_runner.steps.iterator import ONLY_ONCE
 from konnectz_runner.triggers import Trigger, WebhookTrigger
 
 __all__ = ["ApiCallStep", "FlowSpec", "KeyValue", "Step", "Trigger", "WebhookTrigger"]
@@ -31,3 +33,22 @@ class FlowSpec(Strict):
     trigger_id: str = Field(min_length=1, description='Node id of the trigger node, e.g. "node-1"')
     trigger: Trigger
     steps: list[Step] = Field(min_length=1)
+    timezone: str = Field(default="UTC", description="The owner's IANA time zone: dates without an offset are in it")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {value!r}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _one_iterator(self) -> FlowSpec:
+        if sum(1 for step in self.steps if step.kind == "iterator") > 1:
+            raise ValueError(ONLY_ONCE)
+        ids = [self.trigger_id, *(step.id for step in self.steps)]
+        if len(set(ids)) != len(ids):
+            raise ValueError("node ids must be unique")
+        return self
