@@ -28,6 +28,7 @@ __all__ = ["Catalogue", "CatalogueError", "default_root", "load_catalogue", "loa
 
 GENERATED_BUNDLE = Path("build") / "generated.json"
 _APPS = TypeAdapter(list[App])
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
 
 
 class CatalogueError(ValueError):
@@ -46,7 +47,7 @@ def load_manifest(path: Path) -> App:
     """One manifest file (YAML or JSON)."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise CatalogueError(f"{path}: cannot read: {exc}") from exc
     try:

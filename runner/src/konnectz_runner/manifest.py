@@ -68,7 +68,7 @@ HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 FieldType = Literal[
     "string", "text", "integer", "number", "boolean", "datetime", "date", "email", "url", "select", "array", "object"
 ]
-FieldLocation = Literal["path", "query", "header", "body"]
+FieldLocation = Literal["path", "query", "header", "body", "none"]  # none: only picks other fields' options
 
 # Behaviour carried by runner code, named in data (konnectz_runner.hooks implements each one).
 HOOK_NAMES: tuple[str, ...] = (
@@ -182,7 +182,9 @@ class TestRequest(Strict):
 
     method: HttpMethod = "GET"
     path: str = Field(pattern=r"^/")
+    base_url: str | None = Field(default=None, description="Overrides the app's base_url")
     query: dict[str, str] = Field(default_factory=dict)
+    body: dict[str, Any] | None = None
     label_path: str | None = Field(default=None, description="Dotted path of the connection label in the reply")
 
 
@@ -213,8 +215,6 @@ class Auth(Strict):
             raise ValueError(f"auth type {self.type} needs token fields")
         if self.type == "basic" and self.basic is None:
             raise ValueError("auth type basic needs auth.basic (username and password templates)")
-        if self.type in ("api_key", "bearer", "oauth2") and not (self.inject or self.basic):
-            raise ValueError(f"auth type {self.type} needs auth.inject: where the credential goes")
         keys = [f.key for f in self.fields]
         if len(set(keys)) != len(keys):
             raise ValueError("token field keys must be unique")
@@ -293,6 +293,9 @@ class Operation(Strict):
     query: dict[str, str] = Field(default_factory=dict, description="Static query parameters (templates)")
     headers: dict[str, str] = Field(default_factory=dict)
     body: dict[str, Any] = Field(default_factory=dict, description="Static body members")
+    spec_id: str | None = Field(
+        default=None, description="The OpenAPI document of this operation when it is not the app's own"
+    )
 
 
 class Pagination(Strict):
@@ -462,7 +465,7 @@ class App(Strict):
         by_key = {e.key: e for e in self.events}
         in_house = self.source.kind == "in-house"
         if not in_house:
-            if not self.base_url.startswith(("https://", "http://")):
+            if not re.match(r"^(https?://|\{\{\s*auth\.instance_url\s*\}\})", self.base_url):
                 raise ValueError("base_url must be an http(s) URL (it may carry {{auth.*}} templates)")
             if any(e.operation is None for e in self.events):
                 raise ValueError("only in-house add-ons have events without an operation")
@@ -474,6 +477,11 @@ class App(Strict):
                     raise ValueError(f"event {event.key}: dynamic options come from unknown event {dyn.event}")
                 if target.kind == "action":
                     raise ValueError(f"event {event.key}: dynamic options must come from a search or trigger")
+        auth = self.auth
+        if auth.type in ("api_key", "bearer", "oauth2") and not (auth.inject or auth.basic):
+            in_url = [r for r in template_refs(self.base_url) if r.partition(".")[2] in auth.secret_keys]
+            if not in_url:
+                raise ValueError(f"auth type {auth.type} needs auth.inject (or a secret in base_url)")
         for ref in template_refs(self.base_url):
             namespace, _, name = ref.partition(".")
             if namespace != "auth" or name not in {f.key for f in self.auth.fields} | {"instance_url"}:
