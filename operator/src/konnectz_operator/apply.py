@@ -44,6 +44,10 @@ _MERGE = "application/merge-patch+json"
 _STRATEGIC = "application/strategic-merge-patch+json"
 
 
+# Threads Kopf runs sync handlers on (and HTTP connections kept to the API server).
+WORKERS = 32
+
+
 def load_configuration() -> client.Configuration:
     """Client configuration for the in-cluster service account, else the kubeconfig in $KUBECONFIG."""
     configuration = client.Configuration()
@@ -52,6 +56,8 @@ def load_configuration() -> client.Configuration:
     except config.ConfigException:
         # $KUBECONFIG is read now: the client's own default was fixed when it was imported.
         config.load_kube_config(config_file=os.environ.get("KUBECONFIG"), client_configuration=configuration)
+    # Kopf runs sync handlers on a thread pool; one pooled connection per worker thread.
+    configuration.connection_pool_maxsize = WORKERS
     return configuration
 
 
