@@ -3,23 +3,31 @@
 Steps run in order; each is run by the module of its kind (:mod:`konnectz_runner.steps`). The
 context starts as ``{trigger_id: trigger_output}`` and each step's output is added under its
 node id, so later steps can reference it. The first failing step marks the run ERROR and stops
-it; the result is always one :class:`TaskEvent`. Outbound HTTP rules are in
+it; a finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in
 :mod:`konnectz_runner.outbound`.
+
+A step whose outcome carries ``resume_at`` (a delay) suspends the run: :func:`execute` returns
+:class:`Suspended` with a :class:`~konnectz_runner.events.Continuation` (the step to resume after,
+the outputs and step results so far). The worker stores it as a timer; when it fires, the same
+run (same ``run_id``) comes back with ``run.resume`` set and :func:`execute` runs only the steps
+after the delay, ending in the one TaskEvent of the run.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import httpx
 
-from konnectz_runner.events import RunRequest, StepResult, TaskEvent
+from konnectz_runner.events import Continuation, RunRequest, StepResult, TaskEvent
 from konnectz_runner.model import Outcome, StepContext, utcnow
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.spec import FlowSpec
 from konnectz_runner.steps import run_step
 
-__all__ = ["execute", "step_result"]
+__all__ = ["Suspended", "execute", "step_result", "suspension_failed"]
 
 
 def step_result(step: Any, outcome: Outcome, started: Any) -> StepResult:
@@ -40,25 +48,15 @@ def step_result(step: Any, outcome: Outcome, started: Any) -> StepResult:
     )
 
 
-async def execute(spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, guard: NetGuard) -> TaskEvent:
-    """Run every step of ``spec`` for ``run`` and describe the outcome as one TaskEvent."""
-    started = utcnow()
-    ctx = StepContext(
-        outputs={spec.trigger_id: run.trigger_output},
-        http=http,
-        guard=guard,
-        run_id=run.run_id,
-        konnect_id=spec.konnect_id,
-        owner_id=spec.owner_id,
-    )
-    results: list[StepResult] = []
-    for step in spec.steps:
-        step_started = utcnow()
-        outcome = await run_step(step, ctx)
-        results.append(step_result(step, outcome, step_started))
-        if outcome.status == "ERROR":
-            break
-        ctx.outputs[step.id] = outcome.output
+@dataclass(frozen=True)
+class Suspended:
+    """A run waiting for ``resume_at``; ``continuation`` is what it needs to go on."""
+
+    resume_at: datetime
+    continuation: Continuation
+
+
+def _event(spec: FlowSpec, run: RunRequest, started: Any, results: list[StepResult]) -> TaskEvent:
     return TaskEvent(
         run_id=run.run_id,
         konnect_id=spec.konnect_id,
@@ -71,3 +69,71 @@ async def execute(spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, g
         trigger_output=run.trigger_output,
         steps=results,
     )
+
+
+def _gone(resume: Continuation) -> StepResult:
+    now = utcnow()
+    return StepResult(
+        step_id=resume.after_step,
+        name="Resume",
+        app="delay",
+        status="ERROR",
+        started_at=now,
+        finished_at=now,
+        input={},
+        output=None,
+        error=f"The konnect changed while this run waited: step {resume.after_step} is no longer in it",
+    )
+
+
+async def execute(
+    spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, guard: NetGuard
+) -> TaskEvent | Suspended:
+    """Run the steps of ``spec`` for ``run`` (after ``run.resume.after_step`` when it resumes).
+
+    Returns the run's one TaskEvent, or :class:`Suspended` when a step asks to wait.
+    """
+    resume = run.resume
+    started = resume.started_at if resume else utcnow()
+    outputs = dict(resume.outputs) if resume else {spec.trigger_id: run.trigger_output}
+    results: list[StepResult] = list(resume.steps) if resume else []
+    steps = list(spec.steps)
+    if resume is not None:
+        ids = [step.id for step in steps]
+        if resume.after_step not in ids:
+            return _event(spec, run, started, [*results, _gone(resume)])
+        steps = steps[ids.index(resume.after_step) + 1 :]
+    ctx = StepContext(
+        outputs=outputs,
+        http=http,
+        guard=guard,
+        run_id=run.run_id,
+        konnect_id=spec.konnect_id,
+        owner_id=spec.owner_id,
+        timezone=spec.timezone,
+    )
+    for step in steps:
+        step_started = utcnow()
+        outcome = await run_step(step, ctx)
+        results.append(step_result(step, outcome, step_started))
+        if outcome.status == "ERROR":
+            break
+        ctx.outputs[step.id] = outcome.output
+        if outcome.resume_at is not None:
+            continuation = Continuation(
+                after_step=step.id,
+                resume_at=outcome.resume_at,
+                started_at=started,
+                outputs=ctx.outputs,
+                steps=results,
+            )
+            return Suspended(outcome.resume_at, continuation)
+    return _event(spec, run, started, results)
+
+
+def suspension_failed(spec: FlowSpec, run: RunRequest, suspended: Suspended, error: str) -> TaskEvent:
+    """The TaskEvent of a run that could not be suspended: its delay step becomes an ERROR."""
+    results = list(suspended.continuation.steps)
+    last = results[-1]
+    results[-1] = last.model_copy(update={"status": "ERROR", "error": error})
+    return _event(spec, run, suspended.continuation.started_at, results)

@@ -21,16 +21,16 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from konnectz_runner.model import Outcome, StepContext
-from konnectz_runner.steps import api_call
+from konnectz_runner.steps import api_call, delay
 
 __all__ = ["KINDS", "Step", "run_step"]
 
-_MODULES: tuple[ModuleType, ...] = (api_call,)
+_MODULES: tuple[ModuleType, ...] = (api_call, delay)
 
 KINDS: dict[str, Callable[[Any, StepContext], Awaitable[Outcome]]] = {m.KIND: m.run for m in _MODULES}
 
-# The union of every kind's Config, discriminated by ``kind`` (one member today).
-Step = Annotated[api_call.Config, Field(discriminator="kind")]
+# The union of every kind's Config, discriminated by ``kind``.
+Step = Annotated[api_call.Config | delay.Config, Field(discriminator="kind")]
 
 
 async def run_step(step: Any, ctx: StepContext) -> Outcome:
