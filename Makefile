@@ -12,12 +12,13 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 PY_LOCKS   := pyproject.toml uv.lock api/pyproject.toml runner/pyproject.toml operator/pyproject.toml devstack/pyproject.toml
 
-.PHONY: help install dev test lint typecheck web-build web-check gen-types check-types unit bench clean chromium
+.PHONY: help install dev test lint typecheck web-build web-check gen-types check-types gen-crd check-crd unit bench clean chromium
 
 help:
 	@echo "make dev    - install what is needed and run Konnectz on http://127.0.0.1:8080"
 	@echo "make test   - install what is needed and run every check (lint, types, unit, integration, k8s, e2e)"
 	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
+	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_runner.resource"
 
 # --- installation -------------------------------------------------------------------------
 $(UV):
@@ -72,10 +73,16 @@ check-types: install
 	  echo "web/src/api/schema.d.ts is stale: run 'make gen-types' and commit it"; exit 1; }
 	@echo "generated API types are up to date"
 
+gen-crd: .venv/.installed
+	$(PY) -m konnectz_operator crd
+
+check-crd: .venv/.installed
+	$(PY) -m konnectz_operator crd --check
+
 web-check: web/node_modules/.installed
 	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent
 
-test: install chromium web-build cluster-build lint typecheck check-types web-check
+test: install chromium web-build cluster-build lint typecheck check-types check-crd web-check
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: install

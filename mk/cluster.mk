@@ -7,14 +7,14 @@ PY ?= .venv/bin/python
 cluster-build: ## Build/cache kube-apiserver, controller-manager, scheduler, kubectl, etcd, helm, kwok
 	tests/cluster/build
 
-cluster-up: cluster-build ## Start the control plane; kubeconfig in .konnectz/kubeconfig
+cluster-up: .venv/.installed cluster-build ## Start the control plane; kubeconfig in .konnectz/kubeconfig
 	PYTHON=$(PY) tests/cluster/up
 
-cluster-down: ## Stop the control plane (safe to repeat)
+cluster-down: .venv/.installed ## Stop the control plane (safe to repeat)
 	PYTHON=$(PY) tests/cluster/down
 
-cluster-status: ## Show pids, RSS and readiness of the control plane
+cluster-status: .venv/.installed ## Show pids, RSS and readiness of the control plane
 	$(PY) tests/cluster/controlplane.py status
 
-test-k8s: cluster-build ## Tests against a real control plane (starts its own unless KUBECONFIG points at a live one)
+test-k8s: .venv/.installed cluster-build ## Tests against a real control plane (starts its own unless KUBECONFIG points at a live one)
 	$(PY) -m pytest tests/k8s

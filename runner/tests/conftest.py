@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -109,3 +109,27 @@ def echo_server() -> Iterator[EchoServer]:
 def echo(echo_server: EchoServer) -> EchoServer:
     echo_server.received.clear()
     return echo_server
+
+
+@pytest.fixture
+async def make_ctx() -> AsyncIterator[Any]:
+    """``make_ctx(outputs, timezone="UTC", now=None)``: a StepContext for calling a step's ``run``."""
+    from datetime import datetime
+
+    import httpx
+
+    from konnectz_runner.model import StepContext, utcnow
+    from konnectz_runner.netguard import NetGuard, parse_networks
+
+    async with httpx.AsyncClient(timeout=5) as client:
+
+        def build(outputs: dict[str, Any] | None = None, *, timezone: str = "UTC", now: datetime | None = None) -> Any:
+            return StepContext(
+                outputs=dict(outputs or {}),
+                http=client,
+                guard=NetGuard(parse_networks("127.0.0.0/8")),
+                timezone=timezone,
+                now=(lambda: now) if now is not None else utcnow,
+            )
+
+        yield build

@@ -82,9 +82,10 @@ async def test_ensure_streams_creates_file_streams_and_bucket_idempotently(nats_
         js = nc.jetstream()
         await ensure_streams(js)
         await ensure_streams(js)  # a second process starting does not fail
-        for name, subject in ((STREAM_RUNS, "kz.runs.>"), (STREAM_EVENTS, "kz.events.>")):
+        for name, subjects in ((STREAM_RUNS, ["kz.runs.>", "kz.timers.>"]), (STREAM_EVENTS, ["kz.events.>"])):
             info = await js.stream_info(name)
-            assert info.config.subjects == [subject]
+            assert info.config.subjects == subjects
+            assert bool(info.config.allow_msg_schedules) == (name == STREAM_RUNS)
             assert info.config.storage == StorageType.FILE
             assert info.config.duplicate_window == DUPLICATE_WINDOW_SECONDS
         kv = await js.key_value(KV_KONNECTS)

@@ -17,12 +17,13 @@ from kubernetes import client
 from kubernetes.client import ApiException
 
 from konnectz_operator.apply import Kube
+from konnectz_runner.resource import GROUP, PLURAL, VERSION
 
 pytestmark = pytest.mark.k8s
 
 REPO = Path(__file__).resolve().parents[2]
 CRD = REPO / "crds" / "konnects.konnectz.io.yaml"
-GROUP, VERSION, PLURAL = "konnectz.io", "v1alpha1", "konnects"
+
 TOKEN = "whk_" + "0123456789abcdef" * 2
 T = TypeVar("T")
 
@@ -152,6 +153,60 @@ def test_konnect_becomes_ready_with_owned_children_and_is_garbage_collected(kube
         )
 
 
+def _events(kube, namespace: str, name: str) -> list[dict[str, Any]]:
+    items = client.CoreV1Api(kube.api).list_namespaced_event(namespace, field_selector=f"involvedObject.name={name}")
+    return [{"reason": e.reason, "message": e.message, "type": e.type} for e in items.items]
+
+
+def test_a_deleted_or_edited_child_returns_within_ten_seconds_and_an_event_says_so(kube, namespace, operator):
+    objects = Kube(kube.api)
+    _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, konnect_body("drift"))
+    wait_for("Ready", lambda: _get_konnect(kube, namespace, "drift").get("status", {}).get("phase") == "Ready")
+    wait_for("a Reconciled event", lambda: any(e["reason"] == "Reconciled" for e in _events(kube, namespace, "drift")))
+    first = objects.get("apps/v1", "Deployment", namespace, "kz-drift")
+    assert first is not None
+
+    objects.delete("apps/v1", "Deployment", namespace, "kz-drift")
+    back = wait_for(
+        "the Deployment recreated",
+        lambda: (
+            (d := objects.get("apps/v1", "Deployment", namespace, "kz-drift"))
+            and d["metadata"]["uid"] != first["metadata"]["uid"]
+            and d
+        ),
+        timeout=10,
+    )
+    assert back["metadata"]["ownerReferences"][0]["name"] == "drift"
+
+    # An edit of a managed field is reverted; the edit of the image is drift, the status is not.
+    edited = dict(back)
+    edited["spec"]["template"]["spec"]["containers"][0]["image"] = "evil:latest"
+    objects.patch({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": back["metadata"], "spec": edited["spec"]})
+    wait_for(
+        "the image restored",
+        lambda: (
+            objects.get("apps/v1", "Deployment", namespace, "kz-drift")["spec"]["template"]["spec"]["containers"][0][
+                "image"
+            ]
+            == "konnectz-runner:test"
+        ),
+        timeout=10,
+    )
+    configmap = objects.get("v1", "ConfigMap", namespace, "kz-drift")
+    assert configmap is not None
+    objects.patch({**configmap, "data": {"flow.json": "{}"}})
+    wait_for(
+        "the flow restored",
+        lambda: TOKEN in objects.get("v1", "ConfigMap", namespace, "kz-drift")["data"]["flow.json"],
+        timeout=10,
+    )
+    wait_for(
+        "a DriftRepaired event",
+        lambda: any(e["reason"] == "DriftRepaired" for e in _events(kube, namespace, "drift")),
+    )
+    _custom(kube).delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "drift")
+
+
 def test_a_flow_that_disagrees_with_the_spec_fails_with_a_message(kube, namespace, operator):
     body = konnect_body("mismatch")
     body["spec"]["flow"]["konnect_id"] = 43
@@ -173,6 +228,9 @@ def test_a_flow_that_disagrees_with_the_spec_fails_with_a_message(kube, namespac
         (lambda b: b["spec"]["trigger"].pop("kind"), "spec.trigger.kind"),
         (lambda b: b["spec"].update(trigger={"kind": "schedule"}), "trigger.schedule is required"),
         (lambda b: b["spec"].update(runnerMode="elsewhere"), "spec.runnerMode"),
+        (lambda b: b["spec"]["flow"]["steps"][0].update(method="FETCH"), "spec.flow.steps[0].method"),
+        (lambda b: b["spec"]["flow"]["steps"][0].update(kind="teleport"), "spec.flow.steps[0].kind"),
+        (lambda b: b["spec"]["flow"]["trigger"].update(token="short"), "spec.flow.trigger.token"),
     ],
 )
 def test_the_api_server_rejects_invalid_konnects(kube, namespace, konnect_crd, mutate, field):

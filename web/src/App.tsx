@@ -3,6 +3,7 @@ import { Spin } from 'antd';
 import { createBrowserRouter, Navigate, RouterProvider, type RouteObject } from 'react-router';
 import { AuthScreen } from './auth/AuthScreen';
 import { ComingSoon } from './pages/ComingSoon';
+import { AccountPage } from './pages/account/AccountPage';
 import { Dashboard } from './pages/Dashboard';
 import { FlowsPage } from './pages/flows/FlowsPage';
 import { AppShell } from './shell/AppShell';
@@ -45,7 +46,7 @@ export const routes: RouteObject[] = [
       { path: '/agentflows', element: <ComingSoon title="Agentflows" /> },
       { path: '/tools', element: <ComingSoon title="Tools" /> },
       { path: '/account', element: <Navigate to="/account/profile" replace /> },
-      { path: '/account/:tab', element: <ComingSoon title="Account" /> },
+      { path: '/account/:tab', element: <AccountPage /> },
     ],
   },
   { path: '*', element: <Navigate to="/dashboard" replace /> },

@@ -1,4 +1,4 @@
-"""``python -m konnectz_api serve|migrate|openapi|captcha``."""
+"""``python -m konnectz_api serve|migrate|openapi|captcha|plan``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     openapi.add_argument("--output", "-o")
     cap = sub.add_parser("captcha", help="fetch and solve a sign-in captcha (for curl users)")
     cap.add_argument("--url", default="http://127.0.0.1:8080")
+    plan = sub.add_parser("plan", help="administer plans (no payment provider: an administrator assigns them)")
+    plan_sub = plan.add_subparsers(dest="plan_command", required=True)
+    plan_set = plan_sub.add_parser("set", help="give a user a plan and its task limit")
+    plan_set.add_argument("email")
+    plan_set.add_argument("plan", help="Free, Team, Agency or Premium")
+    plan_sub.add_parser("list", help="list the plans and their task limits")
     args = parser.parse_args(argv)
 
     if args.command == "serve":
@@ -48,4 +54,28 @@ def main(argv: list[str] | None = None) -> int:
             challenge = json.load(resp)
         print(solve(challenge))
         return 0
+    if args.command == "plan":
+        return _plan(args)
     return 2
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from konnectz_api.crud import quota
+
+    if args.plan_command == "list":
+        for p in quota.PLANS.values():
+            print(f"{p.name}\t{p.task_limit} tasks\t{p.price}")
+        return 0
+    from konnectz_api.db import get_sessionmaker
+
+    with get_sessionmaker()() as session:
+        try:
+            user = quota.set_plan(session, email=args.email, plan=args.plan)
+        except quota.UnknownPlan as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        if user is None:
+            print(f"No user with e-mail {args.email}", file=sys.stderr)
+            return 1
+        print(f"{user.email}: plan {user.current_plan}, {user.task_limit} tasks, {user.task_consumed} consumed")
+    return 0

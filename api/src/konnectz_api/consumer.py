@@ -14,6 +14,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.bus import Bus
+from konnectz_api.crud import quota
 from konnectz_api.models import Konnect, Task, TaskLog
 from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
 
@@ -67,6 +68,8 @@ def store_event(session: Session, event: TaskEvent) -> bool:
                 data={"input": step.input, "output": step.output, "error": step.error},
             )
         )
+    # Every executed action counts one task, debited once: only when this insert created the run.
+    quota.debit(session, owner_id=event.owner_id, tasks=len(event.steps))
     session.commit()
     return True
 

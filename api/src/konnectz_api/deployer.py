@@ -13,9 +13,10 @@ from typing import Any, Protocol
 
 from konnectz_api.bus import Bus
 from konnectz_runner.events import KV_KONNECTS, konnect_key
+from konnectz_runner.resource import GROUP, PLURAL, VERSION, konnect_name, konnect_resource
 from konnectz_runner.spec import FlowSpec
 
-GROUP, VERSION, PLURAL = "konnectz.io", "v1alpha1", "konnects"
+__all__ = ["DeployError", "Deployer", "KubernetesDeployer", "LocalDeployer", "konnect_resource"]
 
 
 class DeployError(RuntimeError):
@@ -45,26 +46,6 @@ class LocalDeployer:
             await kv.delete(konnect_key(konnect_id))
         except Exception as exc:
             raise DeployError(f"could not withdraw the konnect from the runners: {exc}") from exc
-
-
-def konnect_resource(spec: FlowSpec, namespace: str) -> dict[str, Any]:
-    """The ``Konnect`` custom resource for a compiled flow."""
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "Konnect",
-        "metadata": {
-            "name": f"konnect-{spec.konnect_id}",
-            "namespace": namespace,
-            "labels": {"konnectz.io/owner": str(spec.owner_id)},
-        },
-        "spec": {
-            "konnectId": spec.konnect_id,
-            "ownerId": spec.owner_id,
-            "displayName": spec.name,
-            "trigger": {"kind": spec.trigger.kind},
-            "flow": spec.model_dump(mode="json"),
-        },
-    }
 
 
 class KubernetesDeployer:
@@ -100,7 +81,7 @@ class KubernetesDeployer:
         def _delete() -> None:
             try:
                 self._api.delete_namespaced_custom_object(
-                    GROUP, VERSION, self.namespace, PLURAL, f"konnect-{konnect_id}"
+                    GROUP, VERSION, self.namespace, PLURAL, konnect_name(konnect_id)
                 )
             except ApiException as exc:
                 if exc.status != 404:

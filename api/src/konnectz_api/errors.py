@@ -6,7 +6,8 @@ ApiError
  ├── Forbidden         403
  ├── NotFound          404
  ├── Conflict          409
- └── Unprocessable     422
+ ├── Unprocessable     422
+ └── TooManyRequests   429 (optional headers, e.g. Retry-After)
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 class ApiError(Exception):
     status_code = 400
 
-    def __init__(self, message: str, **extra: Any) -> None:
+    def __init__(self, message: str, *, headers: dict[str, str] | None = None, **extra: Any) -> None:
         super().__init__(message)
         self.message = message
         self.extra = extra
+        self.headers = headers
 
 
 class BadRequest(ApiError):
@@ -53,6 +55,10 @@ class Unprocessable(ApiError):
     status_code = 422
 
 
+class TooManyRequests(ApiError):
+    status_code = 429
+
+
 def _describe(errors: list[Any]) -> str:
     parts = []
     for err in errors[:5]:
@@ -64,7 +70,7 @@ def _describe(errors: list[Any]) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"message": exc.message, **exc.extra}, status_code=exc.status_code)
+        return JSONResponse({"message": exc.message, **exc.extra}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -32,12 +32,19 @@ class User(Base):
     email_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     verification_digest: Mapped[str | None] = mapped_column(String(64), index=True)
     verification_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Password reset: only the SHA-256 digest of the single-use token is stored.
+    reset_password_digest: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
+    reset_password_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Access tokens issued before this instant (whole seconds) are refused: set on password change/reset.
+    tokens_valid_after: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     current_plan: Mapped[str] = mapped_column(String(50), default="Free")
     preferred_language: Mapped[str] = mapped_column(String(10), default="en")
     country: Mapped[str | None] = mapped_column(String(100))
     timezone: Mapped[str | None] = mapped_column(String(64))
     image_url: Mapped[str | None] = mapped_column(Text)
     task_limit: Mapped[int] = mapped_column(Integer, default=1000)
+    # Executed actions of the owner's runs, debited once per run by the task-event consumer.
+    task_consumed: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -117,3 +124,22 @@ class CaptchaUse(Base):
 
     signature: Mapped[str] = mapped_column(String(128), primary_key=True)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class RevokedToken(Base):
+    """Access tokens ended by logout (by their jti) until they would have expired anyway."""
+
+    __tablename__ = "revoked_tokens"
+
+    jti: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class LoginThrottle(Base):
+    """Failed sign-ins per client address and per e-mail (digest) in a fixed window."""
+
+    __tablename__ = "login_throttle"
+
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    window_start: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    failures: Mapped[int] = mapped_column(Integer)

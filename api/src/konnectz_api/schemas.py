@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
 PASSWORD_MIN = 8
 
@@ -35,6 +35,53 @@ class SignupIn(BaseModel):
 
 class EmailConfirmationIn(BaseModel):
     confirmation_token: str = Field(min_length=1, max_length=200)
+
+
+class ResetPasswordIn(BaseModel):
+    reset_password_token: str = Field(min_length=1, max_length=200)
+    password: str = Field(min_length=PASSWORD_MIN, max_length=200)
+    password_confirmation: str = Field(max_length=200)
+
+
+class ProfileUpdate(BaseModel):
+    """The fields a user may change. Everything else the SPA sends back (is_admin, current_plan,
+    free_task, the payment customer id, preferred_language, image_url, email, id) is ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    first_name: str | None = Field(default=None, min_length=1, max_length=100)
+    last_name: str | None = Field(default=None, max_length=100)
+    country: str | None = Field(default=None, max_length=100, description="ISO 3166-1 alpha-2 code, e.g. DE")
+    timezone: str | None = Field(default=None, max_length=64, description="IANA time zone, e.g. Europe/Berlin")
+
+    @field_validator("first_name", "last_name", "country", "timezone")
+    @classmethod
+    def _no_control_characters(cls, value: str | None) -> str | None:
+        if value is not None and any(ord(ch) < 32 for ch in value):
+            raise ValueError("must not contain control characters")
+        return value
+
+
+class ChangePasswordIn(BaseModel):
+    current_password: str = Field(min_length=1, max_length=200)
+    password: str = Field(min_length=PASSWORD_MIN, max_length=200)
+    password_confirmation: str = Field(max_length=200)
+
+
+class CountryOption(BaseModel):
+    value: str
+    label: str
+
+
+class TimezoneOption(BaseModel):
+    value: str
+    label: str
+    offset_minutes: int
+
+
+class ProfileOptions(BaseModel):
+    countries: list[CountryOption]
+    timezones: list[TimezoneOption]
 
 
 class LoginIn(BaseModel):

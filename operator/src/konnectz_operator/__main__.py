@@ -1,5 +1,8 @@
 """``python -m konnectz_operator``: run the operator (Kopf, standalone, no peering).
 
+``python -m konnectz_operator crd [--check] [FILE ...]`` writes (or checks) the generated Konnect
+CRD, by default crds/konnects.konnectz.io.yaml and charts/konnectz/crds/konnects.konnectz.io.yaml.
+
 Scope: ``KONNECTZ_NAMESPACE`` (comma-separated namespaces) or, when empty, all namespaces.
 Liveness: ``http://0.0.0.0:$KONNECTZ_LIVENESS_PORT/healthz`` (0 disables it).
 """
@@ -15,6 +18,8 @@ from .config import OperatorSettings
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["crd"]:
+        return _crd(args[1:])
     config = OperatorSettings()
     namespaces = [ns.strip() for ns in config.namespace.split(",") if ns.strip()]
     kopf.configure(verbose="--verbose" in args or "-v" in args)
@@ -28,6 +33,24 @@ def main(argv: list[str] | None = None) -> int:
         memo=kopf.Memo(config=config),
     )
     return 0
+
+
+def _crd(args: list[str]) -> int:
+    from pathlib import Path
+
+    from .crd import write
+
+    check = "--check" in args
+    files = [Path(a) for a in args if a != "--check"] or [
+        Path("crds/konnects.konnectz.io.yaml"),
+        Path("charts/konnectz/crds/konnects.konnectz.io.yaml"),
+    ]
+    stale = write(files, check=check)
+    for path in stale:
+        print(f"{path} is stale: run 'make gen-crd' and commit it" if check else f"wrote {path}")
+    if not stale:
+        print("the Konnect CRD is up to date")
+    return 1 if check and stale else 0
 
 
 if __name__ == "__main__":

@@ -7,22 +7,21 @@ Handlers are synchronous (Kopf runs them in a thread pool), as the Kubernetes cl
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 import kopf
 from kubernetes.client import ApiException
 
+from konnectz_runner.resource import API_VERSION, GROUP, PLURAL, VERSION
+
 from .apply import Kube, apply, load_api_client, load_configuration, prune
 from .config import OperatorSettings
+from .drift import drifted, owner_konnect
 from .errors import InvalidKonnect, to_kopf_error
 from .render import child_name, render_children, webhook_url
 from .status import Phase, now_rfc3339, set_condition
 from .validation import validate_konnect
-
-GROUP = "konnectz.io"
-VERSION = "v1alpha1"
-PLURAL = "konnects"
-API_VERSION = f"{GROUP}/{VERSION}"
 
 
 @kopf.on.login()
@@ -63,6 +62,18 @@ def configure(settings: kopf.OperatorSettings, memo: Any, logger: kopf.Logger, *
     logger.info("konnectz operator configured: runner image %s", config.runner_image)
 
 
+def _event(body: kopf.Body, type_: str, *, reason: str, message: str) -> None:
+    """A Kubernetes Event on the Konnect (``kubectl describe konnect`` shows it).
+
+    Kopf posts events in the background from its own context; outside it (unit tests calling the
+    handlers directly) there is nowhere to post, and nothing is lost but the event.
+    """
+    try:
+        kopf.event(body, type=type_, reason=reason, message=message[:1024])
+    except LookupError:
+        pass
+
+
 def _write_status(
     patch: kopf.Patch,
     body: kopf.Body,
@@ -96,6 +107,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
         validate_konnect(body)
     except InvalidKonnect as exc:
         _write_status(patch, body, phase="Failed", ready=False, reason=type(exc).__name__, message=str(exc))
+        _event(body, "Warning", reason=type(exc).__name__, message=str(exc))
         raise kopf.PermanentError(str(exc)) from exc
 
     children = render_children(body, config)
@@ -121,10 +133,12 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
             reason="ApplyFailed",
             message=str(error),
         )
+        _event(body, "Warning", reason="ApplyFailed", message=str(error))
         raise error from exc
 
     paused = bool(body.spec.get("paused", False))
     summary = ", ".join(actions + [f"{item} deleted" for item in pruned])
+    _event(body, "Normal", reason="Paused" if paused else "Reconciled", message=summary)
     _write_status(
         patch,
         body,
@@ -176,3 +190,66 @@ def cronjob_scheduled(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, lo
         return
     seen[key] = last
     logger.debug("Konnect %s/%s last scheduled at %s", namespace, owner["name"], last)
+
+
+_MANAGED = {"app.kubernetes.io/managed-by": "konnectz-operator"}
+
+
+def repair_child(child: Mapping[str, Any], *, deleted: bool, kube: Kube, config: OperatorSettings) -> str | None:
+    """Re-apply the render of a child that was deleted or edited; returns what was done, if anything.
+
+    Level-based: the owner Konnect is read fresh and rendered again, so the repair is always to
+    the current desired state (a Konnect being deleted, invalid or no longer having this child is
+    left alone).
+    """
+    meta = child.get("metadata") or {}
+    owner = owner_konnect(child)
+    namespace = meta.get("namespace") or "default"
+    if owner is None:
+        return None
+    konnect = kube.get(API_VERSION, "Konnect", namespace, owner)
+    if konnect is None or (konnect.get("metadata") or {}).get("deletionTimestamp"):
+        return None
+    try:
+        validate_konnect(konnect)
+    except InvalidKonnect:
+        return None
+    for rendered in render_children(konnect, config):
+        if rendered["kind"] != child.get("kind") or rendered["metadata"]["name"] != meta.get("name"):
+            continue
+        live = None if deleted else kube.get(rendered["apiVersion"], rendered["kind"], namespace, meta["name"])
+        if not drifted(rendered, live):
+            return None
+        kopf.adopt(rendered, owner=kopf.Body(cast(kopf.RawBody, konnect)))
+        return f"{rendered['kind']} {rendered['metadata']['name']} {apply(kube, rendered)}"
+    return None
+
+
+def _on_child_event(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    kind = event.get("type")
+    if kind not in ("DELETED", "MODIFIED", "ADDED"):
+        return
+    kube: Kube = memo["kube"]
+    config: OperatorSettings = memo["config"]
+    done = repair_child(body, deleted=kind == "DELETED", kube=kube, config=config)
+    if done:
+        owner = owner_konnect(body)
+        namespace = body.metadata.namespace or "default"
+        konnect = kube.get(API_VERSION, "Konnect", namespace, owner or "")
+        if konnect is not None:
+            kopf.info(
+                kopf.Body(cast(kopf.RawBody, konnect)),
+                reason="DriftRepaired",
+                message=f"{done}: it was {kind.lower()} outside the operator",
+            )
+        logger.info("Repaired drift of %s/%s: %s", namespace, body.metadata.name, done)
+
+
+for _group, _version, _plural in (
+    ("", "v1", "configmaps"),
+    ("", "v1", "services"),
+    ("apps", "v1", "deployments"),
+    ("batch", "v1", "cronjobs"),
+    ("networking.k8s.io", "v1", "ingresses"),
+):
+    kopf.on.event(_group, _version, _plural, labels=_MANAGED, id=f"drift-{_plural}")(_on_child_event)

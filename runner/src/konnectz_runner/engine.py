@@ -1,21 +1,31 @@
 """Executes a :class:`~konnectz_runner.spec.FlowSpec` for one :class:`~konnectz_runner.events.RunRequest`.
 
-Steps run in order; each is run by the module of its kind (:mod:`konnectz_runner.steps`). The
-context starts as ``{trigger_id: trigger_output}`` and each step's output is added under its
-node id, so later steps can reference it. The first failing step marks the run ERROR and stops
-it; a finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in
-:mod:`konnectz_runner.outbound`.
+Steps run in the order of the spec (the api compiles it from the canvas links); each is run by
+the module of its kind (:mod:`konnectz_runner.steps`). The context starts as
+``{trigger_id: trigger_output}`` and each step's output is added under its node id, so later
+steps can reference it. What a step's :class:`~konnectz_runner.model.Outcome` decides:
 
-A step whose outcome carries ``resume_at`` (a delay) suspends the run: :func:`execute` returns
-:class:`Suspended` with a :class:`~konnectz_runner.events.Continuation` (the step to resume after,
-the outputs and step results so far). The worker stores it as a timer; when it fires, the same
-run (same ``run_id``) comes back with ``run.resume`` set and :func:`execute` runs only the steps
-after the delay, ending in the one TaskEvent of the run.
+- ``status == "ERROR"``: the run stops and is ERROR.
+- ``stop`` (a filter that did not pass): the run stops there and stays SUCCESS; the step's
+  record carries the reason.
+- ``items`` (the iterator): the following steps run once per item, the item being the iterator's
+  output for that pass; each of their records carries ``item_index``. A filter after the
+  iterator stops only its item; an error stops the whole run.
+- ``resume_at`` (a delay): the run suspends. :func:`execute` returns :class:`Suspended` with a
+  :class:`~konnectz_runner.events.Continuation` (the step to resume after, the outputs and step
+  records so far). The worker stores it as a JetStream scheduled message (:mod:`konnectz_runner.timers`);
+  when it fires, the same run (same ``run_id``) comes back with ``run.resume`` set and
+  :func:`execute` runs only the steps after the delay, ending in the run's one TaskEvent.
+  A delay after the iterator is refused when the spec is validated (one pass per item would
+  suspend many times; :data:`konnectz_runner.spec.DELAY_AFTER_ITERATOR`).
+
+A finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod:`konnectz_runner.outbound`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +40,7 @@ from konnectz_runner.steps import run_step
 __all__ = ["Suspended", "execute", "step_result", "suspension_failed"]
 
 
-def step_result(step: Any, outcome: Outcome, started: Any) -> StepResult:
+def step_result(step: Any, outcome: Outcome, started: datetime, item_index: int | None = None) -> StepResult:
     """The task-log record of one step's outcome."""
     output = outcome.output
     if output is not None and not isinstance(output, dict):
@@ -45,10 +55,12 @@ def step_result(step: Any, outcome: Outcome, started: Any) -> StepResult:
         input=outcome.input,
         output=output,
         error=outcome.error,
+        item_index=item_index,
+        stop=outcome.stop,
     )
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Suspended:
     """A run waiting for ``resume_at``; ``continuation`` is what it needs to go on."""
 
@@ -56,7 +68,7 @@ class Suspended:
     continuation: Continuation
 
 
-def _event(spec: FlowSpec, run: RunRequest, started: Any, results: list[StepResult]) -> TaskEvent:
+def _event(spec: FlowSpec, run: RunRequest, started: datetime, results: list[StepResult]) -> TaskEvent:
     return TaskEvent(
         run_id=run.run_id,
         konnect_id=spec.konnect_id,
@@ -86,6 +98,29 @@ def _gone(resume: Continuation) -> StepResult:
     )
 
 
+async def _run(step: Any, ctx: StepContext, results: list[StepResult], item_index: int | None) -> Outcome:
+    started = utcnow()
+    outcome = await run_step(step, ctx)
+    results.append(step_result(step, outcome, started, item_index))
+    if outcome.status == "SUCCESS":
+        ctx.outputs[step.id] = outcome.output
+    return outcome
+
+
+async def _each_item(
+    iterator: Any, items: list[Any], steps: Sequence[Any], ctx: StepContext, results: list[StepResult]
+) -> None:
+    """Run ``steps`` once per item; the first ERROR ends everything, a filter stop ends its item."""
+    for index, item in enumerate(items):
+        item_ctx = dataclasses.replace(ctx, outputs={**ctx.outputs, iterator.id: item})
+        for step in steps:
+            outcome = await _run(step, item_ctx, results, index)
+            if outcome.status == "ERROR":
+                return
+            if outcome.stop is not None:
+                break
+
+
 async def execute(
     spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, guard: NetGuard
 ) -> TaskEvent | Suspended:
@@ -97,7 +132,7 @@ async def execute(
     started = resume.started_at if resume else utcnow()
     outputs = dict(resume.outputs) if resume else {spec.trigger_id: run.trigger_output}
     results: list[StepResult] = list(resume.steps) if resume else []
-    steps = list(spec.steps)
+    steps: list[Any] = list(spec.steps)
     if resume is not None:
         ids = [step.id for step in steps]
         if resume.after_step not in ids:
@@ -112,13 +147,13 @@ async def execute(
         owner_id=spec.owner_id,
         timezone=spec.timezone,
     )
-    for step in steps:
-        step_started = utcnow()
-        outcome = await run_step(step, ctx)
-        results.append(step_result(step, outcome, step_started))
-        if outcome.status == "ERROR":
+    for position, step in enumerate(steps):
+        outcome = await _run(step, ctx, results, None)
+        if outcome.status == "ERROR" or outcome.stop is not None:
             break
-        ctx.outputs[step.id] = outcome.output
+        if outcome.items is not None:
+            await _each_item(step, outcome.items, steps[position + 1 :], ctx, results)
+            break
         if outcome.resume_at is not None:
             continuation = Continuation(
                 after_step=step.id,

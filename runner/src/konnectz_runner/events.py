@@ -14,8 +14,6 @@
 - ``KZ_SCHEDULES`` (KV bucket): key ``konnect.<konnect_id>`` holds the last fire a worker started
   for a schedule konnect (``{"fire": ..., "seq": ...}``), so a fire runs once however often it
   is enqueued.
-- ``KZ_CAPTURES`` (KV bucket, entries expire after an hour): key ``hook.<token>`` while the editor
-  waits to capture a request at a (draft) konnect's webhook URL; the runner stores the request there.
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 __all__ = [
     "DUPLICATE_WINDOW_SECONDS",
-    "KV_CAPTURES",
     "KV_KONNECTS",
     "KV_SCHEDULES",
     "STREAM_EVENTS",
@@ -57,8 +54,6 @@ SUBJECTS_EVENTS = "kz.events.>"
 SUBJECTS_TIMERS = "kz.timers.>"
 KV_KONNECTS = "KZ_KONNECTS"
 KV_SCHEDULES = "KZ_SCHEDULES"
-KV_CAPTURES = "KZ_CAPTURES"
-CAPTURE_MAX_AGE_SECONDS = 3600.0
 # Publishes carrying the same Nats-Msg-Id within this window are stored once.
 DUPLICATE_WINDOW_SECONDS = 120.0
 _STREAM_NAME_IN_USE = 10058  # JetStream API error code
@@ -87,6 +82,14 @@ class _Wire(BaseModel):
 
 
 class StepResult(_Wire):
+    """One step's record in a run. ``app`` is the step kind.
+
+    - ``item_index``: set (0-based) for the steps after an iterator, which run once per item: such a
+      step has one StepResult per item, in item order.
+    - ``stop``: set on a filter whose conditions did not pass: why the run (or, after an iterator,
+      that item) stopped there. The step's status is still SUCCESS, and so is the run's.
+    """
+
     step_id: str
     name: str
     app: str = "api_call"
@@ -96,6 +99,8 @@ class StepResult(_Wire):
     input: dict[str, Any]
     output: dict[str, Any] | None
     error: str | None = None
+    item_index: int | None = None
+    stop: str | None = None
 
 
 class Continuation(_Wire):
@@ -187,9 +192,6 @@ async def ensure_streams(js: JetStreamContext) -> None:
     await _allow_timers(js)
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
-    await _ensure_bucket(
-        js, KeyValueConfig(bucket=KV_CAPTURES, history=1, storage=StorageType.FILE, ttl=CAPTURE_MAX_AGE_SECONDS)
-    )
 
 
 PUBLISH_TIMEOUT_SECONDS = 5.0

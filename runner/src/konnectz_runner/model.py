@@ -32,8 +32,12 @@ class Strict(BaseModel):
 
 
 class KeyValue(Strict):
+    """A key/value row. ``secret`` marks a value the task log must not show (a header or param
+    holding a credential); a secret header is also dropped on a redirect to another origin."""
+
     key: str = Field(min_length=1)
     value: str = ""
+    secret: bool = False
 
 
 class StepBase(Strict):
@@ -56,6 +60,8 @@ class StepContext:
     timezone: str = "UTC"
     now: Callable[[], datetime] = utcnow
     warnings: list[str] = field(default_factory=list)
+    # The largest response body an outbound call may read (Test & Review uses a smaller one).
+    max_response_bytes: int = 10 * 1024 * 1024
 
 
 @dataclass

@@ -2,7 +2,10 @@
 
 - Every URL, and every redirect hop (at most :data:`MAX_REDIRECTS`), is checked by the
   :class:`~konnectz_runner.netguard.NetGuard`; httpx is never left to follow redirects itself.
-- A redirect to another origin drops the credentials (Authorization).
+- A redirect to another origin (scheme, host or port differs) drops every secret header: the
+  well-known credential headers (:data:`SECRET_HEADERS`), any header whose name contains
+  ``token``, ``secret``, ``key`` or ``auth`` (:func:`is_secret_header`), and the headers the
+  user marked secret. The same headers are redacted in task logs.
 - Retries only when no connection could be made (nothing was sent, so repeating cannot
   duplicate an effect): :data:`CONNECT_ATTEMPTS` tries with a short exponential backoff.
   Timeouts after connecting and HTTP errors are not retried.
@@ -13,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 import httpx
@@ -27,6 +32,7 @@ __all__ = [
     "REDACTED",
     "SECRET_HEADERS",
     "display_url",
+    "is_secret_header",
     "parse_body",
     "recorded_headers",
     "send",
@@ -38,9 +44,17 @@ CONNECT_BACKOFF_SECONDS = 0.25  # 0.25 s, then 0.5 s
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 ERROR_BODY_CHARS = 200
 REDACTED = "***"
-# Header values that are never written to task logs (the request itself still carries them).
+# Credential headers: never written to task logs, never sent to another origin on a redirect.
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"})
+# Header names that look like they carry a credential (X-Auth-Token, X-Client-Secret, X-Access-Key).
+_SECRET_NAME = re.compile(r"token|secret|key|auth", re.IGNORECASE)
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+
+
+def is_secret_header(name: str, marked: Iterable[str] = ()) -> bool:
+    """True for a credential header: a well-known one, a name that looks like one, or one in ``marked``."""
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or bool(_SECRET_NAME.search(lowered)) or lowered in {m.lower() for m in marked}
 
 
 def display_url(url: httpx.URL) -> str:
@@ -99,7 +113,9 @@ async def _send_once(http: httpx.AsyncClient, request: httpx.Request, limit: int
     raise AssertionError("unreachable")
 
 
-def _redirect(request: httpx.Request, response: httpx.Response) -> httpx.Request | None:
+def _redirect(
+    request: httpx.Request, response: httpx.Response, secret_headers: Iterable[str] = ()
+) -> httpx.Request | None:
     """The next request of a redirect (as browsers and httpx build it), or None if it is not one."""
     location = response.headers.get("location")
     if response.status_code not in _REDIRECT_CODES or not location:
@@ -116,7 +132,9 @@ def _redirect(request: httpx.Request, response: httpx.Response) -> httpx.Request
     headers = httpx.Headers(request.headers)
     headers.pop("host", None)
     if url.scheme != request.url.scheme or url.host != request.url.host or url.port != request.url.port:
-        headers.pop("authorization", None)  # never hand credentials to another origin
+        # Never hand credentials to another origin.
+        for name in [k for k in headers if is_secret_header(k, secret_headers)]:
+            headers.pop(name, None)
     content: bytes | None = request.content
     if method != request.method:
         content = None
@@ -126,17 +144,26 @@ def _redirect(request: httpx.Request, response: httpx.Response) -> httpx.Request
 
 
 async def send(
-    http: httpx.AsyncClient, guard: NetGuard, request: httpx.Request, limit: int
+    http: httpx.AsyncClient,
+    guard: NetGuard,
+    request: httpx.Request,
+    limit: int,
+    *,
+    secret_headers: Iterable[str] = (),
 ) -> tuple[httpx.Response, bytes]:
+    """Send ``request`` following redirects; ``secret_headers`` names extra headers the user marked secret."""
+    marked = tuple(secret_headers)
     for _hop in range(MAX_REDIRECTS + 1):
         await guard.check_url(request.url)
         response, content = await _send_once(http, request, limit)
-        following = _redirect(request, response)
+        following = _redirect(request, response, marked)
         if following is None:
             return response, content
         request = following
     raise StepError(f"Too many redirects (more than {MAX_REDIRECTS}) calling {display_url(request.url)}")
 
 
-def recorded_headers(headers: dict[str, str]) -> dict[str, str]:
-    return {k: (REDACTED if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+def recorded_headers(headers: dict[str, str], secret_headers: Iterable[str] = ()) -> dict[str, str]:
+    """The headers as a task log shows them: secret values replaced by :data:`REDACTED`."""
+    marked = tuple(secret_headers)
+    return {k: (REDACTED if is_secret_header(k, marked) else v) for k, v in headers.items()}

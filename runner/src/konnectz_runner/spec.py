@@ -10,15 +10,20 @@ are resolved by :mod:`konnectz_runner.refs` (plain string templating, never an e
 from __future__ import annotations
 
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from konnectz_runner.model import KeyValue, Strict
 from konnectz_runner.steps import Step
 from konnectz_runner.steps.api_call import ApiCallStep
+from konnectz_runner.steps.iterator import ONLY_ONCE
 from konnectz_runner.triggers import Trigger, WebhookTrigger
 
-__all__ = ["ApiCallStep", "FlowSpec", "KeyValue", "Step", "Trigger", "WebhookTrigger"]
+__all__ = ["DELAY_AFTER_ITERATOR", "ApiCallStep", "FlowSpec", "KeyValue", "Step", "Trigger", "WebhookTrigger"]
+
+# A delay suspends the whole run; inside an iterator's per-item pass it is refused.
+DELAY_AFTER_ITERATOR = "A delay cannot come after the iterator: put it before the iterator."
 
 
 class FlowSpec(Strict):
@@ -31,3 +36,25 @@ class FlowSpec(Strict):
     trigger_id: str = Field(min_length=1, description='Node id of the trigger node, e.g. "node-1"')
     trigger: Trigger
     steps: list[Step] = Field(min_length=1)
+    timezone: str = Field(default="UTC", description="The owner's IANA time zone: dates without an offset are in it")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {value!r}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _one_iterator(self) -> FlowSpec:
+        kinds = [step.kind for step in self.steps]
+        if kinds.count("iterator") > 1:
+            raise ValueError(ONLY_ONCE)
+        if "iterator" in kinds and "delay" in kinds[kinds.index("iterator") :]:
+            raise ValueError(DELAY_AFTER_ITERATOR)
+        ids = [self.trigger_id, *(step.id for step in self.steps)]
+        if len(set(ids)) != len(ids):
+            raise ValueError("node ids must be unique")
+        return self

@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/api/v1/admin/users/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign a plan (administrators only)
+         * @description No payment provider is reachable: plans are assigned by an administrator (is_admin), or with `python -m konnectz_api plan set EMAIL PLAN`.
+         */
+        post: operations["set_plan_api_v1_admin_users_plan_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/apps": {
         parameters: {
             query?: never;
@@ -98,7 +118,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Login */
+        /**
+         * Login
+         * @description Failed sign-ins are counted per e-mail and per client address in a window of KONNECTZ_LOGIN_WINDOW_SECONDS; beyond KONNECTZ_LOGIN_MAX_FAILURES_PER_EMAIL / _PER_ADDRESS the reply is 429 with Retry-After (seconds) until the window ends. A successful sign-in clears the e-mail's count.
+         */
         post: operations["login_api_v1_auth_login_post"];
         delete?: never;
         options?: never;
@@ -214,6 +237,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The plans and their task limits */
+        get: operations["list_plans_api_v1_plans_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/signup": {
         parameters: {
             query?: never;
@@ -265,6 +305,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/change_password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password (needs the current one)
+         * @description Every session of the user ends (tokens issued before the change are refused); the reply carries a new auth_token for this browser, valid as long as the one it replaces.
+         */
+        post: operations["change_password_api_v1_users_change_password_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/email_confirmation": {
         parameters: {
             query?: never;
@@ -282,6 +342,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End this session
+         * @description Revokes the bearer token of the request: it is refused from now on, even before it expires.
+         */
+        post: operations["logout_api_v1_users_logout_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/profile": {
         parameters: {
             query?: never;
@@ -291,6 +371,107 @@ export interface paths {
         };
         /** Profile */
         get: operations["profile_api_v1_users_profile_get"];
+        put?: never;
+        /**
+         * Update the profile
+         * @description Changes first_name, last_name, country (ISO 3166-1 alpha-2) and timezone (IANA name). is_admin, current_plan, free_task, the payment customer id, preferred_language, image_url and email are ignored when sent. Reply key UPDATE_SUCCESS with the updated profile.
+         */
+        post: operations["post_profile_api_v1_users_profile_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/profile/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Country and time-zone choices
+         * @description ISO 3166 countries (pycountry) and IANA time zones labelled with their current GMT offset.
+         */
+        get: operations["profile_options_api_v1_users_profile_options_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/reset_password_email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a single-use password reset link
+         * @description Known e-mail: key SENT_RESET_INSTRUCTIONS and a mail with a link to /reset-password/{token} that works once and expires after KONNECTZ_RESET_TOKEN_MINUTES (a new request replaces the old link). Unknown e-mail: 404 with key SENT_RESET_INSTRUCTIONS_FAIL.
+         */
+        post: operations["reset_password_email_api_v1_users_reset_password_email_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/update_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update the profile
+         * @description Changes first_name, last_name, country (ISO 3166-1 alpha-2) and timezone (IANA name). is_admin, current_plan, free_task, the payment customer id, preferred_language, image_url and email are ignored when sent. Reply key UPDATE_SUCCESS with the updated profile.
+         */
+        post: operations["update_user_api_v1_users_update_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/update_user_password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset token
+         * @description Key PASSWORD_UPDATED; a wrong, used or expired token or a mismatch: 400 key PASSWORD_NOT_UPDATED.
+         */
+        post: operations["update_user_password_api_v1_users_update_user_password_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user's plan and task usage */
+        get: operations["usage_api_v1_users_usage_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -408,6 +589,22 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** ChangePasswordIn */
+        ChangePasswordIn: {
+            /** Current Password */
+            current_password: string;
+            /** Password */
+            password: string;
+            /** Password Confirmation */
+            password_confirmation: string;
+        };
+        /** CountryOption */
+        CountryOption: {
+            /** Label */
+            label: string;
+            /** Value */
+            value: string;
+        };
         /** EmailConfirmationIn */
         EmailConfirmationIn: {
             /** Confirmation Token */
@@ -514,6 +711,24 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** PasswordChanged */
+        PasswordChanged: {
+            /** Auth Token */
+            auth_token: string;
+            /** Key */
+            key: string;
+            /** Message */
+            message: string;
+        };
+        /** PlanOut */
+        PlanOut: {
+            /** Name */
+            name: string;
+            /** Price */
+            price: string;
+            /** Task Limit */
+            task_limit: number;
+        };
         /** Profile */
         Profile: {
             /** Country */
@@ -536,6 +751,51 @@ export interface components {
             preferred_language: string;
             /** Timezone */
             timezone: string | null;
+        };
+        /** ProfileOptions */
+        ProfileOptions: {
+            /** Countries */
+            countries: components["schemas"]["CountryOption"][];
+            /** Timezones */
+            timezones: components["schemas"]["TimezoneOption"][];
+        };
+        /** ProfileReply */
+        ProfileReply: {
+            /** Key */
+            key: string;
+            /** Message */
+            message: string;
+            profile: components["schemas"]["Profile"];
+        };
+        /**
+         * ProfileUpdate
+         * @description The fields a user may change. Everything else the SPA sends back (is_admin, current_plan,
+         *     free_task, the payment customer id, preferred_language, image_url, email, id) is ignored.
+         */
+        ProfileUpdate: {
+            /**
+             * Country
+             * @description ISO 3166-1 alpha-2 code, e.g. DE
+             */
+            country?: string | null;
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Timezone
+             * @description IANA time zone, e.g. Europe/Berlin
+             */
+            timezone?: string | null;
+        };
+        /** ResetPasswordIn */
+        ResetPasswordIn: {
+            /** Password */
+            password: string;
+            /** Password Confirmation */
+            password_confirmation: string;
+            /** Reset Password Token */
+            reset_password_token: string;
         };
         /** RightApp */
         RightApp: {
@@ -573,6 +833,16 @@ export interface components {
             status: "SUCCESS";
             /** Webhook Url */
             webhook_url: string;
+        };
+        /** SetPlanIn */
+        SetPlanIn: {
+            /**
+             * Email
+             * Format: email
+             */
+            email: string;
+            /** Plan */
+            plan: string;
         };
         /** SignupIn */
         SignupIn: {
@@ -648,6 +918,15 @@ export interface components {
              */
             task_date: string;
         };
+        /** TimezoneOption */
+        TimezoneOption: {
+            /** Label */
+            label: string;
+            /** Offset Minutes */
+            offset_minutes: number;
+            /** Value */
+            value: string;
+        };
         /** UpdateStatusIn */
         UpdateStatusIn: {
             /**
@@ -655,6 +934,17 @@ export interface components {
              * @enum {string}
              */
             status: "Draft" | "DELETED" | "Published";
+        };
+        /** UsageOut */
+        UsageOut: {
+            /** Current Plan */
+            current_plan: string;
+            /** Task Available */
+            task_available: number;
+            /** Task Consumed */
+            task_consumed: number;
+            /** Task Limit */
+            task_limit: number;
         };
         /** ValidationError */
         ValidationError: {
@@ -678,6 +968,53 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    set_plan_api_v1_admin_users_plan_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPlanIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageOut"];
+                };
+            };
+            /** @description not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no such user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     apps_list_api_v1_apps_get: {
         parameters: {
             query?: {
@@ -873,6 +1210,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
+            };
+            /** @description Too many failed sign-ins; see the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1085,6 +1429,26 @@ export interface operations {
             };
         };
     };
+    list_plans_api_v1_plans_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanOut"][];
+                };
+            };
+        };
+    };
     signup_api_v1_signup_post: {
         parameters: {
             query?: never;
@@ -1185,6 +1549,44 @@ export interface operations {
             };
         };
     };
+    change_password_api_v1_users_change_password_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordChanged"];
+                };
+            };
+            /** @description wrong current password */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description mismatch or too short */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     email_confirmation_api_v1_users_email_confirmation_post: {
         parameters: {
             query?: never;
@@ -1218,6 +1620,26 @@ export interface operations {
             };
         };
     };
+    logout_api_v1_users_logout_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
     profile_api_v1_users_profile_get: {
         parameters: {
             query?: never;
@@ -1234,6 +1656,192 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Profile"];
+                };
+            };
+        };
+    };
+    post_profile_api_v1_users_profile_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProfileUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    profile_options_api_v1_users_profile_options_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOptions"];
+                };
+            };
+        };
+    };
+    reset_password_email_api_v1_users_reset_password_email_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyReply"];
+                };
+            };
+            /** @description No user with that e-mail (key SENT_RESET_INSTRUCTIONS_FAIL) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_user_api_v1_users_update_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProfileUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_user_password_api_v1_users_update_user_password_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyReply"];
+                };
+            };
+            /** @description key PASSWORD_NOT_UPDATED with the reason in message */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    usage_api_v1_users_usage_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageOut"];
                 };
             };
         };

@@ -44,7 +44,12 @@ const auth: Middleware = {
   },
 };
 
-export const fetchClient = createFetchClient<paths>({ baseUrl: '' });
+// fetch is looked up per call (not captured at start), so tests can replace globalThis.fetch.
+// An absolute base (the page's origin): a Request with a relative URL cannot be built outside a browser (tests).
+export const fetchClient = createFetchClient<paths>({
+  baseUrl: globalThis.location?.origin ?? '',
+  fetch: (request) => globalThis.fetch(request),
+});
 fetchClient.use(auth);
 
 /** TanStack Query hooks typed by the OpenAPI document. */

@@ -1,5 +1,5 @@
 import { screen, waitFor } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readSession, writeSession } from '../lib/session';
 import { useSession } from '../lib/sessionStore';
 import { RequireSession } from '../shell/RequireSession';
@@ -35,13 +35,21 @@ describe('AuthScreen routes', () => {
     expect(screen.getByTestId('dashboard')).toBeInTheDocument();
   });
 
-  it('ends the session on /logout and shows the sign-in form', async () => {
+  it('ends the session on /logout (revoking its token at the api) and shows the sign-in form', async () => {
     signedIn();
+    const token = readSession()?.token;
+    const revoked: string[] = [];
+    vi.spyOn(globalThis, 'fetch').mockImplementation(async (input: RequestInfo | URL) => {
+      const req = input as Request;
+      revoked.push(`${req.method} ${new URL(req.url).pathname} ${req.headers.get('Authorization')}`);
+      return new Response(JSON.stringify({ message: 'Signed out' }), { headers: { 'Content-Type': 'application/json' } });
+    });
     const { router } = renderRoutes(routes, '/logout');
     expect(await screen.findByTestId('login-submit')).toBeInTheDocument();
     expect(router.state.location.pathname).toBe('/logout');
-    expect(readSession()).toBeNull();
+    await waitFor(() => expect(readSession()).toBeNull());
     expect(useSession.getState().session).toBeNull();
+    expect(revoked).toEqual([`POST /api/v1/users/logout Bearer ${token}`]);
   });
 
   it('sends signed-in routes to /login without a session', async () => {

@@ -6,6 +6,7 @@ import { Card, Tabs, Typography } from 'antd';
 import { useEffect, type ReactNode } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { useSession } from '../lib/sessionStore';
+import { revokeSession } from '../api/logout';
 import { useProfile } from '../shell/profileStore';
 import { ThemeSwitch } from '../shell/ThemeSwitch';
 import { ForgotPassword } from './ForgotPassword';
@@ -42,8 +43,10 @@ export function AuthScreen() {
   // /logout ends the session (cookie and profile) and then shows the sign-in form.
   useEffect(() => {
     if (loggingOut && session) {
-      signOut();
-      useProfile.getState().clear();
+      void revokeSession().finally(() => {
+        signOut();
+        useProfile.getState().clear();
+      });
     }
   }, [loggingOut, session, signOut]);
 

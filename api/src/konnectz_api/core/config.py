@@ -26,6 +26,11 @@ class Settings(BaseSettings):
     access_token_minutes: int = Field(default=12 * 60, ge=1)
     remember_me_days: int = Field(default=30, ge=1)
     verification_token_hours: int = Field(default=48, ge=1)
+    reset_token_minutes: int = Field(default=60, ge=1)
+    # Sign-in throttling: failed attempts allowed per window, per e-mail and per client address.
+    login_window_seconds: int = Field(default=900, ge=1)
+    login_max_failures_per_email: int = Field(default=5, ge=1)
+    login_max_failures_per_address: int = Field(default=30, ge=1)
 
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 1025

@@ -30,8 +30,42 @@ def verify_password(password_hash: str, password: str) -> bool:
 
 def create_access_token(*, user_id: int, secret: str, lifetime: timedelta) -> str:
     now = datetime.now(UTC)
-    payload: dict[str, Any] = {"sub": str(user_id), "iat": now, "exp": now + lifetime, "typ": "access"}
+    payload: dict[str, Any] = {
+        "sub": str(user_id),
+        "iat": now,
+        "exp": now + lifetime,
+        "typ": "access",
+        "jti": secrets.token_hex(16),  # lets logout revoke this one token
+    }
     return jwt.encode(payload, secret, algorithm=JWT_ALGORITHM)
+
+
+class AccessClaims:
+    """What a valid access token says: who, its id (for revocation), when issued and when it expires."""
+
+    __slots__ = ("expires_at", "issued_at", "jti", "user_id")
+
+    def __init__(self, *, user_id: int, jti: str | None, issued_at: datetime | None, expires_at: datetime) -> None:
+        self.user_id = user_id
+        self.jti = jti
+        self.issued_at = issued_at
+        self.expires_at = expires_at
+
+
+def decode_access_claims(token: str, *, secret: str) -> AccessClaims | None:
+    try:
+        payload = jwt.decode(token, secret, algorithms=[JWT_ALGORITHM], options={"require": ["exp", "sub"]})
+        user_id = int(payload["sub"])
+        issued = datetime.fromtimestamp(int(payload["iat"]), UTC) if "iat" in payload else None
+        expires = datetime.fromtimestamp(int(payload["exp"]), UTC)
+    except (jwt.PyJWTError, TypeError, ValueError, OverflowError, OSError):
+        return None
+    if payload.get("typ") != "access":
+        return None
+    jti = payload.get("jti")
+    return AccessClaims(
+        user_id=user_id, jti=jti if isinstance(jti, str) else None, issued_at=issued, expires_at=expires
+    )
 
 
 def decode_access_token(token: str, *, secret: str) -> int | None:

@@ -6,7 +6,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
@@ -18,8 +18,9 @@ from konnectz_api.core.security import (
     token_digest,
     verify_password,
 )
-from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
-from konnectz_api.errors import BadRequest, Conflict, Forbidden, Unauthorized, Unprocessable
+from konnectz_api.crud import login_throttle, sessions
+from konnectz_api.deps import CurrentClaims, CurrentUser, SessionDep, SettingsDep
+from konnectz_api.errors import BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized, Unprocessable
 from konnectz_api.mail import send_mail
 from konnectz_api.models import User
 from konnectz_api.schemas import (
@@ -28,6 +29,7 @@ from konnectz_api.schemas import (
     KeyReply,
     LoginIn,
     LoginOut,
+    Message,
     Profile,
     SignupIn,
 )
@@ -110,13 +112,40 @@ def email_confirmation(body: EmailConfirmationIn, session: SessionDep) -> KeyRep
     return KeyReply(key="VERIFY_EMAIL_SUCCESS", message="Verification Completed")
 
 
-@router.post("/auth/login", response_model=LoginOut)
-async def login(body: LoginIn, session: SessionDep, settings: SettingsDep) -> LoginOut:
+@router.post(
+    "/auth/login",
+    response_model=LoginOut,
+    description=(
+        "Failed sign-ins are counted per e-mail and per client address in a window of "
+        "KONNECTZ_LOGIN_WINDOW_SECONDS; beyond KONNECTZ_LOGIN_MAX_FAILURES_PER_EMAIL / _PER_ADDRESS the reply is "
+        "429 with Retry-After (seconds) until the window ends. A successful sign-in clears the e-mail's count."
+    ),
+    responses={429: {"description": "Too many failed sign-ins; see the Retry-After header"}},
+)
+async def login(body: LoginIn, request: Request, session: SessionDep, settings: SettingsDep) -> LoginOut:
+    window = timedelta(seconds=settings.login_window_seconds)
+    address = login_throttle.address_key(request.client.host if request.client else "unknown")
+    email = login_throttle.email_key(body.email)
+    wait = login_throttle.retry_after(
+        session,
+        keys_and_limits=[
+            (address, settings.login_max_failures_per_address),
+            (email, settings.login_max_failures_per_email),
+        ],
+        window=window,
+    )
+    if wait is not None:
+        raise TooManyRequests(
+            f"Too many failed sign-in attempts. Try again in {wait} seconds.", headers={"Retry-After": str(wait)}
+        )
     if not await run_in_threadpool(captcha.verify, settings, session, body.captcha):
+        login_throttle.record_failure(session, keys=[address], window=window)
         raise BadRequest(CAPTCHA_NOT_VERIFIED)
     user = _find_user(session, body.email)
     if user is None or not await run_in_threadpool(verify_password, user.password_hash, body.password):
+        login_throttle.record_failure(session, keys=[address, email], window=window)
         raise Unauthorized(BAD_CREDENTIALS)
+    login_throttle.clear(session, key=email)
     if user.email_verified_at is None:
         raise Forbidden(NOT_VERIFIED)
     lifetime = (
@@ -131,3 +160,16 @@ async def login(body: LoginIn, session: SessionDep, settings: SettingsDep) -> Lo
 @router.get("/users/profile", response_model=Profile)
 def profile(user: CurrentUser) -> User:
     return user
+
+
+@router.post(
+    "/users/logout",
+    response_model=Message,
+    summary="End this session",
+    description="Revokes the bearer token of the request: it is refused from now on, even before it expires.",
+)
+def logout(signed_in: CurrentClaims, session: SessionDep) -> Message:
+    _, claims = signed_in
+    if claims.jti is not None:
+        sessions.revoke(session, jti=claims.jti, expires_at=claims.expires_at)
+    return Message(message="Signed out")

@@ -21,16 +21,47 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from konnectz_runner.model import Outcome, StepContext
-from konnectz_runner.steps import api_call, delay
+from konnectz_runner.steps import (
+    api_call,
+    coupon,
+    data_forwarder,
+    delay,
+    filter,
+    formatter,
+    generator,
+    iterator,
+    splitter,
+)
 
 __all__ = ["KINDS", "Step", "run_step"]
 
-_MODULES: tuple[ModuleType, ...] = (api_call, delay)
+_MODULES: tuple[ModuleType, ...] = (
+    api_call,
+    formatter,
+    splitter,
+    iterator,
+    generator,
+    filter,
+    data_forwarder,
+    coupon,
+    delay,
+)
 
 KINDS: dict[str, Callable[[Any, StepContext], Awaitable[Outcome]]] = {m.KIND: m.run for m in _MODULES}
 
 # The union of every kind's Config, discriminated by ``kind``.
-Step = Annotated[api_call.Config | delay.Config, Field(discriminator="kind")]
+Step = Annotated[
+    api_call.Config
+    | formatter.Config
+    | splitter.Config
+    | iterator.Config
+    | generator.Config
+    | filter.Config
+    | data_forwarder.Config
+    | coupon.Config
+    | delay.Config,
+    Field(discriminator="kind"),
+]
 
 
 async def run_step(step: Any, ctx: StepContext) -> Outcome:

@@ -5,6 +5,10 @@ params go to the query string (added to one the URL may already carry), the body
 from key/value rows (dotted keys nest), optionally wrapped in an array. The output is
 ``{"status": int, "headers": {...}, "body": <parsed JSON or text>}``; a status of 400 or more
 is a step ERROR.
+
+Headers and params marked ``secret`` (and headers whose names look like credentials, see
+:func:`konnectz_runner.outbound.is_secret_header`) show as ``***`` in the task log; secret headers are
+dropped when a redirect leads to another origin.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ Config = ApiCallStep
 
 async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | None = None) -> Outcome:
     """Run one API-call step; never raises for a step failure, returns an ERROR outcome."""
-    limit = outbound.MAX_RESPONSE_BYTES if max_response_bytes is None else max_response_bytes
+    limit = ctx.max_response_bytes if max_response_bytes is None else max_response_bytes
     context = ctx.outputs
     warnings: list[str] = []
     recorded: dict[str, Any] = {"method": step.method, "url": step.url}
@@ -52,17 +56,19 @@ async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | 
     try:
         url = resolve(step.url, context, warnings).strip()
         headers = {h.key: resolve(h.value, context, warnings) for h in step.headers}
-        params = httpx.QueryParams([(p.key, resolve(p.value, context, warnings)) for p in step.params])
+        param_values = [(p, resolve(p.value, context, warnings)) for p in step.params]
+        params = httpx.QueryParams([(p.key, value) for p, value in param_values])
         body = (
             build_json_body(step.body, context, wrap_in_array=step.wrap_in_array, warnings=warnings)
             if step.body
             else None
         )
+        secret_headers = [h.key for h in step.headers if h.secret]
         recorded = {
             "method": step.method,
             "url": url,
-            "headers": outbound.recorded_headers(headers),
-            "params": dict(params),
+            "headers": outbound.recorded_headers(headers, secret_headers),
+            "params": {p.key: outbound.REDACTED if p.secret else value for p, value in param_values},
         }
         if body is not None:
             recorded["body"] = body
@@ -78,7 +84,7 @@ async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | 
             request = ctx.http.build_request(step.method, target, headers=headers, content=content)
         except ValueError as exc:  # e.g. a header value that is not ASCII
             raise StepError(f"Invalid request to {outbound.display_url(target)}: {exc}") from exc
-        response, raw = await outbound.send(ctx.http, ctx.guard, request, limit)
+        response, raw = await outbound.send(ctx.http, ctx.guard, request, limit, secret_headers=secret_headers)
         output = {
             "status": response.status_code,
             "headers": {k: ", ".join(response.headers.get_list(k)) for k in response.headers},

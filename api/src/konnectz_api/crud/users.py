@@ -1,0 +1,78 @@
+"""Profile changes of the signed-in user: only the editable fields, validated against maintained lists."""
+
+from __future__ import annotations
+
+import functools
+import zoneinfo
+from datetime import UTC, datetime
+
+import pycountry
+from sqlalchemy.orm import Session
+
+from konnectz_api.models import User
+from konnectz_api.schemas import CountryOption, ProfileOptions, ProfileUpdate, TimezoneOption
+
+EDITABLE_FIELDS = ("first_name", "last_name", "country", "timezone")
+
+
+class InvalidProfile(ValueError):
+    """A profile value outside the maintained lists (the message says which)."""
+
+
+def _offset_label(minutes: int) -> str:
+    sign = "+" if minutes >= 0 else "-"
+    hours, mins = divmod(abs(minutes), 60)
+    return f"GMT{sign}{hours:02d}:{mins:02d}"
+
+
+@functools.lru_cache(maxsize=1)
+def profile_options() -> ProfileOptions:
+    """Countries from ISO 3166 (pycountry) and IANA zones (zoneinfo/tzdata), zones sorted by GMT offset."""
+    countries = sorted(
+        (CountryOption(value=c.alpha_2, label=c.name) for c in pycountry.countries), key=lambda c: c.label
+    )
+    now = datetime.now(UTC)
+    zones = []
+    for name in zoneinfo.available_timezones():
+        if "/" not in name or name.startswith(("Etc/", "SystemV/", "US/")) or name == "posixrules":
+            continue
+        offset = now.astimezone(zoneinfo.ZoneInfo(name)).utcoffset()
+        minutes = int(offset.total_seconds() // 60) if offset is not None else 0
+        zones.append(TimezoneOption(value=name, label=f"({_offset_label(minutes)}) {name}", offset_minutes=minutes))
+    zones.sort(key=lambda z: (z.offset_minutes, z.value))
+    return ProfileOptions(countries=countries, timezones=zones)
+
+
+def _valid_country(value: str) -> str:
+    found = pycountry.countries.get(alpha_2=value.upper()) if len(value) == 2 else None
+    if found is None:
+        raise InvalidProfile(f"country: unknown country code {value[:10]!r}")
+    return str(found.alpha_2)
+
+
+def _valid_timezone(value: str) -> str:
+    if value not in {z.value for z in profile_options().timezones}:
+        raise InvalidProfile(f"timezone: unknown time zone {value[:64]!r}")
+    return value
+
+
+def update_profile(session: Session, *, user: User, changes: ProfileUpdate) -> User:
+    """Apply the editable fields that were sent; commits. Raises InvalidProfile."""
+    data = changes.model_dump(exclude_unset=True, include=set(EDITABLE_FIELDS))
+    if data.get("first_name") is not None:
+        user.first_name = data["first_name"].strip()
+    if "last_name" in data:
+        user.last_name = (data["last_name"] or "").strip()
+    if "country" in data:
+        user.country = _valid_country(data["country"]) if data["country"] else None
+    if "timezone" in data:
+        user.timezone = _valid_timezone(data["timezone"]) if data["timezone"] else None
+    session.commit()
+    return user
+
+
+def set_password(session: Session, *, user: User, password_hash: str) -> None:
+    """New password; every token issued before now stops working. Commits."""
+    user.password_hash = password_hash
+    user.tokens_valid_after = datetime.now(UTC)
+    session.commit()

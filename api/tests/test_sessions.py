@@ -1,0 +1,94 @@
+import time
+
+import pytest
+
+from konnectz_api.core.config import get_settings
+
+
+def _login(client, api, email, password="s3cret-pass"):
+    body = {"email": email, "password": password, "rememberMe": False, "captcha": api.solved_captcha()}
+    return client.post("/api/v1/auth/login", json=body)
+
+
+def test_logout_revokes_only_that_token(client, api):
+    email = api.signup_and_verify()
+    first, second = api.login(email), api.login(email)
+    assert client.post("/api/v1/users/logout", headers=first).json() == {"message": "Signed out"}
+    r = client.get("/api/v1/users/profile", headers=first)
+    assert r.status_code == 401 and r.json()["message"] == "Your session has expired. Please sign in again."
+    assert client.post("/api/v1/users/logout", headers=first).status_code == 401
+    assert client.get("/api/v1/users/profile", headers=second).status_code == 200
+    assert client.post("/api/v1/users/logout").status_code == 401
+
+
+def test_password_change_ends_other_sessions_and_returns_a_new_token(client, api):
+    email = api.signup_and_verify()
+    other = api.login(email)
+    mine = api.login(email)
+    time.sleep(1.1)  # token issue times are whole seconds
+    body = {"current_password": "s3cret-pass", "password": "n3w-password", "password_confirmation": "n3w-password"}
+    r = client.post("/api/v1/users/change_password", json=body, headers=mine)
+    assert r.status_code == 200 and r.json()["key"] == "UPDATE_SUCCESS"
+    fresh = {"Authorization": f"Bearer {r.json()['auth_token']}"}
+    assert client.get("/api/v1/users/profile", headers=other).status_code == 401
+    assert client.get("/api/v1/users/profile", headers=mine).status_code == 401
+    assert client.get("/api/v1/users/profile", headers=fresh).json()["email"] == email
+
+
+@pytest.mark.parametrize("forged", ["Bearer x", "Bearer " + "a" * 5000, "Basic abc"])
+def test_garbage_tokens_are_401(client, forged):
+    assert client.get("/api/v1/users/profile", headers={"Authorization": forged}).status_code == 401
+
+
+def test_huge_user_id_in_a_signed_token_is_401(client, api_env):
+    from datetime import timedelta
+
+    from konnectz_api.core.security import create_access_token
+
+    for uid in (2**64, -(2**70), 0):
+        token = create_access_token(user_id=uid, secret=api_env["KONNECTZ_SECRET_KEY"], lifetime=timedelta(minutes=5))
+        r = client.get("/api/v1/users/profile", headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 401
+
+
+@pytest.fixture
+def clean_throttle():
+    """The TestClient always signs in from one address: leave no failures behind for other tests."""
+    from sqlalchemy import delete
+
+    from konnectz_api.db import get_sessionmaker
+    from konnectz_api.models import LoginThrottle
+
+    def clear():
+        with get_sessionmaker()() as s:
+            s.execute(delete(LoginThrottle))
+            s.commit()
+
+    clear()
+    yield
+    clear()
+
+
+def test_login_is_throttled_per_email_with_retry_after(client, api, clean_throttle):
+    settings = get_settings()
+    email = api.signup_and_verify()
+    for _ in range(settings.login_max_failures_per_email):
+        assert _login(client, api, email, "wrong-pass").status_code == 401
+    # Even the right password is refused while the e-mail is blocked; the reply says how long.
+    r = _login(client, api, email)
+    assert r.status_code == 429
+    wait = int(r.headers["Retry-After"])
+    assert 0 < wait <= settings.login_window_seconds
+    assert r.json()["message"] == f"Too many failed sign-in attempts. Try again in {wait} seconds."
+    # Another e-mail from the same address is not blocked yet.
+    other = api.signup_and_verify()
+    assert _login(client, api, other).status_code == 200
+
+
+def test_login_is_throttled_per_address(client, api, monkeypatch, clean_throttle):
+    monkeypatch.setattr(get_settings(), "login_max_failures_per_address", 3)
+    # Failures spread over different e-mails from one address add up.
+    for i in range(3):
+        assert _login(client, api, f"nobody{i}-{time.time_ns()}@example.com", "wrong-pass").status_code == 401
+    r = _login(client, api, api.signup_and_verify())
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) > 0

