@@ -18,7 +18,7 @@ NATS (see :mod:`konnectz_runner.timers`). A wait is at most :data:`MAX_DELAY`.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from dateutil import parser as date_parser
@@ -29,7 +29,17 @@ from konnectz_runner.model import Outcome, StepBase, StepContext
 from konnectz_runner.refs import resolve
 from konnectz_runner.triggers.schedule import local_to_utc
 
-__all__ = ["DELAY_TYPE_IDS", "KIND", "MAX_DELAY", "UNIT_IDS", "Config", "DelayStep", "resume_time", "run"]
+__all__ = [
+    "DELAY_TYPE_IDS",
+    "KIND",
+    "MAX_DELAY",
+    "UNIT_IDS",
+    "Config",
+    "DelayStep",
+    "from_timer_config",
+    "resume_time",
+    "run",
+]
 
 KIND = "delay"
 # The editor's ids (canvas-editor spec): delay_type and delay_unit.
@@ -41,6 +51,7 @@ UNIT_IDS: dict[int, Literal["minutes", "hours", "days", "weeks"]] = {
     3228: "weeks",
 }
 MAX_DELAY = timedelta(days=366)
+INTEGER_ONLY = "Please Fill Integer Only"
 # A resume closer than this is not worth a suspension: the run just continues.
 MIN_SUSPEND = timedelta(seconds=1)
 
@@ -66,6 +77,27 @@ class DelayStep(StepBase):
 Config = DelayStep
 
 
+def from_timer_config(
+    *, id: str, name: str, delay_type: int, delay_unit: int | None = None, delay_value: Any = None, value: Any = None
+) -> DelayStep:
+    """The step for an editor timer (a node's ``timerConfigs``: delay_type, delay_unit, delay_value, value).
+
+    Raises ValueError (pydantic's ValidationError is one) with the editor's wording for bad input.
+    """
+    mode = DELAY_TYPE_IDS.get(delay_type)
+    if mode is None:
+        raise ValueError(f"Unknown delay type {delay_type!r}")
+    if mode == "until":
+        return DelayStep(id=id, name=name, mode="until", until=str(value or "").strip() or None)
+    unit = UNIT_IDS.get(delay_unit) if isinstance(delay_unit, int) else None
+    if unit is None:
+        raise ValueError(f"Unknown delay unit {delay_unit!r}")
+    text = str(delay_value).strip() if delay_value is not None else ""
+    if isinstance(delay_value, bool) or not text.isdigit() or not text.isascii():
+        raise ValueError(INTEGER_ONLY)
+    return DelayStep(id=id, name=name, mode="for", amount=int(text), unit=unit)
+
+
 def resume_time(step: DelayStep, started: datetime, zone: ZoneInfo, until: str | None = None) -> datetime:
     """When a delay started at ``started`` (aware) ends, in UTC. ``until`` is the resolved until text."""
     if step.mode == "for":
@@ -73,7 +105,8 @@ def resume_time(step: DelayStep, started: datetime, zone: ZoneInfo, until: str |
         if step.unit in ("minutes", "hours"):
             return started.astimezone(UTC) + timedelta(**{step.unit: step.amount})
         # Calendar steps: the same wall time N days/weeks later in the owner's zone.
-        wall = started.astimezone(zone).replace(tzinfo=None) + relativedelta(**{step.unit: step.amount})
+        span = relativedelta(days=step.amount) if step.unit == "days" else relativedelta(weeks=step.amount)
+        wall = started.astimezone(zone).replace(tzinfo=None) + span
         return local_to_utc(wall, zone)
     text = (until if until is not None else step.until or "").strip()
     try:
