@@ -1,10 +1,11 @@
 """``konnectz-runner`` / ``python -m konnectz_runner``.
 
 - ``serve [--host H] [--port P]``: the webhook ingress and run worker (see :mod:`konnectz_runner.server`).
-- ``tick --spec-file F``: for a Kubernetes CronJob: store one RunRequest with source ``schedule``
-  for that konnect in KZ_RUNS, print its run_id and exit 0 (1 if it could not be stored).
-  The trigger output is ``{"scheduled_at": "<UTC time of the tick>"}``. Each tick is a new run,
-  so a Job that is retried after its publish succeeded runs the konnect again.
+- ``tick --spec-file F``: for a Kubernetes CronJob of a schedule konnect: if a fire of the
+  schedule is due (see :mod:`konnectz_runner.scheduler`), store its RunRequest (source
+  ``schedule``) in KZ_RUNS and print its run_id; otherwise print nothing. Exit 0, or 1 if the spec
+  is not a schedule konnect or the run could not be stored. A fire is stored once however often
+  it is ticked (a retried Job, a cron line finer than the schedule).
 """
 
 from __future__ import annotations
@@ -13,42 +14,36 @@ import argparse
 import asyncio
 import logging
 import sys
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from konnectz_runner.config import Settings
-from konnectz_runner.errors import RunnerError
-from konnectz_runner.events import RunRequest, ensure_streams, publish_run
+from konnectz_runner.errors import ConfigError, RunnerError
+from konnectz_runner.events import RunRequest, ensure_streams
 from konnectz_runner.registry import load_spec_file
+from konnectz_runner.scheduler import fire_due
+from konnectz_runner.triggers.schedule import ScheduleTrigger
 
 __all__ = ["main", "tick"]
 
 log = logging.getLogger("konnectz_runner")
 
 
-async def tick(spec_file: Path, settings: Settings) -> RunRequest:
-    """Store one scheduled run of the konnect in ``spec_file``; returns it once JetStream acknowledged it."""
+async def tick(spec_file: Path, settings: Settings, now: datetime | None = None) -> RunRequest | None:
+    """Store the run of the fire due now for the schedule konnect in ``spec_file`` (None: nothing due)."""
     from konnectz_runner.server import connect_nats
 
     spec = load_spec_file(spec_file)
-    now = datetime.now(UTC)
-    run = RunRequest(
-        run_id=uuid.uuid4().hex,
-        konnect_id=spec.konnect_id,
-        trigger_output={"scheduled_at": now.isoformat()},
-        received_at=now,
-        source="schedule",
-    )
+    if not isinstance(spec.trigger, ScheduleTrigger):
+        raise ConfigError(f"konnect {spec.konnect_id} has a {spec.trigger.kind} trigger: only schedules tick")
     nc = await connect_nats(settings.nats_url)
     try:
         js = nc.jetstream()
         await ensure_streams(js)
-        await publish_run(js, run)
+        return await fire_due(js, spec, now or datetime.now(UTC))
     finally:
         await nc.drain()
-    return run
 
 
 def _parser(settings: Settings) -> argparse.ArgumentParser:
@@ -57,7 +52,7 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve webhooks and execute runs")
     serve.add_argument("--host", default=settings.runner_host)
     serve.add_argument("--port", type=int, default=settings.runner_port)
-    tick_cmd = commands.add_parser("tick", help="store one scheduled run and exit")
+    tick_cmd = commands.add_parser("tick", help="start the schedule's due fire (if any) and exit")
     tick_cmd.add_argument("--spec-file", type=Path, required=True, help="FlowSpec JSON of the konnect")
     return parser
 
@@ -82,5 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         print(f"konnectz-runner tick: the run could not be stored: {exc or type(exc).__name__}", file=sys.stderr)
         return 1
-    print(run.run_id)
+    if run is not None:
+        print(run.run_id)
     return 0

@@ -34,6 +34,7 @@ from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
+from konnectz_runner.scheduler import LocalScheduler
 from konnectz_runner.webhook import WebhookError, read_trigger_output
 from konnectz_runner.worker import RunWorker
 
@@ -78,6 +79,7 @@ class Runner:
         self.js: JetStreamContext | None = None
         self.http: httpx.AsyncClient | None = None
         self.worker: RunWorker | None = None
+        self.scheduler: LocalScheduler | None = None
         self._watch_supervisor: asyncio.Task[None] | None = None
         self._rewatch = asyncio.Event()
 
@@ -116,9 +118,14 @@ class Runner:
             concurrency=self.settings.worker_concurrency,
         )
         await self.worker.start()
+        if only_konnect is None:  # local mode starts schedules itself; on Kubernetes a CronJob ticks
+            self.scheduler = LocalScheduler(self.js, self.registry)
+            self.scheduler.start()
         log.info("Runner ready: %d konnect(s)", len(self.registry))
 
     async def stop(self) -> None:
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         if self.worker is not None:
             await self.worker.stop()
         if self._watch_supervisor is not None:
@@ -197,7 +204,7 @@ def _runner(request: Request) -> Runner:
 async def hook(request: Request) -> JSONResponse:
     runner = _runner(request)
     spec = runner.registry.by_token(request.path_params["token"])
-    if spec is None:
+    if spec is None or spec.trigger.kind != "webhook":
         return JSONResponse({"message": "Unknown webhook"}, status_code=404)
     if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
         return JSONResponse({"status": "ok"})

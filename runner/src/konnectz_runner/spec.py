@@ -18,9 +18,18 @@ from konnectz_runner.model import KeyValue, Strict
 from konnectz_runner.steps import Step
 from konnectz_runner.steps.api_call import ApiCallStep
 from konnectz_runner.steps.iterator import ONLY_ONCE
-from konnectz_runner.triggers import Trigger, WebhookTrigger
+from konnectz_runner.triggers import ScheduleTrigger, Trigger, WebhookTrigger
 
-__all__ = ["DELAY_AFTER_ITERATOR", "ApiCallStep", "FlowSpec", "KeyValue", "Step", "Trigger", "WebhookTrigger"]
+__all__ = [
+    "DELAY_AFTER_ITERATOR",
+    "ApiCallStep",
+    "FlowSpec",
+    "KeyValue",
+    "ScheduleTrigger",
+    "Step",
+    "Trigger",
+    "WebhookTrigger",
+]
 
 # A delay suspends the whole run; inside an iterator's per-item pass it is refused.
 DELAY_AFTER_ITERATOR = "A delay cannot come after the iterator: put it before the iterator."
@@ -46,6 +55,14 @@ class FlowSpec(Strict):
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"unknown time zone {value!r}") from exc
         return value
+
+    @model_validator(mode="after")
+    def _schedule_zone(self) -> FlowSpec:
+        """A schedule without its own time zone runs in the konnect's (the owner's) time zone."""
+        if isinstance(self.trigger, ScheduleTrigger) and "timezone" not in self.trigger.model_fields_set:
+            self.trigger.timezone = self.timezone
+            self.trigger.model_fields_set.add("timezone")
+        return self
 
     @model_validator(mode="after")
     def _one_iterator(self) -> FlowSpec:

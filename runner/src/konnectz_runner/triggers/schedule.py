@@ -3,11 +3,11 @@
 The five kinds of the editor (``schedule_type``):
 
 - ``Once``: one local date and time (``at``).
-- ``Everyday``: every day at ``time``.
-- ``DaysOfTheWeek``: on the listed ``days`` (Sunday … Saturday) at ``time``.
-- ``DaysOfTheMonth``: on the listed ``dates`` (1 … 31) at ``time``; a month without that date
-  (the 31st in April, the 30th in February) has no run on it, as with cron.
-- ``AtRegularIntervals``: every ``every`` Minutes, Hours, Days or Weeks, counted from ``start``
+- ``Everyday``: every day at ``schedule_time``.
+- ``DaysOfTheWeek``: on the listed ``days`` (Sunday … Saturday) at ``schedule_time``.
+- ``DaysOfTheMonth``: on the listed ``dates`` (1 … 31) at ``schedule_time``; a month without that
+  date (the 31st in April, the 30th in February) has no run on it, as with cron.
+- ``AtRegularIntervals``: every ``every`` ``time_span`` (Minutes, Hours, Days or Weeks), from ``start``
   (a local date and time, the first fire). Minutes and Hours are elapsed time: every 2 hours is
   7,200 s apart, also across a DST change. Days and Weeks are calendar steps at the wall-clock time
   of ``start``: every 3 days at 09:00 stays at 09:00 local when the clocks change.
@@ -38,6 +38,7 @@ from datetime import time as WallTime
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from dateutil import rrule as rrule_mod
 from pydantic import Field, field_validator
 
 from konnectz_runner.model import Strict
@@ -72,7 +73,6 @@ MAX_EVERY = 1000
 UTC_ZONE = "Etc/UTC"
 # How far ahead cron_lines looks for DST gaps that move a wall time to another hour or minute.
 _GAP_SCAN_YEARS = 3
-_SEARCH_DAYS = 70  # a matching day comes within 62 days (the 31st alone: July to September)
 _RUN_ID_NAMESPACE = uuid.UUID("9b7d1f5e-3c55-4f0e-9d8e-6a7c1f2b4e10")
 
 
@@ -97,23 +97,23 @@ class Once(Strict):
 
 
 class _AtTime(Strict):
-    time: WallTime = Field(description="Local wall time, e.g. 09:30")
+    schedule_time: WallTime = Field(description="Local wall time, e.g. 09:30")
 
-    @field_validator("time")
+    @field_validator("schedule_time")
     @classmethod
     def _minute(cls, value: WallTime) -> WallTime:
-        _whole_minute(value, "time")
+        _whole_minute(value, "schedule_time")
         return value
 
 
 class Everyday(_AtTime):
-    """Every day at ``time``."""
+    """Every day at ``schedule_time``."""
 
     schedule_type: Literal["Everyday"] = "Everyday"
 
 
 class DaysOfTheWeek(_AtTime):
-    """On each of ``days`` at ``time``."""
+    """On each of ``days`` at ``schedule_time``."""
 
     schedule_type: Literal["DaysOfTheWeek"] = "DaysOfTheWeek"
     days: list[Weekday] = Field(min_length=1, max_length=7)
@@ -125,7 +125,7 @@ class DaysOfTheWeek(_AtTime):
 
 
 class DaysOfTheMonth(_AtTime):
-    """On each of ``dates`` (days of the month) at ``time``; months without a date skip it."""
+    """On each of ``dates`` (days of the month) at ``schedule_time``; months without a date skip it."""
 
     schedule_type: Literal["DaysOfTheMonth"] = "DaysOfTheMonth"
     dates: list[Annotated[int, Field(ge=1, le=31)]] = Field(min_length=1, max_length=31)
@@ -137,11 +137,11 @@ class DaysOfTheMonth(_AtTime):
 
 
 class AtRegularIntervals(Strict):
-    """Every ``every`` ``span``s from ``start`` (the first fire, a local date and time)."""
+    """Every ``every`` ``time_span``s from ``start`` (the first fire, a local date and time)."""
 
     schedule_type: Literal["AtRegularIntervals"] = "AtRegularIntervals"
     every: int = Field(ge=1, le=MAX_EVERY)
-    span: Span
+    time_span: Span
     start: datetime = Field(description="Local date and time of the first run; Days/Weeks keep its wall time")
 
     @field_validator("start")
@@ -230,10 +230,35 @@ def _day_matches(schedule: Everyday | DaysOfTheWeek | DaysOfTheMonth, day: date)
 
 
 def _period(schedule: AtRegularIntervals) -> timedelta:
-    unit = {"Minutes": timedelta(minutes=1), "Hours": timedelta(hours=1)}.get(schedule.span)
+    unit = {"Minutes": timedelta(minutes=1), "Hours": timedelta(hours=1)}.get(schedule.time_span)
     if unit is not None:
         return unit * schedule.every
-    return timedelta(days=schedule.every * (7 if schedule.span == "Weeks" else 1))
+    return timedelta(days=schedule.every * (7 if schedule.time_span == "Weeks" else 1))
+
+
+# dateutil weekday constants in the editor's order (Sunday first).
+_RRULE_DAYS = (rrule_mod.SU, rrule_mod.MO, rrule_mod.TU, rrule_mod.WE, rrule_mod.TH, rrule_mod.FR, rrule_mod.SA)
+
+
+def _wall_rule(schedule: Schedule, near: datetime) -> rrule_mod.rrule:
+    """The RFC 5545 recurrence (dateutil.rrule) of the schedule's local wall times.
+
+    Calendar kinds start a few days before ``near`` (a naive local time) so the rule stays short.
+    """
+    if isinstance(schedule, Once):
+        return rrule_mod.rrule(rrule_mod.DAILY, dtstart=schedule.at, count=1)
+    if isinstance(schedule, AtRegularIntervals):  # Days or Weeks, anchored at start
+        if schedule.time_span == "Weeks":
+            return rrule_mod.rrule(rrule_mod.WEEKLY, dtstart=schedule.start, interval=schedule.every)
+        return rrule_mod.rrule(rrule_mod.DAILY, dtstart=schedule.start, interval=schedule.every)
+    begin = datetime.combine(near.date() - timedelta(days=2), schedule.schedule_time)
+    if isinstance(schedule, Everyday):
+        return rrule_mod.rrule(rrule_mod.DAILY, dtstart=begin)
+    if isinstance(schedule, DaysOfTheWeek):
+        days = [_RRULE_DAYS[WEEKDAYS.index(d)] for d in schedule.days]
+        return rrule_mod.rrule(rrule_mod.WEEKLY, dtstart=begin, byweekday=days)
+    # Months without a listed date (the 31st in April) are skipped: RFC 5545 ignores invalid dates.
+    return rrule_mod.rrule(rrule_mod.MONTHLY, dtstart=begin, bymonthday=schedule.dates)
 
 
 def next_fire(trigger: ScheduleTrigger, after: datetime) -> datetime | None:
@@ -241,32 +266,21 @@ def next_fire(trigger: ScheduleTrigger, after: datetime) -> datetime | None:
     after = _aware(after, "after")
     zone = trigger.zone
     schedule = trigger.schedule
-    if isinstance(schedule, Once):
-        fire = local_to_utc(schedule.at, zone)
-        return fire if fire > after else None
-    if isinstance(schedule, AtRegularIntervals):
-        period = _period(schedule)
-        if schedule.span in ("Minutes", "Hours"):  # elapsed time from the first fire
-            first = local_to_utc(schedule.start, zone)
-            if after < first:
-                return first
-            return first + period * ((after - first) // period + 1)
-        # Days and Weeks: calendar dates start.date() + k * step, at start's wall time.
-        step = period.days
-        start_day, at = schedule.start.date(), schedule.start.time()
-        k = max(0, (after.astimezone(zone).date() - start_day).days // step - 1)
-        while True:
-            fire = local_to_utc(datetime.combine(start_day + timedelta(days=k * step), at), zone)
-            if fire > after:
-                return fire
-            k += 1
-    day = after.astimezone(zone).date() - timedelta(days=1)
-    for offset in range(_SEARCH_DAYS):
-        candidate = day + timedelta(days=offset)
-        if _day_matches(schedule, candidate):
-            fire = local_to_utc(datetime.combine(candidate, schedule.time), zone)
-            if fire > after:
-                return fire
+    if isinstance(schedule, AtRegularIntervals) and schedule.time_span in ("Minutes", "Hours"):
+        period = _period(schedule)  # elapsed time from the first fire
+        first = local_to_utc(schedule.start, zone)
+        if after < first:
+            return first
+        return first + period * ((after - first) // period + 1)
+    # Wall times from a day before ``after`` (a local time maps to an instant within +-1 day).
+    near = after.astimezone(zone).replace(tzinfo=None)
+    rule = _wall_rule(schedule, near)
+    wall = rule.after(near - timedelta(days=1), inc=True)
+    while wall is not None:
+        fire = local_to_utc(wall, zone)
+        if fire > after:
+            return fire
+        wall = rule.after(wall)
     return None
 
 
@@ -370,9 +384,9 @@ def cron_lines(trigger: ScheduleTrigger, *, today: date | None = None) -> list[C
     zone = trigger.zone
     schedule = trigger.schedule
     today = today or datetime.now(UTC).date()
-    if isinstance(schedule, AtRegularIntervals) and schedule.span in ("Minutes", "Hours"):
+    if isinstance(schedule, AtRegularIntervals) and schedule.time_span in ("Minutes", "Hours"):
         first = local_to_utc(schedule.start, zone)
-        if schedule.span == "Minutes":
+        if schedule.time_span == "Minutes":
             step = math.gcd(schedule.every, 60)
             minute = "*" if step == 1 else str(first.minute) if step == 60 else f"{first.minute % step}-59/{step}"
             return [CronLine(f"{minute} * * * *", UTC_ZONE, exact=60 % schedule.every == 0)]
@@ -387,11 +401,12 @@ def cron_lines(trigger: ScheduleTrigger, *, today: date | None = None) -> list[C
     if isinstance(schedule, AtRegularIntervals):  # Days or Weeks
         minutes, hours = _wall_times(zone, schedule.start.time(), _scan_days(today))
         weekday = "*"
-        if schedule.span == "Weeks":
+        if schedule.time_span == "Weeks":
             weekday = str((schedule.start.weekday() + 1) % 7)
         exact = schedule.every == 1 and len(minutes) == len(hours) == 1
         return [CronLine(f"{_field(minutes)} {_field(hours)} * * {weekday}", trigger.timezone, exact=exact)]
-    minutes, hours = _wall_times(zone, schedule.time, [d for d in _scan_days(today) if _day_matches(schedule, d)])
+    days = [d for d in _scan_days(today) if _day_matches(schedule, d)]
+    minutes, hours = _wall_times(zone, schedule.schedule_time, days)
     day_of_month, day_of_week = "*", "*"
     if isinstance(schedule, DaysOfTheWeek):
         day_of_week = _field({WEEKDAYS.index(d) for d in schedule.days})
