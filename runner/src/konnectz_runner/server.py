@@ -7,7 +7,12 @@ worker. Routes:
 - ``POST|PUT|GET /hooks/{token}``: store a RunRequest in JetStream and answer 200 only after
   JetStream acknowledged it; 404 for an unknown token, 413/400 for bad bodies, 503 when NATS
   cannot take the run (never a 2xx for something that is not stored).
+- ``GET|POST /forms/{token}``: the hosted form of a form-input konnect
+  (:mod:`konnectz_runner.triggers.form`); a good submission is stored like a webhook run.
 - ``GET /healthz``: 200 while connected to NATS, else 503.
+
+In local mode (no spec file) a :class:`~konnectz_runner.scheduler.LocalScheduler` also starts the
+runs of schedule konnects.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from konnectz_runner.config import Settings
@@ -35,6 +40,7 @@ from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publ
 from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
+from konnectz_runner.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
 from konnectz_runner.webhook import WebhookError, read_trigger_output
 from konnectz_runner.worker import RunWorker
 
@@ -227,6 +233,54 @@ async def hook(request: Request) -> JSONResponse:
     return JSONResponse({"status": "accepted", "run_id": run.run_id})
 
 
+def _wants_json(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or ("application/json" in accept and "text/html" not in accept)
+
+
+async def form(request: Request) -> Response:
+    """The hosted form of a form-input konnect: GET shows it, POST stores a submission as a run."""
+    runner = _runner(request)
+    spec = runner.registry.by_token(request.path_params["token"])
+    if spec is None or not isinstance(spec.trigger, FormTrigger):
+        return JSONResponse({"message": "Unknown form"}, status_code=404)
+    trigger = spec.trigger
+    if request.method in ("GET", "HEAD"):
+        return HTMLResponse(render_form(trigger), headers=PAGE_HEADERS)
+    as_json = _wants_json(request)
+    try:
+        data = await read_trigger_output(request, runner.settings.max_body_bytes)
+    except WebhookError as exc:
+        if as_json:
+            return JSONResponse({"message": exc.message}, status_code=exc.status)
+        return HTMLResponse(render_form(trigger, errors={}), status_code=exc.status, headers=PAGE_HEADERS)
+    values, errors = check_submission(trigger, data)
+    if errors:
+        if as_json:
+            return JSONResponse({"message": "Please correct the fields", "errors": errors}, status_code=400)
+        page = render_form(trigger, values=data, errors=errors)
+        return HTMLResponse(page, status_code=400, headers=PAGE_HEADERS)
+    run = RunRequest(
+        run_id=uuid.uuid4().hex,
+        konnect_id=spec.konnect_id,
+        trigger_output=values,
+        received_at=datetime.now(UTC),
+        source="form",
+    )
+    try:
+        await runner.accept(run)
+    except Unavailable as exc:
+        log.error("Form submission for konnect %s refused: %s", spec.konnect_id, exc)
+        message = "Your response could not be stored, please try again in a moment."
+        if as_json:
+            return JSONResponse({"message": message}, status_code=503)
+        return HTMLResponse(render_form(trigger, values=data), status_code=503, headers=PAGE_HEADERS)
+    if as_json:
+        return JSONResponse({"status": "accepted", "run_id": run.run_id})
+    return HTMLResponse(render_done(trigger), headers=PAGE_HEADERS)
+
+
 async def healthz(request: Request) -> JSONResponse:
     problem = _runner(request).nats_problem()
     if problem is not None:
@@ -248,6 +302,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(
         routes=[
             Route("/hooks/{token}", hook, methods=["GET", "POST", "PUT"]),
+            Route("/forms/{token}", form, methods=["GET", "POST"]),
             Route("/healthz", healthz, methods=["GET"]),
         ],
         lifespan=lifespan,

@@ -18,12 +18,13 @@ from konnectz_runner.model import KeyValue, Strict
 from konnectz_runner.steps import Step
 from konnectz_runner.steps.api_call import ApiCallStep
 from konnectz_runner.steps.iterator import ONLY_ONCE
-from konnectz_runner.triggers import ScheduleTrigger, Trigger, WebhookTrigger
+from konnectz_runner.triggers import FormTrigger, ScheduleTrigger, Trigger, WebhookTrigger
 
 __all__ = [
     "DELAY_AFTER_ITERATOR",
     "ApiCallStep",
     "FlowSpec",
+    "FormTrigger",
     "KeyValue",
     "ScheduleTrigger",
     "Step",
