@@ -6,6 +6,8 @@
   ``schedule``) in KZ_RUNS and print its run_id; otherwise print nothing. Exit 0, or 1 if the spec
   is not a schedule konnect or the run could not be stored. A fire is stored once however often
   it is ticked (a retried Job, a cron line finer than the schedule).
+- ``cursor --konnect-id N``: print the polling cursor of konnect N (the ids or newest timestamp
+  seen, the last poll and its error) as JSON.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from konnectz_runner.registry import load_spec_file
 from konnectz_runner.scheduler import fire_due
 from konnectz_runner.triggers.schedule import ScheduleTrigger
 
-__all__ = ["main", "tick"]
+__all__ = ["cursor", "main", "tick"]
 
 log = logging.getLogger("konnectz_runner")
 
@@ -46,6 +48,21 @@ async def tick(spec_file: Path, settings: Settings, now: datetime | None = None)
         await nc.drain()
 
 
+async def cursor(konnect_id: int, settings: Settings) -> str:
+    """The polling cursor of a konnect as JSON (``{}`` before its first poll)."""
+    from konnectz_runner.poller import read_cursor
+    from konnectz_runner.server import connect_nats
+
+    nc = await connect_nats(settings.nats_url)
+    try:
+        js = nc.jetstream()
+        await ensure_streams(js)
+        found, revision = await read_cursor(js, konnect_id)
+        return "{}" if revision is None else found.model_dump_json(indent=2)
+    finally:
+        await nc.drain()
+
+
 def _parser(settings: Settings) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="konnectz-runner", description="Konnectz flow runner")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -54,6 +71,8 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=settings.runner_port)
     tick_cmd = commands.add_parser("tick", help="start the schedule's due fire (if any) and exit")
     tick_cmd.add_argument("--spec-file", type=Path, required=True, help="FlowSpec JSON of the konnect")
+    cursor_cmd = commands.add_parser("cursor", help="print a polling konnect's cursor (JSON)")
+    cursor_cmd.add_argument("--konnect-id", type=int, required=True)
     return parser
 
 
@@ -68,6 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # uvicorn turns SIGTERM/SIGINT into a lifespan shutdown: the worker stops, NATS drains.
         uvicorn.run(create_app(settings), host=args.host, port=args.port, lifespan="on", log_level="info")
+        return 0
+    if args.command == "cursor":
+        try:
+            print(asyncio.run(cursor(args.konnect_id, settings)))
+        except Exception as exc:
+            print(f"konnectz-runner cursor: {exc or type(exc).__name__}", file=sys.stderr)
+            return 1
         return 0
     try:
         run = asyncio.run(tick(args.spec_file, settings))

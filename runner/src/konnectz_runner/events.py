@@ -14,6 +14,8 @@
 - ``KZ_SCHEDULES`` (KV bucket): key ``konnect.<konnect_id>`` holds the last fire a worker started
   for a schedule konnect (``{"fire": ..., "seq": ...}``), so a fire runs once however often it
   is enqueued.
+- ``KZ_POLLS`` (KV bucket): key ``konnect.<konnect_id>`` holds a polling konnect's cursor (the ids
+  or newest timestamp seen, the last poll and its error; :class:`~konnectz_runner.triggers.polling.Cursor`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 __all__ = [
     "DUPLICATE_WINDOW_SECONDS",
     "KV_KONNECTS",
+    "KV_POLLS",
     "KV_SCHEDULES",
     "STREAM_EVENTS",
     "STREAM_RUNS",
@@ -54,6 +57,7 @@ SUBJECTS_EVENTS = "kz.events.>"
 SUBJECTS_TIMERS = "kz.timers.>"
 KV_KONNECTS = "KZ_KONNECTS"
 KV_SCHEDULES = "KZ_SCHEDULES"
+KV_POLLS = "KZ_POLLS"
 # Publishes carrying the same Nats-Msg-Id within this window are stored once.
 DUPLICATE_WINDOW_SECONDS = 120.0
 _STREAM_NAME_IN_USE = 10058  # JetStream API error code
@@ -118,7 +122,7 @@ class RunRequest(_Wire):
     konnect_id: int
     trigger_output: dict[str, Any]
     received_at: AwareDatetime
-    source: Literal["webhook", "schedule", "form", "test"] = "webhook"
+    source: Literal["webhook", "schedule", "form", "polling", "test"] = "webhook"
     # A schedule's fire this run stands for (the same fire is run once: KZ_SCHEDULES).
     scheduled_for: AwareDatetime | None = None
     # Set when a delayed run resumes: the steps before the delay are not run again.
@@ -192,6 +196,7 @@ async def ensure_streams(js: JetStreamContext) -> None:
     await _allow_timers(js)
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
+    await _ensure_bucket(js, KeyValueConfig(bucket=KV_POLLS, history=1, storage=StorageType.FILE))
 
 
 PUBLISH_TIMEOUT_SECONDS = 5.0

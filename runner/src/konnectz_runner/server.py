@@ -12,7 +12,8 @@ worker. Routes:
 - ``GET /healthz``: 200 while connected to NATS, else 503.
 
 In local mode (no spec file) a :class:`~konnectz_runner.scheduler.LocalScheduler` also starts the
-runs of schedule konnects.
+runs of schedule konnects; a :class:`~konnectz_runner.poller.LocalPoller` polls the polling konnects
+(in both modes).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_runner.poller import LocalPoller
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
 from konnectz_runner.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
@@ -86,6 +88,7 @@ class Runner:
         self.http: httpx.AsyncClient | None = None
         self.worker: RunWorker | None = None
         self.scheduler: LocalScheduler | None = None
+        self.poller: LocalPoller | None = None
         self._watch_supervisor: asyncio.Task[None] | None = None
         self._rewatch = asyncio.Event()
 
@@ -127,11 +130,16 @@ class Runner:
         if only_konnect is None:  # local mode starts schedules itself; on Kubernetes a CronJob ticks
             self.scheduler = LocalScheduler(self.js, self.registry)
             self.scheduler.start()
+        # Polling konnects are polled by the runner that hosts them (local, or their own Deployment).
+        self.poller = LocalPoller(self.js, self.registry, http=self.http, guard=self.guard)
+        self.poller.start()
         log.info("Runner ready: %d konnect(s)", len(self.registry))
 
     async def stop(self) -> None:
         if self.scheduler is not None:
             await self.scheduler.stop()
+        if self.poller is not None:
+            await self.poller.stop()
         if self.worker is not None:
             await self.worker.stop()
         if self._watch_supervisor is not None:

@@ -18,7 +18,7 @@ from konnectz_runner.model import KeyValue, Strict
 from konnectz_runner.steps import Step
 from konnectz_runner.steps.api_call import ApiCallStep
 from konnectz_runner.steps.iterator import ONLY_ONCE
-from konnectz_runner.triggers import FormTrigger, ScheduleTrigger, Trigger, WebhookTrigger
+from konnectz_runner.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, Trigger, WebhookTrigger
 
 __all__ = [
     "DELAY_AFTER_ITERATOR",
@@ -26,6 +26,7 @@ __all__ = [
     "FlowSpec",
     "FormTrigger",
     "KeyValue",
+    "PollingTrigger",
     "ScheduleTrigger",
     "Step",
     "Trigger",
