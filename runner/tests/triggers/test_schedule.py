@@ -18,6 +18,7 @@ from konnectz_runner.triggers.schedule import (
     is_fire,
     local_kind,
     next_fire,
+    schedule_from_editor,
     trigger_output,
 )
 
@@ -206,3 +207,50 @@ def test_a_schedule_runs_in_the_konnect_time_zone_unless_it_has_its_own() -> Non
         FlowSpec.model_validate(
             {**base, "trigger": {"kind": "schedule", "schedule": schedule, "timezone": "Mars/Base"}}
         )
+
+
+NOW_LOCAL = datetime(2026, 3, 27, 14, 37, 12)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"schedule_type": "Once", "schedule_time": "2026-12-24 18:00"}, {"at": datetime(2026, 12, 24, 18, 0)}),
+        ({"schedule_type": "Once", "date": "2026-12-24", "time": "6:00 PM"}, {"at": datetime(2026, 12, 24, 18, 0)}),
+        ({"schedule_type": "Everyday", "schedule_time": "09:30"}, {"schedule_time": "09:30:00"}),
+        ({"schedule_type": "DaysOfTheWeek", "days": ["monday", "Fri"], "schedule_time": "08:00"},
+         {"days": ["Monday", "Friday"]}),
+        ({"schedule_type": "DaysOfTheMonth", "dates": ["31", 1], "schedule_time": "08:00"}, {"dates": [1, 31]}),
+        ({"schedule_type": "AtRegularIntervals", "every": "7", "time_span": "Minutes"},
+         {"every": 7, "time_span": "Minutes", "start": datetime(2026, 3, 27, 14, 37)}),
+        ({"schedule_type": "AtRegularIntervals", "every": 3, "interval": "days", "schedule_time": "09:00"},
+         {"time_span": "Days", "start": datetime(2026, 3, 27, 9, 0)}),
+    ],
+)  # fmt: skip
+def test_editor_values_become_schedules(value: dict[str, Any], expected: dict[str, Any]) -> None:
+    got = schedule_from_editor(value, now_local=NOW_LOCAL).model_dump(
+        mode="json" if "schedule_time" in expected else "python"
+    )
+    for key, want in expected.items():
+        assert got[key] == want
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"schedule_type": "Hourly"}, "unknown schedule type"),
+        ({"schedule_type": "Everyday"}, "the time is missing"),
+        ({"schedule_type": "Everyday", "schedule_time": "half past nine"}, "is not a date and time"),
+        ({"schedule_type": "Everyday", "schedule_time": "09:00\x00"}, "is not valid"),
+        ({"schedule_type": "DaysOfTheWeek", "days": [], "schedule_time": "09:00"}, "choose the days of the week"),
+        ({"schedule_type": "DaysOfTheWeek", "days": ["Funday"], "schedule_time": "09:00"}, "day of the week"),
+        ({"schedule_type": "DaysOfTheMonth", "dates": ["1.5"], "schedule_time": "09:00"}, "Please Fill Integer Only"),
+        ({"schedule_type": "DaysOfTheMonth", "dates": [40], "schedule_time": "09:00"}, "less than or equal to 31"),
+        ({"schedule_type": "AtRegularIntervals", "every": "x", "time_span": "Hours"}, "Please Fill Integer Only"),
+        ({"schedule_type": "AtRegularIntervals", "every": 2, "time_span": "Months"}, "Minutes, Hours, Days or Weeks"),
+        ({"schedule_type": "AtRegularIntervals", "every": 10**30, "time_span": "Hours"}, "less than or equal to 1000"),
+    ],
+)  # fmt: skip
+def test_bad_editor_values_are_explained(value: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        schedule_from_editor(value, now_local=NOW_LOCAL)

@@ -38,6 +38,7 @@ from datetime import time as WallTime
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from dateutil import parser as date_parser
 from dateutil import rrule as rrule_mod
 from pydantic import Field, field_validator
 
@@ -61,6 +62,7 @@ __all__ = [
     "local_kind",
     "local_to_utc",
     "next_fire",
+    "schedule_from_editor",
     "trigger_output",
 ]
 
@@ -414,3 +416,79 @@ def cron_lines(trigger: ScheduleTrigger, *, today: date | None = None) -> list[C
         day_of_month = _field(set(schedule.dates))
     exact = len(minutes) == len(hours) == 1
     return [CronLine(f"{_field(minutes)} {_field(hours)} {day_of_month} * {day_of_week}", trigger.timezone, exact)]
+
+
+# --- the editor's Scheduler values -> a schedule ----------------------------------------------------
+
+_SPAN_NAMES = {s.lower(): s for s in SPANS}
+_DAY_NAMES = {**{d.lower(): d for d in WEEKDAYS}, **{d[:3].lower(): d for d in WEEKDAYS}}
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str | int) or isinstance(value, bool) or not str(value).strip():
+        raise ValueError(f"Scheduler: {what} is missing")
+    text = str(value).strip()
+    if len(text) > 64 or "\x00" in text:
+        raise ValueError(f"Scheduler: {what} is not valid")
+    return text
+
+
+def _local(value: Any, what: str, *, default_day: date | None = None) -> datetime:
+    """A naive local date and time from the editor's text ("2026-12-24 18:00", "18:00", "6:00 PM")."""
+    text = _text(value, what)
+    base = datetime.combine(default_day or date(2000, 1, 1), WallTime())
+    try:
+        parsed = date_parser.parse(text, default=base)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"Scheduler: {what} {text!r} is not a date and time") from exc
+    return parsed.replace(tzinfo=None, second=0, microsecond=0)
+
+
+def _whole(value: Any, what: str) -> int:
+    text = _text(value, what)
+    if not text.isascii() or not text.isdigit():
+        raise ValueError("Please Fill Integer Only")
+    return int(text)
+
+
+def schedule_from_editor(value: dict[str, Any], *, now_local: datetime) -> Schedule:
+    """The schedule for the editor's Scheduler ``selectedValue`` (the left_config a trigger test sends).
+
+    Keys: ``schedule_type``; ``schedule_time`` (a time, or a date and time for Once; ``date`` and
+    ``time`` are accepted too); ``days`` (names, or their first three letters); ``dates`` (1 … 31);
+    ``every`` and ``time_span`` (or ``interval``). At regular intervals starts at ``schedule_time``
+    when given (a time alone means today), else at ``now_local`` (the publishing minute in the
+    konnect's time zone). Raises ValueError (pydantic's ValidationError is one) with a message.
+    """
+    kind = value.get("schedule_type")
+    when = value.get("schedule_time")
+    if when is None and value.get("time") is not None:
+        when = f"{value.get('date') or ''} {value['time']}".strip()
+    today = now_local.date()
+    if kind == "Once":
+        return Once(at=_local(when, "the date and time", default_day=today))
+    if kind in ("Everyday", "DaysOfTheWeek", "DaysOfTheMonth"):
+        at = _local(when, "the time").time()
+        if kind == "Everyday":
+            return Everyday(schedule_time=at)
+        if kind == "DaysOfTheWeek":
+            raw_days = value.get("days")
+            if not isinstance(raw_days, list) or not raw_days:
+                raise ValueError("Scheduler: choose the days of the week")
+            days = [_DAY_NAMES.get(_text(d, "a day").lower()) for d in raw_days[:7]]
+            if None in days:
+                raise ValueError("Scheduler: a day of the week is not valid")
+            return DaysOfTheWeek.model_validate({"days": days, "schedule_time": at})
+        raw_dates = value.get("dates")
+        if not isinstance(raw_dates, list) or not raw_dates:
+            raise ValueError("Scheduler: choose the days of the month")
+        return DaysOfTheMonth(schedule_time=at, dates=[_whole(d, "a date") for d in raw_dates[:31]])
+    if kind == "AtRegularIntervals":
+        span = _SPAN_NAMES.get(_text(value.get("time_span") or value.get("interval"), "the interval").lower())
+        if span is None:
+            raise ValueError("Scheduler: the interval must be Minutes, Hours, Days or Weeks")
+        start = _local(when, "the start", default_day=today) if when else now_local.replace(second=0, microsecond=0)
+        return AtRegularIntervals.model_validate(
+            {"every": _whole(value.get("every"), "every"), "time_span": span, "start": start.replace(tzinfo=None)}
+        )
+    raise ValueError(f"Scheduler: unknown schedule type {kind!r}")
