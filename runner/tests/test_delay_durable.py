@@ -1,4 +1,4 @@
-"""A pending delay survives a SIGKILL of the runner and a restart of NATS, and fires exactly once.
+"""A pending delay survives a SIGKILL of the runner and of NATS, and fires exactly once.
 
 Real processes: ``python -m konnectz_runner serve`` (spec-file mode) and a nats-server of its own
 (this test restarts it). The flow is webhook -> delay until ``{{node-1.when}}`` -> API call to a
@@ -80,7 +80,7 @@ async def events_of(nats_url: str, konnect_id: int) -> list[TaskEvent]:
         await nc.close()
 
 
-async def test_pending_delay_survives_runner_sigkill_and_nats_restart(echo: Any) -> None:
+async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any) -> None:
     base = Path(tempfile.mkdtemp(prefix="konnectz-delay-"))
     own = NatsServer(base / "nats", free_port())
     own.start()
@@ -120,7 +120,10 @@ async def test_pending_delay_survives_runner_sigkill_and_nats_restart(echo: Any)
 
         runner.send_signal(signal.SIGKILL)
         await runner.wait()
-        own.stop()
+        assert own.proc is not None
+        own.proc.kill()  # NATS dies too, without a chance to flush anything
+        own.proc.wait()
+        own.proc = None
         own.start()
         assert datetime.now(UTC) < due, "the machine was too slow to restart everything before the due time"
         assert echo.received == []
@@ -148,4 +151,48 @@ async def test_pending_delay_survives_runner_sigkill_and_nats_restart(echo: Any)
             runner.kill()
             await runner.wait()
         own.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_delay_for_a_running_runner_resumes_on_time(nats_server: Any, echo: Any) -> None:
+    base = Path(tempfile.mkdtemp(prefix="konnectz-delay-"))
+    runner: asyncio.subprocess.Process | None = None
+    try:
+        spec = FlowSpec(
+            konnect_id=secrets.randbelow(10**9) + 1, owner_id=1, name="Soon", trigger_id="node-1",
+            trigger=WebhookTrigger(token=secrets.token_urlsafe(32)),
+            steps=[
+                ApiCallStep(id="node-2", name="Before", method="POST", url=echo.base + "/echo",
+                            body=[KeyValue(key="when", value="before")]),
+                DelayStep(id="node-3", name="Wait", mode="until", until="{{node-1.when}}"),
+                ApiCallStep(id="node-4", name="After", method="POST", url=echo.base + "/echo",
+                            body=[KeyValue(key="when", value="after"),
+                                  KeyValue(key="before_status", value="{{node-2.status}}")]),
+            ],
+        )  # fmt: skip
+        spec_file = base / "flow.json"
+        spec_file.write_text(spec.model_dump_json())
+        port = free_port()
+        runner = await start_runner(nats_server.url, spec_file, port, base / "runner.log")
+        due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
+        async with httpx.AsyncClient(timeout=5) as http:
+            reply = await http.post(
+                f"http://127.0.0.1:{port}/hooks/{spec.trigger.token}", json={"when": due.isoformat()}
+            )
+        assert reply.status_code == 200
+        for _ in range(150):
+            if len(echo.requests_to("/echo")) == 2:
+                break
+            await asyncio.sleep(0.1)
+        arrived = datetime.now(UTC)
+        assert [r.json() for r in echo.requests_to("/echo")] == [{"when": "before"},
+                                                                 {"when": "after", "before_status": 200}]  # fmt: skip
+        assert due <= arrived < due + timedelta(seconds=8)
+        [event] = await events_of(nats_server.url, spec.konnect_id)
+        assert [s.step_id for s in event.steps] == ["node-2", "node-3", "node-4"]
+        assert event.steps[0].finished_at < due <= event.steps[2].started_at  # not a moment early
+    finally:
+        if runner is not None and runner.returncode is None:
+            runner.kill()
+            await runner.wait()
         shutil.rmtree(base, ignore_errors=True)
