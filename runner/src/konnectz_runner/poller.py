@@ -181,7 +181,7 @@ class LocalPoller:
     async def tick(self) -> list[RunRequest]:
         """Poll every konnect whose interval has passed; returns the runs started."""
         now = self.clock()
-        started: list[RunRequest] = []
+        due: list[FlowSpec] = []
         live: set[tuple[int, str]] = set()
         for spec in self.registry.specs():
             trigger = spec.trigger
@@ -192,7 +192,18 @@ class LocalPoller:
             if key in self._next and now < self._next[key]:
                 continue
             self._next[key] = now + timedelta(seconds=trigger.interval_seconds)
-            started += await poll_once(self.js, spec, http=self.http, guard=self.guard, now=now)
+            due.append(spec)
         for gone in set(self._next) - live:
             del self._next[gone]
+        # Concurrently: one slow app does not hold up the others.
+        results = await asyncio.gather(
+            *(poll_once(self.js, spec, http=self.http, guard=self.guard, now=now) for spec in due),
+            return_exceptions=True,
+        )
+        started: list[RunRequest] = []
+        for spec, result in zip(due, results, strict=True):
+            if isinstance(result, BaseException):
+                log.warning("Polling konnect %s failed: %s", spec.konnect_id, result or type(result).__name__)
+            else:
+                started += result
         return started
