@@ -107,33 +107,40 @@ async def test_local_scheduler_ticks_when_the_next_fire_is_due(nc: NATS) -> None
     assert await scheduler.tick() == [] and scheduler._next == {}
 
 
-async def test_tick_command_for_a_cronjob(nc: NATS) -> None:
+async def test_tick_command_for_a_cronjob_starts_and_runs_the_due_fire_once(nc: NATS, echo: Any) -> None:
     spec = schedule_spec({"schedule_type": "AtRegularIntervals", "every": 1, "time_span": "Minutes",
-                          "start": "2026-01-01T00:00"})  # fmt: skip
+                          "start": "2026-01-01T00:00"}, url=echo.base + "/echo")  # fmt: skip
     folder = Path(tempfile.mkdtemp(prefix="konnectz-spec-"))
     try:
         spec_file = folder / "flow.json"
         spec_file.write_text(spec.model_dump_json())
 
-        async def tick() -> tuple[int | None, str, str]:
+        async def tick(*extra: str) -> tuple[int | None, str, str]:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "konnectz_runner", "tick", "--spec-file", str(spec_file),
-                env={**os.environ, "KONNECTZ_NATS_URL": nc.connected_url.geturl()},  # type: ignore[union-attr]
+                sys.executable, "-m", "konnectz_runner", "tick", "--spec-file", str(spec_file), *extra,
+                env={**os.environ, "KONNECTZ_NATS_URL": nc.connected_url.geturl(),  # type: ignore[union-attr]
+                     "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8"},
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
-            out, err = await asyncio.wait_for(proc.communicate(), 30)
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
             return proc.returncode, out.decode().strip(), err.decode()
 
         code, run_id, err = await tick()
         assert code == 0 and run_id, err
-        again = await tick()
+        # The tick executed its run before exiting: the request was made, the event stored.
+        [request] = echo.requests_to("/echo")
         runs = await stored_runs(nc, spec.konnect_id)
-        if again[1]:  # the minute turned between the two ticks: that is the next fire
-            assert [r.run_id for r in runs] == [run_id, again[1]]
-        else:
-            assert again[0] == 0 and [r.run_id for r in runs] == [run_id]
+        assert [r.run_id for r in runs] == [run_id]
+        assert request.json() == {"at": runs[0].trigger_output["scheduled_at"]}
         assert runs[0].scheduled_for is not None
         assert datetime.now(UTC) - runs[0].scheduled_for < timedelta(minutes=2)
+
+        again = await tick("--no-run")
+        if again[1]:  # the minute turned between the two ticks: that is the next fire
+            assert [r.run_id for r in await stored_runs(nc, spec.konnect_id)] == [run_id, again[1]]
+        else:
+            assert again[0] == 0 and [r.run_id for r in await stored_runs(nc, spec.konnect_id)] == [run_id]
+        assert len(echo.requests_to("/echo")) == 1  # --no-run executes nothing
 
         webhook = FlowSpec.model_validate(
             {**spec.model_dump(mode="json"), "trigger": {"kind": "webhook", "token": "w" * 32}}
