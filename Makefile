@@ -85,8 +85,10 @@ web-check: web/node_modules/.installed
 test: install chromium web-build cluster-build lint typecheck check-types check-crd web-check
 	$(PY) -m pytest -q -p no:cacheprovider
 
-bench: install
-	$(PY) -m pytest -q tests/bench -p no:cacheprovider -s
+# Benchmarks are bench_*.py files with bench_* functions, so `make test` never collects them.
+bench: install cluster-build
+	$(PY) -m pytest -q -p no:cacheprovider -s -o python_files='bench_*.py' -o python_functions='bench_*' \
+	    $(wildcard tests/bench) tests/k8s
 
 clean:
 	rm -rf .venv web/node_modules web/dist .konnectz/openapi*.json .konnectz/*.check.*

@@ -17,6 +17,7 @@ def make_flow(*, konnect_id: int = 42, owner_id: int = 7, trigger: dict[str, Any
         "konnect_id": konnect_id,
         "owner_id": owner_id,
         "name": "Order to CRM",
+        "timezone": "UTC",
         "trigger_id": "node-1",
         "trigger": trigger if trigger is not None else {"kind": "webhook", "token": TOKEN},
         "steps": [
@@ -26,9 +27,9 @@ def make_flow(*, konnect_id: int = 42, owner_id: int = 7, trigger: dict[str, Any
                 "name": "Create contact",
                 "method": "POST",
                 "url": "https://crm.example.com/api/contacts",
-                "headers": [{"key": "X-Source", "value": "konnectz"}],
+                "headers": [{"key": "X-Source", "value": "konnectz", "secret": False}],
                 "params": [],
-                "body": [{"key": "customer.name", "value": "{{node-1.body.name}} ünïcode"}],
+                "body": [{"key": "customer.name", "value": "{{node-1.body.name}} ünïcode", "secret": False}],
                 "payload_type": "JSON",
                 "wrap_in_array": False,
             }

@@ -82,7 +82,8 @@ def test_the_generated_crd_is_structural_and_typed_down_to_the_steps() -> None:
     assert step["properties"]["method"]["enum"] == ["GET", "POST", "PUT", "PATCH", "DELETE"]
     assert "kind" in step["properties"]
     assert [c["name"] for c in version["additionalPrinterColumns"]] == [
-        "Konnect-ID", "Phase", "Webhook", "Last-Schedule", "Message", "Age",
+        "Konnect-ID", "Owner", "Trigger", "Phase", "Entrypoint", "Last-Run", "Outcome", "Age",
+        "Last-Schedule", "Message",
     ]  # fmt: skip
 
 

@@ -85,6 +85,20 @@ def test_helm_install_creates_every_object_and_the_pods_become_ready(kube, names
         labels = json.loads(got.stdout)["metadata"].get("labels", {})
         assert labels.get("app.kubernetes.io/instance") == "kz", f"{kind}/{name} lacks the release label"
 
+    # Least privilege: the api's ServiceAccount may publish and annotate Konnects, nothing more.
+    api_sa = f"system:serviceaccount:{namespace}:kz-konnectz-api"
+    for verb, resource, allowed in [
+        ("patch", "konnects.konnectz.io", True),
+        ("create", "konnects.konnectz.io", True),
+        ("delete", "konnects.konnectz.io", True),
+        ("patch", "konnects.konnectz.io --subresource=status", True),
+        ("create", "deployments.apps", False),
+        ("get", "secrets", False),
+    ]:
+        args = ["auth", "can-i", verb, *resource.split(), "-n", namespace, "--as", api_sa]
+        can = kube.run(kube.kubectl, *args, check=False)
+        assert (can.stdout.strip() == "yes") is allowed, (verb, resource, can.stdout, can.stderr)
+
     # The generated dev secrets are real random strings and survive an upgrade unchanged.
     secrets = [d for d in rendered if d["kind"] == "Secret"]
     assert secrets

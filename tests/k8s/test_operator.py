@@ -276,3 +276,72 @@ def test_every_rendered_child_is_accepted_and_re_applied_by_the_api_server(kube,
     assert cron is not None
     assert "timeZone" not in cron["spec"]
     assert cron["spec"]["suspend"] is True
+
+
+def test_the_api_publishes_with_server_side_apply_and_kubectl_get_tells_what_runs(kube, namespace, operator):
+    """KubernetesDeployer → Konnect → operator → status; `kubectl get konnects` shows the columns people need."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from konnectz_api.deployer import DeployError, KubernetesDeployer
+    from konnectz_runner.events import TaskEvent
+    from konnectz_runner.spec import FlowSpec
+
+    flow = FlowSpec.model_validate(konnect_body("unused", konnect_id=77)["spec"]["flow"])
+    deployer = KubernetesDeployer(namespace, api_client=kube.api)
+    asyncio.run(deployer.publish(flow))
+    ready = wait_for("the published Konnect to be Ready", lambda: _ready(kube, namespace, "konnect-77"))
+    assert ready["status"]["entrypoint"] == f"https://hooks.example.com/hooks/{TOKEN}"
+    assert ready["metadata"]["managedFields"][0]["manager"] == "konnectz-api"
+
+    # Publishing a change is an apply of the same object, not a conflict.
+    asyncio.run(deployer.publish(flow.model_copy(update={"name": "Order to CRM v2"})))
+    assert _get_konnect(kube, namespace, "konnect-77")["spec"]["displayName"] == "Order to CRM v2"
+
+    now = datetime.now(UTC)
+    run = TaskEvent(
+        run_id="run-1",
+        konnect_id=77,
+        owner_id=7,
+        konnect_name="Order to CRM v2",
+        status="ERROR",
+        started_at=now,
+        finished_at=now,
+        trigger_id="node-1",
+        trigger_output={},
+        steps=[],
+    )
+    asyncio.run(deployer.record_run(run))
+    table = kube.run(kube.kubectl, "get", "konnects", "-n", namespace).stdout.splitlines()
+    header = table[0].split()
+    assert header == ["NAME", "KONNECT-ID", "OWNER", "TRIGGER", "PHASE", "ENTRYPOINT", "LAST-RUN", "OUTCOME", "AGE"]
+    row = dict(zip(header, table[1].split(), strict=False))
+    assert row["OWNER"] == "7" and row["TRIGGER"] == "webhook" and row["PHASE"] == "Ready"
+    assert row["ENTRYPOINT"].endswith(TOKEN) and row["OUTCOME"] == "ERROR"
+    # The operator's next reconcile keeps the run fields the api wrote.
+    _custom(kube).patch_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURAL, "konnect-77", {"spec": {"paused": True}}
+    )
+    paused = wait_for(
+        "Paused", lambda: (k := _get_konnect(kube, namespace, "konnect-77"))["status"]["phase"] == "Paused" and k
+    )
+    assert paused["status"]["lastRunStatus"] == "ERROR"
+
+    asyncio.run(deployer.unpublish(77))
+    asyncio.run(deployer.unpublish(77))  # already gone: not an error
+    with pytest.raises(ApiException) as gone:
+        _get_konnect(kube, namespace, "konnect-77")
+    assert gone.value.status == 404
+    asyncio.run(deployer.record_run(run))  # nothing left to annotate: not an error either
+
+    refused = KubernetesDeployer("Not_A_Namespace", api_client=kube.api)
+    with pytest.raises(DeployError, match=r"Kubernetes refused to publish the konnect \(\d{3}\)"):
+        asyncio.run(refused.publish(flow))
+
+
+def _ready(kube, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        konnect = _get_konnect(kube, namespace, name)
+    except ApiException:
+        return None
+    return konnect if (konnect.get("status") or {}).get("phase") == "Ready" else None

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.bus import Bus
 from konnectz_api.crud import quota
+from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.models import Konnect, Task, TaskLog
 from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
 
@@ -74,7 +75,9 @@ def store_event(session: Session, event: TaskEvent) -> bool:
     return True
 
 
-async def consume_task_events(bus: Bus, sessions: sessionmaker[Session], stop: asyncio.Event) -> None:
+async def consume_task_events(
+    bus: Bus, sessions: sessionmaker[Session], stop: asyncio.Event, deployer: Deployer | None = None
+) -> None:
     await bus.ready.wait()
     js = bus.js
     sub = await js.pull_subscribe(
@@ -105,9 +108,14 @@ async def consume_task_events(bus: Bus, sessions: sessionmaker[Session], stop: a
                 await msg.term()
                 continue
             try:
-                await asyncio.to_thread(_store, event)
+                stored = await asyncio.to_thread(_store, event)
             except Exception:
                 log.exception("could not store task event %s; it will be redelivered", event.run_id)
                 await msg.nak(delay=2)
                 continue
             await msg.ack()
+            if stored and deployer is not None:
+                try:
+                    await deployer.record_run(event)
+                except DeployError as exc:  # the task log holds the run; the resource status is a courtesy
+                    log.warning("run %s: %s", event.run_id, exc)

@@ -9,10 +9,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, Protocol
 
 from konnectz_api.bus import Bus
-from konnectz_runner.events import KV_KONNECTS, konnect_key
+from konnectz_runner.events import KV_KONNECTS, TaskEvent, konnect_key
 from konnectz_runner.resource import GROUP, PLURAL, VERSION, konnect_name, konnect_resource
 from konnectz_runner.spec import FlowSpec
 
@@ -27,6 +28,10 @@ class Deployer(Protocol):
     async def publish(self, spec: FlowSpec) -> None: ...
 
     async def unpublish(self, konnect_id: int) -> None: ...
+
+    async def record_run(self, event: TaskEvent) -> None:
+        """Tell whoever runs the konnect how its latest run ended (``kubectl get konnects``)."""
+        ...
 
 
 class LocalDeployer:
@@ -47,30 +52,63 @@ class LocalDeployer:
         except Exception as exc:
             raise DeployError(f"could not withdraw the konnect from the runners: {exc}") from exc
 
+    async def record_run(self, event: TaskEvent) -> None:
+        return None  # the task log is the record; local runners have no resource to annotate
+
+
+FIELD_MANAGER = "konnectz-api"
+
+
+def _refusal(action: str, exc: Exception) -> DeployError:
+    """A DeployError whose message says what Kubernetes answered, never a stack trace."""
+    from kubernetes.client.exceptions import ApiException
+
+    if isinstance(exc, ApiException):
+        detail = exc.reason or ""
+        try:
+            detail = json.loads(exc.body or "{}").get("message") or detail
+        except (TypeError, ValueError):
+            pass
+        return DeployError(f"Kubernetes refused to {action} ({exc.status}): {detail}")
+    return DeployError(f"Kubernetes could not be reached to {action}: {type(exc).__name__}")
+
 
 class KubernetesDeployer:
-    def __init__(self, namespace: str) -> None:
+    """Writes ``Konnect`` resources with server-side apply (field manager ``konnectz-api``).
+
+    Every failure, an API error or an unreachable API server, is a :class:`DeployError`, which the
+    routes answer with 503 and a message; the draft is kept either way. Credentials never go into
+    the resource: the flow spec carries references only, runners fetch secrets at run time.
+    """
+
+    def __init__(self, namespace: str, api_client: Any = None) -> None:
         from kubernetes import client, config
 
-        try:
-            config.load_incluster_config()
-        except config.ConfigException:
-            config.load_kube_config()
-        self._api = client.CustomObjectsApi()
+        if api_client is None:
+            try:
+                config.load_incluster_config()
+            except config.ConfigException:
+                config.load_kube_config()
+        self._api = client.CustomObjectsApi(api_client)
         self.namespace = namespace
 
     def _apply(self, body: dict[str, Any]) -> None:
-        from kubernetes.client.exceptions import ApiException
-
         name = body["metadata"]["name"]
         try:
-            self._api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
-        except ApiException as exc:
-            if exc.status != 409:
-                raise DeployError(f"Kubernetes refused the Konnect: {exc.reason}: {exc.body}") from exc
             self._api.patch_namespaced_custom_object(
-                GROUP, VERSION, self.namespace, PLURAL, name, {"spec": body["spec"]}
+                GROUP,
+                VERSION,
+                self.namespace,
+                PLURAL,
+                name,
+                body,
+                field_manager=FIELD_MANAGER,
+                force=True,
+                _content_type="application/apply-patch+yaml",
+                _request_timeout=15,
             )
+        except Exception as exc:
+            raise _refusal("publish the konnect", exc) from exc
 
     async def publish(self, spec: FlowSpec) -> None:
         await asyncio.to_thread(self._apply, konnect_resource(spec, self.namespace))
@@ -81,10 +119,37 @@ class KubernetesDeployer:
         def _delete() -> None:
             try:
                 self._api.delete_namespaced_custom_object(
-                    GROUP, VERSION, self.namespace, PLURAL, konnect_name(konnect_id)
+                    GROUP, VERSION, self.namespace, PLURAL, konnect_name(konnect_id), _request_timeout=15
                 )
             except ApiException as exc:
                 if exc.status != 404:
-                    raise DeployError(f"Kubernetes refused to delete the Konnect: {exc.reason}") from exc
+                    raise _refusal("delete the konnect", exc) from exc
+            except Exception as exc:
+                raise _refusal("delete the konnect", exc) from exc
 
         await asyncio.to_thread(_delete)
+
+    async def record_run(self, event: TaskEvent) -> None:
+        """Merge the run's outcome into the Konnect's status (the operator owns the other fields)."""
+        from kubernetes.client.exceptions import ApiException
+
+        patch = {
+            "status": {
+                "lastRunTime": event.finished_at.isoformat(),
+                "lastRunStatus": event.status,
+                "lastRunId": event.run_id,
+            }
+        }
+
+        def _patch() -> None:
+            try:
+                self._api.patch_namespaced_custom_object_status(
+                    GROUP, VERSION, self.namespace, PLURAL, konnect_name(event.konnect_id), patch, _request_timeout=15
+                )
+            except ApiException as exc:
+                if exc.status != 404:  # unpublished meanwhile: nothing to annotate
+                    raise _refusal("record the run", exc) from exc
+            except Exception as exc:
+                raise _refusal("record the run", exc) from exc
+
+        await asyncio.to_thread(_patch)

@@ -33,9 +33,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     bus = Bus(settings.nats_url)
     bus.start()
     app.state.bus = bus
-    app.state.deployer = _deployer(settings, bus)
+    app.state.deployer = deployer = _deployer(settings, bus)
     stop = asyncio.Event()
-    consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop))
+    consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop, deployer))
     try:
         yield
     finally:

@@ -118,6 +118,8 @@ def _widen(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         if a.get("nullable") or b.get("nullable"):
             out["nullable"] = True
         return out
+    if {a.get("type"), b.get("type")} == {"string", "integer"}:  # e.g. an amount typed differently by two kinds
+        return {"x-kubernetes-int-or-string": True}
     if a.get("type") == b.get("type") == "array":
         return {"type": "array", "items": _widen(a.get("items", {}), b.get("items", {}))}
     if a.get("type") == b.get("type") == "object" and "properties" in a and "properties" in b:

@@ -99,6 +99,14 @@ def _write_status(
     )
 
 
+def entrypoint(body: kopf.Body, url: str | None) -> str | None:
+    """What `kubectl get konnects` shows in ENTRYPOINT: the webhook URL or the schedule and its zone."""
+    trigger = body.spec.get("trigger") or {}
+    if trigger.get("kind") == "schedule" and trigger.get("schedule"):
+        return f"{trigger['schedule']} ({trigger.get('timezone') or 'UTC'})"
+    return url
+
+
 def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.Logger) -> None:
     """Render the children of a Konnect, apply them, prune the ones it no longer has, report status."""
     config: OperatorSettings = memo["config"]
@@ -148,7 +156,9 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
         message=("paused: " if paused else "") + summary,
     )
     # None removes the key (merge patch) when the trigger is no longer a webhook.
-    patch.status["webhookUrl"] = webhook_url(body, config)
+    url = webhook_url(body, config)
+    patch.status["webhookUrl"] = url
+    patch.status["entrypoint"] = entrypoint(body, url)
     logger.info("Konnect reconciled: %s", summary)
 
 

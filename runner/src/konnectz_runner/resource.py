@@ -126,7 +126,13 @@ class KonnectStatus(BaseModel):
     phase: Phase | None = None
     observedGeneration: int | None = None
     webhookUrl: str | None = None
+    entrypoint: str | None = Field(
+        default=None, description="How runs start: the webhook URL, or the cron line and time zone of a schedule."
+    )
     lastScheduleTime: AwareDatetime | None = None
+    lastRunTime: AwareDatetime | None = Field(default=None, description="When the latest run finished (from the api).")
+    lastRunStatus: Literal["SUCCESS", "ERROR"] | None = None
+    lastRunId: str | None = None
     message: str | None = None
     conditions: list[Condition] | None = Field(
         default=None,
@@ -134,14 +140,19 @@ class KonnectStatus(BaseModel):
     )
 
 
-# `kubectl get konnects`: status only, except KONNECT-ID, which identifies the row and never changes.
+# `kubectl get konnects`: what runs, for whom, how it starts, whether it works, how its last run
+# ended. The status message (why it failed) is in `-o wide` and in the Events of `kubectl describe`.
 PRINTER_COLUMNS: tuple[dict[str, Any], ...] = (
     {"name": "Konnect-ID", "type": "integer", "jsonPath": ".spec.konnectId"},
+    {"name": "Owner", "type": "integer", "jsonPath": ".spec.ownerId"},
+    {"name": "Trigger", "type": "string", "jsonPath": ".spec.trigger.kind"},
     {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
-    {"name": "Webhook", "type": "string", "jsonPath": ".status.webhookUrl", "priority": 1},
+    {"name": "Entrypoint", "type": "string", "jsonPath": ".status.entrypoint"},
+    {"name": "Last-Run", "type": "date", "jsonPath": ".status.lastRunTime"},
+    {"name": "Outcome", "type": "string", "jsonPath": ".status.lastRunStatus"},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     {"name": "Last-Schedule", "type": "date", "jsonPath": ".status.lastScheduleTime", "priority": 1},
     {"name": "Message", "type": "string", "jsonPath": ".status.message", "priority": 1},
-    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 )
 
 

@@ -1,0 +1,218 @@
+"""The Kubernetes path end to end: api (KubernetesDeployer) → Konnect → operator → runner → task log.
+
+The api, PostgreSQL, NATS and SMTP run as local processes (as `make dev` runs them), the api
+publishing to the real API server of tests/cluster; the operator runs in-process; the runner that
+a Deployment would run is started as a local process from what the operator rendered: the
+ConfigMap's flow.json and the container's command and environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kopf.testing import KopfRunner
+from kubernetes import client
+from kubernetes.client import ApiException
+
+from konnectz_api.captcha import solve
+from konnectz_devstack.pytest_plugin import free_port, make_platform
+from konnectz_runner.resource import GROUP, PLURAL, VERSION
+
+pytestmark = pytest.mark.k8s
+
+REPO = Path(__file__).resolve().parents[2]
+CRD = REPO / "crds" / "konnects.konnectz.io.yaml"
+
+
+def wait_until(what: str, fn, timeout: float = 60.0, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+        except ApiException as exc:
+            last = f"{exc.status} {exc.reason}"
+        else:
+            if last:
+                return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def canvas(endpoint: str) -> dict[str, Any]:
+    webhook = {"id": 1, "name": "Webhook", "app_type": "WEBHOOK", "provider": "webhook", "app_index": 1}
+    api_call = {"id": 2, "name": "API Call", "app_type": "ADD_ON", "provider": "api", "app_index": 2}
+    return {
+        "apps": [
+            {
+                "id": "node-1",
+                "type": "WebhookInner",
+                "position": {"x": 0, "y": 0},
+                "data": {"node_id": "node-1", "app_detail": {**webhook, "side": "left"}},
+            },
+            {
+                "id": "node-2",
+                "type": "Api",
+                "position": {"x": 600, "y": 0},
+                "data": {
+                    "node_id": "node-2",
+                    "app_detail": {**api_call, "side": "right"},
+                    "selectedValue": {
+                        "wrap_in_array": "NO",
+                        "payload_type": "JSON",
+                        "apiDetails": {
+                            "method": "POST",
+                            "endpointURL": f"{endpoint}/orders",
+                            "headers": [],
+                            "params": [],
+                            "body": [{"key": "customer", "value": "{{node-1.name}}"}],
+                        },
+                    },
+                },
+            },
+        ],
+        "links": [{"id": "e1", "source": "node-1", "target": "node-2"}],
+        "dataForSelect": {},
+        "flowName": "Orders on Kubernetes",
+    }
+
+
+def signed_in(api: httpx.Client, email: str, password: str) -> dict[str, str]:
+    body = {"email": email, "first_name": "Kay", "last_name": "Ube", "password": password}
+    assert api.post("/api/v1/signup", json={**body, "password_confirmation": password}).status_code == 201
+    mail = wait_until(
+        "the verification mail", lambda: [m for m in api.get("/dev/mail.json").json() if m["to"] == email]
+    )
+    token = re.search(r"/verify-email/(\S+)", mail[0]["text"]).group(1)
+    api.post("/api/v1/users/email_confirmation", json={"confirmation_token": token})
+    challenge = api.get("/api/v1/captcha/challenge").json()
+    r = api.post(
+        "/api/v1/auth/login",
+        json={"email": email, "password": password, "rememberMe": True, "captcha": solve(challenge)},
+    )
+    assert r.status_code == 200, r.text
+    return {"Authorization": f"Bearer {r.json()['auth_token']}"}
+
+
+@pytest.fixture(scope="module")
+def konnect_crd(kube) -> None:
+    kube.run(kube.kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(CRD))
+    kube.run(kube.kubectl, "wait", "--for=condition=Established", "--timeout=60s", "crd/konnects.konnectz.io")
+
+
+def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespace, konnect_crd, receiver, monkeypatch):
+    state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-"))
+    state.chmod(0o755)
+    runner_port = free_port()
+    hooks = f"http://127.0.0.1:{runner_port}"
+    platform = make_platform(
+        state,
+        KONNECTZ_DEPLOYER="kubernetes",
+        KONNECTZ_KUBE_NAMESPACE=namespace,
+        KUBECONFIG=str(kube.kubeconfig),
+        KONNECTZ_WEBHOOK_BASE_URL=hooks,
+    )
+    platform.start()
+    runner: subprocess.Popen[bytes] | None = None
+    monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
+    monkeypatch.setenv("KONNECTZ_RUNNER_IMAGE", "konnectz-runner:test")
+    monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
+    monkeypatch.setenv("KONNECTZ_WEBHOOK_BASE_URL", hooks)
+    args = ["run", "--standalone", "-n", namespace, "-m", "konnectz_operator.handlers"]
+    custom = client.CustomObjectsApi(kube.api)
+    try:
+        with KopfRunner(args, timeout=180) as operator:
+            api = httpx.Client(base_url=platform.api_url, timeout=30)
+            headers = signed_in(api, "kube@example.com", "correct horse battery")
+            r = api.post(
+                "/api/v1/konnects/publish_konnect",
+                headers=headers,
+                json={"canvas_name": True, "canvas_json": canvas(receiver.url)},
+            )
+            assert r.status_code == 200, r.text
+            published = r.json()
+            name = f"konnect-{published['konnect_id']}"
+
+            def ready() -> dict[str, Any] | None:
+                k = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+                return k if (k.get("status") or {}).get("phase") == "Ready" else None
+
+            konnect = wait_until("the Konnect to be Ready", ready)
+            assert konnect["status"]["webhookUrl"] == published["webhook_url"]
+            assert published["webhook_url"].startswith(hooks + "/hooks/")
+            assert "password" not in json.dumps(konnect["spec"]).lower()
+
+            # Start the runner the Deployment describes, with the flow of the ConfigMap.
+            core, apps = client.CoreV1Api(kube.api), client.AppsV1Api(kube.api)
+            child = f"kz-{name}"
+            flow_json = core.read_namespaced_config_map(child, namespace).data["flow.json"]
+            container = apps.read_namespaced_deployment(child, namespace).spec.template.spec.containers[0]
+            spec_file = state / "flow.json"
+            spec_file.write_text(flow_json)
+            env = {**os.environ, **{e.name: e.value for e in container.env if e.value is not None}}
+            assert env["KONNECTZ_NATS_URL"] == platform.nats.url
+            env.update(KONNECTZ_SPEC_FILE=str(spec_file), KONNECTZ_ALLOW_PRIVATE_NETWORKS="127.0.0.0/8")
+            assert container.command[:4] == ["python", "-m", "konnectz_runner", "serve"]
+            command = [sys.executable, *container.command[1:4], "--host", "127.0.0.1", "--port", str(runner_port)]
+            runner = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+            def post() -> httpx.Response | None:
+                try:
+                    resp = httpx.post(published["webhook_url"], json={"name": "Kay"}, timeout=5)
+                except httpx.TransportError:
+                    return None
+                return resp if resp.status_code == 200 else None
+
+            wait_until("the runner to accept the webhook", post)
+            wait_until("the API call", lambda: receiver.requests)
+            assert receiver.requests[0]["body"] == {"customer": "Kay"}
+            logs = wait_until(
+                "the task log",
+                lambda: api.get(f"/api/v1/task_logs/logs?konnect_id={published['konnect_id']}", headers=headers).json()[
+                    "task_logs"
+                ],
+            )
+            assert logs[0]["status"] == "SUCCESS"
+
+            # The run's outcome reaches the resource, for `kubectl get konnects`.
+            wait_until(
+                "the last run in the Konnect status",
+                lambda: (
+                    (custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)["status"]).get(
+                        "lastRunStatus"
+                    )
+                    == "SUCCESS"
+                ),
+            )
+
+            # Unpublishing withdraws the resource; the operator's children go with it.
+            r = api.post(f"/api/v1/konnects/{published['konnect_id']}/update_status", headers=headers,
+                         json={"status": "Draft"})  # fmt: skip
+            assert r.status_code == 200, r.text
+
+            def gone() -> bool:
+                try:
+                    custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+                except ApiException as exc:
+                    return exc.status == 404
+                return False
+
+            wait_until("the Konnect to be deleted", gone)
+        assert operator.exception is None, operator.output
+    finally:
+        if runner is not None:
+            runner.terminate()
+            runner.wait(timeout=20)
+        platform.stop()
+        shutil.rmtree(state, ignore_errors=True)
