@@ -82,9 +82,10 @@ async def test_ensure_streams_creates_file_streams_and_bucket_idempotently(nats_
         js = nc.jetstream()
         await ensure_streams(js)
         await ensure_streams(js)  # a second process starting does not fail
-        for name, subject in ((STREAM_RUNS, "kz.runs.>"), (STREAM_EVENTS, "kz.events.>")):
+        for name, subjects in ((STREAM_RUNS, ["kz.runs.>", "kz.timers.>"]), (STREAM_EVENTS, ["kz.events.>"])):
             info = await js.stream_info(name)
-            assert info.config.subjects == [subject]
+            assert info.config.subjects == subjects
+            assert bool(info.config.allow_msg_schedules) == (name == STREAM_RUNS)
             assert info.config.storage == StorageType.FILE
             assert info.config.duplicate_window == DUPLICATE_WINDOW_SECONDS
         kv = await js.key_value(KV_KONNECTS)
@@ -100,3 +101,29 @@ async def test_ensure_streams_creates_file_streams_and_bucket_idempotently(nats_
         assert second.duplicate and second.seq == first.seq
     finally:
         await nc.drain()
+
+
+async def test_ensure_streams_upgrades_a_runs_stream_made_without_timers() -> None:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from nats.js.api import StreamConfig
+
+    from konnectz_devstack._nats import NatsServer
+    from konnectz_devstack._ports import free_port
+
+    base = Path(tempfile.mkdtemp(prefix="konnectz-nats-old-"))
+    own = NatsServer(base, free_port())
+    own.start()
+    try:
+        nc = await nats.connect(own.url)
+        js = nc.jetstream()
+        await js.add_stream(StreamConfig(name=STREAM_RUNS, subjects=["kz.runs.>"], storage=StorageType.FILE))
+        await ensure_streams(js)
+        info = await js.stream_info(STREAM_RUNS)
+        assert info.config.subjects == ["kz.runs.>", "kz.timers.>"] and info.config.allow_msg_schedules
+        await nc.close()
+    finally:
+        own.stop()
+        shutil.rmtree(base, ignore_errors=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import secrets
 import shutil
 import sys
@@ -278,28 +277,6 @@ async def test_spec_file_mode_serves_one_konnect(
             assert info.config.filter_subject == run_subject(spec.konnect_id)
         finally:
             await running.stop()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-async def test_tick_command_stores_a_scheduled_run(nats_server: Any, nc: NATS) -> None:
-    spec = new_spec("https://example.com/")
-    folder = Path(tempfile.mkdtemp(prefix="konnectz-spec-"))
-    try:
-        spec_file = folder / "flow.json"
-        spec_file.write_text(spec.model_dump_json())
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "konnectz_runner", "tick", "--spec-file", str(spec_file),
-            env={**os.environ, "KONNECTZ_NATS_URL": nats_server.url},
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await asyncio.wait_for(proc.communicate(), 30)
-        assert proc.returncode == 0, err.decode()
-        run_id = out.decode().strip()
-        stored = await nc.jetstream().get_last_msg(STREAM_RUNS, run_subject(spec.konnect_id))
-        assert stored.headers is not None and stored.headers["Nats-Msg-Id"] == run_id
-        run = RunRequest.model_validate_json(stored.data)
-        assert run.source == "schedule" and "scheduled_at" in run.trigger_output
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -1,10 +1,17 @@
 """``konnectz-runner`` / ``python -m konnectz_runner``.
 
 - ``serve [--host H] [--port P]``: the webhook ingress and run worker (see :mod:`konnectz_runner.server`).
-- ``tick --spec-file F``: for a Kubernetes CronJob: store one RunRequest with source ``schedule``
-  for that konnect in KZ_RUNS, print its run_id and exit 0 (1 if it could not be stored).
-  The trigger output is ``{"scheduled_at": "<UTC time of the tick>"}``. Each tick is a new run,
-  so a Job that is retried after its publish succeeded runs the konnect again.
+- ``tick --spec-file F [--no-run] [--max-seconds S]``: for a Kubernetes CronJob of a schedule
+  konnect: if a fire of the schedule is due (see :mod:`konnectz_runner.scheduler`), store its
+  RunRequest (source ``schedule``) in KZ_RUNS and print its run_id; otherwise print nothing. Then
+  (unless ``--no-run``) execute the konnect's waiting runs, this fire's and any delayed run that
+  came due since the last tick, with the same durable worker as ``serve`` (consumer
+  ``runner-<konnect_id>``), and exit when none is left (or after S seconds; what is left is
+  redelivered to the next tick). Exit 0, or 1 if the spec is not a schedule konnect or the run
+  could not be stored. A fire is stored once however often it is ticked (a retried Job, a cron
+  line finer than the schedule).
+- ``cursor --konnect-id N``: print the polling cursor of konnect N (the ids or newest timestamp
+  seen, the last poll and its error) as JSON.
 """
 
 from __future__ import annotations
@@ -13,42 +20,104 @@ import argparse
 import asyncio
 import logging
 import sys
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from konnectz_runner.config import Settings
-from konnectz_runner.errors import RunnerError
-from konnectz_runner.events import RunRequest, ensure_streams, publish_run
-from konnectz_runner.registry import load_spec_file
+import httpx
+from nats.js import JetStreamContext
 
-__all__ = ["main", "tick"]
+from konnectz_runner.config import Settings
+from konnectz_runner.errors import ConfigError, RunnerError
+from konnectz_runner.events import STREAM_RUNS, RunRequest, ensure_streams
+from konnectz_runner.registry import load_spec_file
+from konnectz_runner.scheduler import fire_due
+from konnectz_runner.spec import FlowSpec
+from konnectz_runner.triggers.schedule import ScheduleTrigger
+
+__all__ = ["cursor", "main", "tick"]
 
 log = logging.getLogger("konnectz_runner")
 
+# How long a tick may execute runs before it exits (the rest is redelivered to the next tick).
+TICK_MAX_SECONDS = 600.0
 
-async def tick(spec_file: Path, settings: Settings) -> RunRequest:
-    """Store one scheduled run of the konnect in ``spec_file``; returns it once JetStream acknowledged it."""
+
+async def _run_waiting(js: JetStreamContext, spec: FlowSpec, settings: Settings, max_seconds: float) -> None:
+    """Execute the konnect's waiting runs with a worker; return once none is pending (or at the limit)."""
+    from konnectz_runner.netguard import NetGuard, guarded_transport
+    from konnectz_runner.registry import KonnectRegistry
+    from konnectz_runner.server import USER_AGENT
+    from konnectz_runner.worker import RunWorker, consumer_for
+
+    registry = KonnectRegistry()
+    registry.put(spec)
+    guard = NetGuard(settings.allow_private_networks)
+    durable, _subject = consumer_for(spec.konnect_id)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max_seconds
+    async with httpx.AsyncClient(
+        transport=guarded_transport(guard),
+        timeout=settings.http_timeout_seconds,
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT},
+    ) as http:
+        worker = RunWorker(js, registry, http=http, guard=guard, only_konnect=spec.konnect_id,
+                           concurrency=settings.worker_concurrency)  # fmt: skip
+        await worker.start()
+        try:
+            while loop.time() < deadline:
+                await asyncio.sleep(0.5)
+                info = await js.consumer_info(STREAM_RUNS, durable)
+                if info.num_pending == 0 and info.num_ack_pending == 0:
+                    return
+            log.warning("tick: runs of konnect %s still waiting after %.0f s", spec.konnect_id, max_seconds)
+        finally:
+            await worker.stop()
+
+
+async def tick(
+    spec_file: Path,
+    settings: Settings,
+    now: datetime | None = None,
+    *,
+    run: bool = True,
+    max_seconds: float = TICK_MAX_SECONDS,
+) -> RunRequest | None:
+    """Store the run of the fire due now for the schedule konnect in ``spec_file`` (None: nothing due),
+    then (``run``) execute the konnect's waiting runs."""
     from konnectz_runner.server import connect_nats
 
     spec = load_spec_file(spec_file)
-    now = datetime.now(UTC)
-    run = RunRequest(
-        run_id=uuid.uuid4().hex,
-        konnect_id=spec.konnect_id,
-        trigger_output={"scheduled_at": now.isoformat()},
-        received_at=now,
-        source="schedule",
-    )
+    if not isinstance(spec.trigger, ScheduleTrigger):
+        raise ConfigError(f"konnect {spec.konnect_id} has a {spec.trigger.kind} trigger: only schedules tick")
     nc = await connect_nats(settings.nats_url)
     try:
         js = nc.jetstream()
         await ensure_streams(js)
-        await publish_run(js, run)
+        fired = await fire_due(js, spec, now or datetime.now(UTC))
+        if fired is not None:
+            print(fired.run_id, flush=True)
+        if run:
+            await _run_waiting(js, spec, settings, max_seconds)
+        return fired
     finally:
         await nc.drain()
-    return run
+
+
+async def cursor(konnect_id: int, settings: Settings) -> str:
+    """The polling cursor of a konnect as JSON (``{}`` before its first poll)."""
+    from konnectz_runner.poller import read_cursor
+    from konnectz_runner.server import connect_nats
+
+    nc = await connect_nats(settings.nats_url)
+    try:
+        js = nc.jetstream()
+        await ensure_streams(js)
+        found, revision = await read_cursor(js, konnect_id)
+        return "{}" if revision is None else found.model_dump_json(indent=2)
+    finally:
+        await nc.drain()
 
 
 def _parser(settings: Settings) -> argparse.ArgumentParser:
@@ -57,8 +126,12 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve webhooks and execute runs")
     serve.add_argument("--host", default=settings.runner_host)
     serve.add_argument("--port", type=int, default=settings.runner_port)
-    tick_cmd = commands.add_parser("tick", help="store one scheduled run and exit")
+    tick_cmd = commands.add_parser("tick", help="start the schedule's due fire (if any) and exit")
     tick_cmd.add_argument("--spec-file", type=Path, required=True, help="FlowSpec JSON of the konnect")
+    tick_cmd.add_argument("--no-run", action="store_true", help="only store the due run; a runner executes it")
+    tick_cmd.add_argument("--max-seconds", type=float, default=TICK_MAX_SECONDS, help="limit for executing runs")
+    cursor_cmd = commands.add_parser("cursor", help="print a polling konnect's cursor (JSON)")
+    cursor_cmd.add_argument("--konnect-id", type=int, required=True)
     return parser
 
 
@@ -74,13 +147,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         # uvicorn turns SIGTERM/SIGINT into a lifespan shutdown: the worker stops, NATS drains.
         uvicorn.run(create_app(settings), host=args.host, port=args.port, lifespan="on", log_level="info")
         return 0
+    if args.command == "cursor":
+        try:
+            print(asyncio.run(cursor(args.konnect_id, settings)))
+        except Exception as exc:
+            print(f"konnectz-runner cursor: {exc or type(exc).__name__}", file=sys.stderr)
+            return 1
+        return 0
     try:
-        run = asyncio.run(tick(args.spec_file, settings))
+        asyncio.run(tick(args.spec_file, settings, run=not args.no_run, max_seconds=args.max_seconds))
     except RunnerError as exc:
         print(f"konnectz-runner tick: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:
         print(f"konnectz-runner tick: the run could not be stored: {exc or type(exc).__name__}", file=sys.stderr)
         return 1
-    print(run.run_id)
     return 0

@@ -144,7 +144,12 @@ def shift(moment: datetime, amount: int, unit: str, tz: ZoneInfo) -> datetime:
         if unit not in ("days", "weeks", "months", "years"):
             raise StepError(f"Unknown date unit {unit!r}")
         local = moment.astimezone(tz).replace(tzinfo=None)
-        moved = local + relativedelta(**{unit: amount})
+        moved = local + relativedelta(
+            days=amount if unit == "days" else 0,
+            weeks=amount if unit == "weeks" else 0,
+            months=amount if unit == "months" else 0,
+            years=amount if unit == "years" else 0,
+        )
         return _normalize(moved, tz)
     except (OverflowError, ValueError) as exc:
         raise StepError(f"Cannot move the date by {amount} {unit}: out of range") from exc

@@ -11,8 +11,15 @@ steps can reference it. What a step's :class:`~konnectz_runner.model.Outcome` de
 - ``items`` (the iterator): the following steps run once per item, the item being the iterator's
   output for that pass; each of their records carries ``item_index``. A filter after the
   iterator stops only its item; an error stops the whole run.
+- ``resume_at`` (a delay): the run suspends. :func:`execute` returns :class:`Suspended` with a
+  :class:`~konnectz_runner.events.Continuation` (the step to resume after, the outputs and step
+  records so far). The worker stores it as a JetStream scheduled message (:mod:`konnectz_runner.timers`);
+  when it fires, the same run (same ``run_id``) comes back with ``run.resume`` set and
+  :func:`execute` runs only the steps after the delay, ending in the run's one TaskEvent.
+  A delay after the iterator is refused when the spec is validated (one pass per item would
+  suspend many times; :data:`konnectz_runner.spec.DELAY_AFTER_ITERATOR`).
 
-The result is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod:`konnectz_runner.outbound`.
+A finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod:`konnectz_runner.outbound`.
 """
 
 from __future__ import annotations
@@ -24,13 +31,13 @@ from typing import Any
 
 import httpx
 
-from konnectz_runner.events import RunRequest, StepResult, TaskEvent
+from konnectz_runner.events import Continuation, RunRequest, StepResult, TaskEvent
 from konnectz_runner.model import Outcome, StepContext, utcnow
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.spec import FlowSpec
 from konnectz_runner.steps import run_step
 
-__all__ = ["execute", "step_result"]
+__all__ = ["Suspended", "execute", "step_result", "suspension_failed"]
 
 
 def step_result(step: Any, outcome: Outcome, started: datetime, item_index: int | None = None) -> StepResult:
@@ -50,6 +57,44 @@ def step_result(step: Any, outcome: Outcome, started: datetime, item_index: int 
         error=outcome.error,
         item_index=item_index,
         stop=outcome.stop,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Suspended:
+    """A run waiting for ``resume_at``; ``continuation`` is what it needs to go on."""
+
+    resume_at: datetime
+    continuation: Continuation
+
+
+def _event(spec: FlowSpec, run: RunRequest, started: datetime, results: list[StepResult]) -> TaskEvent:
+    return TaskEvent(
+        run_id=run.run_id,
+        konnect_id=spec.konnect_id,
+        owner_id=spec.owner_id,
+        konnect_name=spec.name,
+        status="ERROR" if any(r.status == "ERROR" for r in results) else "SUCCESS",
+        started_at=started,
+        finished_at=utcnow(),
+        trigger_id=spec.trigger_id,
+        trigger_output=run.trigger_output,
+        steps=results,
+    )
+
+
+def _gone(resume: Continuation) -> StepResult:
+    now = utcnow()
+    return StepResult(
+        step_id=resume.after_step,
+        name="Resume",
+        app="delay",
+        status="ERROR",
+        started_at=now,
+        finished_at=now,
+        input={},
+        output=None,
+        error=f"The konnect changed while this run waited: step {resume.after_step} is no longer in it",
     )
 
 
@@ -76,11 +121,25 @@ async def _each_item(
                 break
 
 
-async def execute(spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, guard: NetGuard) -> TaskEvent:
-    """Run every step of ``spec`` for ``run`` and describe the outcome as one TaskEvent."""
-    started = utcnow()
+async def execute(
+    spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, guard: NetGuard
+) -> TaskEvent | Suspended:
+    """Run the steps of ``spec`` for ``run`` (after ``run.resume.after_step`` when it resumes).
+
+    Returns the run's one TaskEvent, or :class:`Suspended` when a step asks to wait.
+    """
+    resume = run.resume
+    started = resume.started_at if resume else utcnow()
+    outputs = dict(resume.outputs) if resume else {spec.trigger_id: run.trigger_output}
+    results: list[StepResult] = list(resume.steps) if resume else []
+    steps: list[Any] = list(spec.steps)
+    if resume is not None:
+        ids = [step.id for step in steps]
+        if resume.after_step not in ids:
+            return _event(spec, run, started, [*results, _gone(resume)])
+        steps = steps[ids.index(resume.after_step) + 1 :]
     ctx = StepContext(
-        outputs={spec.trigger_id: run.trigger_output},
+        outputs=outputs,
         http=http,
         guard=guard,
         run_id=run.run_id,
@@ -88,23 +147,28 @@ async def execute(spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, g
         owner_id=spec.owner_id,
         timezone=spec.timezone,
     )
-    results: list[StepResult] = []
-    for position, step in enumerate(spec.steps):
+    for position, step in enumerate(steps):
         outcome = await _run(step, ctx, results, None)
         if outcome.status == "ERROR" or outcome.stop is not None:
             break
         if outcome.items is not None:
-            await _each_item(step, outcome.items, spec.steps[position + 1 :], ctx, results)
+            await _each_item(step, outcome.items, steps[position + 1 :], ctx, results)
             break
-    return TaskEvent(
-        run_id=run.run_id,
-        konnect_id=spec.konnect_id,
-        owner_id=spec.owner_id,
-        konnect_name=spec.name,
-        status="ERROR" if any(r.status == "ERROR" for r in results) else "SUCCESS",
-        started_at=started,
-        finished_at=utcnow(),
-        trigger_id=spec.trigger_id,
-        trigger_output=run.trigger_output,
-        steps=results,
-    )
+        if outcome.resume_at is not None:
+            continuation = Continuation(
+                after_step=step.id,
+                resume_at=outcome.resume_at,
+                started_at=started,
+                outputs=ctx.outputs,
+                steps=results,
+            )
+            return Suspended(outcome.resume_at, continuation)
+    return _event(spec, run, started, results)
+
+
+def suspension_failed(spec: FlowSpec, run: RunRequest, suspended: Suspended, error: str) -> TaskEvent:
+    """The TaskEvent of a run that could not be suspended: its delay step becomes an ERROR."""
+    results = list(suspended.continuation.steps)
+    last = results[-1]
+    results[-1] = last.model_copy(update={"status": "ERROR", "error": error})
+    return _event(spec, run, suspended.continuation.started_at, results)

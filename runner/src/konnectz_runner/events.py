@@ -7,6 +7,15 @@
   log and dedupes on ``run_id``, so a redelivered run is harmless.
 - ``KZ_KONNECTS`` (KV bucket): key ``konnect.<konnect_id>`` holds the published
   :class:`~konnectz_runner.spec.FlowSpec` as JSON. The LocalDeployer writes it; runners watch it.
+- ``KZ_RUNS`` also holds timers (subjects ``kz.timers.>``, the stream allows message schedules):
+  JetStream scheduled messages whose body is a RunRequest and whose target is
+  ``kz.runs.<konnect_id>`` — a delayed run's continuation, or a local schedule's next fire
+  (see :mod:`konnectz_runner.timers`).
+- ``KZ_SCHEDULES`` (KV bucket): key ``konnect.<konnect_id>`` holds the last fire a worker started
+  for a schedule konnect (``{"fire": ..., "seq": ...}``), so a fire runs once however often it
+  is enqueued.
+- ``KZ_POLLS`` (KV bucket): key ``konnect.<konnect_id>`` holds a polling konnect's cursor (the ids
+  or newest timestamp seen, the last poll and its error; :class:`~konnectz_runner.triggers.polling.Cursor`).
 """
 
 from __future__ import annotations
@@ -21,10 +30,14 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 __all__ = [
     "DUPLICATE_WINDOW_SECONDS",
     "KV_KONNECTS",
+    "KV_POLLS",
+    "KV_SCHEDULES",
     "STREAM_EVENTS",
     "STREAM_RUNS",
     "SUBJECTS_EVENTS",
     "SUBJECTS_RUNS",
+    "SUBJECTS_TIMERS",
+    "Continuation",
     "RunRequest",
     "StepResult",
     "TaskEvent",
@@ -41,7 +54,10 @@ STREAM_RUNS = "KZ_RUNS"
 SUBJECTS_RUNS = "kz.runs.>"
 STREAM_EVENTS = "KZ_EVENTS"
 SUBJECTS_EVENTS = "kz.events.>"
+SUBJECTS_TIMERS = "kz.timers.>"
 KV_KONNECTS = "KZ_KONNECTS"
+KV_SCHEDULES = "KZ_SCHEDULES"
+KV_POLLS = "KZ_POLLS"
 # Publishes carrying the same Nats-Msg-Id within this window are stored once.
 DUPLICATE_WINDOW_SECONDS = 120.0
 _STREAM_NAME_IN_USE = 10058  # JetStream API error code
@@ -69,14 +85,6 @@ class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RunRequest(_Wire):
-    run_id: str
-    konnect_id: int
-    trigger_output: dict[str, Any]
-    received_at: AwareDatetime
-    source: Literal["webhook", "schedule", "test"] = "webhook"
-
-
 class StepResult(_Wire):
     """One step's record in a run. ``app`` is the step kind.
 
@@ -97,6 +105,28 @@ class StepResult(_Wire):
     error: str | None = None
     item_index: int | None = None
     stop: str | None = None
+
+
+class Continuation(_Wire):
+    """Where a suspended run goes on: after step ``after_step``, with what it has so far."""
+
+    after_step: str
+    resume_at: AwareDatetime
+    started_at: AwareDatetime
+    outputs: dict[str, Any]  # node id -> output, the trigger's included
+    steps: list[StepResult]  # the steps run so far; the one final TaskEvent lists them all
+
+
+class RunRequest(_Wire):
+    run_id: str
+    konnect_id: int
+    trigger_output: dict[str, Any]
+    received_at: AwareDatetime
+    source: Literal["webhook", "schedule", "form", "polling", "test"] = "webhook"
+    # A schedule's fire this run stands for (the same fire is run once: KZ_SCHEDULES).
+    scheduled_for: AwareDatetime | None = None
+    # Set when a delayed run resumes: the steps before the delay are not run again.
+    resume: Continuation | None = None
 
 
 class TaskEvent(_Wire):
@@ -126,26 +156,47 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
             raise
 
 
+async def _allow_timers(js: JetStreamContext) -> None:
+    """Let KZ_RUNS hold timers: add ``kz.timers.>`` and message schedules to a stream made without them."""
+    config = (await js.stream_info(STREAM_RUNS)).config
+    subjects = list(config.subjects or [])
+    if config.allow_msg_schedules and SUBJECTS_TIMERS in subjects:
+        return
+    if SUBJECTS_TIMERS not in subjects:
+        subjects.append(SUBJECTS_TIMERS)
+    config.subjects = subjects
+    config.allow_msg_schedules = True
+    await js.update_stream(config)
+
+
+async def _ensure_bucket(js: JetStreamContext, config: KeyValueConfig) -> None:
+    try:
+        await js.key_value(config.bucket)
+    except BucketNotFoundError:
+        try:
+            await js.create_key_value(config)
+        except BadRequestError as exc:
+            if exc.err_code != _STREAM_NAME_IN_USE:
+                raise
+
+
 async def ensure_streams(js: JetStreamContext) -> None:
-    """Create KZ_RUNS, KZ_EVENTS and the KZ_KONNECTS bucket if missing. Safe to call from every process."""
-    for name, subjects in ((STREAM_RUNS, SUBJECTS_RUNS), (STREAM_EVENTS, SUBJECTS_EVENTS)):
+    """Create the streams and buckets if missing (and let KZ_RUNS hold timers). Safe to call from every process."""
+    for name, subjects in ((STREAM_RUNS, [SUBJECTS_RUNS, SUBJECTS_TIMERS]), (STREAM_EVENTS, [SUBJECTS_EVENTS])):
         await _ensure_stream(
             js,
             StreamConfig(
                 name=name,
-                subjects=[subjects],
+                subjects=subjects,
                 storage=StorageType.FILE,
                 duplicate_window=DUPLICATE_WINDOW_SECONDS,
+                allow_msg_schedules=True if name == STREAM_RUNS else None,
             ),
         )
-    try:
-        await js.key_value(KV_KONNECTS)
-    except BucketNotFoundError:
-        try:
-            await js.create_key_value(KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
-        except BadRequestError as exc:
-            if exc.err_code != _STREAM_NAME_IN_USE:
-                raise
+    await _allow_timers(js)
+    await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
+    await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
+    await _ensure_bucket(js, KeyValueConfig(bucket=KV_POLLS, history=1, storage=StorageType.FILE))
 
 
 PUBLISH_TIMEOUT_SECONDS = 5.0

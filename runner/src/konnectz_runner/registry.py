@@ -1,4 +1,4 @@
-"""Which konnects this runner serves: webhook token -> FlowSpec, konnect id -> FlowSpec.
+"""Which konnects this runner serves: trigger token (webhook, form) -> FlowSpec, konnect id -> FlowSpec.
 
 Filled from the ``KZ_KONNECTS`` KV bucket (watched, so publishing, updating or unpublishing a
 konnect takes effect without a restart) or, in Kubernetes mode, from one mounted spec file.
@@ -31,6 +31,12 @@ def load_spec_file(path: Path) -> FlowSpec:
         raise ConfigError(f"The spec file {path} is not a valid flow spec: {exc}") from exc
 
 
+def _token(spec: FlowSpec) -> str | None:
+    """The URL token of a trigger that has one (webhook, form); schedules have none."""
+    token = getattr(spec.trigger, "token", None)
+    return token if isinstance(token, str) else None
+
+
 class KonnectRegistry:
     def __init__(self) -> None:
         self._by_id: dict[int, FlowSpec] = {}
@@ -42,12 +48,15 @@ class KonnectRegistry:
     def put(self, spec: FlowSpec) -> None:
         self.remove(spec.konnect_id)
         self._by_id[spec.konnect_id] = spec
-        self._by_token[spec.trigger.token] = spec
+        token = _token(spec)
+        if token is not None:
+            self._by_token[token] = spec
 
     def remove(self, konnect_id: int) -> None:
         old = self._by_id.pop(konnect_id, None)
-        if old is not None and self._by_token.get(old.trigger.token) is old:
-            del self._by_token[old.trigger.token]
+        token = _token(old) if old is not None else None
+        if token is not None and self._by_token.get(token) is old:
+            del self._by_token[token]
 
     def replace_all(self, specs: list[FlowSpec]) -> None:
         self._by_id.clear()

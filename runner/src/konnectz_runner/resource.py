@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from konnectz_runner.spec import FlowSpec
+from konnectz_runner.triggers.schedule import ScheduleTrigger, cron_lines
 
 __all__ = [
     "API_VERSION",
@@ -159,13 +160,22 @@ def konnect_name(konnect_id: int) -> str:
     return f"konnect-{int(konnect_id)}"
 
 
+def _trigger(flow: FlowSpec) -> KonnectTrigger:
+    """The resource's trigger: for a schedule, the cron line its CronJob ticks on (``tick`` decides
+    whether a tick is a fire, so a line that ticks more often than the schedule is exact)."""
+    if isinstance(flow.trigger, ScheduleTrigger):
+        [line] = cron_lines(flow.trigger)
+        return KonnectTrigger(kind="schedule", schedule=line.schedule, timezone=line.time_zone)
+    return KonnectTrigger(kind=flow.trigger.kind)
+
+
 def konnect_resource(flow: FlowSpec, namespace: str) -> dict[str, Any]:
     """The ``Konnect`` custom resource the api writes for a compiled flow."""
     spec = KonnectSpec(
         konnectId=flow.konnect_id,
         ownerId=flow.owner_id,
         displayName=flow.name,
-        trigger=KonnectTrigger(kind=flow.trigger.kind),
+        trigger=_trigger(flow),
         flow=flow,
     )
     return {

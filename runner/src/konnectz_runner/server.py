@@ -7,7 +7,13 @@ worker. Routes:
 - ``POST|PUT|GET /hooks/{token}``: store a RunRequest in JetStream and answer 200 only after
   JetStream acknowledged it; 404 for an unknown token, 413/400 for bad bodies, 503 when NATS
   cannot take the run (never a 2xx for something that is not stored).
+- ``GET|POST /forms/{token}``: the hosted form of a form-input konnect
+  (:mod:`konnectz_runner.triggers.form`); a good submission is stored like a webhook run.
 - ``GET /healthz``: 200 while connected to NATS, else 503.
+
+In local mode (no spec file) a :class:`~konnectz_runner.scheduler.LocalScheduler` also starts the
+runs of schedule konnects; a :class:`~konnectz_runner.poller.LocalPoller` polls the polling konnects
+(in both modes).
 """
 
 from __future__ import annotations
@@ -26,14 +32,17 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_runner.poller import LocalPoller
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
+from konnectz_runner.scheduler import LocalScheduler
+from konnectz_runner.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
 from konnectz_runner.webhook import WebhookError, read_trigger_output
 from konnectz_runner.worker import RunWorker
 
@@ -78,6 +87,8 @@ class Runner:
         self.js: JetStreamContext | None = None
         self.http: httpx.AsyncClient | None = None
         self.worker: RunWorker | None = None
+        self.scheduler: LocalScheduler | None = None
+        self.poller: LocalPoller | None = None
         self._watch_supervisor: asyncio.Task[None] | None = None
         self._rewatch = asyncio.Event()
 
@@ -116,9 +127,19 @@ class Runner:
             concurrency=self.settings.worker_concurrency,
         )
         await self.worker.start()
+        if only_konnect is None:  # local mode starts schedules itself; on Kubernetes a CronJob ticks
+            self.scheduler = LocalScheduler(self.js, self.registry)
+            self.scheduler.start()
+        # Polling konnects are polled by the runner that hosts them (local, or their own Deployment).
+        self.poller = LocalPoller(self.js, self.registry, http=self.http, guard=self.guard)
+        self.poller.start()
         log.info("Runner ready: %d konnect(s)", len(self.registry))
 
     async def stop(self) -> None:
+        if self.scheduler is not None:
+            await self.scheduler.stop()
+        if self.poller is not None:
+            await self.poller.stop()
         if self.worker is not None:
             await self.worker.stop()
         if self._watch_supervisor is not None:
@@ -197,7 +218,7 @@ def _runner(request: Request) -> Runner:
 async def hook(request: Request) -> JSONResponse:
     runner = _runner(request)
     spec = runner.registry.by_token(request.path_params["token"])
-    if spec is None:
+    if spec is None or spec.trigger.kind != "webhook":
         return JSONResponse({"message": "Unknown webhook"}, status_code=404)
     if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
         return JSONResponse({"status": "ok"})
@@ -218,6 +239,54 @@ async def hook(request: Request) -> JSONResponse:
         log.error("Webhook for konnect %s refused: %s", spec.konnect_id, exc)
         return JSONResponse({"message": f"The run could not be stored, try again: {exc}"}, status_code=503)
     return JSONResponse({"status": "accepted", "run_id": run.run_id})
+
+
+def _wants_json(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or ("application/json" in accept and "text/html" not in accept)
+
+
+async def form(request: Request) -> Response:
+    """The hosted form of a form-input konnect: GET shows it, POST stores a submission as a run."""
+    runner = _runner(request)
+    spec = runner.registry.by_token(request.path_params["token"])
+    if spec is None or not isinstance(spec.trigger, FormTrigger):
+        return JSONResponse({"message": "Unknown form"}, status_code=404)
+    trigger = spec.trigger
+    if request.method in ("GET", "HEAD"):
+        return HTMLResponse(render_form(trigger), headers=PAGE_HEADERS)
+    as_json = _wants_json(request)
+    try:
+        data = await read_trigger_output(request, runner.settings.max_body_bytes)
+    except WebhookError as exc:
+        if as_json:
+            return JSONResponse({"message": exc.message}, status_code=exc.status)
+        return HTMLResponse(render_form(trigger, errors={}), status_code=exc.status, headers=PAGE_HEADERS)
+    values, errors = check_submission(trigger, data)
+    if errors:
+        if as_json:
+            return JSONResponse({"message": "Please correct the fields", "errors": errors}, status_code=400)
+        page = render_form(trigger, values=data, errors=errors)
+        return HTMLResponse(page, status_code=400, headers=PAGE_HEADERS)
+    run = RunRequest(
+        run_id=uuid.uuid4().hex,
+        konnect_id=spec.konnect_id,
+        trigger_output=values,
+        received_at=datetime.now(UTC),
+        source="form",
+    )
+    try:
+        await runner.accept(run)
+    except Unavailable as exc:
+        log.error("Form submission for konnect %s refused: %s", spec.konnect_id, exc)
+        message = "Your response could not be stored, please try again in a moment."
+        if as_json:
+            return JSONResponse({"message": message}, status_code=503)
+        return HTMLResponse(render_form(trigger, values=data), status_code=503, headers=PAGE_HEADERS)
+    if as_json:
+        return JSONResponse({"status": "accepted", "run_id": run.run_id})
+    return HTMLResponse(render_done(trigger), headers=PAGE_HEADERS)
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -241,6 +310,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(
         routes=[
             Route("/hooks/{token}", hook, methods=["GET", "POST", "PUT"]),
+            Route("/forms/{token}", form, methods=["GET", "POST"]),
             Route("/healthz", healthz, methods=["GET"]),
         ],
         lifespan=lifespan,

@@ -18,9 +18,23 @@ from konnectz_runner.model import KeyValue, Strict
 from konnectz_runner.steps import Step
 from konnectz_runner.steps.api_call import ApiCallStep
 from konnectz_runner.steps.iterator import ONLY_ONCE
-from konnectz_runner.triggers import Trigger, WebhookTrigger
+from konnectz_runner.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, Trigger, WebhookTrigger
 
-__all__ = ["ApiCallStep", "FlowSpec", "KeyValue", "Step", "Trigger", "WebhookTrigger"]
+__all__ = [
+    "DELAY_AFTER_ITERATOR",
+    "ApiCallStep",
+    "FlowSpec",
+    "FormTrigger",
+    "KeyValue",
+    "PollingTrigger",
+    "ScheduleTrigger",
+    "Step",
+    "Trigger",
+    "WebhookTrigger",
+]
+
+# A delay suspends the whole run; inside an iterator's per-item pass it is refused.
+DELAY_AFTER_ITERATOR = "A delay cannot come after the iterator: put it before the iterator."
 
 
 class FlowSpec(Strict):
@@ -45,9 +59,20 @@ class FlowSpec(Strict):
         return value
 
     @model_validator(mode="after")
+    def _schedule_zone(self) -> FlowSpec:
+        """A schedule without its own time zone runs in the konnect's (the owner's) time zone."""
+        if isinstance(self.trigger, ScheduleTrigger) and "timezone" not in self.trigger.model_fields_set:
+            self.trigger.timezone = self.timezone
+            self.trigger.model_fields_set.add("timezone")
+        return self
+
+    @model_validator(mode="after")
     def _one_iterator(self) -> FlowSpec:
-        if sum(1 for step in self.steps if step.kind == "iterator") > 1:
+        kinds = [step.kind for step in self.steps]
+        if kinds.count("iterator") > 1:
             raise ValueError(ONLY_ONCE)
+        if "iterator" in kinds and "delay" in kinds[kinds.index("iterator") :]:
+            raise ValueError(DELAY_AFTER_ITERATOR)
         ids = [self.trigger_id, *(step.id for step in self.steps)]
         if len(set(ids)) != len(ids):
             raise ValueError("node ids must be unique")

@@ -9,6 +9,11 @@ the api on ``run_id``, so one run leaves one task log. Steps may run again on re
 While a run executes, the message is kept alive with ``in_progress`` so slow calls are not
 redelivered to another worker. A run whose execution keeps failing unexpectedly still ends
 as an ERROR TaskEvent on its last delivery, so nothing accepted disappears silently.
+
+A run that reaches a delay is suspended: its continuation is stored as a durable JetStream timer
+(:mod:`konnectz_runner.timers`) and only then the run message is acked. The timer comes back as a
+RunRequest with ``resume`` set and the same ``run_id``; that delivery runs the remaining steps and
+publishes the run's one TaskEvent.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
 from pydantic import ValidationError
 
-from konnectz_runner.engine import execute
+from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import (
     STREAM_RUNS,
     SUBJECTS_RUNS,
@@ -37,6 +42,7 @@ from konnectz_runner.events import (
 )
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.registry import KonnectRegistry
+from konnectz_runner.timers import schedule_continuation
 
 __all__ = ["ACK_WAIT_SECONDS", "MAX_DELIVER", "RunWorker", "consumer_for"]
 
@@ -151,14 +157,19 @@ class RunWorker:
         keep_alive = asyncio.create_task(self._keep_alive(msg))
         try:
             try:
-                event = await execute(spec, run, http=self.http, guard=self.guard)
+                result = await execute(spec, run, http=self.http, guard=self.guard)
             except Exception as exc:
                 last = msg.metadata.num_delivered >= self.max_deliver
                 log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
                 if not last:
                     await msg.nak(delay=5.0)
                     return
-                event = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
+                result = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
+            if isinstance(result, Suspended):
+                if await self._suspend(msg, run, result):
+                    return
+                result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
+            event = result
             await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
             await msg.ack()
             log.info("Run %s of konnect %s: %s", run.run_id, run.konnect_id, event.status)
@@ -167,6 +178,22 @@ class RunWorker:
             log.exception("Could not complete run %s; it will be redelivered", run.run_id)
         finally:
             keep_alive.cancel()
+
+    async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended) -> bool:
+        """Store the run's continuation as a timer, then ack. False only on the last delivery's failure."""
+        waiting = run.model_copy(update={"resume": suspended.continuation})
+        try:
+            await schedule_continuation(self.js, waiting, suspended.resume_at, suspended.continuation.after_step)
+        except Exception as exc:
+            if msg.metadata.num_delivered >= self.max_deliver:
+                log.error("Run %s: the delay could not be stored (%s)", run.run_id, exc or type(exc).__name__)
+                return False
+            log.warning("Run %s: the delay could not be stored (%s); retrying", run.run_id, exc or type(exc).__name__)
+            await msg.nak(delay=5.0)
+            return True
+        await msg.ack()
+        log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
+        return True
 
 
 def _failed_event(

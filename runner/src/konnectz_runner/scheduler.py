@@ -1,0 +1,157 @@
+"""Starting the runs of schedule konnects: once per fire, from the local runner or a CronJob tick.
+
+:func:`fire_due` is the one code path. It asks :func:`~konnectz_runner.triggers.schedule.due_fire`
+which fire a tick at ``now`` stands for (the latest fire within ``grace`` before ``now`` and after
+the last fire started), stores its RunRequest in ``KZ_RUNS`` and records the fire in the
+``KZ_SCHEDULES`` bucket (key ``konnect.<konnect_id>``). A fire is run once however often it is
+ticked:
+
+- its run id is derived from the konnect and the fire time (:func:`fire_run_id`), so two ticks
+  for the same fire publish the same ``Nats-Msg-Id`` and JetStream stores one (the api also
+  dedupes task logs on ``run_id``);
+- later ticks start after the recorded fire.
+
+Fires missed for longer than ``grace`` (the runner was down) are skipped; fires missed within it
+coalesce into the latest one.
+
+Callers:
+
+- local mode (``make dev``): :class:`LocalScheduler`, a loop in the ``serve`` process that wakes
+  each second and ticks a schedule konnect when its next fire is due;
+- Kubernetes: the operator's CronJob runs ``konnectz-runner tick --spec-file F``. Its cron line
+  (:func:`~konnectz_runner.triggers.schedule.cron_lines`, written into the Konnect by
+  :func:`~konnectz_runner.resource.konnect_resource`) ticks at least at every fire; a tick that is
+  not a fire (every 7 minutes ticks every minute) starts nothing. That is how intervals a cron line
+  cannot express are exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from nats.js import JetStreamContext
+from nats.js.errors import KeyNotFoundError
+
+from konnectz_runner.events import KV_SCHEDULES, RunRequest, konnect_key, publish_run
+from konnectz_runner.model import utcnow
+from konnectz_runner.registry import KonnectRegistry
+from konnectz_runner.spec import FlowSpec
+from konnectz_runner.triggers.schedule import ScheduleTrigger, due_fire, fire_run_id, next_fire, trigger_output
+
+__all__ = ["GRACE", "LocalScheduler", "fire_due", "last_fire"]
+
+log = logging.getLogger(__name__)
+
+# How late a fire may still start (the CronJob's startingDeadlineSeconds is the same 300 s).
+GRACE = timedelta(seconds=300)
+
+
+async def last_fire(js: JetStreamContext, konnect_id: int) -> datetime | None:
+    """The last fire started for the konnect (from ``KZ_SCHEDULES``), or None."""
+    kv = await js.key_value(KV_SCHEDULES)
+    try:
+        entry = await kv.get(konnect_key(konnect_id))
+    except KeyNotFoundError:
+        return None
+    if not entry.value:
+        return None
+    try:
+        return datetime.fromisoformat(json.loads(entry.value)["fire"])
+    except (ValueError, KeyError, TypeError):
+        log.warning("Ignoring a bad %s entry for konnect %s", KV_SCHEDULES, konnect_id)
+        return None
+
+
+async def fire_due(
+    js: JetStreamContext, spec: FlowSpec, now: datetime, *, grace: timedelta = GRACE
+) -> RunRequest | None:
+    """Store the run of the fire due at ``now`` (if any) and record it; returns the run or None."""
+    trigger = spec.trigger
+    if not isinstance(trigger, ScheduleTrigger):
+        raise ValueError(f"konnect {spec.konnect_id} has no schedule trigger")
+    fire = due_fire(trigger, now, grace=grace, last_fire=await last_fire(js, spec.konnect_id))
+    if fire is None:
+        return None
+    run = RunRequest(
+        run_id=fire_run_id(spec.konnect_id, fire),
+        konnect_id=spec.konnect_id,
+        trigger_output=trigger_output(trigger, fire),
+        received_at=now,
+        source="schedule",
+        scheduled_for=fire,
+    )
+    await publish_run(js, run)  # before recording: a crash in between re-publishes the same run id
+    kv = await js.key_value(KV_SCHEDULES)
+    await kv.put(konnect_key(spec.konnect_id), json.dumps({"fire": fire.isoformat(), "run_id": run.run_id}).encode())
+    log.info("Schedule of konnect %s fired for %s: run %s", spec.konnect_id, fire.isoformat(), run.run_id)
+    return run
+
+
+class LocalScheduler:
+    """Ticks the schedule konnects of a registry when their next fire is due (local mode)."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        registry: KonnectRegistry,
+        *,
+        interval: float = 1.0,
+        grace: timedelta = GRACE,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.js = js
+        self.registry = registry
+        self.interval = interval
+        self.grace = grace
+        self.clock = clock
+        # (konnect id, trigger as JSON) -> when to tick next; a changed schedule is a new key.
+        self._next: dict[tuple[int, str], datetime | None] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="konnectz-scheduler")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # NATS down: the next pass tries again (within the grace)
+                log.warning("Scheduling failed (%s); retrying", exc or type(exc).__name__)
+            await asyncio.sleep(self.interval)
+
+    async def tick(self) -> list[RunRequest]:
+        """One pass: start every due fire; returns the runs started."""
+        now = self.clock()
+        started: list[RunRequest] = []
+        live: set[tuple[int, str]] = set()
+        for spec in self.registry.specs():
+            trigger = spec.trigger
+            if not isinstance(trigger, ScheduleTrigger):
+                continue
+            key = (spec.konnect_id, trigger.model_dump_json())
+            live.add(key)
+            if key in self._next:
+                due = self._next[key]
+                if due is None or now < due:
+                    continue
+            # New here (catch up a fire missed within the grace) or due now.
+            run = await fire_due(self.js, spec, now, grace=self.grace)
+            if run is not None:
+                started.append(run)
+            self._next[key] = next_fire(trigger, now)
+        for gone in set(self._next) - live:
+            del self._next[gone]
+        return started
