@@ -118,8 +118,10 @@ def _widen(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         if a.get("nullable") or b.get("nullable"):
             out["nullable"] = True
         return out
-    if {a.get("type"), b.get("type")} == {"string", "integer"}:  # e.g. an amount typed differently by two kinds
-        return {"x-kubernetes-int-or-string": True}
+    int_or_string = {"x-kubernetes-int-or-string": True}
+    kinds = {"int-or-string" if n.get("x-kubernetes-int-or-string") else n.get("type") for n in (a, b)}
+    if kinds <= {"string", "integer", "int-or-string"} and len(kinds) > 1:  # an amount typed differently by kinds
+        return int_or_string
     if a.get("type") == b.get("type") == "array":
         return {"type": "array", "items": _widen(a.get("items", {}), b.get("items", {}))}
     if a.get("type") == b.get("type") == "object" and "properties" in a and "properties" in b:
