@@ -105,7 +105,7 @@ def test_publish_with_an_invalid_node_keeps_the_draft(client, api):
     headers = api.new_user()
     r = _save(client, headers, api.canvas(url=""), endpoint="publish_konnect")
     assert r.status_code == 422
-    assert r.json()["message"] == "Step 2 (API Call): the Endpoint URL is required"
+    assert r.json()["message"] == "API Call (node-2): the Endpoint URL is required"
     konnect_id = r.json()["konnect_id"]
     edit = client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()
     assert edit["status"] == "Draft"
