@@ -127,7 +127,11 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
 
 
 async def ensure_streams(js: JetStreamContext) -> None:
-    """Create KZ_RUNS, KZ_EVENTS and the KZ_KONNECTS bucket if missing. Safe to call from every process."""
+    """Create KZ_RUNS, KZ_EVENTS, the KZ_KONNECTS bucket and the capture stream/bucket
+    (:mod:`konnectz_runner.capture`) if missing. Safe to call from every process."""
+    from konnectz_runner.capture import ensure_capture
+
+    await ensure_capture(js)
     for name, subjects in ((STREAM_RUNS, SUBJECTS_RUNS), (STREAM_EVENTS, SUBJECTS_EVENTS)):
         await _ensure_stream(
             js,

@@ -6,7 +6,10 @@ worker. Routes:
 
 - ``POST|PUT|GET /hooks/{token}``: store a RunRequest in JetStream and answer 200 only after
   JetStream acknowledged it; 404 for an unknown token, 413/400 for bad bodies, 503 when NATS
-  cannot take the run (never a 2xx for something that is not stored).
+  cannot take the run (never a 2xx for something that is not stored). While the editor captures
+  the token's requests (:mod:`konnectz_runner.capture`), the request is also stored as the
+  capture; a draft's token (not published) is served only then, answering
+  ``{"status": "captured"}``.
 - ``GET /healthz``: 200 while connected to NATS, else 503.
 """
 
@@ -29,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from konnectz_runner.capture import CapturedRequest, CaptureWindow, capturing, publish_capture
 from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
@@ -194,10 +198,22 @@ def _runner(request: Request) -> Runner:
     return runner
 
 
+async def _capture_window(runner: Runner, token: str) -> CaptureWindow | None:
+    if runner.js is None or runner.nats_problem() is not None:
+        return None
+    try:
+        return await capturing(runner.js, token)
+    except Exception as exc:  # the capture is a convenience of the editor: never fail a run for it
+        log.warning("Could not look up the capture window: %s", exc or type(exc).__name__)
+        return None
+
+
 async def hook(request: Request) -> JSONResponse:
     runner = _runner(request)
-    spec = runner.registry.by_token(request.path_params["token"])
-    if spec is None:
+    token = request.path_params["token"]
+    spec = runner.registry.by_token(token)
+    window = await _capture_window(runner, token)
+    if spec is None and window is None:
         return JSONResponse({"message": "Unknown webhook"}, status_code=404)
     if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
         return JSONResponse({"status": "ok"})
@@ -205,6 +221,21 @@ async def hook(request: Request) -> JSONResponse:
         trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
     except WebhookError as exc:
         return JSONResponse({"message": exc.message}, status_code=exc.status)
+    if window is not None:
+        captured = CapturedRequest(
+            konnect_id=window.konnect_id, received_at=datetime.now(UTC), trigger_output=trigger_output
+        )
+        try:
+            assert runner.js is not None
+            await publish_capture(runner.js, captured)
+        except Exception as exc:
+            log.error("Capture for konnect %s not stored: %s", window.konnect_id, exc or type(exc).__name__)
+            if spec is None:
+                return JSONResponse({"message": "The request could not be captured, try again"}, status_code=503)
+        if spec is None:
+            return JSONResponse({"status": "captured"})
+    if spec is None:  # not reached: no spec and no window answered 404 above
+        return JSONResponse({"message": "Unknown webhook"}, status_code=404)
     run = RunRequest(
         run_id=uuid.uuid4().hex,
         konnect_id=spec.konnect_id,
