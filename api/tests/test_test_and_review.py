@@ -359,3 +359,27 @@ def test_capture_needs_a_webhook_trigger(client, api, fake_api):
     scheduled["apps"][0] = _node("node-1", "Scheduler", "scheduler", 1, "Scheduler")
     r = _test(client, headers, scheduled, "node-1", konnect_id)
     assert r.status_code == 422 and "Scheduler triggers cannot be published yet" in r.json()["message"]
+
+
+def test_nul_characters_are_stored_not_500(client, api, fake_api, runner_url):
+    headers = api.new_user()
+    canvas = flow_canvas(fake_api.url)
+    canvas["flowName"] = "bad\x00name"
+    canvas["apps"][0]["data"]["app_detail"]["name"] = "Web\x00hook"
+    r = _test(client, headers, canvas, "node-1")
+    assert r.status_code == 200, r.text
+    konnect_id = r.json()["konnect_id"]
+    hook = f"{runner_url}/hooks/{r.json()['webhook_url'].rsplit('/', 1)[1]}"
+    assert _capture(client, headers, konnect_id)["message"] == "WAITING"
+    assert httpx.post(hook, json={"name": "a\x00b", "k\x00": 1, "total": 50, "items": []}).status_code == 200
+    captured = _capture(client, headers, konnect_id)
+    assert captured["raw_response"] == {"name": "a\ufffdb", "k\ufffd": 1, "total": 50, "items": []}
+    r = _test(client, headers, canvas, "node-3", konnect_id)
+    assert r.status_code == 200 and r.json()["raw_response"] == {"output": "A\ufffdB"}
+    r = client.post(
+        "/api/v1/konnects/save_konnect",
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
+        headers=headers,
+    )
+    assert r.status_code == 200, r.text
+    assert client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()["konnect_name"] == "bad\ufffdname"

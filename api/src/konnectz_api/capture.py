@@ -16,6 +16,7 @@ from konnectz_api.compile import CompileError, plan
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
 from konnectz_api.errors import ApiError, Unprocessable
+from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import User
 from konnectz_api.schemas import CaptureOut
 from konnectz_api.testing import owned_konnect, webhook_url
@@ -62,6 +63,7 @@ async def capture_webhook_response(
             konnect_activity_id=None,
             webhook_url=url,
         )
+    output = jsonb_safe(captured.trigger_output)
     activity_id = activities.save_activity(
         session,
         konnect_id=konnect.id,
@@ -72,14 +74,14 @@ async def capture_webhook_response(
         status=activities.SUCCESS,
         display_message=CAPTURED,
         input={"received_at": captured.received_at.isoformat()},
-        output=captured.trigger_output,
+        output=output,
     )
     session.commit()
     return CaptureOut(
         message="SUCCESS",
         test_status="Success",
         display_message=CAPTURED,
-        raw_response=captured.trigger_output,
+        raw_response=output,
         konnect_id=konnect.id,
         konnect_activity_id=activity_id,
         webhook_url=url,

@@ -29,6 +29,7 @@ from konnectz_api.core.config import Settings
 from konnectz_api.core.security import new_token
 from konnectz_api.crud import activities
 from konnectz_api.errors import NotFound, Unprocessable
+from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import TestAndReviewIn, TestAndReviewOut
 from konnectz_runner.model import StepContext
@@ -92,7 +93,7 @@ def _test_view(activity: Any) -> Any:
 
 
 async def run_test(session: Session, settings: Settings, user: User, body: TestAndReviewIn) -> TestAndReviewOut:
-    canvas = body.canvas_json.model_dump(mode="json")
+    canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
     try:
         flow = plan(canvas, require_linked=False)
     except CompileError as exc:
@@ -120,7 +121,7 @@ def _test_trigger(
             status="Draft",
             canvas_json=canvas,
             webhook_token=new_token(),
-            konnect_name=body.canvas_json.flowName.strip(),
+            konnect_name=str(canvas.get("flowName") or "").strip(),
         )
         session.add(konnect)
         session.flush()

@@ -8,6 +8,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import KonnectActivity, utcnow
 
 __all__ = ["SUCCESS", "delete_activity", "get_activity", "save_activity", "successful"]
@@ -32,11 +33,11 @@ def save_activity(
     now = utcnow()
     values = {
         "kind": kind,
-        "app_name": app_name[:200],
+        "app_name": jsonb_safe(app_name[:200]),
         "status": status,
-        "display_message": display_message,
-        "input": input,
-        "output": output,
+        "display_message": jsonb_safe(display_message),
+        "input": jsonb_safe(input),
+        "output": jsonb_safe(output),
         "updated_at": now,
     }
     stmt = (

@@ -16,6 +16,7 @@ from konnectz_api.crud import activities
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import ApiError, Conflict, NotFound, Unprocessable
+from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, TaskLog, User
 from konnectz_api.schemas import (
     DeleteActivityIn,
@@ -130,7 +131,7 @@ def edit_konnect(konnect_id: int, user: CurrentUser, session: SessionDep, settin
 
 def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn) -> Konnect:
     """Saving needs a chosen trigger tested with Test & Review (which created the konnect_id)."""
-    canvas = body.canvas_json.model_dump(mode="json")
+    canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
     trigger = find_trigger(canvas)
     if trigger is None or body.konnect_id is None:
         raise Unprocessable(TRIGGER_NOT_CHOSEN)
@@ -140,7 +141,7 @@ def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn) -> Konnec
         raise Unprocessable(TRIGGER_NOT_CHOSEN)
     konnect.canvas_json = canvas
     if body.canvas_name:
-        konnect.konnect_name = body.canvas_json.flowName.strip()
+        konnect.konnect_name = str(canvas.get("flowName") or "").strip()
     session.flush()
     return konnect
 
@@ -266,7 +267,7 @@ def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep) ->
     konnect = _owned(session, user, body.konnect_id)
     if body.konnect_activity_id is None and body.nodeId is None:
         raise Unprocessable("konnect_activity_id or nodeId is required")
-    canvas = body.canvas_json.model_dump(mode="json") if body.canvas_json is not None else None
+    canvas = jsonb_safe(body.canvas_json.model_dump(mode="json")) if body.canvas_json is not None else None
     trigger = find_trigger(canvas if canvas is not None else konnect.canvas_json)
     if trigger is not None and body.nodeId is not None and str(trigger.get("id")) == body.nodeId:
         others = (canvas or konnect.canvas_json).get("apps") or []
