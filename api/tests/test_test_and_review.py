@@ -383,3 +383,84 @@ def test_nul_characters_are_stored_not_500(client, api, fake_api, runner_url):
     )
     assert r.status_code == 200, r.text
     assert client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()["konnect_name"] == "bad\ufffdname"
+
+
+def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
+    headers = api.new_user()
+    apps = [
+        _node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
+        _node(
+            "node-2",
+            "InHouse",
+            "splitter",
+            2,
+            "Splitter",
+            configResponses=[
+                {"config_key": "input", "value": "{{node-1.tags}}"},
+                {"config_key": "separator", "value": ";"},
+            ],
+            inHouseAppConfig={"segmentIndex": "Second to Last"},
+        ),
+        _node(
+            "node-3",
+            "Generator",
+            "generator",
+            3,
+            "Generator",
+            configResponses=[{"config_key": "type", "value": "uuid"}],
+        ),
+        _node(
+            "node-4",
+            "Coupon",
+            "coupon",
+            4,
+            "Coupon",
+            inHouseAppConfig={"coupon": {"expiryNum": "2", "duration": "Week"}},
+        ),
+        _node(
+            "node-5",
+            "Api",
+            "data_forwarder",
+            5,
+            "Data Forwarder",
+            keyList=[
+                "{{node-2.output}}",
+                {"key": "code", "value": "{{node-4.coupon_code}}"},
+                {"key": "id", "value": "{{node-3.output}}"},
+            ],
+        ),
+    ]
+    canvas = {
+        "apps": apps,
+        "links": [{"source": f"node-{i}", "target": f"node-{i + 1}"} for i in range(1, 5)],
+        "dataForSelect": {},
+        "flowName": "Kinds",
+    }
+    # the editor's trigger payload: left_app_id and no node id
+    r = client.post(
+        "/api/v1/konnects/test_and_review",
+        json={
+            "left_app_id": 1,
+            "left_app_event_id": "catch_hook",
+            "left_config": {},
+            "konnect_id": None,
+            "canvas_json": canvas,
+        },
+        headers=headers,
+    )
+    assert r.status_code == 200, r.text
+    konnect_id = r.json()["konnect_id"]
+    hook = f"{runner_url}/hooks/{r.json()['webhook_url'].rsplit('/', 1)[1]}"
+    assert _capture(client, headers, konnect_id)["message"] == "WAITING"
+    assert httpx.post(hook, json={"tags": "red; green; blue"}).status_code == 200
+    assert _capture(client, headers, konnect_id)["message"] == "SUCCESS"
+
+    split = _test(client, headers, canvas, "node-2", konnect_id).json()
+    assert split["raw_response"] == {"output": "green"}
+    generated = _test(client, headers, canvas, "node-3", konnect_id).json()["raw_response"]["output"]
+    assert len(generated) == 36 and generated.count("-") == 4
+    coupon = _test(client, headers, canvas, "node-4", konnect_id).json()["raw_response"]
+    assert coupon["expiry_unit"] == "Week" and len(coupon["coupon_code"]) == 19
+    forwarded = _test(client, headers, canvas, "node-5", konnect_id).json()
+    assert forwarded["test_status"] == "Success"
+    assert forwarded["raw_response"] == {"output": "green", "code": coupon["coupon_code"], "id": generated}
