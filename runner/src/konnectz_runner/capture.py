@@ -25,6 +25,7 @@ from typing import Any
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, KeyValueConfig, PubAck, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, NotFoundError
+from nats.js.kv import KeyValue
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 __all__ = [
@@ -112,11 +113,13 @@ async def ensure_capture(js: JetStreamContext) -> None:
                 raise
 
 
-async def capturing(js: JetStreamContext, token: str) -> CaptureWindow | None:
-    """The open capture window of ``token``, or None."""
+async def capturing(js: JetStreamContext, token: str, kv: KeyValue | None = None) -> CaptureWindow | None:
+    """The open capture window of ``token``, or None. Pass the bucket's ``kv`` handle to save a
+    round trip (opening the bucket asks the server for its stream)."""
     if not valid_token(token):
         return None
-    kv = await js.key_value(KV_CAPTURING)
+    if kv is None:
+        kv = await js.key_value(KV_CAPTURING)
     try:
         entry = await kv.get(_key(token))
     except KeyNotFoundError:

@@ -22,17 +22,19 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import nats
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from konnectz_runner.capture import CapturedRequest, CaptureWindow, capturing, publish_capture
+from konnectz_runner.capture import KV_CAPTURING, CapturedRequest, CaptureWindow, capturing, publish_capture
 from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
@@ -80,6 +82,7 @@ class Runner:
         self.guard = NetGuard(settings.allow_private_networks)
         self.nc: NATS | None = None
         self.js: JetStreamContext | None = None
+        self.capture_kv: KeyValue | None = None
         self.http: httpx.AsyncClient | None = None
         self.worker: RunWorker | None = None
         self._watch_supervisor: asyncio.Task[None] | None = None
@@ -202,40 +205,58 @@ async def _capture_window(runner: Runner, token: str) -> CaptureWindow | None:
     if runner.js is None or runner.nats_problem() is not None:
         return None
     try:
-        return await capturing(runner.js, token)
+        if runner.capture_kv is None:
+            runner.capture_kv = await runner.js.key_value(KV_CAPTURING)
+        return await capturing(runner.js, token, runner.capture_kv)
     except Exception as exc:  # the capture is a convenience of the editor: never fail a run for it
         log.warning("Could not look up the capture window: %s", exc or type(exc).__name__)
         return None
+
+
+async def _store_capture(runner: Runner, window: CaptureWindow, trigger_output: dict[str, Any]) -> bool:
+    captured = CapturedRequest(
+        konnect_id=window.konnect_id, received_at=datetime.now(UTC), trigger_output=trigger_output
+    )
+    try:
+        assert runner.js is not None
+        await publish_capture(runner.js, captured)
+    except Exception as exc:
+        log.error("Capture for konnect %s not stored: %s", window.konnect_id, exc or type(exc).__name__)
+        return False
+    return True
+
+
+async def _capture_draft(request: Request, runner: Runner, token: str) -> JSONResponse:
+    """A token that is not published: served only while the editor captures it."""
+    window = await _capture_window(runner, token)
+    if window is None:
+        return JSONResponse({"message": "Unknown webhook"}, status_code=404)
+    if request.method == "HEAD":
+        return JSONResponse({"status": "ok"})
+    try:
+        trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
+    except WebhookError as exc:
+        return JSONResponse({"message": exc.message}, status_code=exc.status)
+    if not await _store_capture(runner, window, trigger_output):
+        return JSONResponse({"message": "The request could not be captured, try again"}, status_code=503)
+    return JSONResponse({"status": "captured"})
 
 
 async def hook(request: Request) -> JSONResponse:
     runner = _runner(request)
     token = request.path_params["token"]
     spec = runner.registry.by_token(token)
-    window = await _capture_window(runner, token)
-    if spec is None and window is None:
-        return JSONResponse({"message": "Unknown webhook"}, status_code=404)
+    if spec is None:
+        return await _capture_draft(request, runner, token)
     if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
         return JSONResponse({"status": "ok"})
+    # Whether the editor captures this token is looked up while the run is being stored.
+    lookup = asyncio.create_task(_capture_window(runner, token))
     try:
         trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
     except WebhookError as exc:
+        lookup.cancel()
         return JSONResponse({"message": exc.message}, status_code=exc.status)
-    if window is not None:
-        captured = CapturedRequest(
-            konnect_id=window.konnect_id, received_at=datetime.now(UTC), trigger_output=trigger_output
-        )
-        try:
-            assert runner.js is not None
-            await publish_capture(runner.js, captured)
-        except Exception as exc:
-            log.error("Capture for konnect %s not stored: %s", window.konnect_id, exc or type(exc).__name__)
-            if spec is None:
-                return JSONResponse({"message": "The request could not be captured, try again"}, status_code=503)
-        if spec is None:
-            return JSONResponse({"status": "captured"})
-    if spec is None:  # not reached: no spec and no window answered 404 above
-        return JSONResponse({"message": "Unknown webhook"}, status_code=404)
     run = RunRequest(
         run_id=uuid.uuid4().hex,
         konnect_id=spec.konnect_id,
@@ -246,8 +267,12 @@ async def hook(request: Request) -> JSONResponse:
     try:
         await runner.accept(run)
     except Unavailable as exc:
+        lookup.cancel()
         log.error("Webhook for konnect %s refused: %s", spec.konnect_id, exc)
         return JSONResponse({"message": f"The run could not be stored, try again: {exc}"}, status_code=503)
+    window = await lookup
+    if window is not None:
+        await _store_capture(runner, window, trigger_output)
     return JSONResponse({"status": "accepted", "run_id": run.run_id})
 
 
