@@ -464,3 +464,23 @@ def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
     forwarded = _test(client, headers, canvas, "node-5", konnect_id).json()
     assert forwarded["test_status"] == "Success"
     assert forwarded["raw_response"] == {"output": "green", "code": coupon["coupon_code"], "id": generated}
+
+
+def test_huge_bodies_are_refused_with_413(client, api):
+    headers = api.new_user()
+    big = b'{"canvas_json": {"apps": [], "flowName": "' + b"x" * (11 * 1024 * 1024) + b'"}}'
+    r = client.post(
+        "/api/v1/konnects/test_and_review", content=big, headers={**headers, "Content-Type": "application/json"}
+    )
+    assert r.status_code == 413 and "larger than" in r.json()["message"]
+
+    def chunks():
+        yield b'{"canvas_json": {"apps": [], "flowName": "'
+        for _ in range(12):
+            yield b"x" * (1024 * 1024)
+        yield b'"}}'
+
+    r = client.post(
+        "/api/v1/konnects/test_and_review", content=chunks(), headers={**headers, "Content-Type": "application/json"}
+    )
+    assert r.status_code == 413

@@ -18,6 +18,7 @@ from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
+from konnectz_api.limits import BodyLimitMiddleware
 from konnectz_api.routes import (
     apps,
     auth,
@@ -80,6 +81,7 @@ def create_app() -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
     for module in (system, auth, password_reset, profile, plans, apps, konnects, konnect_webhooks, task_logs):
         app.include_router(module.router)
     app.include_router(konnects.activity_router)
