@@ -186,6 +186,23 @@ class ApiHelper:
 
     canvas = staticmethod(webhook_canvas)
 
+    def test_trigger(self, headers: dict[str, str], canvas: dict[str, Any]) -> int:
+        """Test & Review of the canvas's trigger, as the editor does first: returns the new konnect_id."""
+        r = self.client.post(
+            "/api/v1/konnects/test_and_review",
+            json={"node_id": canvas["apps"][0]["id"], "konnect_id": None, "canvas_json": canvas},
+            headers=headers,
+        )
+        assert r.status_code == 200, r.text
+        return int(r.json()["konnect_id"])
+
+    def save_konnect(self, headers: dict[str, str], canvas: dict[str, Any] | None = None, **body: Any) -> Any:
+        """Save a new konnect the way the editor does (trigger tested first); returns the reply."""
+        canvas = canvas if canvas is not None else webhook_canvas()
+        konnect_id = self.test_trigger(headers, canvas)
+        payload = {"canvas_json": canvas, "canvas_name": True, **body, "konnect_id": konnect_id}
+        return self.client.post("/api/v1/konnects/save_konnect", json=payload, headers=headers)
+
 
 @pytest.fixture
 def api(client, smtp_sink) -> ApiHelper:

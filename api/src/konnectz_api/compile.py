@@ -159,11 +159,14 @@ def compile_flow(
         raise CompileError("Add at least one action after the trigger before publishing")
     steps: list[Any] = []
     for node in flow.actions:
-        step = compile_step(node)
-        check_references(node, step, flow.ancestors(node.id))
-        if step.kind == "iterator" and any(s.kind == "iterator" for s in steps):
-            raise fail(node, ONLY_ONCE)
-        steps.append(step)
+        # One node is one step today; a node's timer (Set Delay: ``timerConfigs``) will compile to a
+        # delay step before it, so a compiler may return a list.
+        compiled = compile_step(node)
+        for step in compiled if isinstance(compiled, list) else [compiled]:
+            check_references(node, step, flow.ancestors(node.id))
+            if step.kind == "iterator" and any(s.kind == "iterator" for s in steps):
+                raise fail(node, ONLY_ONCE)
+            steps.append(step)
     try:
         return FlowSpec(
             konnect_id=konnect_id,

@@ -181,7 +181,8 @@ async def _test_action(
     if flow.trigger.id not in tested:
         raise TestRefused(first)
     try:
-        step = compile_step(node)
+        compiled = compile_step(node)
+        step = compiled[-1] if isinstance(compiled, list) else compiled  # a delay before the node is not tested
         upstream = flow.ancestors(node.id)
         check_references(node, step, upstream)
     except CompileError as exc:

@@ -7,8 +7,10 @@ compiles) and ``compile_node(node) -> <runner step Config>``; a trigger module d
 
 To add a kind: write ``compilers/<kind>.py`` and list it in :data:`_STEP_MODULES` or
 :data:`_TRIGGER_MODULES`. Known providers that do not run yet are in :data:`PENDING`: the delay
-step and the scheduler, form-input and polling (catalogue app) triggers go there when their
-runner kinds land.
+step and the scheduler, form-input and polling (catalogue app) triggers get their modules here
+when their runner kinds land (``TriggerInput`` carries the owner's time zone for schedules). A
+node's timer (Set Delay, ``data.timerConfigs``) compiles to a delay step *before* the node's own
+step: :func:`compile_step` may return a list of steps for one node.
 """
 
 from __future__ import annotations
