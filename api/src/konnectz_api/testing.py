@@ -191,6 +191,7 @@ async def _test_action(
         raise TestRefused(f"{node.label}: {ONLY_ONCE}")
     konnect.canvas_json = canvas
     outputs = {nid: _test_view(tested[nid]) for nid in upstream if nid in tested}
+    session.commit()  # no transaction stays open while the step waits on the network
     guard = NetGuard(settings.allow_private_networks)
     async with httpx.AsyncClient(
         transport=guarded_transport(guard),
