@@ -37,6 +37,8 @@ def api_env(postgres_server, nats_server, smtp_sink) -> dict[str, str]:
         "KONNECTZ_WEBHOOK_BASE_URL": "http://hooks.test",
         "KONNECTZ_CAPTCHA_COST": "1",
         "KONNECTZ_CAPTCHA_MAX_NUMBER": "50",
+        # Test & Review calls the tests' local HTTP servers.
+        "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
     }
 
 
@@ -183,6 +185,23 @@ class ApiHelper:
         return self.login(self.signup_and_verify())
 
     canvas = staticmethod(webhook_canvas)
+
+    def test_trigger(self, headers: dict[str, str], canvas: dict[str, Any]) -> int:
+        """Test & Review of the canvas's trigger, as the editor does first: returns the new konnect_id."""
+        r = self.client.post(
+            "/api/v1/konnects/test_and_review",
+            json={"node_id": canvas["apps"][0]["id"], "konnect_id": None, "canvas_json": canvas},
+            headers=headers,
+        )
+        assert r.status_code == 200, r.text
+        return int(r.json()["konnect_id"])
+
+    def save_konnect(self, headers: dict[str, str], canvas: dict[str, Any] | None = None, **body: Any) -> Any:
+        """Save a new konnect the way the editor does (trigger tested first); returns the reply."""
+        canvas = canvas if canvas is not None else webhook_canvas()
+        konnect_id = self.test_trigger(headers, canvas)
+        payload = {"canvas_json": canvas, "canvas_name": True, **body, "konnect_id": konnect_id}
+        return self.client.post("/api/v1/konnects/save_konnect", json=payload, headers=headers)
 
 
 @pytest.fixture

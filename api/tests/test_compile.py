@@ -1,84 +1,323 @@
 import copy
+import itertools
+from typing import Any
 
 import pytest
 
-from konnectz_api.compile import CompileError, app_names, compile_flow
+from konnectz_api.canvas import NODE_TYPES, parse_canvas
+from konnectz_api.compile import CompileError, app_names, compile_flow, plan
+from konnectz_api.compilers import PENDING, STEP_COMPILERS
+from konnectz_runner.steps import KINDS
+from konnectz_runner.steps.filter import LABELS
 
 
-def canvas():
+def node(node_id: str, type_: str, provider: str, index: int, name: str = "", **data: Any) -> dict[str, Any]:
     return {
-        "apps": [
-            {"id": "node-1", "data": {"app_detail": {"name": "Webhook", "provider": "webhook", "app_index": 1}}},
-            {
-                "id": "node-3",
-                "data": {
-                    "app_detail": {"name": "Second", "provider": "api", "app_index": 3},
-                    "selectedValue": {"apiDetails": {"endpointURL": "https://b.example/x", "method": "get"}},
-                },
+        "id": node_id,
+        "type": type_,
+        "position": {"x": 150 * index, "y": 0},
+        "data": {
+            "node_id": node_id,
+            "app_detail": {
+                "name": name or provider.title(),
+                "provider": provider,
+                "app_index": index,
+                "side": "left" if index == 1 else "right",
             },
-            {
-                "id": "node-2",
-                "data": {
-                    "app_detail": {"name": "First", "provider": "api", "app_index": 2},
-                    "selectedValue": {
-                        "wrap_in_array": "YES",
-                        "payload_type": "JSON",
-                        "apiDetails": {
-                            "endpointURL": "https://a.example/y",
-                            "headers": [{"key": "A", "value": "1"}, {"key": "", "value": ""}],
-                            "body": [{"key": "x", "value": "{{node-1.v}}"}],
-                        },
-                    },
-                },
-            },
-        ],
-        "links": [],
-        "dataForSelect": {},
+            **data,
+        },
     }
 
 
-def compile_(c):
+def webhook() -> dict[str, Any]:
+    return node("node-1", "WebhookInner", "webhook", 1, "Webhook")
+
+
+def api_node(node_id: str, index: int, url: str = "https://a.example/y", **details: Any) -> dict[str, Any]:
+    return node(
+        node_id,
+        "Api",
+        "api",
+        index,
+        "API Call",
+        selectedValue={"wrap_in_array": "NO", "payload_type": "JSON", "apiDetails": {"endpointURL": url, **details}},
+    )
+
+
+def config(**values: Any) -> list[dict[str, Any]]:
+    return [{"label": k, "config_key": k, "value": v} for k, v in values.items()]
+
+
+def chain(*nodes: dict[str, Any]) -> dict[str, Any]:
+    links = [{"source": a["id"], "target": b["id"]} for a, b in itertools.pairwise(nodes)]
+    return {"apps": list(nodes), "links": links, "dataForSelect": {}, "flowName": "f"}
+
+
+def compile_(c: dict[str, Any]):
     return compile_flow(c, konnect_id=7, owner_id=3, name="n", webhook_token="t" * 43)
 
 
-def test_steps_follow_app_index_and_carry_their_config():
-    spec = compile_(canvas())
-    assert [s.id for s in spec.steps] == ["node-2", "node-3"]
-    first, second = spec.steps
-    assert first.method == "POST" and first.wrap_in_array is True
-    assert [(h.key, h.value) for h in first.headers] == [("A", "1")]  # blank rows dropped
-    assert first.body[0].value == "{{node-1.v}}"
-    assert second.method == "GET"
-    assert spec.trigger_id == "node-1" and spec.trigger.token == "t" * 43
+def test_every_runner_kind_has_a_compiler_and_every_node_type_parses():
+    compiled_kinds = {f.__module__.rsplit(".", 1)[1] for f in STEP_COMPILERS.values()}
+    assert set(KINDS) <= compiled_kinds | {"delay"}
+    for t in NODE_TYPES:
+        parsed = parse_canvas({"apps": [{"id": "n", "type": t}]})
+        assert parsed.apps[0].type == t
+    assert {"scheduler", "form_input", "delay"} <= set(PENDING)
+
+
+def test_order_follows_the_links_not_app_index():
+    a = api_node("node-2", 2, "https://a.example/")
+    b = api_node("node-3", 3, "https://b.example/")
+    c = api_node("node-4", 4, "https://c.example/")
+    canvas = chain(webhook(), c, a, b)  # trigger -> node-4 -> node-2 -> node-3
+    spec = compile_(canvas)
+    assert [s.id for s in spec.steps] == ["node-4", "node-2", "node-3"]
+    assert app_names(canvas) == ("Webhook", ["API Call", "API Call", "API Call"])
+
+
+def test_branches_run_in_topological_order():
+    a, b, c = api_node("node-2", 2), api_node("node-3", 3), api_node("node-4", 4)
+    canvas = {
+        "apps": [webhook(), c, b, a],
+        "links": [
+            {"source": "node-1", "target": "node-3"},
+            {"source": "node-1", "target": "node-2"},
+            {"source": "node-2", "target": "node-4"},
+            {"source": "node-3", "target": "node-4"},
+        ],
+    }
+    assert [s.id for s in compile_(canvas).steps] == ["node-2", "node-3", "node-4"]
+
+
+def test_every_add_on_compiles_to_its_runner_step():
+    nodes = [
+        webhook(),
+        node(
+            "node-2",
+            "Filter",
+            "conditioner",
+            2,
+            filterValues=[
+                {
+                    "field": {"key": "total", "value": "{{node-1.total}}"},
+                    "operator": "Greater Than",
+                    "valueOfFilter": "10",
+                },
+                {"field": "{{node-1.email}}", "operator": {"label": "End With", "value": "End With"}, "value": "@x.io"},
+            ],
+        ),
+        node(
+            "node-3", "Formatter", "formatter", 3, configResponses=config(operation="uppercase", input="{{node-1.n}}")
+        ),
+        node(
+            "node-4",
+            "InHouse",
+            "splitter",
+            4,
+            configResponses=config(input="{{node-3.output}}", separator=" "),
+            inHouseAppConfig={"segmentIndex": 2},
+        ),
+        node("node-5", "Generator", "generator", 5, configResponses=config(type="number", min=1, max=6)),
+        node("node-6", "Coupon", "coupon", 6, inHouseAppConfig={"coupon": {"expiryNum": "3", "duration": "Week"}}),
+        node(
+            "node-7",
+            "Api",
+            "data_forwarder",
+            7,
+            keyList=["{{node-1.customer.email}}", {"key": "code", "value": "{{node-6.coupon_code}}"}],
+        ),
+        node("node-8", "InHouse", "iterator", 8, configResponses=config(list="{{node-1.items}}")),
+        api_node(
+            "node-9",
+            9,
+            "https://a.example/{{node-8.sku}}",
+            method="put",
+            headers=[{"key": "X-A", "value": "{{node-7.code}}"}, {"key": "", "value": ""}],
+        ),
+    ]
+    spec = compile_(chain(*nodes))
+    kinds = [s.kind for s in spec.steps]
+    assert kinds == ["filter", "formatter", "splitter", "generator", "coupon", "data_forwarder", "iterator", "api_call"]
+    flt, fmt, spl, gen, cpn, fwd, itr, call = spec.steps
+    assert [(c.field, c.operator, c.value, c.join) for c in flt.conditions] == [
+        ("{{node-1.total}}", "greater_than", "10", "AND"),
+        ("{{node-1.email}}", "ends_with", "@x.io", "AND"),
+    ]
+    assert (fmt.operation, fmt.input) == ("text.upper", "{{node-1.n}}")
+    assert (spl.segment, spl.separator) == ("Last", " ")
+    assert (gen.what, gen.min, gen.max) == ("random_number", 1, 6)
+    assert (cpn.expiry_number, cpn.expiry_unit) == (3, "Week")
+    assert [(k.key, k.value) for k in fwd.keys] == [
+        ("email", "{{node-1.customer.email}}"),
+        ("code", "{{node-6.coupon_code}}"),
+    ]
+    assert itr.input == "{{node-1.items}}"
+    assert (call.method, [h.key for h in call.headers]) == ("PUT", ["X-A"])
+
+
+@pytest.mark.parametrize("label", list(LABELS.values()))
+def test_all_twelve_filter_labels_compile(label):
+    flt = node(
+        "node-2",
+        "Filter",
+        "conditioner",
+        2,
+        filterValues=[{"field": {"key": "a"}, "selectedNodeId": "node-1", "operator": label, "value": "x"}],
+    )
+    (step,) = compile_(chain(webhook(), flt)).steps
+    assert LABELS[step.conditions[0].operator] == label
+    assert step.conditions[0].field == "{{node-1.a}}"
+
+
+def test_filter_joins_are_recorded_on_the_previous_condition():
+    conditions = [
+        {"field": "{{node-1.a}}", "operator": "Is Exist", "joinWith": "+OR"},
+        {"field": "{{node-1.b}}", "operator": "Is Exist", "joinWith": "+And"},
+        {"field": "{{node-1.c}}", "operator": "Is Exist"},
+        {"field": "{{node-1.d}}", "operator": "Is Exist", "queryOperator": "OR"},
+    ]
+    (step,) = compile_(chain(webhook(), node("node-2", "Filter", "conditioner", 2, filterValues=conditions))).steps
+    assert [c.join for c in step.conditions] == ["AND", "OR", "AND", "OR"]
+
+
+def _with(extra: dict[str, Any]) -> dict[str, Any]:
+    return chain(webhook(), extra)
 
 
 @pytest.mark.parametrize(
-    ("mutate", "message"),
+    ("canvas", "message"),
     [
-        (lambda c: c["apps"].pop(0), "Trigger not chosen"),
-        (lambda c: c.update(apps=[c["apps"][0]]), "Add at least one action"),
+        ({"apps": [api_node("node-2", 2)]}, "^Trigger not chosen$"),
+        ({"apps": [webhook()]}, "Add at least one action"),
+        (_with(api_node("node-2", 2, "ftp://x")), r"^API Call \(node-2\): .*must start with http"),
+        (_with(api_node("node-2", 2, method="TRACE")), r"API Call \(node-2\): unsupported method"),
+        (_with(api_node("node-2", 2, headers=[{"key": "", "value": "v"}])), "has a value but no key"),
         (
-            lambda c: c["apps"][2]["data"]["selectedValue"]["apiDetails"].update(endpointURL="ftp://x"),
-            "must start with http:// or https://",
+            _with(api_node("node-2", 2, "https://x/{{node-2.a}}")),
+            "The same app cannot serve as both the source and the target",
         ),
-        (lambda c: c["apps"][2]["data"]["selectedValue"]["apiDetails"].update(method="TRACE"), "unsupported method"),
-        (lambda c: c["apps"][2]["data"]["selectedValue"].update(payload_type="XML"), "Payload Type must be JSON"),
+        (_with(api_node("node-2", 2, "https://x/{{node-9.a}}")), "does not name the output of a node before this one"),
+        (_with(node("node-2", "Coupon", "coupon", 2)), r"^Coupon \(node-2\): Please Fill Valid Expiry Number$"),
         (
-            lambda c: c["apps"][2]["data"]["selectedValue"]["apiDetails"].update(headers=[{"key": "", "value": "v"}]),
-            "has a value but no key",
+            _with(node("node-2", "Coupon", "coupon", 2, inHouseAppConfig={"coupon": {"expiryNum": 0}})),
+            "Please Fill Valid Expiry Number",
         ),
-        (lambda c: c["apps"][1].update(id="node-2"), "node ids must be unique"),
-        (lambda c: c["apps"][1]["data"]["app_detail"].update(provider="slack"), "cannot run yet"),
-        (lambda c: c.update(apps="x"), "must be a list"),
+        (
+            _with(node("node-2", "Coupon", "coupon", 2, inHouseAppConfig={"coupon": {"expiryNum": "1.5"}})),
+            "Please Fill Integer Only",
+        ),
+        (
+            _with(
+                node(
+                    "node-2", "Coupon", "coupon", 2, inHouseAppConfig={"coupon": {"expiryNum": 2, "duration": "Hours"}}
+                )
+            ),
+            "expiry unit",
+        ),
+        (
+            _with(
+                node(
+                    "node-2",
+                    "Filter",
+                    "conditioner",
+                    2,
+                    filterValues=[{"field": "{{node-1.a}}", "operator": "Sounds Like"}],
+                )
+            ),
+            "unknown operator",
+        ),
+        (_with(node("node-2", "Filter", "conditioner", 2, filterValues=[])), "at least one condition"),
+        (
+            _with(node("node-2", "Formatter", "formatter", 2, configResponses=config(operation="text.replace"))),
+            r"Formatter \(node-2\): .*needs find",
+        ),
+        (_with(node("node-2", "Formatter", "formatter", 2)), "choose an operation"),
+        (
+            _with(node("node-2", "InHouse", "splitter", 2, inHouseAppConfig={"segmentIndex": 9})),
+            "Segment must be one of",
+        ),
+        (_with(node("node-2", "InHouse", "iterator", 2)), "choose the list"),
+        (
+            _with(node("node-2", "Generator", "generator", 2, configResponses=config(what="dice"))),
+            r"Generator \(node-2\): what",
+        ),
+        (_with(node("node-2", "Api", "data_forwarder", 2, keyList=["plain"])), "must be a reference"),
+        (_with(node("node-2", "InHouse", "delay", 2)), "the Delay add-on cannot run yet"),
+        (_with(node("node-2", "ActionNode", "slack", 2)), "app 'slack' cannot run yet"),
+        (
+            chain(node("node-1", "Scheduler", "scheduler", 1), api_node("node-2", 2)),
+            "Scheduler triggers cannot be published yet",
+        ),
+        (_with({**api_node("node-2", 2), "type": "Bogus"}), r"API Call \(node-2\): unknown node type"),
+        (_with({**api_node("node-2", 2), "type": None}), "unknown node type|has no type"),
+        ({"apps": [webhook(), {"id": "x", "data": {}}]}, r"Node \(x\): the node has no type"),
+        ({"apps": "x"}, "must be a list"),
+        ({"apps": [webhook(), webhook()]}, "node ids must be unique"),
+        ({"apps": [webhook(), {**api_node("node-2", 2), "data": {"app_detail": {"app_index": 1}}}]}, "one trigger"),
     ],
 )
-def test_invalid_canvases_name_the_problem(mutate, message):
-    c = copy.deepcopy(canvas())
-    mutate(c)
+def test_invalid_canvases_name_the_node_and_use_the_spec_messages(canvas, message):
     with pytest.raises(CompileError, match=message):
-        compile_(c)
+        compile_(copy.deepcopy(canvas))
+
+
+def test_link_rules():
+    a = api_node("node-2", 2)
+    with pytest.raises(CompileError, match="The same app cannot serve as both the source and the target"):
+        compile_({"apps": [webhook(), a], "links": [{"source": "node-2", "target": "node-2"}]})
+    with pytest.raises(CompileError, match=r"^API Call \(node-2\): Can not be move backward as Action app exists$"):
+        compile_(
+            {
+                "apps": [webhook(), a],
+                "links": [{"source": "node-1", "target": "node-2"}, {"source": "node-2", "target": "node-1"}],
+            }
+        )
+    with pytest.raises(CompileError, match="unknown node 'ghost'"):
+        compile_({"apps": [webhook(), a], "links": [{"source": "node-1", "target": "ghost"}]})
+    with pytest.raises(CompileError, match=r"API Call \(node-2\): link this node into the flow"):
+        compile_({"apps": [webhook(), a], "links": []})
+    b = api_node("node-3", 3)
+    with pytest.raises(CompileError, match="the links form a loop"):
+        compile_(
+            {
+                "apps": [webhook(), a, b],
+                "links": [
+                    {"source": "node-1", "target": "node-2"},
+                    {"source": "node-2", "target": "node-3"},
+                    {"source": "node-3", "target": "node-2"},
+                ],
+            }
+        )
+
+
+def test_the_iterator_can_only_be_used_once():
+    it = lambda i: node(f"node-{i}", "InHouse", "iterator", i, configResponses=config(list="{{node-1.items}}"))  # noqa: E731
+    with pytest.raises(CompileError, match=r"^Iterator \(node-3\): The iterator can only be used once\.$"):
+        compile_(chain(webhook(), it(2), it(3), api_node("node-4", 4)))
+
+
+def test_hostile_nodes_are_compile_errors_not_crashes():
+    huge = _with(api_node("node-2", 2, headers=[{"key": "k", "value": {"nested": 1}}]))
+    with pytest.raises(CompileError, match="must be text"):
+        compile_(huge)
+    nul = _with(api_node("node-2", 2, "https://x.example/\x00"))
+    assert compile_(nul).steps[0].url.endswith("\x00")  # kept as text: the runner refuses the URL at run time
+    many = _with(
+        node(
+            "node-2",
+            "Filter",
+            "conditioner",
+            2,
+            "Filter",
+            filterValues=[{"field": "{{node-1.a}}", "operator": "Is Exist"}] * 51,
+        )
+    )
+    with pytest.raises(CompileError, match=r"Filter \(node-2\): data.filterValues"):
+        compile_(many)
+    assert plan(chain(webhook(), api_node("node-2", 2))).ancestors("node-2") == {"node-1"}
 
 
 def test_app_names_for_lists():
-    assert app_names(canvas()) == ("Webhook", ["First", "Second"])
     assert app_names({"apps": "broken"}) == (None, [])
+    assert app_names({"apps": [{"id": "a", "data": {"app_detail": {"name": "Hook", "app_index": 1}}}]}) == ("Hook", [])

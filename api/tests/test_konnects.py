@@ -10,7 +10,20 @@ from konnectz_runner.events import KV_KONNECTS, TaskEvent, event_subject, konnec
 from konnectz_runner.spec import FlowSpec
 
 
-def _save(client, headers, canvas, konnect_id=None, endpoint="save_konnect", canvas_name=True):
+def _test_trigger(client, headers, canvas) -> int:
+    r = client.post(
+        "/api/v1/konnects/test_and_review",
+        json={"node_id": canvas["apps"][0]["id"], "konnect_id": None, "canvas_json": canvas},
+        headers=headers,
+    )
+    assert r.status_code == 200, r.text
+    return r.json()["konnect_id"]
+
+
+def _save(client, headers, canvas, konnect_id=None, endpoint="save_konnect", canvas_name=True, test_trigger=True):
+    """Save like the editor: a new flow's trigger is tested first (that creates its konnect_id)."""
+    if konnect_id is None and test_trigger:
+        konnect_id = _test_trigger(client, headers, canvas)
     return client.post(
         f"/api/v1/konnects/{endpoint}",
         json={"konnect_id": konnect_id, "canvas_name": canvas_name, "canvas_json": canvas, "publish": False},
@@ -36,8 +49,21 @@ def _kv_get(nats_url: str, konnect_id: int) -> bytes | None:
 def test_save_requires_a_trigger(client, api):
     headers = api.new_user()
     canvas = api.canvas()
+    r = _save(client, headers, canvas, test_trigger=False)
+    assert r.status_code == 422 and r.json()["message"] == "Trigger not chosen"
+    konnect_id = _test_trigger(client, headers, canvas)
     canvas["apps"] = canvas["apps"][1:]
-    r = _save(client, headers, canvas)
+    r = _save(client, headers, canvas, konnect_id=konnect_id)
+    assert r.status_code == 422 and r.json()["message"] == "Trigger not chosen"
+    # a trigger node whose test was deleted (alone on the canvas) is not a tested trigger
+    alone = {**api.canvas(), "apps": api.canvas()["apps"][:1], "links": []}
+    r = client.post(
+        "/api/v1//konnects/delete_activity",
+        json={"konnect_id": konnect_id, "nodeId": "node-1", "canvas_json": alone},
+        headers=headers,
+    )
+    assert r.status_code == 200, r.text
+    r = _save(client, headers, api.canvas(), konnect_id=konnect_id)
     assert r.status_code == 422 and r.json()["message"] == "Trigger not chosen"
 
 
@@ -105,7 +131,7 @@ def test_publish_with_an_invalid_node_keeps_the_draft(client, api):
     headers = api.new_user()
     r = _save(client, headers, api.canvas(url=""), endpoint="publish_konnect")
     assert r.status_code == 422
-    assert r.json()["message"] == "Step 2 (API Call): the Endpoint URL is required"
+    assert r.json()["message"] == "API Call (node-2): the Endpoint URL is required"
     konnect_id = r.json()["konnect_id"]
     edit = client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()
     assert edit["status"] == "Draft"

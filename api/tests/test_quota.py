@@ -15,8 +15,7 @@ from konnectz_runner.events import StepResult, TaskEvent
 def _owner_and_konnect(client, api):
     email = api.signup_and_verify()
     headers = api.login(email)
-    body = {"canvas_json": api.canvas(), "canvas_name": True}
-    konnect_id = client.post("/api/v1/konnects/save_konnect", json=body, headers=headers).json()["konnect_id"]
+    konnect_id = api.save_konnect(headers).json()["konnect_id"]
     with get_sessionmaker()() as s:
         owner_id = s.scalar(select(User.id).where(User.email == email))
     return email, owner_id, konnect_id

@@ -25,6 +25,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
+from konnectz_runner.capture import capturing, close_window, last_capture, open_window, valid_token
 from konnectz_runner.config import Settings
 from konnectz_runner.events import (
     KV_KONNECTS,
@@ -339,3 +340,54 @@ async def test_no_2xx_while_nats_is_down_and_recovery(echo: Any, http: httpx.Asy
     finally:
         own.stop()
         shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_capture_serves_a_draft_token_only_while_capturing(
+    shared_runner: RunningRunner, nc: NATS, http: httpx.AsyncClient
+) -> None:
+    js = nc.jetstream()
+    token = secrets.token_urlsafe(32)
+    hook = f"{shared_runner.base}/hooks/{token}"
+    konnect_id = secrets.randbelow(10**9) + 10**6
+    assert (await http.post(hook, json={"a": 1})).status_code == 404  # a draft: unknown until captured
+
+    window = await open_window(js, token, konnect_id)
+    assert (await open_window(js, token, konnect_id)).since == window.since  # renewing keeps the start
+    assert await last_capture(js, konnect_id, window.since) is None
+    reply = await http.post(hook + "?src=form", data={"name": "Ada", "tag": ["x", "y"]})
+    assert reply.status_code == 200 and reply.json() == {"status": "captured"}
+    captured = await last_capture(js, konnect_id, window.since)
+    assert captured is not None and captured.konnect_id == konnect_id
+    assert captured.trigger_output == {"name": "Ada", "tag": ["x", "y"], "query": {"src": "form"}}
+    # nothing ran: a draft has no runs
+    with pytest.raises(Exception):  # noqa: B017 - nats raises NotFoundError
+        await js.get_last_msg(STREAM_RUNS, run_subject(konnect_id))
+    # a request older than a new window does not count
+    assert await last_capture(js, konnect_id, datetime.now(UTC)) is None
+    too_big = await http.post(hook, content=b"x" * (2 * 1024 * 1024), headers={"Content-Type": "text/plain"})
+    assert too_big.status_code == 413
+
+    await close_window(js, token)
+    assert (await http.post(hook, json={})).status_code == 404
+    # tokens that are not URL-safe base64 are never looked up
+    assert not valid_token("a.b.c" * 10) and not valid_token("short") and valid_token(token)
+    assert await capturing(js, "../" * 10) is None
+
+
+async def test_capture_of_a_published_konnect_also_runs_it(
+    shared_runner: RunningRunner, nc: NATS, echo: Any, http: httpx.AsyncClient
+) -> None:
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    spec = new_spec(echo.base + "/echo")
+    token = spec.trigger.token
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_token(token) is not None)
+    window = await open_window(js, token, spec.konnect_id)
+    reply = await http.post(f"{shared_runner.base}/hooks/{token}", json={"order": {"id": 5}})
+    assert reply.status_code == 200 and reply.json()["status"] == "accepted"
+    captured = await last_capture(js, spec.konnect_id, window.since)
+    assert captured is not None and captured.trigger_output == {"order": {"id": 5}}
+    event, _ = await next_event(js, spec.konnect_id)
+    assert event.run_id == reply.json()["run_id"] and event.status == "SUCCESS"
+    await close_window(js, token)

@@ -91,6 +91,17 @@ def canvas(endpoint: str) -> dict[str, Any]:
     }
 
 
+def trigger_konnect_id(api: httpx.Client, headers: dict[str, str], canvas: dict[str, Any]) -> int:
+    """Test the trigger as the editor does before saving: that creates the konnect's id."""
+    r = api.post(
+        "/api/v1/konnects/test_and_review",
+        json={"node_id": "node-1", "konnect_id": None, "canvas_json": canvas},
+        headers=headers,
+    )
+    assert r.status_code == 200, r.text
+    return r.json()["konnect_id"]
+
+
 def sign_in(api: httpx.Client, email: str, password: str) -> dict[str, str]:
     challenge = api.get("/api/v1/captcha/challenge").json()
     r = api.post(
@@ -132,10 +143,11 @@ def test_the_slice_survives_a_restart(receiver) -> None:
         )
         headers = sign_in(api, email, password)
 
+        konnect_id = trigger_konnect_id(api, headers, canvas(receiver.url))
         r = api.post(
             "/api/v1/konnects/publish_konnect",
             headers=headers,
-            json={"konnect_id": None, "canvas_name": True, "canvas_json": canvas(receiver.url)},
+            json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas(receiver.url)},
         )
         assert r.status_code == 200, r.text
         published = r.json()
@@ -207,10 +219,11 @@ def test_flows_refuse_private_addresses_unless_allowed(receiver) -> None:
         token = re.search(r"/verify-email/(\S+)", mail[0]["text"]).group(1)
         api.post("/api/v1/users/email_confirmation", json={"confirmation_token": token})
         headers = sign_in(api, email, password)
+        konnect_id = trigger_konnect_id(api, headers, canvas(receiver.url))
         published = api.post(
             "/api/v1/konnects/publish_konnect",
             headers=headers,
-            json={"canvas_name": True, "canvas_json": canvas(receiver.url)},
+            json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas(receiver.url)},
         ).json()
         wait_until(lambda: httpx.post(published["webhook_url"], json={"name": "x"}).status_code == 200)
         task_logs = wait_until(

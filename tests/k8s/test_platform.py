@@ -135,10 +135,21 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
         with KopfRunner(args, timeout=180) as operator:
             api = httpx.Client(base_url=platform.api_url, timeout=30)
             headers = signed_in(api, "kube@example.com", "correct horse battery")
+            # Test & Review of the trigger creates the draft, as the editor does before saving.
+            tested = api.post(
+                "/api/v1/konnects/test_and_review",
+                headers=headers,
+                json={"node_id": "node-1", "konnect_id": None, "canvas_json": canvas(receiver.url)},
+            )
+            assert tested.status_code == 200, tested.text
             r = api.post(
                 "/api/v1/konnects/publish_konnect",
                 headers=headers,
-                json={"canvas_name": True, "canvas_json": canvas(receiver.url)},
+                json={
+                    "konnect_id": tested.json()["konnect_id"],
+                    "canvas_name": True,
+                    "canvas_json": canvas(receiver.url),
+                },
             )
             assert r.status_code == 200, r.text
             published = r.json()

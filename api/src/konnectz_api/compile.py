@@ -1,158 +1,213 @@
 """Compile an editor document (canvas_json) into the runner's FlowSpec.
 
-The editor document is not what runs: publishing validates the canvas and produces a
-small FlowSpec (owned by ``konnectz_runner.spec``). Every problem becomes a
-:class:`CompileError` whose message tells the user which node to fix.
+The editor document is not what runs: publishing parses it into typed nodes
+(:mod:`konnectz_api.canvas`), orders them by the links from the trigger (not by ``app_index``),
+compiles each node with the compiler of its kind (:mod:`konnectz_api.compilers`) and validates
+the result as a :class:`~konnectz_runner.spec.FlowSpec`. Every problem is a :class:`CompileError`
+whose message names the node to fix and uses the editor's messages where it has one.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from pydantic import ValidationError
 
-from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
+from konnectz_api.canvas import Canvas, NodeParseError, parse_canvas
+from konnectz_api.compilers import CompileError, TriggerInput, compile_step, compile_trigger
+from konnectz_api.compilers._common import fail
+from konnectz_api.compilers.iterator import ONLY_ONCE
+from konnectz_runner.refs import REFERENCE
+from konnectz_runner.spec import FlowSpec
+
+__all__ = [
+    "BACKWARD",
+    "ONLY_ONCE",
+    "SAME_SOURCE_AND_TARGET",
+    "TRIGGER_NOT_CHOSEN",
+    "CompileError",
+    "Plan",
+    "app_names",
+    "compile_flow",
+    "find_trigger",
+    "plan",
+]
 
 TRIGGER_NOT_CHOSEN = "Trigger not chosen"
+SAME_SOURCE_AND_TARGET = "The same app cannot serve as both the source and the target for a particular app."
+BACKWARD = "Can not be move backward as Action app exists"
 
 
-class CompileError(ValueError):
-    pass
+class Plan:
+    """The typed canvas with its trigger and the action nodes in run order (following the links)."""
+
+    def __init__(self, canvas: Canvas, trigger: Any, actions: list[Any], parents: dict[str, set[str]]) -> None:
+        self.canvas = canvas
+        self.trigger = trigger
+        self.actions = actions
+        self.parents = parents
+
+    def ancestors(self, node_id: str) -> set[str]:
+        """Node ids whose outputs ``node_id`` may use: everything upstream of it along the links."""
+        seen: set[str] = set()
+        todo = [node_id]
+        while todo:
+            for parent in self.parents.get(todo.pop(), ()):
+                if parent not in seen:
+                    seen.add(parent)
+                    todo.append(parent)
+        return seen
 
 
-def _nodes(canvas: dict[str, Any]) -> list[dict[str, Any]]:
-    apps = canvas.get("apps")
-    if not isinstance(apps, list):
-        raise CompileError("canvas_json.apps must be a list of nodes")
-    nodes = [n for n in apps if isinstance(n, dict)]
-    if len(nodes) != len(apps):
-        raise CompileError("canvas_json.apps must contain node objects")
-    return nodes
-
-
-def _detail(node: dict[str, Any]) -> dict[str, Any]:
-    data = node.get("data") if isinstance(node.get("data"), dict) else {}
-    detail = data.get("app_detail") if isinstance(data, dict) else None
-    return detail if isinstance(detail, dict) else {}
-
-
-def find_trigger(canvas: dict[str, Any]) -> dict[str, Any] | None:
-    """The trigger node: ``app_index`` 1 (or side left); None when no trigger was chosen."""
-    for node in _nodes(canvas):
-        detail = _detail(node)
-        if detail.get("app_index") == 1 or detail.get("side") == "left":
-            return node
-    return None
-
-
-def app_names(canvas: dict[str, Any]) -> tuple[str | None, list[str]]:
-    """(trigger app name, action app names) for list views."""
+def _parse(raw: Any) -> Canvas:
     try:
-        nodes = _nodes(canvas)
-    except CompileError:
-        return None, []
-    trigger = find_trigger(canvas)
-    left = _detail(trigger).get("name") if trigger else None
-    right = [str(_detail(n).get("name", "")) for n in _ordered_actions(canvas, nodes, trigger)]
-    return (str(left) if left else None), right
+        return parse_canvas(raw)
+    except NodeParseError as exc:
+        raise CompileError(str(exc)) from exc
 
 
-def _ordered_actions(
-    canvas: dict[str, Any], nodes: list[dict[str, Any]], trigger: dict[str, Any] | None
-) -> list[dict[str, Any]]:
-    actions = [n for n in nodes if n is not trigger]
-    return sorted(actions, key=lambda n: (_detail(n).get("app_index") or 10**6, str(n.get("id"))))
-
-
-def _key_values(entries: Any, what: str, node_label: str) -> list[KeyValue]:
-    if entries in (None, ""):
-        return []
-    if not isinstance(entries, list):
-        raise CompileError(f"{node_label}: {what} must be a list of key/value entries")
-    out: list[KeyValue] = []
-    for entry in entries:
-        if not isinstance(entry, dict):
-            raise CompileError(f"{node_label}: {what} must be a list of key/value entries")
-        key = str(entry.get("key") or "").strip()
-        value = entry.get("value")
-        if not key:
-            if value not in (None, ""):
-                raise CompileError(f"{node_label}: a {what} entry has a value but no key")
-            continue
-        out.append(KeyValue(key=key, value="" if value is None else str(value)))
-    return out
-
-
-def _compile_api_node(node: dict[str, Any], label: str) -> ApiCallStep:
-    data = node.get("data") or {}
-    selected = data.get("selectedValue") or {}
-    if not isinstance(selected, dict):
-        raise CompileError(f"{label}: selectedValue must be an object")
-    details = selected.get("apiDetails") or {}
-    if not isinstance(details, dict):
-        raise CompileError(f"{label}: apiDetails must be an object")
-    url = str(details.get("endpointURL") or "").strip()
-    if not url:
-        raise CompileError(f"{label}: the Endpoint URL is required")
-    if not (url.startswith(("http://", "https://")) or url.startswith("{{")):
-        raise CompileError(f"{label}: the Endpoint URL must start with http:// or https://")
-    method = str(details.get("method") or "POST").upper()
-    if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
-        raise CompileError(f"{label}: unsupported method {method!r}")
-    payload_type = str(selected.get("payload_type") or "JSON").upper()
-    if payload_type != "JSON":
-        raise CompileError(f"{label}: Payload Type must be JSON")
-    wrap = str(selected.get("wrap_in_array") or "NO").upper()
-    if wrap not in ("NO", "YES"):
-        raise CompileError(f"{label}: Wrap Request in Array must be NO or YES")
-    return ApiCallStep(
-        id=str(node["id"]),
-        name=str(_detail(node).get("name") or "API Call"),
-        method=method,
-        url=url,
-        headers=_key_values(details.get("headers"), "header", label),
-        params=_key_values(details.get("params"), "param", label),
-        body=_key_values(details.get("body"), "body", label),
-        payload_type="JSON",
-        wrap_in_array=wrap == "YES",
+def _sort_key(node: Any) -> tuple[int, float, str]:
+    x = node.position.get("x") if isinstance(node.position, dict) else None
+    return (
+        node.detail.app_index if node.detail.app_index is not None else 10**6,
+        float(x) if isinstance(x, int | float) and not isinstance(x, bool) else 0.0,
+        node.id,
     )
 
 
-STEP_COMPILERS = {"api": _compile_api_node}
-
-
-def compile_flow(canvas: dict[str, Any], *, konnect_id: int, owner_id: int, name: str, webhook_token: str) -> FlowSpec:
-    nodes = _nodes(canvas)
-    ids = [str(n.get("id") or "") for n in nodes]
-    if any(not i for i in ids):
-        raise CompileError("every node needs an id")
-    if len(set(ids)) != len(ids):
-        raise CompileError("node ids must be unique")
-    trigger = find_trigger(canvas)
-    if trigger is None:
+def plan(raw: Any, *, require_linked: bool = True) -> Plan:
+    """Parse and order ``raw``; with ``require_linked`` every action must hang off the trigger."""
+    canvas = _parse(raw)
+    by_id: dict[str, Any] = {}
+    for node in canvas.apps:
+        if node.id in by_id:
+            raise CompileError(f"node ids must be unique: {node.id!r} is used twice")
+        by_id[node.id] = node
+    triggers = [n for n in canvas.apps if n.is_trigger]
+    if not triggers:
         raise CompileError(TRIGGER_NOT_CHOSEN)
-    provider = _detail(trigger).get("provider")
-    if provider != "webhook":
-        raise CompileError(f"Trigger app {provider!r} cannot be published yet: only Webhook triggers run")
-    actions = _ordered_actions(canvas, nodes, trigger)
-    if not actions:
+    if len(triggers) > 1:
+        raise fail(triggers[1], "a flow has one trigger; make this node an action")
+    trigger = triggers[0]
+    children: dict[str, list[str]] = {n.id: [] for n in canvas.apps}
+    parents: dict[str, set[str]] = {n.id: set() for n in canvas.apps}
+    for link in canvas.links:
+        for end in (link.source, link.target):
+            if end not in by_id:
+                raise CompileError(f"a link points to the unknown node {end[:100]!r}")
+        if link.source == link.target:
+            raise fail(by_id[link.source], SAME_SOURCE_AND_TARGET)
+        if link.target == trigger.id:
+            raise fail(by_id[link.source], BACKWARD)
+        if link.target not in children[link.source]:
+            children[link.source].append(link.target)
+            parents[link.target].add(link.source)
+    # Kahn's algorithm over what the trigger reaches; ties in canvas order (app_index, then x).
+    reached = {trigger.id}
+    todo = deque([trigger.id])
+    while todo:
+        for child in children[todo.popleft()]:
+            if child not in reached:
+                reached.add(child)
+                todo.append(child)
+    waiting = {nid: len(parents[nid] & reached) for nid in reached}
+    ready = [trigger.id]
+    order: list[str] = []
+    while ready:
+        ready.sort(key=lambda nid: _sort_key(by_id[nid]))
+        current = ready.pop(0)
+        order.append(current)
+        for child in children[current]:
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                ready.append(child)
+    if len(order) != len(reached):
+        looped = next(by_id[nid] for nid in sorted(reached - set(order)))
+        raise fail(looped, "the links form a loop")
+    actions = [by_id[nid] for nid in order[1:]]
+    unlinked = sorted((n for n in canvas.apps if n.id not in reached), key=_sort_key)
+    if unlinked:
+        if require_linked:
+            raise fail(unlinked[0], "link this node into the flow after the trigger")
+        actions += unlinked
+    return Plan(canvas, trigger, actions, parents)
+
+
+def check_references(node: Any, step: Any, allowed: set[str]) -> None:
+    """A step may use outputs of nodes upstream of it only (never its own)."""
+    for match in REFERENCE.finditer(step.model_dump_json()):
+        node_id = match.group(1).partition(".")[0]
+        if node_id == node.id:
+            raise fail(node, SAME_SOURCE_AND_TARGET)
+        if node_id not in allowed:
+            raise fail(node, f"{{{{{match.group(1)[:100]}}}}} does not name the output of a node before this one")
+
+
+def compile_flow(
+    canvas: dict[str, Any],
+    *,
+    konnect_id: int,
+    owner_id: int,
+    name: str,
+    webhook_token: str,
+    timezone: str = "UTC",
+) -> FlowSpec:
+    flow = plan(canvas)
+    trigger = compile_trigger(flow.trigger, TriggerInput(webhook_token=webhook_token, timezone=timezone))
+    if not flow.actions:
         raise CompileError("Add at least one action after the trigger before publishing")
-    steps = []
-    for index, node in enumerate(actions, start=2):
-        detail = _detail(node)
-        label = f"Step {index} ({detail.get('name') or node.get('id')})"
-        compiler = STEP_COMPILERS.get(str(detail.get("provider")))
-        if compiler is None:
-            raise CompileError(f"{label}: app {detail.get('provider')!r} cannot run yet")
-        steps.append(compiler(node, label))
+    steps: list[Any] = []
+    for node in flow.actions:
+        # One node is one step today; a node's timer (Set Delay: ``timerConfigs``) will compile to a
+        # delay step before it, so a compiler may return a list.
+        compiled = compile_step(node)
+        for step in compiled if isinstance(compiled, list) else [compiled]:
+            check_references(node, step, flow.ancestors(node.id))
+            if step.kind == "iterator" and any(s.kind == "iterator" for s in steps):
+                raise fail(node, ONLY_ONCE)
+            steps.append(step)
     try:
         return FlowSpec(
             konnect_id=konnect_id,
             owner_id=owner_id,
             name=name,
-            trigger_id=str(trigger["id"]),
-            trigger=WebhookTrigger(token=webhook_token),
+            trigger_id=flow.trigger.id,
+            trigger=trigger,
             steps=steps,
+            timezone=timezone,
         )
     except ValidationError as exc:
         raise CompileError(f"invalid flow: {exc.errors()[0]['msg']}") from exc
+
+
+# --- tolerant helpers for drafts (lists, save) ----------------------------------------------------
+def _raw_detail(node: Any) -> dict[str, Any]:
+    data: dict[str, Any] = node["data"] if isinstance(node, dict) and isinstance(node.get("data"), dict) else {}
+    detail = data.get("app_detail")
+    return detail if isinstance(detail, dict) else {}
+
+
+def find_trigger(canvas: dict[str, Any]) -> dict[str, Any] | None:
+    """The trigger node of a draft (``app_index`` 1 or side left); None when no trigger was chosen."""
+    apps = canvas.get("apps") if isinstance(canvas, dict) else None
+    for node in apps if isinstance(apps, list) else ():
+        detail = _raw_detail(node)
+        if detail.get("app_index") == 1 or detail.get("side") == "left":
+            return node if isinstance(node, dict) else None
+    return None
+
+
+def app_names(canvas: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """(trigger app name, action app names in run order) for list views; tolerant of broken drafts."""
+    try:
+        flow = plan(canvas, require_linked=False)
+    except CompileError:
+        trigger = find_trigger(canvas)
+        apps = canvas.get("apps") if isinstance(canvas, dict) else None
+        if not isinstance(apps, list):
+            return None, []
+        left = _raw_detail(trigger).get("name") if trigger else None
+        right = [str(_raw_detail(n).get("name") or "") for n in apps if n is not trigger]
+        return (str(left) if left else None), right
+    return (flow.trigger.detail.name or None), [n.detail.name for n in flow.actions]

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from konnectz_api.bus import Bus
 from konnectz_api.crud import quota
 from konnectz_api.deployer import Deployer, DeployError
+from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, Task, TaskLog
 from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
 
@@ -48,7 +49,7 @@ def store_event(session: Session, event: TaskEvent) -> bool:
             status=event.status,
             started_at=event.started_at,
             task_date=event.finished_at,
-            data=_log_data(event),
+            data=jsonb_safe(_log_data(event)),
         )
         .on_conflict_do_nothing(index_elements=["run_id"])
         .returning(TaskLog.id)
@@ -66,7 +67,7 @@ def store_event(session: Session, event: TaskEvent) -> bool:
                 app_name=step.name,
                 status=step.status,
                 task_date=step.finished_at,
-                data={"input": step.input, "output": step.output, "error": step.error},
+                data=jsonb_safe({"input": step.input, "output": step.output, "error": step.error}),
             )
         )
     # Every executed action counts one task, debited once: only when this insert created the run.

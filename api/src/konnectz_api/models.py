@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -76,6 +76,31 @@ class Konnect(Base):
     webhook_token: Mapped[str] = mapped_column(String(64), unique=True)
     published_spec: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class KonnectActivity(Base):
+    """The Test & Review result of one node of a konnect (its ``konnect_activity_id``).
+
+    One row per (konnect, node): testing again replaces the result. Action tests read the
+    outputs of their upstream nodes from here; the trigger's row is what a test of the trigger or
+    a webhook capture produced.
+    """
+
+    __tablename__ = "konnect_activities"
+    __table_args__ = (UniqueConstraint("konnect_id", "node_id", name="uq_konnect_activities_konnect_node"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    konnect_id: Mapped[int] = mapped_column(ForeignKey("konnects.id", ondelete="CASCADE"))
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    node_id: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(50))
+    app_name: Mapped[str] = mapped_column(String(200), default="")
+    status: Mapped[str] = mapped_column(String(10))
+    display_message: Mapped[str] = mapped_column(Text, default="")
+    input: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    output: Mapped[Any] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -191,6 +191,78 @@ class KonnectEdit(BaseModel):
     webhook_url: str
 
 
+LooseId = int | str | None
+
+
+class TestAndReviewIn(BaseModel):
+    """Test one node (canvas spec §3, Test payload). ``node_id`` names the node; without it a
+    payload carrying ``left_app_id`` tests the trigger. The trigger's test creates the konnect
+    (a draft) when ``konnect_id`` is null; an action's test needs the tested trigger's konnect_id."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    canvas_json: CanvasJson
+    node_id: str | None = Field(default=None, min_length=1, max_length=100)
+    nodeId: str | None = Field(default=None, min_length=1, max_length=100)
+    konnect_id: int | None = Field(default=None, ge=1, le=2**63 - 1)
+    konnect_activity_id: int | None = Field(default=None, ge=1, le=2**63 - 1)
+    app_id: LooseId = Field(default=None, union_mode="left_to_right")
+    app_event_id: LooseId = Field(default=None, union_mode="left_to_right")
+    app_account_id: LooseId = Field(default=None, union_mode="left_to_right")
+    left_app_id: LooseId = Field(default=None, union_mode="left_to_right")
+    left_app_event_id: LooseId = Field(default=None, union_mode="left_to_right")
+    provider: str | None = Field(default=None, max_length=100)
+    config: dict[str, Any] | list[Any] | None = None
+    left_config: dict[str, Any] | list[Any] | None = None
+    delay_config: dict[str, Any] | list[Any] | None = None
+
+    @property
+    def tested_node(self) -> str | None:
+        return self.node_id or self.nodeId
+
+
+class TestAndReviewOut(BaseModel):
+    test_status: Literal["Success", "Error"]
+    display_message: str
+    raw_response: Any = Field(description="The node's output (the trigger's data, or the step's result)")
+    konnect_id: int
+    konnect_activity_id: int
+    webhook_url: str | None = Field(default=None, description="Set when the tested node is a Webhook trigger")
+    pass_through_condition: bool | None = Field(default=None, description="Filter nodes: did the conditions pass")
+
+
+class TestRefusedOut(BaseModel):
+    """A test that could not run (mandatory fields, untested trigger, invalid node)."""
+
+    message: str
+    test_status: Literal["Error"]
+    display_message: str
+
+
+class CaptureOut(BaseModel):
+    message: Literal["WAITING", "SUCCESS"]
+    test_status: Literal["WAITING", "Success"]
+    display_message: str
+    raw_response: dict[str, Any] | None
+    konnect_id: int
+    konnect_activity_id: int | None
+    webhook_url: str
+
+
+class DeleteActivityIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    konnect_id: int = Field(ge=1, le=2**63 - 1)
+    konnect_activity_id: int | None = Field(default=None, ge=1, le=2**63 - 1)
+    nodeId: str | None = Field(default=None, min_length=1, max_length=100)
+    canvas_json: CanvasJson | None = None
+
+
+class DeleteActivityOut(BaseModel):
+    status: Literal["SUCCESS"]
+    message: str
+
+
 class UpdateStatusIn(BaseModel):
     status: Literal["Draft", "DELETED", "Published"]
 

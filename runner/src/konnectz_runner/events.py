@@ -181,7 +181,11 @@ async def _ensure_bucket(js: JetStreamContext, config: KeyValueConfig) -> None:
 
 
 async def ensure_streams(js: JetStreamContext) -> None:
-    """Create the streams and buckets if missing (and let KZ_RUNS hold timers). Safe to call from every process."""
+    """Create the streams and buckets if missing (and let KZ_RUNS hold timers), with the capture
+    stream/bucket (:mod:`konnectz_runner.capture`). Safe to call from every process."""
+    from konnectz_runner.capture import ensure_capture
+
+    await ensure_capture(js)
     for name, subjects in ((STREAM_RUNS, [SUBJECTS_RUNS, SUBJECTS_TIMERS]), (STREAM_EVENTS, [SUBJECTS_EVENTS])):
         await _ensure_stream(
             js,

@@ -6,7 +6,10 @@ worker. Routes:
 
 - ``POST|PUT|GET /hooks/{token}``: store a RunRequest in JetStream and answer 200 only after
   JetStream acknowledged it; 404 for an unknown token, 413/400 for bad bodies, 503 when NATS
-  cannot take the run (never a 2xx for something that is not stored).
+  cannot take the run (never a 2xx for something that is not stored). While the editor captures
+  the token's requests (:mod:`konnectz_runner.capture`), the request is also stored as the
+  capture; a draft's token (not published) is served only then, answering
+  ``{"status": "captured"}``.
 - ``GET|POST /forms/{token}``: the hosted form of a form-input konnect
   (:mod:`konnectz_runner.triggers.form`); a good submission is stored like a webhook run.
 - ``GET /healthz``: 200 while connected to NATS, else 503.
@@ -25,16 +28,19 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import nats
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from konnectz_runner.capture import KV_CAPTURING, CapturedRequest, CaptureWindow, capturing, publish_capture
 from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
@@ -85,6 +91,7 @@ class Runner:
         self.guard = NetGuard(settings.allow_private_networks)
         self.nc: NATS | None = None
         self.js: JetStreamContext | None = None
+        self.capture_kv: KeyValue | None = None
         self.http: httpx.AsyncClient | None = None
         self.worker: RunWorker | None = None
         self.scheduler: LocalScheduler | None = None
@@ -215,16 +222,61 @@ def _runner(request: Request) -> Runner:
     return runner
 
 
-async def hook(request: Request) -> JSONResponse:
-    runner = _runner(request)
-    spec = runner.registry.by_token(request.path_params["token"])
-    if spec is None or spec.trigger.kind != "webhook":
+async def _capture_window(runner: Runner, token: str) -> CaptureWindow | None:
+    if runner.js is None or runner.nats_problem() is not None:
+        return None
+    try:
+        if runner.capture_kv is None:
+            runner.capture_kv = await runner.js.key_value(KV_CAPTURING)
+        return await capturing(runner.js, token, runner.capture_kv)
+    except Exception as exc:  # the capture is a convenience of the editor: never fail a run for it
+        log.warning("Could not look up the capture window: %s", exc or type(exc).__name__)
+        return None
+
+
+async def _store_capture(runner: Runner, window: CaptureWindow, trigger_output: dict[str, Any]) -> bool:
+    captured = CapturedRequest(
+        konnect_id=window.konnect_id, received_at=datetime.now(UTC), trigger_output=trigger_output
+    )
+    try:
+        assert runner.js is not None
+        await publish_capture(runner.js, captured)
+    except Exception as exc:
+        log.error("Capture for konnect %s not stored: %s", window.konnect_id, exc or type(exc).__name__)
+        return False
+    return True
+
+
+async def _capture_draft(request: Request, runner: Runner, token: str) -> JSONResponse:
+    """A token that is not published: served only while the editor captures it."""
+    window = await _capture_window(runner, token)
+    if window is None:
         return JSONResponse({"message": "Unknown webhook"}, status_code=404)
-    if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
+    if request.method == "HEAD":
         return JSONResponse({"status": "ok"})
     try:
         trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
     except WebhookError as exc:
+        return JSONResponse({"message": exc.message}, status_code=exc.status)
+    if not await _store_capture(runner, window, trigger_output):
+        return JSONResponse({"message": "The request could not be captured, try again"}, status_code=503)
+    return JSONResponse({"status": "captured"})
+
+
+async def hook(request: Request) -> JSONResponse:
+    runner = _runner(request)
+    token = request.path_params["token"]
+    spec = runner.registry.by_token(token)
+    if spec is None or spec.trigger.kind != "webhook":
+        return await _capture_draft(request, runner, token)
+    if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
+        return JSONResponse({"status": "ok"})
+    # Whether the editor captures this token is looked up while the run is being stored.
+    lookup = asyncio.create_task(_capture_window(runner, token))
+    try:
+        trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
+    except WebhookError as exc:
+        lookup.cancel()
         return JSONResponse({"message": exc.message}, status_code=exc.status)
     run = RunRequest(
         run_id=uuid.uuid4().hex,
@@ -236,8 +288,12 @@ async def hook(request: Request) -> JSONResponse:
     try:
         await runner.accept(run)
     except Unavailable as exc:
+        lookup.cancel()
         log.error("Webhook for konnect %s refused: %s", spec.konnect_id, exc)
         return JSONResponse({"message": f"The run could not be stored, try again: {exc}"}, status_code=503)
+    window = await lookup
+    if window is not None:
+        await _store_capture(runner, window, trigger_output)
     return JSONResponse({"status": "accepted", "run_id": run.run_id})
 
 

@@ -17,6 +17,8 @@ import type {
   TaskLogsResponse,
   TaskLogType,
   TasksResponse,
+  TestAndReviewRequest,
+  TestAndReviewResponse,
   UpdateUserPasswordRequest,
   UpdateUserPasswordResponse,
   UserExistsResponse,
@@ -53,6 +55,8 @@ export const konnectsApi = {
   edit: (id: string | number) => api.get<EditKonnectResponse>(`${V1}/konnects/${encodeURIComponent(String(id))}/edit`),
   save: (body: SaveKonnectRequest) => api.post<SaveKonnectResponse>(`${V1}/konnects/save_konnect`, body),
   publish: (body: SaveKonnectRequest) => api.post<SaveKonnectResponse>(`${V1}/konnects/publish_konnect`, body),
+  testAndReview: (body: TestAndReviewRequest) =>
+    api.post<TestAndReviewResponse>(`${V1}/konnects/test_and_review`, body),
 };
 
 export const TASK_LOG_PAGE_SIZE = 60;

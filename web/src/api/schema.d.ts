@@ -4,6 +4,27 @@
  */
 
 export interface paths {
+    "/api/v1//konnects/delete_activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete Activity
+         * @description Delete a node's test result (when a tested node is deleted on the canvas); ``canvas_json``,
+         *     when sent, replaces the draft's document. The trigger's cannot go while actions exist.
+         */
+        post: operations["delete_activity_api_v1__konnects_delete_activity_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/users/plan": {
         parameters: {
             query?: never;
@@ -146,6 +167,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/konnect_webhooks/capture_webhook_response/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture
+         * @description Answers WAITING until a request reached the konnect's webhook URL after the first call
+         *     (the editor polls every 7 s); then SUCCESS with that request as the trigger's test output.
+         *     Works for drafts: the runner serves a draft's webhook URL while it is being captured.
+         */
+        post: operations["capture_api_v1_konnect_webhooks_capture_webhook_response__webhookId__post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/konnects": {
         parameters: {
             query?: never;
@@ -197,6 +240,29 @@ export interface paths {
          * @description Save as draft; with ``publish: true`` this is the same as publish_konnect.
          */
         post: operations["save_konnect_api_v1_konnects_save_konnect_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/konnects/test_and_review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test And Review
+         * @description Test one node with the runner's step code. The trigger's test creates the konnect (a draft)
+         *     when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
+         *     the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
+         *     Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error.
+         */
+        post: operations["test_and_review_api_v1_konnects_test_and_review_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -589,6 +655,31 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** CaptureOut */
+        CaptureOut: {
+            /** Display Message */
+            display_message: string;
+            /** Konnect Activity Id */
+            konnect_activity_id: number | null;
+            /** Konnect Id */
+            konnect_id: number;
+            /**
+             * Message
+             * @enum {string}
+             */
+            message: "WAITING" | "SUCCESS";
+            /** Raw Response */
+            raw_response: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Test Status
+             * @enum {string}
+             */
+            test_status: "WAITING" | "Success";
+            /** Webhook Url */
+            webhook_url: string;
+        };
         /** ChangePasswordIn */
         ChangePasswordIn: {
             /** Current Password */
@@ -604,6 +695,26 @@ export interface components {
             label: string;
             /** Value */
             value: string;
+        };
+        /** DeleteActivityIn */
+        DeleteActivityIn: {
+            canvas_json?: components["schemas"]["CanvasJson"] | null;
+            /** Konnect Activity Id */
+            konnect_activity_id?: number | null;
+            /** Konnect Id */
+            konnect_id: number;
+            /** Nodeid */
+            nodeId?: string | null;
+        };
+        /** DeleteActivityOut */
+        DeleteActivityOut: {
+            /** Message */
+            message: string;
+            /**
+             * Status
+             * @constant
+             */
+            status: "SUCCESS";
         };
         /** EmailConfirmationIn */
         EmailConfirmationIn: {
@@ -918,6 +1029,91 @@ export interface components {
              */
             task_date: string;
         };
+        /**
+         * TestAndReviewIn
+         * @description Test one node (canvas spec §3, Test payload). ``node_id`` names the node; without it a
+         *     payload carrying ``left_app_id`` tests the trigger. The trigger's test creates the konnect
+         *     (a draft) when ``konnect_id`` is null; an action's test needs the tested trigger's konnect_id.
+         */
+        TestAndReviewIn: {
+            /** App Account Id */
+            app_account_id?: number | string | null;
+            /** App Event Id */
+            app_event_id?: number | string | null;
+            /** App Id */
+            app_id?: number | string | null;
+            canvas_json: components["schemas"]["CanvasJson"];
+            /** Config */
+            config?: {
+                [key: string]: unknown;
+            } | unknown[] | null;
+            /** Delay Config */
+            delay_config?: {
+                [key: string]: unknown;
+            } | unknown[] | null;
+            /** Konnect Activity Id */
+            konnect_activity_id?: number | null;
+            /** Konnect Id */
+            konnect_id?: number | null;
+            /** Left App Event Id */
+            left_app_event_id?: number | string | null;
+            /** Left App Id */
+            left_app_id?: number | string | null;
+            /** Left Config */
+            left_config?: {
+                [key: string]: unknown;
+            } | unknown[] | null;
+            /** Nodeid */
+            nodeId?: string | null;
+            /** Node Id */
+            node_id?: string | null;
+            /** Provider */
+            provider?: string | null;
+        };
+        /** TestAndReviewOut */
+        TestAndReviewOut: {
+            /** Display Message */
+            display_message: string;
+            /** Konnect Activity Id */
+            konnect_activity_id: number;
+            /** Konnect Id */
+            konnect_id: number;
+            /**
+             * Pass Through Condition
+             * @description Filter nodes: did the conditions pass
+             */
+            pass_through_condition?: boolean | null;
+            /**
+             * Raw Response
+             * @description The node's output (the trigger's data, or the step's result)
+             */
+            raw_response: unknown;
+            /**
+             * Test Status
+             * @enum {string}
+             */
+            test_status: "Success" | "Error";
+            /**
+             * Webhook Url
+             * @description Set when the tested node is a Webhook trigger
+             */
+            webhook_url?: string | null;
+        };
+        /**
+         * TestRefusedOut
+         * @description A test that could not run (mandatory fields, untested trigger, invalid node).
+         */
+        TestRefusedOut: {
+            /** Display Message */
+            display_message: string;
+            /** Message */
+            message: string;
+            /**
+             * Test Status
+             * @constant
+             */
+            test_status: "Error";
+        };
         /** TimezoneOption */
         TimezoneOption: {
             /** Label */
@@ -968,6 +1164,57 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    delete_activity_api_v1__konnects_delete_activity_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteActivityIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteActivityOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
     set_plan_api_v1_admin_users_plan_post: {
         parameters: {
             query?: never;
@@ -1242,6 +1489,56 @@ export interface operations {
             };
         };
     };
+    capture_api_v1_konnect_webhooks_capture_webhook_response__webhookId__post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The konnect id whose webhook is captured */
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaptureOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
     list_konnects_api_v1_konnects_get: {
         parameters: {
             query?: {
@@ -1359,6 +1656,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    test_and_review_api_v1_konnects_test_and_review_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestAndReviewIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestAndReviewOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestRefusedOut"];
                 };
             };
         };

@@ -112,6 +112,15 @@ export interface SaveKonnectRequest {
 
 export type SaveKonnectResponse = components['schemas']['SaveKonnectOut'];
 
+/** Test & Review of one node (the editor's calls: canvas spec §7). */
+export interface TestAndReviewRequest {
+  node_id: string | null;
+  konnect_id: number | null;
+  canvas_json: CanvasJson;
+}
+
+export type TestAndReviewResponse = components['schemas']['TestAndReviewOut'];
+
 export interface EditKonnectResponse {
   konnect_id: number;
   konnect_name: string | null;

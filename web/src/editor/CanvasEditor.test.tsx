@@ -16,6 +16,10 @@ function backend(extra?: (c: FetchCall) => { status?: number; body: unknown } | 
     if (c.url === '/api/v1/apps/get_triggers') return { body: { apps: [webhookApp], total_apps: 1 } };
     if (c.url === '/api/v1/apps/get_actions') return { body: { apps: [], total_apps: 0 } };
     if (c.url === '/api/v1/apps/add_on_apps') return { body: { apps: [apiApp], total_apps: 1 } };
+    if (c.url === '/api/v1/konnects/test_and_review')
+      return {
+        body: { test_status: 'Success', display_message: 'ok', raw_response: {}, konnect_id: 9, konnect_activity_id: 1 },
+      };
     return undefined;
   });
 }
@@ -98,8 +102,11 @@ describe('CanvasEditor', () => {
     const publish = calls.find((c) => c.url === '/api/v1/konnects/publish_konnect')!;
     expect(publish.method).toBe('POST');
     expect(publish.headers.Authorization).toBe('Bearer jwt');
+    // A new flow's trigger is tested first: that creates the konnect the save names.
+    const tested = calls.find((c) => c.url === '/api/v1/konnects/test_and_review')!;
+    expect(tested.body).toMatchObject({ node_id: 'node-1', konnect_id: null });
     const body = publish.body as SaveKonnectRequest;
-    expect(body).toMatchObject({ konnect_id: null, canvas_name: true, publish: true });
+    expect(body).toMatchObject({ konnect_id: 9, canvas_name: true, publish: true });
     expect(body.canvas_json.flowName).toBe('Relay');
     expect(body.canvas_json.dataForSelect).toEqual({});
     expect(body.canvas_json.links).toEqual([

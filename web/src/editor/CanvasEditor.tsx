@@ -66,6 +66,16 @@ function useSaveFlow() {
     }
     setSaving(publish ? 'publish' : 'save');
     try {
+      if (body.konnect_id === null) {
+        // Saving needs a tested trigger: its Test & Review creates the konnect and its id.
+        const trigger = body.canvas_json.apps.find((n) => n.data.app_detail.app_index === 1);
+        const tested = await konnectsApi.testAndReview({
+          node_id: trigger?.id ?? null,
+          konnect_id: null,
+          canvas_json: body.canvas_json,
+        });
+        body.konnect_id = tested.konnect_id;
+      }
       const res = await (publish ? konnectsApi.publish(body) : konnectsApi.save(body));
       void toast.success(res.message || (publish ? 'Flow published.' : 'Flow saved.'));
       navigate('/flows/home');

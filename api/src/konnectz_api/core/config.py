@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from konnectz_runner.netguard import IPNetwork, parse_networks
 
 DEV_SECRET = "dev-insecure-secret-change-me"  # noqa: S105 - refused outside dev/test
 
@@ -47,6 +49,21 @@ class Settings(BaseSettings):
     web_dist: Path | None = None
     deployer: Literal["local", "kubernetes"] = "local"
     kube_namespace: str = "konnectz"
+
+    # Test & Review runs one step in the api through the runner's step code and outbound guard:
+    # the same private networks the runners may call (KONNECTZ_ALLOW_PRIVATE_NETWORKS).
+    allow_private_networks: Annotated[list[IPNetwork], NoDecode] = Field(default_factory=list)
+    test_timeout_seconds: float = Field(default=20.0, gt=0, le=120)
+    test_max_response_bytes: int = Field(default=1024 * 1024, gt=0)
+    # Request bodies larger than this are refused with 413 (limits.BodyLimitMiddleware).
+    max_request_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+
+    @field_validator("allow_private_networks", mode="before")
+    @classmethod
+    def _split_cidrs(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_networks(value)
+        return value
 
     @model_validator(mode="after")
     def _refuse_insecure_defaults(self) -> Settings:

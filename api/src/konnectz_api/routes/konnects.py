@@ -1,4 +1,4 @@
-"""Konnects (flows): list, load for editing, save as draft, publish, change status."""
+"""Konnects (flows): list, load for editing, test a node, save as draft, publish, change status."""
 
 from __future__ import annotations
 
@@ -9,14 +9,18 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 from sqlalchemy import case, func, select
 
+from konnectz_api import testing
 from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
 from konnectz_api.core.config import Settings
-from konnectz_api.core.security import new_token
+from konnectz_api.crud import activities
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
-from konnectz_api.errors import ApiError, NotFound, Unprocessable
+from konnectz_api.errors import ApiError, Conflict, NotFound, Unprocessable
+from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, TaskLog, User
 from konnectz_api.schemas import (
+    DeleteActivityIn,
+    DeleteActivityOut,
     KonnectEdit,
     KonnectItem,
     KonnectList,
@@ -25,26 +29,30 @@ from konnectz_api.schemas import (
     RightApp,
     SaveKonnectIn,
     SaveKonnectOut,
+    TestAndReviewIn,
+    TestAndReviewOut,
+    TestRefusedOut,
     UpdateStatusIn,
 )
 
 router = APIRouter(prefix="/api/v1/konnects", tags=["konnects"])
+# The editor sends ``POST api/v1//konnects/delete_activity`` (canvas spec §7): served as written.
+activity_router = APIRouter(tags=["konnects"])
 DELETED = "DELETED"
+TRIGGER_WITH_ACTIONS = "Cannot delete Trigger while Action present."
 
 
 class DeployUnavailable(ApiError):
     status_code = 503
 
 
-def webhook_url(settings: Settings, konnect: Konnect) -> str:
-    return f"{settings.webhook_base_url.rstrip('/')}/hooks/{konnect.webhook_token}"
+webhook_url = testing.webhook_url
 
 
 def _owned(session: SessionDep, user: User, konnect_id: int) -> Konnect:
-    konnect = session.get(Konnect, konnect_id)
-    if konnect is None or konnect.owner_id != user.id or konnect.status == DELETED:
+    if not 0 < konnect_id < 2**63:
         raise NotFound(f"Konnect {konnect_id} not found")
-    return konnect
+    return testing.owned_konnect(session, user, konnect_id)
 
 
 @router.get("", response_model=KonnectList)
@@ -122,20 +130,18 @@ def edit_konnect(konnect_id: int, user: CurrentUser, session: SessionDep, settin
 
 
 def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn) -> Konnect:
-    canvas = body.canvas_json.model_dump(mode="json")
-    if find_trigger(canvas) is None:
+    """Saving needs a chosen trigger tested with Test & Review (which created the konnect_id)."""
+    canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
+    trigger = find_trigger(canvas)
+    if trigger is None or body.konnect_id is None:
         raise Unprocessable(TRIGGER_NOT_CHOSEN)
-    name = body.canvas_json.flowName.strip() if body.canvas_name else ""
-    if body.konnect_id is None:
-        konnect = Konnect(
-            owner_id=user.id, status="Draft", canvas_json=canvas, webhook_token=new_token(), konnect_name=name
-        )
-        session.add(konnect)
-    else:
-        konnect = _owned(session, user, body.konnect_id)
-        konnect.canvas_json = canvas
-        if body.canvas_name:
-            konnect.konnect_name = name
+    konnect = _owned(session, user, body.konnect_id)
+    tested = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=str(trigger.get("id")))
+    if tested is None or tested.status != activities.SUCCESS:
+        raise Unprocessable(TRIGGER_NOT_CHOSEN)
+    konnect.canvas_json = canvas
+    if body.canvas_name:
+        konnect.konnect_name = str(canvas.get("flowName") or "").strip()
     session.flush()
     return konnect
 
@@ -166,6 +172,7 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
             owner_id=user.id,
             name=display_name(konnect),
             webhook_token=konnect.webhook_token,
+            timezone=testing.user_timezone(user),
         )
     except CompileError as exc:
         # The draft is kept: the user fixes the node the message names and publishes again.
@@ -241,3 +248,57 @@ async def update_status(
     konnect.published_spec = None
     session.commit()
     return _reply(settings, konnect, "Deleted" if body.status == DELETED else "Konnect unpublished")
+
+
+@router.post(
+    "/test_and_review",
+    response_model=TestAndReviewOut,
+    responses={404: {"model": Message}, 422: {"model": TestRefusedOut}},
+)
+async def test_and_review(body: TestAndReviewIn, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> Any:
+    """Test one node with the runner's step code. The trigger's test creates the konnect (a draft)
+    when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
+    the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
+    Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error."""
+    return await testing.run_test(session, settings, user, body)
+
+
+def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep) -> DeleteActivityOut:
+    konnect = _owned(session, user, body.konnect_id)
+    if body.konnect_activity_id is None and body.nodeId is None:
+        raise Unprocessable("konnect_activity_id or nodeId is required")
+    canvas = jsonb_safe(body.canvas_json.model_dump(mode="json")) if body.canvas_json is not None else None
+    trigger = find_trigger(canvas if canvas is not None else konnect.canvas_json)
+    if trigger is not None and body.nodeId is not None and str(trigger.get("id")) == body.nodeId:
+        others = (canvas or konnect.canvas_json).get("apps") or []
+        if len(others) > 1:
+            raise Conflict(TRIGGER_WITH_ACTIONS)
+    deleted = activities.delete_activity(
+        session,
+        owner_id=user.id,
+        konnect_id=konnect.id,
+        activity_id=body.konnect_activity_id,
+        node_id=body.nodeId,
+    )
+    if canvas is not None:
+        konnect.canvas_json = canvas
+    session.commit()
+    if not deleted:
+        return DeleteActivityOut(status="SUCCESS", message="The node had no test result to delete")
+    return DeleteActivityOut(status="SUCCESS", message="Test result deleted")
+
+
+@activity_router.post(
+    "/api/v1//konnects/delete_activity",
+    response_model=DeleteActivityOut,
+    responses={404: {"model": Message}, 409: {"model": Message}, 422: {"model": Message}},
+)
+def delete_activity(body: DeleteActivityIn, user: CurrentUser, session: SessionDep) -> DeleteActivityOut:
+    """Delete a node's test result (when a tested node is deleted on the canvas); ``canvas_json``,
+    when sent, replaces the draft's document. The trigger's cannot go while actions exist."""
+    return _delete_activity(body, user, session)
+
+
+@activity_router.post("/api/v1/konnects/delete_activity", response_model=DeleteActivityOut, include_in_schema=False)
+def delete_activity_single_slash(body: DeleteActivityIn, user: CurrentUser, session: SessionDep) -> DeleteActivityOut:
+    return _delete_activity(body, user, session)

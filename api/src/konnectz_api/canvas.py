@@ -1,0 +1,285 @@
+"""The editor document (canvas_json) as typed pydantic models.
+
+The SPA saves whatever it needs to redraw the canvas, so every model allows extra keys; what the
+compiler and Test & Review read is typed here. A node is one of the editor's node types
+(discriminated by ``type``); which add-on or app it is comes from ``data.app_detail.provider``.
+
+    Canvas
+     ├── apps: list[CanvasNode]      WebhookInner | TriggerNode | ActionNode | Api | Formatter |
+     │                               InHouse | Generator | Filter | Scheduler | FormInput | Coupon
+     └── links: list[Link]           source -> target (node ids)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "AppDetail",
+    "Canvas",
+    "CanvasNode",
+    "ConfigResponse",
+    "FilterCondition",
+    "Link",
+    "NodeData",
+    "NodeParseError",
+    "parse_canvas",
+]
+
+NODE_TYPES = (
+    "WebhookInner",
+    "TriggerNode",
+    "ActionNode",
+    "Api",
+    "Formatter",
+    "InHouse",
+    "Generator",
+    "Filter",
+    "Scheduler",
+    "FormInput",
+    "Coupon",
+)
+
+
+def _none_to_empty(value: Any) -> Any:
+    return "" if value is None else value
+
+
+Text = Annotated[str, BeforeValidator(_none_to_empty), Field(max_length=100_000)]
+Id = Annotated[str | int, Field(union_mode="left_to_right")]
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class AppDetail(_Loose):
+    id: int | str | None = None
+    name: Text = ""
+    provider: Text = ""
+    app_type: Text = ""
+    app_index: int | None = None
+    side: Literal["left", "right"] | None = None
+
+
+class ConfigResponse(_Loose):
+    """One configuration field of a node (``config_key`` → ``value``)."""
+
+    label: Text = ""
+    config_key: Text = ""
+    value: Any = None
+    config_key_required: bool | None = None
+
+
+class KeyEntry(_Loose):
+    key: Text = ""
+    value: Any = None
+
+
+class ApiDetails(_Loose):
+    method: Text = "POST"
+    endpointURL: Text = ""
+    headers: list[KeyEntry] | None = Field(default=None, max_length=200)
+    params: list[KeyEntry] | None = Field(default=None, max_length=200)
+    body: list[KeyEntry] | None = Field(default=None, max_length=500)
+
+
+class SelectedValue(_Loose):
+    wrap_in_array: Text = "NO"
+    payload_type: Text = "JSON"
+    apiDetails: ApiDetails | None = None
+
+
+class FilterField(_Loose):
+    key: Text = ""
+    label: Text = ""
+    value: Any = None
+    name: Text = ""
+    konnect_activity_id: int | str | None = None
+
+
+class FilterCondition(_Loose):
+    """One condition of a Filter node, as the editor keeps it (canvas spec §3, Filter condition)."""
+
+    id: Id | None = None
+    field: FilterField | str | None = None
+    operator: Any = None
+    operatorValue: Any = None
+    value: Any = None
+    valueOfFilter: Any = None
+    queryOperator: Text = ""
+    joinWith: Text = ""
+    selectedNodeId: Text = ""
+
+
+class CouponConfig(_Loose):
+    expiryNum: Any = None
+    duration: Text = ""
+
+
+class InHouseAppConfig(_Loose):
+    coupon: CouponConfig | None = None
+    segmentIndex: Any = None
+
+
+class NodeData(_Loose):
+    node_id: Text = ""
+    app_detail: AppDetail = Field(default_factory=AppDetail)
+    selectedEvent: dict[str, Any] | None = None
+    selectedValue: SelectedValue | None = None
+    configResponses: list[ConfigResponse] | None = Field(default=None, max_length=500)
+    selectedAddonsValue: dict[str, Any] | None = None
+    inHouseAppConfig: InHouseAppConfig | None = None
+    filterValues: list[FilterCondition] | None = Field(default=None, max_length=50)
+    keyList: list[KeyEntry | str] | None = Field(default=None, max_length=200)
+    timerConfigs: Any = None
+
+
+class _Node(_Loose):
+    id: Annotated[str, Field(min_length=1, max_length=100)]
+    data: NodeData = Field(default_factory=NodeData)
+    position: dict[str, Any] | None = None
+
+    @property
+    def detail(self) -> AppDetail:
+        return self.data.app_detail
+
+    @property
+    def label(self) -> str:
+        """How messages name the node: its app name and node id."""
+        name = self.detail.name.strip() or self.detail.provider or "Node"
+        return f"{name} ({self.id})"
+
+    @property
+    def provider(self) -> str:
+        return self.detail.provider.strip().lower()
+
+    @property
+    def is_trigger(self) -> bool:
+        return self.detail.app_index == 1 or self.detail.side == "left"
+
+
+class WebhookInnerNode(_Node):
+    type: Literal["WebhookInner"]
+
+
+class TriggerNode(_Node):
+    type: Literal["TriggerNode"]
+
+
+class ActionNode(_Node):
+    type: Literal["ActionNode"]
+
+
+class ApiNode(_Node):
+    """The API call and the data forwarder."""
+
+    type: Literal["Api"]
+
+
+class FormatterNode(_Node):
+    type: Literal["Formatter"]
+
+
+class InHouseNode(_Node):
+    """Splitter, iterator, delay and other in-house add-ons without their own card."""
+
+    type: Literal["InHouse"]
+
+
+class GeneratorNode(_Node):
+    type: Literal["Generator"]
+
+
+class FilterNode(_Node):
+    type: Literal["Filter"]
+
+
+class SchedulerNode(_Node):
+    type: Literal["Scheduler"]
+
+
+class FormInputNode(_Node):
+    type: Literal["FormInput"]
+
+
+class CouponNode(_Node):
+    type: Literal["Coupon"]
+
+
+CanvasNode = Annotated[
+    WebhookInnerNode
+    | TriggerNode
+    | ActionNode
+    | ApiNode
+    | FormatterNode
+    | InHouseNode
+    | GeneratorNode
+    | FilterNode
+    | SchedulerNode
+    | FormInputNode
+    | CouponNode,
+    Field(discriminator="type"),
+]
+
+
+class Link(_Loose):
+    source: Annotated[str, Field(min_length=1, max_length=100)]
+    target: Annotated[str, Field(min_length=1, max_length=100)]
+    sourceHandle: str | None = None
+    targetHandle: str | None = None
+
+
+class Canvas(_Loose):
+    apps: list[CanvasNode] = Field(max_length=500)
+    links: list[Link] = Field(default_factory=list, max_length=1000)
+    flowName: Text = ""
+
+    def node(self, node_id: str) -> Any:
+        return next((n for n in self.apps if n.id == node_id), None)
+
+
+class NodeParseError(ValueError):
+    """canvas_json does not have the shape of an editor document; the message names the node."""
+
+
+def _node_label(raw: Any, index: int) -> str:
+    if isinstance(raw, dict):
+        data: dict[str, Any] = raw["data"] if isinstance(raw.get("data"), dict) else {}
+        detail: dict[str, Any] = data["app_detail"] if isinstance(data.get("app_detail"), dict) else {}
+        name = detail.get("name") if isinstance(detail.get("name"), str) else None
+        node_id = raw.get("id") if isinstance(raw.get("id"), str | int) else None
+        if name or node_id:
+            return f"{name or 'Node'} ({node_id or f'#{index + 1}'})"
+    return f"Node #{index + 1}"
+
+
+def _describe(error: Any) -> str:
+    parts = list(error.get("loc", ())[2:])
+    if parts and parts[0] in NODE_TYPES:  # the discriminated union adds the tag to the path
+        parts = parts[1:]
+    loc = ".".join(str(p) for p in parts)
+    if error.get("type") == "union_tag_invalid":
+        return f"unknown node type (one of {', '.join(NODE_TYPES)})"
+    if error.get("type") == "union_tag_not_found":
+        return "the node has no type"
+    return f"{loc}: {error.get('msg')}" if loc else str(error.get("msg"))
+
+
+def parse_canvas(raw: Any) -> Canvas:
+    """The typed canvas, or :class:`NodeParseError` naming the first node (or part) that is wrong."""
+    if not isinstance(raw, dict):
+        raise NodeParseError("canvas_json must be an object")
+    if not isinstance(raw.get("apps"), list):
+        raise NodeParseError("canvas_json.apps must be a list of nodes")
+    try:
+        return Canvas.model_validate(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = error.get("loc", ())
+        if len(loc) >= 2 and loc[0] == "apps" and isinstance(loc[1], int):
+            raise NodeParseError(f"{_node_label(raw['apps'][loc[1]], loc[1])}: {_describe(error)}") from exc
+        where = ".".join(str(p) for p in loc)
+        raise NodeParseError(f"canvas_json.{where}: {error.get('msg')}" if where else str(error.get("msg"))) from exc

@@ -1,0 +1,84 @@
+"""Node compilers: one module per kind, beside the runner's step module of the same name.
+
+A step module (``compilers/<kind>.py``) defines ``PROVIDERS`` (the ``app_detail.provider`` values it
+compiles) and ``compile_node(node) -> <runner step Config>``; a trigger module defines
+``PROVIDERS`` and ``compile_trigger(node, TriggerInput) -> <runner Trigger>``. Errors are
+:class:`CompileError` naming the node.
+
+To add a kind: write ``compilers/<kind>.py`` and list it in :data:`_STEP_MODULES` or
+:data:`_TRIGGER_MODULES`. Known providers that do not run yet are in :data:`PENDING`: the delay
+step and the scheduler, form-input and polling (catalogue app) triggers get their modules here
+when their runner kinds land (``TriggerInput`` carries the owner's time zone for schedules). A
+node's timer (Set Delay, ``data.timerConfigs``) compiles to a delay step *before* the node's own
+step: :func:`compile_step` may return a list of steps for one node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from konnectz_api.compilers import (
+    api_call,
+    coupon,
+    data_forwarder,
+    filter,
+    formatter,
+    generator,
+    iterator,
+    splitter,
+    webhook,
+)
+from konnectz_api.compilers._common import CompileError, TriggerInput, config_values, fail
+
+__all__ = [
+    "PENDING",
+    "STEP_COMPILERS",
+    "TRIGGER_COMPILERS",
+    "CompileError",
+    "TriggerInput",
+    "compile_step",
+    "compile_trigger",
+    "config_values",
+]
+
+_STEP_MODULES: tuple[ModuleType, ...] = (
+    api_call,
+    data_forwarder,
+    formatter,
+    splitter,
+    iterator,
+    generator,
+    filter,
+    coupon,
+)
+_TRIGGER_MODULES: tuple[ModuleType, ...] = (webhook,)
+
+STEP_COMPILERS: dict[str, Callable[[Any], Any]] = {p: m.compile_node for m in _STEP_MODULES for p in m.PROVIDERS}
+TRIGGER_COMPILERS: dict[str, Callable[[Any, TriggerInput], Any]] = {
+    p: m.compile_trigger for m in _TRIGGER_MODULES for p in m.PROVIDERS
+}
+# Known in-house providers whose runner kinds are being built (delay, scheduler, form input).
+PENDING: dict[str, str] = {
+    "delay": "the Delay add-on cannot run yet",
+    "scheduler": "Scheduler triggers cannot be published yet",
+    "form_input": "Form Input triggers cannot be published yet",
+}
+
+
+def compile_step(node: Any) -> Any:
+    """The runner step of an action node."""
+    compiler = STEP_COMPILERS.get(node.provider)
+    if compiler is None:
+        raise fail(node, PENDING.get(node.provider, f"app {node.provider[:50]!r} cannot run yet"))
+    return compiler(node)
+
+
+def compile_trigger(node: Any, given: TriggerInput) -> Any:
+    """The runner trigger of the trigger node."""
+    compiler = TRIGGER_COMPILERS.get(node.provider)
+    if compiler is None:
+        message = PENDING.get(node.provider, f"trigger app {node.provider[:50]!r} cannot be published yet")
+        raise fail(node, message)
+    return compiler(node, given)

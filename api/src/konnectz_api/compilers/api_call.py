@@ -1,0 +1,66 @@
+"""Api node (provider ``api``) → the runner's ``api_call`` step.
+
+``selectedValue``: ``wrap_in_array`` (NO or YES), ``payload_type`` (JSON only) and ``apiDetails``
+(``method``, ``endpointURL``, ``headers``, ``params``, ``body`` as lists of key/value entries).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from konnectz_api.compilers._common import fail, text
+from konnectz_runner.model import KeyValue
+from konnectz_runner.steps.api_call import ApiCallStep
+
+PROVIDERS = ("api",)
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def key_values(node: Any, entries: Any, what: str) -> list[KeyValue]:
+    """Key/value rows; blank rows are dropped, a value without a key is refused."""
+    out: list[KeyValue] = []
+    for entry in entries or ():
+        if isinstance(entry, str):
+            raise fail(node, f"a {what} entry must have a key and a value")
+        key = entry.key.strip()
+        try:
+            value = text(entry.value)
+        except TypeError as exc:
+            raise fail(node, f"the {what} {key!r} must be text") from exc
+        if not key:
+            if value:
+                raise fail(node, f"a {what} entry has a value but no key")
+            continue
+        out.append(KeyValue(key=key, value=value))
+    return out
+
+
+def compile_node(node: Any) -> ApiCallStep:
+    selected = node.data.selectedValue
+    details = selected.apiDetails if selected is not None else None
+    if selected is None or details is None:
+        raise fail(node, "the Endpoint URL is required")
+    url = details.endpointURL.strip()
+    if not url:
+        raise fail(node, "the Endpoint URL is required")
+    if not (url.startswith(("http://", "https://")) or url.startswith("{{")):
+        raise fail(node, "the Endpoint URL must start with http:// or https://")
+    method = (details.method or "POST").strip().upper()
+    if method not in METHODS:
+        raise fail(node, f"unsupported method {method[:20]!r}")
+    if (selected.payload_type or "JSON").upper() != "JSON":
+        raise fail(node, "Payload Type must be JSON")
+    wrap = (selected.wrap_in_array or "NO").upper()
+    if wrap not in ("NO", "YES"):
+        raise fail(node, "Wrap Request in Array must be NO or YES")
+    return ApiCallStep(
+        id=node.id,
+        name=node.detail.name or "API Call",
+        method=method,
+        url=url,
+        headers=key_values(node, details.headers, "header"),
+        params=key_values(node, details.params, "param"),
+        body=key_values(node, details.body, "body"),
+        payload_type="JSON",
+        wrap_in_array=wrap == "YES",
+    )

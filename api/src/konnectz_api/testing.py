@@ -1,0 +1,252 @@
+"""Test & Review: one node of a canvas, run in the api by the runner's own step code.
+
+- The trigger: its test creates the konnect (a draft) when the editor has no konnect_id yet, so
+  the webhook URL exists; its output is the request captured at that URL
+  (:mod:`konnectz_api.capture`), or ``{}`` until one was captured.
+- An action: compiled by the same compiler as publishing (:mod:`konnectz_api.compilers`), then
+  run once by :func:`konnectz_runner.steps.run_step` with the outputs of the upstream nodes'
+  tests as its context, through the runner's outbound guard (private addresses refused unless
+  ``KONNECTZ_ALLOW_PRIVATE_NETWORKS`` allows them), with a shorter timeout and a smaller
+  response limit than a run. After an iterator, the first item stands for the iterator's output.
+
+Each result is stored as the node's konnect activity (one per node; testing again replaces it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import httpx
+from sqlalchemy.orm import Session
+
+from konnectz_api.compile import ONLY_ONCE, CompileError, Plan, check_references, plan
+from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
+from konnectz_api.compilers._common import is_blank
+from konnectz_api.core.config import Settings
+from konnectz_api.core.security import new_token
+from konnectz_api.crud import activities
+from konnectz_api.errors import NotFound, Unprocessable
+from konnectz_api.jsonb import jsonb_safe
+from konnectz_api.models import Konnect, User
+from konnectz_api.schemas import TestAndReviewIn, TestAndReviewOut
+from konnectz_runner.model import StepContext
+from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_runner.steps import run_step
+
+__all__ = [
+    "MANDATORY",
+    "TEST_TRIGGER_FIRST",
+    "UNABLE",
+    "TestRefused",
+    "owned_konnect",
+    "run_test",
+    "user_timezone",
+    "webhook_url",
+]
+
+MANDATORY = "Please fill the values of mandatory fields before Testing"
+TEST_TRIGGER_FIRST = "Test Your {app_name} after testing your Triggering app"
+UNABLE = "Unable to process the test with these inputs. Please provide appropriate inputs."
+DELETED = "DELETED"
+USER_AGENT = "Konnectz-Test/0.1"
+
+
+class TestRefused(Unprocessable):
+    """The test did not run; the reply carries test_status Error and the message to show."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, test_status="Error", display_message=message)
+
+
+def webhook_url(settings: Settings, konnect: Konnect) -> str:
+    return f"{settings.webhook_base_url.rstrip('/')}/hooks/{konnect.webhook_token}"
+
+
+def owned_konnect(session: Session, user: User, konnect_id: int) -> Konnect:
+    konnect = session.get(Konnect, konnect_id)
+    if konnect is None or konnect.owner_id != user.id or konnect.status == DELETED:
+        raise NotFound(f"Konnect {konnect_id} not found")
+    return konnect
+
+
+def user_timezone(user: User) -> str:
+    try:
+        ZoneInfo(user.timezone or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return "UTC"
+    return user.timezone or "UTC"
+
+
+def _missing_mandatory(node: Any) -> bool:
+    return any(entry.config_key_required and is_blank(entry.value) for entry in node.data.configResponses or ())
+
+
+def _test_view(activity: Any) -> Any:
+    """What later nodes see of a tested node: after an iterator, its first item."""
+    output = activity.output
+    if activity.kind == "iterator" and isinstance(output, dict) and isinstance(output.get("items"), list):
+        return output["items"][0] if output["items"] else {}
+    return output
+
+
+async def run_test(session: Session, settings: Settings, user: User, body: TestAndReviewIn) -> TestAndReviewOut:
+    canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
+    try:
+        flow = plan(canvas, require_linked=False)
+    except CompileError as exc:
+        raise TestRefused(str(exc)) from exc
+    node_id = body.tested_node or (flow.trigger.id if body.left_app_id is not None else None)
+    if node_id is None:
+        raise TestRefused("node_id is required: which node to test")
+    node = flow.canvas.node(node_id)
+    if node is None:
+        raise TestRefused(f"The canvas has no node {node_id!r}")
+    if _missing_mandatory(node):
+        raise TestRefused(MANDATORY)
+    if node is flow.trigger:
+        return _test_trigger(session, settings, user, body, flow, canvas)
+    return await _test_action(session, settings, user, body, flow, node, canvas)
+
+
+def _test_trigger(
+    session: Session, settings: Settings, user: User, body: TestAndReviewIn, flow: Plan, canvas: dict[str, Any]
+) -> TestAndReviewOut:
+    node = flow.trigger
+    if body.konnect_id is None:
+        konnect = Konnect(
+            owner_id=user.id,
+            status="Draft",
+            canvas_json=canvas,
+            webhook_token=new_token(),
+            konnect_name=str(canvas.get("flowName") or "").strip(),
+        )
+        session.add(konnect)
+        session.flush()
+    else:
+        konnect = owned_konnect(session, user, body.konnect_id)
+        konnect.canvas_json = canvas
+    try:
+        compile_trigger(node, TriggerInput(webhook_token=konnect.webhook_token, timezone=user_timezone(user)))
+    except CompileError as exc:
+        session.rollback()
+        raise TestRefused(str(exc)) from exc
+    url = webhook_url(settings, konnect)
+    earlier = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=node.id)
+    output = earlier.output if earlier is not None and earlier.status == activities.SUCCESS else None
+    if isinstance(output, dict) and output:
+        message = "Webhook tested: the captured request is the trigger's data"
+    else:
+        output = {}
+        message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
+    activity_id = activities.save_activity(
+        session,
+        konnect_id=konnect.id,
+        owner_id=user.id,
+        node_id=node.id,
+        kind=node.provider or "trigger",
+        app_name=node.detail.name,
+        status=activities.SUCCESS,
+        display_message=message,
+        input={},
+        output=output,
+    )
+    session.commit()
+    return TestAndReviewOut(
+        test_status="Success",
+        display_message=message,
+        raw_response=output,
+        konnect_id=konnect.id,
+        konnect_activity_id=activity_id,
+        webhook_url=url,
+    )
+
+
+async def _test_action(
+    session: Session,
+    settings: Settings,
+    user: User,
+    body: TestAndReviewIn,
+    flow: Plan,
+    node: Any,
+    canvas: dict[str, Any],
+) -> TestAndReviewOut:
+    first = TEST_TRIGGER_FIRST.format(app_name=node.detail.name or "app")
+    if body.konnect_id is None:
+        raise TestRefused(first)
+    konnect = owned_konnect(session, user, body.konnect_id)
+    tested = activities.successful(session, konnect_id=konnect.id, owner_id=user.id)
+    if flow.trigger.id not in tested:
+        raise TestRefused(first)
+    try:
+        compiled = compile_step(node)
+        step = compiled[-1] if isinstance(compiled, list) else compiled  # a delay before the node is not tested
+        upstream = flow.ancestors(node.id)
+        check_references(node, step, upstream)
+    except CompileError as exc:
+        raise TestRefused(str(exc)) from exc
+    if step.kind == "iterator" and any(n.provider == "iterator" and n.id != node.id for n in flow.canvas.apps):
+        raise TestRefused(f"{node.label}: {ONLY_ONCE}")
+    konnect.canvas_json = canvas
+    outputs = {nid: _test_view(tested[nid]) for nid in upstream if nid in tested}
+    session.commit()  # no transaction stays open while the step waits on the network
+    guard = NetGuard(settings.allow_private_networks)
+    async with httpx.AsyncClient(
+        transport=guarded_transport(guard),
+        timeout=settings.test_timeout_seconds,
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT},
+    ) as http:
+        ctx = StepContext(
+            outputs=outputs,
+            http=http,
+            guard=guard,
+            run_id=f"test-{uuid.uuid4().hex}",
+            konnect_id=konnect.id,
+            owner_id=user.id,
+            timezone=user_timezone(user),
+            max_response_bytes=settings.test_max_response_bytes,
+        )
+        try:
+            outcome = await asyncio.wait_for(run_step(step, ctx), settings.test_timeout_seconds + 5)
+        except TimeoutError:
+            outcome = None
+    if outcome is None:
+        status, message, output, recorded = (
+            "Error",
+            f"The test took longer than {settings.test_timeout_seconds:g} s",
+            None,
+            {},
+        )
+    else:
+        status = activities.SUCCESS if outcome.status == "SUCCESS" else "Error"
+        output, recorded = outcome.output, outcome.input
+        if status == "Error":
+            message = outcome.error or UNABLE
+        elif outcome.stop is not None:
+            message = outcome.stop
+        else:
+            message = f"{node.detail.name or 'Step'} tested successfully"
+    activity_id = activities.save_activity(
+        session,
+        konnect_id=konnect.id,
+        owner_id=user.id,
+        node_id=node.id,
+        kind=step.kind,
+        app_name=node.detail.name,
+        status=status,
+        display_message=message,
+        input=recorded,
+        output=output,
+    )
+    session.commit()
+    return TestAndReviewOut(
+        test_status="Success" if status == activities.SUCCESS else "Error",
+        display_message=message,
+        raw_response=output if output is not None else {},
+        konnect_id=konnect.id,
+        konnect_activity_id=activity_id,
+        pass_through_condition=(outcome.stop is None) if outcome is not None and step.kind == "filter" else None,
+    )
