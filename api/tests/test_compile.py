@@ -59,11 +59,11 @@ def compile_(c: dict[str, Any]):
 
 def test_every_runner_kind_has_a_compiler_and_every_node_type_parses():
     compiled_kinds = {f.__module__.rsplit(".", 1)[1] for f in STEP_COMPILERS.values()}
-    assert set(KINDS) <= compiled_kinds | {"delay"}
+    assert set(KINDS) <= compiled_kinds
     for t in NODE_TYPES:
         parsed = parse_canvas({"apps": [{"id": "n", "type": t}]})
         assert parsed.apps[0].type == t
-    assert {"scheduler", "form_input", "delay"} <= set(PENDING)
+    assert not {"scheduler", "form_input", "delay"} & set(PENDING)
 
 
 def test_order_follows_the_links_not_app_index():
@@ -243,11 +243,11 @@ def _with(extra: dict[str, Any]) -> dict[str, Any]:
             r"Generator \(node-2\): what",
         ),
         (_with(node("node-2", "Api", "data_forwarder", 2, keyList=["plain"])), "must be a reference"),
-        (_with(node("node-2", "InHouse", "delay", 2)), "the Delay add-on cannot run yet"),
+        (_with(node("node-2", "InHouse", "delay", 2)), r"Delay \(node-2\): Please fill the values of mandatory fields"),
         (_with(node("node-2", "ActionNode", "slack", 2)), "app 'slack' cannot run yet"),
         (
             chain(node("node-1", "Scheduler", "scheduler", 1), api_node("node-2", 2)),
-            "Scheduler triggers cannot be published yet",
+            r"Scheduler \(node-1\): Please fill the values of mandatory fields",
         ),
         (_with({**api_node("node-2", 2), "type": "Bogus"}), r"API Call \(node-2\): unknown node type"),
         (_with({**api_node("node-2", 2), "type": None}), "unknown node type|has no type"),
@@ -321,3 +321,110 @@ def test_hostile_nodes_are_compile_errors_not_crashes():
 def test_app_names_for_lists():
     assert app_names({"apps": "broken"}) == (None, [])
     assert app_names({"apps": [{"id": "a", "data": {"app_detail": {"name": "Hook", "app_index": 1}}}]}) == ("Hook", [])
+
+
+def scheduler(**value: Any) -> dict[str, Any]:
+    return node("node-1", "Scheduler", "scheduler", 1, "Scheduler", selectedValue=value)
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ({"schedule_type": "Once", "schedule_time": "2031-05-04 09:30"}, "Once"),
+        ({"schedule_type": "Everyday", "schedule_time": "09:30"}, "Everyday"),
+        ({"schedule_type": "DaysOfTheWeek", "schedule_time": "09:30", "days": ["Monday", "Fri"]}, "DaysOfTheWeek"),
+        ({"schedule_type": "DaysOfTheMonth", "schedule_time": "09:30", "dates": [1, 15, 31]}, "DaysOfTheMonth"),
+        ({"schedule_type": "AtRegularIntervals", "every": "2", "time_span": "Hours"}, "AtRegularIntervals"),
+    ],
+)
+def test_scheduler_triggers_compile_in_the_owners_time_zone(value, kind):
+    spec = compile_flow(
+        chain(scheduler(**value), api_node("node-2", 2)),
+        konnect_id=7,
+        owner_id=3,
+        name="n",
+        webhook_token="t" * 43,
+        timezone="Europe/Berlin",
+    )
+    assert spec.trigger.kind == "schedule"
+    assert spec.trigger.timezone == "Europe/Berlin"
+    assert spec.trigger.schedule.schedule_type == kind
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({}, "Please fill the values of mandatory fields before Testing"),
+        ({"schedule_type": "DaysOfTheWeek", "schedule_time": "09:30", "days": []}, "choose the days of the week"),
+        ({"schedule_type": "AtRegularIntervals", "every": "2", "time_span": "Years"}, "Minutes, Hours, Days or Weeks"),
+        ({"schedule_type": "Sometimes"}, "unknown schedule type"),
+    ],
+)
+def test_a_bad_schedule_names_the_scheduler_node(value, message):
+    with pytest.raises(CompileError, match=r"^Scheduler \(node-1\): .*" + message):
+        compile_(chain(scheduler(**value), api_node("node-2", 2)))
+
+
+def test_a_form_trigger_is_served_at_the_konnects_token():
+    fields = [
+        {"key": "email", "label": "Your e-mail", "type": "email", "required": True},
+        {"key": "plan", "label": "Plan", "type": "select", "options": ["Free", "Team"]},
+    ]
+    form = node("node-1", "FormInput", "form_input", 1, "Form", formFields=fields, formTitle="Sign up")
+    spec = compile_(chain(form, api_node("node-2", 2)))
+    assert spec.trigger.kind == "form"
+    assert spec.trigger.token == "t" * 43
+    assert spec.trigger.title == "Sign up"
+    assert [f.key for f in spec.trigger.fields] == ["email", "plan"]
+    empty = node("node-1", "FormInput", "form_input", 1, "Form")
+    with pytest.raises(CompileError, match=r"Form \(node-1\): Add at least one field"):
+        compile_(chain(empty, api_node("node-2", 2)))
+    bad = node(
+        "node-1", "FormInput", "form_input", 1, "Form", formFields=[{"key": "a", "label": "A", "type": "select"}]
+    )
+    with pytest.raises(CompileError, match="a select needs options"):
+        compile_(chain(bad, api_node("node-2", 2)))
+
+
+def delay_node(node_id: str, index: int, **timer: Any) -> dict[str, Any]:
+    return node(node_id, "InHouse", "delay", index, "Delay", timerConfigs=timer)
+
+
+def test_the_delay_add_on_and_set_delay_compile_to_delay_steps():
+    spec = compile_(
+        chain(
+            webhook(),
+            delay_node("node-2", 2, delay_type=515, delay_unit=322, delay_value="3"),
+            node(
+                "node-3",
+                "Api",
+                "api",
+                3,
+                "API Call",
+                selectedValue={"apiDetails": {"endpointURL": "https://a.example/"}},
+                timerConfigs={"delay_type": 328, "value": "{{node-1.when}}"},
+                delayReady=True,
+            ),
+        )
+    )
+    assert [(s.id, s.kind) for s in spec.steps] == [
+        ("node-2", "delay"),
+        ("node-3-delay", "delay"),
+        ("node-3", "api_call"),
+    ]
+    assert (spec.steps[0].mode, spec.steps[0].amount, spec.steps[0].unit) == ("for", 3, "hours")
+    assert (spec.steps[1].mode, spec.steps[1].until) == ("until", "{{node-1.when}}")
+
+
+@pytest.mark.parametrize(
+    ("timer", "message"),
+    [
+        ({}, "Please fill the values of mandatory fields before Testing"),
+        ({"delay_type": 515, "delay_unit": 514, "delay_value": "ten"}, "Please Fill Integer Only"),
+        ({"delay_type": 515, "delay_unit": 999, "delay_value": "1"}, "Unknown delay unit"),
+        ({"delay_type": 1, "delay_unit": 514, "delay_value": "1"}, "Unknown delay type"),
+    ],
+)
+def test_a_bad_delay_names_the_node(timer, message):
+    with pytest.raises(CompileError, match=r"^Delay \(node-2\): " + message):
+        compile_(chain(webhook(), delay_node("node-2", 2, **timer), api_node("node-3", 3)))

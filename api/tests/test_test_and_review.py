@@ -358,7 +358,18 @@ def test_capture_needs_a_webhook_trigger(client, api, fake_api):
     scheduled = json.loads(json.dumps(canvas))
     scheduled["apps"][0] = _node("node-1", "Scheduler", "scheduler", 1, "Scheduler")
     r = _test(client, headers, scheduled, "node-1", konnect_id)
-    assert r.status_code == 422 and "Scheduler triggers cannot be published yet" in r.json()["message"]
+    assert r.status_code == 422 and "Please fill the values of mandatory fields" in r.json()["message"]
+    scheduled["apps"][0]["data"]["selectedValue"] = {"schedule_type": "Everyday", "schedule_time": "09:30"}
+    r = _test(client, headers, scheduled, "node-1", konnect_id)
+    assert r.status_code == 200, r.text
+    assert r.json()["display_message"].startswith("Next run: ")
+    assert r.json()["raw_response"]["schedule_type"] == "Everyday"
+    assert "T09:30:00" in r.json()["raw_response"]["local_time"]  # the owner's wall time
+    client.post(
+        "/api/v1/konnects/save_konnect", json={"konnect_id": konnect_id, "canvas_json": scheduled}, headers=headers
+    )
+    r = client.post(f"/api/v1/konnect_webhooks/capture_webhook_response/{konnect_id}", headers=headers)
+    assert r.status_code == 422, r.text
 
 
 def test_nul_characters_are_stored_not_500(client, api, fake_api, runner_url):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -129,18 +130,21 @@ def _test_trigger(
         konnect = owned_konnect(session, user, body.konnect_id)
         konnect.canvas_json = canvas
     try:
-        compile_trigger(node, TriggerInput(webhook_token=konnect.webhook_token, timezone=user_timezone(user)))
+        trigger = compile_trigger(node, TriggerInput(webhook_token=konnect.webhook_token, timezone=user_timezone(user)))
     except CompileError as exc:
         session.rollback()
         raise TestRefused(str(exc)) from exc
     url = webhook_url(settings, konnect)
-    earlier = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=node.id)
-    output = earlier.output if earlier is not None and earlier.status == activities.SUCCESS else None
-    if isinstance(output, dict) and output:
-        message = "Webhook tested: the captured request is the trigger's data"
+    if trigger.kind == "webhook":
+        earlier = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=node.id)
+        output = earlier.output if earlier is not None and earlier.status == activities.SUCCESS else None
+        if isinstance(output, dict) and output:
+            message = "Webhook tested: the captured request is the trigger's data"
+        else:
+            output = {}
+            message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
     else:
-        output = {}
-        message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
+        output, message = _trigger_sample(trigger, url)
     activity_id = activities.save_activity(
         session,
         konnect_id=konnect.id,
@@ -162,6 +166,23 @@ def _test_trigger(
         konnect_activity_id=activity_id,
         webhook_url=url,
     )
+
+
+def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
+    """What a schedule or form trigger will output, for the later steps to map, and a message."""
+    if trigger.kind == "schedule":
+        from konnectz_runner.triggers.schedule import next_fire, trigger_output
+
+        fire = next_fire(trigger, datetime.now(UTC))
+        if fire is None:
+            raise TestRefused(f"{trigger.schedule.schedule_type}: this schedule has no run in the future")
+        output = trigger_output(trigger, fire)
+        return output, f"Next run: {output['local_time']} ({trigger.timezone})"
+    if trigger.kind == "form":
+        form_url = hook_url.replace("/hooks/", "/forms/", 1)
+        sample = {f.key: f.placeholder or f.label for f in trigger.fields}
+        return sample, f"The form is at {form_url}; each submission starts a run with these fields"
+    return {}, "Trigger tested"
 
 
 async def _test_action(

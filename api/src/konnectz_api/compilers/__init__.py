@@ -23,10 +23,13 @@ from konnectz_api.compilers import (
     api_call,
     coupon,
     data_forwarder,
+    delay,
     filter,
+    form_input,
     formatter,
     generator,
     iterator,
+    scheduler,
     splitter,
     webhook,
 )
@@ -52,19 +55,16 @@ _STEP_MODULES: tuple[ModuleType, ...] = (
     generator,
     filter,
     coupon,
+    delay,
 )
-_TRIGGER_MODULES: tuple[ModuleType, ...] = (webhook,)
+_TRIGGER_MODULES: tuple[ModuleType, ...] = (webhook, scheduler, form_input)
 
 STEP_COMPILERS: dict[str, Callable[[Any], Any]] = {p: m.compile_node for m in _STEP_MODULES for p in m.PROVIDERS}
 TRIGGER_COMPILERS: dict[str, Callable[[Any, TriggerInput], Any]] = {
     p: m.compile_trigger for m in _TRIGGER_MODULES for p in m.PROVIDERS
 }
-# Known in-house providers whose runner kinds are being built (delay, scheduler, form input).
-PENDING: dict[str, str] = {
-    "delay": "the Delay add-on cannot run yet",
-    "scheduler": "Scheduler triggers cannot be published yet",
-    "form_input": "Form Input triggers cannot be published yet",
-}
+# Known providers that do not run yet (none today; app events come with the catalogue).
+PENDING: dict[str, str] = {}
 
 
 def compile_step(node: Any) -> Any:
@@ -72,7 +72,13 @@ def compile_step(node: Any) -> Any:
     compiler = STEP_COMPILERS.get(node.provider)
     if compiler is None:
         raise fail(node, PENDING.get(node.provider, f"app {node.provider[:50]!r} cannot run yet"))
-    return compiler(node)
+    step = compiler(node)
+    timer = delay.timer_of(node)
+    ready = (node.data.model_extra or {}).get("delayReady")
+    if node.provider in delay.PROVIDERS or timer is None or timer.get("delay_type") in (None, "") or ready is False:
+        return step
+    # Set Delay: the node's timer runs before the node's own step.
+    return [delay.delay_step(node, timer, step_id=f"{node.id}-delay"), step]
 
 
 def compile_trigger(node: Any, given: TriggerInput) -> Any:
