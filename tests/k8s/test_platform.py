@@ -50,17 +50,32 @@ def wait_until(what: str, fn, timeout: float = 60.0, interval: float = 0.2):
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
-def canvas(endpoint: str) -> dict[str, Any]:
-    webhook = {"id": 1, "name": "Webhook", "app_type": "WEBHOOK", "provider": "webhook", "app_index": 1}
+WEBHOOK = {
+    "id": "node-1",
+    "type": "WebhookInner",
+    "position": {"x": 0, "y": 0},
+    "data": {
+        "node_id": "node-1",
+        "app_detail": {"id": 1, "name": "Webhook", "app_type": "WEBHOOK", "provider": "webhook", "app_index": 1},
+    },
+}
+EVERY_MINUTE = {
+    "id": "node-1",
+    "type": "Scheduler",
+    "position": {"x": 0, "y": 0},
+    "data": {
+        "node_id": "node-1",
+        "app_detail": {"id": 3, "name": "Scheduler", "app_type": "ADD_ON", "provider": "scheduler", "app_index": 1},
+        "selectedValue": {"schedule_type": "AtRegularIntervals", "every": 1, "time_span": "Minutes"},
+    },
+}
+
+
+def canvas(endpoint: str, trigger: dict[str, Any] = WEBHOOK) -> dict[str, Any]:
     api_call = {"id": 2, "name": "API Call", "app_type": "ADD_ON", "provider": "api", "app_index": 2}
     return {
         "apps": [
-            {
-                "id": "node-1",
-                "type": "WebhookInner",
-                "position": {"x": 0, "y": 0},
-                "data": {"node_id": "node-1", "app_detail": {**webhook, "side": "left"}},
-            },
+            trigger,
             {
                 "id": "node-2",
                 "type": "Api",
@@ -76,7 +91,10 @@ def canvas(endpoint: str) -> dict[str, Any]:
                             "endpointURL": f"{endpoint}/orders",
                             "headers": [],
                             "params": [],
-                            "body": [{"key": "customer", "value": "{{node-1.name}}"}],
+                            "body": [
+                                {"key": "customer", "value": "{{node-1.name}}"},
+                                {"key": "at", "value": "{{node-1.scheduled_at}}"},
+                            ],
                         },
                     },
                 },
@@ -103,6 +121,31 @@ def signed_in(api: httpx.Client, email: str, password: str) -> dict[str, str]:
     )
     assert r.status_code == 200, r.text
     return {"Authorization": f"Bearer {r.json()['auth_token']}"}
+
+
+def publish(api: httpx.Client, headers: dict[str, str], flow: dict[str, Any]) -> dict[str, Any]:
+    """Test & Review of the trigger creates the draft, as the editor does before saving; then publish."""
+    tested = api.post(
+        "/api/v1/konnects/test_and_review",
+        headers=headers,
+        json={"node_id": "node-1", "konnect_id": None, "canvas_json": flow},
+    )
+    assert tested.status_code == 200, tested.text
+    r = api.post(
+        "/api/v1/konnects/publish_konnect",
+        headers=headers,
+        json={"konnect_id": tested.json()["konnect_id"], "canvas_name": True, "canvas_json": flow},
+    )
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def runner_env(kube_api: Any, namespace: str, child: str, spec_file: Path, container: Any) -> dict[str, str]:
+    """The container's environment, with the ConfigMap's flow.json written to ``spec_file``."""
+    spec_file.write_text(client.CoreV1Api(kube_api).read_namespaced_config_map(child, namespace).data["flow.json"])
+    env = {**os.environ, **{e.name: e.value for e in container.env if e.value is not None}}
+    env.update(KONNECTZ_SPEC_FILE=str(spec_file), KONNECTZ_ALLOW_PRIVATE_NETWORKS="127.0.0.0/8")
+    return env
 
 
 @pytest.fixture(scope="module")
@@ -135,24 +178,7 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
         with KopfRunner(args, timeout=180) as operator:
             api = httpx.Client(base_url=platform.api_url, timeout=30)
             headers = signed_in(api, "kube@example.com", "correct horse battery")
-            # Test & Review of the trigger creates the draft, as the editor does before saving.
-            tested = api.post(
-                "/api/v1/konnects/test_and_review",
-                headers=headers,
-                json={"node_id": "node-1", "konnect_id": None, "canvas_json": canvas(receiver.url)},
-            )
-            assert tested.status_code == 200, tested.text
-            r = api.post(
-                "/api/v1/konnects/publish_konnect",
-                headers=headers,
-                json={
-                    "konnect_id": tested.json()["konnect_id"],
-                    "canvas_name": True,
-                    "canvas_json": canvas(receiver.url),
-                },
-            )
-            assert r.status_code == 200, r.text
-            published = r.json()
+            published = publish(api, headers, canvas(receiver.url))
             name = f"konnect-{published['konnect_id']}"
 
             def ready() -> dict[str, Any] | None:
@@ -160,20 +186,21 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
                 return k if (k.get("status") or {}).get("phase") == "Ready" else None
 
             konnect = wait_until("the Konnect to be Ready", ready)
+
+            def ready_named(other: str) -> dict[str, Any] | None:
+                k = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, other)
+                return k if (k.get("status") or {}).get("phase") == "Ready" else None
+
             assert konnect["status"]["webhookUrl"] == published["webhook_url"]
             assert published["webhook_url"].startswith(hooks + "/hooks/")
             assert "password" not in json.dumps(konnect["spec"]).lower()
 
             # Start the runner the Deployment describes, with the flow of the ConfigMap.
-            core, apps = client.CoreV1Api(kube.api), client.AppsV1Api(kube.api)
+            apps = client.AppsV1Api(kube.api)
             child = f"kz-{name}"
-            flow_json = core.read_namespaced_config_map(child, namespace).data["flow.json"]
             container = apps.read_namespaced_deployment(child, namespace).spec.template.spec.containers[0]
-            spec_file = state / "flow.json"
-            spec_file.write_text(flow_json)
-            env = {**os.environ, **{e.name: e.value for e in container.env if e.value is not None}}
+            env = runner_env(kube.api, namespace, child, state / "flow.json", container)
             assert env["KONNECTZ_NATS_URL"] == platform.nats.url
-            env.update(KONNECTZ_SPEC_FILE=str(spec_file), KONNECTZ_ALLOW_PRIVATE_NETWORKS="127.0.0.0/8")
             assert container.command[:4] == ["python", "-m", "konnectz_runner", "serve"]
             command = [sys.executable, *container.command[1:4], "--host", "127.0.0.1", "--port", str(runner_port)]
             runner = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -187,7 +214,7 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
 
             wait_until("the runner to accept the webhook", post)
             wait_until("the API call", lambda: receiver.requests)
-            assert receiver.requests[0]["body"] == {"customer": "Kay"}
+            assert receiver.requests[0]["body"]["customer"] == "Kay"
             logs = wait_until(
                 "the task log",
                 lambda: api.get(f"/api/v1/task_logs/logs?konnect_id={published['konnect_id']}", headers=headers).json()[
@@ -206,6 +233,38 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
                     == "SUCCESS"
                 ),
             )
+
+            # A schedule konnect becomes a CronJob; its tick, run as a local process, produces a run.
+            scheduled = publish(api, headers, canvas(receiver.url, EVERY_MINUTE))
+            cron_name = f"konnect-{scheduled['konnect_id']}"
+            wait_until("the schedule Konnect to be Ready", lambda: ready_named(cron_name))
+            cron = wait_until(
+                "the CronJob",
+                lambda: client.BatchV1Api(kube.api).read_namespaced_cron_job(f"kz-{cron_name}", namespace),
+            )
+            assert cron.spec.schedule == "* * * * *"  # every minute, in UTC (elapsed time)
+            assert cron.spec.concurrency_policy == "Forbid"
+            tick = cron.spec.job_template.spec.template.spec.containers[0]
+            assert tick.command[:4] == ["python", "-m", "konnectz_runner", "tick"]
+            env = runner_env(kube.api, namespace, f"kz-{cron_name}", state / "schedule.json", tick)
+            seen = len(receiver.requests)
+            done = subprocess.run(
+                [sys.executable, *tick.command[1:4], "--spec-file", str(state / "schedule.json")],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            wait_until("the scheduled API call", lambda: len(receiver.requests) > seen)
+            assert receiver.requests[-1]["body"]["at"].endswith("Z")
+            scheduled_logs = wait_until(
+                "the scheduled run's task log",
+                lambda: api.get(f"/api/v1/task_logs/logs?konnect_id={scheduled['konnect_id']}", headers=headers).json()[
+                    "task_logs"
+                ],
+            )
+            assert scheduled_logs[0]["status"] == "SUCCESS"
 
             # Unpublishing withdraws the resource; the operator's children go with it.
             r = api.post(f"/api/v1/konnects/{published['konnect_id']}/update_status", headers=headers,

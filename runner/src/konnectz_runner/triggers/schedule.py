@@ -40,7 +40,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil import parser as date_parser
 from dateutil import rrule as rrule_mod
-from pydantic import Field, field_validator
+from pydantic import Field, WithJsonSchema, field_validator
 
 from konnectz_runner.model import Strict
 
@@ -66,6 +66,19 @@ __all__ = [
     "trigger_output",
 ]
 
+# A wall time in the trigger's zone, without an offset: not an RFC 3339 date-time, so its JSON
+# schema (and the CRD) says string with that shape.
+LocalDateTime = Annotated[
+    datetime,
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$",
+            "description": "Local date and time without an offset, e.g. 2026-12-24T18:00",
+        }
+    ),
+]
+
 # Cron numbers the days Sunday = 0 … Saturday = 6, the order the editor lists them in.
 WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 Weekday = Literal["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
@@ -89,7 +102,7 @@ class Once(Strict):
     """One run at the local date and time ``at``."""
 
     schedule_type: Literal["Once"] = "Once"
-    at: datetime = Field(description="Local date and time, e.g. 2026-12-24T18:00")
+    at: LocalDateTime = Field(description="Local date and time, e.g. 2026-12-24T18:00")
 
     @field_validator("at")
     @classmethod
@@ -144,7 +157,7 @@ class AtRegularIntervals(Strict):
     schedule_type: Literal["AtRegularIntervals"] = "AtRegularIntervals"
     every: int = Field(ge=1, le=MAX_EVERY)
     time_span: Span
-    start: datetime = Field(description="Local date and time of the first run; Days/Weeks keep its wall time")
+    start: LocalDateTime = Field(description="Local date and time of the first run; Days/Weeks keep its wall time")
 
     @field_validator("start")
     @classmethod
