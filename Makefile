@@ -86,7 +86,7 @@ test: install chromium web-build cluster-build lint typecheck check-types check-
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: install
-	$(PY) -m pytest -q tests/bench -p no:cacheprovider -s
+	KONNECTZ_BENCH=1 $(PY) -m pytest -q tests/bench -p no:cacheprovider -s
 
 clean:
 	rm -rf .venv web/node_modules web/dist .konnectz/openapi*.json .konnectz/*.check.*
