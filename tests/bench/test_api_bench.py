@@ -113,7 +113,11 @@ def api_url(bench_db, nats_server) -> Iterator[str]:
         pytest.fail("the api did not start")
     yield url
     proc.terminate()
-    proc.wait(timeout=20)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
 
 
 def _token(user_id: int, cache: dict[int, str]) -> str:
