@@ -305,6 +305,13 @@ def test_folders_flows_and_history_journey(page: Page, platform: Platform) -> No
     page.get_by_test_id("nav-flows").click()
     expect(page.locator("[data-testid^='flow-row-']")).to_have_count(1)
     _shot(page, "flows-flows-dark.png")
+    # Usable at 1280 px: the sidebar, the search, the move controls and every row's actions fit.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    for test_id in ("folder-add", "flows-search", "move-flows", f"flow-delete-{delta}"):
+        box = page.get_by_test_id(test_id).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1280, (test_id, box)
+    _shot(page, "flows-flows-dark-1280.png")
+    page.set_viewport_size({"width": 1440, "height": 900})
     page.get_by_test_id("nav-home").click()
     expect(page.get_by_test_id("stat-total")).to_contain_text("4")
     _shot(page, "flows-dashboard-dark.png")
