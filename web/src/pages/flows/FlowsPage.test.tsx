@@ -221,6 +221,21 @@ describe('FlowsPage', () => {
     expect(await screen.findByText('No Task Logs Found')).toBeInTheDocument();
   });
 
+  it('shows the empty texts of the task log modal', async () => {
+    fakeApi((c) => {
+      if (c.url.includes('task_log_type=SUCCESS'))
+        return { body: { task_logs: [{ id: 40, task_date: '2026-11-21T10:00:00Z', status: 'SUCCESS', konnect_id: 2, data: {} }], total: 1 } };
+      if (c.url === '/api/v1/task_logs/40/tasks') return { body: { tasks: [] } };
+      return undefined;
+    });
+    renderFlows();
+    await userEvent.click(await screen.findByTestId('flow-logs-2'));
+    await userEvent.click(await screen.findByTestId('tasklog-item-40'));
+    const details = await screen.findByTestId('tasklog-details');
+    expect(within(details).getByText('No Label Found')).toBeInTheDocument();
+    expect(await within(details).findByText('No Task Found')).toBeInTheDocument();
+  });
+
   it('goes to the editor from Edit', async () => {
     fakeApi();
     const { router } = renderFlows();
