@@ -19,6 +19,7 @@ help:
 	@echo "make test   - install what is needed and run every check (lint, types, unit, integration, k8s, e2e)"
 	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
 	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_runner.resource"
+	@echo "make bench     - seed a large database (kept between runs) and measure the flow calls at concurrency 32"
 
 # --- installation -------------------------------------------------------------------------
 $(UV):
@@ -85,10 +86,11 @@ web-check: web/node_modules/.installed
 test: install chromium web-build cluster-build lint typecheck check-types check-crd web-check
 	$(PY) -m pytest -q -p no:cacheprovider
 
-# Benchmarks are bench_*.py files with bench_* functions, so `make test` never collects them.
+# Benchmarks: tests/bench (api, KONNECTZ_BENCH=1) and bench_*.py files with bench_* functions in
+# tests/k8s (the operator); `make test` never runs them.
 bench: install cluster-build
-	$(PY) -m pytest -q -p no:cacheprovider -s -o python_files='bench_*.py' -o python_functions='bench_*' \
-	    $(wildcard tests/bench) tests/k8s
+	KONNECTZ_BENCH=1 $(PY) -m pytest -q tests/bench -p no:cacheprovider -s
+	$(PY) -m pytest -q -p no:cacheprovider -s -o python_files='bench_*.py' -o python_functions='bench_*' tests/k8s
 
 clean:
 	rm -rf .venv web/node_modules web/dist .konnectz/openapi*.json .konnectz/*.check.*

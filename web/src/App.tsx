@@ -6,6 +6,7 @@ import { ComingSoon } from './pages/ComingSoon';
 import { AccountPage } from './pages/account/AccountPage';
 import { Dashboard } from './pages/Dashboard';
 import { FlowsPage } from './pages/flows/FlowsPage';
+import { HistoryPage } from './pages/logs/HistoryPage';
 import { AppShell } from './shell/AppShell';
 import { RequireSession } from './shell/RequireSession';
 import { Providers } from './theme/Providers';
@@ -41,7 +42,7 @@ export const routes: RouteObject[] = [
       { path: '/flows', element: <Navigate to="/flows/home" replace /> },
       { path: '/flows/:index', element: <FlowsPage /> },
       { path: '/applications', element: <ComingSoon title="Applications" /> },
-      { path: '/logs', element: <ComingSoon title="Flow History" /> },
+      { path: '/logs', element: <HistoryPage /> },
       { path: '/chatflows', element: <ComingSoon title="Chatflows" /> },
       { path: '/agentflows', element: <ComingSoon title="Agentflows" /> },
       { path: '/tools', element: <ComingSoon title="Tools" /> },

@@ -1,7 +1,7 @@
 """A cap on request bodies: a larger body is refused with 413 before it is read whole.
 
 The declared ``Content-Length`` is checked first; a body sent without one (chunked) is counted
-as it arrives. The cap is ``KONNECTZ_MAX_REQUEST_BYTES`` (10 MiB by default).
+as it arrives. The cap is ``KONNECTZ_MAX_REQUEST_BYTES`` (2 MiB by default).
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ from konnectz_api.limits import BodyLimitMiddleware
 from konnectz_api.routes import (
     apps,
     auth,
+    dashboard,
+    folders,
     konnect_webhooks,
     konnects,
     password_reset,
@@ -82,7 +84,8 @@ def create_app() -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
-    for module in (system, auth, password_reset, profile, plans, apps, konnects, konnect_webhooks, task_logs):
+    routers = (system, auth, password_reset, profile, plans, apps, konnects, konnect_webhooks, folders, dashboard)
+    for module in (*routers, task_logs):
         app.include_router(module.router)
     app.include_router(konnects.activity_router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():

@@ -65,12 +65,29 @@ class App(Base):
     is_add_on: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
+class Folder(Base):
+    """A user's folder of flows. Removing it returns its flows to Home (konnects.folder_id NULL)."""
+
+    __tablename__ = "folders"
+    __table_args__ = (Index("ix_folders_owner_id", "owner_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class Konnect(Base):
     __tablename__ = "konnects"
+    __table_args__ = (
+        Index("ix_konnects_owner_created", "owner_id", "created_at", "id"),
+        Index("ix_konnects_owner_folder_created", "owner_id", "folder_id", "created_at", "id"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     konnect_name: Mapped[str] = mapped_column(String(255), default="")
+    folder_id: Mapped[int | None] = mapped_column(ForeignKey("folders.id", ondelete="SET NULL"), index=True)
     status: Mapped[str] = mapped_column(String(20), default="Draft")
     canvas_json: Mapped[dict[str, Any]] = mapped_column(JsonType)
     webhook_token: Mapped[str] = mapped_column(String(64), unique=True)
@@ -109,12 +126,16 @@ class TaskLog(Base):
     """One run of a konnect (one accepted trigger), persisted from its task event."""
 
     __tablename__ = "task_logs"
-    __table_args__ = (Index("ix_task_logs_owner_konnect_date", "owner_id", "konnect_id", "task_date"),)
+    __table_args__ = (
+        Index("ix_task_logs_owner_konnect_date", "owner_id", "konnect_id", "task_date"),
+        Index("ix_task_logs_owner_konnect_status_date", "owner_id", "konnect_id", "status", "task_date", "id"),
+        Index("ix_task_logs_owner_date", "owner_id", "task_date", "id"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     run_id: Mapped[str] = mapped_column(String(64), unique=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    konnect_id: Mapped[int] = mapped_column(ForeignKey("konnects.id", ondelete="CASCADE"))
+    konnect_id: Mapped[int] = mapped_column(ForeignKey("konnects.id", ondelete="CASCADE"), index=True)
     status: Mapped[str] = mapped_column(String(10))
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     task_date: Mapped[datetime] = mapped_column(DateTime(timezone=True))

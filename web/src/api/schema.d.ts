@@ -167,6 +167,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flow counts and task usage of the signed-in user
+         * @description total_konnects counts every flow not deleted; active_konnects the Published ones, inactive_konnects the Draft ones. task_available is task_limit minus task_consumed, never below 0.
+         */
+        get: operations["stats_api_v1_dashboard_stats_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/folders/add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a folder */
+        post: operations["add_folder_api_v1_folders_add_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/folders/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user's folders */
+        get: operations["list_folders_api_v1_folders_list_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/folders/{folder_id}/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move flows into a folder (all or none)
+         * @description `konnects` is a comma-separated list of flow ids. When any id is not one of the signed-in user's flows, nothing is moved and the reply is 404.
+         */
+        post: operations["assign_konnects_api_v1_folders__folder_id__assign_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/folders/{folder_id}/konnects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The flows of one folder */
+        get: operations["folder_konnects_api_v1_folders__folder_id__konnects_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/folders/{folder_id}/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Remove a folder; its flows return to Home
+         * @description The flows of the folder are not deleted: they return to Home (no folder). The reply says how many moved.
+         */
+        get: operations["remove_folder_api_v1_folders__folder_id__remove_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/folders/{folder_id}/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Rename a folder */
+        put: operations["rename_folder_api_v1_folders__folder_id__rename_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/konnect_webhooks/capture_webhook_response/{webhookId}": {
         parameters: {
             query?: never;
@@ -196,7 +324,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Konnects */
+        /** The signed-in user's flows, newest first */
         get: operations["list_konnects_api_v1_konnects_get"];
         put?: never;
         post?: never;
@@ -295,7 +423,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Update Status */
+        /**
+         * Publish, withdraw (Draft) or delete (DELETED) a flow
+         * @description `Published` compiles the flow and hands it to the runners; `Draft` withdraws it from the runners; `DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` is `SUCCESS` and `details` says what happened; a flow the deployer cannot withdraw stays as it was (503).
+         */
         post: operations["update_status_api_v1_konnects__konnect_id__update_status_post"];
         delete?: never;
         options?: never;
@@ -337,6 +468,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/task_logs/konnects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flow history
+         * @description Flow history: the signed-in user's flows (newest first) with the number of successful and failed runs. start_date/end_date filter the flow's creation date.
+         */
+        get: operations["history_api_v1_task_logs_konnects_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/task_logs/logs": {
         parameters: {
             query?: never;
@@ -344,8 +495,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Task Logs */
+        /** Runs of the signed-in user's flows, newest first */
         get: operations["task_logs_api_v1_task_logs_logs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task_logs/search_konnects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flow history, searched by name
+         * @description Flow history: the signed-in user's flows (newest first) with the number of successful and failed runs. start_date/end_date filter the flow's creation date. search_query matches anywhere in the name (from 2 characters).
+         */
+        get: operations["search_history_api_v1_task_logs_search_konnects_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -361,7 +532,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Tasks */
+        /** The steps of one run */
         get: operations["tasks_api_v1_task_logs__task_log_id__tasks_get"];
         put?: never;
         post?: never;
@@ -630,6 +801,32 @@ export interface components {
             /** Status */
             status: string;
         };
+        /** AssignIn */
+        AssignIn: {
+            /**
+             * Konnects
+             * @description Comma-separated konnect ids, e.g. `12,15,19` (at most 1000)
+             * @example 12,15,19
+             */
+            konnects: string;
+        };
+        /** AssignOut */
+        AssignOut: {
+            /** Folder Id */
+            folder_id: number;
+            /**
+             * Konnects
+             * @description The ids now in the folder
+             */
+            konnects: number[];
+            /** Message */
+            message: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "SUCCESS" | "FAILURE";
+        };
         /**
          * CanvasJson
          * @description The editor document. Only the top-level shape is checked here; publishing compiles it.
@@ -696,6 +893,30 @@ export interface components {
             /** Value */
             value: string;
         };
+        /** DashboardStats */
+        DashboardStats: {
+            /**
+             * Active Konnects
+             * @description Published flows
+             */
+            active_konnects: number;
+            /**
+             * Inactive Konnects
+             * @description Draft flows
+             */
+            inactive_konnects: number;
+            /** Task Available */
+            task_available: number;
+            /** Task Consumed */
+            task_consumed: number;
+            /** Task Limit */
+            task_limit: number;
+            /**
+             * Total Konnects
+             * @description Flows not deleted
+             */
+            total_konnects: number;
+        };
         /** DeleteActivityIn */
         DeleteActivityIn: {
             canvas_json?: components["schemas"]["CanvasJson"] | null;
@@ -728,6 +949,81 @@ export interface components {
              * Format: email
              */
             email: string;
+        };
+        /** FailureReply */
+        FailureReply: {
+            /** Message */
+            message: string;
+            /**
+             * Status
+             * @default FAILURE
+             * @constant
+             */
+            status: "FAILURE";
+        };
+        /** FolderList */
+        FolderList: {
+            /** Folders */
+            folders: components["schemas"]["FolderOut"][];
+            /**
+             * Message
+             * @default SUCCESS
+             */
+            message: string;
+            /**
+             * Status
+             * @default SUCCESS
+             * @enum {string}
+             */
+            status: "SUCCESS" | "FAILURE";
+        };
+        /** FolderNameIn */
+        FolderNameIn: {
+            /**
+             * Folder Name
+             * @description 1 to 100 characters, trimmed
+             */
+            folder_name: string;
+        };
+        /** FolderOut */
+        FolderOut: {
+            /** Id */
+            id: number;
+            /**
+             * Konnect Count
+             * @description Flows in the folder (deleted flows not counted)
+             */
+            konnect_count: number;
+            /** Name */
+            name: string;
+        };
+        /** FolderRemoveOut */
+        FolderRemoveOut: {
+            /** Folder Id */
+            folder_id: number;
+            /**
+             * Konnects Moved Home
+             * @description How many flows of the folder returned to Home
+             */
+            konnects_moved_home: number;
+            /** Message */
+            message: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "SUCCESS" | "FAILURE";
+        };
+        /** FolderReply */
+        FolderReply: {
+            folder?: components["schemas"]["FolderOut"] | null;
+            /** Message */
+            message: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "SUCCESS" | "FAILURE";
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -765,6 +1061,8 @@ export interface components {
             created_at: string;
             /** Error Task Count */
             error_task_count: number;
+            /** Folder Id */
+            folder_id?: number | null;
             /** Id */
             id: number;
             /** Konnect Name */
@@ -1131,6 +1429,28 @@ export interface components {
              */
             status: "Draft" | "DELETED" | "Published";
         };
+        /** UpdateStatusOut */
+        UpdateStatusOut: {
+            /**
+             * Details
+             * @description What happened: published, withdrawn, or withdrawn and deleted
+             */
+            details: string;
+            /** Konnect Id */
+            konnect_id: number;
+            /** Konnect Status */
+            konnect_status: string;
+            /**
+             * Message
+             * @constant
+             */
+            message: "SUCCESS";
+            /**
+             * Status
+             * @constant
+             */
+            status: "SUCCESS";
+        };
         /** UsageOut */
         UsageOut: {
             /** Current Plan */
@@ -1489,6 +1809,257 @@ export interface operations {
             };
         };
     };
+    stats_api_v1_dashboard_stats_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardStats"];
+                };
+            };
+        };
+    };
+    add_folder_api_v1_folders_add_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FolderNameIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FolderReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_folders_api_v1_folders_list_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FolderList"];
+                };
+            };
+        };
+    };
+    assign_konnects_api_v1_folders__folder_id__assign_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                folder_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssignIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssignOut"];
+                };
+            };
+            /** @description no such folder (or flow) of the signed-in user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+            /** @description malformed id list */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+        };
+    };
+    folder_konnects_api_v1_folders__folder_id__konnects_get: {
+        parameters: {
+            query?: {
+                page_size?: number;
+                /** @description 1-based page number */
+                page_index?: number;
+                /** @description Matched anywhere in the name, case-insensitively; `%` and `_` are literal. Applied only when longer than 1 character. */
+                search_query?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                folder_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KonnectList"];
+                };
+            };
+            /** @description no such folder (or flow) of the signed-in user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    remove_folder_api_v1_folders__folder_id__remove_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                folder_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FolderRemoveOut"];
+                };
+            };
+            /** @description no such folder (or flow) of the signed-in user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    rename_folder_api_v1_folders__folder_id__rename_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                folder_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FolderNameIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FolderReply"];
+                };
+            };
+            /** @description no such folder (or flow) of the signed-in user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     capture_api_v1_konnect_webhooks_capture_webhook_response__webhookId__post: {
         parameters: {
             query?: never;
@@ -1543,12 +2114,18 @@ export interface operations {
         parameters: {
             query?: {
                 page_size?: number;
+                /** @description 1-based page number */
                 page_index?: number;
+                /** @description Matched anywhere in the name, case-insensitively; `%` and `_` are literal. Applied only when longer than 1 character. */
                 search_query?: string | null;
+                /** @description Created on or after this day (UTC) */
                 start_date?: string | null;
+                /** @description Created on or before this day (UTC) */
                 end_date?: string | null;
                 status?: string | null;
                 include_created_at?: boolean;
+                /** @description `home` (flows in no folder) or a folder id; omit for all */
+                folder?: string | null;
             };
             header?: never;
             path?: never;
@@ -1563,6 +2140,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KonnectList"];
+                };
+            };
+            /** @description unknown folder */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Validation Error */
@@ -1707,6 +2293,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A positive 64-bit id */
                 konnect_id: number;
             };
             cookie?: never;
@@ -1738,6 +2325,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A positive 64-bit id */
                 konnect_id: number;
             };
             cookie?: never;
@@ -1754,16 +2342,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SaveKonnectOut"];
+                    "application/json": components["schemas"]["UpdateStatusOut"];
                 };
             };
-            /** @description Validation Error */
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unprocessable Entity */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
         };
@@ -1821,13 +2427,55 @@ export interface operations {
             };
         };
     };
+    history_api_v1_task_logs_konnects_get: {
+        parameters: {
+            query?: {
+                page_size?: number;
+                /** @description 1-based page number */
+                page_index?: number;
+                /** @description On or after this day (UTC) */
+                start_date?: string | null;
+                /** @description On or before this day (UTC) */
+                end_date?: string | null;
+                /** @description Only flows with at least one run of this outcome (Success or Error) */
+                status?: ("SUCCESS" | "ERROR") | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KonnectList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     task_logs_api_v1_task_logs_logs_get: {
         parameters: {
             query?: {
                 konnect_id?: number | null;
                 task_log_type?: ("SUCCESS" | "ERROR") | null;
+                /** @description On or after this day (UTC) */
                 start_date?: string | null;
+                /** @description On or before this day (UTC) */
                 end_date?: string | null;
+                /** @description 1-based page number */
                 page_index?: number;
                 page_size?: number;
             };
@@ -1846,6 +2494,56 @@ export interface operations {
                     "application/json": components["schemas"]["TaskLogList"];
                 };
             };
+            /** @description konnect_id is not one of the user's flows */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    search_history_api_v1_task_logs_search_konnects_get: {
+        parameters: {
+            query?: {
+                /** @description Matched anywhere in the name, case-insensitively; `%` and `_` are literal. Applied only when longer than 1 character. */
+                search_query?: string | null;
+                page_size?: number;
+                /** @description 1-based page number */
+                page_index?: number;
+                /** @description On or after this day (UTC) */
+                start_date?: string | null;
+                /** @description On or before this day (UTC) */
+                end_date?: string | null;
+                /** @description Only flows with at least one run of this outcome (Success or Error) */
+                status?: ("SUCCESS" | "ERROR") | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KonnectList"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -1862,6 +2560,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A positive 64-bit id */
                 task_log_id: number;
             };
             cookie?: never;
@@ -1875,6 +2574,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskList"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Validation Error */

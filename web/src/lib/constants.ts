@@ -7,3 +7,5 @@ export const DASHBOARD_PAGE_SIZE = 15;
 export const DASHBOARD_RECENT = 6;
 export const APP_SEARCH_MIN = 2;
 export const FLOW_SEARCH_MIN = 2;
+export const PREMIUM_PRICE = '$99/Year';
+export const HISTORY_PAGE_SIZE = 30;

@@ -38,12 +38,25 @@ type Responder = (call: FetchCall) => { status?: number; body: unknown } | undef
 export function mockFetch(responder: Responder) {
   const calls: FetchCall[] = [];
   vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
-    const call: FetchCall = {
-      url: String(input),
-      method: init?.method ?? 'GET',
-      body: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined,
-      headers: (init?.headers as Record<string, string>) ?? {},
-    };
+    let call: FetchCall;
+    if (input instanceof Request) {
+      // openapi-fetch (the typed layer) hands fetch a Request with an absolute URL: record its path.
+      const url = new URL(input.url);
+      const text = await input.clone().text();
+      call = {
+        url: url.pathname + url.search,
+        method: input.method,
+        body: text ? JSON.parse(text) : undefined,
+        headers: Object.fromEntries(input.headers.entries()),
+      };
+    } else {
+      call = {
+        url: String(input),
+        method: init?.method ?? 'GET',
+        body: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined,
+        headers: (init?.headers as Record<string, string>) ?? {},
+      };
+    }
     calls.push(call);
     const reply = responder(call) ?? { status: 404, body: { message: `no fake for ${call.method} ${call.url}` } };
     return new Response(JSON.stringify(reply.body), {

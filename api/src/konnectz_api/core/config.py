@@ -56,7 +56,7 @@ class Settings(BaseSettings):
     test_timeout_seconds: float = Field(default=20.0, gt=0, le=120)
     test_max_response_bytes: int = Field(default=1024 * 1024, gt=0)
     # Request bodies larger than this are refused with 413 (limits.BodyLimitMiddleware).
-    max_request_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+    max_request_bytes: int = Field(default=2 * 1024 * 1024, gt=0)
 
     @field_validator("allow_private_networks", mode="before")
     @classmethod

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
-from sqlalchemy import case, func, select
 
 from konnectz_api import testing
 from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
+from konnectz_api.crud import folders as folder_crud
+from konnectz_api.crud import konnects as konnect_crud
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
-from konnectz_api.models import Konnect, TaskLog, User
+from konnectz_api.models import Konnect, User
+from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
 from konnectz_api.schemas import (
     DeleteActivityIn,
     DeleteActivityOut,
@@ -33,12 +35,13 @@ from konnectz_api.schemas import (
     TestAndReviewOut,
     TestRefusedOut,
     UpdateStatusIn,
+    UpdateStatusOut,
 )
 
 router = APIRouter(prefix="/api/v1/konnects", tags=["konnects"])
 # The editor sends ``POST api/v1//konnects/delete_activity`` (canvas spec §7): served as written.
 activity_router = APIRouter(tags=["konnects"])
-DELETED = "DELETED"
+DELETED = konnect_crud.DELETED
 TRIGGER_WITH_ACTIONS = "Cannot delete Trigger while Action present."
 
 
@@ -50,57 +53,16 @@ webhook_url = testing.webhook_url
 
 
 def _owned(session: SessionDep, user: User, konnect_id: int) -> Konnect:
-    if not 0 < konnect_id < 2**63:
+    if not 1 <= konnect_id <= MAX_ID:
         raise NotFound(f"Konnect {konnect_id} not found")
     return testing.owned_konnect(session, user, konnect_id)
 
 
-@router.get("", response_model=KonnectList)
-def list_konnects(
-    user: CurrentUser,
-    session: SessionDep,
-    settings: SettingsDep,
-    page_size: Annotated[int, Query(ge=1, le=200)] = 20,
-    page_index: Annotated[int, Query(ge=1)] = 1,
-    search_query: str | None = None,
-    start_date: date | None = None,
-    end_date: date | None = None,
-    status: Annotated[str | None, Query(pattern="^(Draft|Published)$")] = None,
-    include_created_at: bool = True,
-) -> KonnectList:
-    stmt = select(Konnect).where(Konnect.owner_id == user.id, Konnect.status != DELETED)
-    if search_query and len(search_query.strip()) > 1:
-        stmt = stmt.where(Konnect.konnect_name.ilike(f"%{search_query.strip()}%"))
-    if start_date:
-        stmt = stmt.where(Konnect.created_at >= datetime.combine(start_date, time.min, UTC))
-    if end_date:
-        stmt = stmt.where(Konnect.created_at <= datetime.combine(end_date, time.max, UTC))
-    if status:
-        stmt = stmt.where(Konnect.status == status)
-    total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    konnects = list(
-        session.scalars(
-            stmt.order_by(Konnect.created_at.desc(), Konnect.id.desc())
-            .limit(page_size)
-            .offset((page_index - 1) * page_size)
-        )
-    )
-    counts: dict[int, tuple[int, int]] = {}
-    if konnects:
-        rows = session.execute(
-            select(
-                TaskLog.konnect_id,
-                func.count(case((TaskLog.status == "SUCCESS", 1))),
-                func.count(case((TaskLog.status == "ERROR", 1))),
-            )
-            .where(TaskLog.owner_id == user.id, TaskLog.konnect_id.in_([k.id for k in konnects]))
-            .group_by(TaskLog.konnect_id)
-        )
-        counts = {kid: (ok, err) for kid, ok, err in rows}
+def to_items(page: konnect_crud.Page, settings: Settings) -> list[KonnectItem]:
     items = []
-    for k in konnects:
+    for k in page.konnects:
         left, right = app_names(k.canvas_json)
-        ok, err = counts.get(k.id, (0, 0))
+        ok, err = page.counts.get(k.id, (0, 0))
         items.append(
             KonnectItem(
                 id=k.id,
@@ -112,13 +74,62 @@ def list_konnects(
                 left_app=LeftApp(name=left) if left else None,
                 right_apps=[RightApp(app_name=n) for n in right],
                 webhook_url=webhook_url(settings, k),
+                folder_id=k.folder_id,
             )
         )
-    return KonnectList(konnects=items, total_konnects=total)
+    return items
+
+
+def folder_filter(session: SessionDep, user: User, folder: str | None) -> konnect_crud.FolderFilter:
+    """``home`` or a folder id of the signed-in user (404 otherwise); ``None`` for every folder."""
+    if folder is None:
+        return None
+    if folder == konnect_crud.HOME:
+        return konnect_crud.HOME
+    folder_id = int(folder)
+    if not 1 <= folder_id <= MAX_ID or folder_crud.get_owned(session, owner_id=user.id, folder_id=folder_id) is None:
+        raise NotFound("This folder does'nt exist.", status="FAILURE")
+    return folder_id
+
+
+@router.get(
+    "",
+    response_model=KonnectList,
+    responses={404: {"model": Message, "description": "unknown folder"}},
+    summary="The signed-in user's flows, newest first",
+)
+def list_konnects(
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
+    page_index: PageIndex = 1,
+    search_query: SearchText = None,
+    start_date: Annotated[date | None, Query(description="Created on or after this day (UTC)")] = None,
+    end_date: Annotated[date | None, Query(description="Created on or before this day (UTC)")] = None,
+    status: Annotated[str | None, Query(pattern="^(Draft|Published)$")] = None,
+    include_created_at: bool = True,
+    folder: Annotated[
+        str | None,
+        Query(pattern=r"^(home|\d{1,19})$", description="`home` (flows in no folder) or a folder id; omit for all"),
+    ] = None,
+) -> KonnectList:
+    page = konnect_crud.list_page(
+        session,
+        owner_id=user.id,
+        page_size=page_size,
+        page_index=page_index,
+        search=search_query,
+        start_date=start_date,
+        end_date=end_date,
+        status=status,
+        folder=folder_filter(session, user, folder),
+    )
+    return KonnectList(konnects=to_items(page, settings), total_konnects=page.total)
 
 
 @router.get("/{konnect_id}/edit", response_model=KonnectEdit)
-def edit_konnect(konnect_id: int, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> KonnectEdit:
+def edit_konnect(konnect_id: IdPath, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> KonnectEdit:
     k = _owned(session, user, konnect_id)
     return KonnectEdit(
         konnect_id=k.id,
@@ -230,9 +241,17 @@ async def publish_konnect(
     return await save_konnect(body.model_copy(update={"publish": True}), user, session, settings, deployer)
 
 
-@router.post("/{konnect_id}/update_status", response_model=SaveKonnectOut)
+@router.post(
+    "/{konnect_id}/update_status",
+    response_model=UpdateStatusOut,
+    responses={404: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
+    summary="Publish, withdraw (Draft) or delete (DELETED) a flow",
+    description="`Published` compiles the flow and hands it to the runners; `Draft` withdraws it from the "
+    "runners; `DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` "
+    "is `SUCCESS` and `details` says what happened; a flow the deployer cannot withdraw stays as it was (503).",
+)
 async def update_status(
-    konnect_id: int,
+    konnect_id: IdPath,
     body: UpdateStatusIn,
     user: CurrentUser,
     session: SessionDep,
@@ -241,13 +260,22 @@ async def update_status(
 ) -> Any:
     konnect = _owned(session, user, konnect_id)
     if body.status == "Published":
-        return await _publish(konnect, user, session, settings, deployer)
-    if konnect.status == "Published":
-        await _unpublish(konnect, deployer)
-    konnect.status = body.status
-    konnect.published_spec = None
-    session.commit()
-    return _reply(settings, konnect, "Deleted" if body.status == DELETED else "Konnect unpublished")
+        result = await _publish(konnect, user, session, settings, deployer)
+        if not isinstance(result, SaveKonnectOut):
+            return result
+        details = "Flow published"
+    else:
+        was_published = konnect.status == "Published"
+        if was_published:
+            await _unpublish(konnect, deployer)
+        konnect.status = body.status
+        konnect.published_spec = None
+        session.commit()
+        withdrawn = "withdrawn from the runners and " if was_published else ""
+        details = f"Flow {withdrawn}deleted" if body.status == DELETED else f"Flow {withdrawn}saved as draft"
+    return UpdateStatusOut(
+        status="SUCCESS", message="SUCCESS", details=details, konnect_id=konnect.id, konnect_status=konnect.status
+    )
 
 
 @router.post(

@@ -1,65 +1,173 @@
-"""Task logs: one per run of a konnect, with its steps as tasks."""
+"""Task logs (one per run of a konnect, with its steps as tasks) and the flow-history list."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
-from sqlalchemy import func, select
 
-from konnectz_api.deps import CurrentUser, SessionDep
-from konnectz_api.errors import NotFound
-from konnectz_api.models import Task, TaskLog
-from konnectz_api.schemas import TaskList, TaskLogList, TaskLogOut, TaskOut
+from konnectz_api.crud import konnects as konnect_crud
+from konnectz_api.crud import task_logs as crud
+from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
+from konnectz_api.errors import NotFound, Unprocessable
+from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
+from konnectz_api.routes.konnects import to_items
+from konnectz_api.schemas import KonnectList, Message, TaskList, TaskLogList, TaskLogOut, TaskOut
 
 router = APIRouter(prefix="/api/v1/task_logs", tags=["task logs"])
 
+HISTORY_PAGE_SIZE = 30
+LogType = Literal["SUCCESS", "ERROR"]
+StartDate = Annotated[date | None, Query(description="On or after this day (UTC)")]
+EndDate = Annotated[date | None, Query(description="On or before this day (UTC)")]
+HistoryStatus = Annotated[
+    LogType | None, Query(description="Only flows with at least one run of this outcome (Success or Error)")
+]
+_HISTORY = (
+    "Flow history: the signed-in user's flows (newest first) with the number of successful and failed runs. "
+    "start_date/end_date filter the flow's creation date."
+)
 
-@router.get("/logs", response_model=TaskLogList)
+
+def _check_dates(start_date: date | None, end_date: date | None) -> None:
+    if start_date and end_date and start_date > end_date:
+        raise Unprocessable("end_date: must not be before start_date")
+
+
+def _history(
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    *,
+    page_size: int,
+    page_index: int,
+    search_query: str | None,
+    start_date: date | None,
+    end_date: date | None,
+    status: str | None,
+) -> KonnectList:
+    _check_dates(start_date, end_date)
+    page = konnect_crud.list_page(
+        session,
+        owner_id=user.id,
+        page_size=page_size,
+        page_index=page_index,
+        search=search_query,
+        start_date=start_date,
+        end_date=end_date,
+        log_status=status,
+    )
+    return KonnectList(konnects=to_items(page, settings), total_konnects=page.total)
+
+
+@router.get("/konnects", response_model=KonnectList, summary="Flow history", description=_HISTORY)
+def history(
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = HISTORY_PAGE_SIZE,
+    page_index: PageIndex = 1,
+    start_date: StartDate = None,
+    end_date: EndDate = None,
+    status: HistoryStatus = None,
+) -> KonnectList:
+    return _history(
+        user,
+        session,
+        settings,
+        page_size=page_size,
+        page_index=page_index,
+        search_query=None,
+        start_date=start_date,
+        end_date=end_date,
+        status=status,
+    )
+
+
+@router.get(
+    "/search_konnects",
+    response_model=KonnectList,
+    summary="Flow history, searched by name",
+    description=_HISTORY + " search_query matches anywhere in the name (from 2 characters).",
+)
+def search_history(
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    search_query: SearchText = None,
+    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = HISTORY_PAGE_SIZE,
+    page_index: PageIndex = 1,
+    start_date: StartDate = None,
+    end_date: EndDate = None,
+    status: HistoryStatus = None,
+) -> KonnectList:
+    return _history(
+        user,
+        session,
+        settings,
+        page_size=page_size,
+        page_index=page_index,
+        search_query=search_query,
+        start_date=start_date,
+        end_date=end_date,
+        status=status,
+    )
+
+
+@router.get(
+    "/logs",
+    response_model=TaskLogList,
+    responses={404: {"model": Message, "description": "konnect_id is not one of the user's flows"}},
+    summary="Runs of the signed-in user's flows, newest first",
+)
 def task_logs(
     user: CurrentUser,
     session: SessionDep,
-    konnect_id: int | None = None,
-    task_log_type: Literal["SUCCESS", "ERROR"] | None = None,
-    start_date: date | None = None,
-    end_date: date | None = None,
-    page_index: Annotated[int, Query(ge=1)] = 1,
-    page_size: Annotated[int, Query(ge=1, le=200)] = 60,
+    konnect_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    task_log_type: LogType | None = None,
+    start_date: StartDate = None,
+    end_date: EndDate = None,
+    page_index: PageIndex = 1,
+    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 60,
 ) -> TaskLogList:
-    stmt = select(TaskLog).where(TaskLog.owner_id == user.id)
-    if konnect_id is not None:
-        stmt = stmt.where(TaskLog.konnect_id == konnect_id)
-    if task_log_type:
-        stmt = stmt.where(TaskLog.status == task_log_type)
-    if start_date:
-        stmt = stmt.where(TaskLog.task_date >= datetime.combine(start_date, time.min, UTC))
-    if end_date:
-        stmt = stmt.where(TaskLog.task_date <= datetime.combine(end_date, time.max, UTC))
-    total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = session.scalars(
-        stmt.order_by(TaskLog.task_date.desc(), TaskLog.id.desc()).limit(page_size).offset((page_index - 1) * page_size)
+    _check_dates(start_date, end_date)
+    if konnect_id is not None and not konnect_crud.owned_ids(session, owner_id=user.id, ids=[konnect_id]):
+        raise NotFound(f"Konnect {konnect_id} not found")
+    page = crud.list_logs(
+        session,
+        owner_id=user.id,
+        page_size=page_size,
+        page_index=page_index,
+        konnect_id=konnect_id,
+        log_type=task_log_type,
+        start_date=start_date,
+        end_date=end_date,
     )
     return TaskLogList(
         task_logs=[
             TaskLogOut(id=r.id, konnect_id=r.konnect_id, status=r.status, task_date=r.task_date, data=r.data)
-            for r in rows
+            for r in page.logs
         ],
-        total=total,
+        total=page.total,
     )
 
 
-@router.get("/{task_log_id}/tasks", response_model=TaskList)
-def tasks(task_log_id: int, user: CurrentUser, session: SessionDep) -> TaskList:
-    log = session.get(TaskLog, task_log_id)
-    if log is None or log.owner_id != user.id:
+@router.get(
+    "/{task_log_id}/tasks",
+    response_model=TaskList,
+    responses={404: {"model": Message}},
+    summary="The steps of one run",
+)
+def tasks(task_log_id: IdPath, user: CurrentUser, session: SessionDep) -> TaskList:
+    log = crud.get_owned(session, owner_id=user.id, task_log_id=task_log_id)
+    if log is None:
         raise NotFound(f"Task log {task_log_id} not found")
-    rows = session.scalars(select(Task).where(Task.task_log_id == log.id).order_by(Task.position))
     return TaskList(
         tasks=[
             TaskOut(
                 id=t.id, task_date=t.task_date, step_id=t.step_id, app_name=t.app_name, status=t.status, data=t.data
             )
-            for t in rows
+            for t in crud.tasks_of(session, task_log=log)
         ]
     )

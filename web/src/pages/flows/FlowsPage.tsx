@@ -1,15 +1,34 @@
-import { EditOutlined, FileTextOutlined, PlusOutlined, SearchOutlined } from '@ant-design/icons';
-import { Button, Empty, Input, Space, Table, Tag, Tooltip, Typography, type TableColumnsType } from 'antd';
+import { DeleteOutlined, EditOutlined, FileTextOutlined, PlusOutlined, SearchOutlined } from '@ant-design/icons';
+import { keepPreviousData } from '@tanstack/react-query';
+import {
+  Button,
+  Empty,
+  Input,
+  Popconfirm,
+  Result,
+  Select,
+  Space,
+  Switch,
+  Table,
+  Tooltip,
+  Typography,
+  type ButtonProps,
+  type TableColumnsType,
+} from 'antd';
 import { useEffect, useRef, useState } from 'react';
-import { useNavigate } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
+import { ApiError, errorMessage } from '../../api/client';
+import { $api, fetchClient } from '../../api/typed';
 import type { KonnectListItem } from '../../api/types';
 import { FLOW_SEARCH_MIN, FLOWS_PAGE_SIZE } from '../../lib/constants';
 import { CopyButton } from '../../lib/CopyButton';
 import { flowLabel, statusLabel } from '../../lib/names';
+import { useToast } from '../../lib/useToast';
+import { FolderSidebar, invalidateFlows } from './FolderSidebar';
 import { TaskLogModal } from './TaskLogModal';
-import { useKonnects } from './useKonnects';
 
 const SEARCH_DEBOUNCE_MS = 300;
+export const UNKNOWN_FOLDER = "This folder does'nt exist.";
 
 function useDebounced<T>(value: T, ms: number): T {
   const [debounced, setDebounced] = useState(value);
@@ -20,17 +39,56 @@ function useDebounced<T>(value: T, ms: number): T {
   return debounced;
 }
 
+/** The spec's toast for a bulk move. */
+export function moveMessage(count: number): string {
+  return count === 1 ? 'Flow moved successfully' : 'Flows moved successfully';
+}
+
 export function FlowsPage() {
+  const { index = 'home' } = useParams();
+  const validIndex = index === 'home' || /^\d{1,18}$/.test(index);
+  return (
+    <div className="kz-page kz-flows">
+      <FolderSidebar index={index} />
+      <section className="kz-flows-main">
+        {validIndex ? (
+          <FlowList key={index} index={index} />
+        ) : (
+          <Result status="404" title={UNKNOWN_FOLDER} data-testid="unknown-folder" />
+        )}
+      </section>
+    </div>
+  );
+}
+
+function FlowList({ index }: { index: string }) {
   const navigate = useNavigate();
+  const toast = useToast();
   const [search, setSearch] = useState('');
   const [pageSize, setPageSize] = useState(FLOWS_PAGE_SIZE);
   const [logsFor, setLogsFor] = useState<KonnectListItem | null>(null);
+  const [selected, setSelected] = useState<number[]>([]);
+  const [target, setTarget] = useState<number | null>(null);
   const q = useDebounced(search.trim(), SEARCH_DEBOUNCE_MS);
-  const { konnects, total, loading } = useKonnects({
-    page_size: pageSize,
-    page_index: 1,
-    ...(q.length >= FLOW_SEARCH_MIN ? { search_query: q } : {}),
-  });
+  const folders = $api.useQuery('get', '/api/v1/folders/list');
+  const list = $api.useQuery(
+    'get',
+    '/api/v1/konnects',
+    {
+      params: {
+        query: {
+          page_size: pageSize,
+          page_index: 1,
+          folder: index,
+          ...(q.length >= FLOW_SEARCH_MIN ? { search_query: q } : {}),
+        },
+      },
+    },
+    { placeholderData: keepPreviousData },
+  );
+  const konnects = list.data?.konnects ?? [];
+  const total = list.data?.total_konnects ?? 0;
+  const loading = list.isFetching;
   const hasMore = konnects.length < total;
   const sentinel = useRef<HTMLDivElement>(null);
 
@@ -45,6 +103,51 @@ export function FlowsPage() {
     return () => io.disconnect();
   }, [hasMore, loading]);
 
+  if (list.error instanceof ApiError && list.error.status === 404) {
+    return <Result status="404" title={UNKNOWN_FOLDER} data-testid="unknown-folder" />;
+  }
+
+  const setStatus = async (k: KonnectListItem, status: 'Published' | 'Draft' | 'DELETED') => {
+    try {
+      const { data } = await fetchClient.POST('/api/v1/konnects/{konnect_id}/update_status', {
+        params: { path: { konnect_id: k.id } },
+        body: { status },
+      });
+      if (status === 'DELETED') {
+        if (data?.message === 'SUCCESS') void toast.success('Deleted');
+        else void toast.error('Cannot Delete this Flow');
+      } else {
+        void toast.success(data?.details ?? 'Status changed');
+      }
+    } catch (err) {
+      void toast.error(status === 'DELETED' ? 'Cannot Delete this Flow' : errorMessage(err, 'Something went wrong.'));
+    }
+    setSelected((ids) => ids.filter((id) => id !== k.id));
+    invalidateFlows();
+  };
+
+  const move = async () => {
+    if (selected.length === 0) {
+      void toast.warning('No flows selected');
+      return;
+    }
+    if (target === null) {
+      void toast.warning('Choose a folder to move the flows to');
+      return;
+    }
+    try {
+      await fetchClient.POST('/api/v1/folders/{folder_id}/assign', {
+        params: { path: { folder_id: target } },
+        body: { konnects: selected.join(',') },
+      });
+      void toast.success(moveMessage(selected.length));
+      setSelected([]);
+    } catch (err) {
+      void toast.error(`Failed to move flow(s): ${errorMessage(err, 'An unknown error occurred')}`);
+    }
+    invalidateFlows();
+  };
+
   const columns: TableColumnsType<KonnectListItem> = [
     {
       title: 'Name',
@@ -54,11 +157,17 @@ export function FlowsPage() {
     {
       title: 'Publish Status',
       key: 'status',
-      width: 150,
+      width: 170,
       render: (_, k) => (
-        <Tag color={k.status === 'Published' ? 'green' : 'default'} data-testid={`flow-status-${k.id}`}>
-          {statusLabel(k.status)}
-        </Tag>
+        <Space>
+          <Switch
+            size="small"
+            checked={k.status === 'Published'}
+            onChange={(on) => void setStatus(k, on ? 'Published' : 'Draft')}
+            data-testid={`flow-switch-${k.id}`}
+          />
+          <span data-testid={`flow-status-${k.id}`}>{statusLabel(k.status)}</span>
+        </Space>
       ),
     },
     {
@@ -79,7 +188,7 @@ export function FlowsPage() {
     {
       title: 'Actions',
       key: 'actions',
-      width: 120,
+      width: 150,
       render: (_, k) => (
         <Space>
           <Tooltip title="Edit">
@@ -88,14 +197,23 @@ export function FlowsPage() {
           <Tooltip title="Logs">
             <Button icon={<FileTextOutlined />} onClick={() => setLogsFor(k)} data-testid={`flow-logs-${k.id}`} />
           </Tooltip>
+          <Popconfirm
+            title="Delete this flow?"
+            onConfirm={() => void setStatus(k, 'DELETED')}
+            okButtonProps={{ 'data-testid': `flow-delete-ok-${k.id}` } as ButtonProps}
+          >
+            <Button danger icon={<DeleteOutlined />} data-testid={`flow-delete-${k.id}`} />
+          </Popconfirm>
         </Space>
       ),
     },
   ];
 
+  const moveTargets = (folders.data?.folders ?? []).filter((f) => String(f.id) !== index);
+
   return (
-    <div className="kz-page">
-      <div className="kz-toolbar">
+    <>
+      <div className="kz-toolbar kz-flows-toolbar">
         <Input
           allowClear
           prefix={<SearchOutlined />}
@@ -108,13 +226,32 @@ export function FlowsPage() {
           className="kz-search"
           data-testid="flows-search"
         />
+        <Space.Compact>
+          <Select<number>
+            placeholder="Move to folder"
+            value={target ?? undefined}
+            onChange={setTarget}
+            options={moveTargets.map((f) => ({ value: f.id, label: f.name }))}
+            className="kz-move-select"
+            data-testid="move-target"
+          />
+          <Button onClick={() => void move()} data-testid="move-flows">
+            Move{selected.length > 0 ? ` (${selected.length})` : ''}
+          </Button>
+        </Space.Compact>
       </div>
       <Table<KonnectListItem>
         rowKey="id"
         columns={columns}
         dataSource={konnects}
-        loading={loading && konnects.length === 0}
+        loading={list.isPending}
         pagination={false}
+        scroll={{ x: 560 }}
+        rowSelection={{
+          selectedRowKeys: selected,
+          onChange: (keys) => setSelected(keys.map(Number)),
+          getCheckboxProps: (k) => ({ 'data-testid': `flow-check-${k.id}` }) as object,
+        }}
         onRow={(k) => ({ 'data-testid': `flow-row-${k.id}` }) as React.HTMLAttributes<HTMLElement>}
         locale={{
           emptyText: (
@@ -140,6 +277,6 @@ export function FlowsPage() {
         title={logsFor ? `Task Logs - ${flowLabel(logsFor)}` : ''}
         onClose={() => setLogsFor(null)}
       />
-    </div>
+    </>
   );
 }

@@ -57,7 +57,7 @@ function LogDetails({ log }: { log: TaskLog }) {
     <div data-testid="tasklog-details" className="kz-tasklog-details">
       <Typography.Title level={5}>Task Details</Typography.Title>
       {entries.length === 0 ? (
-        <Empty description="No Task Found" />
+        <Empty description="No Label Found" />
       ) : (
         <Descriptions column={1} size="small" bordered>
           {entries.map(([k, v]) => (

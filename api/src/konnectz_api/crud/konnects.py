@@ -1,0 +1,157 @@
+"""Konnect queries: the flow list (all, Home or one folder), the history list, dashboard stats.
+
+Every function is scoped to one owner; deleted flows (status DELETED) are never listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from typing import Literal
+
+from sqlalchemy import Select, case, exists, func, select, true
+from sqlalchemy.orm import Session, defer
+
+from konnectz_api.models import Konnect, TaskLog, User
+from konnectz_api.params import like_pattern
+
+DELETED = "DELETED"
+HOME: Literal["home"] = "home"
+#: ``None``: every folder; ``"home"``: flows in no folder; an id: that folder's flows.
+FolderFilter = int | Literal["home"] | None
+
+
+@dataclass(frozen=True)
+class Page:
+    konnects: list[Konnect]
+    total: int
+    counts: dict[int, tuple[int, int]]  # konnect id -> (success, error) task logs
+
+
+def day_start(d: date) -> datetime:
+    return datetime.combine(d, time.min, UTC)
+
+
+def day_end(d: date) -> datetime:
+    return datetime.combine(d, time.max, UTC)
+
+
+def _filtered(
+    *,
+    owner_id: int,
+    search: str | None,
+    start_date: date | None,
+    end_date: date | None,
+    status: str | None,
+    folder: FolderFilter,
+    log_status: str | None,
+) -> Select[Konnect]:
+    stmt = select(Konnect).where(Konnect.owner_id == owner_id, Konnect.status != DELETED)
+    if search is not None and len(search.strip()) > 1:
+        stmt = stmt.where(Konnect.konnect_name.ilike(like_pattern(search.strip()), escape="\\"))
+    if start_date is not None:
+        stmt = stmt.where(Konnect.created_at >= day_start(start_date))
+    if end_date is not None:
+        stmt = stmt.where(Konnect.created_at <= day_end(end_date))
+    if status is not None:
+        stmt = stmt.where(Konnect.status == status)
+    if folder == HOME:
+        stmt = stmt.where(Konnect.folder_id.is_(None))
+    elif folder is not None:
+        stmt = stmt.where(Konnect.folder_id == folder)
+    if log_status is not None:
+        stmt = stmt.where(
+            exists().where(TaskLog.owner_id == owner_id, TaskLog.konnect_id == Konnect.id, TaskLog.status == log_status)
+        )
+    return stmt
+
+
+def task_counts(session: Session, *, owner_id: int, konnect_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """(success, error) task logs per konnect, counted in the database."""
+    if not konnect_ids:
+        return {}
+    rows = session.execute(
+        select(
+            TaskLog.konnect_id,
+            func.count(case((TaskLog.status == "SUCCESS", 1))),
+            func.count(case((TaskLog.status == "ERROR", 1))),
+        )
+        .where(TaskLog.owner_id == owner_id, TaskLog.konnect_id.in_(list(konnect_ids)))
+        .group_by(TaskLog.konnect_id)
+    )
+    return {kid: (ok, err) for kid, ok, err in rows}
+
+
+def list_page(
+    session: Session,
+    *,
+    owner_id: int,
+    page_size: int,
+    page_index: int,
+    search: str | None = None,
+    start_date: date | None = None,
+    end_date: date | None = None,
+    status: str | None = None,
+    folder: FolderFilter = None,
+    log_status: str | None = None,
+) -> Page:
+    """One page of an owner's flows, newest first, with the total and each flow's task-log counts."""
+    stmt = _filtered(
+        owner_id=owner_id,
+        search=search,
+        start_date=start_date,
+        end_date=end_date,
+        status=status,
+        folder=folder,
+        log_status=log_status,
+    )
+    total = session.scalar(select(func.count()).select_from(stmt.with_only_columns(Konnect.id).subquery())) or 0
+    konnects = list(
+        session.scalars(
+            stmt.options(defer(Konnect.published_spec))
+            .order_by(Konnect.created_at.desc(), Konnect.id.desc())
+            .limit(page_size)
+            .offset((page_index - 1) * page_size)
+        )
+    )
+    return Page(konnects, total, task_counts(session, owner_id=owner_id, konnect_ids=[k.id for k in konnects]))
+
+
+def owned_ids(session: Session, *, owner_id: int, ids: Sequence[int]) -> set[int]:
+    """The subset of ``ids`` that are the owner's flows and not deleted."""
+    if not ids:
+        return set()
+    rows = session.scalars(
+        select(Konnect.id).where(Konnect.owner_id == owner_id, Konnect.status != DELETED, Konnect.id.in_(list(ids)))
+    )
+    return set(rows)
+
+
+@dataclass(frozen=True)
+class Stats:
+    total: int
+    active: int
+    inactive: int
+    task_limit: int
+    task_consumed: int
+
+
+def dashboard_stats(session: Session, *, owner_id: int) -> Stats:
+    """Counts of the owner's flows and task usage, in one round trip."""
+    counts = (
+        select(
+            func.count().label("total"),
+            func.count().filter(Konnect.status == "Published").label("active"),
+            func.count().filter(Konnect.status == "Draft").label("inactive"),
+        )
+        .where(Konnect.owner_id == owner_id, Konnect.status != DELETED)
+        .subquery()
+    )
+    row = session.execute(
+        select(counts.c.total, counts.c.active, counts.c.inactive, User.task_limit, User.task_consumed)
+        .select_from(User)
+        .join(counts, true())
+        .where(User.id == owner_id)
+    ).one()
+    return Stats(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))

@@ -1,0 +1,186 @@
+"""`make bench`: the api under load with a large seeded database.
+
+Seeds (or reuses) 10,000 users, 200,000 konnects in folders and 5,000,000 task logs in a
+PostgreSQL kept between runs, starts the api with uvicorn, then drives each listed call at
+concurrency 32 and prints p50/p95/p99 and requests per second. Sizes and load are overridable:
+
+  KONNECTZ_BENCH_USERS, KONNECTZ_BENCH_KONNECTS, KONNECTZ_BENCH_TASK_LOGS,
+  KONNECTZ_BENCH_REQUESTS (per call, default 2000), KONNECTZ_BENCH_CONCURRENCY (32),
+  KONNECTZ_BENCH_WORKERS (uvicorn workers, default 2), KONNECTZ_BENCH_DIR (the kept database),
+  KONNECTZ_BENCH_P95_MS (the budget asserted, default 50).
+
+Skipped unless KONNECTZ_BENCH=1 (the make target sets it), so `make test` stays quick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from konnectz_api.core.security import create_access_token
+from konnectz_devstack._ports import free_port
+from konnectz_devstack._postgres import PostgresServer
+
+sys.path.insert(0, str(Path(__file__).parent))
+from seed import Sizes, seed
+
+pytestmark = pytest.mark.skipif(os.environ.get("KONNECTZ_BENCH") != "1", reason="run with `make bench`")
+
+SECRET = "bench-secret-key-0123456789abcdef0123456789"
+
+
+def _env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+SIZES = Sizes(
+    users=_env_int("KONNECTZ_BENCH_USERS", 10_000),
+    konnects=_env_int("KONNECTZ_BENCH_KONNECTS", 200_000),
+    task_logs=_env_int("KONNECTZ_BENCH_TASK_LOGS", 5_000_000),
+)
+REQUESTS = _env_int("KONNECTZ_BENCH_REQUESTS", 2000)
+CONCURRENCY = _env_int("KONNECTZ_BENCH_CONCURRENCY", 32)
+WORKERS = _env_int("KONNECTZ_BENCH_WORKERS", 2)
+P95_BUDGET_MS = float(os.environ.get("KONNECTZ_BENCH_P95_MS", "50"))
+
+
+@pytest.fixture(scope="module")
+def bench_db() -> Iterator[PostgresServer]:
+    base = Path(os.environ.get("KONNECTZ_BENCH_DIR") or Path(tempfile.gettempdir()) / "konnectz-bench-pg")
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o755)
+    server = PostgresServer(base, free_port(), database="konnectz_bench")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def api_url(bench_db, nats_server) -> Iterator[str]:
+    env = {
+        **os.environ,
+        "KONNECTZ_ENV": "test",
+        "KONNECTZ_DATABASE_URL": bench_db.url,
+        "KONNECTZ_NATS_URL": nats_server.url,
+        "KONNECTZ_SECRET_KEY": SECRET,
+        "KONNECTZ_ENCRYPTION_KEY": "bench-encryption-key-0123456789abcdef012345",
+    }
+    subprocess.run([sys.executable, "-c", "from konnectz_api.migrate import upgrade; upgrade()"], env=env, check=True)
+    seconds = seed(bench_db.dsn, SIZES)
+    print(f"\nbench: seeding time {seconds:.1f}s ({'reused' if seconds == 0 else 'fresh'})")
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "konnectz_api.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(WORKERS),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    else:
+        proc.terminate()
+        pytest.fail("the api did not start")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def _token(user_id: int, cache: dict[int, str]) -> str:
+    if user_id not in cache:
+        cache[user_id] = create_access_token(user_id=user_id, secret=SECRET, lifetime=timedelta(hours=2))
+    return cache[user_id]
+
+
+def _calls(rng: random.Random) -> dict[str, object]:
+    u = SIZES.users
+    per_user = max(SIZES.konnects // u, 1)
+
+    def konnect_of(user: int) -> int:
+        return user + u * rng.randrange(per_user)
+
+    return {
+        "flow list": lambda user: "/api/v1/konnects?page_size=20&page_index=1&folder=home",
+        "flow list search": lambda user: "/api/v1/konnects?page_size=20&page_index=1&search_query=orders",
+        "folder list": lambda user: "/api/v1/folders/list",
+        "history list": lambda user: "/api/v1/task_logs/konnects?page_size=30&page_index=1",
+        "task logs of one konnect": lambda user: (
+            f"/api/v1/task_logs/logs?konnect_id={konnect_of(user)}&task_log_type=SUCCESS&page_index=1&page_size=60"
+        ),
+        "dashboard stats": lambda user: "/api/v1/dashboard/stats",
+    }
+
+
+async def _drive(url: str, path_for, tokens: dict[int, str], rng: random.Random) -> tuple[list[float], float]:
+    latencies: list[float] = []
+    remaining = REQUESTS
+    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+
+        async def worker() -> None:
+            nonlocal remaining
+            while remaining > 0:
+                remaining -= 1
+                user = rng.randrange(1, SIZES.users + 1)
+                headers = {"Authorization": f"Bearer {_token(user, tokens)}"}
+                t = time.perf_counter()
+                r = await client.get(path_for(user), headers=headers)
+                latencies.append((time.perf_counter() - t) * 1000)
+                assert r.status_code == 200, r.text
+
+        # warm-up: one round per connection
+        await asyncio.gather(*(client.get("/healthz") for _ in range(CONCURRENCY)))
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+        elapsed = time.perf_counter() - started
+    return latencies, elapsed
+
+
+def test_api_under_load(api_url):
+    rng = random.Random(7)
+    tokens: dict[int, str] = {}
+    results = {}
+    print(f"\nbench: {SIZES}, {REQUESTS} requests per call, concurrency {CONCURRENCY}, {WORKERS} api workers")
+    print(f"{'call':<26}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'req/s':>9}")
+    for name, path_for in _calls(rng).items():
+        latencies, elapsed = asyncio.run(_drive(api_url, path_for, tokens, rng))
+        q = statistics.quantiles(latencies, n=100)
+        results[name] = (q[49], q[94], q[98], len(latencies) / elapsed)
+        p50, p95, p99, rps = results[name]
+        print(f"{name:<26}{p50:>9.1f}{p95:>9.1f}{p99:>9.1f}{rps:>9.0f}")
+    slow = {name: round(r[1], 1) for name, r in results.items() if r[1] > P95_BUDGET_MS}
+    assert not slow, f"p95 above {P95_BUDGET_MS} ms: {slow}"

@@ -1,0 +1,90 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import dayjs from 'dayjs';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { queryClient } from '../../api/typed';
+import { mockFetch, renderRoutes } from '../../test/utils';
+import { HistoryPage, historyQuery } from './HistoryPage';
+
+const flow = (id: number) => ({
+  id,
+  konnect_name: `Flow ${id}`,
+  status: 'Published',
+  created_at: '2026-11-21T10:00:00Z',
+  success_task_count: id,
+  error_task_count: 1,
+  left_app: { name: 'Webhook' },
+  right_apps: [{ app_name: 'API Call' }],
+  webhook_url: 'http://hooks/x',
+  folder_id: null,
+});
+
+const renderHistory = () => renderRoutes([{ path: '/logs', element: <HistoryPage /> }], '/logs');
+
+describe('HistoryPage', () => {
+  beforeEach(() => queryClient.clear());
+
+  it('builds the query: search from 2 characters, dates as days, status, pages of 30', () => {
+    expect(historyQuery({ search: 'a', start: null, end: null, status: null }, 1)).toEqual({ page_size: 30, page_index: 1 });
+    expect(
+      historyQuery({ search: ' ab ', start: dayjs('2024-05-01'), end: dayjs('2024-05-31'), status: 'ERROR' }, 2),
+    ).toEqual({ page_size: 60, page_index: 1, search_query: 'ab', start_date: '2024-05-01', end_date: '2024-05-31', status: 'ERROR' });
+  });
+
+  it('lists flows with counts, pages by 30, ends with the spec text and opens the drawer', async () => {
+    const all = Array.from({ length: 45 }, (_, i) => flow(i + 1));
+    const calls = mockFetch((c) => {
+      if (c.url.startsWith('/api/v1/task_logs/konnects?')) {
+        const size = Number(new URL(c.url, 'http://x').searchParams.get('page_size'));
+        return { body: { konnects: all.slice(0, size), total_konnects: all.length } };
+      }
+      if (c.url.startsWith('/api/v1/task_logs/logs?konnect_id=3'))
+        return { body: { task_logs: [{ id: 501, konnect_id: 3, status: 'ERROR', task_date: '2026-11-21T11:00:00Z', data: {} }], total: 1 } };
+      return undefined;
+    });
+    renderHistory();
+    expect(await screen.findByTestId('history-row-30')).toBeInTheDocument();
+    expect(screen.queryByTestId('history-row-31')).not.toBeInTheDocument();
+    for (const col of ['Name', 'Creation Date', 'Status', 'Action']) expect(screen.getAllByText(col).length).toBeGreaterThan(0);
+    expect(within(screen.getByTestId('history-status-3')).getByText('3')).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId('history-more'));
+    expect(await screen.findByTestId('history-row-45')).toBeInTheDocument();
+    expect(screen.getByText('End of List - No More Flows to Load')).toBeInTheDocument();
+    expect(calls.map((c) => c.url)).toContain('/api/v1/task_logs/konnects?page_size=60&page_index=1');
+
+    await userEvent.click(screen.getByTestId('history-open-3'));
+    const drawer = await screen.findByTestId('history-drawer');
+    expect(drawer).toHaveTextContent('Flow 3');
+    expect(await within(drawer).findByTestId('history-log-501')).toHaveTextContent('Error');
+  });
+
+  it('filters with Go (search uses search_konnects) and Clear resets', async () => {
+    const calls = mockFetch((c) => {
+      if (c.url.startsWith('/api/v1/task_logs/search_konnects?')) return { body: { konnects: [flow(9)], total_konnects: 1 } };
+      if (c.url.startsWith('/api/v1/task_logs/konnects?')) return { body: { konnects: [flow(1), flow(2)], total_konnects: 2 } };
+      return undefined;
+    });
+    renderHistory();
+    await screen.findByTestId('history-row-1');
+    await userEvent.type(screen.getByPlaceholderText('Search in Name'), 'fl%');
+    fireEvent.mouseDown(within(screen.getByTestId('history-status')).getByRole('combobox'));
+    const option = (await screen.findAllByTitle('Error')).find((el) => el.classList.contains('ant-select-item-option'));
+    await userEvent.click(option!);
+    await userEvent.click(screen.getByTestId('history-go'));
+    expect(await screen.findByTestId('history-row-9')).toBeInTheDocument();
+    const searched = calls.find((c) => c.url.startsWith('/api/v1/task_logs/search_konnects'))!;
+    expect(new URL(searched.url, 'http://x').searchParams.get('search_query')).toBe('fl%');
+    expect(new URL(searched.url, 'http://x').searchParams.get('status')).toBe('ERROR');
+    await userEvent.click(screen.getByTestId('history-clear'));
+    expect(await screen.findByTestId('history-row-2')).toBeInTheDocument();
+    expect(screen.getByPlaceholderText('Search in Name')).toHaveValue('');
+  });
+
+  it('shows an empty list and no further pages when loading fails', async () => {
+    mockFetch(() => ({ status: 500, body: { message: 'down' } }));
+    renderHistory();
+    expect(await screen.findByText('No Flow Found')).toBeInTheDocument();
+    await waitFor(() => expect(screen.queryByTestId('history-more')).not.toBeInTheDocument());
+    expect(screen.queryByText('End of List - No More Flows to Load')).not.toBeInTheDocument();
+  });
+});
