@@ -80,7 +80,9 @@ async def events_of(nats_url: str, konnect_id: int) -> list[TaskEvent]:
         await nc.close()
 
 
-async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any) -> None:
+@pytest.mark.parametrize("delay", ["until a time 8 s ahead", "for 1 minute (unit 514)"])
+async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, delay: str) -> None:
+    minute = delay.startswith("for")
     base = Path(tempfile.mkdtemp(prefix="konnectz-delay-"))
     own = NatsServer(base / "nats", free_port())
     own.start()
@@ -93,7 +95,9 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any) -> N
             konnect_id=secrets.randbelow(10**9) + 1, owner_id=1, name="Remind later", trigger_id="node-1",
             trigger=WebhookTrigger(token=secrets.token_urlsafe(32)),
             steps=[
-                DelayStep(id="node-2", name="Wait", mode="until", until="{{node-1.when}}"),
+                DelayStep(id="node-2", name="Wait", mode="for", amount=1, unit="minutes")
+                if minute
+                else DelayStep(id="node-2", name="Wait", mode="until", until="{{node-1.when}}"),
                 ApiCallStep(id="node-3", name="Remind", method="POST", url=echo.base + "/echo",
                             body=[KeyValue(key="order", value="{{node-1.order}}")]),
             ],
@@ -104,7 +108,8 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any) -> N
         port = free_port()
         runner = await start_runner(own.url, spec_file, port, log)
 
-        due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=DELAY_SECONDS)
+        posted = datetime.now(UTC)
+        due = posted.replace(microsecond=0) + timedelta(seconds=DELAY_SECONDS)
         async with httpx.AsyncClient(timeout=5) as http:
             reply = await http.post(f"http://127.0.0.1:{port}/hooks/{spec.trigger.token}",
                                     json={"order": "A-17", "when": due.isoformat()})  # fmt: skip
@@ -117,6 +122,8 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any) -> N
             await asyncio.sleep(0.1)
         else:
             raise AssertionError("no timer was stored: " + log.read_text())
+        if minute:  # one minute after the step ran (it ran just after the webhook was accepted)
+            due = posted + timedelta(minutes=1, seconds=1)
 
         runner.send_signal(signal.SIGKILL)
         await runner.wait()
@@ -144,8 +151,13 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any) -> N
         [event] = await events_of(own.url, spec.konnect_id)
         assert event.run_id == run_id and event.status == "SUCCESS"
         assert [s.step_id for s in event.steps] == ["node-2", "node-3"]
-        assert event.steps[0].output == {"resume_at": due.isoformat().replace("+00:00", "Z"), "waited": True}
-        assert event.finished_at >= due
+        if minute:
+            resume_at = datetime.fromisoformat(event.steps[0].output["resume_at"].replace("Z", "+00:00"))
+            assert posted + timedelta(minutes=1) <= resume_at <= posted + timedelta(minutes=1, seconds=2)
+            assert event.finished_at >= resume_at
+        else:
+            assert event.steps[0].output == {"resume_at": due.isoformat().replace("+00:00", "Z"), "waited": True}
+            assert event.finished_at >= due
     finally:
         if runner is not None and runner.returncode is None:
             runner.kill()
