@@ -9,6 +9,7 @@ from konnectz_operator.config import OperatorSettings
 from konnectz_operator.render import (
     FLOW_FILE,
     child_name,
+    form_url,
     render_children,
     render_configmap,
     render_cronjob,
@@ -219,3 +220,16 @@ def test_ingress_routes_exactly_the_token_path(konnect, token):
 def test_renders_are_json_documents(konnect, settings, trigger):
     children = render_children(konnect(trigger=trigger), settings)
     assert json.loads(json.dumps(children)) == children
+
+
+def test_a_form_konnect_routes_its_form_page_and_a_polling_konnect_gets_no_ingress(konnect, flow, token):
+    settings = OperatorSettings(webhook_ingress_host="hooks.example.com", webhook_base_url="https://hooks.example.com")
+    form_trigger = {"kind": "form", "token": token, "fields": [{"key": "email", "label": "E-mail"}]}
+    form = konnect(trigger={"kind": "form"}, flow=flow(trigger=form_trigger))
+    (path,) = render_ingress(form, settings)["spec"]["rules"][0]["http"]["paths"]
+    assert path["path"] == f"/forms/{token}"
+    assert form_url(form, settings) == f"https://hooks.example.com/forms/{token}"
+    assert webhook_url(form, settings) is None
+    polling = [c["kind"] for c in render_children(konnect(trigger={"kind": "polling"}), settings)]
+    assert polling == ["ConfigMap", "Deployment", "Service"]
+    assert form_url(konnect(), settings) is None  # a webhook konnect has no form

@@ -19,7 +19,7 @@ from .apply import WORKERS, Kube, apply, load_api_client, load_configuration, pr
 from .config import OperatorSettings
 from .drift import drifted, owner_konnect
 from .errors import InvalidKonnect, to_kopf_error
-from .render import child_name, render_children, webhook_url
+from .render import child_name, form_url, render_children, webhook_url
 from .status import Phase, now_rfc3339, set_condition
 from .validation import validate_konnect
 
@@ -101,7 +101,7 @@ def _write_status(
 
 
 def entrypoint(body: kopf.Body, url: str | None) -> str | None:
-    """What `kubectl get konnects` shows in ENTRYPOINT: the webhook URL or the schedule and its zone."""
+    """What `kubectl get konnects` shows in ENTRYPOINT: the webhook or form URL, or the schedule and its zone."""
     trigger = body.spec.get("trigger") or {}
     if trigger.get("kind") == "schedule" and trigger.get("schedule"):
         return f"{trigger['schedule']} ({trigger.get('timezone') or 'UTC'})"
@@ -162,7 +162,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
     # None removes the key (merge patch) when the trigger is no longer a webhook.
     url = webhook_url(body, config)
     patch.status["webhookUrl"] = url
-    patch.status["entrypoint"] = entrypoint(body, url)
+    patch.status["entrypoint"] = entrypoint(body, url or form_url(body, config))
     logger.info("Konnect reconciled: %s", summary)
 
 

@@ -263,9 +263,11 @@ def render_cronjob(konnect: Mapping[str, Any], settings: OperatorSettings) -> Ma
 
 
 def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
-    """Route ``/hooks/<token>`` (matched exactly) on ``webhook_ingress_host`` to the runner Service."""
+    """Route ``/hooks/<token>`` (a webhook) or ``/forms/<token>`` (a hosted form), matched exactly, on
+    ``webhook_ingress_host`` to the runner Service."""
     name, _ = _meta(konnect)
     token = _webhook_token(konnect) or ""
+    prefix = "forms" if (_spec(konnect).get("trigger") or {}).get("kind") == "form" else "hooks"
     spec: Manifest = {
         "rules": [
             {
@@ -273,7 +275,7 @@ def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings) -> Ma
                 "http": {
                     "paths": [
                         {
-                            "path": f"/hooks/{token}",
+                            "path": f"/{prefix}/{token}",
                             "pathType": "Exact",
                             "backend": {"service": {"name": child_name(name), "port": {"name": "http"}}},
                         }
@@ -295,9 +297,19 @@ def render_children(konnect: Mapping[str, Any], settings: OperatorSettings) -> l
         children.append(render_cronjob(konnect, settings))
     else:
         children += [render_deployment(konnect, settings), render_service(konnect, settings)]
-        if settings.webhook_ingress_host:
+        # Webhooks and forms are called from outside; a polling runner only calls out.
+        if settings.webhook_ingress_host and kind in ("webhook", "form"):
             children.append(render_ingress(konnect, settings))
     return children
+
+
+def form_url(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:
+    """Where the hosted form of a form-input Konnect is served, or None for other triggers."""
+    if (_spec(konnect).get("trigger") or {}).get("kind") != "form" or not _webhook_token(konnect):
+        return None
+    name, namespace = _meta(konnect)
+    base = settings.webhook_base_url or f"http://{child_name(name)}.{namespace}.svc"
+    return f"{base}/forms/{_webhook_token(konnect)}"
 
 
 def webhook_url(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:
