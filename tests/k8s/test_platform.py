@@ -194,6 +194,9 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
             assert konnect["status"]["webhookUrl"] == published["webhook_url"]
             assert published["webhook_url"].startswith(hooks + "/hooks/")
             assert "password" not in json.dumps(konnect["spec"]).lower()
+            # The flow list shows the phase of the resource.
+            listed = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
+            assert [(k["id"], k["phase"]) for k in listed] == [(published["konnect_id"], "Ready")]
 
             # Start the runner the Deployment describes, with the flow of the ConfigMap.
             apps = client.AppsV1Api(kube.api)

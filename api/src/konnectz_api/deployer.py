@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any, Protocol
 
 from konnectz_api.bus import Bus
 from konnectz_runner.events import KV_KONNECTS, TaskEvent, konnect_key
-from konnectz_runner.resource import GROUP, PLURAL, VERSION, konnect_name, konnect_resource
+from konnectz_runner.resource import GROUP, OWNER_LABEL, PLURAL, VERSION, konnect_name, konnect_resource
 from konnectz_runner.spec import FlowSpec
 
 __all__ = ["DeployError", "Deployer", "KubernetesDeployer", "LocalDeployer", "konnect_resource"]
+
+
+log = logging.getLogger(__name__)
 
 
 class DeployError(RuntimeError):
@@ -31,6 +35,10 @@ class Deployer(Protocol):
 
     async def record_run(self, event: TaskEvent) -> None:
         """Tell whoever runs the konnect how its latest run ended (``kubectl get konnects``)."""
+        ...
+
+    def phases(self, owner_id: int, konnect_ids: list[int]) -> dict[int, str]:
+        """The runtime phase of each published konnect where the deployer knows one."""
         ...
 
 
@@ -54,6 +62,9 @@ class LocalDeployer:
 
     async def record_run(self, event: TaskEvent) -> None:
         return None  # the task log is the record; local runners have no resource to annotate
+
+    def phases(self, owner_id: int, konnect_ids: list[int]) -> dict[int, str]:
+        return {}  # local runners pick a published konnect up at once: there is no phase to show
 
 
 FIELD_MANAGER = "konnectz-api"
@@ -153,3 +164,32 @@ class KubernetesDeployer:
                 raise _refusal("record the run", exc) from exc
 
         await asyncio.to_thread(_patch)
+
+    def phases(self, owner_id: int, konnect_ids: list[int]) -> dict[int, str]:
+        """``status.phase`` of the owner's Konnects among ``konnect_ids`` (one LIST by owner label).
+
+        The flow list shows it; when the API server cannot be asked, the list is shown without it.
+        """
+        wanted = set(konnect_ids)
+        if not wanted:
+            return {}
+        try:
+            found = self._api.list_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                self.namespace,
+                PLURAL,
+                label_selector=f"{OWNER_LABEL}={int(owner_id)}",
+                _request_timeout=5,
+            )
+        except Exception as exc:
+            log.warning("could not read Konnect phases: %s", _refusal("list konnects", exc))
+            return {}
+        phases: dict[int, str] = {}
+        items = found.get("items", []) if isinstance(found, dict) else []
+        for item in items:
+            konnect_id = (item.get("spec") or {}).get("konnectId")
+            phase = (item.get("status") or {}).get("phase")
+            if konnect_id in wanted and isinstance(phase, str):
+                phases[int(konnect_id)] = phase
+        return phases

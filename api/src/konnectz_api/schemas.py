@@ -242,6 +242,11 @@ class KonnectItem(BaseModel):
     right_apps: list[RightApp]
     webhook_url: str
     folder_id: int | None = None
+    phase: str | None = Field(
+        default=None,
+        description="On Kubernetes, the phase of a published flow's Konnect resource (Pending, Ready, Paused, "
+        "Failed); null for drafts and without Kubernetes.",
+    )
 
 
 class KonnectList(BaseModel):

@@ -22,6 +22,7 @@ __all__ = [
     "API_VERSION",
     "GROUP",
     "KIND",
+    "OWNER_LABEL",
     "PLURAL",
     "PRINTER_COLUMNS",
     "SHORT_NAMES",
@@ -43,6 +44,8 @@ PLURAL = "konnects"
 SINGULAR = "konnect"
 SHORT_NAMES = ("kz",)
 API_VERSION = f"{GROUP}/{VERSION}"
+# Label of every Konnect the api writes: the owning account's id (the flow list selects by it).
+OWNER_LABEL = "konnectz.io/owner"
 
 TriggerKind = Literal["webhook", "schedule", "form", "polling"]
 Phase = Literal["Pending", "Ready", "Paused", "Failed"]
@@ -184,7 +187,7 @@ def konnect_resource(flow: FlowSpec, namespace: str) -> dict[str, Any]:
         "metadata": {
             "name": konnect_name(flow.konnect_id),
             "namespace": namespace,
-            "labels": {"konnectz.io/owner": str(flow.owner_id)},
+            "labels": {OWNER_LABEL: str(flow.owner_id)},
         },
         # Unset optional fields are left out; the flow is kept whole (the runner reads it back as is).
         "spec": {**spec.model_dump(mode="json", exclude_none=True), "flow": flow.model_dump(mode="json")},

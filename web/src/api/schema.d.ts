@@ -1068,6 +1068,11 @@ export interface components {
             /** Konnect Name */
             konnect_name: string;
             left_app: components["schemas"]["LeftApp"] | null;
+            /**
+             * Phase
+             * @description On Kubernetes, the phase of a published flow's Konnect resource (Pending, Ready, Paused, Failed); null for drafts and without Kubernetes.
+             */
+            phase?: string | null;
             /** Right Apps */
             right_apps: components["schemas"]["RightApp"][];
             /** Status */

@@ -102,6 +102,7 @@ def list_konnects(
     user: CurrentUser,
     session: SessionDep,
     settings: SettingsDep,
+    deployer: DeployerDep,
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
     page_index: PageIndex = 1,
     search_query: SearchText = None,
@@ -125,7 +126,12 @@ def list_konnects(
         status=status,
         folder=folder_filter(session, user, folder),
     )
-    return KonnectList(konnects=to_items(page, settings), total_konnects=page.total)
+    items = to_items(page, settings)
+    published = [k.id for k in items if k.status == "Published"]
+    phases = deployer.phases(user.id, published) if published else {}
+    for item in items:
+        item.phase = phases.get(item.id)
+    return KonnectList(konnects=items, total_konnects=page.total)
 
 
 @router.get("/{konnect_id}/edit", response_model=KonnectEdit)
