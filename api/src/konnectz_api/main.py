@@ -13,12 +13,13 @@ from starlette.requests import Request
 from starlette.staticfiles import StaticFiles
 
 from konnectz_api.bus import Bus
+from konnectz_api.catalogue import get_index
 from konnectz_api.consumer import consume_task_events
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
-from konnectz_api.routes import apps, auth, konnects, password_reset, plans, profile, system, task_logs
+from konnectz_api.routes import app_accounts, apps, auth, konnects, password_reset, plans, profile, system, task_logs
 
 
 def _deployer(settings: Settings, bus: Bus) -> Deployer:
@@ -34,6 +35,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     bus.start()
     app.state.bus = bus
     app.state.deployer = _deployer(settings, bus)
+    get_index()  # load and validate the app catalogue before serving
     stop = asyncio.Event()
     consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop))
     try:
@@ -70,7 +72,7 @@ def create_app() -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for module in (system, auth, password_reset, profile, plans, apps, konnects, task_logs):
+    for module in (system, auth, password_reset, profile, plans, apps, app_accounts, konnects, task_logs):
         app.include_router(module.router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():
         _mount_spa(app, settings.web_dist)

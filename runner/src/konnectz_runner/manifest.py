@@ -443,7 +443,9 @@ class App(Strict):
     categories: list[str] = Field(default_factory=list)
     logo_url: str | None = None
     docs_url: str | None = None
-    base_url: str = Field(default="", description='May be templated from account fields: "https://{{auth.subdomain}}..."')
+    base_url: str = Field(
+        default="", description='May be templated from account fields: "https://{{auth.subdomain}}..."'
+    )
     status: Literal["Active", "Beta", "Disabled"] = "Active"
     app_type: Literal["api", "ADD_ON", "WEBHOOK"] = "api"
     auth: Auth = Auth(type="none")
@@ -470,7 +472,9 @@ class App(Strict):
             if any(e.operation is None for e in self.events):
                 raise ValueError("only in-house add-ons have events without an operation")
         for event in self.events:
-            sources = [f.dynamic for f in event.fields if f.dynamic] + ([event.fields_from] if event.fields_from else [])
+            sources = [f.dynamic for f in event.fields if f.dynamic] + (
+                [event.fields_from] if event.fields_from else []
+            )
             for dyn in sources:
                 target = by_key.get(dyn.event)
                 if target is None:
