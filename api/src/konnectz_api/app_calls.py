@@ -7,7 +7,7 @@ appear in an error message: values of secret credentials are masked.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -60,7 +60,7 @@ async def call_app(
     request: AppRequest,
     *,
     secrets: list[str],
-    hooks: list[str] | None = None,
+    hooks: Sequence[str] = (),
     raise_for_status: bool = True,
 ) -> Reply:
     """Send one app request; a 4xx/5xx (or an ``ok: false`` hook) raises :class:`AppCallError`."""
@@ -77,7 +77,7 @@ async def call_app(
             status=response.status_code,
             body=body,
         )
-    problem = hook_error(hooks or [], body)
+    problem = hook_error(hooks, body)
     if raise_for_status and problem:
         raise AppCallError(mask(problem, secrets), status=response.status_code, body=body)
     return Reply(response.status_code, body)

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -157,7 +157,7 @@ async def call_with_account(
     account: AppAccount,
     app: App,
     build: Callable[[dict[str, Any]], AppRequest],
-    hooks: list[str],
+    hooks: Sequence[str],
 ) -> Reply:
     credentials = await fresh_credentials(session, http=http, guard=guard, settings=settings, account=account, app=app)
     reply = await call_app(

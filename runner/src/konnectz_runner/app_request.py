@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -66,7 +67,7 @@ class AppRequest:
             headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
         url = httpx.URL(self.url)
         if self.params:
-            url = url.copy_merge_params(httpx.QueryParams(self.params))
+            url = url.copy_merge_params(httpx.QueryParams(list[tuple[str, Any]](self.params)))
         return http.build_request(self.method, url, headers=headers, content=content)
 
     def recorded(self) -> dict[str, Any]:
@@ -280,7 +281,7 @@ def is_expired(rules: list[ExpiryRule], status: int, body: Any) -> bool:
     return False
 
 
-def hook_error(hooks: list[str], body: Any) -> str | None:
+def hook_error(hooks: Sequence[str], body: Any) -> str | None:
     """Errors some APIs report inside a 200 reply (the ``*_ok_false`` hooks)."""
     if isinstance(body, dict) and body.get("ok") is False:
         if "slack_ok_false" in hooks:
