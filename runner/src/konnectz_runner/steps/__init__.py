@@ -21,7 +21,17 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from konnectz_runner.model import Outcome, StepContext
-from konnectz_runner.steps import api_call, coupon, data_forwarder, filter, formatter, generator, iterator, splitter
+from konnectz_runner.steps import (
+    api_call,
+    app_event,
+    coupon,
+    data_forwarder,
+    filter,
+    formatter,
+    generator,
+    iterator,
+    splitter,
+)
 
 __all__ = ["KINDS", "Step", "run_step"]
 
@@ -34,6 +44,7 @@ _MODULES: tuple[ModuleType, ...] = (
     filter,
     data_forwarder,
     coupon,
+    app_event,
 )
 
 KINDS: dict[str, Callable[[Any, StepContext], Awaitable[Outcome]]] = {m.KIND: m.run for m in _MODULES}
@@ -47,7 +58,8 @@ Step = Annotated[
     | generator.Config
     | filter.Config
     | data_forwarder.Config
-    | coupon.Config,
+    | coupon.Config
+    | app_event.Config,
     Field(discriminator="kind"),
 ]
 
