@@ -250,3 +250,52 @@ def test_oauth_app_without_client_configuration(client, api, fake):
     client.app.dependency_overrides[get_settings] = lambda: settings
     r = client.post("/api/v1/auth-url", json={"app_id": OAUTH_APP, "redirect_url": REDIRECT}, headers=headers)
     assert r.status_code == 400 and "not configured for OAuth2" in r.json()["message"]
+
+
+def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
+    from konnectz_api.routes.credentials import konnect_credentials_token
+
+    headers = api.new_user()
+    back = _authorize(client, headers, fake)
+    account_id = client.post(
+        "/api/v1/authorization", json={"app_id": OAUTH_APP, "auth_response": back}, headers=headers
+    ).json()["app_user_id"]
+    other_account = client.post(
+        "/api/v1/authorization",
+        json={"app_id": TOKEN_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
+        headers=headers,
+    ).json()["app_user_id"]
+    canvas = api.canvas()
+    canvas["apps"][1]["data"]["selectedAccount"] = {"id": account_id, "name": "Fake"}
+    konnect_id = client.post(
+        "/api/v1/konnects/publish_konnect", json={"canvas_json": canvas, "canvas_name": True}, headers=headers
+    ).json()["konnect_id"]
+    secret = get_settings().secret_key
+    token = konnect_credentials_token(secret, konnect_id)
+    url = "/api/v1/internal/credentials"
+    r = client.post(
+        url, json={"account_id": account_id, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert r.status_code == 200, r.text
+    first = r.json()["credentials"]["access_token"]
+    assert first in fake.tokens
+    # The runner saw an expired reply: it asks for a refreshed token.
+    r = client.post(
+        url,
+        json={"account_id": account_id, "konnect_id": konnect_id, "refresh": True},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert r.status_code == 200 and r.json()["credentials"]["access_token"] != first
+    # A token of another konnect, no token, or an account the konnect does not use: refused.
+    wrong = konnect_credentials_token(secret, konnect_id + 1)
+    assert (
+        client.post(
+            url, json={"account_id": account_id, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {wrong}"}
+        ).status_code
+        == 401
+    )
+    assert client.post(url, json={"account_id": account_id, "konnect_id": konnect_id}).status_code == 401
+    r = client.post(
+        url, json={"account_id": other_account, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert r.status_code == 403

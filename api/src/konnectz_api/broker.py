@@ -35,6 +35,7 @@ __all__ = [
     "connect_token_account",
     "fresh_credentials",
     "oauth_client",
+    "refresh_credentials",
 ]
 
 REFRESH_MARGIN = timedelta(seconds=60)
@@ -129,7 +130,7 @@ async def connect_oauth_account(
     )
 
 
-async def _refresh(
+async def refresh_credentials(
     session: Session, *, http: httpx.AsyncClient, guard: NetGuard, settings: Settings, account: AppAccount, app: App
 ) -> dict[str, Any]:
     box = cipher(settings)
@@ -144,7 +145,7 @@ async def fresh_credentials(
 ) -> dict[str, Any]:
     expires = account.token_expires_at
     if app.auth.type == "oauth2" and expires is not None and expires - REFRESH_MARGIN <= datetime.now(UTC):
-        return await _refresh(session, http=http, guard=guard, settings=settings, account=account, app=app)
+        return await refresh_credentials(session, http=http, guard=guard, settings=settings, account=account, app=app)
     return app_accounts.credentials_of(account, cipher=cipher(settings))
 
 
@@ -164,7 +165,9 @@ async def call_with_account(
         http, guard, build(credentials), secrets=secret_values(app, credentials), raise_for_status=False
     )
     if app.auth.type == "oauth2" and is_expired(app.auth.expiry, reply.status, reply.body):
-        credentials = await _refresh(session, http=http, guard=guard, settings=settings, account=account, app=app)
+        credentials = await refresh_credentials(
+            session, http=http, guard=guard, settings=settings, account=account, app=app
+        )
         reply = await call_app(
             http, guard, build(credentials), secrets=secret_values(app, credentials), raise_for_status=False
         )
