@@ -12,11 +12,10 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from konnectz_api.catalogue import AppIndex, get_index
+from konnectz_api.catalogue import get_index, load_index
 from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import AppAccount
-from konnectz_runner.catalogue import load_catalogue
 
 _spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
 fake_apps = importlib.util.module_from_spec(_spec)
@@ -31,7 +30,7 @@ REDIRECT = "http://app.test/oauth/response/900002/tok"
 def fake(client, tmp_path):
     server = fake_apps.FakeApp().start()
     fake_apps.write_manifests(tmp_path, server.url)
-    index = AppIndex(load_catalogue(extra_dirs=[tmp_path]))
+    index = load_index(extra_dirs=[tmp_path])
     settings = get_settings().model_copy(
         update={
             "allow_private_networks": "127.0.0.0/8",

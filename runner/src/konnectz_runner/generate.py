@@ -18,7 +18,7 @@ authorization code, API key, bearer, basic, AWS SigV4), at most 40 events chosen
 by tag (GET operations are searches, others actions), labels and help from summaries and
 descriptions with HTML stripped, dropdowns by matching ``*_id`` fields to list operations, and
 polling triggers from list operations whose items carry an id and a timestamp (or that take a
-sort/since parameter).
+sort/since parameter); a trigger keeps the list's inputs (e.g. the project whose tasks it watches).
 """
 
 from __future__ import annotations
@@ -531,7 +531,7 @@ def _triggers(events: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]
     triggers: list[dict[str, Any]] = []
     for event in events:
         info = event.get("_list")
-        if not info or any(f["required"] for f in event["fields"]) or len(triggers) >= budget:
+        if not info or len(triggers) >= budget:
             continue
         item = info["item"]
         id_key = _id_key(item)
@@ -602,7 +602,8 @@ def build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int) -> 
             continue
     if not valid:
         return None
-    logo = (info.get("x-logo") or {}).get("url")
+    x_logo = info.get("x-logo")
+    logo = x_logo.get("url") if isinstance(x_logo, dict) else None
     events_data: list[dict[str, Any]] = [_dump_event(e) for e in valid]
     data: dict[str, Any] = {
         "id": app_id,
@@ -614,7 +615,7 @@ def build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int) -> 
                    "checksum": f"sha256:{checksum}"},
         "categories": [str(c) for c in info.get("x-apisguru-categories") or []][:5],
         "logo_url": logo if isinstance(logo, str) and logo.startswith("https://") else None,
-        "docs_url": (doc.get("externalDocs") or {}).get("url"),
+        "docs_url": doc["externalDocs"].get("url") if isinstance(doc.get("externalDocs"), dict) else None,
         "base_url": base_url,
         "status": "Beta",
         "auth": auth,
@@ -646,7 +647,7 @@ def generate(api_dir: Path, *, curated: set[str], workers: int = 2) -> tuple[lis
     checksums: dict[Path, str] = {}
     for path in sorted(api_dir.rglob("*.json")):
         spec_id, doc, checksum = _load(api_dir, path)
-        reason = "curated" if spec_id in curated else quality(spec_id, doc)
+        reason = "curated" if spec_id in curated else quality(spec_id, inline_refs(doc))
         if reason:
             reasons[reason] += 1
         else:

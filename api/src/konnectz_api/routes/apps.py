@@ -9,7 +9,7 @@ from starlette.requests import Request
 
 from konnectz_api.app_calls import AppCallError, app_client, call_app
 from konnectz_api.broker import call_with_account
-from konnectz_api.catalogue import AppIndex, Listing, auth_label, get_index
+from konnectz_api.catalogue import AppIndex, AppSummary, Listing, get_index
 from konnectz_api.crud import app_accounts
 from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, NotFound
@@ -48,7 +48,7 @@ Side = Literal["left", "right"]
 AccountId = Annotated[int | None, Query(ge=1, lt=2**63)]
 
 
-def _app_out(app: App, counts: dict[int, int]) -> AppOut:
+def _app_out(app: AppSummary, counts: dict[int, int]) -> AppOut:
     return AppOut(
         id=app.id,
         name=app.name,
@@ -57,7 +57,7 @@ def _app_out(app: App, counts: dict[int, int]) -> AppOut:
         account_count=counts.get(app.id, 0),
         provider=app.key,
         app_type=app.app_type,
-        auth_type=auth_label(app),
+        auth_type=app.auth_type,
         categories=app.categories,
     )
 
