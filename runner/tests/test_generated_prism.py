@@ -59,11 +59,11 @@ def _trimmed(app: App, doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture
 def prism_app(tmp_path: Path) -> Iterator[tuple[App, str]]:
-    seed = os.environ.get("KONNECTZ_SAMPLE_SEED") or time.strftime("%Y-%m-%d")
+    seed = os.environ.get("KONNECTZ_SAMPLE_SEED") or generated_module.DEFAULT_SEED
     candidates = [
         a
         for a in generated_module.generated()
-        if a.auth.type in ("none", "api_key", "bearer", "basic") and a.can_trigger and len(a.events) <= 20
+        if a.auth.type in ("none", "api_key") and a.can_trigger and len(a.events) <= 20
     ]
     app = random.Random(seed).choice(candidates)
     assert app.source.spec_id is not None
@@ -99,7 +99,7 @@ async def test_events_against_prism(prism_app: tuple[App, str], make_ctx: Any) -
 
     app_event.set_credential_source(source)
     try:
-        outcomes = {}
+        outcomes, steps = {}, {}
         for event in app.events:
             op, shared = generated_module._operation(generated_module.inline_refs(
                 json.loads((generated_module.API_DIR / str(app.source.spec_id)).read_text())), event)  # fmt: skip
@@ -112,17 +112,21 @@ async def test_events_against_prism(prism_app: tuple[App, str], make_ctx: Any) -
                 account_id=1,
                 fields=[{"key": k, "value": v if isinstance(v, str) else json.dumps(v)} for k, v in values.items()],
             )
+            steps[event.key] = step
             outcomes[event.key] = await app_event.run(step, make_ctx())
+        # Prism answers 422 when a sampled value breaks a pattern (the sampler's limit); a 401, 404,
+        # 405 or 415 means the request is misbuilt (credentials, path, method or media type).
         failed = {k: o.error for k, o in outcomes.items() if o.status != "SUCCESS"}
-        assert len(failed) <= 0.1 * len(outcomes), f"{app.key}: {failed}"
+        misbuilt = {k: e for k, e in failed.items() if e and any(f"HTTP {c} " in e for c in (401, 404, 405, 415))}
+        assert not misbuilt, f"{app.key}: {misbuilt}"
+        assert len(failed) <= 0.5 * len(outcomes), f"{app.key}: {failed}"
         trigger = next(e for e in app.events if e.kind == "trigger")
         assert trigger.trigger is not None and isinstance(trigger.trigger, Polling)
         first = outcomes[trigger.key]
         assert first.status == "SUCCESS", first.error
         fresh, cursor = new_items(first.output["items"], None, trigger.trigger)
-        again = await app_event.run(
-            AppEventStep(id="n", name=app.name, app_id=app.id, event=trigger.key, account_id=1), make_ctx()
-        )
+        again = await app_event.run(steps[trigger.key], make_ctx())
+        assert again.status == "SUCCESS", again.error
         fresh, cursor = new_items(again.output["items"], cursor, trigger.trigger)
         assert fresh == []
     finally:

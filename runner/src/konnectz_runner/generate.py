@@ -56,6 +56,10 @@ _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 _FIELD_KEY = re.compile(FIELD_KEY_PATTERN)
 _TIMESTAMP = re.compile(r"(created|updated|modified|date|time|_at$|At$)", re.IGNORECASE)
+_AWS_SIGNING = frozenset(
+    f"x-amz-{n}"
+    for n in ("content-sha256", "date", "algorithm", "credential", "security-token", "signature", "signedheaders")
+)
 _SINCE = re.compile(
     r"^(since|sort|sort_by|order|order_by|orderby|updated_since|modified_since|created_after|after)$", re.I
 )
@@ -244,7 +248,11 @@ def _field(
     }
     if name != key:
         field["name"] = name
-    enum = [v for v in schema.get("enum") or [] if isinstance(v, str | int | float) and not isinstance(v, bool)]
+    enum = [
+        v
+        for v in schema.get("enum") or []
+        if isinstance(v, str | int | float) and not isinstance(v, bool) and str(v) != ""
+    ]
     if enum:
         field["options"] = [{"value": str(v), "label": str(v)} for v in enum[:MAX_OPTIONS]]
     default = schema.get("default")
@@ -327,7 +335,14 @@ def _timestamp_key(item: dict[str, Any] | None) -> str | None:
 def _auth(doc: dict[str, Any], app_name: str) -> tuple[dict[str, Any], list[str], dict[str, str]]:
     """The app's auth, its hooks, and base_url substitutions (AWS region)."""
     schemes = ((doc.get("components") or {}).get("securitySchemes")) or {}
-    used = [name for req in doc.get("security") or [] if isinstance(req, dict) for name in req]
+    requirements = [req for req in doc.get("security") or [] if isinstance(req, dict)]
+    for *_, op, _shared in _operations(doc):  # operation-level requirements count too
+        requirements += [req for req in op.get("security") or [] if isinstance(req, dict)]
+    counts: dict[str, int] = defaultdict(int)
+    for req in requirements:
+        for name in req:
+            counts[name] += 1
+    used = sorted(counts, key=lambda n: -counts[n])
     ordered = [schemes[n] for n in used if n in schemes] + [s for n, s in schemes.items() if n not in used]
     for scheme in ordered:
         if not isinstance(scheme, dict):
@@ -368,8 +383,7 @@ def _auth(doc: dict[str, Any], app_name: str) -> tuple[dict[str, Any], list[str]
             return {"type": "basic", "fields": fields, "basic": basic}, [], {}
         if kind == "apiKey" and scheme.get("in") in ("header", "query") and scheme.get("name"):
             # Every API key the same requirement asks for (e.g. Vonage: api_key AND api_secret).
-            together = next((list(req) for req in doc.get("security") or [] if isinstance(req, dict)
-                             and any(schemes.get(n) is scheme for n in req)), [])  # fmt: skip
+            together = next((list(req) for req in requirements if any(schemes.get(n) is scheme for n in req)), [])
             keys = [schemes[n] for n in together if isinstance(schemes.get(n), dict)] or [scheme]
             keys = [
                 k for k in keys if k.get("type") == "apiKey" and k.get("in") in ("header", "query") and k.get("name")
@@ -409,17 +423,18 @@ def _event(
 ) -> dict[str, Any] | None:
     fields: list[dict[str, Any]] = []
     seen: set[str] = set()
+    static_headers: dict[str, str] = {}
     for param in [*shared, *(op.get("parameters") or [])]:
         if not isinstance(param, dict) or param.get("in") not in ("path", "query", "header"):
             if isinstance(param, dict) and param.get("required") and param.get("in") == "cookie":
                 return None
             continue
         name = str(param.get("name", ""))
-        if (
-            name.lower() in auth_params
-            or name in seen
-            or ("x-amz-*" in auth_params and name.lower().startswith("x-amz-"))
-        ):
+        if name.lower() in auth_params or name in seen or ("x-amz-*" in auth_params and name.lower() in _AWS_SIGNING):
+            continue
+        enum = (param.get("schema") or {}).get("enum") or []
+        if param["in"] == "header" and param.get("required") and len(enum) == 1:
+            static_headers[name] = str(enum[0])  # e.g. X-Amz-Target: the operation's fixed selector
             continue
         required = bool(param.get("required")) or param["in"] == "path"
         field = _field(name, name, param.get("schema") or {}, param["in"], required, param.get("description"))
@@ -463,6 +478,7 @@ def _event(
     elif method != "get":
         content_type = "none"
     headers = {"Content-Type": chosen} if content_type == "json" and chosen and chosen != "application/json" else {}
+    headers |= static_headers
     required_first = sorted(fields, key=lambda f: not f["required"])
     if sum(1 for f in fields if f["required"]) > MAX_FIELDS:
         return None
