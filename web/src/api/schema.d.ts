@@ -305,6 +305,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/internal/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A fresh credential for a runner (scoped token) */
+        post: operations["credentials_api_v1_internal_credentials_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/konnects": {
         parameters: {
             query?: never;
@@ -915,6 +932,25 @@ export interface components {
             label: string;
             /** Value */
             value: string;
+        };
+        /** CredentialsIn */
+        CredentialsIn: {
+            /** Account Id */
+            account_id: number;
+            /** Konnect Id */
+            konnect_id: number;
+            /**
+             * Refresh
+             * @default false
+             */
+            refresh: boolean;
+        };
+        /** CredentialsOut */
+        CredentialsOut: {
+            /** Credentials */
+            credentials: {
+                [key: string]: unknown;
+            };
         };
         /** EmailConfirmationIn */
         EmailConfirmationIn: {
@@ -1993,6 +2029,39 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+        };
+    };
+    credentials_api_v1_internal_credentials_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CredentialsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
