@@ -82,3 +82,39 @@ def test_invalid_canvases_name_the_problem(mutate, message):
 def test_app_names_for_lists():
     assert app_names(canvas()) == ("Webhook", ["First", "Second"])
     assert app_names({"apps": "broken"}) == (None, [])
+
+
+def _slack_node(**data):
+    return {
+        "id": "node-4",
+        "data": {
+            "app_detail": {"id": 105, "name": "Slack", "provider": "slack", "app_index": 4},
+            "selectedEvent": {"id": "send_message", "name": "Send Channel Message"},
+            "selectedAccount": {"id": 12, "name": "Work"},
+            "configResponses": [
+                {"config_key": "channel", "value": "C012AB3CD"},
+                {"config_key": "text", "value": "New order {{node-1.id}}"},
+                {"config_key": "thread_ts", "value": ""},
+            ],
+            **data,
+        },
+    }
+
+
+def test_catalogue_app_nodes_become_app_event_steps():
+    c = canvas()
+    c["apps"].append(_slack_node())
+    step = compile_(c).steps[-1]
+    assert step.kind == "app_event" and (step.app_id, step.event, step.account_id) == (105, "send_message", 12)
+    assert [(f.key, f.value) for f in step.fields] == [("channel", "C012AB3CD"), ("text", "New order {{node-1.id}}")]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [({"selectedAccount": None}, "choose an account"), ({"selectedEvent": {"id": "nope"}}, "choose an event")],
+)
+def test_catalogue_app_nodes_need_event_and_account(data, message):
+    c = canvas()
+    c["apps"].append(_slack_node(**data))
+    with pytest.raises(CompileError, match=message):
+        compile_(c)

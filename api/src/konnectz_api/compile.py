@@ -7,11 +7,13 @@ small FlowSpec (owned by ``konnectz_runner.spec``). Every problem becomes a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
 
 from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
+from konnectz_runner.steps.app_event import AppEventStep
 
 TRIGGER_NOT_CHOSEN = "Trigger not chosen"
 
@@ -121,6 +123,42 @@ def _compile_api_node(node: dict[str, Any], label: str) -> ApiCallStep:
 STEP_COMPILERS = {"api": _compile_api_node}
 
 
+def _compile_app_event(node: dict[str, Any], label: str) -> AppEventStep:
+    """A node of a catalogue app (a manifest event): its event, account and configuration values."""
+    from konnectz_api.catalogue import get_index
+
+    data = node.get("data") or {}
+    detail = _detail(node)
+    event = data.get("selectedEvent") or {}
+    account = data.get("selectedAccount") or {}
+    app = get_index().get(int(detail["id"])) if str(detail.get("id", "")).isdigit() else None
+    if app is None or app.event(str(event.get("id", ""))) is None:
+        raise CompileError(f"{label}: choose an event")
+    account_id = account.get("id")
+    if app.needs_account and not str(account_id or "").isdigit():
+        raise CompileError(f"{label}: choose an account")
+    fields = []
+    for entry in data.get("configResponses") or []:
+        if isinstance(entry, dict) and entry.get("config_key") and entry.get("value") not in (None, ""):
+            value = entry["value"]
+            fields.append(KeyValue(key=str(entry["config_key"]), value=value if isinstance(value, str) else str(value)))
+    return AppEventStep(
+        id=str(node["id"]),
+        name=str(detail.get("name") or app.name),
+        app_id=app.id,
+        event=str(event["id"]),
+        account_id=int(str(account_id)) if app.needs_account else None,
+        fields=fields,
+    )
+
+
+def _is_catalogue_app(detail: dict[str, Any]) -> bool:
+    from konnectz_api.catalogue import get_index
+
+    app = get_index().get(int(detail["id"])) if str(detail.get("id", "")).isdigit() else None
+    return app is not None and app.app_type == "api" and app.key == detail.get("provider")
+
+
 def compile_flow(canvas: dict[str, Any], *, konnect_id: int, owner_id: int, name: str, webhook_token: str) -> FlowSpec:
     nodes = _nodes(canvas)
     ids = [str(n.get("id") or "") for n in nodes]
@@ -141,7 +179,9 @@ def compile_flow(canvas: dict[str, Any], *, konnect_id: int, owner_id: int, name
     for index, node in enumerate(actions, start=2):
         detail = _detail(node)
         label = f"Step {index} ({detail.get('name') or node.get('id')})"
-        compiler = STEP_COMPILERS.get(str(detail.get("provider")))
+        compiler: Callable[[dict[str, Any], str], Any] | None = STEP_COMPILERS.get(str(detail.get("provider")))
+        if compiler is None and _is_catalogue_app(detail):
+            compiler = _compile_app_event
         if compiler is None:
             raise CompileError(f"{label}: app {detail.get('provider')!r} cannot run yet")
         steps.append(compiler(node, label))
