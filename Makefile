@@ -50,7 +50,7 @@ web/dist/index.html: web/node_modules/.installed $(shell find web/src web/public
 web-build: web/dist/index.html
 
 # --- the platform -------------------------------------------------------------------------
-dev: install web-build
+dev: install web-build catalogue
 	$(PY) -m konnectz_devstack
 
 # --- checks -------------------------------------------------------------------------------
@@ -83,7 +83,7 @@ check-crd: .venv/.installed
 web-check: web/node_modules/.installed
 	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent
 
-test: install chromium web-build cluster-build lint typecheck check-types check-crd web-check
+test: install chromium web-build cluster-build catalogue catalogue-mocks lint typecheck check-types check-crd check-catalogue web-check
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # Benchmarks: tests/bench (api, KONNECTZ_BENCH=1) and bench_*.py files with bench_* functions in

@@ -59,7 +59,7 @@ def compile_(c: dict[str, Any]):
 
 def test_every_runner_kind_has_a_compiler_and_every_node_type_parses():
     compiled_kinds = {f.__module__.rsplit(".", 1)[1] for f in STEP_COMPILERS.values()}
-    assert set(KINDS) <= compiled_kinds
+    assert set(KINDS) <= compiled_kinds | {"app_event"}  # catalogue apps: compilers/app_event.py
     for t in NODE_TYPES:
         parsed = parse_canvas({"apps": [{"id": "n", "type": t}]})
         assert parsed.apps[0].type == t
@@ -428,3 +428,38 @@ def test_the_delay_add_on_and_set_delay_compile_to_delay_steps():
 def test_a_bad_delay_names_the_node(timer, message):
     with pytest.raises(CompileError, match=r"^Delay \(node-2\): " + message):
         compile_(chain(webhook(), delay_node("node-2", 2, **timer), api_node("node-3", 3)))
+
+
+def _slack_node(**data: Any) -> dict[str, Any]:
+    n = node(
+        "node-2",
+        "ActionNode",
+        "slack",
+        2,
+        "Slack",
+        selectedEvent={"id": "send_message", "name": "Send Channel Message"},
+        selectedAccount={"id": 12, "name": "Work"},
+        configResponses=[
+            {"config_key": "channel", "value": "C012AB3CD"},
+            {"config_key": "text", "value": "New order {{node-1.id}}"},
+            {"config_key": "thread_ts", "value": ""},
+        ],
+    )
+    n["data"]["app_detail"]["id"] = 105
+    n["data"].update(data)
+    return n
+
+
+def test_catalogue_app_nodes_become_app_event_steps():
+    step = compile_(chain(webhook(), _slack_node())).steps[-1]
+    assert step.kind == "app_event" and (step.app_id, step.event, step.account_id) == (105, "send_message", 12)
+    assert [(f.key, f.value) for f in step.fields] == [("channel", "C012AB3CD"), ("text", "New order {{node-1.id}}")]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [({"selectedAccount": None}, "choose an account"), ({"selectedEvent": {"id": "nope"}}, "choose an event")],
+)
+def test_catalogue_app_nodes_need_event_and_account(data, message):
+    with pytest.raises(CompileError, match=r"Slack \(node-2\): " + message):
+        compile_(chain(webhook(), _slack_node(**data)))

@@ -228,14 +228,3 @@ def test_task_events_become_task_logs_once(client, api, nats_server):
     other = api.new_user()
     assert client.get(f"/api/v1/task_logs/{logs[0]['id']}/tasks", headers=other).status_code == 404
     assert client.get(f"/api/v1/task_logs/logs?konnect_id={spec.konnect_id}", headers=other).status_code == 404
-
-
-def test_apps_catalogue(client, api):
-    headers = api.new_user()
-    triggers = client.get("/api/v1/apps/get_triggers", headers=headers).json()["apps"]
-    assert [a["provider"] for a in triggers] == ["webhook"]
-    add_ons = client.get("/api/v1/apps/add_on_apps", headers=headers).json()["apps"]
-    assert [a["provider"] for a in add_ons] == ["api"]
-    found = client.get("/api/v1/apps?search_query=web", headers=headers).json()
-    assert found["total_apps"] == 1 and found["apps"][0]["name"] == "Webhook"
-    assert client.get("/api/v1/apps?page_size=0", headers=headers).status_code == 422

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.staticfiles import StaticFiles
 
 from konnectz_api.bus import Bus
+from konnectz_api.catalogue import get_index
 from konnectz_api.consumer import consume_task_events
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker
@@ -20,8 +21,10 @@ from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
 from konnectz_api.limits import BodyLimitMiddleware
 from konnectz_api.routes import (
+    app_accounts,
     apps,
     auth,
+    credentials,
     dashboard,
     folders,
     konnect_webhooks,
@@ -47,6 +50,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     bus.start()
     app.state.bus = bus
     app.state.deployer = deployer = _deployer(settings, bus)
+    get_index()  # load and validate the app catalogue before serving
     stop = asyncio.Event()
     consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop, deployer))
     try:
@@ -84,8 +88,8 @@ def create_app() -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
-    routers = (system, auth, password_reset, profile, plans, apps, konnects, konnect_webhooks, folders, dashboard)
-    for module in (*routers, task_logs):
+    routers = (system, auth, password_reset, profile, plans, apps, app_accounts, credentials, konnects)
+    for module in (*routers, konnect_webhooks, folders, dashboard, task_logs):
         app.include_router(module.router)
     app.include_router(konnects.activity_router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():

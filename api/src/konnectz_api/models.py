@@ -48,21 +48,35 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class App(Base):
-    """The app catalogue (connectors are data)."""
+class AppAccount(Base):
+    """A user's connected account of a catalogue app. ``credentials`` is encrypted (core.crypto)."""
 
-    __tablename__ = "apps"
+    __tablename__ = "app_accounts"
+    __table_args__ = (Index("ix_app_accounts_owner_app", "owner_id", "app_id"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(200))
-    provider: Mapped[str] = mapped_column(String(100), unique=True)
-    app_type: Mapped[str] = mapped_column(String(30))
-    auth_type: Mapped[str | None] = mapped_column(String(30))
-    image_url: Mapped[str | None] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(20), default="Active")
-    can_trigger: Mapped[bool] = mapped_column(Boolean, default=False)
-    can_act: Mapped[bool] = mapped_column(Boolean, default=False)
-    is_add_on: Mapped[bool] = mapped_column(Boolean, default=False)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    app_id: Mapped[int] = mapped_column(Integer)  # the manifest's id
+    app_key: Mapped[str] = mapped_column(String(100))
+    label: Mapped[str] = mapped_column(String(255))
+    credentials: Mapped[str] = mapped_column(Text)
+    token_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class OAuthState(Base):
+    """A pending OAuth2 authorisation: the signed state's nonce, its PKCE verifier (encrypted)."""
+
+    __tablename__ = "oauth_states"
+
+    nonce: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    app_id: Mapped[int] = mapped_column(Integer)
+    app_account_id: Mapped[int | None] = mapped_column(BigInteger)  # re-authorising an account
+    redirect_url: Mapped[str] = mapped_column(Text)
+    verifier: Mapped[str] = mapped_column(Text)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
 class Folder(Base):

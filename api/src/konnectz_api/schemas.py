@@ -114,16 +114,15 @@ class Profile(BaseModel):
 
 # --- apps ---------------------------------------------------------------------------------
 class AppOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
     id: int
     name: str
     image_url: str | None
-    status: str
-    account_count: int = 0
-    provider: str
-    app_type: str
-    auth_type: str | None
+    status: str = Field(description="Active or Beta")
+    account_count: int = Field(default=0, description="The caller's linked accounts of this app")
+    provider: str = Field(description="The app's key")
+    app_type: str = Field(description="api, ADD_ON or WEBHOOK")
+    auth_type: str | None = Field(description="OAuth2 (popup), Token (fields) or null (no account)")
+    categories: list[str] = Field(default_factory=list)
 
 
 class AppList(BaseModel):
@@ -194,6 +193,132 @@ class FolderRemoveOut(BaseModel):
 class FailureReply(BaseModel):
     status: Literal["FAILURE"] = "FAILURE"
     message: str
+
+
+class AppEventOut(BaseModel):
+    id: str = Field(description="The event key (shown as value)")
+    name: str = Field(description="The event label (shown as label)")
+    kind: Literal["trigger", "action", "search"]
+    side: Literal["left", "right"] = Field(description="left: starts a konnect; right: an action or search")
+    help: str = ""
+
+
+class AppEventList(BaseModel):
+    app_events: list[AppEventOut]
+
+
+class OptionOut(BaseModel):
+    id: str = Field(description="The option's value")
+    name: str = Field(description="The option's label")
+
+
+class EventConfigOut(BaseModel):
+    """One configuration field of an event."""
+
+    id: str = Field(description="The field key")
+    config_key: str
+    title: str
+    label: str
+    key_value_type: str = Field(description="string, text, integer, number, boolean, datetime, select, ...")
+    type: Literal["text", "select"] = Field(description="select when options are static or fetched")
+    config_key_required: bool
+    sequence: int = Field(description=">= 1: chosen in order, each choice loads the next (details call)")
+    help: str = ""
+    default: Any = None
+    options: list[OptionOut] = Field(default_factory=list)
+    dynamic: bool = Field(default=False, description="Options come from the details call, through an account")
+    depends_on: list[str] = Field(default_factory=list)
+
+
+class EventConfigList(BaseModel):
+    app_event_configurations: list[EventConfigOut]
+    fetch_fields: bool = Field(description="The event lists more fields live (fetch-fields)")
+
+
+class ConfigOptions(BaseModel):
+    config_key: str
+    options: list[OptionOut]
+
+
+class FetchedFields(BaseModel):
+    fields: list[EventConfigOut]
+
+
+# --- app accounts -------------------------------------------------------------------------
+class AppAccountOut(BaseModel):
+    id: int
+    name: str = Field(description="The account's label (editable)")
+    created_at: datetime
+
+
+class AppAccountList(BaseModel):
+    authorized_app_accounts: list[AppAccountOut]
+
+
+class TokenFieldOut(BaseModel):
+    id: str
+    name: str = Field(description="Title-cased label")
+    instructions: str
+    secret: bool
+    required: bool
+
+
+class AuthUrlIn(BaseModel):
+    app_id: int = Field(ge=1, lt=2**31)
+    redirect_url: str = Field(default="", max_length=2000)
+    app_user_id: int | None = Field(default=None, ge=1, lt=2**63, description="Re-authorise this account")
+
+
+class AuthUrlOut(BaseModel):
+    type: Literal["oauth", "token", "none"]
+    auth_url: str | None = Field(description="OAuth2 apps: the provider's consent page (PKCE, signed state)")
+    fields: list[TokenFieldOut] = Field(default_factory=list, description="Token apps: the fields to fill")
+    instructions: str = ""
+
+
+class AuthorizationIn(BaseModel):
+    app_id: int = Field(ge=1, lt=2**31)
+    redirect_url: str = Field(default="", max_length=2000)
+    app_user_id: int | None = Field(default=None, ge=1, lt=2**63)
+    auth_response: dict[str, str] = Field(
+        max_length=50,
+        description="Token apps: field id to value. OAuth2 apps: code and state from the provider's redirect.",
+    )
+
+    @field_validator("auth_response")
+    @classmethod
+    def _bounded(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, item in value.items():
+            if len(key) > 100 or len(item) > 8000 or "\x00" in item or "\x00" in key:
+                raise ValueError("values must be at most 8000 characters without NUL characters")
+        return value
+
+
+class AuthorizationOut(BaseModel):
+    status: str
+    app_user_id: int
+    name: str
+
+
+class UpdateLabelIn(BaseModel):
+    label: str = Field(min_length=1, max_length=255)
+
+    @field_validator("label")
+    @classmethod
+    def _clean(cls, value: str) -> str:
+        value = value.strip()
+        if not value or any(ord(ch) < 32 for ch in value):
+            raise ValueError("must be a non-empty name without control characters")
+        return value
+
+
+class UpdateAccountStatusIn(BaseModel):
+    status: Literal["REMOVE"]
+
+
+class AccountStatusOut(BaseModel):
+    message: Literal["SUCCESS", "FAILURE"]
+    details: str
 
 
 # --- konnects -----------------------------------------------------------------------------

@@ -45,6 +45,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/app_users/{account_id}/update_label": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rename an account */
+        post: operations["update_label_api_v1_app_users__account_id__update_label_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/app_users/{account_id}/update_status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove an account (refused while a published konnect uses it) */
+        post: operations["update_status_api_v1_app_users__account_id__update_status_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/apps": {
         parameters: {
             query?: never;
@@ -86,7 +120,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Apps with actions */
+        /** Apps with actions or searches */
         get: operations["apps_get_actions_api_v1_apps_get_actions_get"];
         put?: never;
         post?: never;
@@ -130,6 +164,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/apps/{app_id}/app_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The events of an app */
+        get: operations["app_events_api_v1_apps__app_id__app_events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apps/{app_id}/app_events/{event_key}/event_config/{side}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The configuration fields of an event, in sequence */
+        get: operations["event_config_api_v1_apps__app_id__app_events__event_key__event_config__side__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apps/{app_id}/app_events/{event_key}/event_config/{side}/{config_key}/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Options of one field, fetched live through the account when they are dynamic
+         * @description Query: app_account_id, prevSequence, and the values chosen so far (field key = value).
+         */
+        get: operations["config_details_api_v1_apps__app_id__app_events__event_key__event_config__side___config_key__details_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apps/{app_id}/app_events/{event_key}/event_config/{side}/{config_key}/fetch-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fields an event lists live (e.g. a sheet's columns) once its sequence is chosen */
+        get: operations["fetch_fields_api_v1_apps__app_id__app_events__event_key__event_config__side___config_key__fetch_fields_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apps/{app_id}/authorized_app_accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's accounts of an app */
+        get: operations["authorized_app_accounts_api_v1_apps__app_id__authorized_app_accounts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth-url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How to connect an account of an app
+         * @description OAuth2 apps: the consent URL (PKCE S256, a signed single-use state). Token apps: the fields.
+         */
+        post: operations["auth_url_api_v1_auth_url_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -144,6 +286,23 @@ export interface paths {
          * @description Failed sign-ins are counted per e-mail and per client address in a window of KONNECTZ_LOGIN_WINDOW_SECONDS; beyond KONNECTZ_LOGIN_MAX_FAILURES_PER_EMAIL / _PER_ADDRESS the reply is 429 with Retry-After (seconds) until the window ends. A successful sign-in clears the e-mail's count.
          */
         post: operations["login_api_v1_auth_login_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Connect an account: token fields (tested first) or the OAuth2 code */
+        post: operations["authorization_api_v1_authorization_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -289,6 +448,23 @@ export interface paths {
         /** Rename a folder */
         put: operations["rename_folder_api_v1_folders__folder_id__rename_put"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A fresh credential for a runner (scoped token) */
+        post: operations["credentials_api_v1_internal_credentials_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -772,6 +948,70 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AccountStatusOut */
+        AccountStatusOut: {
+            /** Details */
+            details: string;
+            /**
+             * Message
+             * @enum {string}
+             */
+            message: "SUCCESS" | "FAILURE";
+        };
+        /** AppAccountList */
+        AppAccountList: {
+            /** Authorized App Accounts */
+            authorized_app_accounts: components["schemas"]["AppAccountOut"][];
+        };
+        /** AppAccountOut */
+        AppAccountOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /**
+             * Name
+             * @description The account's label (editable)
+             */
+            name: string;
+        };
+        /** AppEventList */
+        AppEventList: {
+            /** App Events */
+            app_events: components["schemas"]["AppEventOut"][];
+        };
+        /** AppEventOut */
+        AppEventOut: {
+            /**
+             * Help
+             * @default
+             */
+            help: string;
+            /**
+             * Id
+             * @description The event key (shown as value)
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "trigger" | "action" | "search";
+            /**
+             * Name
+             * @description The event label (shown as label)
+             */
+            name: string;
+            /**
+             * Side
+             * @description left: starts a konnect; right: an action or search
+             * @enum {string}
+             */
+            side: "left" | "right";
+        };
         /** AppList */
         AppList: {
             /** Apps */
@@ -783,22 +1023,37 @@ export interface components {
         AppOut: {
             /**
              * Account Count
+             * @description The caller's linked accounts of this app
              * @default 0
              */
             account_count: number;
-            /** App Type */
+            /**
+             * App Type
+             * @description api, ADD_ON or WEBHOOK
+             */
             app_type: string;
-            /** Auth Type */
+            /**
+             * Auth Type
+             * @description OAuth2 (popup), Token (fields) or null (no account)
+             */
             auth_type: string | null;
+            /** Categories */
+            categories?: string[];
             /** Id */
             id: number;
             /** Image Url */
             image_url: string | null;
             /** Name */
             name: string;
-            /** Provider */
+            /**
+             * Provider
+             * @description The app's key
+             */
             provider: string;
-            /** Status */
+            /**
+             * Status
+             * @description Active or Beta
+             */
             status: string;
         };
         /** AssignIn */
@@ -826,6 +1081,72 @@ export interface components {
              * @enum {string}
              */
             status: "SUCCESS" | "FAILURE";
+        };
+        /** AuthUrlIn */
+        AuthUrlIn: {
+            /** App Id */
+            app_id: number;
+            /**
+             * App User Id
+             * @description Re-authorise this account
+             */
+            app_user_id?: number | null;
+            /**
+             * Redirect Url
+             * @default
+             */
+            redirect_url: string;
+        };
+        /** AuthUrlOut */
+        AuthUrlOut: {
+            /**
+             * Auth Url
+             * @description OAuth2 apps: the provider's consent page (PKCE, signed state)
+             */
+            auth_url: string | null;
+            /**
+             * Fields
+             * @description Token apps: the fields to fill
+             */
+            fields?: components["schemas"]["TokenFieldOut"][];
+            /**
+             * Instructions
+             * @default
+             */
+            instructions: string;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "oauth" | "token" | "none";
+        };
+        /** AuthorizationIn */
+        AuthorizationIn: {
+            /** App Id */
+            app_id: number;
+            /** App User Id */
+            app_user_id?: number | null;
+            /**
+             * Auth Response
+             * @description Token apps: field id to value. OAuth2 apps: code and state from the provider's redirect.
+             */
+            auth_response: {
+                [key: string]: string;
+            };
+            /**
+             * Redirect Url
+             * @default
+             */
+            redirect_url: string;
+        };
+        /** AuthorizationOut */
+        AuthorizationOut: {
+            /** App User Id */
+            app_user_id: number;
+            /** Name */
+            name: string;
+            /** Status */
+            status: string;
         };
         /**
          * CanvasJson
@@ -886,12 +1207,38 @@ export interface components {
             /** Password Confirmation */
             password_confirmation: string;
         };
+        /** ConfigOptions */
+        ConfigOptions: {
+            /** Config Key */
+            config_key: string;
+            /** Options */
+            options: components["schemas"]["OptionOut"][];
+        };
         /** CountryOption */
         CountryOption: {
             /** Label */
             label: string;
             /** Value */
             value: string;
+        };
+        /** CredentialsIn */
+        CredentialsIn: {
+            /** Account Id */
+            account_id: number;
+            /** Konnect Id */
+            konnect_id: number;
+            /**
+             * Refresh
+             * @default false
+             */
+            refresh: boolean;
+        };
+        /** CredentialsOut */
+        CredentialsOut: {
+            /** Credentials */
+            credentials: {
+                [key: string]: unknown;
+            };
         };
         /** DashboardStats */
         DashboardStats: {
@@ -950,6 +1297,68 @@ export interface components {
              */
             email: string;
         };
+        /** EventConfigList */
+        EventConfigList: {
+            /** App Event Configurations */
+            app_event_configurations: components["schemas"]["EventConfigOut"][];
+            /**
+             * Fetch Fields
+             * @description The event lists more fields live (fetch-fields)
+             */
+            fetch_fields: boolean;
+        };
+        /**
+         * EventConfigOut
+         * @description One configuration field of an event.
+         */
+        EventConfigOut: {
+            /** Config Key */
+            config_key: string;
+            /** Config Key Required */
+            config_key_required: boolean;
+            /** Default */
+            default?: unknown;
+            /** Depends On */
+            depends_on?: string[];
+            /**
+             * Dynamic
+             * @description Options come from the details call, through an account
+             * @default false
+             */
+            dynamic: boolean;
+            /**
+             * Help
+             * @default
+             */
+            help: string;
+            /**
+             * Id
+             * @description The field key
+             */
+            id: string;
+            /**
+             * Key Value Type
+             * @description string, text, integer, number, boolean, datetime, select, ...
+             */
+            key_value_type: string;
+            /** Label */
+            label: string;
+            /** Options */
+            options?: components["schemas"]["OptionOut"][];
+            /**
+             * Sequence
+             * @description >= 1: chosen in order, each choice loads the next (details call)
+             */
+            sequence: number;
+            /** Title */
+            title: string;
+            /**
+             * Type
+             * @description select when options are static or fetched
+             * @enum {string}
+             */
+            type: "text" | "select";
+        };
         /** FailureReply */
         FailureReply: {
             /** Message */
@@ -960,6 +1369,11 @@ export interface components {
              * @constant
              */
             status: "FAILURE";
+        };
+        /** FetchedFields */
+        FetchedFields: {
+            /** Fields */
+            fields: components["schemas"]["EventConfigOut"][];
         };
         /** FolderList */
         FolderList: {
@@ -1124,6 +1538,19 @@ export interface components {
         Message: {
             /** Message */
             message: string;
+        };
+        /** OptionOut */
+        OptionOut: {
+            /**
+             * Id
+             * @description The option's value
+             */
+            id: string;
+            /**
+             * Name
+             * @description The option's label
+             */
+            name: string;
         };
         /** PasswordChanged */
         PasswordChanged: {
@@ -1426,6 +1853,35 @@ export interface components {
             /** Value */
             value: string;
         };
+        /** TokenFieldOut */
+        TokenFieldOut: {
+            /** Id */
+            id: string;
+            /** Instructions */
+            instructions: string;
+            /**
+             * Name
+             * @description Title-cased label
+             */
+            name: string;
+            /** Required */
+            required: boolean;
+            /** Secret */
+            secret: boolean;
+        };
+        /** UpdateAccountStatusIn */
+        UpdateAccountStatusIn: {
+            /**
+             * Status
+             * @constant
+             */
+            status: "REMOVE";
+        };
+        /** UpdateLabelIn */
+        UpdateLabelIn: {
+            /** Label */
+            label: string;
+        };
         /** UpdateStatusIn */
         UpdateStatusIn: {
             /**
@@ -1587,10 +2043,91 @@ export interface operations {
             };
         };
     };
+    update_label_api_v1_app_users__account_id__update_label_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateLabelIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_status_api_v1_app_users__account_id__update_status_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountStatusIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountStatusOut"];
+                };
+            };
+            /** @description FAILURE: a published konnect uses the account */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountStatusOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     apps_list_api_v1_apps_get: {
         parameters: {
             query?: {
+                /** @description Matched literally in app names, from 2 characters */
                 search_query?: string | null;
+                /** @description 80 at first, +20 per scroll, at most 1000 */
                 page_size?: number;
                 page_index?: number;
             };
@@ -1623,7 +2160,9 @@ export interface operations {
     apps_add_on_apps_api_v1_apps_add_on_apps_get: {
         parameters: {
             query?: {
+                /** @description Matched literally in app names, from 2 characters */
                 search_query?: string | null;
+                /** @description 80 at first, +20 per scroll, at most 1000 */
                 page_size?: number;
                 page_index?: number;
             };
@@ -1656,7 +2195,9 @@ export interface operations {
     apps_get_actions_api_v1_apps_get_actions_get: {
         parameters: {
             query?: {
+                /** @description Matched literally in app names, from 2 characters */
                 search_query?: string | null;
+                /** @description 80 at first, +20 per scroll, at most 1000 */
                 page_size?: number;
                 page_index?: number;
             };
@@ -1689,7 +2230,9 @@ export interface operations {
     apps_get_allapps_api_v1_apps_get_allapps_get: {
         parameters: {
             query?: {
+                /** @description Matched literally in app names, from 2 characters */
                 search_query?: string | null;
+                /** @description 80 at first, +20 per scroll, at most 1000 */
                 page_size?: number;
                 page_index?: number;
             };
@@ -1722,7 +2265,9 @@ export interface operations {
     apps_get_triggers_api_v1_apps_get_triggers_get: {
         parameters: {
             query?: {
+                /** @description Matched literally in app names, from 2 characters */
                 search_query?: string | null;
+                /** @description 80 at first, +20 per scroll, at most 1000 */
                 page_size?: number;
                 page_index?: number;
             };
@@ -1739,6 +2284,212 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AppList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    app_events_api_v1_apps__app_id__app_events_get: {
+        parameters: {
+            query?: {
+                side?: ("left" | "right") | null;
+            };
+            header?: never;
+            path: {
+                app_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppEventList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    event_config_api_v1_apps__app_id__app_events__event_key__event_config__side__get: {
+        parameters: {
+            query?: {
+                app_account_id?: number | null;
+            };
+            header?: never;
+            path: {
+                app_id: number;
+                event_key: string;
+                side: "left" | "right";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventConfigList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    config_details_api_v1_apps__app_id__app_events__event_key__event_config__side___config_key__details_get: {
+        parameters: {
+            query?: {
+                app_account_id?: number | null;
+                prevSequence?: number | null;
+            };
+            header?: never;
+            path: {
+                app_id: number;
+                event_key: string;
+                side: "left" | "right";
+                config_key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigOptions"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    fetch_fields_api_v1_apps__app_id__app_events__event_key__event_config__side___config_key__fetch_fields_get: {
+        parameters: {
+            query?: {
+                app_account_id?: number | null;
+                selectedValue?: string | null;
+            };
+            header?: never;
+            path: {
+                app_id: number;
+                event_key: string;
+                side: "left" | "right";
+                config_key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FetchedFields"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    authorized_app_accounts_api_v1_apps__app_id__authorized_app_accounts_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppAccountList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    auth_url_api_v1_auth_url_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthUrlIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthUrlOut"];
                 };
             };
             /** @description Validation Error */
@@ -1789,6 +2540,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    authorization_api_v1_authorization_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthorizationIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationOut"];
+                };
+            };
+            /** @description The test request failed or the authorisation is invalid; message says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
             };
         };
     };
@@ -2052,6 +2843,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    credentials_api_v1_internal_credentials_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CredentialsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialsOut"];
                 };
             };
             /** @description Validation Error */

@@ -21,6 +21,7 @@ from typing import Any
 
 from konnectz_api.compilers import (
     api_call,
+    app_event,
     coupon,
     data_forwarder,
     delay,
@@ -70,6 +71,8 @@ PENDING: dict[str, str] = {}
 def compile_step(node: Any) -> Any:
     """The runner step of an action node."""
     compiler = STEP_COMPILERS.get(node.provider)
+    if compiler is None and app_event.catalogue_app(node) is not None:
+        compiler = app_event.compile_node
     if compiler is None:
         raise fail(node, PENDING.get(node.provider, f"app {node.provider[:50]!r} cannot run yet"))
     step = compiler(node)

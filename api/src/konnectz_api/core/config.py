@@ -47,6 +47,14 @@ class Settings(BaseSettings):
     captcha_ttl_seconds: int = Field(default=600, ge=10)
 
     web_dist: Path | None = None
+    # The app catalogue (manifests): defaults to catalogue/ of the source tree.
+    catalogue_dir: Path | None = None
+    # Earlier credential encryption keys, still read after a rotation (comma-separated).
+    old_encryption_keys: str = ""
+    # OAuth2 clients per app key, as JSON: {"slack": {"client_id": "...", "client_secret": "..."}}.
+    oauth_clients: dict[str, dict[str, str]] = Field(default_factory=dict)
+    oauth_state_minutes: int = Field(default=15, ge=1)
+    outbound_timeout_seconds: float = Field(default=20, gt=0)
     deployer: Literal["local", "kubernetes"] = "local"
     kube_namespace: str = "konnectz"
 

@@ -23,6 +23,7 @@ from pydantic import Field
 from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.steps import (
     api_call,
+    app_event,
     coupon,
     data_forwarder,
     delay,
@@ -45,6 +46,7 @@ _MODULES: tuple[ModuleType, ...] = (
     data_forwarder,
     coupon,
     delay,
+    app_event,
 )
 
 KINDS: dict[str, Callable[[Any, StepContext], Awaitable[Outcome]]] = {m.KIND: m.run for m in _MODULES}
@@ -59,7 +61,8 @@ Step = Annotated[
     | filter.Config
     | data_forwarder.Config
     | coupon.Config
-    | delay.Config,
+    | delay.Config
+    | app_event.Config,
     Field(discriminator="kind"),
 ]
 

@@ -1,0 +1,216 @@
+"""App accounts: list, connect (token fields or OAuth2 with PKCE), rename, remove.
+
+Credentials are encrypted at rest and never part of a reply or a log line.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path
+from fastapi.responses import JSONResponse
+
+from konnectz_api import oauth
+from konnectz_api.app_calls import AppCallError, app_client
+from konnectz_api.broker import cipher, connect_oauth_account, connect_token_account, oauth_client
+from konnectz_api.catalogue import AppIndex, get_index
+from konnectz_api.crud import app_accounts
+from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
+from konnectz_api.errors import BadRequest, NotFound
+from konnectz_api.schemas import (
+    AccountStatusOut,
+    AppAccountList,
+    AppAccountOut,
+    AuthorizationIn,
+    AuthorizationOut,
+    AuthUrlIn,
+    AuthUrlOut,
+    Message,
+    TokenFieldOut,
+    UpdateAccountStatusIn,
+    UpdateLabelIn,
+)
+from konnectz_runner.manifest import App
+
+router = APIRouter(prefix="/api/v1", tags=["app accounts"])
+
+IndexDep = Annotated[AppIndex, Depends(get_index)]
+AccountIdPath = Annotated[int, Path(ge=1, lt=2**63)]
+IN_USE = "Cannot delete this account as it contains active Konnectz"
+ADDED = "Account added successfully"
+BAD_STATE = "The authorisation expired or was already used. Please try again."
+
+
+def _app(index: AppIndex, app_id: int) -> App:
+    app = index.get(app_id)
+    if app is None:
+        raise NotFound(f"App {app_id} not found")
+    return app
+
+
+def _check_redirect(settings: SettingsDep, redirect_url: str) -> str:
+    base = settings.public_url.rstrip("/") + "/"
+    if not redirect_url.startswith(base):
+        raise BadRequest(f"redirect_url must be a page of {settings.public_url}")
+    return redirect_url
+
+
+@router.get(
+    "/apps/{app_id}/authorized_app_accounts",
+    response_model=AppAccountList,
+    tags=["apps"],
+    summary="The caller's accounts of an app",
+)
+def authorized_app_accounts(
+    user: CurrentUser, session: SessionDep, index: IndexDep, app_id: Annotated[int, Path(ge=1, lt=2**31)]
+) -> AppAccountList:
+    app = _app(index, app_id)
+    accounts = app_accounts.list_accounts(session, owner_id=user.id, app_id=app.id)
+    return AppAccountList(
+        authorized_app_accounts=[AppAccountOut(id=a.id, name=a.label, created_at=a.created_at) for a in accounts]
+    )
+
+
+@router.post("/auth-url", response_model=AuthUrlOut, summary="How to connect an account of an app")
+def auth_url(
+    body: AuthUrlIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, index: IndexDep
+) -> AuthUrlOut:
+    """OAuth2 apps: the consent URL (PKCE S256, a signed single-use state). Token apps: the fields."""
+    app = _app(index, body.app_id)
+    auth = app.auth
+    if auth.type == "none":
+        return AuthUrlOut(type="none", auth_url=None)
+    if auth.type != "oauth2":
+        fields = [
+            TokenFieldOut(id=f.key, name=f.label, instructions=f.help, secret=f.secret, required=f.required)
+            for f in auth.fields
+        ]
+        return AuthUrlOut(type="token", auth_url=None, fields=fields, instructions=auth.instructions)
+    redirect_url = _check_redirect(settings, body.redirect_url)
+    try:
+        client = oauth_client(settings, app)
+    except AppCallError as exc:
+        raise BadRequest(str(exc)) from exc
+    if body.app_user_id is not None:
+        account = app_accounts.get_account(session, owner_id=user.id, account_id=body.app_user_id)
+        if account is None or account.app_id != app.id:
+            raise NotFound("Account not found")
+    verifier, challenge = oauth.new_pkce()
+    nonce = secrets.token_urlsafe(24)
+    ttl = timedelta(minutes=settings.oauth_state_minutes)
+    app_accounts.create_state(
+        session,
+        nonce=nonce,
+        owner_id=user.id,
+        app_id=app.id,
+        app_account_id=body.app_user_id,
+        redirect_url=redirect_url,
+        verifier=cipher(settings).encrypt({"v": verifier}),
+        ttl=ttl,
+    )
+    state = oauth.sign_state(nonce=nonce, app_id=app.id, user_id=user.id, secret=settings.secret_key, ttl=ttl)
+    url = oauth.authorize_url(app, client, redirect_url=redirect_url, state=state, challenge=challenge)
+    return AuthUrlOut(type="oauth", auth_url=url)
+
+
+@router.post(
+    "/authorization",
+    response_model=AuthorizationOut,
+    summary="Connect an account: token fields (tested first) or the OAuth2 code",
+    responses={400: {"description": "The test request failed or the authorisation is invalid; message says why"}},
+)
+async def authorization(
+    body: AuthorizationIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, index: IndexDep
+) -> AuthorizationOut:
+    app = _app(index, body.app_id)
+    count = len(app_accounts.list_accounts(session, owner_id=user.id, app_id=app.id))
+    try:
+        async with app_client(settings) as (http, guard):
+            if app.auth.type == "none":
+                raise BadRequest(f"{app.name} needs no account")
+            if app.auth.type != "oauth2":
+                unknown = set(body.auth_response) - {f.key for f in app.auth.fields}
+                if unknown:
+                    raise BadRequest(f"Unknown fields: {', '.join(sorted(unknown))}")
+                account = await connect_token_account(
+                    session,
+                    http=http,
+                    guard=guard,
+                    settings=settings,
+                    owner_id=user.id,
+                    app=app,
+                    values=body.auth_response,
+                    count=count,
+                )
+            else:
+                if "error" in body.auth_response:
+                    raise BadRequest(f"{app.name} did not authorise the account: {body.auth_response['error'][:200]}")
+                claims = oauth.read_state(body.auth_response.get("state", ""), secret=settings.secret_key)
+                pending = (
+                    app_accounts.take_state(session, nonce=claims["n"], owner_id=user.id)
+                    if claims is not None
+                    else None
+                )
+                code = body.auth_response.get("code", "")
+                if (
+                    pending is None
+                    or pending.app_id != app.id
+                    or claims is None
+                    or claims.get("u") != user.id
+                    or not code
+                ):
+                    raise BadRequest(BAD_STATE)
+                verifier = cipher(settings).decrypt(pending.verifier)["v"]
+                tokens, expires_at = await oauth.exchange_code(
+                    http,
+                    guard,
+                    app,
+                    oauth_client(settings, app),
+                    code=code,
+                    verifier=verifier,
+                    redirect_url=pending.redirect_url,
+                )
+                account = await connect_oauth_account(
+                    session,
+                    http=http,
+                    guard=guard,
+                    settings=settings,
+                    owner_id=user.id,
+                    app=app,
+                    tokens=tokens,
+                    expires_at=expires_at,
+                    account_id=pending.app_account_id,
+                    count=count,
+                )
+    except AppCallError as exc:
+        raise BadRequest(str(exc), status=str(exc)) from exc
+    return AuthorizationOut(status=ADDED, app_user_id=account.id, name=account.label)
+
+
+@router.post("/app_users/{account_id}/update_label", response_model=Message, summary="Rename an account")
+def update_label(account_id: AccountIdPath, body: UpdateLabelIn, user: CurrentUser, session: SessionDep) -> Message:
+    account = app_accounts.get_account(session, owner_id=user.id, account_id=account_id)
+    if account is None:
+        raise NotFound("Account not found")
+    app_accounts.rename_account(session, account=account, label=body.label)
+    return Message(message="SUCCESS")
+
+
+@router.post(
+    "/app_users/{account_id}/update_status",
+    response_model=AccountStatusOut,
+    summary="Remove an account (refused while a published konnect uses it)",
+    responses={409: {"model": AccountStatusOut, "description": "FAILURE: a published konnect uses the account"}},
+)
+def update_status(
+    account_id: AccountIdPath, body: UpdateAccountStatusIn, user: CurrentUser, session: SessionDep
+) -> AccountStatusOut | JSONResponse:
+    account = app_accounts.get_account(session, owner_id=user.id, account_id=account_id)
+    if account is None:
+        raise NotFound("Account not found")
+    if app_accounts.in_use_by_published(session, owner_id=user.id, account_id=account.id):
+        return JSONResponse({"message": "FAILURE", "details": IN_USE}, status_code=409)
+    app_accounts.remove_account(session, account=account)
+    return AccountStatusOut(message="SUCCESS", details="Account removed")

@@ -1,0 +1,86 @@
+"""The credential broker's door for runners: a fresh credential of an account, for one konnect.
+
+A runner hosting konnect K holds a token scoped to K (:func:`konnect_credentials_token`, an
+HMAC of K under the api's secret key, handed over by the deployer as
+``KONNECTZ_CREDENTIALS_TOKEN`` with ``KONNECTZ_CREDENTIALS_URL``). It may read only accounts
+that K's owner owns and that K's canvas selects; OAuth2 tokens are refreshed here first when
+they expire (or when the runner saw an expired reply and asks with ``refresh``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field
+from sqlalchemy import type_coerce
+from sqlalchemy.dialects.postgresql import JSONB
+
+from konnectz_api.app_calls import AppCallError, app_client
+from konnectz_api.broker import fresh_credentials, refresh_credentials
+from konnectz_api.catalogue import AppIndex, get_index
+from konnectz_api.crud import app_accounts
+from konnectz_api.deps import SessionDep, SettingsDep
+from konnectz_api.errors import BadRequest, Forbidden, NotFound, Unauthorized
+from konnectz_api.models import Konnect
+
+router = APIRouter(prefix="/api/v1/internal", tags=["internal"])
+_bearer = HTTPBearer(auto_error=False)
+
+
+def konnect_credentials_token(secret_key: str, konnect_id: int) -> str:
+    return hmac.new(secret_key.encode(), f"konnect-credentials:{konnect_id}".encode(), hashlib.sha256).hexdigest()
+
+
+class CredentialsIn(BaseModel):
+    account_id: int = Field(ge=1, lt=2**63)
+    konnect_id: int = Field(ge=1, lt=2**63)
+    refresh: bool = False
+
+
+class CredentialsOut(BaseModel):
+    credentials: dict[str, Any]
+
+
+@router.post("/credentials", response_model=CredentialsOut, summary="A fresh credential for a runner (scoped token)")
+async def credentials(
+    body: CredentialsIn,
+    session: SessionDep,
+    settings: SettingsDep,
+    index: Annotated[AppIndex, Depends(get_index)],
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> CredentialsOut:
+    expected = konnect_credentials_token(settings.secret_key, body.konnect_id)
+    if creds is None or not hmac.compare_digest(creds.credentials, expected):
+        raise Unauthorized("A token scoped to this konnect is required")
+    konnect = session.get(Konnect, body.konnect_id)
+    if konnect is None or konnect.status == "DELETED":
+        raise NotFound("Konnect not found")
+    account = app_accounts.get_account(session, owner_id=konnect.owner_id, account_id=body.account_id)
+    shapes = [{"apps": [{"data": {"selectedAccount": {"id": v}}}]} for v in (body.account_id, str(body.account_id))]
+    uses = session.query(Konnect.id).filter(
+        Konnect.id == konnect.id,
+        type_coerce(Konnect.canvas_json, JSONB).contains(shapes[0])
+        | type_coerce(Konnect.canvas_json, JSONB).contains(shapes[1]),
+    )
+    if account is None or uses.first() is None:
+        raise Forbidden("This konnect does not use that account")
+    app = index.get(account.app_id)
+    if app is None:
+        raise NotFound("The account's app is no longer in the catalogue")
+    try:
+        async with app_client(settings) as (http, guard):
+            if body.refresh and app.auth.type == "oauth2":
+                fresh = await refresh_credentials(
+                    session, http=http, guard=guard, settings=settings, account=account, app=app
+                )
+            else:
+                fresh = await fresh_credentials(
+                    session, http=http, guard=guard, settings=settings, account=account, app=app
+                )
+    except AppCallError as exc:
+        raise BadRequest(str(exc)) from exc
+    return CredentialsOut(credentials=fresh)

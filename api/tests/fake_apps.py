@@ -1,0 +1,231 @@
+"""A small fake third-party app for tests: token auth, OAuth2 with PKCE, a list, a create.
+
+A real HTTP server on a free port (a thread), speaking just enough of an API:
+
+- ``GET /authorize``: the consent page; answers 302 to ``redirect_uri`` with ``code`` and ``state``
+  (it remembers the PKCE challenge of each code);
+- ``POST /token``: authorization_code (checks client, redirect_uri and the S256 verifier) and
+  refresh_token grants; access tokens expire after ``expires_in`` (settable);
+- ``GET /me``: 200 with a name for a valid X-Api-Key or bearer token, else 401;
+- ``GET /projects``, ``GET /projects/{id}/lists``, ``POST /tasks``, ``GET /tasks``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
+
+CLIENT_ID = "fake-client"
+CLIENT_SECRET = "fake-client-secret-0123456789"
+API_KEY = "key-0123456789abcdef"
+
+
+class FakeApp:
+    def __init__(self) -> None:
+        self.codes: dict[str, dict[str, str]] = {}
+        self.tokens: dict[str, float] = {}  # access token -> expiry (epoch seconds)
+        self.refresh_tokens: set[str] = set()
+        self.expires_in = 3600
+        self.requests: list[dict[str, Any]] = []
+        self.tasks: list[dict[str, Any]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def start(self) -> FakeApp:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def issue(self) -> dict[str, Any]:
+        access, refresh = secrets.token_hex(16), secrets.token_hex(16)
+        self.tokens[access] = time.time() + self.expires_in
+        self.refresh_tokens.add(refresh)
+        return {"access_token": access, "refresh_token": refresh, "expires_in": self.expires_in, "token_type": "Bearer"}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _reply(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _authorised(self) -> bool:
+                if self.headers.get("X-Api-Key") == API_KEY:
+                    return True
+                auth = self.headers.get("Authorization", "")
+                token = auth.removeprefix("Bearer ")
+                return auth.startswith("Bearer ") and fake.tokens.get(token, 0) > time.time()
+
+            def _record(self, body: Any = None) -> None:
+                fake.requests.append(
+                    {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
+                )
+
+            def do_GET(self) -> None:
+                url = urlparse(self.path)
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                self._record()
+                if url.path == "/authorize":
+                    if query.get("client_id") != CLIENT_ID or query.get("code_challenge_method") != "S256":
+                        return self._reply(400, {"error": "invalid_request"})
+                    code = secrets.token_hex(8)
+                    fake.codes[code] = {"challenge": query["code_challenge"], "redirect_uri": query["redirect_uri"]}
+                    target = query["redirect_uri"] + "?" + urlencode({"code": code, "state": query["state"]})
+                    self.send_response(302)
+                    self.send_header("Location", target)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return None
+                if not self._authorised():
+                    return self._reply(401, {"error": "invalid_token"})
+                if url.path == "/me":
+                    return self._reply(200, {"user": {"name": "Ada at Fake"}})
+                if url.path == "/projects":
+                    return self._reply(200, {"data": [{"id": 1, "title": "Launch"}, {"id": 2, "title": "Ops"}]})
+                if url.path.startswith("/projects/") and url.path.endswith("/lists"):
+                    project = url.path.split("/")[2]
+                    return self._reply(200, {"data": [{"id": f"{project}-a", "title": f"Todo of {project}"}]})
+                if url.path == "/tasks":
+                    return self._reply(200, {"data": list(reversed(fake.tasks))})
+                return self._reply(404, {"error": "not found"})
+
+            def do_POST(self) -> None:
+                url = urlparse(self.path)
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if url.path == "/token":
+                    form = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+                    self._record(form)
+                    if form.get("client_id") != CLIENT_ID or form.get("client_secret") != CLIENT_SECRET:
+                        return self._reply(401, {"error": "invalid_client"})
+                    if form.get("grant_type") == "authorization_code":
+                        pending = fake.codes.pop(form.get("code", ""), None)
+                        verifier = form.get("code_verifier", "")
+                        digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
+                        if pending is None or pending["challenge"] != digest.decode():
+                            return self._reply(400, {"error": "invalid_grant"})
+                        if pending["redirect_uri"] != form.get("redirect_uri"):
+                            return self._reply(400, {"error": "invalid_grant"})
+                        return self._reply(200, fake.issue())
+                    if form.get("grant_type") == "refresh_token" and form.get("refresh_token") in fake.refresh_tokens:
+                        fake.refresh_tokens.discard(form["refresh_token"])
+                        return self._reply(200, fake.issue())
+                    return self._reply(400, {"error": "invalid_grant"})
+                body = json.loads(raw or b"{}")
+                self._record(body)
+                if not self._authorised():
+                    return self._reply(401, {"error": "invalid_token"})
+                if url.path == "/tasks":
+                    task = {"id": len(fake.tasks) + 1, **body}
+                    fake.tasks.append(task)
+                    return self._reply(201, task)
+                return self._reply(404, {"error": "not found"})
+
+        return Handler
+
+
+def write_manifests(directory: Path, base_url: str) -> None:
+    """Two apps on the fake: one with token fields, one with OAuth2 (PKCE)."""
+    events = [
+        {
+            "key": "list_projects",
+            "kind": "search",
+            "label": "List Projects",
+            "operation": {"method": "GET", "path": "/projects"},
+            "output": {"items_path": "data"},
+        },
+        {
+            "key": "list_lists",
+            "kind": "search",
+            "label": "List Lists",
+            "operation": {"method": "GET", "path": "/projects/{project}/lists"},
+            "fields": [{"key": "project", "label": "Project", "location": "path", "required": True}],
+            "output": {"items_path": "data"},
+        },
+        {
+            "key": "create_task",
+            "kind": "action",
+            "label": "Create Task",
+            "operation": {"method": "POST", "path": "/tasks"},
+            "fields": [
+                {
+                    "key": "project",
+                    "label": "Project",
+                    "required": True,
+                    "sequence": 1,
+                    "dynamic": {"event": "list_projects", "label_path": "title"},
+                },
+                {
+                    "key": "list",
+                    "label": "List",
+                    "sequence": 2,
+                    "dynamic": {"event": "list_lists", "label_path": "title", "depends_on": ["project"]},
+                },
+                {"key": "title", "label": "Title", "required": True},
+                {"key": "points", "label": "Points", "type": "integer", "body_path": "estimate.points"},
+            ],
+        },
+        {
+            "key": "new_task",
+            "kind": "trigger",
+            "label": "New Task",
+            "operation": {"method": "GET", "path": "/tasks"},
+            "output": {"items_path": "data"},
+            "trigger": {"type": "polling", "dedupe": "id"},
+        },
+    ]
+    token_app = {
+        "id": 900001,
+        "key": "fake_token",
+        "name": "Fake Token App",
+        "source": {"kind": "curated"},
+        "base_url": base_url,
+        "auth": {
+            "type": "api_key",
+            "fields": [{"key": "api_key", "help": "Settings > API"}],
+            "inject": [{"location": "header", "name": "X-Api-Key", "value": "{{auth.api_key}}"}],
+            "test": {"path": "/me", "label_path": "user.name"},
+        },
+        "events": events,
+    }
+    oauth_app = {
+        "id": 900002,
+        "key": "fake_oauth",
+        "name": "Fake OAuth App",
+        "source": {"kind": "curated"},
+        "base_url": base_url,
+        "auth": {
+            "type": "oauth2",
+            "oauth2": {
+                "authorization_url": f"{base_url}/authorize",
+                "token_url": f"{base_url}/token",
+                "scopes": ["read", "write"],
+            },
+            "inject": [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.access_token}}"}],
+            "test": {"path": "/me", "label_path": "user.name"},
+        },
+        "events": events,
+    }
+    for app in (token_app, oauth_app):
+        (directory / f"{app['key']}.json").write_text(json.dumps(app))

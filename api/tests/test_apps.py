@@ -1,0 +1,117 @@
+"""The app catalogue served from manifests: listings, search, paging, events, configuration."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from konnectz_api.catalogue import get_index
+
+
+def test_listings_come_from_the_manifests(client, api):
+    headers = api.new_user()
+    index = get_index()
+    everything = client.get("/api/v1/apps/get_allapps?page_size=1000", headers=headers).json()
+    assert everything["total_apps"] == len(index.listings["all"]) >= 40
+    assert len(everything["apps"]) == min(1000, everything["total_apps"])
+    names = [a["name"] for a in everything["apps"]]
+    assert names == sorted(names, key=str.lower)
+    slack = next(a for a in everything["apps"] if a["provider"] == "slack")
+    assert slack == {
+        "id": 105,
+        "name": "Slack",
+        "image_url": slack["image_url"],
+        "status": "Active",
+        "account_count": 0,
+        "provider": "slack",
+        "app_type": "api",
+        "auth_type": "OAuth2",
+        "categories": ["Communication", "Team Chat"],
+    }
+    triggers = client.get("/api/v1/apps/get_triggers?page_size=1000", headers=headers).json()["apps"]
+    assert {"webhook", "slack", "github"} <= {a["provider"] for a in triggers}
+    assert "api" not in {a["provider"] for a in triggers}
+    add_ons = client.get("/api/v1/apps/add_on_apps", headers=headers).json()["apps"]
+    assert {a["app_type"] for a in add_ons} == {"ADD_ON"} and "api" in {a["provider"] for a in add_ons}
+    actions = client.get("/api/v1/apps/get_actions?page_size=1000", headers=headers).json()["apps"]
+    assert "slack" in {a["provider"] for a in actions} and "ADD_ON" not in {a["app_type"] for a in actions}
+    trello = next(a for a in actions if a["provider"] == "trello")
+    assert trello["auth_type"] == "Token"
+
+
+def test_search_from_two_characters_literal_and_paged(client, api):
+    headers = api.new_user()
+    total = client.get("/api/v1/apps", headers=headers).json()["total_apps"]
+    assert client.get("/api/v1/apps?search_query=s", headers=headers).json()["total_apps"] == total  # 1 char: no filter
+    found = client.get("/api/v1/apps?search_query=SLA", headers=headers).json()
+    assert "slack" in [a["provider"] for a in found["apps"]] and found["total_apps"] == len(found["apps"]) < total
+    assert all("sla" in f"{a['name']} {a['provider']}".lower() for a in found["apps"])
+    google = client.get("/api/v1/apps?search_query=google&page_size=1000", headers=headers).json()
+    assert {"google_sheets", "google_drive", "google_calendar"} <= {a["provider"] for a in google["apps"]}
+    # LIKE wildcards are plain characters.
+    for wildcard in ("%%", "__", "%a", "s_ack"):
+        assert client.get("/api/v1/apps", params={"search_query": wildcard}, headers=headers).json()["total_apps"] == 0
+    # Paging: 80, then +20 per scroll, up to 1000; pages do not overlap.
+    first = client.get("/api/v1/apps?page_size=20&page_index=1", headers=headers).json()["apps"]
+    second = client.get("/api/v1/apps?page_size=20&page_index=2", headers=headers).json()["apps"]
+    assert len(first) == 20 and not {a["id"] for a in first} & {a["id"] for a in second}
+    assert client.get("/api/v1/apps?page_size=1001", headers=headers).status_code == 422
+    assert client.get("/api/v1/apps?page_size=0", headers=headers).status_code == 422
+    assert client.get("/api/v1/apps?page_index=1000000000000000000", headers=headers).status_code == 422
+    assert client.get("/api/v1/apps", params={"search_query": "a\x00b"}, headers=headers).status_code == 400
+    assert client.get("/api/v1/apps", params={"search_query": "x" * 101}, headers=headers).status_code == 422
+    assert client.get("/api/v1/apps").status_code == 401
+
+
+def test_search_is_fast(client, api):
+    headers = api.new_user()
+    started = time.perf_counter()
+    for _ in range(20):
+        assert client.get("/api/v1/apps?search_query=go&page_size=80", headers=headers).status_code == 200
+    assert (time.perf_counter() - started) / 20 < 0.1
+
+
+def test_events_and_configuration(client, api):
+    headers = api.new_user()
+    events = client.get("/api/v1/apps/110/app_events", headers=headers).json()["app_events"]
+    by_id = {e["id"]: e for e in events}
+    assert by_id["new_card"] == {"id": "new_card", "name": "New Card", "kind": "trigger", "side": "left", "help": ""}
+    assert by_id["create_card"]["side"] == "right"
+    left = client.get("/api/v1/apps/110/app_events?side=left", headers=headers).json()["app_events"]
+    assert {e["kind"] for e in left} == {"trigger"}
+    config = client.get("/api/v1/apps/110/app_events/create_card/event_config/right", headers=headers).json()
+    rows = config["app_event_configurations"]
+    assert [r["config_key"] for r in rows[:2]] == ["idBoard", "idList"] and rows[0]["sequence"] == 1
+    assert rows[1]["type"] == "select" and rows[1]["dynamic"] and rows[1]["depends_on"] == ["idBoard"]
+    name = next(r for r in rows if r["config_key"] == "name")
+    assert name["config_key_required"] and name["type"] == "text" and name["title"] == "Name"
+    # A trigger is configured on the left only.
+    assert client.get("/api/v1/apps/110/app_events/new_card/event_config/right", headers=headers).status_code == 404
+    assert client.get("/api/v1/apps/110/app_events/nope/event_config/left", headers=headers).json()["message"] == (
+        "Couldn't find any events linked with this app! Please give it another try."
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/apps/99999/app_events",
+        "/api/v1/apps/1/app_events/x/event_config/left",
+    ],
+)
+def test_unknown_ids_are_404(client, api, path):
+    assert client.get(path, headers=api.new_user()).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/apps/99999999999999999999999/app_events",
+        "/api/v1/apps/0/app_events",
+        "/api/v1/apps/110/app_events/new_card/event_config/middle",
+        "/api/v1/apps/110/app_events/BAD%20KEY/event_config/left",
+    ],
+)
+def test_hostile_ids_are_422(client, api, path):
+    assert client.get(path, headers=api.new_user()).status_code == 422

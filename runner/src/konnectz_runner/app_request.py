@@ -1,0 +1,301 @@
+"""Building the HTTP request of a manifest event, and reading its reply.
+
+Pure functions shared by the runner's ``app_event`` step and the api (account test requests,
+dynamic options): an event's :class:`~konnectz_runner.manifest.Operation`, the values of its
+fields and an account's credentials make one :class:`AppRequest`; the credentials go where the
+app's ``auth`` says (header, query or body injections, or HTTP basic).
+
+Templates (``{{auth.api_key}}``, ``{{input.channel}}``) are looked up with
+:mod:`konnectz_runner.refs`, never evaluated.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import httpx
+
+from konnectz_runner.errors import StepError
+from konnectz_runner.manifest import App, Event, EventField, ExpiryRule, Operation, TestRequest
+from konnectz_runner.refs import lookup, resolve
+
+__all__ = [
+    "AppRequest",
+    "MissingFields",
+    "build_event_request",
+    "build_test_request",
+    "dig",
+    "hook_error",
+    "is_expired",
+    "items_at",
+    "secret_values",
+]
+
+
+# Characters a path segment may carry unencoded (RFC 3986 pchar without "/"): ARNs keep their colons.
+_PCHAR = ":@!$&'()*+,;=-._~"
+
+
+class MissingFields(StepError):
+    """Required fields of an event have no value."""
+
+    def __init__(self, labels: list[str]) -> None:
+        super().__init__("Missing required fields: " + ", ".join(labels))
+        self.labels = labels
+
+
+@dataclass
+class AppRequest:
+    method: str
+    url: str
+    params: list[tuple[str, str]] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+    json_body: Any = None
+    form_body: dict[str, str] | None = None
+    secret_headers: list[str] = field(default_factory=list)
+    secret_params: list[str] = field(default_factory=list)
+
+    def to_httpx(self, http: httpx.AsyncClient) -> httpx.Request:
+        headers = dict(self.headers)
+        content: bytes | None = None
+        if self.json_body is not None:
+            content = json.dumps(self.json_body, ensure_ascii=False).encode()
+            headers.setdefault("Content-Type", "application/json")
+        elif self.form_body is not None:
+            content = urlencode(self.form_body).encode()
+            headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        url = httpx.URL(self.url)
+        if self.params:
+            url = url.copy_merge_params(httpx.QueryParams(list[tuple[str, Any]](self.params)))
+        return http.build_request(self.method, url, headers=headers, content=content)
+
+    def recorded(self) -> dict[str, Any]:
+        """What a task log may show: credentials replaced by ``***``."""
+        return {
+            "method": self.method,
+            "url": self.url,
+            "params": [[k, "***" if k in self.secret_params else v] for k, v in self.params],
+            "headers": {k: "***" if k in self.secret_headers else v for k, v in self.headers.items()},
+            **({"body": self.json_body} if self.json_body is not None else {}),
+            **({"body": self.form_body} if self.form_body is not None else {}),
+        }
+
+
+def dig(data: Any, path: str | None) -> Any:
+    """The value at a dotted path (``a.b.0.c``); ``None`` or ``""`` is ``data`` itself; missing is ``None``."""
+    if not path:
+        return data
+    try:
+        return lookup(f"x.{path}", {"x": data})
+    except KeyError:
+        return None
+
+
+def items_at(body: Any, path: str | None) -> list[Any]:
+    """The list of items of a reply (``output.items_path``); a single object is one item."""
+    value = dig(body, path)
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _coerce(f: EventField, value: Any) -> Any:
+    """Typed values for JSON bodies: ``"3"`` for an integer field becomes 3."""
+    if not isinstance(value, str):
+        return value
+    try:
+        if f.type == "integer":
+            return int(value)
+        if f.type == "number":
+            return float(value)
+        if f.type == "boolean":
+            if value.lower() in ("true", "yes", "1"):
+                return True
+            if value.lower() in ("false", "no", "0"):
+                return False
+        if f.type in ("array", "object") and value.strip()[:1] in ("[", "{"):
+            return json.loads(value)
+    except ValueError as exc:
+        raise StepError(f"{f.label}: {value!r} is not a valid {f.type}") from exc
+    return value
+
+
+def _set_path(body: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    node = body
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise StepError(f"Body path {path!r} conflicts with another field")
+        node = child
+    node[parts[-1]] = value
+
+
+def _flatten_form(body: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Nested form keys the way Stripe and Twilio read them: ``metadata[plan]=pro``."""
+    flat: dict[str, str] = {}
+    for key, value in body.items():
+        name = f"{prefix}[{key}]" if prefix else key
+        if isinstance(value, dict):
+            flat.update(_flatten_form(value, name))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, dict):
+                    flat.update(_flatten_form(item, f"{name}[{index}]"))
+                else:
+                    flat[f"{name}[{index}]"] = _text(item)
+        elif value is not None:
+            flat[name] = _text(value)
+    return flat
+
+
+def _context(credentials: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    return {"auth": credentials, "input": values}
+
+
+def _inject_auth(app: App, request: AppRequest, credentials: dict[str, Any], body: dict[str, Any] | None) -> None:
+    context = _context(credentials, {})
+    auth = app.auth
+    for injection in auth.inject:
+        value = resolve(injection.value, context)
+        if injection.location == "header":
+            request.headers[injection.name] = value
+            request.secret_headers.append(injection.name)
+        elif injection.location == "query":
+            request.params.append((injection.name, value))
+            request.secret_params.append(injection.name)
+        elif body is not None:
+            body[injection.name] = value
+    if auth.basic is not None:
+        user = resolve(auth.basic.username, context)
+        password = resolve(auth.basic.password, context)
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        request.headers["Authorization"] = f"Basic {token}"
+        request.secret_headers.append("Authorization")
+
+
+def _base_url(app: App, override: str | None, credentials: dict[str, Any]) -> str:
+    base = resolve(override or app.base_url, _context(credentials, {}))
+    return base.rstrip("/")
+
+
+def build_event_request(
+    app: App,
+    event: Event,
+    values: dict[str, Any],
+    credentials: dict[str, Any],
+    *,
+    extra_params: list[tuple[str, str]] | None = None,
+) -> AppRequest:
+    """The request of ``event`` for these field values and credentials.
+
+    Empty optional fields are left out; a required field without value (and without default)
+    raises :class:`MissingFields`. Fields with location ``none`` only narrow other fields' options.
+    """
+    op: Operation | None = event.operation
+    if op is None:
+        raise StepError(f"{event.label} is run by the {event.step_kind} step, not by an HTTP request")
+    missing: list[str] = []
+    resolved: dict[str, Any] = {}
+    for f in event.fields:
+        value = values.get(f.key)
+        if value is None or value == "":
+            value = f.default
+        if value is None or value == "":
+            if f.required and f.location != "none":
+                missing.append(f.label)
+            continue
+        resolved[f.key] = _coerce(f, value)
+    if missing:
+        raise MissingFields(missing)
+    context = _context(credentials, resolved)
+    path = op.path
+    for f in event.fields:
+        if f.location == "path":
+            path = path.replace("{" + f.wire_name + "}", quote(_text(resolved[f.key]), safe=_PCHAR))
+    path = path.split("#", 1)[0]  # AWS documents tell operations apart with a "#Action" suffix
+    request = AppRequest(method=op.method, url=_base_url(app, op.base_url, credentials) + path)
+    request.params.extend((k, resolve(v, context)) for k, v in op.query.items())
+    request.headers.update({k: resolve(v, context) for k, v in op.headers.items()})
+    body: dict[str, Any] | None = None
+    if op.method != "GET" and op.content_type != "none":
+        body = json.loads(json.dumps(op.body))  # a copy of the static members
+    for f in event.fields:
+        if f.key not in resolved:
+            continue
+        value = resolved[f.key]
+        if f.location == "query":
+            items = value if isinstance(value, list) else [value]
+            request.params.extend((f.wire_name, _text(v)) for v in items)
+        elif f.location == "header":
+            request.headers[f.wire_name] = _text(value)
+        elif f.location == "body" and body is not None:
+            _set_path(body, f.path_in_body, value)
+    if extra_params:
+        request.params.extend(extra_params)
+    _inject_auth(app, request, credentials, body)
+    if body is not None:
+        if op.content_type == "json":
+            request.json_body = body
+        else:
+            request.form_body = _flatten_form(body)
+    return request
+
+
+def build_test_request(app: App, credentials: dict[str, Any]) -> AppRequest | None:
+    """The request that proves an account works (``auth.test``), or None when the app has none."""
+    test: TestRequest | None = app.auth.test
+    if test is None:
+        return None
+    context = _context(credentials, {})
+    request = AppRequest(method=test.method, url=_base_url(app, test.base_url, credentials) + test.path)
+    request.params.extend((k, resolve(v, context)) for k, v in test.query.items())
+    body = dict(test.body) if test.body is not None else None
+    _inject_auth(app, request, credentials, body)
+    if body is not None:
+        request.json_body = body
+    return request
+
+
+def is_expired(rules: list[ExpiryRule], status: int, body: Any) -> bool:
+    """True when a reply means the access token expired (by status, or a value inside the body)."""
+    for rule in rules:
+        if rule.body_path:
+            value = dig(body, rule.body_path)
+            if (
+                value is not None
+                and _text(value) in rule.equals
+                and (not rule.status or status in rule.status or status < 300)
+            ):
+                return True
+        elif status in rule.status:
+            return True
+    return False
+
+
+def hook_error(hooks: Sequence[str], body: Any) -> str | None:
+    """Errors some APIs report inside a 200 reply (the ``*_ok_false`` hooks)."""
+    if isinstance(body, dict) and body.get("ok") is False:
+        if "slack_ok_false" in hooks:
+            return f"Slack error: {body.get('error', 'unknown')}"
+        if "telegram_ok_false" in hooks:
+            return f"Telegram error: {body.get('description', 'unknown')}"
+    return None
+
+
+def secret_values(app: App, credentials: dict[str, Any]) -> list[str]:
+    """The credential values that must never appear in a log or a reply."""
+    return [str(v) for k, v in credentials.items() if k in app.auth.secret_keys and v]

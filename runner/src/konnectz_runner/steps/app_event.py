@@ -1,0 +1,287 @@
+"""App event: one generic HTTP step that runs any manifest event (action, search or poll).
+
+The step names an app (its catalogue id), an event key, the account to use and the field
+values (which may carry references to earlier steps, ``{{node-1.email}}``). The request is
+built from the manifest by :func:`konnectz_runner.app_request.build_event_request`, with the
+account's credentials placed where the app's auth says (header, query, body or HTTP basic).
+
+- Credentials come from a :data:`CredentialSource` (by default the api, the credential broker:
+  ``KONNECTZ_CREDENTIALS_URL`` with a token scoped to the konnect); a reply that means "token
+  expired" (a status or a rule on the body) asks for a refreshed credential and retries once.
+- 429 and 5xx are retried (at most ``rate_limit.max_retries`` times) honouring ``Retry-After``
+  up to ``max_retry_after_seconds``; a 5xx is retried only for idempotent methods.
+- Requests per account are spaced by ``rate_limit.requests_per_second``.
+- Searches read up to ``pagination.max_pages`` pages; their output is ``{"items": [...]}``.
+- Polling triggers: :func:`new_items` keeps the items not seen before and returns the next cursor.
+
+Secrets never reach the task log: credential headers and params show as ``***``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any, Literal
+
+import httpx
+from pydantic import Field
+
+from konnectz_runner import outbound
+from konnectz_runner.app_request import (
+    AppRequest,
+    build_event_request,
+    dig,
+    hook_error,
+    is_expired,
+    items_at,
+    secret_values,
+)
+from konnectz_runner.catalogue import Catalogue, load_catalogue
+from konnectz_runner.errors import StepError
+from konnectz_runner.manifest import App, Event, Polling
+from konnectz_runner.model import KeyValue, Outcome, StepBase, StepContext
+from konnectz_runner.refs import resolve_value
+
+__all__ = [
+    "KIND",
+    "AppEventStep",
+    "Config",
+    "CredentialSource",
+    "broker_credentials",
+    "new_items",
+    "run",
+    "set_catalogue",
+    "set_credential_source",
+]
+
+KIND = "app_event"
+IDEMPOTENT = frozenset({"GET", "PUT", "DELETE"})
+BACKOFF_SECONDS = 0.5
+
+
+class AppEventStep(StepBase):
+    """One manifest event of one app, with the account to use and the field values."""
+
+    kind: Literal["app_event"] = "app_event"
+    app_id: int = Field(ge=1, lt=2**31)
+    event: str = Field(min_length=1, max_length=100)
+    account_id: int | None = Field(default=None, ge=1, lt=2**63)
+    fields: list[KeyValue] = Field(default_factory=list)
+
+
+Config = AppEventStep
+
+# (account_id, konnect_id, owner_id, refresh) -> credentials
+CredentialSource = Callable[[int, int, int, bool], Awaitable[dict[str, Any]]]
+
+_catalogue: Callable[[], Catalogue] = lru_cache(maxsize=1)(load_catalogue)
+_credential_source: CredentialSource | None = None
+_next_slot: dict[tuple[int, int], float] = {}
+
+
+def set_catalogue(loader: Callable[[], Catalogue]) -> None:
+    """Where apps come from (tests add their own manifests)."""
+    global _catalogue
+    _catalogue = loader
+
+
+def set_credential_source(source: CredentialSource | None) -> None:
+    global _credential_source
+    _credential_source = source
+
+
+async def broker_credentials(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+    """Ask the api for a fresh credential of an account (``KONNECTZ_CREDENTIALS_URL``)."""
+    url = os.environ.get("KONNECTZ_CREDENTIALS_URL")
+    token = os.environ.get("KONNECTZ_CREDENTIALS_TOKEN", "")
+    if not url:
+        raise StepError("No credential broker configured (KONNECTZ_CREDENTIALS_URL)")
+    async with httpx.AsyncClient(timeout=20) as http:
+        response = await http.post(
+            url,
+            json={"account_id": account_id, "konnect_id": konnect_id, "refresh": refresh},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    if response.status_code != 200:
+        raise StepError(f"The account could not be used (HTTP {response.status_code} from the credential broker)")
+    credentials = response.json().get("credentials")
+    if not isinstance(credentials, dict):
+        raise StepError("The credential broker answered without credentials")
+    return credentials
+
+
+def _retry_after(response: httpx.Response, cap: float, attempt: int) -> float:
+    value = response.headers.get("Retry-After")
+    delay = BACKOFF_SECONDS * 2**attempt
+    if value:
+        if value.strip().isdigit():
+            delay = float(value)
+        else:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+                delay = (when - datetime.now(UTC)).total_seconds()
+            except (TypeError, ValueError):
+                pass
+    return max(0.0, min(delay, cap))
+
+
+async def _pace(app: App, account_id: int | None) -> None:
+    rps = app.rate_limit.requests_per_second
+    if not rps:
+        return
+    key = (app.id, account_id or 0)
+    now = time.monotonic()
+    slot = max(now, _next_slot.get(key, now))
+    _next_slot[key] = slot + 1 / rps
+    if slot > now:
+        await asyncio.sleep(slot - now)
+
+
+async def _send(
+    ctx: StepContext, app: App, request: AppRequest, account_id: int | None
+) -> tuple[httpx.Response, bytes]:
+    limits = app.rate_limit
+    for attempt in range(limits.max_retries + 1):
+        await _pace(app, account_id)
+        built = request.to_httpx(ctx.http)
+        response, raw = await outbound.send(
+            ctx.http, ctx.guard, built, ctx.max_response_bytes, secret_headers=request.secret_headers
+        )
+        retry = response.status_code in limits.retry_on and (
+            response.status_code == 429 or request.method in IDEMPOTENT
+        )
+        if not retry or attempt == limits.max_retries:
+            return response, raw
+        await asyncio.sleep(_retry_after(response, limits.max_retry_after_seconds, attempt))
+    raise AssertionError("unreachable")
+
+
+def _page_params(event: Event, page: int, cursor: str | None) -> list[tuple[str, str]]:
+    p = event.pagination
+    params: list[tuple[str, str]] = []
+    if p.size_param:
+        params.append((p.size_param, str(p.page_size)))
+    if p.style == "page" and p.page_param:
+        params.append((p.page_param, str(p.first_page + page)))
+    elif p.style == "offset" and p.page_param:
+        params.append((p.page_param, str(page * p.page_size)))
+    elif p.style == "cursor" and p.cursor_param and cursor:
+        params.append((p.cursor_param, cursor))
+    return params
+
+
+async def call_event(
+    ctx: StepContext,
+    app: App,
+    event: Event,
+    values: dict[str, Any],
+    credentials: dict[str, Any],
+    *,
+    account_id: int | None,
+    refresh: Callable[[], Awaitable[dict[str, Any]]] | None,
+) -> tuple[Any, list[dict[str, Any]]]:
+    """The reply body (actions) or all items (searches/triggers), and what the log may show."""
+    hooks = [*app.hooks, *event.hooks]
+    if "aws_sigv4" in hooks:
+        raise StepError(f"{app.name}: AWS Signature V4 signing is not available in this runner yet")
+    pages = event.pagination.max_pages if event.kind != "action" and event.pagination.style != "none" else 1
+    items: list[Any] = []
+    recorded: list[dict[str, Any]] = []
+    cursor: str | None = None
+    body: Any = None
+    for page in range(pages):
+        extra = _page_params(event, page, cursor) if pages > 1 else None
+        request = build_event_request(app, event, values, credentials, extra_params=extra)
+        response, raw = await _send(ctx, app, request, account_id)
+        body = outbound.parse_body(response, raw)
+        if refresh is not None and is_expired(app.auth.expiry, response.status_code, body):
+            credentials = await refresh()
+            refresh = None
+            request = build_event_request(app, event, values, credentials, extra_params=extra)
+            response, raw = await _send(ctx, app, request, account_id)
+            body = outbound.parse_body(response, raw)
+        recorded.append({**request.recorded(), "status": response.status_code})
+        secrets = secret_values(app, credentials)
+        if response.status_code >= 400:
+            text = raw.decode(response.encoding or "utf-8", errors="replace")[: outbound.ERROR_BODY_CHARS]
+            for secret in secrets:
+                text = text.replace(secret, outbound.REDACTED)
+            raise StepError(f"HTTP {response.status_code} from {app.name} ({event.label}): {text}")
+        problem = hook_error(hooks, body)
+        if problem:
+            raise StepError(problem)
+        if event.kind == "action":
+            return body, recorded
+        found = items_at(body, event.output.items_path)
+        items.extend(found)
+        if event.pagination.style == "cursor":
+            next_cursor = dig(body, event.pagination.next_cursor_path)
+            if not next_cursor:
+                break
+            cursor = str(next_cursor)
+        elif len(found) < event.pagination.page_size:
+            break
+    return items, recorded
+
+
+def new_items(items: list[Any], cursor: dict[str, Any] | None, strategy: Polling) -> tuple[list[Any], dict[str, Any]]:
+    """The items a poll has not seen yet, and the next cursor.
+
+    The first poll (no cursor) only records what exists. Dedupe ``id`` remembers the last
+    ``max_seen`` ids; dedupe ``timestamp`` remembers the newest timestamp.
+    """
+    if strategy.dedupe == "timestamp":
+        stamps = [str(dig(i, strategy.timestamp_path)) for i in items if dig(i, strategy.timestamp_path) is not None]
+        newest = max(stamps, default=(cursor or {}).get("since"))
+        if cursor is None:
+            return [], {"since": newest}
+        since = cursor.get("since")
+        fresh = [i for i in items if since is None or str(dig(i, strategy.timestamp_path)) > since]
+        return fresh, {"since": newest}
+    ids = [str(dig(i, strategy.id_path)) for i in items if dig(i, strategy.id_path) is not None]
+    if cursor is None:
+        return [], {"seen": ids[: strategy.max_seen]}
+    seen = set(cursor.get("seen", []))
+    fresh = [i for i in items if str(dig(i, strategy.id_path)) not in seen]
+    remembered = [*[str(dig(i, strategy.id_path)) for i in fresh], *cursor.get("seen", [])]
+    return fresh, {"seen": list(dict.fromkeys(remembered))[: strategy.max_seen]}
+
+
+async def run(step: AppEventStep, ctx: StepContext) -> Outcome:
+    """Run one manifest event; a failure is an ERROR outcome, never an exception."""
+    warnings: list[str] = []
+    values = {f.key: resolve_value(f.value, ctx.outputs, warnings) for f in step.fields}
+    recorded: dict[str, Any] = {"app_id": step.app_id, "event": step.event, "fields": values}
+    try:
+        app = _catalogue().get(step.app_id)
+        event = app.event(step.event) if app is not None else None
+        if app is None or event is None:
+            raise StepError(f"Unknown app event {step.app_id}/{step.event}")
+        credentials: dict[str, Any] = {}
+        refresh: Callable[[], Awaitable[dict[str, Any]]] | None = None
+        if app.needs_account:
+            source = _credential_source or broker_credentials
+            if step.account_id is None:
+                raise StepError(f"Choose a {app.name} account for this step")
+            account_id = step.account_id
+            credentials = await source(account_id, ctx.konnect_id, ctx.owner_id, False)
+            if app.auth.type == "oauth2":
+
+                async def refresh() -> dict[str, Any]:
+                    return await source(account_id, ctx.konnect_id, ctx.owner_id, True)
+
+        result, requests = await call_event(
+            ctx, app, event, values, credentials, account_id=step.account_id, refresh=refresh
+        )
+        recorded["requests"] = requests
+    except StepError as exc:
+        return Outcome.failed(str(exc), input={**recorded, **({"warnings": warnings} if warnings else {})})
+    if warnings:
+        recorded["warnings"] = warnings
+    output = result if event.kind == "action" else {"items": result, "count": len(result)}
+    return Outcome(status="SUCCESS", output=output, input=recorded)

@@ -1,0 +1,281 @@
+"""The generic app-event step against a real local HTTP server speaking a small fake API."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from konnectz_runner.app_request import build_event_request
+from konnectz_runner.catalogue import Catalogue, load_catalogue
+from konnectz_runner.manifest import App, Polling
+from konnectz_runner.steps import KINDS, app_event
+from konnectz_runner.steps.app_event import AppEventStep, new_items
+
+TOKEN = "tok-0123456789"
+
+
+class Fake:
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+        self.fail_next: list[tuple[int, dict[str, str]]] = []
+        self.valid_tokens = {TOKEN}
+        self.items = [{"id": i, "name": f"item {i}"} for i in range(1, 6)]
+
+
+def _server(fake: Fake) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _reply(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _handle(self) -> None:
+            parts = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+            fake.received.append(
+                {"method": self.command, "path": parts.path, "query": query, "headers": dict(self.headers), "body": raw}
+            )
+            if fake.fail_next:
+                code, headers = fake.fail_next.pop(0)
+                return self._reply(code, {"error": "try later"}, headers)
+            if self.headers.get("Authorization", "").removeprefix("Bearer ") not in fake.valid_tokens:
+                return self._reply(401, {"error": "token_expired"})
+            if parts.path == "/items":
+                page = int(query.get("page", "1"))
+                size = int(query.get("per_page", "100"))
+                chunk = fake.items[(page - 1) * size : page * size]
+                return self._reply(200, {"data": chunk})
+            if parts.path.startswith("/boards/") and self.command == "POST":
+                body = json.loads(raw or b"{}")
+                return self._reply(201, {"id": 99, "board": parts.path.split("/")[2], **body})
+            if parts.path == "/chat":
+                return self._reply(200, {"ok": False, "error": "channel_not_found"})
+            return self._reply(404, {"error": "no route"})
+
+        do_GET = do_POST = _handle
+
+    return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+
+@pytest.fixture
+def fake() -> Iterator[tuple[Fake, str]]:
+    state = Fake()
+    httpd = _server(state)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield state, f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _app(base_url: str) -> App:
+    return App.model_validate(
+        {
+            "id": 777,
+            "key": "fakeapp",
+            "name": "Fake App",
+            "source": {"kind": "curated"},
+            "base_url": base_url,
+            "auth": {
+                "type": "oauth2",
+                "oauth2": {"authorization_url": f"{base_url}/authorize", "token_url": f"{base_url}/token"},
+                "inject": [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.access_token}}"}],
+            },
+            "rate_limit": {"max_retries": 2, "max_retry_after_seconds": 1},
+            "events": [
+                {
+                    "key": "list_items",
+                    "kind": "search",
+                    "label": "List Items",
+                    "operation": {"method": "GET", "path": "/items"},
+                    "output": {"items_path": "data"},
+                    "pagination": {"style": "page", "page_param": "page", "size_param": "per_page", "page_size": 2},
+                },
+                {
+                    "key": "new_item",
+                    "kind": "trigger",
+                    "label": "New Item",
+                    "operation": {"method": "GET", "path": "/items"},
+                    "output": {"items_path": "data"},
+                    "trigger": {"type": "polling", "dedupe": "id"},
+                },
+                {
+                    "key": "create_card",
+                    "kind": "action",
+                    "label": "Create Card",
+                    "operation": {"method": "POST", "path": "/boards/{board}/cards", "body": {"source": "konnectz"}},
+                    "fields": [
+                        {"key": "board", "label": "Board", "location": "path", "required": True},
+                        {"key": "title", "label": "Title", "required": True},
+                        {"key": "points", "label": "Points", "type": "integer", "body_path": "meta.points"},
+                    ],
+                },
+                {
+                    "key": "post_chat",
+                    "kind": "action",
+                    "label": "Post",
+                    "operation": {"method": "POST", "path": "/chat"},
+                    "hooks": ["slack_ok_false"],
+                },
+            ],
+        }
+    )
+
+
+@pytest.fixture
+def wired(fake) -> Iterator[tuple[Fake, list[tuple[int, bool]]]]:
+    state, base = fake
+    catalogue = Catalogue(apps=[_app(base)])
+    calls: list[tuple[int, bool]] = []
+    tokens = iter(["refreshed-1", "refreshed-2"])
+
+    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+        calls.append((account_id, refresh))
+        if refresh:
+            token = next(tokens)
+            state.valid_tokens.add(token)
+            return {"access_token": token}
+        return {"access_token": TOKEN}
+
+    app_event.set_catalogue(lambda: catalogue)
+    app_event.set_credential_source(source)
+    yield state, calls
+    app_event.set_credential_source(None)
+    app_event.set_catalogue(load_catalogue)
+
+
+def _step(event: str, **fields: str) -> AppEventStep:
+    return AppEventStep(
+        id="node-2",
+        name="Fake",
+        app_id=777,
+        event=event,
+        account_id=5,
+        fields=[{"key": k, "value": v} for k, v in fields.items()],
+    )
+
+
+def test_registered_as_a_step_kind() -> None:
+    assert KINDS["app_event"] is app_event.run
+
+
+async def test_action_builds_the_request_from_manifest_fields_and_references(wired, make_ctx) -> None:
+    state, _ = wired
+    ctx = make_ctx({"node-1": {"board": "b 1/x", "points": "3"}})
+    outcome = await app_event.run(
+        _step("create_card", board="{{node-1.board}}", title="Launch", points="{{node-1.points}}"), ctx
+    )
+    assert outcome.status == "SUCCESS", outcome.error
+    sent = state.received[-1]
+    assert sent["path"] == "/boards/b%201%2Fx/cards" and sent["headers"]["Authorization"] == f"Bearer {TOKEN}"
+    assert json.loads(sent["body"]) == {"source": "konnectz", "title": "Launch", "meta": {"points": 3}}
+    assert outcome.output["id"] == 99
+    logged = json.dumps(outcome.input)
+    assert TOKEN not in logged and "***" in logged
+
+
+async def test_missing_required_field_is_a_step_error(wired, make_ctx) -> None:
+    outcome = await app_event.run(_step("create_card", board="b1"), make_ctx())
+    assert outcome.status == "ERROR" and outcome.error == "Missing required fields: Title"
+
+
+async def test_search_reads_every_page(wired, make_ctx) -> None:
+    state, _ = wired
+    outcome = await app_event.run(_step("list_items"), make_ctx())
+    assert outcome.status == "SUCCESS", outcome.error
+    assert [i["id"] for i in outcome.output["items"]] == [1, 2, 3, 4, 5] and outcome.output["count"] == 5
+    assert [r["query"]["page"] for r in state.received] == ["1", "2", "3"]
+
+
+async def test_429_is_retried_honouring_retry_after(wired, make_ctx) -> None:
+    state, _ = wired
+    state.fail_next = [(429, {"Retry-After": "0"}), (503, {})]
+    outcome = await app_event.run(_step("create_card", board="b", title="t"), make_ctx())
+    # 429 is retried for a POST (nothing was done); a 503 on a POST is not (it may have been done).
+    assert outcome.status == "ERROR" and "HTTP 503" in outcome.error and len(state.received) == 2
+    state.received.clear()
+    state.fail_next = [(503, {"Retry-After": "0"}), (429, {"Retry-After": "0"})]
+    outcome = await app_event.run(_step("list_items"), make_ctx())
+    assert outcome.status == "SUCCESS" and len(state.received) == 5  # two retries, then three pages
+
+
+async def test_expired_token_is_refreshed_once(wired, make_ctx) -> None:
+    state, calls = wired
+    state.valid_tokens.discard(TOKEN)
+    outcome = await app_event.run(_step("create_card", board="b", title="t"), make_ctx())
+    assert outcome.status == "SUCCESS", outcome.error
+    assert calls == [(5, False), (5, True)]
+    assert state.received[-1]["headers"]["Authorization"] == "Bearer refreshed-1"
+
+
+async def test_ok_false_hook_is_an_error(wired, make_ctx) -> None:
+    outcome = await app_event.run(_step("post_chat"), make_ctx())
+    assert outcome.status == "ERROR" and outcome.error == "Slack error: channel_not_found"
+
+
+async def test_polling_finds_no_new_items_on_the_second_poll(wired, make_ctx) -> None:
+    state, _ = wired
+    strategy = Polling(dedupe="id")
+    first = await app_event.run(_step("new_item"), make_ctx())
+    fresh, cursor = new_items(first.output["items"], None, strategy)
+    assert fresh == [] and cursor["seen"] == ["1", "2", "3", "4", "5"]
+    second = await app_event.run(_step("new_item"), make_ctx())
+    fresh, cursor = new_items(second.output["items"], cursor, strategy)
+    assert fresh == []
+    state.items.insert(0, {"id": 6, "name": "item 6"})
+    third = await app_event.run(_step("new_item"), make_ctx())
+    fresh, cursor = new_items(third.output["items"], cursor, strategy)
+    assert [i["id"] for i in fresh] == [6] and cursor["seen"][0] == "6"
+
+
+def test_polling_by_timestamp() -> None:
+    strategy = Polling(dedupe="timestamp", timestamp_path="ts")
+    items = [{"ts": "1700000000.1"}, {"ts": "1700000000.3"}]
+    assert new_items(items, None, strategy) == ([], {"since": "1700000000.3"})
+    later = [{"ts": "1700000000.4"}, *items]
+    assert new_items(later, {"since": "1700000000.3"}, strategy) == (
+        [{"ts": "1700000000.4"}],
+        {"since": "1700000000.4"},
+    )
+
+
+def _sample(field: Any) -> Any:
+    if field.options:
+        return field.options[0].value
+    return {"integer": 1, "number": 1.5, "boolean": True, "array": ["a"], "object": {"a": 1}}.get(field.type, "x1")
+
+
+def test_every_catalogue_event_builds_a_request() -> None:
+    """Each event of each app (curated, and the generated long tail when built) makes one request."""
+    catalogue = load_catalogue()
+    built = 0
+    for app in catalogue:
+        credentials = {f.key: f"{f.key}-value" for f in app.auth.fields} | {
+            "access_token": "at",
+            "instance_url": "https://x.my.salesforce.com",
+        }
+        for event in app.events:
+            if event.operation is None:
+                continue
+            values = {f.key: _sample(f) for f in event.fields if f.required}
+            request = build_event_request(app, event, values, credentials)
+            assert request.url.startswith(("https://", "http://")), (app.key, event.key, request.url)
+            assert "{" not in request.url.split("?")[0], (app.key, event.key, request.url)
+            built += 1
+    assert built >= 150
