@@ -18,6 +18,7 @@ from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
+from konnectz_api.quota_service import serve_quota
 from konnectz_api.routes import apps, auth, konnects, password_reset, plans, profile, system, task_logs
 
 
@@ -36,13 +37,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.deployer = _deployer(settings, bus)
     stop = asyncio.Event()
     consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop))
+    quota_server = asyncio.create_task(serve_quota(bus, get_sessionmaker(), stop))
     try:
         yield
     finally:
         stop.set()
-        consumer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await consumer
+        for task in (consumer, quota_server):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         await bus.close()
 
 

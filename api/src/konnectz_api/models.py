@@ -48,6 +48,17 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class QuotaReservation(Base):
+    """Tasks a run reserved before it executed (the runner asks over NATS); settled by its task event."""
+
+    __tablename__ = "quota_reservations"
+
+    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    owner_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    tasks: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class App(Base):
     """The app catalogue (connectors are data)."""
 

@@ -33,6 +33,7 @@ from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_runner.quota import NatsQuotaGate
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.webhook import WebhookError, read_trigger_output
 from konnectz_runner.worker import RunWorker
@@ -114,6 +115,9 @@ class Runner:
             guard=self.guard,
             only_konnect=only_konnect,
             concurrency=self.settings.worker_concurrency,
+            quota=NatsQuotaGate(self.nc, timeout=self.settings.quota_timeout_seconds)
+            if self.settings.enforce_quota
+            else None,
         )
         await self.worker.start()
         log.info("Runner ready: %d konnect(s)", len(self.registry))

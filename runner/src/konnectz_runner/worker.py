@@ -36,6 +36,7 @@ from konnectz_runner.events import (
     run_subject,
 )
 from konnectz_runner.netguard import NetGuard
+from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
 from konnectz_runner.registry import KonnectRegistry
 
 __all__ = ["ACK_WAIT_SECONDS", "MAX_DELIVER", "RunWorker", "consumer_for"]
@@ -67,6 +68,7 @@ class RunWorker:
         concurrency: int = 16,
         ack_wait: float = ACK_WAIT_SECONDS,
         max_deliver: int = MAX_DELIVER,
+        quota: QuotaGate | None = None,
     ) -> None:
         self.js = js
         self.registry = registry
@@ -76,6 +78,7 @@ class RunWorker:
         self.concurrency = concurrency
         self.ack_wait = ack_wait
         self.max_deliver = max_deliver
+        self.quota = quota
         self._inflight: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._sub: JetStreamContext.PullSubscription | None = None
@@ -150,18 +153,34 @@ class RunWorker:
             return
         keep_alive = asyncio.create_task(self._keep_alive(msg))
         try:
-            try:
-                event = await execute(spec, run, http=self.http, guard=self.guard)
-            except Exception as exc:
-                last = msg.metadata.num_delivered >= self.max_deliver
-                log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
-                if not last:
-                    await msg.nak(delay=5.0)
-                    return
-                event = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
+            last = msg.metadata.num_delivered >= self.max_deliver
+            refusal: str | None = None
+            if self.quota is not None:
+                try:
+                    decision = await self.quota.reserve(run, spec)
+                except QuotaUnavailable as exc:
+                    log.warning("Run %s: task quota not checked (%s)", run.run_id, exc)
+                    if not last:
+                        await msg.nak(delay=5.0)
+                        return
+                    refusal = f"The run was refused: its task quota could not be checked ({exc})."
+                else:
+                    if not decision.allowed:
+                        refusal = decision.reason or "The run was refused: task quota exceeded."
+            if refusal is not None:
+                event = refused_event(spec, run, refusal)
+            else:
+                try:
+                    event = await execute(spec, run, http=self.http, guard=self.guard)
+                except Exception as exc:
+                    log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
+                    if not last:
+                        await msg.nak(delay=5.0)
+                        return
+                    event = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
             await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
             await msg.ack()
-            log.info("Run %s of konnect %s: %s", run.run_id, run.konnect_id, event.status)
+            log.info("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
         except Exception:
             # Not acked: JetStream redelivers the run after ack_wait.
             log.exception("Could not complete run %s; it will be redelivered", run.run_id)
