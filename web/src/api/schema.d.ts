@@ -237,6 +237,236 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/members/add_agency_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a sub-account with its own task quota
+         * @description The sub-accounts' tasks together cannot exceed the agency's task limit.
+         */
+        post: operations["add_agency_user_api_v1_members_add_agency_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/add_reseller_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a reseller member */
+        post: operations["add_reseller_user_api_v1_members_add_reseller_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/add_team_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a team member
+         * @description The member gets a mail with a link to choose a password. access: Create, Create/Delete or FULL.
+         */
+        post: operations["add_team_user_api_v1_members_add_team_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/audit_log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Changes made by team members
+         * @description Who (e-mail), what (call), when, from where (client address), allowed or denied. Newest first.
+         */
+        get: operations["audit_log_api_v1_members_audit_log_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/list_agency_users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Agency sub-accounts */
+        get: operations["list_agency_users_api_v1_members_list_agency_users_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/list_reseller_users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reseller members */
+        get: operations["list_reseller_users_api_v1_members_list_reseller_users_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/list_team_users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Team members */
+        get: operations["list_team_users_api_v1_members_list_team_users_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/remove_agency_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Remove a sub-account */
+        get: operations["remove_agency_user_api_v1_members_remove_agency_user_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/remove_reseller_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Remove one */
+        get: operations["remove_reseller_user_api_v1_members_remove_reseller_user_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/remove_team_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Remove a team member */
+        get: operations["remove_team_user_api_v1_members_remove_team_user_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/update_agency_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a sub-account */
+        post: operations["update_agency_user_api_v1_members_update_agency_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/update_reseller_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change one */
+        post: operations["update_reseller_user_api_v1_members_update_reseller_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/update_team_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a team member */
+        post: operations["update_team_user_api_v1_members_update_team_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/plans": {
         parameters: {
             query?: never;
@@ -535,6 +765,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AgencyList */
+        AgencyList: {
+            /** Allowed Subaccount Limit */
+            allowed_subaccount_limit: number;
+            /** Sub Accounts */
+            sub_accounts: components["schemas"]["MemberOut"][];
+            /** Task Consumed */
+            task_consumed: number;
+            /** Total Subaccounts */
+            total_subaccounts: number;
+            /** Total Tasks */
+            total_tasks: number;
+        };
         /** AppList */
         AppList: {
             /** Apps */
@@ -563,6 +806,31 @@ export interface components {
             provider: string;
             /** Status */
             status: string;
+        };
+        /** AuditEntryOut */
+        AuditEntryOut: {
+            /** Action */
+            action: string;
+            /** Actor Email */
+            actor_email: string;
+            /** Address */
+            address: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Outcome */
+            outcome: string;
+        };
+        /** AuditLogOut */
+        AuditLogOut: {
+            /** Entries */
+            entries: components["schemas"]["AuditEntryOut"][];
+            /** Total */
+            total: number;
         };
         /**
          * CanvasJson
@@ -706,6 +974,42 @@ export interface components {
             /** Preferred Language */
             preferred_language: string;
         };
+        /** MemberOut */
+        MemberOut: {
+            /**
+             * Access
+             * @description Team members only
+             */
+            access?: ("Create" | "Create/Delete" | "FULL") | null;
+            /** Email */
+            email: string;
+            /** First Name */
+            first_name: string;
+            /** Id */
+            id: number;
+            /** Last Name */
+            last_name: string;
+            /** Name */
+            name: string;
+            /**
+             * Remaining
+             * @description task - task_consumed
+             */
+            remaining?: number | null;
+            /**
+             * Task
+             * @description Sub-accounts only: their task quota
+             */
+            task?: number | null;
+            /** Task Consumed */
+            task_consumed?: number | null;
+        };
+        /** MemberReply */
+        MemberReply: {
+            member?: components["schemas"]["MemberOut"] | null;
+            /** Message */
+            message: string;
+        };
         /** Message */
         Message: {
             /** Message */
@@ -788,6 +1092,13 @@ export interface components {
              */
             timezone?: string | null;
         };
+        /** ResellerList */
+        ResellerList: {
+            /** Reseller Users */
+            reseller_users: components["schemas"]["MemberOut"][];
+            /** Total */
+            total: number;
+        };
         /** ResetPasswordIn */
         ResetPasswordIn: {
             /** Password */
@@ -868,6 +1179,44 @@ export interface components {
             /** Password Confirmation */
             password_confirmation: string;
         };
+        /** SubAccountIn */
+        SubAccountIn: {
+            /**
+             * Email
+             * Format: email
+             */
+            email: string;
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Name
+             * @description Full name; used when first_name is missing
+             */
+            name?: string | null;
+            /**
+             * Task
+             * @description The sub-account's own task quota
+             */
+            task: number;
+        };
+        /** SubAccountUpdate */
+        SubAccountUpdate: {
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Name
+             * @description Full name; used when first_name is missing
+             */
+            name?: string | null;
+            /** Sub Account Id */
+            sub_account_id: number;
+            /** Task */
+            task?: number | null;
+        };
         /** TaskList */
         TaskList: {
             /** Tasks */
@@ -917,6 +1266,53 @@ export interface components {
              * Format: date-time
              */
             task_date: string;
+        };
+        /** TeamList */
+        TeamList: {
+            /** Allowed Limit */
+            allowed_limit: number;
+            /** Team Users */
+            team_users: components["schemas"]["MemberOut"][];
+            /** Total */
+            total: number;
+        };
+        /** TeamMemberIn */
+        TeamMemberIn: {
+            /**
+             * Access
+             * @enum {string}
+             */
+            access: "Create" | "Create/Delete" | "FULL";
+            /**
+             * Email
+             * Format: email
+             */
+            email: string;
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Name
+             * @description Full name; used when first_name is missing
+             */
+            name?: string | null;
+        };
+        /** TeamMemberUpdate */
+        TeamMemberUpdate: {
+            /** Access */
+            access?: ("Create" | "Create/Delete" | "FULL") | null;
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Name
+             * @description Full name; used when first_name is missing
+             */
+            name?: string | null;
+            /** Sub Account Id */
+            sub_account_id: number;
         };
         /** TimezoneOption */
         TimezoneOption: {
@@ -1417,6 +1813,476 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SaveKonnectOut"];
                 };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    add_agency_user_api_v1_members_add_agency_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubAccountIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    add_reseller_user_api_v1_members_add_reseller_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubAccountIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    add_team_user_api_v1_members_add_team_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamMemberIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    audit_log_api_v1_members_audit_log_get: {
+        parameters: {
+            query?: {
+                page_index?: number;
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditLogOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_agency_users_api_v1_members_list_agency_users_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgencyList"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    list_reseller_users_api_v1_members_list_reseller_users_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResellerList"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    list_team_users_api_v1_members_list_team_users_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamList"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    remove_agency_user_api_v1_members_remove_agency_user_get: {
+        parameters: {
+            query: {
+                /** @description The member's id */
+                sub_account_id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    remove_reseller_user_api_v1_members_remove_reseller_user_get: {
+        parameters: {
+            query: {
+                /** @description The member's id */
+                sub_account_id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    remove_team_user_api_v1_members_remove_team_user_get: {
+        parameters: {
+            query: {
+                /** @description The member's id */
+                sub_account_id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_agency_user_api_v1_members_update_agency_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubAccountUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_reseller_user_api_v1_members_update_reseller_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubAccountUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_team_user_api_v1_members_update_team_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamMemberUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {

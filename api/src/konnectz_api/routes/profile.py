@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from konnectz_api.core.config import Settings
 from konnectz_api.core.security import create_access_token, hash_password, verify_password
 from konnectz_api.crud import users as crud
-from konnectz_api.deps import CurrentClaims, CurrentUser, SessionDep, SettingsDep
+from konnectz_api.deps import CurrentClaims, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import BadRequest, Unprocessable
 from konnectz_api.schemas import ChangePasswordIn, KeyReply, Profile, ProfileOptions, ProfileUpdate
 
@@ -34,7 +34,7 @@ class PasswordChanged(KeyReply):
     auth_token: str
 
 
-def _update(body: ProfileUpdate, user: CurrentUser, session: SessionDep) -> ProfileReply:
+def _update(body: ProfileUpdate, user: SignedInUser, session: SessionDep) -> ProfileReply:
     try:
         crud.update_profile(session, user=user, changes=body)
     except crud.InvalidProfile as exc:
@@ -44,12 +44,12 @@ def _update(body: ProfileUpdate, user: CurrentUser, session: SessionDep) -> Prof
 
 
 @router.post("/profile", response_model=ProfileReply, summary="Update the profile", description=_EDIT_DOC)
-def post_profile(body: ProfileUpdate, user: CurrentUser, session: SessionDep) -> ProfileReply:
+def post_profile(body: ProfileUpdate, user: SignedInUser, session: SessionDep) -> ProfileReply:
     return _update(body, user, session)
 
 
 @router.post("/update_user", response_model=ProfileReply, summary="Update the profile", description=_EDIT_DOC)
-def update_user(body: ProfileUpdate, user: CurrentUser, session: SessionDep) -> ProfileReply:
+def update_user(body: ProfileUpdate, user: SignedInUser, session: SessionDep) -> ProfileReply:
     return _update(body, user, session)
 
 
@@ -59,7 +59,7 @@ def update_user(body: ProfileUpdate, user: CurrentUser, session: SessionDep) -> 
     summary="Country and time-zone choices",
     description="ISO 3166 countries (pycountry) and IANA time zones labelled with their current GMT offset.",
 )
-def profile_options(user: CurrentUser) -> ProfileOptions:
+def profile_options(user: SignedInUser) -> ProfileOptions:
     return crud.profile_options()
 
 

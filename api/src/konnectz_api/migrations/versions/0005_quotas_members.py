@@ -23,8 +23,32 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_index("ix_quota_reservations_owner_id", "quota_reservations", ["owner_id"])
+    op.add_column("users", sa.Column("parent_id", sa.BigInteger(), sa.ForeignKey("users.id", ondelete="CASCADE")))
+    op.create_index("ix_users_parent_id", "users", ["parent_id"])
+    op.add_column("users", sa.Column("member_kind", sa.String(20)))
+    op.add_column("users", sa.Column("access", sa.String(20)))
+    op.create_table(
+        "audit_log",
+        sa.Column("id", sa.BigInteger(), primary_key=True),
+        sa.Column("account_id", sa.BigInteger(), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("actor_id", sa.BigInteger(), sa.ForeignKey("users.id", ondelete="SET NULL")),
+        sa.Column("actor_email", sa.String(320), nullable=False),
+        sa.Column("action", sa.String(400), nullable=False),
+        sa.Column("outcome", sa.String(20), nullable=False),
+        sa.Column("address", sa.String(64)),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("ix_audit_log_account_id", "audit_log", ["account_id"])
+    op.create_index("ix_audit_log_created_at", "audit_log", ["created_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_audit_log_created_at", table_name="audit_log")
+    op.drop_index("ix_audit_log_account_id", table_name="audit_log")
+    op.drop_table("audit_log")
+    op.drop_column("users", "access")
+    op.drop_column("users", "member_kind")
+    op.drop_index("ix_users_parent_id", table_name="users")
+    op.drop_column("users", "parent_id")
     op.drop_index("ix_quota_reservations_owner_id", table_name="quota_reservations")
     op.drop_table("quota_reservations")
