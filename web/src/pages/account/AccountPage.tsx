@@ -7,6 +7,7 @@ import { confirmationRules, loginPasswordRules, requiredPasswordRules } from '..
 import { useSession } from '../../lib/sessionStore';
 import { useToast } from '../../lib/useToast';
 import { useProfile } from '../../shell/profileStore';
+import { MembersTab } from './MembersTab';
 
 const TABS = [
   { key: 'profile', label: 'Profile' },
@@ -162,7 +163,7 @@ export function AccountPage() {
     profile: <ProfileTab />,
     avatar: <NotYet what="Avatar upload" />,
     password: <PasswordTab />,
-    members: <NotYet what="Team members" />,
+    members: <MembersTab />,
     subscription: <BillingTab />,
   };
   return (
