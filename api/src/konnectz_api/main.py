@@ -19,7 +19,18 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
 from konnectz_api.quota_service import serve_quota
-from konnectz_api.routes import apps, auth, konnects, members, password_reset, plans, profile, system, task_logs
+from konnectz_api.routes import (
+    apps,
+    auth,
+    avatars,
+    konnects,
+    members,
+    password_reset,
+    plans,
+    profile,
+    system,
+    task_logs,
+)
 
 
 def _deployer(settings: Settings, bus: Bus) -> Deployer:
@@ -73,7 +84,7 @@ def create_app() -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for module in (system, auth, password_reset, profile, plans, members, apps, konnects, task_logs):
+    for module in (system, auth, password_reset, profile, avatars, plans, members, apps, konnects, task_logs):
         app.include_router(module.router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():
         _mount_spa(app, settings.web_dist)

@@ -129,6 +129,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/avatars/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An avatar image (PNG) */
+        get: operations["avatar_api_v1_avatars__name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/captcha/challenge": {
         parameters: {
             query?: never;
@@ -603,8 +620,8 @@ export interface paths {
         get: operations["profile_api_v1_users_profile_get"];
         put?: never;
         /**
-         * Update the profile
-         * @description Changes first_name, last_name, country (ISO 3166-1 alpha-2) and timezone (IANA name). is_admin, current_plan, free_task, the payment customer id, preferred_language, image_url and email are ignored when sent. Reply key UPDATE_SUCCESS with the updated profile.
+         * Update the profile (JSON) or the avatar (multipart)
+         * @description Changes first_name, last_name, country (ISO 3166-1 alpha-2) and timezone (IANA name). is_admin, current_plan, free_task, the payment customer id, preferred_language, image_url and email are ignored when sent. Reply key UPDATE_SUCCESS with the updated profile. Sent as multipart/form-data with a file field `image`: the avatar. Its type is checked by its content (PNG, JPEG, GIF or WebP), its size is capped (KONNECTZ_AVATAR_MAX_BYTES, 413 beyond), and it is re-encoded as a PNG of at most 512x512 without metadata, served at the reply's image_url. An empty `image` removes the avatar; no `image` field: 400 'Select the image before uploading.'
          */
         post: operations["post_profile_api_v1_users_profile_post"];
         delete?: never;
@@ -1616,6 +1633,44 @@ export interface operations {
             };
         };
     };
+    avatar_api_v1_avatars__name__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                };
+            };
+            /** @description No such avatar */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     captcha_challenge_api_v1_captcha_challenge_get: {
         parameters: {
             query?: never;
@@ -2536,6 +2591,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProfileUpdate"];
+                "multipart/form-data": {
+                    /** Format: binary */
+                    image: string;
+                };
             };
         };
         responses: {
@@ -2548,14 +2607,26 @@ export interface operations {
                     "application/json": components["schemas"]["ProfileReply"];
                 };
             };
-            /** @description Validation Error */
+            /** @description No image field, or not an image */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The image is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid profile fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
+                content?: never;
             };
         };
     };

@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     captcha_max_number: int = Field(default=20000, ge=10)
     captcha_ttl_seconds: int = Field(default=600, ge=10)
 
+    # Avatar uploads: the largest file accepted (bytes); images are re-encoded to at most 512x512 PNG.
+    avatar_max_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
+
     web_dist: Path | None = None
     deployer: Literal["local", "kubernetes"] = "local"
     kube_namespace: str = "konnectz"

@@ -1,4 +1,4 @@
-"""quotas and members: run reservations, team members, agency sub-accounts, audit log
+"""quotas, members, avatars: run reservations, team members, agency sub-accounts, audit log, avatars
 
 Revision ID: 0005
 Revises: 0002
@@ -40,9 +40,19 @@ def upgrade() -> None:
     )
     op.create_index("ix_audit_log_account_id", "audit_log", ["account_id"])
     op.create_index("ix_audit_log_created_at", "audit_log", ["created_at"])
+    op.create_table(
+        "avatars",
+        sa.Column("user_id", sa.BigInteger(), sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("token", sa.String(64), nullable=False),
+        sa.Column("content", sa.LargeBinary(), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("ix_avatars_token", "avatars", ["token"], unique=True)
 
 
 def downgrade() -> None:
+    op.drop_index("ix_avatars_token", table_name="avatars")
+    op.drop_table("avatars")
     op.drop_index("ix_audit_log_created_at", table_name="audit_log")
     op.drop_index("ix_audit_log_account_id", table_name="audit_log")
     op.drop_table("audit_log")
