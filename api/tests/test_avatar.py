@@ -24,7 +24,7 @@ def test_upload_serves_a_clean_png_and_empty_image_removes_it(client, api):
     assert r.status_code == 200, r.text
     assert r.json()["key"] == "UPDATE_SUCCESS"
     url = r.json()["profile"]["image_url"]
-    assert url.startswith("/api/v1/avatars/") and url.endswith(".png")
+    assert url.startswith("http://app.test/api/v1/avatars/") and url.endswith(".png")
     assert client.get(P, headers=headers).json()["image_url"] == url
     served = client.get(url)  # no sign-in needed: <img> sends no token
     assert served.status_code == 200 and served.headers["content-type"] == "image/png"

@@ -52,14 +52,15 @@ def reencode(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def set_avatar(session: Session, *, user: User, png: bytes) -> User:
-    """Store the re-encoded picture under a fresh token and point image_url at it. Commits."""
+def set_avatar(session: Session, *, user: User, png: bytes, public_url: str) -> User:
+    """Store the re-encoded picture under a fresh token and point image_url (absolute, on ``public_url``)
+    at it. Commits."""
     avatar = session.get(Avatar, user.id) or Avatar(user_id=user.id)
     avatar.token = new_token(24)
     avatar.content = png
     avatar.updated_at = utcnow()
     session.add(avatar)
-    user.image_url = f"{PATH_PREFIX}{avatar.token}.png"
+    user.image_url = f"{public_url.rstrip('/')}{PATH_PREFIX}{avatar.token}.png"
     session.commit()
     return user
 

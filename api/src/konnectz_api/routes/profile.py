@@ -122,7 +122,7 @@ async def _avatar(request: Request, user: User, session: SessionDep, settings: S
         png = await run_in_threadpool(avatars.reencode, data)
     except avatars.InvalidImage as exc:
         raise BadRequest(str(exc), key="UPDATE_FAILED") from exc
-    await run_in_threadpool(avatars.set_avatar, session, user=user, png=png)
+    await run_in_threadpool(avatars.set_avatar, session, user=user, png=png, public_url=settings.public_url)
     return ProfileReply(key="UPDATE_SUCCESS", message="Picture updated", profile=Profile.model_validate(user))
 
 

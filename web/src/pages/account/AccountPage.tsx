@@ -7,6 +7,7 @@ import { confirmationRules, loginPasswordRules, requiredPasswordRules } from '..
 import { useSession } from '../../lib/sessionStore';
 import { useToast } from '../../lib/useToast';
 import { useProfile } from '../../shell/profileStore';
+import { AvatarTab } from './AvatarTab';
 import { MembersTab } from './MembersTab';
 
 const TABS = [
@@ -150,10 +151,6 @@ export function BillingTab() {
   );
 }
 
-function NotYet({ what }: { what: string }) {
-  return <Empty description={`${what} is not available yet.`} />;
-}
-
 /** /account/:tab — Profile, Avatar, Password, Members, Billing & Usage. */
 export function AccountPage() {
   const { tab = 'profile' } = useParams();
@@ -161,7 +158,7 @@ export function AccountPage() {
   const active = TABS.some((t) => t.key === tab) ? tab : 'profile';
   const content: Record<string, ReactNode> = {
     profile: <ProfileTab />,
-    avatar: <NotYet what="Avatar upload" />,
+    avatar: <AvatarTab />,
     password: <PasswordTab />,
     members: <MembersTab />,
     subscription: <BillingTab />,
