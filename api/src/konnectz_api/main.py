@@ -30,6 +30,7 @@ from konnectz_api.routes import (
     profile,
     system,
     task_logs,
+    widgets,
 )
 
 
@@ -84,7 +85,7 @@ def create_app() -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for module in (system, auth, password_reset, profile, avatars, plans, members, apps, konnects, task_logs):
+    for module in (system, auth, password_reset, profile, avatars, plans, members, apps, konnects, task_logs, widgets):
         app.include_router(module.router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():
         _mount_spa(app, settings.web_dist)

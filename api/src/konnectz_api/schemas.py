@@ -316,3 +316,17 @@ class AuditEntryOut(BaseModel):
 class AuditLogOut(BaseModel):
     entries: list[AuditEntryOut]
     total: int
+
+
+# --- Widgets (routes/widgets.py) -------------------------------------------------------------------------
+
+
+class WidgetOut(BaseModel):
+    id: str
+    name: str
+    url: str = Field(description="The frame URL on the AI host, with authToken appended")
+
+
+class WidgetList(BaseModel):
+    widgets: list[WidgetOut]
+    ai_host_configured: bool

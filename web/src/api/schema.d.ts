@@ -744,6 +744,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/widgets/active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The AI frames available
+         * @description Empty with ai_host_configured false when KONNECTZ_AI_HOST_URL is not set.
+         */
+        get: operations["active_api_v1_widgets_active_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widgets/details/{widget_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One AI frame: chatflows, agentflows, tools or ai */
+        get: operations["details_api_v1_widgets_details__widget_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/dev/mail.json": {
         parameters: {
             query?: never;
@@ -1371,6 +1408,25 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /** WidgetList */
+        WidgetList: {
+            /** Ai Host Configured */
+            ai_host_configured: boolean;
+            /** Widgets */
+            widgets: components["schemas"]["WidgetOut"][];
+        };
+        /** WidgetOut */
+        WidgetOut: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Url
+             * @description The frame URL on the AI host, with authToken appended
+             */
+            url: string;
         };
     };
     responses: never;
@@ -2804,6 +2860,64 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["KeyReply"];
                 };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    active_api_v1_widgets_active_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WidgetList"];
+                };
+            };
+        };
+    };
+    details_api_v1_widgets_details__widget_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                widget_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WidgetOut"];
+                };
+            };
+            /** @description Unknown widget, or no AI host configured (key AI_HOST_NOT_CONFIGURED) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {
