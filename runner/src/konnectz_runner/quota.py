@@ -74,18 +74,19 @@ def tasks_of(spec: FlowSpec) -> int:
 
 
 class NatsQuotaGate:
-    def __init__(self, nc: NATS, *, timeout: float = 5.0) -> None:
+    def __init__(self, nc: NATS, *, timeout: float = 5.0, subject: str = QUOTA_SUBJECT) -> None:
         self.nc = nc
         self.timeout = timeout
+        self.subject = subject
 
     async def reserve(self, run: RunRequest, spec: FlowSpec) -> QuotaReply:
         request = QuotaRequest(
             run_id=run.run_id, konnect_id=spec.konnect_id, owner_id=spec.owner_id, tasks=tasks_of(spec)
         )
         try:
-            msg = await self.nc.request(QUOTA_SUBJECT, request.model_dump_json().encode(), timeout=self.timeout)
+            msg = await self.nc.request(self.subject, request.model_dump_json().encode(), timeout=self.timeout)
         except (nats.errors.NoRespondersError, nats.errors.TimeoutError, TimeoutError) as exc:
-            raise QuotaUnavailable(f"no quota service answered on {QUOTA_SUBJECT} ({type(exc).__name__})") from exc
+            raise QuotaUnavailable(f"no quota service answered on {self.subject} ({type(exc).__name__})") from exc
         except nats.errors.Error as exc:
             raise QuotaUnavailable(f"NATS: {exc}") from exc
         try:
