@@ -219,3 +219,43 @@ def test_reseller_members_and_the_sub_account_limit(client, api):
     assert client.get(f"{M}/remove_team_user?sub_account_id={ids[0]}", headers=agency).status_code == 403
     assert client.get(f"{M}/remove_reseller_user?sub_account_id={ids[0]}", headers=agency).status_code == 200
     assert client.get(f"{M}/list_reseller_users", headers=agency).json()["total"] == 9
+
+
+def test_each_access_level_walks_every_members_and_profile_endpoint(client, api):
+    owner_email, owner = _owner(api, "Team")
+    calls = [
+        ("get", f"{M}/list_team_users", None),
+        ("post", f"{M}/add_team_user", {"email": "x1@example.com", "first_name": "X", "access": "FULL"}),
+        ("post", f"{M}/update_team_user", {"sub_account_id": 1, "access": "FULL"}),
+        ("get", f"{M}/remove_team_user?sub_account_id=1", None),
+        ("get", f"{M}/list_agency_users", None),
+        ("post", f"{M}/add_agency_user", {"email": "x2@example.com", "first_name": "X", "task": 1}),
+        ("post", f"{M}/update_agency_user", {"sub_account_id": 1, "task": 1}),
+        ("get", f"{M}/remove_agency_user?sub_account_id=1", None),
+        ("get", f"{M}/list_reseller_users", None),
+        ("post", f"{M}/add_reseller_user", {"email": "x3@example.com", "first_name": "X", "task": 1}),
+        ("post", f"{M}/update_reseller_user", {"sub_account_id": 1, "task": 1}),
+        ("get", f"{M}/remove_reseller_user?sub_account_id=1", None),
+    ]
+    for i, access in enumerate(("Create", "Create/Delete", "FULL")):
+        email = f"walk{i}-{owner_email}"
+        r = client.post(f"{M}/add_team_user", json={"email": email, "first_name": "W", "access": access}, headers=owner)
+        assert r.status_code == 200, r.text
+        member = _join(client, api, email)
+        for method, path, body in calls:
+            r = client.request(method.upper(), path, json=body, headers=member)
+            assert r.status_code == 403 and r.json()["key"] == "ACCESS_DENIED", (access, path, r.text)
+        assert (client.get(f"{M}/audit_log", headers=member).status_code == 200) is (access == "FULL")
+        # Their own profile: read and change it, never the owner's.
+        assert client.get("/api/v1/users/profile", headers=member).json()["email"] == email
+        r = client.post("/api/v1/users/profile", json={"last_name": access}, headers=member)
+        assert r.status_code == 200 and r.json()["profile"]["last_name"] == access
+        assert client.get("/api/v1/users/profile/options", headers=member).status_code == 200
+        body = {
+            "current_password": "member-pass-1",
+            "password": "member-pass-2",
+            "password_confirmation": "member-pass-2",
+        }
+        assert client.post("/api/v1/users/change_password", json=body, headers=member).json()["key"] == "UPDATE_SUCCESS"
+    assert client.get("/api/v1/users/profile", headers=owner).json()["last_name"] == "L"
+    assert client.get(f"{M}/list_team_users", headers=owner).json()["total"] == 3
