@@ -1,13 +1,17 @@
 """Members: team access levels enforced on every call, agency sub-accounts with quotas, reseller members,
 the audit log; strangers and each access level walk the members endpoints."""
 
+import asyncio
 import re
 
+import nats
+from nats.js.errors import KeyNotFoundError
 from sqlalchemy import select
 
 from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
+from konnectz_runner.events import KV_KONNECTS, konnect_key
 
 M = "/api/v1/members"
 
@@ -149,7 +153,25 @@ def test_hostile_member_input_gets_clear_4xx(client, api):
     assert client.get(f"{M}/audit_log?page_index=1000000000000000000", headers=owner).status_code == 422
 
 
-def test_agency_sub_accounts_have_their_own_quota(client, api):
+def _published(nats_url, konnect_id):
+    """Whether the runners' KZ_KONNECTS bucket holds the konnect (the LocalDeployer's publish)."""
+
+    async def check():
+        nc = await nats.connect(nats_url)
+        try:
+            kv = await nc.jetstream().key_value(KV_KONNECTS)
+            try:
+                entry = await kv.get(konnect_key(konnect_id))
+            except KeyNotFoundError:
+                return False
+            return entry.value is not None and entry.operation is None
+        finally:
+            await nc.close()
+
+    return asyncio.run(check())
+
+
+def test_agency_sub_accounts_have_their_own_quota(client, api, nats_server):
     agency_email, agency = _owner(api, "Agency")  # 50,000 tasks
     sub_email = f"sub-{agency_email}"
     r = client.post(f"{M}/add_agency_user", json={"email": sub_email, "name": "Sub Account", "task": 3}, headers=agency)
@@ -176,6 +198,13 @@ def test_agency_sub_accounts_have_their_own_quota(client, api):
         "This feature is not available for Sub-account"
     )
     flow = _save(client, api, sub)
+    r = client.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": flow, "canvas_name": True, "canvas_json": api.canvas()},
+        headers=sub,
+    )
+    assert r.status_code == 200, r.text
+    assert _published(nats_server.url, flow) is True
     assert flow not in _konnect_ids(client, agency)
     with get_sessionmaker()() as s:
         sub_id_db = s.scalar(select(User.id).where(User.email == sub_email))
@@ -196,6 +225,8 @@ def test_agency_sub_accounts_have_their_own_quota(client, api):
         "Member removed"
     )
     assert client.get(f"{M}/list_agency_users", headers=agency).json()["total_subaccounts"] == 0
+    assert _published(nats_server.url, flow) is False  # its published flow was stopped first
+    assert client.get("/api/v1/konnects", headers=sub).status_code == 401
 
 
 def test_reseller_members_and_the_sub_account_limit(client, api):

@@ -30,7 +30,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.security import hash_password, new_token
-from konnectz_api.models import AuditEntry, User, utcnow
+from konnectz_api.models import AuditEntry, Konnect, User, utcnow
 
 TEAM: Literal["team"] = "team"
 AGENCY: Literal["agency"] = "agency"
@@ -202,6 +202,12 @@ def update_member(
         member.task_limit = task
     session.commit()
     return member
+
+
+def published_konnects(session: Session, *, member: User) -> list[int]:
+    """The published flows of a sub-account (to stop before it is removed)."""
+    stmt = select(Konnect.id).where(Konnect.owner_id == member.id, Konnect.status == "Published")
+    return list(session.scalars(stmt))
 
 
 def remove_member(session: Session, *, member: User) -> None:

@@ -17,10 +17,12 @@ from starlette.concurrency import run_in_threadpool
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import members as crud
 from konnectz_api.crud import password_reset
-from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
+from konnectz_api.deployer import Deployer, DeployError
+from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound
 from konnectz_api.mail import send_mail
 from konnectz_api.models import User
+from konnectz_api.routes.konnects import DeployUnavailable
 from konnectz_api.schemas import (
     AgencyList,
     AuditEntryOut,
@@ -134,9 +136,16 @@ def _update(
     return MemberReply(message="Member updated", member=_out(member))
 
 
-def _remove(kind: crud.Kind, member_id: int, owner: User, session: SessionDep) -> MemberReply:
+async def _remove(kind: crud.Kind, member_id: int, owner: User, session: SessionDep, deployer: Deployer) -> MemberReply:
     _plan(owner, kind)
-    crud.remove_member(session, member=_member(session, owner, kind, member_id))
+    member = _member(session, owner, kind, member_id)
+    # A sub-account's published flows stop first: its runs must not outlive it.
+    for konnect_id in crud.published_konnects(session, member=member):
+        try:
+            await deployer.unpublish(konnect_id)
+        except DeployError as exc:
+            raise DeployUnavailable(f"Could not stop the sub-account's flows: {exc}") from exc
+    await run_in_threadpool(crud.remove_member, session, member=member)
     return MemberReply(message="Member removed")
 
 
@@ -169,8 +178,10 @@ def update_team_user(body: TeamMemberUpdate, user: CurrentUser, session: Session
 
 
 @router.get("/remove_team_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove a team member")
-def remove_team_user(sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep) -> MemberReply:
-    return _remove(crud.TEAM, sub_account_id, user, session)
+async def remove_team_user(
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+) -> MemberReply:
+    return await _remove(crud.TEAM, sub_account_id, user, session, deployer)
 
 
 # --- agency -------------------------------------------------------------------------------------------
@@ -209,8 +220,10 @@ def update_agency_user(body: SubAccountUpdate, user: CurrentUser, session: Sessi
 
 
 @router.get("/remove_agency_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove a sub-account")
-def remove_agency_user(sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep) -> MemberReply:
-    return _remove(crud.AGENCY, sub_account_id, user, session)
+async def remove_agency_user(
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+) -> MemberReply:
+    return await _remove(crud.AGENCY, sub_account_id, user, session, deployer)
 
 
 # --- reseller -----------------------------------------------------------------------------------------
@@ -236,8 +249,10 @@ def update_reseller_user(body: SubAccountUpdate, user: CurrentUser, session: Ses
 
 
 @router.get("/remove_reseller_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove one")
-def remove_reseller_user(sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep) -> MemberReply:
-    return _remove(crud.RESELLER, sub_account_id, user, session)
+async def remove_reseller_user(
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+) -> MemberReply:
+    return await _remove(crud.RESELLER, sub_account_id, user, session, deployer)
 
 
 # --- audit log ----------------------------------------------------------------------------------------
