@@ -65,7 +65,10 @@ class RunningRunner:
 
 async def start_runner(nats_url: str, **overrides: Any) -> RunningRunner:
     settings = Settings(
-        nats_url=nats_url, allow_private_networks=parse_networks("127.0.0.0/8"), http_timeout_seconds=5, **overrides
+        nats_url=nats_url,
+        allow_private_networks=parse_networks("127.0.0.0/8"),
+        http_timeout_seconds=5,
+        **{"enforce_quota": False, **overrides},  # no api here: quotas are tested in test_quota.py
     )
     app = create_app(settings)
     port = free_port()

@@ -165,10 +165,21 @@ def _seed(platform: Platform, headers: dict[str, str]) -> dict[str, int]:
     api = platform.api_url
     ids = {}
     for name in ["Alpha orders", "Beta orders", "Gamma leads", "Delta sync", "Epsilon cleanup"]:
+        tested = httpx.post(  # Test & Review of the trigger creates the konnect, as in the editor
+            f"{api}/api/v1/konnects/test_and_review",
+            headers=headers,
+            json={"node_id": _canvas(name)["apps"][0]["id"], "konnect_id": None, "canvas_json": _canvas(name)},
+        )
+        assert tested.status_code == 200, tested.text
         r = httpx.post(
             f"{api}/api/v1/konnects/save_konnect",
             headers=headers,
-            json={"konnect_id": None, "canvas_name": True, "canvas_json": _canvas(name), "publish": False},
+            json={
+                "konnect_id": tested.json()["konnect_id"],
+                "canvas_name": True,
+                "canvas_json": _canvas(name),
+                "publish": False,
+            },
         )
         assert r.status_code == 200, r.text
         ids[name] = r.json()["konnect_id"]

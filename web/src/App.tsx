@@ -4,6 +4,7 @@ import { createBrowserRouter, Navigate, RouterProvider, type RouteObject } from 
 import { AuthScreen } from './auth/AuthScreen';
 import { ComingSoon } from './pages/ComingSoon';
 import { AccountPage } from './pages/account/AccountPage';
+import { AiFramePage } from './pages/ai/AiFramePage';
 import { Dashboard } from './pages/Dashboard';
 import { FlowsPage } from './pages/flows/FlowsPage';
 import { HistoryPage } from './pages/logs/HistoryPage';
@@ -43,9 +44,9 @@ export const routes: RouteObject[] = [
       { path: '/flows/:index', element: <FlowsPage /> },
       { path: '/applications', element: <ComingSoon title="Applications" /> },
       { path: '/logs', element: <HistoryPage /> },
-      { path: '/chatflows', element: <ComingSoon title="Chatflows" /> },
-      { path: '/agentflows', element: <ComingSoon title="Agentflows" /> },
-      { path: '/tools', element: <ComingSoon title="Tools" /> },
+      { path: '/chatflows', element: <AiFramePage widget="chatflows" title="Chatflows" /> },
+      { path: '/agentflows', element: <AiFramePage widget="agentflows" title="Agentflows" /> },
+      { path: '/tools', element: <AiFramePage widget="tools" title="Tools" /> },
       { path: '/account', element: <Navigate to="/account/profile" replace /> },
       { path: '/account/:tab', element: <AccountPage /> },
     ],

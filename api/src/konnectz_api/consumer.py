@@ -70,8 +70,10 @@ def store_event(session: Session, event: TaskEvent) -> bool:
                 data=jsonb_safe({"input": step.input, "output": step.output, "error": step.error}),
             )
         )
-    # Every executed action counts one task, debited once: only when this insert created the run.
-    quota.debit(session, owner_id=event.owner_id, tasks=len(event.steps))
+    # Every executed action counts one task, settled once (only when this insert created the run) against
+    # what the run reserved before it executed. A refused run executed nothing and counts none.
+    executed = 0 if event.refused is not None else len(event.steps)
+    quota.settle(session, run_id=event.run_id, owner_id=event.owner_id, tasks=executed)
     session.commit()
     return True
 

@@ -1,4 +1,10 @@
-"""Dependencies shared by the routes: settings, database session, the signed-in user."""
+"""Dependencies shared by the routes: settings, database session, the signed-in user.
+
+- ``SignedInUser``: the person who signed in (their own profile, password, sessions).
+- ``CurrentUser``: the account whose data a call reads or changes. For a team member that is the account
+  they were added to, and the member's access level is checked here, on every call, before the route
+  runs (:mod:`konnectz_api.crud.members`); each change a member makes is written to the audit log.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +17,10 @@ from sqlalchemy.orm import Session
 from konnectz_api.bus import Bus
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.core.security import AccessClaims, decode_access_claims
-from konnectz_api.crud import sessions
+from konnectz_api.crud import members, sessions
 from konnectz_api.db import get_session
 from konnectz_api.deployer import Deployer
-from konnectz_api.errors import Unauthorized
+from konnectz_api.errors import Forbidden, Unauthorized
 from konnectz_api.models import User
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -36,11 +42,52 @@ def current_claims(
     return user, claims
 
 
-def current_user(signed_in: Annotated[tuple[User, AccessClaims], Depends(current_claims)]) -> User:
+def signed_in_user(signed_in: Annotated[tuple[User, AccessClaims], Depends(current_claims)]) -> User:
     return signed_in[0]
 
 
+async def _body_status(request: Request) -> str | None:
+    """The ``status`` of a JSON body (a flow set to DELETED, an app account set to REMOVE), if any."""
+    if request.method in ("GET", "HEAD", "OPTIONS") or "json" not in request.headers.get("content-type", ""):
+        return None
+    try:
+        body = await request.json()
+    except ValueError:
+        return None  # the route answers the bad body with a 422
+    status = body.get("status") if isinstance(body, dict) else None
+    return status.upper()[:20] if isinstance(status, str) else None
+
+
+def current_user(
+    signed_in: Annotated[tuple[User, AccessClaims], Depends(current_claims)],
+    session: SessionDep,
+    request: Request,
+    body_status: Annotated[str | None, Depends(_body_status)],
+) -> User:
+    user = signed_in[0]
+    if user.member_kind != members.TEAM:
+        return user
+    account = session.get(User, user.parent_id) if user.parent_id is not None else None
+    if account is None:
+        raise Unauthorized("Your session has expired. Please sign in again.")
+    level = members.required_level(request.method, request.url.path, body_status)
+    allowed = members.allows(user.access, level)
+    if level != members.READ:
+        members.audit(
+            session,
+            account_id=account.id,
+            actor=user,
+            action=f"{request.method} {request.url.path}" + (f" status={body_status}" if body_status else ""),
+            outcome="allowed" if allowed else "denied",
+            address=request.client.host if request.client else None,
+        )
+    if not allowed:
+        raise Forbidden(members.denied_message(user.access, level), key="ACCESS_DENIED")
+    return account
+
+
 CurrentUser = Annotated[User, Depends(current_user)]
+SignedInUser = Annotated[User, Depends(signed_in_user)]
 CurrentClaims = Annotated[tuple[User, AccessClaims], Depends(current_claims)]
 
 

@@ -51,6 +51,10 @@ class Conflict(ApiError):
     status_code = 409
 
 
+class PayloadTooLarge(ApiError):
+    status_code = 413
+
+
 class Unprocessable(ApiError):
     status_code = 422
 

@@ -20,20 +20,24 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
 from konnectz_api.limits import BodyLimitMiddleware
+from konnectz_api.quota_service import serve_quota
 from konnectz_api.routes import (
     app_accounts,
     apps,
     auth,
+    avatars,
     credentials,
     dashboard,
     folders,
     konnect_webhooks,
     konnects,
+    members,
     password_reset,
     plans,
     profile,
     system,
     task_logs,
+    widgets,
 )
 
 
@@ -53,13 +57,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     get_index()  # load and validate the app catalogue before serving
     stop = asyncio.Event()
     consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop, deployer))
+    quota_server = asyncio.create_task(serve_quota(bus, get_sessionmaker(), stop))
     try:
         yield
     finally:
         stop.set()
-        consumer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await consumer
+        for task in (consumer, quota_server):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         await bus.close()
 
 
@@ -88,8 +94,8 @@ def create_app() -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
-    routers = (system, auth, password_reset, profile, plans, apps, app_accounts, credentials, konnects)
-    for module in (*routers, konnect_webhooks, folders, dashboard, task_logs):
+    routers = (system, auth, password_reset, profile, avatars, plans, members, apps, app_accounts, credentials)
+    for module in (*routers, konnects, konnect_webhooks, folders, dashboard, task_logs, widgets):
         app.include_router(module.router)
     app.include_router(konnects.activity_router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():

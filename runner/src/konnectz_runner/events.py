@@ -140,6 +140,9 @@ class TaskEvent(_Wire):
     trigger_id: str
     trigger_output: dict[str, Any]
     steps: list[StepResult]
+    #: Set when the run was refused before any step ran (e.g. over its task quota): why. Such a run
+    #: counts no task; ``steps`` holds one ERROR record with the same reason for the task log.
+    refused: str | None = None
 
 
 async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:

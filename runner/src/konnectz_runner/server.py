@@ -46,6 +46,7 @@ from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.poller import LocalPoller
+from konnectz_runner.quota import NatsQuotaGate
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
 from konnectz_runner.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
@@ -132,6 +133,9 @@ class Runner:
             guard=self.guard,
             only_konnect=only_konnect,
             concurrency=self.settings.worker_concurrency,
+            quota=NatsQuotaGate(self.nc, timeout=self.settings.quota_timeout_seconds)
+            if self.settings.enforce_quota
+            else None,
         )
         await self.worker.start()
         if only_konnect is None:  # local mode starts schedules itself; on Kubernetes a CronJob ticks

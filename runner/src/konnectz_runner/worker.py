@@ -41,6 +41,7 @@ from konnectz_runner.events import (
     run_subject,
 )
 from konnectz_runner.netguard import NetGuard
+from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
 
@@ -73,6 +74,7 @@ class RunWorker:
         concurrency: int = 16,
         ack_wait: float = ACK_WAIT_SECONDS,
         max_deliver: int = MAX_DELIVER,
+        quota: QuotaGate | None = None,
     ) -> None:
         self.js = js
         self.registry = registry
@@ -82,6 +84,7 @@ class RunWorker:
         self.concurrency = concurrency
         self.ack_wait = ack_wait
         self.max_deliver = max_deliver
+        self.quota = quota
         self._inflight: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._sub: JetStreamContext.PullSubscription | None = None
@@ -156,23 +159,41 @@ class RunWorker:
             return
         keep_alive = asyncio.create_task(self._keep_alive(msg))
         try:
-            try:
-                result = await execute(spec, run, http=self.http, guard=self.guard)
-            except Exception as exc:
-                last = msg.metadata.num_delivered >= self.max_deliver
-                log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
-                if not last:
-                    await msg.nak(delay=5.0)
-                    return
-                result = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
-            if isinstance(result, Suspended):
-                if await self._suspend(msg, run, result):
-                    return
-                result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
-            event = result
+            last = msg.metadata.num_delivered >= self.max_deliver
+            refusal: str | None = None
+            # Tasks are reserved once, when the run starts (by run_id, so a redelivery is not
+            # counted twice); a delayed run that resumes was already admitted.
+            if self.quota is not None and run.resume is None:
+                try:
+                    decision = await self.quota.reserve(run, spec)
+                except QuotaUnavailable as exc:
+                    log.warning("Run %s: task quota not checked (%s)", run.run_id, exc)
+                    if not last:
+                        await msg.nak(delay=5.0)
+                        return
+                    refusal = f"The run was refused: its task quota could not be checked ({exc})."
+                else:
+                    if not decision.allowed:
+                        refusal = decision.reason or "The run was refused: task quota exceeded."
+            if refusal is not None:
+                event = refused_event(spec, run, refusal)
+            else:
+                try:
+                    result = await execute(spec, run, http=self.http, guard=self.guard)
+                except Exception as exc:
+                    log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
+                    if not last:
+                        await msg.nak(delay=5.0)
+                        return
+                    result = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
+                if isinstance(result, Suspended):
+                    if await self._suspend(msg, run, result):
+                        return
+                    result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
+                event = result
             await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
             await msg.ack()
-            log.info("Run %s of konnect %s: %s", run.run_id, run.konnect_id, event.status)
+            log.info("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
         except Exception:
             # Not acked: JetStream redelivers the run after ack_wait.
             log.exception("Could not complete run %s; it will be redelivered", run.run_id)

@@ -309,6 +309,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/avatars/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An avatar image (PNG) */
+        get: operations["avatar_api_v1_avatars__name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/captcha/challenge": {
         parameters: {
             query?: never;
@@ -610,6 +627,236 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/members/add_agency_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a sub-account with its own task quota
+         * @description The sub-accounts' tasks together cannot exceed the agency's task limit.
+         */
+        post: operations["add_agency_user_api_v1_members_add_agency_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/add_reseller_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a reseller member */
+        post: operations["add_reseller_user_api_v1_members_add_reseller_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/add_team_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a team member
+         * @description The member gets a mail with a link to choose a password. access: Create, Create/Delete or FULL.
+         */
+        post: operations["add_team_user_api_v1_members_add_team_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/audit_log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Changes made by team members
+         * @description Who (e-mail), what (call), when, from where (client address), allowed or denied. Newest first.
+         */
+        get: operations["audit_log_api_v1_members_audit_log_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/list_agency_users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Agency sub-accounts */
+        get: operations["list_agency_users_api_v1_members_list_agency_users_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/list_reseller_users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reseller members */
+        get: operations["list_reseller_users_api_v1_members_list_reseller_users_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/list_team_users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Team members */
+        get: operations["list_team_users_api_v1_members_list_team_users_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/remove_agency_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Remove a sub-account */
+        get: operations["remove_agency_user_api_v1_members_remove_agency_user_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/remove_reseller_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Remove one */
+        get: operations["remove_reseller_user_api_v1_members_remove_reseller_user_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/remove_team_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Remove a team member */
+        get: operations["remove_team_user_api_v1_members_remove_team_user_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/update_agency_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a sub-account */
+        post: operations["update_agency_user_api_v1_members_update_agency_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/update_reseller_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change one */
+        post: operations["update_reseller_user_api_v1_members_update_reseller_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/update_team_user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a team member */
+        post: operations["update_team_user_api_v1_members_update_team_user_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/plans": {
         parameters: {
             query?: never;
@@ -786,8 +1033,8 @@ export interface paths {
         get: operations["profile_api_v1_users_profile_get"];
         put?: never;
         /**
-         * Update the profile
-         * @description Changes first_name, last_name, country (ISO 3166-1 alpha-2) and timezone (IANA name). is_admin, current_plan, free_task, the payment customer id, preferred_language, image_url and email are ignored when sent. Reply key UPDATE_SUCCESS with the updated profile.
+         * Update the profile (JSON) or the avatar (multipart)
+         * @description Changes first_name, last_name, country (ISO 3166-1 alpha-2) and timezone (IANA name). is_admin, current_plan, free_task, the payment customer id, preferred_language, image_url and email are ignored when sent. Reply key UPDATE_SUCCESS with the updated profile. Sent as multipart/form-data with a file field `image`: the avatar. Its type is checked by its content (PNG, JPEG, GIF or WebP), its size is capped (KONNECTZ_AVATAR_MAX_BYTES, 413 beyond), and it is re-encoded as a PNG of at most 512x512 without metadata, served at the reply's image_url. An empty `image` removes the avatar; no `image` field: 400 'Select the image before uploading.'
          */
         post: operations["post_profile_api_v1_users_profile_post"];
         delete?: never;
@@ -910,6 +1157,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/widgets/active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The AI frames available
+         * @description Empty with ai_host_configured false when KONNECTZ_AI_HOST_URL is not set.
+         */
+        get: operations["active_api_v1_widgets_active_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/widgets/details/{widget_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One AI frame: chatflows, agentflows, tools or ai */
+        get: operations["details_api_v1_widgets_details__widget_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/dev/mail.json": {
         parameters: {
             query?: never;
@@ -957,6 +1241,19 @@ export interface components {
              * @enum {string}
              */
             message: "SUCCESS" | "FAILURE";
+        };
+        /** AgencyList */
+        AgencyList: {
+            /** Allowed Subaccount Limit */
+            allowed_subaccount_limit: number;
+            /** Sub Accounts */
+            sub_accounts: components["schemas"]["MemberOut"][];
+            /** Task Consumed */
+            task_consumed: number;
+            /** Total Subaccounts */
+            total_subaccounts: number;
+            /** Total Tasks */
+            total_tasks: number;
         };
         /** AppAccountList */
         AppAccountList: {
@@ -1081,6 +1378,31 @@ export interface components {
              * @enum {string}
              */
             status: "SUCCESS" | "FAILURE";
+        };
+        /** AuditEntryOut */
+        AuditEntryOut: {
+            /** Action */
+            action: string;
+            /** Actor Email */
+            actor_email: string;
+            /** Address */
+            address: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Outcome */
+            outcome: string;
+        };
+        /** AuditLogOut */
+        AuditLogOut: {
+            /** Entries */
+            entries: components["schemas"]["AuditEntryOut"][];
+            /** Total */
+            total: number;
         };
         /** AuthUrlIn */
         AuthUrlIn: {
@@ -1534,6 +1856,42 @@ export interface components {
             /** Preferred Language */
             preferred_language: string;
         };
+        /** MemberOut */
+        MemberOut: {
+            /**
+             * Access
+             * @description Team members only
+             */
+            access?: ("Create" | "Create/Delete" | "FULL") | null;
+            /** Email */
+            email: string;
+            /** First Name */
+            first_name: string;
+            /** Id */
+            id: number;
+            /** Last Name */
+            last_name: string;
+            /** Name */
+            name: string;
+            /**
+             * Remaining
+             * @description task - task_consumed
+             */
+            remaining?: number | null;
+            /**
+             * Task
+             * @description Sub-accounts only: their task quota
+             */
+            task?: number | null;
+            /** Task Consumed */
+            task_consumed?: number | null;
+        };
+        /** MemberReply */
+        MemberReply: {
+            member?: components["schemas"]["MemberOut"] | null;
+            /** Message */
+            message: string;
+        };
         /** Message */
         Message: {
             /** Message */
@@ -1629,6 +1987,13 @@ export interface components {
              */
             timezone?: string | null;
         };
+        /** ResellerList */
+        ResellerList: {
+            /** Reseller Users */
+            reseller_users: components["schemas"]["MemberOut"][];
+            /** Total */
+            total: number;
+        };
         /** ResetPasswordIn */
         ResetPasswordIn: {
             /** Password */
@@ -1709,6 +2074,44 @@ export interface components {
             /** Password Confirmation */
             password_confirmation: string;
         };
+        /** SubAccountIn */
+        SubAccountIn: {
+            /**
+             * Email
+             * Format: email
+             */
+            email: string;
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Name
+             * @description Full name; used when first_name is missing
+             */
+            name?: string | null;
+            /**
+             * Task
+             * @description The sub-account's own task quota
+             */
+            task: number;
+        };
+        /** SubAccountUpdate */
+        SubAccountUpdate: {
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Name
+             * @description Full name; used when first_name is missing
+             */
+            name?: string | null;
+            /** Sub Account Id */
+            sub_account_id: number;
+            /** Task */
+            task?: number | null;
+        };
         /** TaskList */
         TaskList: {
             /** Tasks */
@@ -1758,6 +2161,53 @@ export interface components {
              * Format: date-time
              */
             task_date: string;
+        };
+        /** TeamList */
+        TeamList: {
+            /** Allowed Limit */
+            allowed_limit: number;
+            /** Team Users */
+            team_users: components["schemas"]["MemberOut"][];
+            /** Total */
+            total: number;
+        };
+        /** TeamMemberIn */
+        TeamMemberIn: {
+            /**
+             * Access
+             * @enum {string}
+             */
+            access: "Create" | "Create/Delete" | "FULL";
+            /**
+             * Email
+             * Format: email
+             */
+            email: string;
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Name
+             * @description Full name; used when first_name is missing
+             */
+            name?: string | null;
+        };
+        /** TeamMemberUpdate */
+        TeamMemberUpdate: {
+            /** Access */
+            access?: ("Create" | "Create/Delete" | "FULL") | null;
+            /** First Name */
+            first_name?: string | null;
+            /** Last Name */
+            last_name?: string | null;
+            /**
+             * Name
+             * @description Full name; used when first_name is missing
+             */
+            name?: string | null;
+            /** Sub Account Id */
+            sub_account_id: number;
         };
         /**
          * TestAndReviewIn
@@ -1935,6 +2385,25 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /** WidgetList */
+        WidgetList: {
+            /** Ai Host Configured */
+            ai_host_configured: boolean;
+            /** Widgets */
+            widgets: components["schemas"]["WidgetOut"][];
+        };
+        /** WidgetOut */
+        WidgetOut: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Url
+             * @description The frame URL on the AI host, with authToken appended
+             */
+            url: string;
         };
     };
     responses: never;
@@ -2583,6 +3052,44 @@ export interface operations {
             };
         };
     };
+    avatar_api_v1_avatars__name__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                };
+            };
+            /** @description No such avatar */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     captcha_challenge_api_v1_captcha_challenge_get: {
         parameters: {
             query?: never;
@@ -3203,6 +3710,476 @@ export interface operations {
             };
         };
     };
+    add_agency_user_api_v1_members_add_agency_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubAccountIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    add_reseller_user_api_v1_members_add_reseller_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubAccountIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    add_team_user_api_v1_members_add_team_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamMemberIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    audit_log_api_v1_members_audit_log_get: {
+        parameters: {
+            query?: {
+                page_index?: number;
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditLogOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_agency_users_api_v1_members_list_agency_users_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgencyList"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    list_reseller_users_api_v1_members_list_reseller_users_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResellerList"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    list_team_users_api_v1_members_list_team_users_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamList"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    remove_agency_user_api_v1_members_remove_agency_user_get: {
+        parameters: {
+            query: {
+                /** @description The member's id */
+                sub_account_id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    remove_reseller_user_api_v1_members_remove_reseller_user_get: {
+        parameters: {
+            query: {
+                /** @description The member's id */
+                sub_account_id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    remove_team_user_api_v1_members_remove_team_user_get: {
+        parameters: {
+            query: {
+                /** @description The member's id */
+                sub_account_id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_agency_user_api_v1_members_update_agency_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubAccountUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_reseller_user_api_v1_members_update_reseller_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubAccountUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_team_user_api_v1_members_update_team_user_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamMemberUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberReply"];
+                };
+            };
+            /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     list_plans_api_v1_plans_get: {
         parameters: {
             query?: never;
@@ -3546,6 +4523,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProfileUpdate"];
+                "multipart/form-data": {
+                    /** Format: binary */
+                    image: string;
+                };
             };
         };
         responses: {
@@ -3558,14 +4539,26 @@ export interface operations {
                     "application/json": components["schemas"]["ProfileReply"];
                 };
             };
-            /** @description Validation Error */
+            /** @description No image field, or not an image */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The image is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid profile fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
+                content?: never;
             };
         };
     };
@@ -3743,6 +4736,64 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["KeyReply"];
                 };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    active_api_v1_widgets_active_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WidgetList"];
+                };
+            };
+        };
+    };
+    details_api_v1_widgets_details__widget_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                widget_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WidgetOut"];
+                };
+            };
+            /** @description Unknown widget, or no AI host configured (key AI_HOST_NOT_CONFIGURED) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {

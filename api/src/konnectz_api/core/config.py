@@ -46,6 +46,20 @@ class Settings(BaseSettings):
     captcha_max_number: int = Field(default=20000, ge=10)
     captcha_ttl_seconds: int = Field(default=600, ge=10)
 
+    # Avatar uploads: the largest file accepted (bytes); images are re-encoded to at most 512x512 PNG.
+    avatar_max_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
+
+    # The AI host (a Flowise server) behind /chatflows, /agentflows and /tools: unset = not configured.
+    ai_host_url: str | None = None
+    # Shared with the AI host: signs the short-lived authToken appended to its frame URLs (never the
+    # session token). Required when ai_host_url is set.
+    ai_host_secret: str | None = None
+    ai_token_minutes: int = Field(default=60, ge=1)
+    ai_chatflows_path: str = "/chatflows"
+    ai_agentflows_path: str = "/agentflows"
+    ai_tools_path: str = "/tools"
+    ai_home_path: str = "/"
+
     web_dist: Path | None = None
     # The app catalogue (manifests): defaults to catalogue/ of the source tree.
     catalogue_dir: Path | None = None
@@ -75,6 +89,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_insecure_defaults(self) -> Settings:
+        if self.ai_host_url and (not self.ai_host_secret or len(self.ai_host_secret) < 32):
+            raise ValueError("KONNECTZ_AI_HOST_SECRET (at least 32 characters) must be set with KONNECTZ_AI_HOST_URL")
         if self.env == "production":
             for name in ("secret_key", "encryption_key"):
                 value = getattr(self, name)

@@ -19,7 +19,7 @@ from konnectz_api.core.security import (
     verify_password,
 )
 from konnectz_api.crud import login_throttle, sessions
-from konnectz_api.deps import CurrentClaims, CurrentUser, SessionDep, SettingsDep
+from konnectz_api.deps import CurrentClaims, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized, Unprocessable
 from konnectz_api.mail import send_mail
 from konnectz_api.models import User
@@ -158,7 +158,7 @@ async def login(body: LoginIn, request: Request, session: SessionDep, settings: 
 
 
 @router.get("/users/profile", response_model=Profile)
-def profile(user: CurrentUser) -> User:
+def profile(user: SignedInUser) -> User:
     return user
 
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, EmailStr, Field
 
 from konnectz_api.crud import quota
-from konnectz_api.deps import CurrentUser, SessionDep
+from konnectz_api.deps import CurrentUser, SessionDep, SignedInUser
 from konnectz_api.errors import Forbidden, NotFound, Unprocessable
 
 router = APIRouter(prefix="/api/v1", tags=["plans"])
@@ -54,7 +54,7 @@ def usage(user: CurrentUser, session: SessionDep) -> UsageOut:
     "or with `python -m konnectz_api plan set EMAIL PLAN`.",
     responses={403: {"description": "not an administrator"}, 404: {"description": "no such user"}},
 )
-def set_plan(body: SetPlanIn, user: CurrentUser, session: SessionDep) -> UsageOut:
+def set_plan(body: SetPlanIn, user: SignedInUser, session: SessionDep) -> UsageOut:
     if not user.is_admin:
         raise Forbidden("Only administrators can assign plans.")
     try:

@@ -7,6 +7,8 @@ import { confirmationRules, loginPasswordRules, requiredPasswordRules } from '..
 import { useSession } from '../../lib/sessionStore';
 import { useToast } from '../../lib/useToast';
 import { useProfile } from '../../shell/profileStore';
+import { AvatarTab } from './AvatarTab';
+import { MembersTab } from './MembersTab';
 
 const TABS = [
   { key: 'profile', label: 'Profile' },
@@ -149,10 +151,6 @@ export function BillingTab() {
   );
 }
 
-function NotYet({ what }: { what: string }) {
-  return <Empty description={`${what} is not available yet.`} />;
-}
-
 /** /account/:tab — Profile, Avatar, Password, Members, Billing & Usage. */
 export function AccountPage() {
   const { tab = 'profile' } = useParams();
@@ -160,9 +158,9 @@ export function AccountPage() {
   const active = TABS.some((t) => t.key === tab) ? tab : 'profile';
   const content: Record<string, ReactNode> = {
     profile: <ProfileTab />,
-    avatar: <NotYet what="Avatar upload" />,
+    avatar: <AvatarTab />,
     password: <PasswordTab />,
-    members: <NotYet what="Team members" />,
+    members: <MembersTab />,
     subscription: <BillingTab />,
   };
   return (

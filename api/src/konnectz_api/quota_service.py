@@ -1,0 +1,60 @@
+"""Answers the runners' task-quota reservations (NATS request-reply on ``kz.quota.reserve``).
+
+Every api replica subscribes in one queue group, so each request is answered once. The reservation
+itself is :func:`konnectz_api.crud.quota.reserve`; the wire contract is :mod:`konnectz_runner.quota`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from nats.aio.msg import Msg
+from pydantic import ValidationError
+from sqlalchemy.orm import Session, sessionmaker
+
+from konnectz_api.bus import Bus
+from konnectz_api.crud import quota
+from konnectz_runner.quota import QUOTA_SUBJECT, QuotaReply, QuotaRequest
+
+log = logging.getLogger(__name__)
+QUEUE = "api-quota"
+
+
+def answer(sessions: sessionmaker[Session], data: bytes) -> QuotaReply:
+    try:
+        request = QuotaRequest.model_validate_json(data)
+    except ValidationError:
+        return QuotaReply(allowed=False, reason="Invalid quota request.")
+    with sessions() as session:
+        r = quota.reserve(
+            session,
+            run_id=request.run_id,
+            konnect_id=request.konnect_id,
+            owner_id=request.owner_id,
+            tasks=request.tasks,
+        )
+    return QuotaReply(allowed=r.allowed, reason=r.reason, task_limit=r.task_limit, task_consumed=r.task_consumed)
+
+
+async def serve_quota(bus: Bus, sessions: sessionmaker[Session], stop: asyncio.Event) -> None:
+    """Subscribe once NATS is up (nats-py re-subscribes after reconnects) and answer until ``stop``."""
+    await bus.ready.wait()
+    assert bus.nc is not None
+
+    async def handle(msg: Msg) -> None:
+        try:
+            reply = await asyncio.to_thread(answer, sessions, msg.data)
+        except Exception:  # the database is down: no answer, the runner retries the run later
+            log.exception("task quota reservation failed")
+            return
+        await msg.respond(reply.model_dump_json().encode())
+
+    sub = await bus.nc.subscribe(QUOTA_SUBJECT, queue=QUEUE, cb=handle)
+    try:
+        await stop.wait()
+    finally:
+        try:
+            await sub.unsubscribe()
+        except Exception:  # noqa: S110 - the connection is closing anyway
+            pass

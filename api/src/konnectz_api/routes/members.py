@@ -1,0 +1,274 @@
+"""Members: team members (access levels), agency sub-accounts and reseller members; the audit log.
+
+Base path ``/api/v1/members``. Each kind has list, add, update and remove (``remove_*?sub_account_id=``).
+Team members need the Team plan, sub-accounts and reseller members the Agency plan; other plans get 403
+"This feature is not available for {plan}". Only the account holder manages members (a team member
+gets 403 ACCESS_DENIED, see ``konnectz_api.deps.current_user``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+
+from konnectz_api.core.config import Settings
+from konnectz_api.crud import members as crud
+from konnectz_api.crud import password_reset
+from konnectz_api.deployer import Deployer, DeployError
+from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
+from konnectz_api.errors import BadRequest, Forbidden, NotFound
+from konnectz_api.mail import send_mail
+from konnectz_api.models import User
+from konnectz_api.routes.konnects import DeployUnavailable
+from konnectz_api.schemas import (
+    AgencyList,
+    AuditEntryOut,
+    AuditLogOut,
+    MemberOut,
+    MemberReply,
+    ResellerList,
+    SubAccountIn,
+    SubAccountUpdate,
+    TeamList,
+    TeamMemberIn,
+    TeamMemberUpdate,
+)
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/api/v1/members", tags=["members"])
+_PLAN_ERROR: dict[int | str, dict[str, Any]] = {
+    403: {"description": "'This feature is not available for {plan}', or a team member (ACCESS_DENIED)"}
+}
+SubAccountId = Annotated[int, Query(ge=1, lt=2**63, description="The member's id")]
+
+
+def _out(u: User) -> MemberOut:
+    name = f"{u.first_name} {u.last_name}".strip()
+    if u.member_kind == crud.TEAM:
+        return MemberOut(
+            id=u.id, name=name, first_name=u.first_name, last_name=u.last_name, email=u.email, access=u.access
+        )
+    return MemberOut(
+        id=u.id,
+        name=name,
+        first_name=u.first_name,
+        last_name=u.last_name,
+        email=u.email,
+        task=u.task_limit,
+        task_consumed=u.task_consumed,
+        remaining=max(0, u.task_limit - u.task_consumed),
+    )
+
+
+def _plan(owner: User, kind: crud.Kind) -> None:
+    try:
+        crud.check_plan(owner, kind)
+    except PermissionError as exc:
+        raise Forbidden(str(exc), key="FEATURE_NOT_AVAILABLE") from exc
+
+
+async def _invite(settings: Settings, session: SessionDep, owner: User, member: User) -> None:
+    token = password_reset.issue_token(session, user=member, lifetime=crud.INVITE_LIFETIME)
+    link = f"{settings.public_url.rstrip('/')}/reset-password/{token}"
+    inviter = f"{owner.first_name} {owner.last_name}".strip() or owner.email
+    text = (
+        f"Hi {member.first_name},\n\n{inviter} added you to their Konnectz account. Choose your password "
+        f"here, then sign in with {member.email}:\n\n{link}\n\nThe link works once and is valid for 7 days.\n"
+    )
+    try:
+        await run_in_threadpool(send_mail, settings, to=member.email, subject="You were added to Konnectz", text=text)
+    except OSError as exc:  # the member exists; a password reset sends a new link
+        log.error("invitation mail to user %s failed: %s", member.id, exc)
+
+
+def _member(session: SessionDep, owner: User, kind: crud.Kind, member_id: int) -> User:
+    member = crud.get_member(session, owner=owner, kind=kind, member_id=member_id)
+    if member is None:
+        raise NotFound(f"Member {member_id} not found")
+    return member
+
+
+async def _add(
+    kind: crud.Kind, body: TeamMemberIn | SubAccountIn, owner: User, session: SessionDep, settings: Settings
+) -> MemberReply:
+    _plan(owner, kind)
+    first, last = body.names()
+    if not first:
+        raise BadRequest("First name is required")
+    try:
+        member = crud.add_member(
+            session,
+            owner=owner,
+            kind=kind,
+            email=str(body.email),
+            first_name=first,
+            last_name=last or "",
+            access=getattr(body, "access", None),
+            task=getattr(body, "task", None),
+        )
+    except crud.MemberError as exc:
+        raise BadRequest(str(exc)) from exc
+    await _invite(settings, session, owner, member)
+    return MemberReply(message="Member added", member=_out(member))
+
+
+def _update(
+    kind: crud.Kind, body: TeamMemberUpdate | SubAccountUpdate, owner: User, session: SessionDep
+) -> MemberReply:
+    _plan(owner, kind)
+    member = _member(session, owner, kind, body.sub_account_id)
+    first, last = body.names()
+    try:
+        crud.update_member(
+            session,
+            owner=owner,
+            member=member,
+            first_name=first,
+            last_name=last,
+            access=getattr(body, "access", None),
+            task=getattr(body, "task", None),
+        )
+    except crud.MemberError as exc:
+        raise BadRequest(str(exc)) from exc
+    return MemberReply(message="Member updated", member=_out(member))
+
+
+async def _remove(kind: crud.Kind, member_id: int, owner: User, session: SessionDep, deployer: Deployer) -> MemberReply:
+    _plan(owner, kind)
+    member = _member(session, owner, kind, member_id)
+    # A sub-account's published flows stop first: its runs must not outlive it.
+    for konnect_id in crud.published_konnects(session, member=member):
+        try:
+            await deployer.unpublish(konnect_id)
+        except DeployError as exc:
+            raise DeployUnavailable(f"Could not stop the sub-account's flows: {exc}") from exc
+    await run_in_threadpool(crud.remove_member, session, member=member)
+    return MemberReply(message="Member removed")
+
+
+# --- team ---------------------------------------------------------------------------------------------
+
+
+@router.get("/list_team_users", response_model=TeamList, responses=_PLAN_ERROR, summary="Team members")
+def list_team_users(user: CurrentUser, session: SessionDep) -> TeamList:
+    _plan(user, crud.TEAM)
+    rows = [_out(u) for u in crud.list_members(session, owner=user, kind=crud.TEAM)]
+    return TeamList(team_users=rows, total=len(rows), allowed_limit=crud.TEAM_MEMBER_LIMIT)
+
+
+@router.post(
+    "/add_team_user",
+    response_model=MemberReply,
+    responses=_PLAN_ERROR,
+    summary="Add a team member",
+    description="The member gets a mail with a link to choose a password. access: Create, Create/Delete or FULL.",
+)
+async def add_team_user(
+    body: TeamMemberIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> MemberReply:
+    return await _add(crud.TEAM, body, user, session, settings)
+
+
+@router.post("/update_team_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Change a team member")
+def update_team_user(body: TeamMemberUpdate, user: CurrentUser, session: SessionDep) -> MemberReply:
+    return _update(crud.TEAM, body, user, session)
+
+
+@router.get("/remove_team_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove a team member")
+async def remove_team_user(
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+) -> MemberReply:
+    return await _remove(crud.TEAM, sub_account_id, user, session, deployer)
+
+
+# --- agency -------------------------------------------------------------------------------------------
+
+
+@router.get("/list_agency_users", response_model=AgencyList, responses=_PLAN_ERROR, summary="Agency sub-accounts")
+def list_agency_users(user: CurrentUser, session: SessionDep) -> AgencyList:
+    _plan(user, crud.AGENCY)
+    rows = crud.list_members(session, owner=user, kind=crud.AGENCY)
+    total = len(rows) + len(crud.list_members(session, owner=user, kind=crud.RESELLER))
+    return AgencyList(
+        total_tasks=user.task_limit,
+        task_consumed=user.task_consumed,
+        total_subaccounts=total,
+        allowed_subaccount_limit=crud.SUBACCOUNT_LIMIT,
+        sub_accounts=[_out(u) for u in rows],
+    )
+
+
+@router.post(
+    "/add_agency_user",
+    response_model=MemberReply,
+    responses=_PLAN_ERROR,
+    summary="Add a sub-account with its own task quota",
+    description="The sub-accounts' tasks together cannot exceed the agency's task limit.",
+)
+async def add_agency_user(
+    body: SubAccountIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> MemberReply:
+    return await _add(crud.AGENCY, body, user, session, settings)
+
+
+@router.post("/update_agency_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Change a sub-account")
+def update_agency_user(body: SubAccountUpdate, user: CurrentUser, session: SessionDep) -> MemberReply:
+    return _update(crud.AGENCY, body, user, session)
+
+
+@router.get("/remove_agency_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove a sub-account")
+async def remove_agency_user(
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+) -> MemberReply:
+    return await _remove(crud.AGENCY, sub_account_id, user, session, deployer)
+
+
+# --- reseller -----------------------------------------------------------------------------------------
+
+
+@router.get("/list_reseller_users", response_model=ResellerList, responses=_PLAN_ERROR, summary="Reseller members")
+def list_reseller_users(user: CurrentUser, session: SessionDep) -> ResellerList:
+    _plan(user, crud.RESELLER)
+    rows = [_out(u) for u in crud.list_members(session, owner=user, kind=crud.RESELLER)]
+    return ResellerList(reseller_users=rows, total=len(rows))
+
+
+@router.post("/add_reseller_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Add a reseller member")
+async def add_reseller_user(
+    body: SubAccountIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> MemberReply:
+    return await _add(crud.RESELLER, body, user, session, settings)
+
+
+@router.post("/update_reseller_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Change one")
+def update_reseller_user(body: SubAccountUpdate, user: CurrentUser, session: SessionDep) -> MemberReply:
+    return _update(crud.RESELLER, body, user, session)
+
+
+@router.get("/remove_reseller_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove one")
+async def remove_reseller_user(
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+) -> MemberReply:
+    return await _remove(crud.RESELLER, sub_account_id, user, session, deployer)
+
+
+# --- audit log ----------------------------------------------------------------------------------------
+
+
+@router.get(
+    "/audit_log",
+    response_model=AuditLogOut,
+    summary="Changes made by team members",
+    description="Who (e-mail), what (call), when, from where (client address), allowed or denied. Newest first.",
+)
+def audit_log(
+    user: CurrentUser,
+    session: SessionDep,
+    page_index: Annotated[int, Query(ge=1, le=10**6)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> AuditLogOut:
+    rows, total = crud.audit_log(session, account_id=user.id, limit=page_size, offset=(page_index - 1) * page_size)
+    return AuditLogOut(entries=[AuditEntryOut.model_validate(r, from_attributes=True) for r in rows], total=total)

@@ -1,0 +1,124 @@
+"""Task quotas, seen from the runner: before a run executes, it reserves its tasks with the api.
+
+The api owns the quota (``users.task_limit`` / ``task_consumed`` in PostgreSQL); the runner never reads
+that database. Over NATS request-reply on :data:`QUOTA_SUBJECT` the runner sends a :class:`QuotaRequest`
+(one task per action step of the flow) and the api answers with a :class:`QuotaReply`:
+
+- ``allowed``: the tasks were added to ``task_consumed`` in one conditional UPDATE (atomic against
+  concurrent runs) and remembered under ``run_id``; asking again for the same run (a redelivery)
+  answers ``allowed`` without counting twice. When the run's task event arrives, the api settles the
+  reservation against the actions that really ran (fewer after a filter stop or an error, more after
+  an iterator).
+- refused: ``reason`` says why; the worker turns the run into an ERROR task log carrying that reason
+  (:func:`refused_event`), so a refused run is never dropped silently.
+
+When no api answers (:class:`QuotaUnavailable`), the worker retries the run later; on its last delivery
+it is refused with that reason (fail closed).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Protocol
+
+import nats.errors
+from nats.aio.client import Client as NATS
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from konnectz_runner.events import RunRequest, StepResult, TaskEvent
+from konnectz_runner.spec import FlowSpec
+
+__all__ = [
+    "QUOTA_SUBJECT",
+    "NatsQuotaGate",
+    "QuotaGate",
+    "QuotaReply",
+    "QuotaRequest",
+    "QuotaUnavailable",
+    "refused_event",
+    "tasks_of",
+]
+
+QUOTA_SUBJECT = "kz.quota.reserve"
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QuotaRequest(_Wire):
+    run_id: str = Field(min_length=1, max_length=200)
+    konnect_id: int = Field(ge=1, lt=2**63)
+    owner_id: int = Field(ge=1, lt=2**63)
+    tasks: int = Field(ge=0, le=1_000_000)
+
+
+class QuotaReply(_Wire):
+    allowed: bool
+    reason: str | None = None
+    task_limit: int = 0
+    task_consumed: int = 0
+
+
+class QuotaUnavailable(Exception):
+    """No api answered the reservation in time (or answered nonsense)."""
+
+
+class QuotaGate(Protocol):
+    async def reserve(self, run: RunRequest, spec: FlowSpec) -> QuotaReply: ...
+
+
+def tasks_of(spec: FlowSpec) -> int:
+    """The tasks a run of ``spec`` reserves: one per action step (an iterator's extra passes are settled later)."""
+    return len(spec.steps)
+
+
+class NatsQuotaGate:
+    def __init__(self, nc: NATS, *, timeout: float = 5.0, subject: str = QUOTA_SUBJECT) -> None:
+        self.nc = nc
+        self.timeout = timeout
+        self.subject = subject
+
+    async def reserve(self, run: RunRequest, spec: FlowSpec) -> QuotaReply:
+        request = QuotaRequest(
+            run_id=run.run_id, konnect_id=spec.konnect_id, owner_id=spec.owner_id, tasks=tasks_of(spec)
+        )
+        try:
+            msg = await self.nc.request(self.subject, request.model_dump_json().encode(), timeout=self.timeout)
+        except (nats.errors.NoRespondersError, nats.errors.TimeoutError, TimeoutError) as exc:
+            raise QuotaUnavailable(f"no quota service answered on {self.subject} ({type(exc).__name__})") from exc
+        except nats.errors.Error as exc:
+            raise QuotaUnavailable(f"NATS: {exc}") from exc
+        try:
+            return QuotaReply.model_validate_json(msg.data)
+        except ValidationError as exc:
+            raise QuotaUnavailable("the quota service sent an invalid reply") from exc
+
+
+def refused_event(spec: FlowSpec, run: RunRequest, reason: str) -> TaskEvent:
+    """The ERROR task event of a run that was refused before any step ran; it counts no task."""
+    now = datetime.now(UTC)
+    step = StepResult(
+        step_id="quota",  # not the trigger's id: the task log keeps the trigger's data beside the reason
+        name="Task quota",
+        app="quota",
+        status="ERROR",
+        started_at=run.received_at,
+        finished_at=now,
+        input={},
+        output=None,
+        error=reason,
+    )
+    return TaskEvent(
+        run_id=run.run_id,
+        konnect_id=spec.konnect_id,
+        owner_id=spec.owner_id,
+        konnect_name=spec.name,
+        status="ERROR",
+        started_at=run.received_at,
+        finished_at=now,
+        trigger_id=spec.trigger_id,
+        trigger_output=run.trigger_output,
+        steps=[step],
+        refused=reason,
+    )

@@ -1,0 +1,47 @@
+import { screen } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { queryClient } from '../../api/typed';
+import { writeSession } from '../../lib/session';
+import { useSession } from '../../lib/sessionStore';
+import { renderRoutes } from '../../test/utils';
+import { AiFramePage } from './AiFramePage';
+
+function fakeApi(status: number, body: unknown) {
+  const paths: string[] = [];
+  vi.spyOn(globalThis, 'fetch').mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const req = input instanceof Request ? input : new Request(new URL(String(input), 'http://localhost'), init);
+    paths.push(new URL(req.url, 'http://localhost').pathname);
+    return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
+  });
+  return paths;
+}
+
+const render = () => renderRoutes([{ path: '/agentflows', element: <AiFramePage widget="agentflows" title="Agentflows" /> }], '/agentflows');
+
+describe('AI frame pages', () => {
+  beforeEach(() => {
+    queryClient.clear();
+    const record = { token: 't', keepMeLoggedIn: false, lang: 'en', appId: null };
+    writeSession(record);
+    useSession.setState({ session: record });
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('frames the configured URL with camera and microphone allowed', async () => {
+    const url = 'https://ai.example.com/agentflows?authToken=abc';
+    const paths = fakeApi(200, { id: 'agentflows', name: 'Agentflows', url });
+    render();
+    const frame = await screen.findByTestId('ai-frame');
+    expect(frame).toHaveAttribute('src', url);
+    expect(frame).toHaveAttribute('allow', 'camera; microphone');
+    expect(paths).toEqual(['/api/v1/widgets/details/agentflows']);
+  });
+
+  it('says plainly when no AI host is configured', async () => {
+    fakeApi(404, { key: 'AI_HOST_NOT_CONFIGURED', message: 'No AI host is configured for this Konnectz installation.' });
+    render();
+    expect(await screen.findByText('No AI host is configured')).toBeInTheDocument();
+    expect(screen.getByTestId('ai-not-configured')).toHaveTextContent('KONNECTZ_AI_HOST_URL');
+    expect(screen.queryByTestId('ai-frame')).not.toBeInTheDocument();
+  });
+});
