@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from konnectz_api import captcha
 from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_engine, get_sessionmaker
+from konnectz_devstack import testing
 
 _counter = itertools.count()
 
@@ -107,59 +108,7 @@ def user_headers(client, smtp_sink) -> dict[str, str]:
 
 
 def webhook_canvas(url: str = "https://api.example.com/orders", name: str = "My flow") -> dict[str, Any]:
-    return {
-        "apps": [
-            {
-                "id": "node-1",
-                "type": "WebhookInner",
-                "position": {"x": 0, "y": 0},
-                "data": {
-                    "node_id": "node-1",
-                    "app_detail": {
-                        "id": 1,
-                        "name": "Webhook",
-                        "app_type": "WEBHOOK",
-                        "provider": "webhook",
-                        "app_index": 1,
-                        "side": "left",
-                    },
-                    "selectedEvent": {"id": "catch_hook", "name": "Catch Webhook"},
-                    "configResponses": [],
-                },
-            },
-            {
-                "id": "node-2",
-                "type": "Api",
-                "position": {"x": 600, "y": 0},
-                "data": {
-                    "node_id": "node-2",
-                    "app_detail": {
-                        "id": 2,
-                        "name": "API Call",
-                        "app_type": "ADD_ON",
-                        "provider": "api",
-                        "app_index": 2,
-                        "side": "right",
-                    },
-                    "selectedEvent": {"id": "api_call", "name": "Make an API Call"},
-                    "selectedValue": {
-                        "wrap_in_array": "NO",
-                        "payload_type": "JSON",
-                        "apiDetails": {
-                            "method": "POST",
-                            "endpointURL": url,
-                            "headers": [{"key": "X-Source", "value": "konnectz"}],
-                            "params": [],
-                            "body": [{"key": "customer", "value": "{{node-1.name}}"}],
-                        },
-                    },
-                },
-            },
-        ],
-        "links": [{"id": "e1", "source": "node-1", "target": "node-2", "sourceHandle": None, "targetHandle": None}],
-        "dataForSelect": {},
-        "flowName": name,
-    }
+    return testing.webhook_canvas(url, name=name, headers=[{"key": "X-Source", "value": "konnectz"}])
 
 
 class ApiHelper:

@@ -157,7 +157,9 @@ async def test_local_runner_starts_a_due_schedule_end_to_end(nats_server: Any, n
                           "start": "2026-01-01T00:00"}, url=echo.base + "/echo")  # fmt: skip
     js = nc.jetstream()
     await (await js.key_value(KV_KONNECTS)).put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
-    settings = Settings(nats_url=nats_server.url, allow_private_networks=parse_networks("127.0.0.0/8"))
+    settings = Settings(  # no api here: quotas are tested in test_quota.py
+        nats_url=nats_server.url, allow_private_networks=parse_networks("127.0.0.0/8"), enforce_quota=False
+    )
     app = create_app(settings)
     server = _QuietServer(uvicorn.Config(app, host="127.0.0.1", port=free_port(), lifespan="on", log_level="warning"))
     task = asyncio.create_task(server.serve())

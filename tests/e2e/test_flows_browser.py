@@ -24,6 +24,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from konnectz_api import captcha
 from konnectz_devstack import Platform
+from konnectz_devstack.testing import webhook_canvas
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -66,59 +67,7 @@ def page(browser: Browser, platform: Platform) -> Iterator[Page]:
 
 
 def _canvas(name: str) -> dict:
-    return {
-        "apps": [
-            {
-                "id": "node-1",
-                "type": "WebhookInner",
-                "position": {"x": 0, "y": 0},
-                "data": {
-                    "node_id": "node-1",
-                    "app_detail": {
-                        "id": 1,
-                        "name": "Webhook",
-                        "app_type": "WEBHOOK",
-                        "provider": "webhook",
-                        "app_index": 1,
-                        "side": "left",
-                    },
-                    "selectedEvent": {"id": "catch_hook", "name": "Catch Webhook"},
-                    "configResponses": [],
-                },
-            },
-            {
-                "id": "node-2",
-                "type": "Api",
-                "position": {"x": 600, "y": 0},
-                "data": {
-                    "node_id": "node-2",
-                    "app_detail": {
-                        "id": 2,
-                        "name": "API Call",
-                        "app_type": "ADD_ON",
-                        "provider": "api",
-                        "app_index": 2,
-                        "side": "right",
-                    },
-                    "selectedEvent": {"id": "api_call", "name": "Make an API Call"},
-                    "selectedValue": {
-                        "wrap_in_array": "NO",
-                        "payload_type": "JSON",
-                        "apiDetails": {
-                            "method": "POST",
-                            "endpointURL": "https://api.example.com/x",
-                            "headers": [],
-                            "params": [],
-                            "body": [],
-                        },
-                    },
-                },
-            },
-        ],
-        "links": [{"id": "e1", "source": "node-1", "target": "node-2"}],
-        "dataForSelect": {},
-        "flowName": name,
-    }
+    return webhook_canvas("https://api.example.com/x", name=name)
 
 
 def _account(platform: Platform) -> tuple[str, dict[str, str]]:

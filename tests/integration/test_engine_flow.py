@@ -9,30 +9,19 @@ and every run is one task log whose tasks carry each step's input and output.
 from __future__ import annotations
 
 import itertools
-import re
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from konnectz_api.captcha import solve
 from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import sign_up as sign_up_and_in
+from konnectz_devstack.testing import wait_until
 
 pytestmark = pytest.mark.integration
-
-
-def wait_until(fn, timeout: float = 30.0, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("condition not met in time")
 
 
 def _node(node_id: str, type_: str, provider: str, index: int, name: str, **data: Any) -> dict[str, Any]:
@@ -113,30 +102,6 @@ def flow(endpoint: str) -> dict[str, Any]:
     order = ["node-1", "node-2", "node-3", "node-4", "node-5"]
     links = [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(itertools.pairwise(order))]
     return {"apps": apps, "links": links, "dataForSelect": {}, "flowName": "Orders per item"}
-
-
-def sign_up_and_in(api: httpx.Client, email: str, password: str) -> dict[str, str]:
-    r = api.post(
-        "/api/v1/signup",
-        json={
-            "email": email,
-            "first_name": "Ada",
-            "last_name": "",
-            "password": password,
-            "password_confirmation": password,
-        },
-    )
-    assert r.status_code == 201, r.text
-    mail = wait_until(lambda: [m for m in api.get("/dev/mail.json").json() if m["to"] == email])
-    token = re.search(r"/verify-email/(\S+)", mail[0]["text"]).group(1)
-    api.post("/api/v1/users/email_confirmation", json={"confirmation_token": token})
-    challenge = api.get("/api/v1/captcha/challenge").json()
-    r = api.post(
-        "/api/v1/auth/login",
-        json={"email": email, "password": password, "rememberMe": False, "captcha": solve(challenge)},
-    )
-    assert r.status_code == 200, r.text
-    return {"Authorization": f"Bearer {r.json()['auth_token']}"}
 
 
 def test_webhook_filter_formatter_iterator_api_call(receiver) -> None:

@@ -14,38 +14,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from konnectz_api.captcha import solve
 from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import sign_in, wait_until
+from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
 pytestmark = pytest.mark.integration
-
-
-def trigger_konnect_id(api: httpx.Client, headers: dict[str, str], flow: dict[str, Any]) -> int:
-    """Test & Review of the trigger creates the konnect, as the editor does before saving."""
-    r = api.post(
-        "/api/v1/konnects/test_and_review",
-        json={"node_id": "node-1", "konnect_id": None, "canvas_json": flow},
-        headers=headers,
-    )
-    assert r.status_code == 200, r.text
-    return int(r.json()["konnect_id"])
-
-
-def wait_until(fn, timeout: float = 20.0, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("condition not met in time")
 
 
 def canvas(endpoint: str) -> dict[str, Any]:
@@ -105,14 +84,6 @@ def canvas(endpoint: str) -> dict[str, Any]:
 def mail_link(api: httpx.Client, email: str, kind: str) -> str:
     mails = wait_until(lambda: [m for m in api.get("/dev/mail.json").json() if m["to"] == email])
     return next(u for m in mails for u in m["links"] if f"/{kind}/" in u)
-
-
-def sign_in(api: httpx.Client, email: str, password: str) -> dict[str, str]:
-    challenge = api.get("/api/v1/captcha/challenge").json()
-    body = {"email": email, "password": password, "rememberMe": False, "captcha": solve(challenge)}
-    r = api.post("/api/v1/auth/login", json=body)
-    assert r.status_code == 200, r.text
-    return {"Authorization": f"Bearer {r.json()['auth_token']}"}
 
 
 def sign_up(api: httpx.Client, email: str, password: str) -> dict[str, str]:

@@ -11,105 +11,30 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from konnectz_api.captcha import solve
 from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import sign_in, wait_until, webhook_canvas
+from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
 pytestmark = pytest.mark.integration
 
 
-def wait_until(fn, timeout: float = 20.0, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("condition not met in time")
-
-
 def canvas(endpoint: str) -> dict[str, Any]:
-    return {
-        "apps": [
-            {
-                "id": "node-1",
-                "type": "WebhookInner",
-                "position": {"x": 0, "y": 0},
-                "data": {
-                    "node_id": "node-1",
-                    "app_detail": {
-                        "id": 1,
-                        "name": "Webhook",
-                        "app_type": "WEBHOOK",
-                        "provider": "webhook",
-                        "app_index": 1,
-                        "side": "left",
-                    },
-                    "selectedEvent": {"id": "catch_hook", "name": "Catch Webhook"},
-                },
-            },
-            {
-                "id": "node-2",
-                "type": "Api",
-                "position": {"x": 600, "y": 0},
-                "data": {
-                    "node_id": "node-2",
-                    "app_detail": {
-                        "id": 2,
-                        "name": "API Call",
-                        "app_type": "ADD_ON",
-                        "provider": "api",
-                        "app_index": 2,
-                        "side": "right",
-                    },
-                    "selectedValue": {
-                        "wrap_in_array": "NO",
-                        "payload_type": "JSON",
-                        "apiDetails": {
-                            "method": "POST",
-                            "endpointURL": f"{endpoint}/orders",
-                            "headers": [{"key": "X-Order", "value": "{{node-1.order.id}}"}],
-                            "params": [{"key": "src", "value": "konnectz"}],
-                            "body": [
-                                {"key": "customer.name", "value": "{{node-1.name}}"},
-                                {"key": "total", "value": "{{node-1.order.total}}"},
-                            ],
-                        },
-                    },
-                },
-            },
+    return webhook_canvas(
+        f"{endpoint}/orders",
+        name="Orders to CRM",
+        headers=[{"key": "X-Order", "value": "{{node-1.order.id}}"}],
+        params=[{"key": "src", "value": "konnectz"}],
+        body=[
+            {"key": "customer.name", "value": "{{node-1.name}}"},
+            {"key": "total", "value": "{{node-1.order.total}}"},
         ],
-        "links": [{"id": "e1", "source": "node-1", "target": "node-2"}],
-        "dataForSelect": {},
-        "flowName": "Orders to CRM",
-    }
-
-
-def trigger_konnect_id(api: httpx.Client, headers: dict[str, str], canvas: dict[str, Any]) -> int:
-    """Test the trigger as the editor does before saving: that creates the konnect's id."""
-    r = api.post(
-        "/api/v1/konnects/test_and_review",
-        json={"node_id": "node-1", "konnect_id": None, "canvas_json": canvas},
-        headers=headers,
     )
-    assert r.status_code == 200, r.text
-    return r.json()["konnect_id"]
-
-
-def sign_in(api: httpx.Client, email: str, password: str) -> dict[str, str]:
-    challenge = api.get("/api/v1/captcha/challenge").json()
-    r = api.post(
-        "/api/v1/auth/login",
-        json={"email": email, "password": password, "rememberMe": True, "captcha": solve(challenge)},
-    )
-    assert r.status_code == 200, r.text
-    return {"Authorization": f"Bearer {r.json()['auth_token']}"}
 
 
 def test_the_slice_survives_a_restart(receiver) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -25,8 +24,8 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes.client import ApiException
 
-from konnectz_api.captcha import solve
 from konnectz_devstack.pytest_plugin import free_port, make_platform
+from konnectz_devstack.testing import sign_up, test_trigger, webhook_canvas
 from konnectz_runner.resource import GROUP, PLURAL, VERSION
 
 pytestmark = pytest.mark.k8s
@@ -50,15 +49,6 @@ def wait_until(what: str, fn, timeout: float = 60.0, interval: float = 0.2):
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
-WEBHOOK = {
-    "id": "node-1",
-    "type": "WebhookInner",
-    "position": {"x": 0, "y": 0},
-    "data": {
-        "node_id": "node-1",
-        "app_detail": {"id": 1, "name": "Webhook", "app_type": "WEBHOOK", "provider": "webhook", "app_index": 1},
-    },
-}
 EVERY_MINUTE = {
     "id": "node-1",
     "type": "Scheduler",
@@ -71,70 +61,18 @@ EVERY_MINUTE = {
 }
 
 
-def canvas(endpoint: str, trigger: dict[str, Any] = WEBHOOK) -> dict[str, Any]:
-    api_call = {"id": 2, "name": "API Call", "app_type": "ADD_ON", "provider": "api", "app_index": 2}
-    return {
-        "apps": [
-            trigger,
-            {
-                "id": "node-2",
-                "type": "Api",
-                "position": {"x": 600, "y": 0},
-                "data": {
-                    "node_id": "node-2",
-                    "app_detail": {**api_call, "side": "right"},
-                    "selectedValue": {
-                        "wrap_in_array": "NO",
-                        "payload_type": "JSON",
-                        "apiDetails": {
-                            "method": "POST",
-                            "endpointURL": f"{endpoint}/orders",
-                            "headers": [],
-                            "params": [],
-                            "body": [
-                                {"key": "customer", "value": "{{node-1.name}}"},
-                                {"key": "at", "value": "{{node-1.scheduled_at}}"},
-                            ],
-                        },
-                    },
-                },
-            },
-        ],
-        "links": [{"id": "e1", "source": "node-1", "target": "node-2"}],
-        "dataForSelect": {},
-        "flowName": "Orders on Kubernetes",
-    }
-
-
-def signed_in(api: httpx.Client, email: str, password: str) -> dict[str, str]:
-    body = {"email": email, "first_name": "Kay", "last_name": "Ube", "password": password}
-    assert api.post("/api/v1/signup", json={**body, "password_confirmation": password}).status_code == 201
-    mail = wait_until(
-        "the verification mail", lambda: [m for m in api.get("/dev/mail.json").json() if m["to"] == email]
-    )
-    token = re.search(r"/verify-email/(\S+)", mail[0]["text"]).group(1)
-    api.post("/api/v1/users/email_confirmation", json={"confirmation_token": token})
-    challenge = api.get("/api/v1/captcha/challenge").json()
-    r = api.post(
-        "/api/v1/auth/login",
-        json={"email": email, "password": password, "rememberMe": True, "captcha": solve(challenge)},
-    )
-    assert r.status_code == 200, r.text
-    return {"Authorization": f"Bearer {r.json()['auth_token']}"}
+def canvas(endpoint: str, trigger: dict[str, Any] | None = None) -> dict[str, Any]:
+    body = [{"key": "customer", "value": "{{node-1.name}}"}, {"key": "at", "value": "{{node-1.scheduled_at}}"}]
+    return webhook_canvas(f"{endpoint}/orders", name="Orders on Kubernetes", trigger=trigger, body=body)
 
 
 def publish(api: httpx.Client, headers: dict[str, str], flow: dict[str, Any]) -> dict[str, Any]:
     """Test & Review of the trigger creates the draft, as the editor does before saving; then publish."""
-    tested = api.post(
-        "/api/v1/konnects/test_and_review",
-        headers=headers,
-        json={"node_id": "node-1", "konnect_id": None, "canvas_json": flow},
-    )
-    assert tested.status_code == 200, tested.text
+    konnect_id = test_trigger(api, headers, flow)
     r = api.post(
         "/api/v1/konnects/publish_konnect",
         headers=headers,
-        json={"konnect_id": tested.json()["konnect_id"], "canvas_name": True, "canvas_json": flow},
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": flow},
     )
     assert r.status_code == 200, r.text
     return r.json()
@@ -177,7 +115,7 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
     try:
         with KopfRunner(args, timeout=180) as operator:
             api = httpx.Client(base_url=platform.api_url, timeout=30)
-            headers = signed_in(api, "kube@example.com", "correct horse battery")
+            headers = sign_up(api, "kube@example.com", "correct horse battery")
             published = publish(api, headers, canvas(receiver.url))
             name = f"konnect-{published['konnect_id']}"
 

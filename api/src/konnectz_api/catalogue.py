@@ -94,7 +94,8 @@ class AppIndex:
         entries = sorted((e for e in summaries if e.status != "Disabled"), key=lambda e: (e.name.lower(), e.id))
         self.listings: dict[str, list[AppSummary]] = {
             "all": entries,
-            "triggers": [e for e in entries if e.can_trigger],
+            # Built-in triggers (Webhook, Scheduler, Form) lead the trigger picker, then apps by name.
+            "triggers": sorted((e for e in entries if e.can_trigger), key=lambda e: e.app_type == "api"),
             "actions": [e for e in entries if e.can_act and not e.is_add_on],
             "add_ons": [e for e in entries if e.is_add_on],
         }

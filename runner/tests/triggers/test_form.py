@@ -101,7 +101,9 @@ class _QuietServer(uvicorn.Server):
 
 @pytest.fixture
 async def runner_base(nats_server: Any) -> AsyncIterator[str]:
-    settings = Settings(nats_url=nats_server.url, allow_private_networks=parse_networks("127.0.0.0/8"))
+    settings = Settings(  # no api here: quotas are tested in test_quota.py
+        nats_url=nats_server.url, allow_private_networks=parse_networks("127.0.0.0/8"), enforce_quota=False
+    )
     port = free_port()
     server = _QuietServer(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, lifespan="on",
                                          log_level="warning"))  # fmt: skip
