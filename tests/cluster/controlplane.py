@@ -383,7 +383,7 @@ def _start_once(
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 f"--service-account-key-file={sa_key}",
                 f"--service-account-signing-key-file={sa_key}",
-                "--service-cluster-ip-range=10.0.0.0/24",
+                "--service-cluster-ip-range=10.0.0.0/16",
                 "--allow-privileged=true",
                 "--profiling=false",
                 "-v=1",
