@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import kopf
 import pytest
-from kubernetes import client
-from kubernetes.client import ApiException
 
-from konnectz_operator.apply import Kube, apply, path_of, prune
+from konnectz_operator.apply import Kube, KubeError, apply, connect, path_of, prune
 
 
 @dataclass
@@ -78,11 +77,9 @@ def fake() -> Iterator[tuple[FakeApi, Kube]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
-    configuration = client.Configuration()
-    configuration.host = f"http://127.0.0.1:{server.server_address[1]}"
-    configuration.api_key = {"BearerToken": "Bearer test-token"}
+    info = kopf.ConnectionInfo(server=f"http://127.0.0.1:{server.server_address[1]}", token="test-token")
     try:
-        yield api, Kube(client.ApiClient(configuration), timeout=5)
+        yield api, Kube(connect(info, timeout=5), timeout=5)
     finally:
         server.shutdown()
         server.server_close()
@@ -97,7 +94,7 @@ def test_paths_follow_the_api_groups():
     assert path_of("apps/v1", "Deployment", "ns", "d") == "/apis/apps/v1/namespaces/ns/deployments/d"
     assert path_of("batch/v1", "CronJob", "ns", "c") == "/apis/batch/v1/namespaces/ns/cronjobs/c"
     with pytest.raises(ValueError, match="unsupported kind"):
-        path_of("v1", "Secret", "ns")
+        path_of("v1", "Pod", "ns")
 
 
 def test_apply_creates_then_patches_on_conflict(fake):
@@ -118,13 +115,7 @@ def test_apply_creates_then_patches_on_conflict(fake):
 def test_requests_carry_the_bearer_token(fake):
     _, kube = fake
     seen: list[str] = []
-    original = kube.api_client.call_api
-
-    def spy(method, url, header_params=None, **kw):
-        seen.append(header_params.get("authorization", ""))
-        return original(method, url, header_params=header_params, **kw)
-
-    kube.api_client.call_api = spy  # type: ignore[method-assign]
+    kube.http.event_hooks["request"].append(lambda request: seen.append(request.headers.get("authorization", "")))
     kube.create(_cm())
     assert seen == ["Bearer test-token"]
 
@@ -132,7 +123,7 @@ def test_requests_carry_the_bearer_token(fake):
 def test_server_errors_surface_as_api_exceptions(fake):
     api, kube = fake
     api.fail[("POST", "/api/v1/namespaces/ns/configmaps")] = (503, {"Retry-After": "7"})
-    with pytest.raises(ApiException) as info:
+    with pytest.raises(KubeError) as info:
         apply(kube, _cm())
     assert info.value.status == 503
     assert info.value.headers["Retry-After"] == "7"

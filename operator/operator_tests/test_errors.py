@@ -2,15 +2,13 @@ from __future__ import annotations
 
 import kopf
 import pytest
-from kubernetes.client import ApiException
 
+from konnectz_operator.apply import KubeError
 from konnectz_operator.errors import to_kopf_error
 
 
-def _exc(status: int, headers: dict[str, str] | None = None) -> ApiException:
-    exc = ApiException(status=status, reason="Reason")
-    exc.headers = headers
-    return exc
+def _exc(status: int, headers: dict[str, str] | None = None) -> KubeError:
+    return KubeError(status=status, reason="Reason", headers=headers)
 
 
 @pytest.mark.parametrize(("status", "delay"), [(500, 15.0), (503, 15.0), (429, 10.0)])

@@ -7,9 +7,9 @@ from typing import Any
 
 import kopf
 import pytest
-from kubernetes.client import ApiException
 
 from konnectz_operator import handlers
+from konnectz_operator.apply import KubeError, connect
 from konnectz_operator.config import OperatorSettings
 
 log = logging.getLogger("test")
@@ -18,7 +18,7 @@ log = logging.getLogger("test")
 class FakeKube:
     def __init__(self) -> None:
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.fail_create: ApiException | None = None
+        self.fail_create: KubeError | None = None
         self.status_patches: list[tuple[str, str, dict[str, Any]]] = []
 
     @staticmethod
@@ -29,7 +29,7 @@ class FakeKube:
         if self.fail_create is not None:
             raise self.fail_create
         if self._key(obj) in self.objects:
-            raise ApiException(status=409, reason="Conflict")
+            raise KubeError(status=409, reason="Conflict")
         self.objects[self._key(obj)] = obj
         return obj
 
@@ -127,7 +127,7 @@ def test_an_invalid_spec_fails_permanently_with_a_reason(konnect, memo, kube):
     ("status", "error", "phase"), [(503, kopf.TemporaryError, "Pending"), (422, kopf.PermanentError, "Failed")]
 )
 def test_api_errors_map_to_kopf_retry_policy(konnect, memo, kube, status, error, phase):
-    kube.fail_create = ApiException(status=status, reason="Injected")
+    kube.fail_create = KubeError(status=status, reason="Injected")
     patch = kopf.Patch()
     with pytest.raises(error):
         handlers.reconcile(kopf.Body(konnect()), patch, memo, log)
@@ -138,7 +138,7 @@ def test_api_errors_map_to_kopf_retry_policy(konnect, memo, kube, status, error,
 def test_a_temporary_error_keeps_the_previous_phase(konnect, memo, kube):
     k = konnect()
     k["status"] = {"phase": "Ready"}
-    kube.fail_create = ApiException(status=500, reason="Injected")
+    kube.fail_create = KubeError(status=500, reason="Injected")
     patch = kopf.Patch()
     with pytest.raises(kopf.TemporaryError):
         handlers.reconcile(kopf.Body(k), patch, memo, log)
@@ -192,7 +192,11 @@ current-context: x
     )
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
-    info = handlers.login()
+    info = handlers.kube_login()
     assert info.server == "https://10.1.2.3:6443"
-    assert (info.scheme, info.token) == ("Bearer", "secret-token")
+    assert info.token == "secret-token"
     assert info.insecure is True
+    # The operator's own client uses the same credentials.
+    http = connect(info)
+    assert http.headers["Authorization"] == "Bearer secret-token"
+    assert str(http.base_url).rstrip("/") == "https://10.1.2.3:6443"

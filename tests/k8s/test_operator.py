@@ -6,10 +6,12 @@ test cluster does the garbage collection of the children when a Konnect is delet
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
+from unittest import mock
 
 import pytest
 from kopf.testing import KopfRunner
@@ -95,6 +97,12 @@ def operator(kube, namespace, konnect_crd, monkeypatch) -> Iterator[KopfRunner]:
     assert runner.exit_code == 0, runner.output
 
 
+def _objects(kube) -> Kube:
+    """The operator's own client, logged in with the test cluster's kubeconfig."""
+    with mock.patch.dict(os.environ, {"KUBECONFIG": str(kube.kubeconfig)}):
+        return Kube()
+
+
 def _custom(kube) -> client.CustomObjectsApi:
     return client.CustomObjectsApi(kube.api)
 
@@ -104,7 +112,7 @@ def _get_konnect(kube, namespace: str, name: str) -> dict[str, Any]:
 
 
 def test_konnect_becomes_ready_with_owned_children_and_is_garbage_collected(kube, namespace, operator):
-    objects = Kube(kube.api)
+    objects = _objects(kube)
     created = _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, konnect_body("orders"))
     uid = created["metadata"]["uid"]
 
@@ -159,7 +167,7 @@ def _events(kube, namespace: str, name: str) -> list[dict[str, Any]]:
 
 
 def test_a_deleted_or_edited_child_returns_within_ten_seconds_and_an_event_says_so(kube, namespace, operator):
-    objects = Kube(kube.api)
+    objects = _objects(kube)
     _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, konnect_body("drift"))
     wait_for("Ready", lambda: _get_konnect(kube, namespace, "drift").get("status", {}).get("phase") == "Ready")
     wait_for("a Reconciled event", lambda: any(e["reason"] == "Reconciled" for e in _events(kube, namespace, "drift")))
@@ -217,7 +225,7 @@ def test_a_flow_that_disagrees_with_the_spec_fails_with_a_message(kube, namespac
         lambda: (k := _get_konnect(kube, namespace, "mismatch")).get("status", {}).get("phase") == "Failed" and k,
     )
     assert "differs from spec.konnectId" in konnect["status"]["message"]
-    assert Kube(kube.api).get("apps/v1", "Deployment", namespace, "kz-mismatch") is None
+    assert _objects(kube).get("apps/v1", "Deployment", namespace, "kz-mismatch") is None
     _custom(kube).delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "mismatch")
 
 
@@ -249,7 +257,7 @@ def test_every_rendered_child_is_accepted_and_re_applied_by_the_api_server(kube,
     from konnectz_operator.config import OperatorSettings
     from konnectz_operator.render import render_children
 
-    objects = Kube(kube.api)
+    objects = _objects(kube)
     settings = OperatorSettings(webhook_ingress_host="hooks.example.com", webhook_ingress_class="nginx")
     webhook = konnect_body("hooked")
     webhook["metadata"]["namespace"] = namespace

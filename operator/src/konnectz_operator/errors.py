@@ -6,7 +6,7 @@ Hierarchy::
      └── InvalidKonnect          the resource cannot be reconciled as written (fix the spec)
           └── UnsupportedKonnect a valid resource asking for something this operator does not do
 
-Errors of the Kubernetes API arrive as ``kubernetes.client.ApiException`` and are mapped by
+Errors of the Kubernetes API arrive as :class:`konnectz_operator.apply.KubeError` and are mapped by
 :func:`to_kopf_error`: throttling (429), server errors (5xx), conflicts and vanished objects
 are retried later (``kopf.TemporaryError``); a child the API server refuses as invalid (400,
 422) will be refused again, so it is permanent until the Konnect changes.
@@ -15,7 +15,8 @@ are retried later (``kopf.TemporaryError``); a child the API server refuses as i
 from __future__ import annotations
 
 import kopf
-from kubernetes.client import ApiException
+
+from .apply import KubeError
 
 __all__ = ["InvalidKonnect", "OperatorError", "UnsupportedKonnect", "to_kopf_error"]
 
@@ -32,7 +33,7 @@ class UnsupportedKonnect(InvalidKonnect):
     """The spec is valid but asks for a feature this operator does not provide."""
 
 
-def _retry_after(exc: ApiException, default: float) -> float:
+def _retry_after(exc: KubeError, default: float) -> float:
     headers = exc.headers or {}
     value = headers.get("Retry-After") if hasattr(headers, "get") else None
     try:
@@ -41,7 +42,7 @@ def _retry_after(exc: ApiException, default: float) -> float:
         return default
 
 
-def to_kopf_error(exc: ApiException) -> kopf.TemporaryError | kopf.PermanentError:
+def to_kopf_error(exc: KubeError) -> kopf.TemporaryError | kopf.PermanentError:
     """The Kopf error that states the retry policy for a failed Kubernetes API call."""
     status = exc.status or 0
     reason = f"Kubernetes API {status} {exc.reason or ''}".strip()

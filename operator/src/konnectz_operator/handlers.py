@@ -1,7 +1,7 @@
 """Kopf handlers: thin glue between Konnect events, the renders and the API.
 
 Run with ``python -m konnectz_operator`` or ``kopf run --standalone -m konnectz_operator.handlers``.
-Handlers are synchronous (Kopf runs them in a thread pool), as the Kubernetes client is.
+Handlers are synchronous (Kopf runs them in a thread pool), as the operator's Kubernetes client is.
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 import kopf
-from kubernetes.client import ApiException
 
 from konnectz_runner.resource import API_VERSION, GROUP, PLURAL, VERSION
 
-from .apply import WORKERS, Kube, apply, load_api_client, load_configuration, prune
+from .apply import WORKERS, Kube, KubeError, apply, login, prune
 from .config import OperatorSettings
 from .drift import drifted, owner_konnect
 from .errors import InvalidKonnect, to_kopf_error
@@ -25,26 +24,9 @@ from .validation import validate_konnect
 
 
 @kopf.on.login()
-def login(**_: Any) -> kopf.ConnectionInfo:
-    """Kopf connects with the same credentials as the operator's own client.
-
-    Kopf's built-in login through the client library reads $KUBECONFIG when that library is
-    imported, not when the operator starts; this handler reads it at login time.
-    """
-    cfg = load_configuration()
-    header = cfg.get_api_key_with_prefix("BearerToken") or cfg.get_api_key_with_prefix("authorization")
-    scheme, _sep, token = (header or "").rpartition(" ")
-    return kopf.ConnectionInfo(
-        server=cfg.host,
-        ca_path=cfg.ssl_ca_cert,
-        insecure=not cfg.verify_ssl,
-        username=cfg.username or None,
-        password=cfg.password or None,
-        scheme=scheme or None,
-        token=token or None,
-        certificate_path=cfg.cert_file,
-        private_key_path=cfg.key_file,
-    )
+def kube_login(**_: Any) -> kopf.ConnectionInfo:
+    """Kopf connects with the same credentials as the operator's own client (read at login time)."""
+    return login()
 
 
 @kopf.on.startup()
@@ -55,11 +37,15 @@ def configure(settings: kopf.OperatorSettings, memo: Any, logger: kopf.Logger, *
     settings.watching.server_timeout = config.watch_server_timeout
     settings.watching.client_timeout = config.watch_client_timeout
     settings.watching.connect_timeout = config.watch_connect_timeout
-    settings.posting.level = logging.INFO
+    # Kopf turns every log line of a handler into a Kubernetes Event on the object, including
+    # "Handler 'drift-deployments' succeeded" on each child event: thousands of POSTs (and open
+    # connections) at 500 Konnects. The Events people read are posted explicitly (Reconciled,
+    # Paused, DriftRepaired, ApplyFailed); log lines become Events only from WARNING up.
+    settings.posting.level = logging.WARNING
     settings.execution.max_workers = WORKERS
     memo["config"] = config
     if memo.get("kube") is None:
-        memo["kube"] = Kube(load_api_client())
+        memo["kube"] = Kube()
     logger.info("konnectz operator configured: runner image %s", config.runner_image)
 
 
@@ -133,7 +119,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
             children,
             owner_uid=body.metadata.uid or "",
         )
-    except ApiException as exc:
+    except KubeError as exc:
         error = to_kopf_error(exc)
         permanent = isinstance(error, kopf.PermanentError)
         current = (body.get("status") or {}).get("phase")
@@ -198,7 +184,7 @@ def cronjob_scheduled(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, lo
     kube: Kube = memo["kube"]
     try:
         kube.patch_status(API_VERSION, "Konnect", namespace, owner["name"], {"lastScheduleTime": last})
-    except ApiException as exc:
+    except KubeError as exc:
         if exc.status != 404:
             raise
         return
@@ -262,8 +248,9 @@ def _on_child_event(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logg
         namespace = body.metadata.namespace or "default"
         konnect = kube.get(API_VERSION, "Konnect", namespace, owner or "")
         if konnect is not None:
-            kopf.info(
+            _event(
                 kopf.Body(cast(kopf.RawBody, konnect)),
+                "Normal",
                 reason="DriftRepaired",
                 message=f"{done}: it was {kind.lower()} outside the operator",
             )

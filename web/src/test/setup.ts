@@ -1,6 +1,9 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterEach, vi } from 'vitest';
+
+// findBy*/waitFor give up after 1 s by default: too short for antd forms on a loaded 2-core CI machine.
+configure({ asyncUtilTimeout: 5000 });
 
 // The captcha web component solves proof-of-work in workers; tests drive its events instead.
 vi.mock('altcha', () => ({}));
