@@ -255,7 +255,7 @@ def test_oauth_app_without_client_configuration(client, api, fake):
 
 
 def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
-    from konnectz_api.routes.credentials import konnect_credentials_token
+    from konnectz_runner.broker_token import konnect_token
 
     headers = api.new_user()
     back = _authorize(client, headers, fake)
@@ -274,8 +274,8 @@ def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
         json={"konnect_id": api.test_trigger(headers, canvas), "canvas_json": canvas, "canvas_name": True},
         headers=headers,
     ).json()["konnect_id"]
-    secret = get_settings().secret_key
-    token = konnect_credentials_token(secret, konnect_id)
+    secret = get_settings().runner_credentials_key
+    token = konnect_token(secret, konnect_id)
     url = "/api/v1/internal/credentials"
     r = client.post(
         url, json={"account_id": account_id, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {token}"}
@@ -291,7 +291,7 @@ def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
     )
     assert r.status_code == 200 and r.json()["credentials"]["access_token"] != first
     # A token of another konnect, no token, or an account the konnect does not use: refused.
-    wrong = konnect_credentials_token(secret, konnect_id + 1)
+    wrong = konnect_token(secret, konnect_id + 1)
     assert (
         client.post(
             url, json={"account_id": account_id, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {wrong}"}

@@ -233,3 +233,34 @@ def test_a_form_konnect_routes_its_form_page_and_a_polling_konnect_gets_no_ingre
     polling = [c["kind"] for c in render_children(konnect(trigger={"kind": "polling"}), settings)]
     assert polling == ["ConfigMap", "Deployment", "Service"]
     assert form_url(konnect(), settings) is None  # a webhook konnect has no form
+
+
+def test_a_credentials_key_gives_each_konnect_a_secret_with_its_own_token_only(konnect, settings):
+    import base64
+
+    from konnectz_runner.broker_token import konnect_token
+
+    configured = settings.model_copy(
+        update={"credentials_key": "k" * 40, "credentials_url": "http://api.konnectz.svc/api/v1/internal/credentials"}
+    )
+    children = render_children(konnect(), configured)
+    assert [c["kind"] for c in children] == ["Secret", "ConfigMap", "Deployment", "Service"]
+    secret = children[0]
+    token = base64.b64decode(secret["data"]["credentials-token"]).decode()
+    assert token == konnect_token("k" * 40, 42)
+    assert "k" * 40 not in json.dumps(children)  # the key itself goes nowhere
+    for child in (
+        children[2],
+        render_cronjob(konnect(trigger={"kind": "schedule", "schedule": "0 9 * * 1-5"}), configured),
+    ):
+        pod = (
+            child["spec"]["template"]["spec"]
+            if child["kind"] == "Deployment"
+            else child["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+        )
+        env = {item["name"]: item for item in pod["containers"][0]["env"]}
+        assert env["KONNECTZ_CREDENTIALS_URL"]["value"].endswith("/internal/credentials")
+        ref = env["KONNECTZ_CREDENTIALS_TOKEN"]["valueFrom"]["secretKeyRef"]
+        assert ref == {"name": "kz-konnect-42", "key": "credentials-token"}
+    # Without a key: no Secret, no token variable.
+    assert "Secret" not in [c["kind"] for c in render_children(konnect(), settings)]

@@ -8,6 +8,7 @@ ConfigMap's flow.json and the container's command and environment.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -82,6 +83,12 @@ def runner_env(kube_api: Any, namespace: str, child: str, spec_file: Path, conta
     """The container's environment, with the ConfigMap's flow.json written to ``spec_file``."""
     spec_file.write_text(client.CoreV1Api(kube_api).read_namespaced_config_map(child, namespace).data["flow.json"])
     env = {**os.environ, **{e.name: e.value for e in container.env if e.value is not None}}
+    env.pop("KONNECTZ_CREDENTIALS_KEY", None)  # the test's own setting for the operator; runners never get it
+    for item in container.env:
+        ref = item.value_from.secret_key_ref if item.value_from else None
+        if ref is not None:
+            data = client.CoreV1Api(kube_api).read_namespaced_secret(ref.name, namespace).data
+            env[item.name] = base64.b64decode(data[ref.key]).decode()
     env.update(KONNECTZ_SPEC_FILE=str(spec_file), KONNECTZ_ALLOW_PRIVATE_NETWORKS="127.0.0.0/8")
     return env
 
@@ -110,6 +117,9 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
     monkeypatch.setenv("KONNECTZ_RUNNER_IMAGE", "konnectz-runner:test")
     monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
     monkeypatch.setenv("KONNECTZ_WEBHOOK_BASE_URL", hooks)
+    broker = f"{platform.api_url}/api/v1/internal/credentials"
+    monkeypatch.setenv("KONNECTZ_CREDENTIALS_URL", broker)
+    monkeypatch.setenv("KONNECTZ_CREDENTIALS_KEY", platform.component_env()["KONNECTZ_CREDENTIALS_KEY"])
     args = ["run", "--standalone", "-n", namespace, "-m", "konnectz_operator.handlers"]
     custom = client.CustomObjectsApi(kube.api)
     try:
@@ -163,6 +173,18 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
                 ],
             )
             assert logs[0]["status"] == "SUCCESS"
+
+            # The runner holds a credential-broker token for its own konnect only (from a Secret).
+            assert env["KONNECTZ_CREDENTIALS_URL"] == broker
+            token = env["KONNECTZ_CREDENTIALS_TOKEN"]
+            assert token not in json.dumps(konnect) and "KONNECTZ_CREDENTIALS_KEY" not in env
+
+            def ask(konnect_id: int) -> int:
+                body = {"account_id": 1, "konnect_id": konnect_id}
+                return httpx.post(broker, json=body, headers={"Authorization": f"Bearer {token}"}).status_code
+
+            assert ask(published["konnect_id"]) == 403  # the token is good; this konnect uses no such account
+            assert ask(published["konnect_id"] + 1) == 401  # another konnect's accounts stay closed
 
             # The run's outcome reaches the resource, for `kubectl get konnects`.
             wait_until(

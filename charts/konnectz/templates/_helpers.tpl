@@ -121,6 +121,7 @@ app.kubernetes.io/component: {{ .component }}
     secretKeyRef:
       name: {{ include "konnectz.secretName" . }}
       key: encryptionKey
+{{ include "konnectz.credentialsKeyEnv" . }}
 {{- with include "konnectz.publicUrl" . }}
 - name: KONNECTZ_PUBLIC_URL
   value: {{ . | quote }}
@@ -136,4 +137,15 @@ app.kubernetes.io/component: {{ .component }}
 {{- with .Values.api.extraEnv }}
 {{ toYaml . }}
 {{- end }}
+{{- end }}
+
+{{/* The key of the runners' credential-broker tokens (api and operator; runners get one token each). */}}
+{{- define "konnectz.credentialsKeyEnv" -}}
+- name: KONNECTZ_CREDENTIALS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "konnectz.secretName" . }}
+      key: credentialsKey
+      # An existingSecret made before this key existed: the api derives a key, runners get no token.
+      optional: true
 {{- end }}

@@ -77,6 +77,10 @@ class Platform:
                 "KONNECTZ_NATS_URL": self.nats.url,
                 "KONNECTZ_SECRET_KEY": self._secret_file("secret_key"),
                 "KONNECTZ_ENCRYPTION_KEY": self._secret_file("encryption_key"),
+                # The runner hosts every konnect: it gets the credentials key and derives each
+                # konnect's token for the api's credential broker (konnectz_runner.broker_token).
+                "KONNECTZ_CREDENTIALS_KEY": self._secret_file("credentials_key"),
+                "KONNECTZ_CREDENTIALS_URL": f"{self.api_url}/api/v1/internal/credentials",
                 "KONNECTZ_PUBLIC_URL": self.api_url,
                 "KONNECTZ_WEBHOOK_BASE_URL": self.runner_url,
                 "KONNECTZ_SMTP_HOST": "127.0.0.1",

@@ -30,6 +30,11 @@ class OperatorSettings(BaseSettings):
     # Extra environment of every runner container (JSON object in the env), e.g. the api URL.
     runner_env: dict[str, str] = Field(default_factory=dict)
     nats_url: str = "nats://konnectz-nats:4222"
+    # The api's credential broker (``.../api/v1/internal/credentials``) and the key its runner
+    # tokens are made with (the api's KONNECTZ_CREDENTIALS_KEY). With a key, each Konnect gets a
+    # Secret holding the token of that konnect only; runners never see the key.
+    credentials_url: str = ""
+    credentials_key: str = Field(default="", repr=False)
 
     # Public base of webhook URLs, e.g. https://hooks.example.com. Empty: the URL of the
     # konnect's in-cluster Service (reachable only inside the cluster).

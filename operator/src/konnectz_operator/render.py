@@ -10,15 +10,20 @@ Children of a Konnect ``NAME`` share the name :func:`child_name` (``kz-NAME``):
 
 - webhook trigger: ConfigMap (``flow.json``) + Deployment (``konnectz_runner serve``) + Service,
   and an Ingress for ``/hooks/<token>`` when ``webhook_ingress_host`` is set;
-- schedule trigger: ConfigMap + CronJob (``konnectz_runner tick``).
+- schedule trigger: ConfigMap + CronJob (``konnectz_runner tick``);
+- with a credentials key configured, also a Secret holding the konnect's credential-broker token
+  (the runner's ``KONNECTZ_CREDENTIALS_TOKEN``).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
+
+from konnectz_runner.broker_token import ENV_TOKEN, ENV_URL, konnect_token
 
 from .config import OperatorSettings
 
@@ -34,12 +39,14 @@ __all__ = [
     "render_cronjob",
     "render_deployment",
     "render_ingress",
+    "render_secret",
     "render_service",
     "selector_labels",
     "webhook_url",
 ]
 
 FLOW_KEY = "flow.json"
+SECRET_TOKEN_KEY = "credentials-token"  # noqa: S105 - a key name in the Secret
 FLOW_DIR = "/etc/konnectz"
 FLOW_FILE = f"{FLOW_DIR}/{FLOW_KEY}"
 RUNNER_NAME = "konnectz-runner"
@@ -126,6 +133,11 @@ def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: 
         {"name": "KONNECTZ_KONNECT_NAME", "value": name},
         {"name": "KONNECTZ_KONNECT_NAMESPACE", "value": namespace},
     ]
+    if settings.credentials_url:
+        env.append({"name": ENV_URL, "value": settings.credentials_url})
+    if settings.credentials_key and _spec(konnect).get("konnectId") is not None:
+        secret = {"name": child_name(name), "key": SECRET_TOKEN_KEY}
+        env.append({"name": ENV_TOKEN, "valueFrom": {"secretKeyRef": secret}})
     reserved = {item["name"] for item in env}
     env += [{"name": key, "value": value} for key, value in sorted(settings.runner_env.items()) if key not in reserved]
     return {
@@ -180,6 +192,18 @@ def render_configmap(konnect: Mapping[str, Any], settings: OperatorSettings) -> 
         "kind": "ConfigMap",
         "metadata": _metadata(konnect),
         "data": {FLOW_KEY: flow_json(konnect)},
+    }
+
+
+def render_secret(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
+    """The token that opens this konnect's accounts at the api's credential broker (and no others)."""
+    token = konnect_token(settings.credentials_key, int(_spec(konnect)["konnectId"]))
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _metadata(konnect),
+        "type": "Opaque",
+        "data": {SECRET_TOKEN_KEY: base64.b64encode(token.encode()).decode()},
     }
 
 
@@ -293,6 +317,8 @@ def render_children(konnect: Mapping[str, Any], settings: OperatorSettings) -> l
     """All children the Konnect should have, ConfigMap first (the pods mount it)."""
     kind = (_spec(konnect).get("trigger") or {}).get("kind")
     children = [render_configmap(konnect, settings)]
+    if settings.credentials_key and _spec(konnect).get("konnectId") is not None:
+        children.insert(0, render_secret(konnect, settings))
     if kind == "schedule":
         children.append(render_cronjob(konnect, settings))
     else:

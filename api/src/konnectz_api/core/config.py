@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from konnectz_runner.broker_token import derived_key
 from konnectz_runner.netguard import IPNetwork, parse_networks
 
 DEV_SECRET = "dev-insecure-secret-change-me"  # noqa: S105 - refused outside dev/test
@@ -22,6 +23,9 @@ class Settings(BaseSettings):
     nats_url: str = "nats://127.0.0.1:14222"
     secret_key: str = DEV_SECRET
     encryption_key: str = DEV_SECRET
+    # Key of the tokens runners show the credential broker (konnectz_runner.broker_token); empty:
+    # derived one-way from secret_key.
+    credentials_key: str = ""
     public_url: str = "http://127.0.0.1:8080"
     webhook_base_url: str = "http://127.0.0.1:8081"
 
@@ -99,6 +103,10 @@ class Settings(BaseSettings):
                         f"KONNECTZ_{name.upper()} must be set to a random value of at least 32 characters in production"
                     )
         return self
+
+    @property
+    def runner_credentials_key(self) -> str:
+        return self.credentials_key or derived_key(self.secret_key)
 
     @property
     def is_dev(self) -> bool:

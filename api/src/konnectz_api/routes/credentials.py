@@ -1,15 +1,15 @@
 """The credential broker's door for runners: a fresh credential of an account, for one konnect.
 
-A runner hosting konnect K holds a token scoped to K (:func:`konnect_credentials_token`, an
-HMAC of K under the api's secret key, handed over by the deployer as
-``KONNECTZ_CREDENTIALS_TOKEN`` with ``KONNECTZ_CREDENTIALS_URL``). It may read only accounts
+A runner hosting konnect K holds a token scoped to K (:func:`konnectz_runner.broker_token.konnect_token`,
+an HMAC of K under the credentials key ``KONNECTZ_CREDENTIALS_KEY``): a runner of one konnect gets
+the token (``KONNECTZ_CREDENTIALS_TOKEN``, from a Secret the operator renders), a runner hosting
+many konnects gets the key, both with ``KONNECTZ_CREDENTIALS_URL``. It may read only accounts
 that K's owner owns and that K's canvas selects; OAuth2 tokens are refreshed here first when
 they expire (or when the runner saw an expired reply and asks with ``refresh``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from typing import Annotated, Any
 
@@ -26,13 +26,10 @@ from konnectz_api.crud import app_accounts
 from konnectz_api.deps import SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from konnectz_api.models import Konnect
+from konnectz_runner.broker_token import konnect_token
 
 router = APIRouter(prefix="/api/v1/internal", tags=["internal"])
 _bearer = HTTPBearer(auto_error=False)
-
-
-def konnect_credentials_token(secret_key: str, konnect_id: int) -> str:
-    return hmac.new(secret_key.encode(), f"konnect-credentials:{konnect_id}".encode(), hashlib.sha256).hexdigest()
 
 
 class CredentialsIn(BaseModel):
@@ -53,7 +50,7 @@ async def credentials(
     index: Annotated[AppIndex, Depends(get_index)],
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> CredentialsOut:
-    expected = konnect_credentials_token(settings.secret_key, body.konnect_id)
+    expected = konnect_token(settings.runner_credentials_key, body.konnect_id)
     if creds is None or not hmac.compare_digest(creds.credentials, expected):
         raise Unauthorized("A token scoped to this konnect is required")
     konnect = session.get(Konnect, body.konnect_id)

@@ -41,6 +41,7 @@ from konnectz_runner.app_request import (
     items_at,
     secret_values,
 )
+from konnectz_runner.broker_token import ENV_KEY, ENV_TOKEN, ENV_URL, token_for
 from konnectz_runner.catalogue import Catalogue, load_catalogue
 from konnectz_runner.errors import StepError
 from konnectz_runner.manifest import App, Event, Polling
@@ -97,10 +98,12 @@ def set_credential_source(source: CredentialSource | None) -> None:
 
 async def broker_credentials(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
     """Ask the api for a fresh credential of an account (``KONNECTZ_CREDENTIALS_URL``)."""
-    url = os.environ.get("KONNECTZ_CREDENTIALS_URL")
-    token = os.environ.get("KONNECTZ_CREDENTIALS_TOKEN", "")
-    if not url:
-        raise StepError("No credential broker configured (KONNECTZ_CREDENTIALS_URL)")
+    url = os.environ.get(ENV_URL)
+    token = token_for(konnect_id)
+    if not url or not token:
+        raise StepError(
+            f"No credential broker configured ({ENV_URL} and {ENV_TOKEN} or {ENV_KEY} must be set for this runner)"
+        )
     async with httpx.AsyncClient(timeout=20) as http:
         response = await http.post(
             url,
