@@ -127,7 +127,7 @@ def _webhook_token(konnect: Mapping[str, Any]) -> str | None:
 
 def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: list[str]) -> Manifest:
     name, namespace = _meta(konnect)
-    env = [
+    env: list[dict[str, Any]] = [
         {"name": "KONNECTZ_SPEC_FILE", "value": FLOW_FILE},
         {"name": "KONNECTZ_NATS_URL", "value": settings.nats_url},
         {"name": "KONNECTZ_KONNECT_NAME", "value": name},
