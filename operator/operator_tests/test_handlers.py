@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import json
 import logging
 from typing import Any
 
@@ -200,3 +203,55 @@ current-context: x
     http = connect(info)
     assert http.headers["Authorization"] == "Bearer secret-token"
     assert str(http.base_url).rstrip("/") == "https://10.1.2.3:6443"
+
+
+class FakePool:
+    """The shared runner pool's bucket, in memory."""
+
+    def __init__(self) -> None:
+        self.flows: dict[int, str] = {}
+
+    async def publish(self, konnect_id: int, flow_json: str) -> bool:
+        changed = self.flows.get(konnect_id) != flow_json
+        self.flows[konnect_id] = flow_json
+        return changed
+
+    async def withdraw(self, konnect_id: int) -> bool:
+        return self.flows.pop(konnect_id, None) is not None
+
+    def call(self, coro, timeout: float = 1.0):
+        return asyncio.run(coro)
+
+
+def test_a_shared_konnect_without_a_pool_fails_saying_so(konnect, memo, kube):
+    with pytest.raises(kopf.PermanentError, match="shared runner pool"):
+        _reconcile(konnect(runnerMode="shared"), memo)
+    assert kube.objects == {}
+
+
+def test_a_shared_konnect_runs_in_the_pool_and_leaves_it_when_paused_or_dedicated(konnect, memo, kube, settings, token):
+    pool = FakePool()
+    memo["config"] = settings.model_copy(update={"runner_pool_service": "konnectz-runner-pool"})
+    memo["pool"] = pool
+    shared = konnect(runnerMode="shared")
+    patch = _reconcile(shared, memo)
+    assert kube.objects == {}  # no workload of its own
+    assert json.loads(pool.flows[42])["konnect_id"] == 42
+    assert patch.status["phase"] == "Ready" and patch.status["runnerMode"] == "shared"
+    assert patch.status["webhookUrl"] == f"http://konnectz-runner-pool.team-a.svc/hooks/{token}"
+    assert "handed to the shared runner pool" in patch.status["message"]
+
+    shared["status"] = {"runnerMode": "shared"}
+    paused = copy.deepcopy(shared)
+    paused["spec"]["paused"] = True
+    assert _reconcile(paused, memo).status["phase"] == "Paused"
+    assert pool.flows == {}
+
+    _reconcile(shared, memo)
+    assert 42 in pool.flows
+    dedicated = copy.deepcopy(shared)
+    dedicated["spec"]["runnerMode"] = "dedicated"
+    patch = _reconcile(dedicated, memo)
+    assert pool.flows == {}
+    assert sorted(kind for kind, _, _ in kube.objects) == ["ConfigMap", "Deployment", "Service"]
+    assert patch.status["runnerMode"] == "dedicated"

@@ -37,6 +37,7 @@ def test_invalid_konnects_say_what_is_wrong(konnect, mutate, message):
     assert message in str(info.value)
 
 
-def test_shared_runner_mode_is_reported_as_unsupported(konnect):
-    with pytest.raises(UnsupportedKonnect, match="runnerMode 'shared'"):
-        validate_konnect(konnect(runnerMode="shared"))
+def test_an_unknown_runner_mode_is_reported_as_unsupported(konnect):
+    with pytest.raises(UnsupportedKonnect, match="runnerMode 'fleet'"):
+        validate_konnect(konnect(runnerMode="fleet"))
+    validate_konnect(konnect(runnerMode="shared"))  # the pool itself is checked when reconciling

@@ -125,3 +125,15 @@ async def test_invalid_and_unknown_runs(http: httpx.AsyncClient) -> None:
     unknown = run_message(konnect_id=999)
     await make_worker(js, http).handle(unknown)  # type: ignore[arg-type]
     assert unknown.calls == ["ack"] and js.published == []
+
+
+def test_the_shared_pool_consumes_only_pool_runs(monkeypatch):
+    from konnectz_runner import events
+    from konnectz_runner.worker import consumer_for
+
+    assert consumer_for(None) == ("runner", "kz.runs.>")  # make dev: every run
+    assert consumer_for(7) == ("runner-7", "kz.runs.7")  # a dedicated runner
+    monkeypatch.setattr(events, "_runs_prefix", events._runs_prefix)  # restored after the test
+    events.use_pool_subjects()
+    assert events.run_subject(7) == "kz.runs.pool.7"  # not matched by a dedicated runner's filter
+    assert consumer_for(None) == ("runner-pool", "kz.runs.pool.>")

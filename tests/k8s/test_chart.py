@@ -99,6 +99,24 @@ def test_helm_install_creates_every_object_and_the_pods_become_ready(kube, names
         can = kube.run(kube.kubectl, *args, check=False)
         assert (can.stdout.strip() == "yes") is allowed, (verb, resource, can.stdout, can.stderr)
 
+    # The operator writes each Konnect's credentials Secret but may not list or watch Secrets.
+    operator_sa = f"system:serviceaccount:{namespace}:kz-konnectz-operator"
+    for verb, allowed in [("create", True), ("get", True), ("delete", True), ("list", False), ("watch", False)]:
+        can = kube.run(
+            kube.kubectl, "auth", "can-i", verb, "secrets", "-n", namespace, "--as", operator_sa, check=False
+        )
+        assert (can.stdout.strip() == "yes") is allowed, (verb, can.stdout, can.stderr)
+
+    # The shared runner pool runs as one Deployment that only takes pool runs, and the operator knows its Service.
+    pool = next(d for d in rendered if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-runner-pool")
+    pool_env = {e["name"]: e.get("value") for e in pool["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert pool_env["KONNECTZ_POOL"] == "true"
+    operator = next(
+        d for d in rendered if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-operator"
+    )
+    operator_env = {e["name"]: e.get("value") for e in operator["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert operator_env["KONNECTZ_RUNNER_POOL_SERVICE"] == "kz-konnectz-runner-pool"
+
     # The generated dev secrets are real random strings and survive an upgrade unchanged.
     secrets = [d for d in rendered if d["kind"] == "Secret"]
     assert secrets

@@ -110,6 +110,8 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
         KONNECTZ_KUBE_NAMESPACE=namespace,
         KUBECONFIG=str(kube.kubeconfig),
         KONNECTZ_WEBHOOK_BASE_URL=hooks,
+        # The platform's own runner plays the shared pool: it must not take the dedicated runners' runs.
+        KONNECTZ_POOL="true",
     )
     platform.start()
     runner: subprocess.Popen[bytes] | None = None
@@ -247,5 +249,70 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
         if runner is not None:
             runner.terminate()
             runner.wait(timeout=20)
+        platform.stop()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def test_a_shared_konnect_runs_in_the_pool_and_leaves_it(kube, namespace, konnect_crd, receiver, monkeypatch):
+    """runnerMode shared: no workload of its own; the pool runner (here the platform's runner, started
+    with KONNECTZ_POOL) gets the flow from NATS, serves its webhook and loses it when the Konnect goes."""
+    state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-pool-"))
+    state.chmod(0o755)
+    platform = make_platform(
+        state,
+        KONNECTZ_DEPLOYER="kubernetes",
+        KONNECTZ_KUBE_NAMESPACE=namespace,
+        KUBECONFIG=str(kube.kubeconfig),
+        KONNECTZ_RUNNER_MODE="shared",
+        KONNECTZ_POOL="true",
+    )
+    platform.start()
+    monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
+    monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
+    monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SERVICE", "konnectz-runner-pool")
+    monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SWEEP_SECONDS", "1")
+    args = ["run", "--standalone", "-n", namespace, "-m", "konnectz_operator.handlers"]
+    custom = client.CustomObjectsApi(kube.api)
+    try:
+        with KopfRunner(args, timeout=180) as operator:
+            api = httpx.Client(base_url=platform.api_url, timeout=30)
+            headers = sign_up(api, "pool@example.com", "correct horse battery")
+            published = publish(api, headers, canvas(receiver.url))
+            name = f"konnect-{published['konnect_id']}"
+
+            def ready() -> dict[str, Any] | None:
+                k = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+                return k if (k.get("status") or {}).get("phase") == "Ready" else None
+
+            konnect = wait_until("the pool Konnect to be Ready", ready)
+            assert konnect["spec"]["runnerMode"] == "shared" and konnect["status"]["runnerMode"] == "shared"
+            token = published["webhook_url"].rsplit("/", 1)[1]
+            assert konnect["status"]["webhookUrl"] == f"http://konnectz-runner-pool.{namespace}.svc/hooks/{token}"
+            with pytest.raises(ApiException) as info:  # no workload of its own
+                client.AppsV1Api(kube.api).read_namespaced_deployment(f"kz-{name}", namespace)
+            assert info.value.status == 404
+
+            hook = f"{platform.runner_url}/hooks/{token}"
+
+            def post() -> httpx.Response | None:
+                resp = httpx.post(hook, json={"name": "Pooled"}, timeout=5)
+                return resp if resp.status_code == 200 else None
+
+            wait_until("the pool runner to serve the webhook", post)
+            wait_until("the API call", lambda: receiver.requests)
+            assert [r["body"]["customer"] for r in receiver.requests] == ["Pooled"]
+            logs = wait_until(
+                "the task log",
+                lambda: api.get(f"/api/v1/task_logs/logs?konnect_id={published['konnect_id']}", headers=headers).json()[
+                    "task_logs"
+                ],
+            )
+            assert [log["status"] for log in logs] == ["SUCCESS"]
+
+            # Deleted behind the api's back: the flow leaves the pool all the same.
+            custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+            wait_until("the pool to drop the webhook", lambda: httpx.post(hook, json={}).status_code == 404)
+        assert operator.exception is None, operator.output
+    finally:
         platform.stop()
         shutil.rmtree(state, ignore_errors=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from konnectz_api.bus import Bus
 from konnectz_runner.events import KV_KONNECTS, TaskEvent, konnect_key
@@ -92,9 +92,12 @@ class KubernetesDeployer:
     the resource: the flow spec carries references only, runners fetch secrets at run time.
     """
 
-    def __init__(self, namespace: str, api_client: Any = None) -> None:
+    def __init__(
+        self, namespace: str, api_client: Any = None, *, runner_mode: Literal["dedicated", "shared"] = "dedicated"
+    ) -> None:
         from kubernetes import client, config
 
+        self.runner_mode: Literal["dedicated", "shared"] = runner_mode
         if api_client is None:
             try:
                 config.load_incluster_config()
@@ -122,7 +125,7 @@ class KubernetesDeployer:
             raise _refusal("publish the konnect", exc) from exc
 
     async def publish(self, spec: FlowSpec) -> None:
-        await asyncio.to_thread(self._apply, konnect_resource(spec, self.namespace))
+        await asyncio.to_thread(self._apply, konnect_resource(spec, self.namespace, runner_mode=self.runner_mode))
 
     async def unpublish(self, konnect_id: int) -> None:
         from kubernetes.client.exceptions import ApiException

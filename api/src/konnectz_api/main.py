@@ -43,7 +43,7 @@ from konnectz_api.routes import (
 
 def _deployer(settings: Settings, bus: Bus) -> Deployer:
     if settings.deployer == "kubernetes":
-        return KubernetesDeployer(settings.kube_namespace)
+        return KubernetesDeployer(settings.kube_namespace, runner_mode=settings.runner_mode)
     return LocalDeployer(bus)
 
 

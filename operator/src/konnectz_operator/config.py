@@ -34,6 +34,12 @@ class OperatorSettings(BaseSettings):
     # tokens are made with (the api's KONNECTZ_CREDENTIALS_KEY). With a key, each Konnect gets a
     # Secret holding the token of that konnect only; runners never see the key.
     credentials_url: str = ""
+    # The Service of the shared runner pool (the chart's ``runnerPool``): Konnects with
+    # ``runnerMode: shared`` run there, their flows handed over through NATS. Empty: no pool, and
+    # such Konnects fail with a message saying so.
+    runner_pool_service: str = ""
+    # How often flows of deleted pool Konnects are looked for in NATS and removed.
+    runner_pool_sweep_seconds: float = Field(default=60.0, gt=0)
     credentials_key: str = Field(default="", repr=False)
 
     # Public base of webhook URLs, e.g. https://hooks.example.com. Empty: the URL of the

@@ -6,6 +6,7 @@ Handlers are synchronous (Kopf runs them in a thread pool), as the operator's Ku
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any, cast
@@ -14,13 +15,16 @@ import kopf
 
 from konnectz_runner.resource import API_VERSION, GROUP, PLURAL, VERSION
 
-from .apply import WORKERS, Kube, KubeError, apply, login, prune
+from .apply import WORKERS, Kube, KubeError, apply, login, path_of, prune
 from .config import OperatorSettings
 from .drift import drifted, owner_konnect
-from .errors import InvalidKonnect, to_kopf_error
-from .render import child_name, form_url, render_children, webhook_url
+from .errors import InvalidKonnect, UnsupportedKonnect, to_kopf_error
+from .pool import PoolError, RunnerPool, is_shared
+from .render import child_name, flow_json, form_url, render_children, webhook_url
 from .status import Phase, now_rfc3339, set_condition
 from .validation import validate_konnect
+
+log = logging.getLogger(__name__)
 
 
 @kopf.on.login()
@@ -100,6 +104,11 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
     kube: Kube = memo["kube"]
     try:
         validate_konnect(body)
+        if is_shared(body.spec) and (not config.runner_pool_service or memo.get("pool") is None):
+            raise UnsupportedKonnect(
+                "runnerMode shared needs the shared runner pool, which this installation does not run "
+                "(chart value runnerPool.enabled; operator setting KONNECTZ_RUNNER_POOL_SERVICE)"
+            )
     except InvalidKonnect as exc:
         _write_status(patch, body, phase="Failed", ready=False, reason=type(exc).__name__, message=str(exc))
         _event(body, "Warning", reason=type(exc).__name__, message=str(exc))
@@ -119,8 +128,9 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
             children,
             owner_uid=body.metadata.uid or "",
         )
-    except KubeError as exc:
-        error = to_kopf_error(exc)
+        actions += _hand_over(body, memo)
+    except (KubeError, PoolError) as exc:
+        error = to_kopf_error(exc) if isinstance(exc, KubeError) else kopf.TemporaryError(str(exc), delay=10.0)
         permanent = isinstance(error, kopf.PermanentError)
         current = (body.get("status") or {}).get("phase")
         _write_status(
@@ -146,10 +156,105 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
         message=("paused: " if paused else "") + summary,
     )
     # None removes the key (merge patch) when the trigger is no longer a webhook.
+    patch.status["runnerMode"] = body.spec.get("runnerMode", "dedicated")
     url = webhook_url(body, config)
     patch.status["webhookUrl"] = url
     patch.status["entrypoint"] = entrypoint(body, url or form_url(body, config))
     logger.info("Konnect reconciled: %s", summary)
+
+
+def _hand_over(body: kopf.Body, memo: kopf.Memo) -> list[str]:
+    """Give a pool Konnect's flow to the shared runner pool, or take it back (paused, or no longer
+    shared); what was done, for the Event."""
+    pool: RunnerPool | None = memo.get("pool")
+    konnect_id = body.spec.get("konnectId")
+    was_shared = (body.get("status") or {}).get("runnerMode") == "shared"
+    if pool is None or konnect_id is None or not (is_shared(body.spec) or was_shared):
+        return []
+    try:
+        if is_shared(body.spec) and not body.spec.get("paused", False):
+            changed = pool.call(pool.publish(int(konnect_id), flow_json(body)))
+            return ["flow handed to the shared runner pool" if changed else "flow in the shared runner pool"]
+        if pool.call(pool.withdraw(int(konnect_id))):
+            return ["flow withdrawn from the shared runner pool"]
+        return []
+    except Exception as exc:  # NATS unreachable, timeouts: retried by Kopf
+        raise PoolError(f"the shared runner pool (NATS) could not be reached: {exc or type(exc).__name__}") from exc
+
+
+@kopf.on.delete(GROUP, VERSION, PLURAL, optional=True)
+def konnect_deleted(body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    """Children go with their owner (garbage collection); a pool Konnect's flow leaves the pool.
+
+    ``optional``: no finalizer, so a Konnect is never stuck when the operator is away; what this
+    misses, the sweep of :func:`start_pool` finds.
+    """
+    pool: RunnerPool | None = memo.get("pool")
+    konnect_id = body.spec.get("konnectId")
+    if (
+        pool is not None
+        and konnect_id is not None
+        and (is_shared(body.spec) or body.get("status", {}).get("runnerMode") == "shared")
+    ):
+        try:
+            pool.call(pool.withdraw(int(konnect_id)))
+        except Exception as exc:
+            logger.warning("Could not withdraw konnect %s from the shared runner pool yet: %s", konnect_id, exc)
+
+
+@kopf.on.startup()
+async def start_pool(memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    """Connect the shared runner pool (lazily, on first use) and sweep it now and then."""
+    config: OperatorSettings = memo.get("config") or OperatorSettings()
+    if not config.runner_pool_service or memo.get("pool") is not None:
+        return
+    pool = RunnerPool(config.nats_url)
+    pool.bind(asyncio.get_running_loop())
+    memo["pool"] = pool
+    memo["pool_sweeper"] = asyncio.create_task(_sweep_forever(pool, memo, config), name="konnectz-pool-sweep")
+    logger.info("Shared runner pool: Service %s, NATS %s", config.runner_pool_service, config.nats_url)
+
+
+async def _sweep_forever(pool: RunnerPool, memo: kopf.Memo, config: OperatorSettings) -> None:
+    failing = False
+    while True:
+        await asyncio.sleep(config.runner_pool_sweep_seconds)
+        try:
+            kube: Kube = memo["kube"]
+            wanted = await asyncio.to_thread(_pool_konnect_ids, kube, config)
+            stale = await pool.sweep(wanted)
+            if stale:
+                log.info("Shared runner pool: withdrew flows of deleted Konnects %s", stale)
+            if failing:
+                log.info("Shared runner pool: sweeping again")
+            failing = False
+        except Exception as exc:
+            if not failing:
+                log.warning("Shared runner pool: sweep failed (%s); trying again", exc or type(exc).__name__)
+            failing = True
+
+
+def _pool_konnect_ids(kube: Kube, config: OperatorSettings) -> set[int]:
+    """konnectId of every Konnect that should be in the pool now (shared, not paused, not being deleted)."""
+    namespaces = [ns.strip() for ns in config.namespace.split(",") if ns.strip()]
+    paths = [path_of(API_VERSION, "Konnect", ns) for ns in namespaces] or [f"/apis/{API_VERSION}/{PLURAL}"]
+    wanted: set[int] = set()
+    for path in paths:
+        for item in kube.request("GET", path).get("items") or []:
+            spec = item.get("spec") or {}
+            if is_shared(spec) and not spec.get("paused") and not (item.get("metadata") or {}).get("deletionTimestamp"):
+                wanted.add(int(spec["konnectId"]))
+    return wanted
+
+
+@kopf.on.cleanup()
+async def stop_pool(memo: kopf.Memo, **_: Any) -> None:
+    sweeper = memo.get("pool_sweeper")
+    if sweeper is not None:
+        sweeper.cancel()
+    pool: RunnerPool | None = memo.get("pool")
+    if pool is not None:
+        await pool.close()
 
 
 @kopf.on.create(GROUP, VERSION, PLURAL)

@@ -289,7 +289,6 @@ def render_cronjob(konnect: Mapping[str, Any], settings: OperatorSettings) -> Ma
 def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
     """Route ``/hooks/<token>`` (a webhook) or ``/forms/<token>`` (a hosted form), matched exactly, on
     ``webhook_ingress_host`` to the runner Service."""
-    name, _ = _meta(konnect)
     token = _webhook_token(konnect) or ""
     prefix = "forms" if (_spec(konnect).get("trigger") or {}).get("kind") == "form" else "hooks"
     spec: Manifest = {
@@ -301,7 +300,7 @@ def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings) -> Ma
                         {
                             "path": f"/{prefix}/{token}",
                             "pathType": "Exact",
-                            "backend": {"service": {"name": child_name(name), "port": {"name": "http"}}},
+                            "backend": {"service": {"name": _service(konnect, settings), "port": {"name": "http"}}},
                         }
                     ]
                 },
@@ -313,9 +312,26 @@ def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings) -> Ma
     return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": _metadata(konnect), "spec": spec}
 
 
+def _shared(konnect: Mapping[str, Any]) -> bool:
+    return _spec(konnect).get("runnerMode") == "shared"
+
+
+def _service(konnect: Mapping[str, Any], settings: OperatorSettings) -> str:
+    """The Service that serves the Konnect's webhook or form: its own, or the shared pool's."""
+    return settings.runner_pool_service if _shared(konnect) else child_name(_meta(konnect)[0])
+
+
 def render_children(konnect: Mapping[str, Any], settings: OperatorSettings) -> list[Manifest]:
-    """All children the Konnect should have, ConfigMap first (the pods mount it)."""
+    """All children the Konnect should have, ConfigMap first (the pods mount it).
+
+    A Konnect of the shared runner pool has no workload of its own (its flow goes to the pool
+    through NATS, :mod:`konnectz_operator.pool`): only the Ingress of its webhook or form.
+    """
     kind = (_spec(konnect).get("trigger") or {}).get("kind")
+    if _shared(konnect):
+        if settings.webhook_ingress_host and kind in ("webhook", "form"):
+            return [render_ingress(konnect, settings)]
+        return []
     children = [render_configmap(konnect, settings)]
     if settings.credentials_key and _spec(konnect).get("konnectId") is not None:
         children.insert(0, render_secret(konnect, settings))
@@ -333,8 +349,8 @@ def form_url(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | No
     """Where the hosted form of a form-input Konnect is served, or None for other triggers."""
     if (_spec(konnect).get("trigger") or {}).get("kind") != "form" or not _webhook_token(konnect):
         return None
-    name, namespace = _meta(konnect)
-    base = settings.webhook_base_url or f"http://{child_name(name)}.{namespace}.svc"
+    _, namespace = _meta(konnect)
+    base = settings.webhook_base_url or f"http://{_service(konnect, settings)}.{namespace}.svc"
     return f"{base}/forms/{_webhook_token(konnect)}"
 
 
@@ -347,5 +363,5 @@ def webhook_url(konnect: Mapping[str, Any], settings: OperatorSettings) -> str |
         return None
     if settings.webhook_base_url:
         return f"{settings.webhook_base_url}/hooks/{token}"
-    name, namespace = _meta(konnect)
-    return f"http://{child_name(name)}.{namespace}.svc/hooks/{token}"
+    _, namespace = _meta(konnect)
+    return f"http://{_service(konnect, settings)}.{namespace}.svc/hooks/{token}"

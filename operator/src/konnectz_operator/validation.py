@@ -9,15 +9,18 @@ with the rest of the spec.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
+from konnectz_runner.resource import TriggerKind
 from konnectz_runner.spec import FlowSpec
 
 from .errors import InvalidKonnect, UnsupportedKonnect
 
 __all__ = ["validate_konnect"]
+
+TRIGGER_KINDS: tuple[str, ...] = get_args(TriggerKind)
 
 
 def _errors(exc: ValidationError) -> str:
@@ -31,14 +34,12 @@ def _errors(exc: ValidationError) -> str:
 def validate_konnect(konnect: Mapping[str, Any]) -> FlowSpec:
     """Return the parsed flow of a Konnect, or raise :class:`InvalidKonnect` saying what is wrong."""
     spec = konnect.get("spec") or {}
-    if spec.get("runnerMode", "dedicated") != "dedicated":
-        raise UnsupportedKonnect(
-            f"runnerMode {spec.get('runnerMode')!r} is not supported by this operator yet; use dedicated"
-        )
+    if spec.get("runnerMode", "dedicated") not in ("dedicated", "shared"):
+        raise UnsupportedKonnect(f"runnerMode {spec.get('runnerMode')!r} is not supported; use dedicated or shared")
     trigger = spec.get("trigger") or {}
     kind = trigger.get("kind")
-    if kind not in ("webhook", "schedule"):
-        raise InvalidKonnect(f"spec.trigger.kind must be webhook or schedule, not {kind!r}")
+    if kind not in TRIGGER_KINDS:
+        raise InvalidKonnect(f"spec.trigger.kind must be one of {', '.join(TRIGGER_KINDS)}, not {kind!r}")
     if kind == "schedule" and not trigger.get("schedule"):
         raise InvalidKonnect("spec.trigger.schedule (a cron expression) is required for a schedule trigger")
     flow = spec.get("flow")

@@ -24,6 +24,9 @@ class Settings(BaseSettings):
     # Kubernetes mode: the operator mounts one FlowSpec JSON; the runner then serves only that
     # konnect, consumes only its runs, and does not watch the KZ_KONNECTS bucket.
     spec_file: Path | None = None
+    # Kubernetes shared pool: serve every konnect of the KZ_KONNECTS bucket (which the operator fills
+    # with the Konnects of runnerMode shared) and consume only their runs (``kz.runs.pool.>``).
+    pool: bool = False
     http_timeout_seconds: float = Field(default=30.0, gt=0)
     max_body_bytes: int = Field(default=1024 * 1024, gt=0)
     # Runs executed at the same time by one runner process.

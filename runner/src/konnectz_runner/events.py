@@ -32,6 +32,7 @@ __all__ = [
     "KV_KONNECTS",
     "KV_POLLS",
     "KV_SCHEDULES",
+    "POOL_RUNS_PREFIX",
     "STREAM_EVENTS",
     "STREAM_RUNS",
     "SUBJECTS_EVENTS",
@@ -45,9 +46,11 @@ __all__ = [
     "event_subject",
     "konnect_key",
     "msg_id_headers",
+    "pool_subjects",
     "publish_event",
     "publish_run",
     "run_subject",
+    "use_pool_subjects",
 ]
 
 STREAM_RUNS = "KZ_RUNS"
@@ -63,8 +66,25 @@ DUPLICATE_WINDOW_SECONDS = 120.0
 _STREAM_NAME_IN_USE = 10058  # JetStream API error code
 
 
+# Runs of konnects hosted by the shared runner pool (Kubernetes, runnerMode shared) live under
+# ``kz.runs.pool.<id>``: the pool's consumer takes exactly those, and a dedicated runner's filter
+# ``kz.runs.<id>`` never matches them. A pool runner process switches once, at start.
+POOL_RUNS_PREFIX = "kz.runs.pool"
+_runs_prefix = "kz.runs"
+
+
+def use_pool_subjects() -> None:
+    """Make this process the shared pool: its runs (webhooks, ticks, timers) go to ``kz.runs.pool.<id>``."""
+    global _runs_prefix
+    _runs_prefix = POOL_RUNS_PREFIX
+
+
+def pool_subjects() -> bool:
+    return _runs_prefix == POOL_RUNS_PREFIX
+
+
 def run_subject(konnect_id: int) -> str:
-    return f"kz.runs.{int(konnect_id)}"
+    return f"{_runs_prefix}.{int(konnect_id)}"
 
 
 def event_subject(konnect_id: int) -> str:

@@ -95,8 +95,8 @@ class KonnectSpec(_Resource):
     )
     runnerMode: Literal["dedicated", "shared"] = Field(
         default="dedicated",
-        description="dedicated runs one runner Deployment for this konnect; "
-        "shared is reserved for a shared runner pool.",
+        description="dedicated runs one runner Deployment (or CronJob) for this konnect; "
+        "shared runs it in the shared runner pool (no workload of its own; for accounts with thousands of flows).",
     )
     trigger: KonnectTrigger
     flow: FlowSpec = Field(description="The compiled flow spec (konnectz_runner.spec.FlowSpec).")
@@ -131,6 +131,9 @@ class KonnectStatus(BaseModel):
     webhookUrl: str | None = None
     entrypoint: str | None = Field(
         default=None, description="How runs start: the webhook URL, or the cron line and time zone of a schedule."
+    )
+    runnerMode: Literal["dedicated", "shared"] | None = Field(
+        default=None, description="Where the operator last placed the konnect (a flow leaving the pool is withdrawn)."
     )
     lastScheduleTime: AwareDatetime | None = None
     lastRunTime: AwareDatetime | None = Field(default=None, description="When the latest run finished (from the api).")
@@ -172,12 +175,15 @@ def _trigger(flow: FlowSpec) -> KonnectTrigger:
     return KonnectTrigger(kind=flow.trigger.kind)
 
 
-def konnect_resource(flow: FlowSpec, namespace: str) -> dict[str, Any]:
+def konnect_resource(
+    flow: FlowSpec, namespace: str, *, runner_mode: Literal["dedicated", "shared"] = "dedicated"
+) -> dict[str, Any]:
     """The ``Konnect`` custom resource the api writes for a compiled flow."""
     spec = KonnectSpec(
         konnectId=flow.konnect_id,
         ownerId=flow.owner_id,
         displayName=flow.name,
+        runnerMode=runner_mode,
         trigger=_trigger(flow),
         flow=flow,
     )

@@ -43,7 +43,7 @@ from starlette.routing import Route
 from konnectz_runner.capture import KV_CAPTURING, CapturedRequest, CaptureWindow, capturing, publish_capture
 from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
-from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run
+from konnectz_runner.events import KV_KONNECTS, RunRequest, ensure_streams, publish_run, use_pool_subjects
 from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.poller import LocalPoller
 from konnectz_runner.quota import NatsQuotaGate
@@ -102,6 +102,10 @@ class Runner:
 
     async def start(self) -> None:
         only_konnect: int | None = None
+        if self.settings.pool:
+            if self.settings.spec_file is not None:
+                raise ConfigError("KONNECTZ_POOL and KONNECTZ_SPEC_FILE exclude each other")
+            use_pool_subjects()
         if self.settings.spec_file is not None:
             spec = load_spec_file(self.settings.spec_file)
             self.registry.put(spec)

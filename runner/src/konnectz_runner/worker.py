@@ -32,11 +32,13 @@ from pydantic import ValidationError
 
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import (
+    POOL_RUNS_PREFIX,
     STREAM_RUNS,
     SUBJECTS_RUNS,
     RunRequest,
     StepResult,
     TaskEvent,
+    pool_subjects,
     publish_event,
     run_subject,
 )
@@ -58,6 +60,8 @@ PUBLISH_TIMEOUT_SECONDS = 10.0
 def consumer_for(konnect_id: int | None) -> tuple[str, str]:
     """(durable name, filter subject): the shared consumer, or a dedicated one for one konnect."""
     if konnect_id is None:
+        if pool_subjects():  # the shared pool: only the runs of pool konnects
+            return f"{DURABLE}-pool", f"{POOL_RUNS_PREFIX}.>"
         return DURABLE, SUBJECTS_RUNS
     return f"{DURABLE}-{int(konnect_id)}", run_subject(konnect_id)
 

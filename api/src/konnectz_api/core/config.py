@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     outbound_timeout_seconds: float = Field(default=20, gt=0)
     deployer: Literal["local", "kubernetes"] = "local"
     kube_namespace: str = "konnectz"
+    # Where published konnects run on Kubernetes: a runner workload each (dedicated) or the
+    # shared runner pool (shared); see docs/kubernetes.md.
+    runner_mode: Literal["dedicated", "shared"] = "dedicated"
 
     # Test & Review runs one step in the api through the runner's step code and outbound guard:
     # the same private networks the runners may call (KONNECTZ_ALLOW_PRIVATE_NETWORKS).

@@ -1,0 +1,120 @@
+"""The shared runner pool: where Konnects of ``runnerMode: shared`` run.
+
+A pool Konnect gets no workload of its own. The operator puts its flow into the ``KZ_KONNECTS``
+bucket of NATS (key ``konnect.<id>``, the compiled FlowSpec JSON, as ``make dev`` does), and
+the pool's runners (one Deployment of the chart, ``KONNECTZ_POOL=true``) watch that bucket:
+they serve its webhook and form, tick its schedule and poll its source, and consume only the
+runs under ``kz.runs.pool.>``. Its Ingress, when there is one, routes to the pool's Service.
+A paused or deleted pool Konnect is taken out of the bucket; :func:`sweep` removes entries
+whose Konnect is gone (deleted while the operator was down).
+
+Kopf runs the handlers on threads; the NATS client lives on Kopf's event loop, and
+:meth:`RunnerPool.call` hands coroutines over to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Iterable
+from typing import Any, TypeVar
+
+import nats
+from nats.aio.client import Client as NATS
+from nats.js.errors import KeyNotFoundError, NoKeysError
+from nats.js.kv import KeyValue
+
+from konnectz_runner.events import KV_KONNECTS, ensure_streams, konnect_key
+
+__all__ = ["PoolError", "RunnerPool", "is_shared"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+CALL_TIMEOUT_SECONDS = 15.0
+
+
+class PoolError(Exception):
+    """The pool's NATS bucket could not be reached (retried)."""
+
+
+def is_shared(spec: Any) -> bool:
+    return bool(spec) and spec.get("runnerMode") == "shared"
+
+
+class RunnerPool:
+    def __init__(self, nats_url: str) -> None:
+        self.nats_url = nats_url
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._nc: NATS | None = None
+        self._kv: KeyValue | None = None
+        self._lock: asyncio.Lock | None = None
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = asyncio.Lock()
+
+    async def _bucket(self) -> KeyValue:
+        assert self._lock is not None, "RunnerPool.bind() was not called"
+        async with self._lock:
+            if self._kv is None:
+                self._nc = await nats.connect(
+                    self.nats_url,
+                    name="konnectz-operator",
+                    connect_timeout=3,
+                    reconnect_time_wait=1,
+                    max_reconnect_attempts=-1,
+                    allow_reconnect=True,
+                )
+                js = self._nc.jetstream()
+                await ensure_streams(js)
+                self._kv = await js.key_value(KV_KONNECTS)
+                log.info("Shared runner pool: connected to %s", self.nats_url)
+            return self._kv
+
+    async def publish(self, konnect_id: int, flow_json: str) -> bool:
+        """Put the flow in the bucket; False when it was there already, unchanged."""
+        kv = await self._bucket()
+        data = flow_json.encode()
+        try:
+            if (await kv.get(konnect_key(konnect_id))).value == data:
+                return False
+        except KeyNotFoundError:
+            pass
+        await kv.put(konnect_key(konnect_id), data)
+        return True
+
+    async def withdraw(self, konnect_id: int) -> bool:
+        """Take the flow out of the bucket; False when it was not there."""
+        kv = await self._bucket()
+        try:
+            await kv.get(konnect_key(konnect_id))
+        except KeyNotFoundError:
+            return False
+        await kv.delete(konnect_key(konnect_id))
+        return True
+
+    async def hosted(self) -> set[int]:
+        kv = await self._bucket()
+        try:
+            keys = await kv.keys()
+        except NoKeysError:
+            return set()
+        return {int(key.split(".", 1)[1]) for key in keys if key.startswith("konnect.") and key[8:].isdigit()}
+
+    async def sweep(self, wanted: Iterable[int]) -> list[int]:
+        """Withdraw every hosted flow whose Konnect is no longer wanted in the pool."""
+        stale = sorted((await self.hosted()) - set(wanted))
+        for konnect_id in stale:
+            await self.withdraw(konnect_id)
+        return stale
+
+    def call(self, coro: Awaitable[T], timeout: float = CALL_TIMEOUT_SECONDS) -> T:
+        """Run ``coro`` on Kopf's loop from a handler thread and wait for its result."""
+        if self._loop is None:
+            raise RuntimeError("the shared runner pool is not started")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)  # type: ignore[arg-type]
+
+    async def close(self) -> None:
+        if self._nc is not None and not self._nc.is_closed:
+            await self._nc.close()
