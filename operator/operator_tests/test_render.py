@@ -264,3 +264,14 @@ def test_a_credentials_key_gives_each_konnect_a_secret_with_its_own_token_only(k
         assert ref == {"name": "kz-konnect-42", "key": "credentials-token"}
     # Without a key: no Secret, no token variable.
     assert "Secret" not in [c["kind"] for c in render_children(konnect(), settings)]
+
+
+def test_a_schedule_with_a_delay_also_gets_a_runner_that_resumes_delayed_runs(konnect, flow, settings):
+    delayed = flow(trigger={"kind": "schedule"})
+    delayed["steps"].insert(
+        0, {"kind": "delay", "id": "node-2-delay", "name": "Wait", "mode": "for", "amount": 5, "unit": "minutes"}
+    )
+    k = konnect(trigger={"kind": "schedule", "schedule": "0 * * * *"}, flow=delayed)
+    assert [c["kind"] for c in render_children(k, settings)] == ["ConfigMap", "CronJob", "Deployment"]
+    plain = konnect(trigger={"kind": "schedule", "schedule": "0 * * * *"})
+    assert [c["kind"] for c in render_children(plain, settings)] == ["ConfigMap", "CronJob"]

@@ -10,7 +10,8 @@ Children of a Konnect ``NAME`` share the name :func:`child_name` (``kz-NAME``):
 
 - webhook trigger: ConfigMap (``flow.json``) + Deployment (``konnectz_runner serve``) + Service,
   and an Ingress for ``/hooks/<token>`` when ``webhook_ingress_host`` is set;
-- schedule trigger: ConfigMap + CronJob (``konnectz_runner tick``);
+- schedule trigger: ConfigMap + CronJob (``konnectz_runner tick``), and a Deployment when the flow
+  has a delay (it resumes delayed runs on time, between ticks);
 - with a credentials key configured, also a Secret holding the konnect's credential-broker token
   (the runner's ``KONNECTZ_CREDENTIALS_TOKEN``).
 """
@@ -312,6 +313,11 @@ def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings) -> Ma
     return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": _metadata(konnect), "spec": spec}
 
 
+def _has_delay(konnect: Mapping[str, Any]) -> bool:
+    steps = (_spec(konnect).get("flow") or {}).get("steps") or []
+    return any(isinstance(step, Mapping) and step.get("kind") == "delay" for step in steps)
+
+
 def _shared(konnect: Mapping[str, Any]) -> bool:
     return _spec(konnect).get("runnerMode") == "shared"
 
@@ -337,6 +343,10 @@ def render_children(konnect: Mapping[str, Any], settings: OperatorSettings) -> l
         children.insert(0, render_secret(konnect, settings))
     if kind == "schedule":
         children.append(render_cronjob(konnect, settings))
+        # A delay parks the run as a timer that fires later; the CronJob's tick only runs what is
+        # due when it starts, so a runner Deployment (the same durable consumer) resumes it on time.
+        if _has_delay(konnect):
+            children.append(render_deployment(konnect, settings))
     else:
         children += [render_deployment(konnect, settings), render_service(konnect, settings)]
         # Webhooks and forms are called from outside; a polling runner only calls out.
