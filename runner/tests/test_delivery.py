@@ -15,7 +15,7 @@ from nats.aio.client import Client as NATS
 
 from konnectz_runner.engine import execute
 from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, TaskEvent, ensure_streams, konnect_key
-from konnectz_runner.journal import KV_STEPS, StepJournal, step_key
+from konnectz_runner.journal import IN_DOUBT_ERROR, KV_STEPS, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.worker import ACK_WAIT_SECONDS
 
@@ -107,3 +107,24 @@ async def test_idempotency_key_starts_one_run(shared_runner: RunningRunner, nc: 
     event, _ = await next_event(js, spec.konnect_id)
     assert event.run_id in (run_id, other.json()["run_id"])
     await kv.delete(konnect_key(spec.konnect_id))
+
+
+@pytest.mark.parametrize("policy", ["fail", "retry"])
+async def test_a_step_in_doubt_is_not_repeated_unless_asked(nc: NATS, echo: Any, policy: str) -> None:
+    """The runner died while the step ran (its start mark has no result): fail it, or run it again."""
+    kv = await nc.jetstream().key_value(KV_STEPS)
+    spec = new_spec(echo.base + "/echo")
+    run = RunRequest(run_id=secrets.token_hex(16), konnect_id=spec.konnect_id,
+                     trigger_output={"order": {"id": 5}}, received_at=datetime.now(UTC))  # fmt: skip
+    guard = NetGuard(parse_networks("127.0.0.0/8"))
+    first = StepJournal(kv, run.run_id, replay=False, in_doubt="fail")
+    await first.begin("node-2", None)  # ... and the runner was SIGKILLed here
+    journal = StepJournal(kv, run.run_id, replay=True, in_doubt=policy)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(timeout=5) as http:
+        event = await execute(spec, run, http=http, guard=guard, journal=journal)
+    assert isinstance(event, TaskEvent)
+    if policy == "fail":
+        assert echo.requests_to("/echo") == [] and journal.doubtful == 1
+        assert event.status == "ERROR" and event.steps[0].error == IN_DOUBT_ERROR
+    else:
+        assert len(echo.requests_to("/echo")) == 1 and event.status == "SUCCESS"

@@ -8,10 +8,12 @@ is restarted once and PostgreSQL once. Then:
 
 - every call got a 2xx, and every retry of a call answered the same run id;
 - every acknowledged run ends as exactly one task log (0 lost, 0 doubled);
-- the sink saw each call's side effect exactly once: the step journal keeps a redelivered run
-  from repeating a step that finished. A step whose effect happened in the instant before its
-  runner was SIGKILLed (before the journal write was acknowledged) would run again; the test
-  prints how many did and asserts none did here (at most once per acknowledged call).
+- the sink saw each call's side effect at most once: the step journal keeps a redelivered run
+  from repeating a step that finished, and a step that was running when its runner was SIGKILLed
+  (in doubt: its request may or may not have reached the sink) is not repeated but ends as an
+  ERROR task log saying so (``KONNECTZ_IN_DOUBT_STEPS=fail``, the default);
+- every other call's side effect arrived exactly once: a call without its effect is one of
+  those in-doubt ERROR task logs, and the test prints how many there were.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import pytest
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import sign_up, wait_until, webhook_canvas
 from konnectz_devstack.testing import test_trigger as trigger_konnect_id
+from konnectz_runner.journal import IN_DOUBT_ERROR
 
 pytestmark = pytest.mark.integration
 
@@ -117,6 +120,7 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
     supervisor = platform.supervisor(prefix="faults")
     supervisor.start()
     try:
+        booted = time.monotonic()
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         headers = sign_up(api, "faults@example.com", "correct horse battery")
         canvas = webhook_canvas(sink.url, name="Faults", body=[{"key": "n", "value": "{{node-1.n}}"}])
@@ -130,6 +134,7 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
         hook = r.json()["webhook_url"]
         with psycopg.connect(platform.postgres.dsn, autocommit=True) as db:
             db.execute("UPDATE users SET task_limit = 1000000")  # quotas are not under test here
+        published = time.monotonic()
         wait_until(lambda: httpx.post(hook, json={"n": -1}).status_code == 200, what="the webhook is live")
         wait_until(lambda: sink.seen[-1] == 1, what="the first run")
 
@@ -177,6 +182,15 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
         time.sleep(1.0)  # anything doubled would arrive now
         logs = task_logs()
         effects = {n: count for n, count in sink.seen.items() if n >= 0}
+        with psycopg.connect(platform.postgres.dsn) as db:
+            in_doubt = {
+                int(n)
+                for (n,) in db.execute(
+                    "SELECT l.data->'node-1'->>'n' FROM task_logs l JOIN tasks t ON t.task_log_id = l.id "
+                    "WHERE l.konnect_id = %s AND l.status = 'ERROR' AND t.data->>'error' = %s",
+                    (konnect_id, IN_DOUBT_ERROR),
+                ).fetchall()
+            }
         lost = sorted(set(acked) - set(logs))
         doubled_logs = sorted(n for n, count in logs.items() if count > 1)
         doubled_effects = sorted(n for n, count in effects.items() if count > 1)
@@ -191,13 +205,15 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
             f"\nfault test: {len(acked)} calls acknowledged, faults {faults}, answers {dict(answers)}; "
             f"task logs {sum(logs.values())} (lost {len(lost)}, doubled {len(doubled_logs)}); "
             f"side effects {sum(effects.values())} (twice: {len(doubled_effects)} {doubled_effects[:10]}, "
-            f"missing: {len(missing_effects)}); runs by attempts {attempts}; "
-            f"setup {ready - started:.1f} s, load {load_done - ready:.1f} s, drain {time.monotonic() - load_done:.1f} s"
+            f"missing: {len(missing_effects)}); steps in doubt, not repeated: {len(in_doubt)} "
+            f"(effect had arrived: {len(in_doubt & set(effects))}); runs by attempts {attempts}; "
+            f"setup {ready - started:.1f} s (boot {booted - started:.1f}, publish {published - booted:.1f}), "
+            f"load {load_done - ready:.1f} s, drain {time.monotonic() - load_done:.1f} s"
         )
         assert len(acked) == CALLS
         assert lost == [] and doubled_logs == []
         assert len(logs) == CALLS and all(logs[n] == 1 for n in acked)
-        assert missing_effects == []
+        assert set(missing_effects) <= in_doubt  # no effect only where the task log says why
         assert doubled_effects == [], f"side effects seen twice: {doubled_effects}"
         assert max(attempts) >= 2  # runs held by a killed runner were taken over, and the history says so
     finally:

@@ -104,10 +104,13 @@ async def _run(
 ) -> Outcome:
     journaled = journal is not None and journal.journaled(step.kind)
     recalled = await journal.recall(step.id, item_index) if journal is not None and journaled else None
-    if recalled is not None:  # finished in an earlier delivery: not executed again
-        result, outcome = recalled
+    if recalled is not None:  # finished in an earlier delivery, or in doubt: not run again
+        earlier, outcome = recalled
+        result = earlier if earlier is not None else step_result(step, outcome, utcnow(), item_index)
     else:
         started = utcnow()
+        if journal is not None and journaled:
+            await journal.begin(step.id, item_index)
         outcome = await run_step(step, ctx)
         result = step_result(step, outcome, started, item_index)
         if journal is not None and journaled:

@@ -22,15 +22,21 @@ Why a JetStream bucket and not PostgreSQL: the runner never depends on the datab
 owns it), the run message already lives in JetStream on the same server, and a KV put is one
 acknowledged JetStream publish (about 0.1 to 0.3 ms here).
 
-The one window left: a step's effect happened and the runner dies before the journal put is
-acknowledged. That step runs again on the redelivery (at most once per crash per run).
+Steps in doubt: a runner that dies *while* a step runs (the request may or may not have reached
+the other side) leaves the step's ``started`` mark without a result. What a redelivery does with
+such a step is the ``in_doubt`` policy (setting ``KONNECTZ_IN_DOUBT_STEPS``):
+
+- ``fail`` (the default, at most once): the step is not run again; it ends as an ERROR saying
+  why, so the run's task log shows it and the run can be replayed once the target was checked.
+  The mark costs one more KV put per step with effects.
+- ``retry`` (at least once): the step runs again; its effect may happen twice.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError
@@ -40,7 +46,16 @@ from pydantic import BaseModel, ConfigDict
 from konnectz_runner.events import StepResult
 from konnectz_runner.model import Outcome
 
-__all__ = ["KV_STEPS", "PURE_KINDS", "RETENTION_SECONDS", "JournalEntry", "StepJournal", "step_key"]
+__all__ = [
+    "IN_DOUBT_ERROR",
+    "KV_STEPS",
+    "PURE_KINDS",
+    "RETENTION_SECONDS",
+    "InDoubt",
+    "JournalEntry",
+    "StepJournal",
+    "step_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +70,15 @@ def step_key(run_id: str, step_id: str, item_index: int | None = None) -> str:
     return hashlib.sha256(f"{run_id}\x00{step_id}\x00{item}".encode()).hexdigest()[:40]
 
 
+InDoubt = Literal["fail", "retry"]
+IN_DOUBT_ERROR = (
+    "The runner stopped while this step was running, so it is not known whether its request took "
+    "effect. It was not run again, so that it cannot take effect twice: check the target, then replay "
+    "the run if needed."
+)
+_STARTED = b'{"started":true}'
+
+
 class JournalEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -65,11 +89,13 @@ class JournalEntry(BaseModel):
 class StepJournal:
     """The journal of one delivery of one run."""
 
-    def __init__(self, kv: KeyValue, run_id: str, *, replay: bool) -> None:
+    def __init__(self, kv: KeyValue, run_id: str, *, replay: bool, in_doubt: InDoubt = "fail") -> None:
         self.kv = kv
         self.run_id = run_id
         self.replay = replay  # a redelivery: look for steps that finished before
+        self.in_doubt = in_doubt
         self.recalled = 0
+        self.doubtful = 0
 
     @staticmethod
     async def bucket(js: JetStreamContext) -> KeyValue:
@@ -79,16 +105,28 @@ class StepJournal:
     def journaled(kind: str) -> bool:
         return kind not in PURE_KINDS
 
-    async def recall(self, step_id: str, item_index: int | None) -> tuple[StepResult, Outcome] | None:
-        """The recorded result of this step in an earlier delivery, or None."""
+    async def recall(self, step_id: str, item_index: int | None) -> tuple[StepResult | None, Outcome] | None:
+        """The recorded result of this step in an earlier delivery, or None (run it).
+
+        A step that started but has no result (its runner died meanwhile) gives, under the ``fail``
+        policy, an ERROR outcome without a result (the engine records it as this delivery's).
+        """
         if not self.replay:
             return None
         try:
             entry = await self.kv.get(step_key(self.run_id, step_id, item_index))
         except KeyNotFoundError:
             return None
-        if entry.value is None:
+        if not entry.value:
             return None
+        if entry.value == _STARTED:
+            if self.in_doubt == "retry":
+                return None
+            self.doubtful += 1
+            log.warning(
+                "Run %s: step %s was in doubt (its runner stopped while it ran); not repeated", self.run_id, step_id
+            )
+            return None, Outcome.failed(IN_DOUBT_ERROR)
         recorded = JournalEntry.model_validate_json(entry.value)
         result = recorded.result
         self.recalled += 1
@@ -96,6 +134,11 @@ class StepJournal:
             status=result.status, output=recorded.output, input=result.input, error=result.error, stop=result.stop
         )
         return result, outcome
+
+    async def begin(self, step_id: str, item_index: int | None) -> None:
+        """Mark the step as started (only under the ``fail`` policy), before its effect can happen."""
+        if self.in_doubt == "fail":
+            await self.kv.put(step_key(self.run_id, step_id, item_index), _STARTED)
 
     async def record(self, result: StepResult, output: Any) -> None:
         """Store the step's result; raises when JetStream did not acknowledge it (the run is then

@@ -134,6 +134,7 @@ class Runner:
             guard=self.guard,
             only_konnect=only_konnect,
             concurrency=self.settings.worker_concurrency,
+            in_doubt=self.settings.in_doubt_steps,
             quota=NatsQuotaGate(self.nc, timeout=self.settings.quota_timeout_seconds)
             if self.settings.enforce_quota
             else None,

@@ -49,7 +49,7 @@ from konnectz_runner.events import (
     publish_event,
     run_subject,
 )
-from konnectz_runner.journal import StepJournal
+from konnectz_runner.journal import InDoubt, StepJournal
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage
 from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
@@ -89,6 +89,7 @@ class RunWorker:
         ack_wait: float = ACK_WAIT_SECONDS,
         max_deliver: int = MAX_ATTEMPTS,
         quota: QuotaGate | None = None,
+        in_doubt: InDoubt = "fail",
     ) -> None:
         self.js = js
         self.registry = registry
@@ -99,6 +100,7 @@ class RunWorker:
         self.ack_wait = ack_wait
         self.max_deliver = max_deliver
         self.quota = quota
+        self.in_doubt: InDoubt = in_doubt
         self._inflight: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._sub: JetStreamContext.PullSubscription | None = None
@@ -198,7 +200,11 @@ class RunWorker:
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
             else:
-                journal = None if self._steps is None else StepJournal(self._steps, run.run_id, replay=attempt > 1)
+                journal = (
+                    None
+                    if self._steps is None
+                    else StepJournal(self._steps, run.run_id, replay=attempt > 1, in_doubt=self.in_doubt)
+                )
                 try:
                     result = await execute(spec, run, http=self.http, guard=self.guard, journal=journal)
                 except Exception as exc:
