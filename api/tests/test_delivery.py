@@ -206,3 +206,23 @@ async def test_supervised_restarts_a_crashed_task_with_backoff(caplog: pytest.Lo
     ]
     await task.stop(within=2)
     assert task.state == "stopped"
+
+
+def test_shutdown_after_storing_task_events_ends_within_10_s(client, api, nats_server):
+    """The NATS drain is bounded: an api that stored task events stops in seconds, not when killed."""
+    from fastapi.testclient import TestClient
+
+    from konnectz_api.main import create_app
+
+    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    second = TestClient(create_app())
+    second.__enter__()
+    try:
+        assert second.get("/healthz").status_code in (200, 503)
+        for _ in range(20):
+            _publish(nats_server.url, _event(konnect_id, owner_id, "SUCCESS"))
+        _logs(client, headers, konnect_id, 20)
+    finally:
+        started = time.monotonic()
+        second.__exit__(None, None, None)
+        assert time.monotonic() - started < 10
