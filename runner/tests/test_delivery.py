@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -15,7 +17,7 @@ from nats.aio.client import Client as NATS
 
 from konnectz_runner.engine import execute
 from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, TaskEvent, ensure_streams, konnect_key
-from konnectz_runner.journal import IN_DOUBT_ERROR, KV_STEPS, StepJournal, step_key
+from konnectz_runner.journal import BUSY_SECONDS, IN_DOUBT_ERROR, KV_STEPS, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.worker import ACK_WAIT_SECONDS
 
@@ -67,7 +69,8 @@ async def test_pure_steps_are_not_journaled(nc: NATS, echo: Any) -> None:
     kv = await nc.jetstream().key_value(KV_STEPS)
     journal = StepJournal(kv, "r", replay=False)
     assert journal.journaled("api_call") and journal.journaled("app_event") and journal.journaled("data_forwarder")
-    assert not journal.journaled("filter") and not journal.journaled("formatter") and not journal.journaled("delay")
+    assert not journal.journaled("filter") and not journal.journaled("formatter") and journal.journaled("delay")
+    assert journal.marked("api_call") and not journal.marked("delay")
 
 
 async def test_runs_consumer_has_short_leases(shared_runner: RunningRunner, nc: NATS) -> None:
@@ -121,6 +124,13 @@ async def test_a_step_in_doubt_is_not_repeated_unless_asked(nc: NATS, echo: Any,
     await first.begin("node-2", None)  # ... and the runner was SIGKILLed here
     journal = StepJournal(kv, run.run_id, replay=True, in_doubt=policy)  # type: ignore[arg-type]
     async with httpx.AsyncClient(timeout=5) as http:
+        # Just started: it may still be running in another delivery of the run. Try later.
+        with pytest.raises(StepBusy):
+            await execute(spec, run, http=http, guard=guard, journal=journal)
+        assert echo.requests_to("/echo") == []
+        # Started long ago and never finished: its runner died while it ran.
+        old = json.dumps({"started": time.time() - BUSY_SECONDS - 1}).encode()
+        await kv.put(step_key(run.run_id, "node-2"), old)
         event = await execute(spec, run, http=http, guard=guard, journal=journal)
     assert isinstance(event, TaskEvent)
     if policy == "fail":

@@ -109,12 +109,12 @@ async def _run(
         result = earlier if earlier is not None else step_result(step, outcome, utcnow(), item_index)
     else:
         started = utcnow()
-        if journal is not None and journaled:
+        if journal is not None and journaled and journal.marked(step.kind):
             await journal.begin(step.id, item_index)
         outcome = await run_step(step, ctx)
         result = step_result(step, outcome, started, item_index)
         if journal is not None and journaled:
-            await journal.record(result, outcome.output)
+            await journal.record(result, outcome.output, outcome.resume_at)
     results.append(result)
     if outcome.status == "SUCCESS":
         ctx.outputs[step.id] = outcome.output

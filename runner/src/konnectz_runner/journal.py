@@ -14,8 +14,10 @@ run resumes after its last finished step.
 - Value: the step's :class:`~konnectz_runner.events.StepResult` plus its raw output (what later
   steps reference).
 - Kinds in :data:`PURE_KINDS` only compute from their inputs (a filter, a formatter, ...):
-  running them again changes nothing outside the run, so they are not journaled (a delay is
-  kept by its timer, :mod:`konnectz_runner.timers`).
+  running them again changes nothing outside the run, so they are not journaled. A delay is
+  journaled with its ``resume_at``: a run redelivered after it suspended (its ack was lost when
+  NATS died) suspends again until the same time, and its timer (same ``Nats-Msg-Id``) is stored
+  once, instead of the delay being computed afresh and the run going on twice.
 - The bucket keeps entries for :data:`RETENTION_SECONDS` (longer than any redelivery takes).
 
 Why a JetStream bucket and not PostgreSQL: the runner never depends on the database (the api
@@ -30,29 +32,39 @@ such a step is the ``in_doubt`` policy (setting ``KONNECTZ_IN_DOUBT_STEPS``):
   why, so the run's task log shows it and the run can be replayed once the target was checked.
   The mark costs one more KV put per step with effects.
 - ``retry`` (at least once): the step runs again; its effect may happen twice.
+
+A mark younger than :data:`BUSY_SECONDS` may belong to a step that is still running in another
+worker (the same run can be delivered twice at once: a run whose ack was lost when NATS died,
+next to its delay's timer): :class:`StepBusy` makes the worker hand the run back for a few seconds
+instead of judging the step in doubt. The mark is written under the ``fail`` policy only.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import time
+from datetime import datetime
 from typing import Any, Literal
 
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
-from pydantic import BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from konnectz_runner.events import StepResult
 from konnectz_runner.model import Outcome
 
 __all__ = [
+    "BUSY_SECONDS",
     "IN_DOUBT_ERROR",
     "KV_STEPS",
     "PURE_KINDS",
     "RETENTION_SECONDS",
     "InDoubt",
     "JournalEntry",
+    "StepBusy",
     "StepJournal",
     "step_key",
 ]
@@ -62,7 +74,9 @@ log = logging.getLogger(__name__)
 KV_STEPS = "KZ_STEPS"
 RETENTION_SECONDS = 24 * 3600.0
 # Step kinds without effects outside the run: running them again is harmless.
-PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "delay"})
+PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator"})
+# Journaled kinds without effects outside the run: never in doubt, so no started mark.
+_UNMARKED_KINDS = frozenset({"delay"})
 
 
 def step_key(run_id: str, step_id: str, item_index: int | None = None) -> str:
@@ -76,7 +90,19 @@ IN_DOUBT_ERROR = (
     "effect. It was not run again, so that it cannot take effect twice: check the target, then replay "
     "the run if needed."
 )
-_STARTED = b'{"started":true}'
+# A started mark this recent may be a step still running elsewhere (ack wait 10 s plus a margin).
+BUSY_SECONDS = 15.0
+
+
+class StepBusy(Exception):
+    """The step may still be running in another delivery of the same run: try the run again later."""
+
+
+def _started_at(value: bytes) -> float | None:
+    """The time in a started mark, or None when ``value`` is a result."""
+    if not value.startswith(b'{"started":'):
+        return None
+    return float(json.loads(value)["started"])
 
 
 class JournalEntry(BaseModel):
@@ -84,13 +110,17 @@ class JournalEntry(BaseModel):
 
     result: StepResult
     output: Any = None  # the raw output later steps reference
+    resume_at: AwareDatetime | None = None  # a delay's suspension
 
 
 class StepJournal:
     """The journal of one delivery of one run."""
 
-    def __init__(self, kv: KeyValue, run_id: str, *, replay: bool, in_doubt: InDoubt = "fail") -> None:
+    def __init__(
+        self, kv: KeyValue, run_id: str, *, replay: bool, in_doubt: InDoubt = "fail", wait_busy: bool = True
+    ) -> None:
         self.kv = kv
+        self.wait_busy = wait_busy  # False on the last attempt: a busy step is then in doubt
         self.run_id = run_id
         self.replay = replay  # a redelivery: look for steps that finished before
         self.in_doubt = in_doubt
@@ -119,7 +149,10 @@ class StepJournal:
             return None
         if not entry.value:
             return None
-        if entry.value == _STARTED:
+        started = _started_at(entry.value)
+        if started is not None:
+            if self.wait_busy and time.time() - started < BUSY_SECONDS:
+                raise StepBusy(step_id)
             if self.in_doubt == "retry":
                 return None
             self.doubtful += 1
@@ -131,17 +164,32 @@ class StepJournal:
         result = recorded.result
         self.recalled += 1
         outcome = Outcome(
-            status=result.status, output=recorded.output, input=result.input, error=result.error, stop=result.stop
+            status=result.status,
+            output=recorded.output,
+            input=result.input,
+            error=result.error,
+            stop=result.stop,
+            resume_at=recorded.resume_at,
         )
         return result, outcome
 
-    async def begin(self, step_id: str, item_index: int | None) -> None:
-        """Mark the step as started (only under the ``fail`` policy), before its effect can happen."""
-        if self.in_doubt == "fail":
-            await self.kv.put(step_key(self.run_id, step_id, item_index), _STARTED)
+    @staticmethod
+    def marked(kind: str) -> bool:
+        return kind not in PURE_KINDS and kind not in _UNMARKED_KINDS
 
-    async def record(self, result: StepResult, output: Any) -> None:
+    async def begin(self, step_id: str, item_index: int | None) -> None:
+        """Mark the step as started (only under the ``fail`` policy), before its effect can happen.
+
+        Raises :class:`StepBusy` when another delivery of the run marked it first."""
+        if self.in_doubt == "fail":
+            mark = json.dumps({"started": time.time()}).encode()
+            try:  # atomic: of two deliveries of the same run, one starts the step
+                await self.kv.create(step_key(self.run_id, step_id, item_index), mark)
+            except KeyWrongLastSequenceError as exc:
+                raise StepBusy(step_id) from exc
+
+    async def record(self, result: StepResult, output: Any, resume_at: datetime | None = None) -> None:
         """Store the step's result; raises when JetStream did not acknowledge it (the run is then
         retried rather than going on with a step that could run twice)."""
-        entry = JournalEntry(result=result, output=output)
+        entry = JournalEntry(result=result, output=output, resume_at=resume_at)
         await self.kv.put(step_key(self.run_id, result.step_id, result.item_index), entry.model_dump_json().encode())

@@ -49,7 +49,7 @@ from konnectz_runner.events import (
     publish_event,
     run_subject,
 )
-from konnectz_runner.journal import InDoubt, StepJournal
+from konnectz_runner.journal import InDoubt, StepBusy, StepJournal
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage
 from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
@@ -203,10 +203,21 @@ class RunWorker:
                 journal = (
                     None
                     if self._steps is None
-                    else StepJournal(self._steps, run.run_id, replay=attempt > 1, in_doubt=self.in_doubt)
+                    else StepJournal(
+                        self._steps,
+                        run.run_id,
+                        # A resumed delay or a redelivery may follow steps that already ran.
+                        replay=attempt > 1 or run.resume is not None,
+                        in_doubt=self.in_doubt,
+                        wait_busy=not last,
+                    )
                 )
                 try:
                     result = await execute(spec, run, http=self.http, guard=self.guard, journal=journal)
+                except StepBusy as exc:  # another delivery of this run may be running that step
+                    log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
+                    await msg.nak(delay=5.0)
+                    return
                 except Exception as exc:
                     log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
                     if not last:
