@@ -68,6 +68,7 @@ async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, 
     """Connect, retrying for ``deadline`` seconds (NATS may start after us); reconnect forever afterwards."""
     loop = asyncio.get_running_loop()
     give_up = loop.time() + deadline
+    failed_before = False
     while True:
         try:
             return await nats.connect(
@@ -81,7 +82,9 @@ async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, 
         except Exception as exc:
             if loop.time() >= give_up:
                 raise ConfigError(f"Cannot connect to NATS at {url}: {exc or type(exc).__name__}") from exc
-            log.warning("NATS at %s not reachable yet (%s); retrying", url, exc or type(exc).__name__)
+            if not failed_before:  # one line, not one per attempt
+                log.warning("NATS at %s not reachable yet (%s); retrying", url, exc or type(exc).__name__)
+            failed_before = True
             await asyncio.sleep(1.0)
 
 
