@@ -138,3 +138,23 @@ async def test_a_step_in_doubt_is_not_repeated_unless_asked(nc: NATS, echo: Any,
         assert event.status == "ERROR" and event.steps[0].error == IN_DOUBT_ERROR
     else:
         assert len(echo.requests_to("/echo")) == 1 and event.status == "SUCCESS"
+
+
+async def test_a_mark_whose_store_was_not_confirmed_is_taken_back(nc: NATS) -> None:
+    """NATS stored the started mark but the reply was lost: the step did not run, so no doubt."""
+    kv = await nc.jetstream().key_value(KV_STEPS)
+
+    class LostReply:
+        async def create(self, key: str, value: bytes) -> int:
+            await kv.create(key, value)
+            raise TimeoutError("nats: timeout")
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(kv, name)
+
+    run_id = secrets.token_hex(16)
+    with pytest.raises(TimeoutError):
+        await StepJournal(LostReply(), run_id, replay=False).begin("node-2", None)  # type: ignore[arg-type]
+    again = StepJournal(kv, run_id, replay=True)
+    assert await again.recall("node-2", None) is None  # not in doubt: it runs
+    await again.begin("node-2", None)  # and can be marked again

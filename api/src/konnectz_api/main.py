@@ -58,8 +58,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     get_index()  # load and validate the app catalogue before serving
     stop = asyncio.Event()
     # Supervised: a crash is logged and the task restarted with backoff; /healthz reports it.
-    consumer = Supervised("task-event consumer", lambda: consume_task_events(bus, get_sessionmaker(), stop, deployer))
-    quota_server = Supervised("quota service", lambda: serve_quota(bus, get_sessionmaker(), stop))
+    consumer = Supervised(
+        "task-event consumer", lambda: consume_task_events(bus, get_sessionmaker(), stop, deployer), stopping=stop
+    )
+    quota_server = Supervised("quota service", lambda: serve_quota(bus, get_sessionmaker(), stop), stopping=stop)
     app.state.supervised = [consumer, quota_server]
     for task in app.state.supervised:
         task.start()

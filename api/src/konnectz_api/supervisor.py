@@ -34,8 +34,10 @@ class Supervised:
         *,
         min_backoff: float = MIN_BACKOFF_SECONDS,
         max_backoff: float = MAX_BACKOFF_SECONDS,
+        stopping: asyncio.Event | None = None,
     ) -> None:
         self.name = name
+        self.stopping = stopping  # set when the api stops: a task that returns then is done, not crashed
         self.factory = factory
         self.min_backoff = min_backoff
         self.max_backoff = max_backoff
@@ -78,7 +80,7 @@ class Supervised:
                 self.state = "running"
             try:
                 await self.factory()
-                if self._stopping:
+                if self._stopping or (self.stopping is not None and self.stopping.is_set()):
                     break
                 self.last_error = "it returned unexpectedly"
             except asyncio.CancelledError:

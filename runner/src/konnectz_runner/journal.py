@@ -41,6 +41,7 @@ instead of judging the step in doubt. The mark is written under the ``fail`` pol
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -90,6 +91,8 @@ IN_DOUBT_ERROR = (
     "effect. It was not run again, so that it cannot take effect twice: check the target, then replay "
     "the run if needed."
 )
+# How long a worker whose started mark may not have been stored tries to take it back.
+UNMARK_SECONDS = 8.0
 # A started mark this recent may be a step still running elsewhere (ack wait 10 s plus a margin).
 BUSY_SECONDS = 15.0
 
@@ -183,10 +186,26 @@ class StepJournal:
         Raises :class:`StepBusy` when another delivery of the run marked it first."""
         if self.in_doubt == "fail":
             mark = json.dumps({"started": time.time()}).encode()
+            key = step_key(self.run_id, step_id, item_index)
             try:  # atomic: of two deliveries of the same run, one starts the step
-                await self.kv.create(step_key(self.run_id, step_id, item_index), mark)
+                await self.kv.create(key, mark)
             except KeyWrongLastSequenceError as exc:
                 raise StepBusy(step_id) from exc
+            except Exception:
+                # Unknown whether the mark was stored (NATS went away): the step surely did not
+                # run, so take the mark back if NATS returns soon, lest a redelivery judge it in doubt.
+                await self._unmark(key)
+                raise
+
+    async def _unmark(self, key: str) -> None:
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + UNMARK_SECONDS
+        while loop.time() < give_up:
+            try:
+                await self.kv.delete(key)
+                return
+            except Exception:
+                await asyncio.sleep(0.5)
 
     async def record(self, result: StepResult, output: Any, resume_at: datetime | None = None) -> None:
         """Store the step's result; raises when JetStream did not acknowledge it (the run is then

@@ -106,6 +106,7 @@ class RunWorker:
         self._sub: JetStreamContext.PullSubscription | None = None
         self._steps: KeyValue | None = None
         self._fetching = Outage("Fetching runs from NATS", log)
+        self._quota_checks = Outage("Task quota checks (api)", log)
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -189,12 +190,13 @@ class RunWorker:
                 try:
                     decision = await self.quota.reserve(run, spec)
                 except QuotaUnavailable as exc:
-                    log.warning("Run %s: task quota not checked (%s)", run.run_id, exc)
+                    self._quota_checks.failed(exc, " (runs wait and are retried)")
                     if not last:
                         await msg.nak(delay=5.0)
                         return
                     refusal = f"The run was refused: its task quota could not be checked ({exc})."
                 else:
+                    self._quota_checks.ok()
                     if not decision.allowed:
                         refusal = decision.reason or "The run was refused: task quota exceeded."
             if refusal is not None:
@@ -219,7 +221,12 @@ class RunWorker:
                     await msg.nak(delay=5.0)
                     return
                 except Exception as exc:
-                    log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
+                    if isinstance(exc, nats.errors.Error | TimeoutError | ConnectionError):  # NATS went away
+                        log.warning(
+                            "Run %s stopped: NATS unavailable (%s); retrying", run.run_id, exc or type(exc).__name__
+                        )
+                    else:
+                        log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, attempt)
                     if not last:
                         await msg.nak(delay=5.0)
                         return
