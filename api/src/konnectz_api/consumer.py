@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -19,6 +20,7 @@ from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, Task, TaskLog
 from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
+from konnectz_runner.outage import Outage
 
 log = logging.getLogger(__name__)
 DURABLE = "api-task-logs"
@@ -35,6 +37,8 @@ def _log_data(event: TaskEvent) -> dict[str, Any]:
 def store_event(session: Session, event: TaskEvent) -> bool:
     """Insert the run; False when it was stored before (a redelivery) or its konnect is gone."""
     owner = session.scalar(select(Konnect.owner_id).where(Konnect.id == event.konnect_id))
+    if owner is not None and event.owner_id == 0:  # a run no runner could load: its konnect's owner
+        event = event.model_copy(update={"owner_id": owner})
     if owner is None or owner != event.owner_id:
         log.warning(
             "dropping task event %s: konnect %s unknown for owner %s", event.run_id, event.konnect_id, event.owner_id
@@ -50,6 +54,8 @@ def store_event(session: Session, event: TaskEvent) -> bool:
             started_at=event.started_at,
             task_date=event.finished_at,
             data=jsonb_safe(_log_data(event)),
+            attempts=event.attempts,
+            replay_of=event.replay_of,
         )
         .on_conflict_do_nothing(index_elements=["run_id"])
         .returning(TaskLog.id)
@@ -90,6 +96,9 @@ async def consume_task_events(
         config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_ack_pending=1000),
     )
 
+    fetching = Outage("Task events (NATS)", log)
+    storing = Outage("Storing task events (database)", log)
+
     def _store(event: TaskEvent) -> bool:
         with sessions() as session:
             return store_event(session, event)
@@ -100,9 +109,10 @@ async def consume_task_events(
         except (FetchTimeoutError, TimeoutError):
             continue
         except Exception as exc:  # NATS reconnecting: wait and retry, messages stay in the stream
-            log.warning("task event fetch failed: %s", exc)
+            fetching.failed(exc)
             await asyncio.sleep(1)
             continue
+        fetching.ok()
         for msg in msgs:
             try:
                 event = TaskEvent.model_validate_json(msg.data)
@@ -112,10 +122,12 @@ async def consume_task_events(
                 continue
             try:
                 stored = await asyncio.to_thread(_store, event)
-            except Exception:
-                log.exception("could not store task event %s; it will be redelivered", event.run_id)
-                await msg.nak(delay=2)
+            except Exception as exc:  # one line per outage, not a traceback per event
+                storing.failed(exc, f" (run {event.run_id} will be redelivered)")
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=2)
                 continue
+            storing.ok()
             await msg.ack()
             if stored and deployer is not None:
                 try:

@@ -209,6 +209,10 @@ class TaskLog(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     task_date: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     data: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    # Deliveries of the run to a worker before it finished (1 = first try; more after a runner died).
+    attempts: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    # The run_id of the run this one replays (POST /api/v1/task_logs/{id}/replay).
+    replay_of: Mapped[str | None] = mapped_column(String(64), index=True)
 
     tasks: Mapped[list[Task]] = relationship(
         back_populates="task_log", order_by="Task.position", cascade="all, delete-orphan"

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.bus import Bus
 from konnectz_api.crud import quota
+from konnectz_runner.outage import Outage
 from konnectz_runner.quota import QUOTA_SUBJECT, QuotaReply, QuotaRequest
 
 log = logging.getLogger(__name__)
@@ -42,12 +43,15 @@ async def serve_quota(bus: Bus, sessions: sessionmaker[Session], stop: asyncio.E
     await bus.ready.wait()
     assert bus.nc is not None
 
+    database = Outage("Task quota reservations (database)", log)
+
     async def handle(msg: Msg) -> None:
         try:
             reply = await asyncio.to_thread(answer, sessions, msg.data)
-        except Exception:  # the database is down: no answer, the runner retries the run later
-            log.exception("task quota reservation failed")
+        except Exception as exc:  # the database is down: no answer, the runner retries the run later
+            database.failed(exc)  # one line per outage, not a traceback per request
             return
+        database.ok()
         await msg.respond(reply.model_dump_json().encode())
 
     sub = await bus.nc.subscribe(QUOTA_SUBJECT, queue=QUEUE, cb=handle)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     # owner's quota is refused with an ERROR task log. Off only for a runner used without an api.
     enforce_quota: bool = True
     quota_timeout_seconds: float = Field(default=5.0, gt=0)
+    # A step with effects whose runner died while it ran: "fail" ends it as an ERROR without running
+    # it again (at most once), "retry" runs it again (at least once). See konnectz_runner.journal.
+    in_doubt_steps: Literal["fail", "retry"] = "fail"
 
     @field_validator("allow_private_networks", mode="before")
     @classmethod
