@@ -218,3 +218,39 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     wait_until(lambda: len(receiver.requests) > before, timeout=20, what="the API call of the run")
     assert receiver.requests[-1]["body"] == {"name": "Dear Grace Hopper", "email": "grace@example.com"}
     _task_log(page, konnect_id, "Grace Hopper")
+
+
+def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform) -> None:
+    _login(page, platform)
+    page.get_by_test_id("trigger-picker-search").fill("sched")
+    page.get_by_test_id("app-tile-scheduler").click()
+    _choose(page, "schedule-type-node-1", "schedule-kind-AtRegularIntervals")
+    _text(page, "schedule-every-node-1").fill("5")
+    expect(page.get_by_test_id("node-node-1")).to_contain_text("1 to 59")
+    _test_node(page, "node-1")
+    expect(page.get_by_test_id("response-node-1")).to_contain_text("scheduled_at")
+    _both_themes(page, "scheduler-trigger", "node-1")
+
+    _add(page, "add-ons", "iterator", "iter")
+    _text(page, "addon-node-2-list").fill("red,green,blue")
+    _test_node(page, "node-2")
+    # A second iterator is refused.
+    _add(page, "add-ons", "iterator", "iter")
+    expect(page.locator(".ant-message").get_by_text("The iterator can only be used once.")).to_be_visible()
+    page.keyboard.press("Escape")
+    _both_themes(page, "iterator", "node-2")
+
+    _add(page, "add-ons", "data_forwarder", "data")
+    _text(page, "forward-key-node-3-key-0").fill("color")
+    _reference(page, "forward-key-node-3-value-0", "val")
+    expect(_text(page, "forward-key-node-3-value-0")).to_have_value("{{node-2.value}}")
+    page.get_by_test_id("forward-key-node-3-add").click()
+    _text(page, "forward-key-node-3-key-1").fill("when")
+    _reference(page, "forward-key-node-3-value-1", "scheduled")
+    _test_node(page, "node-3")
+    expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("red")
+    _both_themes(page, "data-forwarder", "node-3")
+
+    konnect_id = _publish(page, "Colours every 5 minutes")
+    # The local scheduler starts the fire of the publishing minute at its next tick.
+    _task_log(page, konnect_id, "green")

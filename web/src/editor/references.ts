@@ -16,7 +16,11 @@ const PATH_RE = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/;
 
 /** The output keys of a node: from its test response, else from its additional (output) fields. */
 export function nodeOutputKeys(node: FlowNode): string[] {
-  const raw = node.data.response_payload?.raw_response;
+  let raw = node.data.response_payload?.raw_response;
+  // Later steps see one item of an iterator, not its {count, items}.
+  if (node.data.app_detail.provider === 'iterator' && raw && typeof raw === 'object' && Array.isArray((raw as { items?: unknown }).items)) {
+    raw = (raw as { items: unknown[] }).items[0] ?? {};
+  }
   const keys = raw && typeof raw === 'object' ? outputKeys(raw) : [];
   for (const f of node.data.configResponses ?? []) if (f.additional && f.config_key && !keys.includes(f.config_key)) keys.push(f.config_key);
   return keys;
