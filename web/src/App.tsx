@@ -1,6 +1,7 @@
 import { lazy, Suspense } from 'react';
 import { Spin } from 'antd';
 import { createBrowserRouter, Navigate, RouterProvider, type RouteObject } from 'react-router';
+import { OAuthResponsePage } from './accounts/OAuthResponsePage';
 import { AuthScreen } from './auth/AuthScreen';
 import { ComingSoon } from './pages/ComingSoon';
 import { AccountPage } from './pages/account/AccountPage';
@@ -30,6 +31,8 @@ export const routes: RouteObject[] = [
   { path: '/verify-email/:token', element: <AuthScreen /> },
   { path: '/forgot-password', element: <AuthScreen /> },
   { path: '/reset-password/:token', element: <AuthScreen /> },
+  { path: '/oauth/response', element: <OAuthResponsePage /> },
+  { path: '/oauth/response/:appId/:token', element: <OAuthResponsePage /> },
   { path: '/create', element: editor },
   { path: '/create/:id', element: editor },
   {
