@@ -3,9 +3,9 @@ import { Spin } from 'antd';
 import { createBrowserRouter, Navigate, RouterProvider, type RouteObject } from 'react-router';
 import { OAuthResponsePage } from './accounts/OAuthResponsePage';
 import { AuthScreen } from './auth/AuthScreen';
-import { ComingSoon } from './pages/ComingSoon';
 import { AccountPage } from './pages/account/AccountPage';
 import { AiFramePage } from './pages/ai/AiFramePage';
+import { ApplicationsPage } from './pages/applications/ApplicationsPage';
 import { Dashboard } from './pages/Dashboard';
 import { FlowsPage } from './pages/flows/FlowsPage';
 import { HistoryPage } from './pages/logs/HistoryPage';
@@ -45,7 +45,7 @@ export const routes: RouteObject[] = [
       { path: '/dashboard', element: <Dashboard /> },
       { path: '/flows', element: <Navigate to="/flows/home" replace /> },
       { path: '/flows/:index', element: <FlowsPage /> },
-      { path: '/applications', element: <ComingSoon title="Applications" /> },
+      { path: '/applications', element: <ApplicationsPage /> },
       { path: '/logs', element: <HistoryPage /> },
       { path: '/chatflows', element: <AiFramePage widget="chatflows" title="Chatflows" /> },
       { path: '/agentflows', element: <AiFramePage widget="agentflows" title="Agentflows" /> },
