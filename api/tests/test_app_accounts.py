@@ -303,3 +303,14 @@ def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
         url, json={"account_id": other_account, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {token}"}
     )
     assert r.status_code == 403
+
+
+def test_shared_runner_key_mints_the_tokens_the_broker_accepts():
+    from konnectz_api.routes.credentials import konnect_credentials_token
+    from konnectz_devstack._platform import _credentials_key
+    from konnectz_runner.steps.app_event import credentials_key, credentials_token
+
+    secret = "a-secret-key-for-this-test-only-0123456789"
+    assert _credentials_key(secret) == credentials_key(secret)
+    assert konnect_credentials_token(secret, 41) == credentials_token(credentials_key(secret), 41)
+    assert konnect_credentials_token(secret, 41) != konnect_credentials_token(secret, 42)

@@ -6,6 +6,8 @@ Used by ``make dev`` (fixed ports, state kept under ``.konnectz/``) and by the t
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import subprocess
 import sys
@@ -22,6 +24,11 @@ from konnectz_devstack._postgres import PostgresServer
 from konnectz_devstack._smtp import SmtpSink
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def _credentials_key(secret_key: str) -> str:
+    """``konnectz_runner.steps.app_event.credentials_key`` (the devstack does not import the runner)."""
+    return hmac.new(secret_key.encode(), b"konnect-credentials-key", hashlib.sha256).hexdigest()
 
 
 @dataclass
@@ -84,6 +91,9 @@ class Platform:
                 "KONNECTZ_DEV_MAILDIR": str(self.smtp.maildir),
                 "KONNECTZ_RUNNER_PORT": str(self.ports.runner),
                 "KONNECTZ_RUNNER_HOST": "127.0.0.1",
+                # The shared runner asks the api (the credential broker) for app accounts' credentials.
+                "KONNECTZ_CREDENTIALS_URL": f"{self.api_url}/api/v1/internal/credentials",
+                "KONNECTZ_CREDENTIALS_KEY": _credentials_key(self._secret_file("secret_key")),
             }
         )
         if self.env == "dev":

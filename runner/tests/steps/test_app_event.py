@@ -279,3 +279,17 @@ def test_every_catalogue_event_builds_a_request() -> None:
             assert "{" not in request.url.split("?")[0], (app.key, event.key, request.url)
             built += 1
     assert built >= 150
+
+
+def test_broker_token_from_a_konnect_token_or_a_shared_runner_key(monkeypatch) -> None:
+    from konnectz_runner.steps.app_event import _broker_token, credentials_key, credentials_token
+
+    key = credentials_key("s" * 40)
+    assert key != credentials_key("t" * 40) and len(key) == 64
+    monkeypatch.delenv("KONNECTZ_CREDENTIALS_TOKEN", raising=False)
+    monkeypatch.delenv("KONNECTZ_CREDENTIALS_KEY", raising=False)
+    assert _broker_token(7) == ""
+    monkeypatch.setenv("KONNECTZ_CREDENTIALS_KEY", key)
+    assert _broker_token(7) == credentials_token(key, 7) != credentials_token(key, 8)
+    monkeypatch.setenv("KONNECTZ_CREDENTIALS_TOKEN", "one-konnect")
+    assert _broker_token(7) == "one-konnect"

@@ -1,15 +1,16 @@
 """The credential broker's door for runners: a fresh credential of an account, for one konnect.
 
 A runner hosting konnect K holds a token scoped to K (:func:`konnect_credentials_token`, an
-HMAC of K under the api's secret key, handed over by the deployer as
-``KONNECTZ_CREDENTIALS_TOKEN`` with ``KONNECTZ_CREDENTIALS_URL``). It may read only accounts
+HMAC of K under a key derived from the api's secret key) as ``KONNECTZ_CREDENTIALS_TOKEN``; a
+shared runner, which runs every konnect, holds the derived key (``KONNECTZ_CREDENTIALS_KEY``,
+``python -m konnectz_api credentials-key``) and derives each konnect's token. Both also need
+``KONNECTZ_CREDENTIALS_URL``. It may read only accounts
 that K's owner owns and that K's canvas selects; OAuth2 tokens are refreshed here first when
 they expire (or when the runner saw an expired reply and asks with ``refresh``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from typing import Annotated, Any
 
@@ -26,13 +27,15 @@ from konnectz_api.crud import app_accounts
 from konnectz_api.deps import SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from konnectz_api.models import Konnect
+from konnectz_runner.steps.app_event import credentials_key, credentials_token
 
 router = APIRouter(prefix="/api/v1/internal", tags=["internal"])
 _bearer = HTTPBearer(auto_error=False)
 
 
 def konnect_credentials_token(secret_key: str, konnect_id: int) -> str:
-    return hmac.new(secret_key.encode(), f"konnect-credentials:{konnect_id}".encode(), hashlib.sha256).hexdigest()
+    """The token of konnect K: what a runner of K sends, or derives from ``credentials_key(secret_key)``."""
+    return credentials_token(credentials_key(secret_key), konnect_id)
 
 
 class CredentialsIn(BaseModel):

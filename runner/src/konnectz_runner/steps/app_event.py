@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import hashlib
+import hmac
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -53,6 +55,8 @@ __all__ = [
     "Config",
     "CredentialSource",
     "broker_credentials",
+    "credentials_key",
+    "credentials_token",
     "new_items",
     "run",
     "set_catalogue",
@@ -95,10 +99,28 @@ def set_credential_source(source: CredentialSource | None) -> None:
     _credential_source = source
 
 
+def credentials_key(secret_key: str) -> str:
+    """The key a shared runner holds to mint konnect-scoped broker tokens (derived from the api's secret)."""
+    return hmac.new(secret_key.encode(), b"konnect-credentials-key", hashlib.sha256).hexdigest()
+
+
+def credentials_token(key: str, konnect_id: int) -> str:
+    """The broker token of one konnect: HMAC-SHA256 of ``konnect:<id>`` under :func:`credentials_key`."""
+    return hmac.new(key.encode(), f"konnect:{konnect_id}".encode(), hashlib.sha256).hexdigest()
+
+
+def _broker_token(konnect_id: int) -> str:
+    """A runner of one konnect gets its token (``KONNECTZ_CREDENTIALS_TOKEN``); a shared runner, which
+    runs every konnect anyway, gets the key (``KONNECTZ_CREDENTIALS_KEY``) and derives each konnect's."""
+    token = os.environ.get("KONNECTZ_CREDENTIALS_TOKEN", "")
+    key = os.environ.get("KONNECTZ_CREDENTIALS_KEY", "")
+    return token or (credentials_token(key, konnect_id) if key else "")
+
+
 async def broker_credentials(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
     """Ask the api for a fresh credential of an account (``KONNECTZ_CREDENTIALS_URL``)."""
     url = os.environ.get("KONNECTZ_CREDENTIALS_URL")
-    token = os.environ.get("KONNECTZ_CREDENTIALS_TOKEN", "")
+    token = _broker_token(konnect_id)
     if not url:
         raise StepError("No credential broker configured (KONNECTZ_CREDENTIALS_URL)")
     async with httpx.AsyncClient(timeout=20) as http:
