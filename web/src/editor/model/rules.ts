@@ -91,14 +91,6 @@ export function isInteger(text: string): boolean {
   return /^\d+$/.test(text.trim());
 }
 
-/** §5: Manage Accounts is refused for the webhook trigger, webhook_api apps and add-ons. */
-export function canManageAccounts(data: FlowNodeData): boolean {
-  const d = data.app_detail;
-  if (d.app_index === 1 && d.provider === 'webhook') return false;
-  if (d.app_type === 'webhook_api' || d.app_type === 'ADD_ON' || d.app_type === 'WEBHOOK') return false;
-  return true;
-}
-
 /** Set Delay: actions (not the trigger, not a delay add-on itself) support a timer. */
 export function supportsTimer(data: FlowNodeData): boolean {
   const d = data.app_detail;

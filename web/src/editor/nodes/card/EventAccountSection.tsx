@@ -1,7 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
-import { Alert, Collapse, Select } from 'antd';
+import { Alert, Button, Collapse, Select } from 'antd';
+import { useState } from 'react';
+import { ManageAccountsDrawer } from '../../../accounts';
+import { $api } from '../../../api/typed';
 import { useEditorStoreApi } from '../../EditorContext';
-import { appEvents, authorizedAccounts } from '../../api/editorApi';
+import { appEvents } from '../../api/editorApi';
 import { MSG } from '../../model/rules';
 import type { FlowNodeData } from '../../model/types';
 import { useConfigLoader } from './useConfigLoader';
@@ -19,7 +22,14 @@ export function EventAccountSection({ id, data }: { id: string; data: FlowNodeDa
   const side = data.app_detail.side;
   const account = needsAccount(data);
   const events = useQuery({ queryKey: ['editor-events', appId, side], queryFn: () => appEvents(appId, side) });
-  const accounts = useQuery({ queryKey: ['editor-accounts', appId], queryFn: () => authorizedAccounts(appId), enabled: account });
+  // The same query as the Manage Accounts drawer's: an account added there shows here at once.
+  const accounts = $api.useQuery(
+    'get',
+    '/api/v1/apps/{app_id}/authorized_app_accounts',
+    { params: { path: { app_id: appId } } },
+    { enabled: account },
+  );
+  const [manage, setManage] = useState(false);
   const accountList = accounts.data?.authorized_app_accounts ?? [];
 
   const choose = (patch: Partial<FlowNodeData>) => {
@@ -79,6 +89,12 @@ export function EventAccountSection({ id, data }: { id: string; data: FlowNodeDa
               title={data.app_detail.app_index === 1 ? MSG.noAccountsTrigger : MSG.noAccountsAction}
               data-testid={`no-accounts-${id}`}
             />
+          )}
+          <Button size="small" onClick={() => setManage(true)} data-testid={`manage-accounts-${id}`}>
+            Manage Accounts
+          </Button>
+          {manage && (
+            <ManageAccountsDrawer app={data.app_detail} appIndex={data.app_detail.app_index} open={manage} onClose={() => setManage(false)} />
           )}
         </div>
       )}

@@ -4,7 +4,8 @@ import type { ReactNode } from 'react';
 import { nodeCardName } from '../../../lib/names';
 import { useToast } from '../../../lib/useToast';
 import { AppIcon } from '../../components/AppIcon';
-import { canManageAccounts, MSG, supportsTimer, TOAST_MS } from '../../model/rules';
+import { manageRefusal } from '../../../accounts';
+import { supportsTimer, TOAST_MS } from '../../model/rules';
 import type { FlowNodeData } from '../../model/types';
 import { StatusIndicator } from './StatusIndicator';
 import { useNodeActions } from './useNodeActions';
@@ -31,7 +32,8 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
   const { remove, refresh, deselect } = useNodeActions(id);
   const name = data.app_detail.name;
   const manage = () => {
-    if (!canManageAccounts(data)) void toast.error(MSG.notManageable(name), TOAST_MS / 1000);
+    const refusal = manageRefusal(data.app_detail, data.app_detail.app_index);
+    if (refusal) void toast.error(refusal, TOAST_MS / 1000);
     else onManage();
   };
   return (

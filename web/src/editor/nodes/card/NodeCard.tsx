@@ -1,9 +1,9 @@
 import { Handle, Position } from '@xyflow/react';
 import { useState, type ReactNode } from 'react';
+import { ManageAccountsDrawer } from '../../../accounts';
 import type { FlowNodeData } from '../../model/types';
 import { DelayDrawer } from './DelayDrawer';
 import { Header } from './Header';
-import { ManageAccountsHook } from './ManageAccountsHook';
 import { ResponsePanel } from './ResponsePanel';
 import { TestSection } from './TestSection';
 
@@ -48,7 +48,7 @@ export function NodeCard({ id, data, selected, children, noTest, actions }: Prop
       </div>
       <Handle type="source" position={Position.Right} />
       {delay && <DelayDrawer id={id} open={delay} onClose={() => setDelay(false)} />}
-      {accounts && <ManageAccountsHook data={data} open={accounts} onClose={() => setAccounts(false)} />}
+      {accounts && <ManageAccountsDrawer app={data.app_detail} appIndex={data.app_detail.app_index} open={accounts} onClose={() => setAccounts(false)} />}
     </div>
   );
 }
