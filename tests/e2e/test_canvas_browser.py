@@ -85,7 +85,11 @@ def _text(page: Page, test_id: str) -> Locator:
 
 def _choose(page: Page, select_id: str, option_id: str) -> None:
     page.get_by_test_id(select_id).click()
-    page.locator(f".ant-select-dropdown:visible [data-testid='{option_id}']").click()
+    option = page.locator(f".ant-select-dropdown:visible [data-testid='{option_id}']")
+    expect(option).to_be_visible()
+    # The card may still be settling after the canvas fitted it into view: click the option itself.
+    option.dispatch_event("click")
+    expect(option).to_have_count(0)
 
 
 def _reference(page: Page, field_id: str, search: str, before: str = "") -> None:
@@ -102,6 +106,7 @@ def _add(page: Page, tool: str, provider: str, search: str) -> None:
     page.get_by_test_id(tool).click()
     page.get_by_test_id("action-drawer-search").fill(search)
     page.locator(f".ant-drawer:visible [data-testid='app-tile-{provider}']").first.click()
+    page.wait_for_timeout(400)  # the canvas fits the new card into view
 
 
 def _test_node(page: Page, node_id: str) -> None:
@@ -254,3 +259,85 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform) -> No
     konnect_id = _publish(page, "Colours every 5 minutes")
     # The local scheduler starts the fire of the publishing minute at its next tick.
     _task_log(page, konnect_id, "green")
+
+
+def test_every_node_type_in_both_themes(page: Page, platform: Platform) -> None:
+    """Form input → Generator → Coupon → Splitter → Delay → a catalogue app action, then a catalogue
+    app trigger on a new canvas: each card is filled by typing and clicking, tested where it runs
+    offline, and photographed in the light and the dark theme."""
+    _login(page, platform)
+    _shot(page, "canvas-choose-trigger.png")
+    page.get_by_test_id("trigger-picker-search").fill("form")
+    page.get_by_test_id("app-tile-form_input").click()
+    _text(page, "form-title-node-1").fill("Newsletter sign-up")
+    _test_node(page, "node-1")
+    _both_themes(page, "form-input-trigger", "node-1")
+
+    _add(page, "add-ons", "generator", "gen")
+    _choose(page, "addon-node-2-what", "addon-option-what-random_string")
+    _text(page, "addon-node-2-length").fill("12")
+    _test_node(page, "node-2")
+    _both_themes(page, "generator", "node-2")
+
+    _add(page, "add-ons", "coupon", "coup")
+    page.get_by_test_id("node-test-node-3").click()
+    expect(page.locator(".ant-message").get_by_text("Please Fill Valid Expiry Number")).to_be_visible()
+    _text(page, "coupon-expiry-node-3").press_sequentially("3x")
+    expect(page.locator(".ant-message").get_by_text("Please Fill Integer Only")).to_be_visible()
+    expect(_text(page, "coupon-expiry-node-3")).to_have_value("3")
+    _test_node(page, "node-3")
+    _both_themes(page, "coupon", "node-3")
+
+    _add(page, "add-ons", "splitter", "split")
+    _reference(page, "addon-node-4-input", "cod")
+    _text(page, "addon-node-4-separator").fill("-")
+    _choose(page, "splitter-segment-node-4", "segment-option-2")
+    _test_node(page, "node-4")
+    _both_themes(page, "splitter", "node-4")
+
+    _add(page, "add-ons", "delay", "dela")
+    _choose(page, "delay-type-node-5", "delay-type-515")
+    _text(page, "delay-value-node-5").fill("5")
+    _choose(page, "delay-unit-node-5", "delay-unit-514")
+    page.get_by_test_id("delay-save-node-5").click()
+    _both_themes(page, "delay", "node-5")
+
+    _add(page, "add-action", "slack", "slack")
+    _choose(page, "event-select-node-6", "event-option-send_message")
+    expect(page.get_by_test_id("no-accounts-node-6")).to_contain_text("Please Manage the app by authorizing the accounts")
+    _both_themes(page, "catalogue-action", "node-6")
+    # Set Delay on an action: the drawer with its title.
+    page.get_by_test_id("node-delay-node-6").click()
+    expect(page.locator(".ant-drawer-title", has_text="-- Set Parameters For Delay To Act")).to_be_visible()
+    _shot(page, "set-delay-drawer.png")
+    page.keyboard.press("Escape")
+    page.get_by_test_id("eagle-eye").click()
+    _shot(page, "flow-every-add-on.png")
+
+    # Undo takes back the event choice, then the action; redo brings both back (Ctrl+Shift+Z).
+    page.get_by_test_id("undo").click()
+    expect(page.get_by_test_id("node-node-6")).not_to_contain_text("Send Channel Message")
+    page.get_by_test_id("undo").click()
+    expect(page.get_by_test_id("node-node-6")).to_have_count(0)
+    page.get_by_test_id("editor-canvas").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+Shift+Z")
+    page.keyboard.press("Control+Shift+Z")
+    expect(page.get_by_test_id("node-node-6")).to_contain_text("Send Channel Message")
+
+    # Leaving: the save prompt; No discards the draft.
+    page.get_by_test_id("editor-dashboard").click()
+    expect(page.get_by_text("Do You Want to Save the Flow?")).to_be_visible()
+    page.get_by_test_id("leave-no").click()
+    page.wait_for_url("**/flows/home")
+
+    # A catalogue app as the trigger.
+    page.get_by_test_id("create-flow").click()
+    page.wait_for_url("**/create")
+    page.get_by_test_id("trigger-picker-search").fill("slack")
+    page.get_by_test_id("app-tile-slack").click()
+    _choose(page, "event-select-node-1", "event-option-new_message")
+    expect(page.get_by_test_id("no-accounts-node-1")).to_contain_text("as you have no accounts authorised")
+    _both_themes(page, "catalogue-trigger", "node-1")
+    page.get_by_test_id("node-manage-node-1").click()
+    expect(page.get_by_text("- Manage Accounts")).to_be_visible()
+    _shot(page, "manage-accounts-drawer.png")

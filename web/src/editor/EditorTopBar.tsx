@@ -19,9 +19,9 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
   const [prompt, setPrompt] = useState(false);
 
   /** No: a draft created by testing in this session (the route has no numeric id) is deleted. */
-  const discard = async () => {
+  const discard = () => {
     const konnectId = store.getState().konnectId;
-    if (konnectId && !(routeId && /^\d+$/.test(routeId))) await deleteDraft(konnectId).catch(() => undefined);
+    if (konnectId && !(routeId && /^\d+$/.test(routeId))) void deleteDraft(konnectId).catch(() => undefined);
     navigate('/flows/home');
   };
 
@@ -45,7 +45,7 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
         title={SAVE_PROMPT}
         onCancel={() => setPrompt(false)}
         footer={[
-          <Button key="no" onClick={() => void discard()} data-testid="leave-no">
+          <Button key="no" onClick={discard} data-testid="leave-no">
             No
           </Button>,
           <Button

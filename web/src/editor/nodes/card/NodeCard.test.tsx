@@ -44,7 +44,7 @@ describe('node cards', () => {
   beforeEach(() => queryClient.clear());
 
   it('searches the catalogue on the server from 2 characters and grows the page by 20', async () => {
-    const calls = backend((c, path) => (path === '/api/v1/apps/get_triggers' ? { body: { apps: [webhookApp, slackApp], total_apps: 500 } } : undefined));
+    const calls = backend((_c, path) => (path === '/api/v1/apps/get_triggers' ? { body: { apps: [webhookApp, slackApp], total_apps: 500 } } : undefined));
     renderEditor();
     await screen.findByTestId('app-tile-webhook');
     expect(calls.filter((c) => c.url.startsWith('/api/v1/apps/get_triggers'))[0].url).toContain('page_size=80');
