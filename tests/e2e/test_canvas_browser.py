@@ -242,7 +242,8 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform) -> No
     # A second iterator is refused.
     _add(page, "add-ons", "iterator", "iter")
     expect(page.locator(".ant-message").get_by_text("The iterator can only be used once.")).to_be_visible()
-    page.keyboard.press("Escape")
+    page.locator(".ant-drawer:visible .ant-drawer-close").click()
+    expect(page.locator(".ant-drawer:visible")).to_have_count(0)
     _both_themes(page, "iterator", "node-2")
 
     _add(page, "add-ons", "data_forwarder", "data")

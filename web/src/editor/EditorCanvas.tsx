@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { useToast } from '../lib/useToast';
 import { useTheme } from '../theme/theme';
 import type { AppOut } from './api/editorApi';
-import { ActionDrawer, type DrawerMode } from './components/ActionDrawer';
+import { ActionDrawer, TRIGGER_ONLY, type DrawerMode } from './components/ActionDrawer';
 import { AppPicker } from './components/AppPicker';
 import { edgeTypes } from './components/DeletableEdge';
 import { Tools } from './components/Tools';
@@ -17,8 +17,6 @@ import { nodeTypes } from './nodes/nodeTypes';
 
 export const MIN_ZOOM = 0.3;
 export const MAX_ZOOM = 2;
-/** Add-ons that only start flows never appear among actions. */
-const TRIGGER_ONLY = new Set(['scheduler', 'form_input', 'webhook']);
 
 /** Edge state: error when its target failed, animated once its source was tested. */
 export function edgeClass(link: FlowLink, apps: FlowNode[], selected: boolean): string {
@@ -74,7 +72,7 @@ export function EditorCanvas() {
   const [drawer, setDrawer] = useState<DrawerMode | null>(null);
   const [selectedEdge, setSelectedEdge] = useState<string | null>(null);
   const [eagle, setEagle] = useState(false);
-  const { fitView } = useReactFlow();
+  const { fitView, setCenter } = useReactFlow();
   useUndoKeys();
   const edges = useMemo<Edge[]>(
     () =>
@@ -104,8 +102,9 @@ export function EditorCanvas() {
     }
     dispatch({ type: 'addAction', app });
     setDrawer(null);
-    // Bring the new card into view once React Flow has measured it.
-    window.setTimeout(() => void fitView({ padding: 0.2, duration: 200, maxZoom: 1 }), 50);
+    // Bring the new card to the middle at full size once React Flow has measured it.
+    const added = store.getState().apps[store.getState().apps.length - 1];
+    window.setTimeout(() => void setCenter(added.position.x + 225, added.position.y + 250, { zoom: 1, duration: 200 }), 50);
   };
 
   const connect = (c: Connection) => {

@@ -11,11 +11,14 @@ interface Props {
   onPick: (app: AppOut) => void;
   placeholder: string;
   searchTestId: string;
+  /** Apps not offered here (add-ons that only start flows, in the action drawer). */
+  hide?: (app: AppOut) => boolean;
 }
 
 /** Searchable grid of catalogue apps (server search from 2 characters); tiles are `app-tile-<provider>`. */
-export function AppPicker({ listings, enabled = true, onPick, placeholder, searchTestId }: Props) {
-  const { text, setText, apps, loadMore, fetching, total } = useAppSearch(listings, enabled);
+export function AppPicker({ listings, enabled = true, onPick, placeholder, searchTestId, hide }: Props) {
+  const { text, setText, apps: all, loadMore, fetching, total } = useAppSearch(listings, enabled);
+  const apps = all && hide ? all.filter((a) => !hide(a)) : all;
   return (
     <div className="kz-picker">
       <Input

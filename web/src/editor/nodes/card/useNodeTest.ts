@@ -108,6 +108,8 @@ export function useNodeTest(id: string) {
     if (!store.getState().konnectId && !(await run({ quiet: true }))) return;
     const trigger = store.getState().apps.find(isTriggerNode);
     if (!trigger) return;
+    const url = trigger.data.app_detail.webhook_url;
+    if (url) void navigator.clipboard?.writeText(url).catch(() => undefined);
     const node = store.getState().apps.find((n) => n.id === id);
     store.getState().patchNode(id, { app_status: { ...(node?.data.app_status ?? { type: 'Loading' }), type: 'Loading' }, response_payload: null });
     const tick = async () => {

@@ -21,7 +21,6 @@ function WebhookNodeView({ id, data, selected }: NodeProps<FlowNode>) {
   const [busy, setBusy] = useState(false);
   const instructions = data.app_detail.webhook_instructions?.length ? data.app_detail.webhook_instructions : WEBHOOK_INSTRUCTIONS;
   const onCapture = async () => {
-    if (url) void navigator.clipboard?.writeText(url).catch(() => undefined);
     setBusy(true);
     try {
       await capture();
