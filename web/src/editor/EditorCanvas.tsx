@@ -149,7 +149,17 @@ export function EditorCanvas() {
       >
         <Background gap={20} />
         <Controls showZoom={false} showFitView={false} showInteractive={false} position="bottom-left" />
-        {eagle && <MiniMap pannable zoomable position="bottom-right" data-testid="eagle-eye-map" />}
+        {eagle && (
+          <MiniMap
+            pannable
+            zoomable
+            position="bottom-right"
+            bgColor={mode === 'dark' ? '#0f2147' : '#ffffff'}
+            maskColor={mode === 'dark' ? 'rgba(11, 26, 58, 0.6)' : undefined}
+            nodeColor={mode === 'dark' ? '#2f6bff' : '#b8c7ff'}
+            data-testid="eagle-eye-map"
+          />
+        )}
       </ReactFlow>
       {!hasTrigger && <TriggerChooser />}
       <Tools
