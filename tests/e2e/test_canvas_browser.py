@@ -305,7 +305,9 @@ def test_every_node_type_in_both_themes(page: Page, platform: Platform) -> None:
 
     _add(page, "add-action", "slack", "slack")
     _choose(page, "event-select-node-6", "event-option-send_message")
-    expect(page.get_by_test_id("no-accounts-node-6")).to_contain_text("Please Manage the app by authorizing the accounts")
+    expect(page.get_by_test_id("no-accounts-node-6")).to_contain_text(
+        "Please Manage the app by authorizing the accounts"
+    )
     _both_themes(page, "catalogue-action", "node-6")
     # Set Delay on an action: the drawer with its title.
     page.get_by_test_id("node-delay-node-6").click()
