@@ -138,4 +138,59 @@ describe('node cards', () => {
     expect(await screen.findByText('Cannot delete Trigger while Action present.')).toBeInTheDocument();
     expect(screen.getByTestId('node-node-1')).toBeInTheDocument();
   });
+
+  it('deselecting a lone trigger empties the canvas and reopens the app search', async () => {
+    backend();
+    renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    fireEvent.click(screen.getByTestId('node-title-node-1'));
+    await userEvent.click(await screen.findByTestId('node-deselect-node-1'));
+    await waitFor(() => expect(screen.queryByTestId('node-node-1')).not.toBeInTheDocument());
+    expect(await screen.findByText('Choose Trigger')).toBeInTheDocument();
+  });
+
+  it('Capture Response tests the trigger, then polls every 7 s until the reply is not WAITING', async () => {
+    let captures = 0;
+    const calls = backend((_c, path) => {
+      if (path === '/api/v1/konnects/test_and_review') return { body: { ...triggerReply, raw_response: {} } };
+      if (path === '/api/v1/konnect_webhooks/capture_webhook_response/9') {
+        captures += 1;
+        const waiting = captures < 2;
+        return {
+          body: {
+            message: waiting ? 'WAITING' : 'SUCCESS',
+            test_status: waiting ? 'WAITING' : 'Success',
+            display_message: waiting ? 'Waiting' : 'Webhook response captured',
+            raw_response: waiting ? null : { name: 'Ada' },
+            konnect_id: 9,
+            konnect_activity_id: waiting ? null : 4,
+            webhook_url: 'http://h/hooks/t',
+          },
+        };
+      }
+      return undefined;
+    });
+    renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    const realSetTimeout = window.setTimeout;
+    const delays: number[] = [];
+    window.setTimeout = ((fn: () => void, ms?: number) => {
+      if (ms === 7000) {
+        delays.push(ms);
+        return realSetTimeout(fn, 0);
+      }
+      return realSetTimeout(fn, ms);
+    }) as typeof window.setTimeout;
+    try {
+      await userEvent.click(screen.getByTestId('capture-node-1'));
+      expect(await screen.findByText('Webhook response captured')).toBeInTheDocument();
+    } finally {
+      window.setTimeout = realSetTimeout;
+    }
+    expect(delays).toEqual([7000]);
+    expect(captures).toBe(2);
+    expect(calls.filter((c) => c.url.includes('test_and_review'))).toHaveLength(1);
+    expect(screen.getByTestId('status-node-1')).toHaveAttribute('data-status', 'Success');
+    expect(screen.getByTestId('response-node-1')).toHaveTextContent('name');
+  });
 });
