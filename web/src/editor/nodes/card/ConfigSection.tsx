@@ -1,6 +1,6 @@
 import { Button, Checkbox, Collapse, Drawer, List, Space } from 'antd';
 import { useEffect, useRef, useState } from 'react';
-import { useEditorStoreApi } from '../../EditorContext';
+import { useEditor, useEditorStoreApi } from '../../EditorContext';
 import { hiddenFieldCount, showManageFields } from '../../model/rules';
 import type { ConfigResponse, FlowNodeData } from '../../model/types';
 import { ConfigField } from './ConfigField';
@@ -9,6 +9,8 @@ import { useConfigLoader } from './useConfigLoader';
 /** Manage Fields: toggles which input fields show; a field whose target port is linked stays on. */
 function ManageFieldsDrawer({ id, fields, open, onClose }: { id: string; fields: ConfigResponse[]; open: boolean; onClose: () => void }) {
   const store = useEditorStoreApi();
+  const links = useEditor((s) => s.links);
+  const linked = (key: string) => links.some((l) => l.target === id && l.targetHandle === key);
   const toggle = (key: string, checked: boolean) => {
     const next = fields.map((f) => (f.config_key === key ? { ...f, checked, visible: checked || Boolean(f.config_key_required) } : f));
     store.getState().dispatch({ type: 'updateNodeData', id, patch: { configResponses: next } });
@@ -21,7 +23,7 @@ function ManageFieldsDrawer({ id, fields, open, onClose }: { id: string; fields:
           <List.Item key={f.config_key}>
             <Checkbox
               checked={Boolean(f.visible)}
-              disabled={Boolean(f.config_key_required) || Boolean(f.targetLinked)}
+              disabled={Boolean(f.config_key_required) || Boolean(f.targetLinked) || linked(f.config_key)}
               onChange={(e) => toggle(f.config_key, e.target.checked)}
               data-testid={`manage-field-${f.config_key}`}
             >
