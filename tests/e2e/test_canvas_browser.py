@@ -9,17 +9,22 @@ Screenshots of every node type in both themes go to docs/screenshots/.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from konnectz_devstack import Platform
+from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import sign_up, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -344,3 +349,134 @@ def test_every_node_type_in_both_themes(page: Page, platform: Platform) -> None:
     page.get_by_test_id("node-manage-node-1").click()
     expect(page.get_by_text("- Manage Accounts")).to_be_visible()
     _shot(page, "manage-accounts-drawer.png")
+
+
+class MockShop:
+    """A local third-party API for a catalogue app: GET /me checks the key, POST /orders records."""
+
+    def __init__(self) -> None:
+        self.orders: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _reply(self, status: int, body: dict[str, Any]) -> None:
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _authorized(self) -> bool:
+                return self.headers.get("Authorization") == f"Bearer {MOCK_KEY}"
+
+            def do_GET(self) -> None:
+                if self._authorized():
+                    self._reply(200, {"name": "Shop Owner"})
+                else:
+                    self._reply(401, {"error": "bad key"})
+
+            def do_POST(self) -> None:
+                if not self._authorized():
+                    self._reply(401, {"error": "bad key"})
+                    return
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                outer.orders.append(body)
+                self._reply(201, {"id": 77, "status": "created", "item": body.get("item")})
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+MOCK_KEY = "mock-key-123"
+MANIFEST = """
+id: 990001
+key: mockshop
+name: Mock Shop
+description: A local fake shop for the browser test.
+source: {{kind: curated}}
+categories: [Testing]
+base_url: "{url}"
+auth:
+  type: bearer
+  fields:
+    - {{key: api_key, label: API Key}}
+  inject: [{{location: header, name: Authorization, value: "Bearer {{{{auth.api_key}}}}"}}]
+  test: {{path: /me, label_path: name}}
+events:
+  - key: create_order
+    kind: action
+    label: Create Order
+    operation: {{method: POST, path: /orders}}
+    fields:
+      - {{key: item, label: Item, required: true}}
+      - {{key: quantity, label: Quantity}}
+    output: {{sample: {{id: 1, status: created}}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def shop_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Platform, MockShop]]:
+    """The platform with a catalogue that also holds Mock Shop, served by a local server."""
+    shop = MockShop()
+    root = tmp_path_factory.mktemp("catalogue")
+    shutil.copytree(REPO / "catalogue", root, dirs_exist_ok=True)
+    (root / "apps" / "mockshop.yaml").write_text(MANIFEST.format(url=shop.url))
+    plat = make_platform(tmp_path_factory.mktemp("shop-platform"), KONNECTZ_CATALOGUE_DIR=str(root))
+    plat.web_dist = REPO / "web" / "dist"
+    plat.start()
+    yield plat, shop
+    plat.stop()
+    shop.server.shutdown()
+
+
+def test_catalogue_app_action_with_a_token_account(browser: Browser, shop_platform) -> None:
+    """Webhook → a catalogue app's action: its account connected through Manage Accounts (token
+    fields), event, account and configuration chosen, '@' references, tested, published and run.
+    (A catalogue app cannot be a published trigger yet: the api has no polling-trigger compiler.)"""
+    platform, shop = shop_platform
+    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1600, "height": 1000})
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    try:
+        _login(page, platform)
+        page.get_by_test_id("app-tile-webhook").click()
+        page.get_by_test_id("capture-node-1").click()
+        url = page.get_by_test_id("webhook-url").inner_text(timeout=30_000).strip()
+        wait_until(lambda: httpx.post(url, json={"item": "Book", "qty": 2}).status_code < 300, timeout=20, what="hook")
+        expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
+
+        _add(page, "add-action", "mockshop", "mock")
+        _choose(page, "event-select-node-2", "event-option-create_order")
+        expect(page.get_by_test_id("no-accounts-node-2")).to_be_visible()
+        page.get_by_test_id("manage-accounts-node-2").click()
+        page.locator(".ant-drawer:visible").get_by_role("button", name="New Account").click()
+        page.locator(".ant-drawer:visible").get_by_label("API Key").fill(MOCK_KEY)
+        page.locator(".ant-drawer:visible").get_by_role("button", name="Add").click()
+        expect(page.locator(".ant-drawer:visible [data-testid^='account-']").first).to_contain_text("Shop Owner")
+        page.locator(".ant-drawer:visible .ant-drawer-close").click()
+
+        page.get_by_test_id("account-select-node-2").click()
+        option = page.locator(".ant-select-dropdown:visible [data-testid^='account-option-']").first
+        expect(option).to_be_visible()
+        option.dispatch_event("click")
+        _reference(page, "config-node-2-item", "ite")
+        expect(_text(page, "config-node-2-item")).to_have_value("{{node-1.item}}")
+        _reference(page, "config-node-2-quantity", "qt")
+        _test_node(page, "node-2")
+        assert shop.orders[-1]["item"] == "Book" and str(shop.orders[-1]["quantity"]) == "2", shop.orders
+        _both_themes(page, "catalogue-action-with-account", "node-2")
+
+        konnect_id = _publish(page, "Shop orders")
+        before = len(shop.orders)
+        wait_until(lambda: httpx.post(url, json={"item": "Pen", "qty": 5}).status_code == 200, timeout=20, what="run")
+        wait_until(lambda: len(shop.orders) > before, timeout=30, what="the order of the run")
+        assert shop.orders[-1]["item"] == "Pen" and str(shop.orders[-1]["quantity"]) == "5", shop.orders
+        _task_log(page, konnect_id, "Pen")
+    finally:
+        page.screenshot(path=str(ARTIFACTS / "canvas-shop-last-page.png"))
+        context.close()
