@@ -1,10 +1,11 @@
 import { lazy, Suspense } from 'react';
 import { Spin } from 'antd';
 import { createBrowserRouter, Navigate, RouterProvider, type RouteObject } from 'react-router';
+import { OAuthResponsePage } from './accounts/OAuthResponsePage';
 import { AuthScreen } from './auth/AuthScreen';
-import { ComingSoon } from './pages/ComingSoon';
 import { AccountPage } from './pages/account/AccountPage';
 import { AiFramePage } from './pages/ai/AiFramePage';
+import { ApplicationsPage } from './pages/applications/ApplicationsPage';
 import { Dashboard } from './pages/Dashboard';
 import { FlowsPage } from './pages/flows/FlowsPage';
 import { HistoryPage } from './pages/logs/HistoryPage';
@@ -30,6 +31,8 @@ export const routes: RouteObject[] = [
   { path: '/verify-email/:token', element: <AuthScreen /> },
   { path: '/forgot-password', element: <AuthScreen /> },
   { path: '/reset-password/:token', element: <AuthScreen /> },
+  { path: '/oauth/response', element: <OAuthResponsePage /> },
+  { path: '/oauth/response/:appId/:token', element: <OAuthResponsePage /> },
   { path: '/create', element: editor },
   { path: '/create/:id', element: editor },
   {
@@ -42,7 +45,7 @@ export const routes: RouteObject[] = [
       { path: '/dashboard', element: <Dashboard /> },
       { path: '/flows', element: <Navigate to="/flows/home" replace /> },
       { path: '/flows/:index', element: <FlowsPage /> },
-      { path: '/applications', element: <ComingSoon title="Applications" /> },
+      { path: '/applications', element: <ApplicationsPage /> },
       { path: '/logs', element: <HistoryPage /> },
       { path: '/chatflows', element: <AiFramePage widget="chatflows" title="Chatflows" /> },
       { path: '/agentflows', element: <AiFramePage widget="agentflows" title="Agentflows" /> },

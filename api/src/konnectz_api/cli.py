@@ -1,4 +1,4 @@
-"""``python -m konnectz_api serve|migrate|openapi|captcha|plan``."""
+"""``python -m konnectz_api serve|migrate|openapi|captcha|plan|credentials-key``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     plan_set.add_argument("email")
     plan_set.add_argument("plan", help="Free, Team, Agency or Premium")
     plan_sub.add_parser("list", help="list the plans and their task limits")
+    sub.add_parser(
+        "credentials-key",
+        help="print KONNECTZ_CREDENTIALS_KEY for shared runners (derived from KONNECTZ_SECRET_KEY)",
+    )
     args = parser.parse_args(argv)
 
     if args.command == "serve":
@@ -56,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "plan":
         return _plan(args)
+    if args.command == "credentials-key":
+        from konnectz_api.core.config import get_settings
+
+        # The key a runner hosting many konnects needs (KONNECTZ_CREDENTIALS_KEY).
+        print(get_settings().runner_credentials_key)
+        return 0
     return 2
 
 

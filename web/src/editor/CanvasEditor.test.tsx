@@ -1,6 +1,7 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { queryClient } from '../api/typed';
 import type { SaveKonnectRequest } from '../api/types';
 import { writeSession } from '../lib/session';
 import { useSession } from '../lib/sessionStore';
@@ -8,14 +9,16 @@ import { RequireSession } from '../shell/RequireSession';
 import { mockFetch, renderRoutes, type FetchCall } from '../test/utils';
 import { CanvasEditor } from './CanvasEditor';
 import { apiApp, webhookApp } from './model/fixtures';
+import { WEBHOOK_URL_MISSING } from './nodes/webhook/WebhookNode';
 
 function backend(extra?: (c: FetchCall) => { status?: number; body: unknown } | undefined) {
   return mockFetch((c) => {
     const custom = extra?.(c);
     if (custom) return custom;
-    if (c.url === '/api/v1/apps/get_triggers') return { body: { apps: [webhookApp], total_apps: 1 } };
-    if (c.url === '/api/v1/apps/get_actions') return { body: { apps: [], total_apps: 0 } };
-    if (c.url === '/api/v1/apps/add_on_apps') return { body: { apps: [apiApp], total_apps: 1 } };
+    const path = c.url.split('?')[0];
+    if (path === '/api/v1/apps/get_triggers') return { body: { apps: [webhookApp], total_apps: 1 } };
+    if (path === '/api/v1/apps/get_actions') return { body: { apps: [], total_apps: 0 } };
+    if (path === '/api/v1/apps/add_on_apps') return { body: { apps: [apiApp], total_apps: 1 } };
     if (c.url === '/api/v1/konnects/test_and_review')
       return {
         body: { test_status: 'Success', display_message: 'ok', raw_response: {}, konnect_id: 9, konnect_activity_id: 1 },
@@ -53,6 +56,8 @@ async function buildWebhookToApi() {
 }
 
 describe('CanvasEditor', () => {
+  beforeEach(() => queryClient.clear());
+
   it('starts with the trigger chooser', async () => {
     backend();
     renderEditor();
@@ -80,7 +85,7 @@ describe('CanvasEditor', () => {
     );
     const { router } = renderEditor();
     await buildWebhookToApi();
-    expect(screen.getByTestId('webhook-url-missing')).toHaveTextContent('Save the flow to get its webhook URL');
+    expect(screen.getByTestId('webhook-url-missing')).toHaveTextContent(WEBHOOK_URL_MISSING);
 
     // Undo removes the action, redo brings it back.
     await userEvent.click(screen.getByTestId('undo'));
@@ -194,7 +199,7 @@ describe('CanvasEditor', () => {
   });
 
   it('ends the session on a 401', async () => {
-    backend((c) => (c.url === '/api/v1/apps/get_triggers' ? { status: 401, body: { message: 'expired' } } : undefined));
+    backend((c) => (c.url.startsWith('/api/v1/apps/get_triggers') ? { status: 401, body: { message: 'expired' } } : undefined));
     const { router } = renderEditor();
     await waitFor(() => expect(router.state.location.pathname).toBe('/login'));
     expect(useSession.getState().session).toBeNull();

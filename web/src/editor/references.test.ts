@@ -16,13 +16,27 @@ describe('references', () => {
     expect(referenceOptions([trigger], 'bad path!')).toEqual([]);
   });
 
-  it('lists known outputs (configResponses) filtered by the search', () => {
+  it('lists every output key of the earlier nodes from their test responses, filtered by the search', () => {
     const trigger = {
       ...flow.apps[0],
-      data: { ...flow.apps[0].data, configResponses: [{ label: 'Email', config_key: 'email' }, { label: 'Name', config_key: 'name' }] },
+      data: {
+        ...flow.apps[0].data,
+        response_payload: {
+          display_message: 'ok',
+          raw_response: { email: 'a@b.c', customer: { name: 'Ada', tags: ['x', 'y'] } },
+          konnect_activity_id: 1,
+          konnect_id: 2,
+          test_status: 'Success',
+        },
+      },
     };
-    expect(referenceOptions([trigger], '').map((o) => o.value)).toEqual(['{{node-1.email}}', '{{node-1.name}}']);
-    expect(referenceOptions([trigger], 'nam').map((o) => o.value)).toEqual(['{{node-1.name}}', '{{node-1.nam}}']);
+    expect(referenceOptions([trigger], '').map((o) => o.value)).toEqual([
+      '{{node-1.email}}',
+      '{{node-1.customer.name}}',
+      '{{node-1.customer.tags.0}}',
+      '{{node-1.customer.tags.1}}',
+    ]);
+    expect(referenceOptions([trigger], 'nam').map((o) => o.value)).toEqual(['{{node-1.customer.name}}', '{{node-1.nam}}']);
   });
 
   it('stores references without the mention prefix', () => {

@@ -1,7 +1,8 @@
 /**
  * References between steps: `{{<node_id>.<dotted.path>}}` points into the output of
- * an earlier node (the webhook trigger's output is the JSON body of the request).
+ * an earlier node (its test response; the webhook trigger's output is the request body).
  */
+import { outputKeys } from './model/rules';
 import type { FlowNode } from './model/types';
 
 export interface ReferenceOption {
@@ -13,10 +14,21 @@ export const reference = (nodeId: string, path: string) => `{{${nodeId}.${path}}
 
 const PATH_RE = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/;
 
+/** The output keys of a node: from its test response, else from its additional (output) fields. */
+export function nodeOutputKeys(node: FlowNode): string[] {
+  let raw = node.data.response_payload?.raw_response;
+  // Later steps see one item of an iterator, not its {count, items}.
+  if (node.data.app_detail.provider === 'iterator' && raw && typeof raw === 'object' && Array.isArray((raw as { items?: unknown }).items)) {
+    raw = (raw as { items: unknown[] }).items[0] ?? {};
+  }
+  const keys = raw && typeof raw === 'object' ? outputKeys(raw) : [];
+  for (const f of node.data.configResponses ?? []) if (f.additional && f.config_key && !keys.includes(f.config_key)) keys.push(f.config_key);
+  return keys;
+}
+
 /**
- * Options for the '@' mention list of a field: every known output key of the
- * earlier nodes, plus, while the user types a path, a free reference to that path
- * on each earlier node.
+ * Options for the '@' mention list of a field: every output key of the earlier nodes (from their
+ * test responses), plus, while the user types a path, a free reference to that path on each one.
  */
 export function referenceOptions(upstream: FlowNode[], search: string): ReferenceOption[] {
   const out: ReferenceOption[] = [];
@@ -29,19 +41,14 @@ export function referenceOptions(upstream: FlowNode[], search: string): Referenc
   const needle = search.trim().toLowerCase();
   for (const node of upstream) {
     const app = node.data.app_detail.name;
-    for (const entry of node.data.configResponses ?? []) {
-      const key = entry.config_key;
-      if (!key) continue;
-      const text = `${entry.label ?? key} ${key}`.toLowerCase();
-      if (needle && !text.includes(needle)) continue;
-      add(reference(node.id, key), `${app} (${node.id}) › ${entry.label || key}`);
+    for (const key of nodeOutputKeys(node)) {
+      if (needle && !key.toLowerCase().includes(needle) && !app.toLowerCase().includes(needle)) continue;
+      add(reference(node.id, key), `${app} (${node.id}) › ${key}`);
     }
   }
   const path = search.trim();
   if (path && PATH_RE.test(path)) {
-    for (const node of upstream) {
-      add(reference(node.id, path), `${node.data.app_detail.name} (${node.id}) › ${path}`);
-    }
+    for (const node of upstream) add(reference(node.id, path), `${node.data.app_detail.name} (${node.id}) › ${path}`);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { apiApp, webhookApp } from './model/fixtures';
+import type { ApiSelectedValue } from './model/types';
 import { createEditorStore, HISTORY_LIMIT } from './store';
 
 describe('editor store history', () => {
@@ -43,15 +44,15 @@ describe('editor store history', () => {
     const store = createEditorStore();
     store.getState().dispatch({ type: 'addTrigger', app: webhookApp });
     store.getState().dispatch({ type: 'addAction', app: apiApp });
-    const value = store.getState().apps[1].data.selectedValue!;
+    const value = store.getState().apps[1].data.selectedValue as ApiSelectedValue;
     store.getState().dispatch({
       type: 'updateNodeData',
       id: 'node-2',
       patch: { selectedValue: { ...value, apiDetails: { ...value.apiDetails, endpointURL: 'https://x.test' } } },
     });
-    expect(store.getState().apps[1].data.selectedValue?.apiDetails.endpointURL).toBe('https://x.test');
+    expect((store.getState().apps[1].data.selectedValue as ApiSelectedValue).apiDetails.endpointURL).toBe('https://x.test');
     store.getState().undo();
-    expect(store.getState().apps[1].data.selectedValue?.apiDetails.endpointURL).toBe('');
+    expect((store.getState().apps[1].data.selectedValue as ApiSelectedValue).apiDetails.endpointURL).toBe('');
   });
 
   it('caps the undo stack at 100 steps', () => {

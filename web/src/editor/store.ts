@@ -23,12 +23,21 @@ export interface EditorState extends Flow {
   /** Consecutive dispatches with the same key (typing in one field) share one undo step. */
   lastCoalesceKey: string | null;
 
+  /** Tested nodes that were deleted (kept for undo, spec §4). */
+  trash: FlowNode[];
+
   dispatch: (op: Operation, coalesceKey?: string) => void;
+  /** Status and test results: applied without an undo step. */
+  patchNode: (id: string, patch: Partial<FlowNode['data']>) => void;
+  setKonnectId: (id: number | null) => void;
+  toTrash: (node: FlowNode) => void;
   undo: () => void;
   redo: () => void;
   onNodesChange: (changes: NodeChange<FlowNode>[]) => void;
   beginDrag: () => void;
   endDrag: () => void;
+  /** Puts dragged nodes back where the drag started (a refused move). */
+  cancelDrag: () => void;
   setFlowName: (name: string) => void;
   loadSaved: (flow: Flow, opts: { konnectId: number | null; flowName: string }) => void;
 }
@@ -51,6 +60,7 @@ export function createEditorStore(initial?: Partial<Flow>) {
     konnectId: null,
     dragStart: null,
     lastCoalesceKey: null,
+    trash: [],
 
     dispatch: (op, coalesceKey) => {
       const state = get();
@@ -66,6 +76,15 @@ export function createEditorStore(initial?: Partial<Flow>) {
         lastCoalesceKey: coalesceKey ?? null,
       });
     },
+
+    patchNode: (id, patch) => {
+      const next = applyOperation(snapshot(get()), { type: 'updateNodeData', id, patch });
+      set({ apps: next.apps });
+    },
+
+    setKonnectId: (id) => set({ konnectId: id }),
+
+    toTrash: (node) => set({ trash: [...get().trash, node].slice(-HISTORY_LIMIT) }),
 
     undo: () => {
       const state = get();
@@ -115,6 +134,11 @@ export function createEditorStore(initial?: Partial<Flow>) {
         lastCoalesceKey: null,
         ...(moved ? { past: pushCapped(state.past, start), future: [] } : {}),
       });
+    },
+
+    cancelDrag: () => {
+      const start = get().dragStart;
+      if (start) set({ apps: get().apps.map((n) => ({ ...n, position: start.apps.find((b) => b.id === n.id)?.position ?? n.position })), dragStart: null });
     },
 
     setFlowName: (name) => set({ flowName: name, nameSet: name.trim() !== '' }),

@@ -21,8 +21,8 @@ function Tool({ title, icon, onClick, disabled, testId }: { title: string; icon:
 }
 
 /** Floating tools on the right of the canvas. */
-export function Tools({ onAddAction, onAddOns, canAdd }: { onAddAction: () => void; onAddOns: () => void; canAdd: boolean }) {
-  const { zoomIn, zoomOut, fitView } = useReactFlow();
+export function Tools({ onAddAction, onAddOns, onEagleEye, canAdd }: { onAddAction: () => void; onAddOns: () => void; onEagleEye: () => void; canAdd: boolean }) {
+  const { zoomIn, zoomOut } = useReactFlow();
   const canUndo = useEditor((s) => s.past.length > 0);
   const canRedo = useEditor((s) => s.future.length > 0);
   const undo = useEditor((s) => s.undo);
@@ -35,7 +35,7 @@ export function Tools({ onAddAction, onAddOns, canAdd }: { onAddAction: () => vo
       <Tool title="Zoom In" icon={<ZoomInOutlined />} onClick={() => void zoomIn()} testId="zoom-in" />
       <Tool title="Undo" icon={<UndoOutlined />} onClick={undo} disabled={!canUndo} testId="undo" />
       <Tool title="Redo" icon={<RedoOutlined />} onClick={redo} disabled={!canRedo} testId="redo" />
-      <Tool title="Eagle Eye" icon={<EyeOutlined />} onClick={() => void fitView({ padding: 0.2, duration: 200 })} testId="eagle-eye" />
+      <Tool title="Eagle Eye" icon={<EyeOutlined />} onClick={onEagleEye} testId="eagle-eye" />
     </div>
   );
 }

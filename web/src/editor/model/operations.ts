@@ -16,7 +16,8 @@ export type Operation =
   | { type: 'removeNode'; id: string }
   | { type: 'moveNode'; id: string; position: { x: number; y: number } }
   | { type: 'updateNodeData'; id: string; patch: Partial<FlowNodeData> }
-  | { type: 'addLink'; source: string; target: string }
+  | { type: 'resetNode'; id: string; full: boolean }
+  | { type: 'addLink'; source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null }
   | { type: 'removeLink'; id: string }
   | { type: 'load'; flow: Flow };
 
@@ -24,10 +25,34 @@ export function isTriggerNode(node: FlowNode): boolean {
   return node.data.app_detail.app_index === 1;
 }
 
-export function nodeKindFor(app: App, trigger: boolean): NodeKind {
-  if (app.provider === 'webhook') return 'WebhookInner';
-  if (app.provider === 'api') return 'Api';
-  return trigger ? 'TriggerNode' : 'ActionNode';
+/** Which node type renders an app (one folder per kind under nodes/). */
+export function nodeKindFor(app: Pick<App, 'provider' | 'app_type'>, trigger: boolean): NodeKind {
+  switch (app.provider) {
+    case 'webhook':
+      return 'WebhookInner';
+    case 'api':
+    case 'data_forwarder':
+      return 'Api';
+    case 'formatter':
+      return 'Formatter';
+    case 'generator':
+      return 'Generator';
+    case 'conditioner':
+    case 'filter':
+      return 'Filter';
+    case 'scheduler':
+      return 'Scheduler';
+    case 'form_input':
+      return 'FormInput';
+    case 'coupon':
+      return 'Coupon';
+    case 'splitter':
+    case 'iterator':
+    case 'delay':
+      return 'InHouse';
+    default:
+      return trigger ? 'TriggerNode' : 'ActionNode';
+  }
 }
 
 export function defaultApiValue(): ApiSelectedValue {
@@ -51,12 +76,54 @@ export function linkId(source: string, target: string): string {
   return `link-${source}-${target}`;
 }
 
+function chainLink(source: string, target: string): FlowLink {
+  return { id: linkId(source, target), source, target, sourceHandle: null, targetHandle: null };
+}
+
 /** The node a new action is chained after: the highest app_index. */
 export function lastNode(apps: FlowNode[]): FlowNode | undefined {
   return apps.reduce<FlowNode | undefined>(
     (acc, n) => (!acc || n.data.app_detail.app_index > acc.data.app_detail.app_index ? n : acc),
     undefined,
   );
+}
+
+/** Built-in events: add-ons with one fixed event start with it chosen. */
+const FIXED_EVENTS: Record<string, { id: string; name: string }> = {
+  webhook: { id: 'catch_hook', name: 'Catch Webhook' },
+  api: { id: 'api_call', name: 'Make an API Call' },
+  data_forwarder: { id: 'forward', name: 'Forward Data' },
+  conditioner: { id: 'filter', name: 'Filter' },
+  scheduler: { id: 'schedule', name: 'Schedule' },
+  form_input: { id: 'form_submitted', name: 'Form Submitted' },
+  coupon: { id: 'generate_coupon', name: 'Generate Coupon' },
+  formatter: { id: 'format', name: 'Format Data' },
+  generator: { id: 'generate', name: 'Generate Values' },
+  splitter: { id: 'split', name: 'Split Text' },
+  iterator: { id: 'iterate', name: 'Iterate Over a List' },
+  delay: { id: 'delay', name: 'Delay' },
+};
+
+function initialData(app: App, type: NodeKind): Partial<FlowNodeData> {
+  switch (app.provider) {
+    case 'api':
+      return { selectedValue: defaultApiValue() };
+    case 'data_forwarder':
+      return { keyList: [{ key: '', value: '' }] };
+    case 'conditioner':
+    case 'filter':
+      return { filterValues: [{ id: 'c1', field: '', operator: '', valueOfFilter: '', joinWith: '' }] };
+    case 'scheduler':
+      return { selectedValue: { schedule_type: 'AtRegularIntervals', every: 5, time_span: 'Minutes' } };
+    case 'coupon':
+      return { inHouseAppConfig: { coupon: { expiryNum: '', duration: 'Days' } } };
+    case 'splitter':
+      return { inHouseAppConfig: { segmentIndex: 0 } };
+    case 'form_input':
+      return { formFields: [{ key: 'email', label: 'Email', type: 'email', required: true }], formTitle: '' };
+    default:
+      return type === 'WebhookInner' ? {} : {};
+  }
 }
 
 export function buildNode(app: App, id: string, appIndex: number, position: { x: number; y: number }): FlowNode {
@@ -75,15 +142,12 @@ export function buildNode(app: App, id: string, appIndex: number, position: { x:
       side: trigger ? 'left' : 'right',
       ...(type === 'WebhookInner' ? { webhook_url: null } : {}),
     },
-    selectedEvent:
-      type === 'WebhookInner'
-        ? { id: 'catch_hook', name: 'Catch Webhook' }
-        : type === 'Api'
-          ? { id: 'api_call', name: 'Make an API Call' }
-          : null,
-    app_status: { type: trigger ? 'Draft' : 'Loading' },
+    selectedEvent: FIXED_EVENTS[app.provider] ?? null,
+    selectedAccount: null,
+    app_status: { type: trigger ? 'Draft' : 'Loading', collapseEventAccount: false, collapseConfiguration: false },
     configResponses: [],
-    ...(type === 'Api' ? { selectedValue: defaultApiValue() } : {}),
+    response_payload: null,
+    ...initialData(app, type),
   };
   return { id, type, position, data };
 }
@@ -99,6 +163,17 @@ function mapNode(flow: Flow, id: string, fn: (n: FlowNode) => FlowNode): Flow {
   return changed ? { ...flow, apps } : flow;
 }
 
+/** Back to Draft: no test result, no outputs (a full reset also forgets event, account and fields). */
+export function draftData(data: FlowNodeData, full: boolean): FlowNodeData {
+  return {
+    ...data,
+    app_status: { ...data.app_status, type: 'Draft', errorMessage: undefined },
+    response_payload: null,
+    configResponses: full ? [] : (data.configResponses ?? []).filter((f) => !f.additional),
+    ...(full && data.app_detail.app_type === 'api' ? { selectedEvent: null, selectedAccount: null } : {}),
+  };
+}
+
 export function applyOperation(flow: Flow, op: Operation): Flow {
   switch (op.type) {
     case 'addTrigger': {
@@ -109,20 +184,30 @@ export function applyOperation(flow: Flow, op: Operation): Flow {
     case 'addAction': {
       const prev = lastNode(flow.apps);
       if (!prev) return flow;
+      if (op.app.provider === 'iterator' && flow.apps.some((n) => n.data.app_detail.provider === 'iterator')) return flow;
       const id = nextNodeId(flow.apps);
       const position = { x: prev.position.x + CARD_WIDTH + ACTION_OFFSET, y: prev.position.y };
       const node = buildNode(op.app, id, prev.data.app_detail.app_index + 1, position);
-      const link: FlowLink = { id: linkId(prev.id, id), source: prev.id, target: id, sourceHandle: null, targetHandle: null };
-      return { apps: [...flow.apps, node], links: [...flow.links, link] };
+      return { apps: [...flow.apps, node], links: [...flow.links, chainLink(prev.id, id)] };
     }
     case 'removeNode': {
       const node = flow.apps.find((n) => n.id === op.id);
       if (!node) return flow;
       if (isTriggerNode(node) && flow.apps.length > 1) return flow;
-      return {
-        apps: flow.apps.filter((n) => n.id !== op.id),
-        links: flow.links.filter((l) => l.source !== op.id && l.target !== op.id),
-      };
+      const index = node.data.app_detail.app_index;
+      // The chain closes over the gap: the node before now leads to the node after.
+      const before = flow.links.find((l) => l.target === op.id && l.sourceHandle === null)?.source;
+      const after = flow.links.find((l) => l.source === op.id && l.targetHandle === null)?.target;
+      const links = flow.links.filter((l) => l.source !== op.id && l.target !== op.id);
+      if (before && after && !links.some((l) => l.source === before && l.target === after)) links.push(chainLink(before, after));
+      const apps = flow.apps
+        .filter((n) => n.id !== op.id)
+        .map((n) =>
+          n.data.app_detail.app_index > index
+            ? { ...n, data: { ...n.data, app_detail: { ...n.data.app_detail, app_index: n.data.app_detail.app_index - 1 } } }
+            : n,
+        );
+      return { apps, links };
     }
     case 'moveNode':
       return mapNode(flow, op.id, (n) =>
@@ -130,19 +215,33 @@ export function applyOperation(flow: Flow, op: Operation): Flow {
       );
     case 'updateNodeData':
       return mapNode(flow, op.id, (n) => ({ ...n, data: { ...n.data, ...op.patch, node_id: n.data.node_id } }));
+    case 'resetNode': {
+      const node = flow.apps.find((n) => n.id === op.id);
+      if (!node) return flow;
+      // The node and the upstream providers mapped into it go back to Draft; their mapping links go.
+      const providers = new Set(
+        flow.links.filter((l) => l.target === op.id && l.sourceHandle !== null).map((l) => l.source),
+      );
+      const touched = new Set([op.id, ...providers]);
+      return {
+        apps: flow.apps.map((n) => (touched.has(n.id) ? { ...n, data: draftData(n.data, op.full && n.id === op.id) } : n)),
+        links: flow.links.filter(
+          (l) => !(l.sourceHandle !== null || l.targetHandle !== null) || !(touched.has(l.source) || touched.has(l.target)),
+        ),
+      };
+    }
     case 'addLink': {
       if (op.source === op.target) return flow;
       const ids = new Set(flow.apps.map((n) => n.id));
       if (!ids.has(op.source) || !ids.has(op.target)) return flow;
-      if (flow.links.some((l) => l.source === op.source && l.target === op.target)) return flow;
-      const link: FlowLink = {
-        id: linkId(op.source, op.target),
-        source: op.source,
-        target: op.target,
-        sourceHandle: null,
-        targetHandle: null,
-      };
-      return { apps: flow.apps, links: [...flow.links, link] };
+      if (flow.links.some((l) => l.source === op.target && l.target === op.source)) return flow;
+      const sourceHandle = op.sourceHandle ?? null;
+      const targetHandle = op.targetHandle ?? null;
+      if (flow.links.some((l) => l.source === op.source && l.target === op.target && l.sourceHandle === sourceHandle && l.targetHandle === targetHandle))
+        return flow;
+      const base = linkId(op.source, op.target);
+      const id = sourceHandle || targetHandle ? `${base}-${sourceHandle ?? ''}-${targetHandle ?? ''}` : base;
+      return { apps: flow.apps, links: [...flow.links, { id, source: op.source, target: op.target, sourceHandle, targetHandle }] };
     }
     case 'removeLink': {
       if (!flow.links.some((l) => l.id === op.id)) return flow;
@@ -151,6 +250,14 @@ export function applyOperation(flow: Flow, op: Operation): Flow {
     case 'load':
       return { apps: op.flow.apps, links: op.flow.links };
   }
+}
+
+/** Why a link cannot be drawn (the same app as source and target), or null. */
+export function linkRefusal(flow: Flow, source: string, target: string): string | null {
+  if (source === target || flow.links.some((l) => l.source === target && l.target === source)) {
+    return 'The same app cannot serve as both the source and the target for a particular app.';
+  }
+  return null;
 }
 
 /** Nodes that come before `nodeId` in the flow (lower app_index), trigger first. */

@@ -4,7 +4,19 @@
  */
 import type { Node } from '@xyflow/react';
 
-export type NodeKind = 'WebhookInner' | 'Api' | 'ActionNode' | 'TriggerNode';
+/** The node types of the spec (the api's canvas model accepts exactly these). */
+export type NodeKind =
+  | 'WebhookInner'
+  | 'ActionNode'
+  | 'TriggerNode'
+  | 'Formatter'
+  | 'InHouse'
+  | 'Generator'
+  | 'Filter'
+  | 'Api'
+  | 'Scheduler'
+  | 'FormInput'
+  | 'Coupon';
 
 export type AppStatusType = 'Loading' | 'Success' | 'Error' | 'Draft' | 'idle';
 
@@ -18,10 +30,16 @@ export interface AppDetail {
   auth_type: string | null;
   side: 'left' | 'right';
   webhook_url?: string | null;
+  webhook_instructions?: string[];
 }
 
 export interface SelectedEvent {
   id: string;
+  name: string;
+}
+
+export interface SelectedAccount {
+  id: number;
   name: string;
 }
 
@@ -46,21 +64,110 @@ export interface ApiSelectedValue {
   apiDetails: ApiDetails;
 }
 
-/** One output value of a node that later nodes can reference. */
+export type ScheduleType = 'Once' | 'Everyday' | 'DaysOfTheWeek' | 'DaysOfTheMonth' | 'AtRegularIntervals';
+export type TimeSpan = 'Minutes' | 'Hours' | 'Days' | 'Weeks';
+
+/** The Scheduler trigger's selectedValue (sent as left_config). */
+export interface ScheduleValue {
+  schedule_type: ScheduleType;
+  schedule_time?: string;
+  days?: string[];
+  dates?: number[];
+  every?: number | string;
+  time_span?: TimeSpan;
+}
+
+export interface OptionEntry {
+  id: string;
+  name: string;
+}
+
+/** One configuration field of a node (or an output value of its test, when `additional`). */
 export interface ConfigResponse {
   label: string;
   config_key: string;
+  key_value_type?: string;
+  type?: 'text' | 'select';
+  visible?: boolean;
+  additional?: boolean;
+  config_key_required?: boolean;
+  sequence?: number;
   value?: unknown;
+  options?: OptionEntry[];
+  dynamic?: boolean;
+  depends_on?: string[];
+  checked?: boolean;
+  targetLinked?: boolean;
   [extra: string]: unknown;
+}
+
+export interface ResponsePayload {
+  display_message: string;
+  raw_response: unknown;
+  konnect_activity_id: number | null;
+  konnect_id: number | null;
+  test_status: string;
+  pass_through_condition?: boolean | null;
+}
+
+export interface FilterCondition {
+  id: string;
+  /** A reference such as {{node-1.total}} (or plain text). */
+  field: string;
+  operator: string;
+  valueOfFilter: string;
+  /** The join recorded on this condition for the next one (+And / +OR). */
+  joinWith: '' | 'AND' | 'OR';
+}
+
+/** Delay / timer of the spec: ids of types and units. */
+export interface TimerConfig {
+  delay_type: number | null;
+  delay_unit: number | null;
+  delay_value: string;
+  value: string;
+}
+
+export interface FormField {
+  key: string;
+  label: string;
+  type: 'text' | 'textarea' | 'email' | 'number' | 'date' | 'select' | 'checkbox';
+  required: boolean;
+}
+
+export interface AppStatus {
+  type: AppStatusType;
+  errorMessage?: string;
+  collapseEventAccount?: boolean;
+  collapseConfiguration?: boolean;
+  showResponse?: boolean;
+  hasTimer?: boolean;
+  hasSequence?: boolean;
 }
 
 export interface FlowNodeData extends Record<string, unknown> {
   node_id: string;
   app_detail: AppDetail;
   selectedEvent: SelectedEvent | null;
-  app_status: { type: AppStatusType; errorMessage?: string };
+  selectedAccount?: SelectedAccount | null;
+  app_status: AppStatus;
   configResponses?: ConfigResponse[];
-  selectedValue?: ApiSelectedValue;
+  selectedValue?: ApiSelectedValue | ScheduleValue;
+  selectedAddonsValue?: Record<string, unknown>;
+  inHouseAppConfig?: { coupon?: { expiryNum: string; duration: string }; segmentIndex?: number };
+  filterValues?: FilterCondition[];
+  keyList?: KeyValue[];
+  timerConfigs?: TimerConfig | null;
+  delayReady?: boolean;
+  formFields?: FormField[];
+  formTitle?: string;
+  response_payload?: ResponsePayload | null;
+  /** The event lists more fields live once its last sequenced field is chosen. */
+  fetchFieldStatus?: boolean;
+  /** The trigger test drawer's choices. */
+  testFilter?: { join: 'AND' | 'OR'; labels: string[] };
+  /** Set on action nodes once the trigger was tested. */
+  trigger_konnect_id?: number | null;
 }
 
 export type FlowNode = Node<FlowNodeData, NodeKind>;

@@ -1,23 +1,22 @@
-import type { NodeProps } from '@xyflow/react';
 import { Select } from 'antd';
-import { memo, useCallback } from 'react';
-import { useEditorStoreApi } from '../EditorContext';
-import { KeyValueList } from '../components/KeyValueList';
-import { RefInput } from '../components/RefInput';
-import { defaultApiValue } from '../model/operations';
-import type { ApiDetails, ApiSelectedValue, FlowNode, HttpMethod } from '../model/types';
-import { NodeCard } from './NodeCard';
+import { useCallback } from 'react';
+import { useEditorStoreApi } from '../../EditorContext';
+import { KeyValueList } from '../../components/KeyValueList';
+import { RefInput } from '../../components/RefInput';
+import { defaultApiValue } from '../../model/operations';
+import type { ApiDetails, ApiSelectedValue, FlowNodeData, HttpMethod } from '../../model/types';
 
 export const HTTP_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-function ApiNodeView({ id, data, selected }: NodeProps<FlowNode>) {
+/** API call: method, endpoint URL, headers, params, JSON body, wrap in array. */
+export function ApiBody({ id, data }: { id: string; data: FlowNodeData }) {
   const store = useEditorStoreApi();
-  const value = data.selectedValue ?? defaultApiValue();
+  const value = (data.selectedValue as ApiSelectedValue | undefined) ?? defaultApiValue();
   const details = value.apiDetails;
 
   const setValue = useCallback(
     (patch: Partial<ApiSelectedValue>, field?: string) => {
-      const current = store.getState().apps.find((n) => n.id === id)?.data.selectedValue ?? defaultApiValue();
+      const current = (store.getState().apps.find((n) => n.id === id)?.data.selectedValue as ApiSelectedValue | undefined) ?? defaultApiValue();
       store.getState().dispatch({ type: 'updateNodeData', id, patch: { selectedValue: { ...current, ...patch } } }, field === undefined ? undefined : `${id}:${field}`);
     },
     [store, id],
@@ -25,14 +24,14 @@ function ApiNodeView({ id, data, selected }: NodeProps<FlowNode>) {
 
   const setDetails = useCallback(
     (patch: Partial<ApiDetails>, field?: string) => {
-      const current = store.getState().apps.find((n) => n.id === id)?.data.selectedValue ?? defaultApiValue();
+      const current = (store.getState().apps.find((n) => n.id === id)?.data.selectedValue as ApiSelectedValue | undefined) ?? defaultApiValue();
       setValue({ apiDetails: { ...current.apiDetails, ...patch } }, field);
     },
     [store, id, setValue],
   );
 
   return (
-    <NodeCard id={id} data={data} selected={selected}>
+    <>
       <div className="kz-field">
         <span className="kz-field-label">Method</span>
         <Select<HttpMethod>
@@ -81,8 +80,6 @@ function ApiNodeView({ id, data, selected }: NodeProps<FlowNode>) {
           />
         </div>
       </div>
-    </NodeCard>
+    </>
   );
 }
-
-export const ApiNode = memo(ApiNodeView);

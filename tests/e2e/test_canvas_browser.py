@@ -1,0 +1,482 @@
+"""The canvas editor in a real headless Chromium against the real stack, by clicks and typing only.
+
+Flow 1: Webhook → Filter → Formatter → API call, the trigger's sample taken with Capture Response
+and every later field filled through the '@' reference list; each node tested with Test & Review,
+the flow published, run by a request to its webhook URL, and its task log seen.
+Flow 2: Scheduler (every 5 minutes) → Iterator → Data forwarder, tested, published, its tick run.
+Screenshots of every node type in both themes go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+
+from konnectz_devstack import Platform
+from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import sign_up, wait_until
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+SHOTS = REPO / "docs" / "screenshots"
+ARTIFACTS = REPO / "test-results"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+PASSWORD = "a-long-password"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Chromium is missing: `make test` installs it from Debian's packages (apt-get install chromium)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser, platform: Platform) -> Iterator[Page]:
+    if platform.web_dist is None:
+        pytest.fail("web/dist is missing: run `make web-build` first (make test does)")
+    context = browser.new_context(
+        base_url=platform.api_url,
+        viewport={"width": 1600, "height": 1000},
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    context.set_default_timeout(20_000)
+    pg = context.new_page()
+    yield pg
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / "canvas-last-page.png"))
+    context.close()
+
+
+def _login(page: Page, platform: Platform) -> None:
+    email = f"canvas-{time.time_ns()}@example.com"
+    with httpx.Client(base_url=platform.api_url, timeout=30) as api:
+        sign_up(api, email, PASSWORD)
+    page.goto("/login")
+    page.get_by_test_id("login-email").fill(email)
+    page.get_by_test_id("login-password").fill(PASSWORD)
+    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
+    expect(
+        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
+    ).to_have_count(1, timeout=60_000)
+    page.get_by_test_id("login-submit").click()
+    page.wait_for_url("**/dashboard")
+    page.get_by_test_id("create-flow").click()
+    page.wait_for_url("**/create")
+
+
+def _text(page: Page, test_id: str) -> Locator:
+    """The text box behind a test id (on the input itself, or on a wrapper around it)."""
+    loc = page.get_by_test_id(test_id)
+    if loc.evaluate("e => ['INPUT', 'TEXTAREA'].includes(e.tagName)"):
+        return loc
+    return loc.locator("textarea, input").first
+
+
+def _choose(page: Page, select_id: str, option_id: str) -> None:
+    page.get_by_test_id(select_id).click()
+    option = page.locator(f".ant-select-dropdown:visible [data-testid='{option_id}']")
+    expect(option).to_be_visible()
+    # The card may still be settling after the canvas fitted it into view: click the option itself.
+    option.dispatch_event("click")
+    expect(option).to_have_count(0)
+
+
+def _reference(page: Page, field_id: str, search: str, before: str = "") -> None:
+    """Type ``before``, then '@' and part of a key, and pick the reference from the mention list."""
+    box = _text(page, field_id)
+    box.click()
+    box.press_sequentially(before + "@" + search, delay=30)
+    option = page.locator(".ant-mentions-dropdown:visible .ant-mentions-dropdown-menu-item").first
+    expect(option).to_be_visible()
+    option.click()
+
+
+def _add(page: Page, tool: str, provider: str, search: str) -> None:
+    page.get_by_test_id(tool).click()
+    page.get_by_test_id("action-drawer-search").fill(search)
+    page.locator(f".ant-drawer:visible [data-testid='app-tile-{provider}']").first.click()
+    page.wait_for_timeout(400)  # the canvas fits the new card into view
+
+
+def _test_node(page: Page, node_id: str) -> None:
+    page.get_by_test_id(f"node-test-{node_id}").click()
+    if page.get_by_test_id(f"trigger-test-proceed-{node_id}").count():
+        page.get_by_test_id(f"trigger-test-proceed-{node_id}").click()
+    expect(page.get_by_test_id(f"status-{node_id}")).to_have_attribute("data-status", "Success", timeout=30_000)
+
+
+def _focus(page: Page, node_id: str) -> None:
+    """Zoom to one card (Eagle Eye fits all; this shows one) so it is on screen for clicks and shots."""
+    page.get_by_test_id(f"node-title-{node_id}").click()
+    page.evaluate(
+        "id => { const el = document.querySelector(`[data-testid='node-${id}']`); el && el.scrollIntoView(); }",
+        node_id,
+    )
+
+
+def _shot(page: Page, name: str, node_id: str | None = None) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(300)
+    target = page.get_by_test_id(f"node-{node_id}") if node_id else page
+    target.screenshot(path=str(SHOTS / name))
+
+
+def _both_themes(page: Page, name: str, node_id: str) -> None:
+    for theme in ("light", "dark"):
+        current = "dark" if page.locator(".kz-dark").count() else "light"
+        if current != theme:
+            page.get_by_test_id("theme-switch").click()
+            page.wait_for_timeout(200)
+        _shot(page, f"{name}-{theme}.png", node_id)
+
+
+def _publish(page: Page, name: str) -> int:
+    page.get_by_test_id("flow-name").click()
+    page.get_by_test_id("flow-name").fill(name)
+    page.get_by_test_id("publish-flow").click()
+    page.wait_for_url("**/flows/home")
+    row = page.locator("[data-testid^='flow-row-']", has_text=name).first
+    expect(row).to_be_visible()
+    konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
+    expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_contain_text("Published", timeout=30_000)
+    return konnect_id
+
+
+def _task_log(page: Page, konnect_id: int, expected: str) -> None:
+    for _ in range(60):
+        page.get_by_test_id(f"flow-logs-{konnect_id}").click()
+        items = page.locator("[data-testid^='tasklog-item-']")
+        try:
+            expect(items.first).to_be_visible(timeout=1000)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+            time.sleep(0.5)
+    items.first.click()
+    expect(page.get_by_test_id("tasklog-details")).to_contain_text(expected)
+
+
+def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, receiver) -> None:
+    _login(page, platform)
+    page.get_by_test_id("trigger-picker-search").fill("web")
+    page.get_by_test_id("app-tile-webhook").click()
+
+    # Capture Response: tests the trigger (the URL appears), then polls until a request arrived.
+    page.get_by_test_id("capture-node-1").click()
+    url = page.get_by_test_id("webhook-url").inner_text(timeout=30_000).strip()
+    assert "/hooks/" in url
+    sample = {"status": "paid", "customer": {"name": "ada lovelace", "email": "ada@example.com"}}
+    wait_until(lambda: httpx.post(url, json=sample).status_code < 300, timeout=20, what="the draft's webhook URL")
+    expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
+    expect(page.get_by_test_id("response-node-1")).to_contain_text("customer.name")
+    _both_themes(page, "webhook-trigger", "node-1")
+
+    # Filter: status Equal To paid.
+    _add(page, "add-ons", "conditioner", "fil")
+    _reference(page, "condition-field-node-2-0", "stat")
+    expect(_text(page, "condition-field-node-2-0")).to_have_value("{{node-1.status}}")
+    _choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
+    page.get_by_test_id("condition-value-node-2-0").fill("paid")
+    _test_node(page, "node-2")
+    _both_themes(page, "filter", "node-2")
+
+    # Formatter: the customer's name in title case.
+    _add(page, "add-ons", "formatter", "form")
+    _choose(page, "addon-node-3-operation", "addon-option-operation-text.title")
+    _reference(page, "addon-node-3-input", "customer.na")
+    expect(_text(page, "addon-node-3-input")).to_have_value("{{node-1.customer.name}}")
+    _test_node(page, "node-3")
+    expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("Ada Lovelace")
+    _both_themes(page, "formatter", "node-3")
+
+    # API call: a JSON body built from references typed into the text, no spaces added.
+    _add(page, "add-action", "api", "api")
+    _text(page, "api-endpoint-url").fill(f"{receiver.url}/orders")
+    page.get_by_test_id("api-body-add").click()
+    _text(page, "api-body-key-0").fill("name")
+    _reference(page, "api-body-value-0", "outp", before="Dear ")
+    expect(_text(page, "api-body-value-0")).to_have_value("Dear {{node-3.output}}")
+    page.get_by_test_id("api-body-add").click()
+    _text(page, "api-body-key-1").fill("email")
+    _reference(page, "api-body-value-1", "customer.em")
+    _test_node(page, "node-4")
+    assert receiver.requests[-1]["body"] == {"name": "Dear Ada Lovelace", "email": "ada@example.com"}
+    _both_themes(page, "api-call", "node-4")
+    page.get_by_test_id("eagle-eye").click()
+    _shot(page, "flow-webhook-filter-formatter-api.png")
+
+    konnect_id = _publish(page, "Paid orders")
+    before = len(receiver.requests)
+    run = {"status": "paid", "customer": {"name": "grace hopper", "email": "grace@example.com"}}
+    wait_until(lambda: httpx.post(url, json=run).status_code == 200, timeout=20, what="the published webhook")
+    wait_until(lambda: len(receiver.requests) > before, timeout=20, what="the API call of the run")
+    assert receiver.requests[-1]["body"] == {"name": "Dear Grace Hopper", "email": "grace@example.com"}
+    _task_log(page, konnect_id, "Grace Hopper")
+
+
+def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform) -> None:
+    _login(page, platform)
+    page.get_by_test_id("trigger-picker-search").fill("sched")
+    page.get_by_test_id("app-tile-scheduler").click()
+    _choose(page, "schedule-type-node-1", "schedule-kind-AtRegularIntervals")
+    _text(page, "schedule-every-node-1").fill("5")
+    expect(page.get_by_test_id("node-node-1")).to_contain_text("1 to 59")
+    _test_node(page, "node-1")
+    expect(page.get_by_test_id("response-node-1")).to_contain_text("scheduled_at")
+    _both_themes(page, "scheduler-trigger", "node-1")
+
+    _add(page, "add-ons", "iterator", "iter")
+    _text(page, "addon-node-2-list").fill("red,green,blue")
+    _test_node(page, "node-2")
+    # A second iterator is refused.
+    _add(page, "add-ons", "iterator", "iter")
+    expect(page.locator(".ant-message").get_by_text("The iterator can only be used once.")).to_be_visible()
+    page.locator(".ant-drawer:visible .ant-drawer-close").click()
+    expect(page.locator(".ant-drawer:visible")).to_have_count(0)
+    _both_themes(page, "iterator", "node-2")
+
+    _add(page, "add-ons", "data_forwarder", "data")
+    _text(page, "forward-key-node-3-key-0").fill("color")
+    _reference(page, "forward-key-node-3-value-0", "val")
+    expect(_text(page, "forward-key-node-3-value-0")).to_have_value("{{node-2.value}}")
+    page.get_by_test_id("forward-key-node-3-add").click()
+    _text(page, "forward-key-node-3-key-1").fill("when")
+    _reference(page, "forward-key-node-3-value-1", "scheduled")
+    _test_node(page, "node-3")
+    expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("red")
+    _both_themes(page, "data-forwarder", "node-3")
+
+    konnect_id = _publish(page, "Colours every 5 minutes")
+    # The local scheduler starts the fire of the publishing minute at its next tick.
+    _task_log(page, konnect_id, "green")
+
+
+def test_every_node_type_in_both_themes(page: Page, platform: Platform) -> None:
+    """Form input → Generator → Coupon → Splitter → Delay → a catalogue app action, then a catalogue
+    app trigger on a new canvas: each card is filled by typing and clicking, tested where it runs
+    offline, and photographed in the light and the dark theme."""
+    _login(page, platform)
+    _shot(page, "canvas-choose-trigger.png")
+    page.get_by_test_id("trigger-picker-search").fill("form")
+    page.get_by_test_id("app-tile-form_input").click()
+    _text(page, "form-title-node-1").fill("Newsletter sign-up")
+    _test_node(page, "node-1")
+    _both_themes(page, "form-input-trigger", "node-1")
+
+    _add(page, "add-ons", "generator", "gen")
+    _choose(page, "addon-node-2-what", "addon-option-what-random_string")
+    _text(page, "addon-node-2-length").fill("12")
+    _test_node(page, "node-2")
+    _both_themes(page, "generator", "node-2")
+
+    _add(page, "add-ons", "coupon", "coup")
+    page.get_by_test_id("node-test-node-3").click()
+    expect(page.locator(".ant-message").get_by_text("Please Fill Valid Expiry Number")).to_be_visible()
+    _text(page, "coupon-expiry-node-3").press_sequentially("3x")
+    expect(page.locator(".ant-message").get_by_text("Please Fill Integer Only")).to_be_visible()
+    expect(_text(page, "coupon-expiry-node-3")).to_have_value("3")
+    _test_node(page, "node-3")
+    _both_themes(page, "coupon", "node-3")
+
+    _add(page, "add-ons", "splitter", "split")
+    _reference(page, "addon-node-4-input", "cod")
+    _text(page, "addon-node-4-separator").fill("-")
+    _choose(page, "splitter-segment-node-4", "segment-option-2")
+    _test_node(page, "node-4")
+    _both_themes(page, "splitter", "node-4")
+
+    _add(page, "add-ons", "delay", "dela")
+    _choose(page, "delay-type-node-5", "delay-type-515")
+    _text(page, "delay-value-node-5").fill("5")
+    _choose(page, "delay-unit-node-5", "delay-unit-514")
+    page.get_by_test_id("delay-save-node-5").click()
+    _both_themes(page, "delay", "node-5")
+
+    _add(page, "add-action", "slack", "slack")
+    _choose(page, "event-select-node-6", "event-option-send_message")
+    expect(page.get_by_test_id("no-accounts-node-6")).to_contain_text(
+        "Please Manage the app by authorizing the accounts"
+    )
+    _both_themes(page, "catalogue-action", "node-6")
+    # Set Delay on an action: the drawer with its title.
+    page.get_by_test_id("node-delay-node-6").click()
+    expect(page.locator(".ant-drawer-title", has_text="-- Set Parameters For Delay To Act")).to_be_visible()
+    _shot(page, "set-delay-drawer.png")
+    page.keyboard.press("Escape")
+    page.get_by_test_id("eagle-eye").click()
+    _shot(page, "flow-every-add-on.png")
+
+    # Undo takes back the event choice, then the action; redo brings both back (Ctrl+Shift+Z).
+    page.get_by_test_id("undo").click()
+    expect(page.get_by_test_id("node-node-6")).not_to_contain_text("Send Channel Message")
+    page.get_by_test_id("undo").click()
+    expect(page.get_by_test_id("node-node-6")).to_have_count(0)
+    page.get_by_test_id("editor-canvas").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+Shift+Z")
+    page.keyboard.press("Control+Shift+Z")
+    expect(page.get_by_test_id("node-node-6")).to_contain_text("Send Channel Message")
+
+    # Leaving: the save prompt; No discards the draft.
+    page.get_by_test_id("editor-dashboard").click()
+    expect(page.get_by_text("Do You Want to Save the Flow?")).to_be_visible()
+    page.get_by_test_id("leave-no").click()
+    page.wait_for_url("**/flows/home")
+
+    # A catalogue app as the trigger.
+    page.get_by_test_id("create-flow").click()
+    page.wait_for_url("**/create")
+    page.get_by_test_id("trigger-picker-search").fill("slack")
+    page.get_by_test_id("app-tile-slack").click()
+    _choose(page, "event-select-node-1", "event-option-new_message")
+    expect(page.get_by_test_id("no-accounts-node-1")).to_contain_text("as you have no accounts authorised")
+    _both_themes(page, "catalogue-trigger", "node-1")
+    page.get_by_test_id("node-manage-node-1").click()
+    expect(page.get_by_text("- Manage Accounts")).to_be_visible()
+    _shot(page, "manage-accounts-drawer.png")
+
+
+class MockShop:
+    """A local third-party API for a catalogue app: GET /me checks the key, POST /orders records."""
+
+    def __init__(self) -> None:
+        self.orders: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _reply(self, status: int, body: dict[str, Any]) -> None:
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _authorized(self) -> bool:
+                return self.headers.get("Authorization") == f"Bearer {MOCK_KEY}"
+
+            def do_GET(self) -> None:
+                if self._authorized():
+                    self._reply(200, {"name": "Shop Owner"})
+                else:
+                    self._reply(401, {"error": "bad key"})
+
+            def do_POST(self) -> None:
+                if not self._authorized():
+                    self._reply(401, {"error": "bad key"})
+                    return
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                outer.orders.append(body)
+                self._reply(201, {"id": 77, "status": "created", "item": body.get("item")})
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+MOCK_KEY = "mock-key-123"
+MANIFEST = """
+id: 990001
+key: mockshop
+name: Mock Shop
+description: A local fake shop for the browser test.
+source: {{kind: curated}}
+categories: [Testing]
+base_url: "{url}"
+auth:
+  type: bearer
+  fields:
+    - {{key: api_key, label: API Key}}
+  inject: [{{location: header, name: Authorization, value: "Bearer {{{{auth.api_key}}}}"}}]
+  test: {{path: /me, label_path: name}}
+events:
+  - key: create_order
+    kind: action
+    label: Create Order
+    operation: {{method: POST, path: /orders}}
+    fields:
+      - {{key: item, label: Item, required: true}}
+      - {{key: quantity, label: Quantity}}
+    output: {{sample: {{id: 1, status: created}}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def shop_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Platform, MockShop]]:
+    """The platform with a catalogue that also holds Mock Shop, served by a local server."""
+    shop = MockShop()
+    root = tmp_path_factory.mktemp("catalogue")
+    shutil.copytree(REPO / "catalogue", root, dirs_exist_ok=True)
+    (root / "apps" / "mockshop.yaml").write_text(MANIFEST.format(url=shop.url))
+    plat = make_platform(tmp_path_factory.mktemp("shop-platform"), KONNECTZ_CATALOGUE_DIR=str(root))
+    plat.web_dist = REPO / "web" / "dist"
+    plat.start()
+    yield plat, shop
+    plat.stop()
+    shop.server.shutdown()
+
+
+def test_catalogue_app_action_with_a_token_account(browser: Browser, shop_platform) -> None:
+    """Webhook → a catalogue app's action: its account connected through Manage Accounts (token
+    fields), event, account and configuration chosen, '@' references, tested, published and run.
+    (A catalogue app cannot be a published trigger yet: the api has no polling-trigger compiler.)"""
+    platform, shop = shop_platform
+    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1600, "height": 1000})
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    try:
+        _login(page, platform)
+        page.get_by_test_id("app-tile-webhook").click()
+        page.get_by_test_id("capture-node-1").click()
+        url = page.get_by_test_id("webhook-url").inner_text(timeout=30_000).strip()
+        wait_until(lambda: httpx.post(url, json={"item": "Book", "qty": 2}).status_code < 300, timeout=20, what="hook")
+        expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
+
+        _add(page, "add-action", "mockshop", "mock")
+        _choose(page, "event-select-node-2", "event-option-create_order")
+        expect(page.get_by_test_id("no-accounts-node-2")).to_be_visible()
+        page.get_by_test_id("manage-accounts-node-2").click()
+        page.locator(".ant-drawer:visible").get_by_role("button", name="New Account").click()
+        page.locator(".ant-drawer:visible").get_by_label("API Key").fill(MOCK_KEY)
+        page.locator(".ant-drawer:visible").get_by_role("button", name="Add").click()
+        expect(page.locator(".ant-drawer:visible [data-testid^='account-']").first).to_contain_text("Shop Owner")
+        page.locator(".ant-drawer:visible .ant-drawer-close").click()
+
+        page.get_by_test_id("account-select-node-2").click()
+        option = page.locator(".ant-select-dropdown:visible [data-testid^='account-option-']").first
+        expect(option).to_be_visible()
+        option.dispatch_event("click")
+        _reference(page, "config-node-2-item", "ite")
+        expect(_text(page, "config-node-2-item")).to_have_value("{{node-1.item}}")
+        _reference(page, "config-node-2-quantity", "qt")
+        _test_node(page, "node-2")
+        assert shop.orders[-1]["item"] == "Book" and str(shop.orders[-1]["quantity"]) == "2", shop.orders
+        _both_themes(page, "catalogue-action-with-account", "node-2")
+
+        konnect_id = _publish(page, "Shop orders")
+        before = len(shop.orders)
+        wait_until(lambda: httpx.post(url, json={"item": "Pen", "qty": 5}).status_code == 200, timeout=20, what="run")
+        wait_until(lambda: len(shop.orders) > before, timeout=30, what="the order of the run")
+        assert shop.orders[-1]["item"] == "Pen" and str(shop.orders[-1]["quantity"]) == "5", shop.orders
+        _task_log(page, konnect_id, "Pen")
+    finally:
+        page.screenshot(path=str(ARTIFACTS / "canvas-shop-last-page.png"))
+        context.close()

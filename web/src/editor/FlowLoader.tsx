@@ -1,0 +1,45 @@
+import { Spin } from 'antd';
+import { useEffect, useState, type ReactNode } from 'react';
+import { errorMessage } from '../api/client';
+import { konnectsApi } from '../api/endpoints';
+import { useToast } from '../lib/useToast';
+import { useEditorStoreApi } from './EditorContext';
+import { fromCanvasJson, isLoadableCanvas } from './model/canvas';
+
+/** Loads /create/{id} into the store (a flow loads only when its canvas_json has dataForSelect). */
+export function FlowLoader({ id, children }: { id: string | undefined; children: ReactNode }) {
+  const store = useEditorStoreApi();
+  const toast = useToast();
+  const [loadedId, setLoadedId] = useState<string | undefined>(undefined);
+
+  useEffect(() => {
+    if (!id) return;
+    let live = true;
+    konnectsApi
+      .edit(id)
+      .then((res) => {
+        if (!live) return;
+        const canvas = res.canvas_json;
+        if (isLoadableCanvas(canvas)) {
+          store.getState().loadSaved(fromCanvasJson(canvas, res.webhook_url), {
+            konnectId: res.konnect_id,
+            flowName: res.konnect_name ?? canvas.flowName ?? '',
+          });
+        } else {
+          void toast.warning('This flow cannot be opened in the editor.');
+        }
+        setLoadedId(id);
+      })
+      .catch((err) => {
+        if (!live) return;
+        void toast.error(errorMessage(err, 'Something went wrong!'));
+        setLoadedId(id);
+      });
+    return () => {
+      live = false;
+    };
+  }, [id, store, toast]);
+
+  if (id && loadedId !== id) return <Spin className="kz-editor-loading" size="large" />;
+  return <>{children}</>;
+}

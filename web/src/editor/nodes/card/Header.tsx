@@ -1,0 +1,64 @@
+import { ClockCircleOutlined, CloseOutlined, DeleteOutlined, ReloadOutlined, SettingOutlined } from '@ant-design/icons';
+import { Button, Tooltip } from 'antd';
+import type { ReactNode } from 'react';
+import { nodeCardName } from '../../../lib/names';
+import { useToast } from '../../../lib/useToast';
+import { AppIcon } from '../../components/AppIcon';
+import { manageRefusal } from '../../../accounts';
+import { supportsTimer, TOAST_MS } from '../../model/rules';
+import type { FlowNodeData } from '../../model/types';
+import { StatusIndicator } from './StatusIndicator';
+import { useNodeActions } from './useNodeActions';
+
+function HeaderButton({ title, icon, onClick, testId }: { title: string; icon: ReactNode; onClick: () => void; testId: string }) {
+  return (
+    <Tooltip title={title}>
+      <Button className="nodrag" size="small" type="text" icon={icon} onClick={onClick} aria-label={title} data-testid={testId} />
+    </Tooltip>
+  );
+}
+
+interface Props {
+  id: string;
+  data: FlowNodeData;
+  selected?: boolean;
+  onManage: () => void;
+  onDelay: () => void;
+}
+
+/** Icon, name cut beyond 13 (11 + '..'), status, Manage App, Set Delay, Refresh, Delete, deselect. */
+export function Header({ id, data, selected, onManage, onDelay }: Props) {
+  const toast = useToast();
+  const { remove, refresh, deselect } = useNodeActions(id);
+  const name = data.app_detail.name;
+  const manage = () => {
+    const refusal = manageRefusal(data.app_detail, data.app_detail.app_index);
+    if (refusal) void toast.error(refusal, TOAST_MS / 1000);
+    else onManage();
+  };
+  return (
+    <div className="kz-node-header">
+      <AppIcon name={name} provider={data.app_detail.provider} imageUrl={data.app_detail.image_url} size={28} />
+      <Tooltip title={name}>
+        <span className="kz-node-title" data-testid={`node-title-${id}`}>
+          {nodeCardName(name)}
+        </span>
+      </Tooltip>
+      {data.selectedEvent && <span className="kz-node-event">{data.selectedEvent.name}</span>}
+      <span className="kz-node-spacer" />
+      <StatusIndicator data={data} />
+      <HeaderButton title="Manage App" icon={<SettingOutlined />} onClick={manage} testId={`node-manage-${id}`} />
+      {supportsTimer(data) && (
+        <HeaderButton
+          title="Set Delay"
+          icon={<ClockCircleOutlined className={data.delayReady ? 'kz-delay-set' : undefined} />}
+          onClick={onDelay}
+          testId={`node-delay-${id}`}
+        />
+      )}
+      <HeaderButton title="Refresh" icon={<ReloadOutlined />} onClick={refresh} testId={`node-refresh-${id}`} />
+      <HeaderButton title="Delete" icon={<DeleteOutlined />} onClick={() => void remove()} testId={`node-delete-${id}`} />
+      {selected && <HeaderButton title="Deselect" icon={<CloseOutlined />} onClick={deselect} testId={`node-deselect-${id}`} />}
+    </div>
+  );
+}

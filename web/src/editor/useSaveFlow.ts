@@ -1,0 +1,42 @@
+import { useState } from 'react';
+import { useNavigate } from 'react-router';
+import { errorMessage } from '../api/client';
+import { konnectsApi } from '../api/endpoints';
+import { useToast } from '../lib/useToast';
+import { useEditorStoreApi } from './EditorContext';
+import { TOAST_MS } from './model/rules';
+import { buildSaveRequest, NO_TRIGGER_WARNING } from './save';
+
+/** Save (draft) and Publish: both show the server message and go to /flows/home. */
+export function useSaveFlow() {
+  const store = useEditorStoreApi();
+  const toast = useToast();
+  const navigate = useNavigate();
+  const [saving, setSaving] = useState<'save' | 'publish' | null>(null);
+
+  const save = async (publish: boolean): Promise<boolean> => {
+    const body = buildSaveRequest(store.getState(), publish);
+    if (!body) {
+      void toast.warning(NO_TRIGGER_WARNING, TOAST_MS / 1000);
+      return false;
+    }
+    setSaving(publish ? 'publish' : 'save');
+    try {
+      if (body.konnect_id === null) {
+        // Saving needs a tested trigger: its Test & Review creates the konnect and its id.
+        const trigger = body.canvas_json.apps.find((n) => n.data.app_detail.app_index === 1);
+        const tested = await konnectsApi.testAndReview({ node_id: trigger?.id ?? null, konnect_id: null, canvas_json: body.canvas_json });
+        body.konnect_id = tested.konnect_id;
+      }
+      const res = await (publish ? konnectsApi.publish(body) : konnectsApi.save(body));
+      void toast.success(res.message || (publish ? 'Flow published.' : 'Flow saved.'), TOAST_MS / 1000);
+      navigate('/flows/home');
+      return true;
+    } catch (err) {
+      void toast.error(errorMessage(err, 'Something went wrong!'), TOAST_MS / 1000);
+      setSaving(null);
+      return false;
+    }
+  };
+  return { save, saving };
+}
