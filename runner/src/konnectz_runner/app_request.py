@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -59,6 +59,8 @@ class AppRequest:
     form_body: dict[str, str] | None = None
     secret_headers: list[str] = field(default_factory=list)
     secret_params: list[str] = field(default_factory=list)
+    # Signs the built request (the aws_sigv4 hook); its headers never reach a log.
+    signer: Callable[[httpx.Request], None] | None = None
 
     def to_httpx(self, http: httpx.AsyncClient) -> httpx.Request:
         headers = dict(self.headers)
@@ -72,7 +74,10 @@ class AppRequest:
         url = httpx.URL(self.url)
         if self.params:
             url = url.copy_merge_params(httpx.QueryParams(list[tuple[str, Any]](self.params)))
-        return http.build_request(self.method, url, headers=headers, content=content)
+        built = http.build_request(self.method, url, headers=headers, content=content)
+        if self.signer is not None:
+            self.signer(built)
+        return built
 
     def recorded(self) -> dict[str, Any]:
         """What a task log may show: credentials replaced by ``***``."""
@@ -187,6 +192,14 @@ def _inject_auth(app: App, request: AppRequest, credentials: dict[str, Any], bod
         request.secret_headers.append("Authorization")
 
 
+def _sign_if_needed(app: App, hooks: Sequence[str], request: AppRequest, credentials: dict[str, Any]) -> None:
+    if "aws_sigv4" in hooks:
+        from konnectz_runner.aws_sigv4 import signer
+
+        request.signer = signer(credentials, request.url, app.auth.aws_service)
+        request.secret_headers.append("Authorization")
+
+
 def _base_url(app: App, override: str | None, credentials: dict[str, Any]) -> str:
     base = resolve(override or app.base_url, _context(credentials, {}))
     return base.rstrip("/")
@@ -247,6 +260,7 @@ def build_event_request(
     if extra_params:
         request.params.extend(extra_params)
     _inject_auth(app, request, credentials, body)
+    _sign_if_needed(app, [*app.hooks, *event.hooks], request, credentials)
     if body is not None:
         if op.content_type == "json":
             request.json_body = body
@@ -265,6 +279,7 @@ def build_test_request(app: App, credentials: dict[str, Any]) -> AppRequest | No
     request.params.extend((k, resolve(v, context)) for k, v in test.query.items())
     body = dict(test.body) if test.body is not None else None
     _inject_auth(app, request, credentials, body)
+    _sign_if_needed(app, app.hooks, request, credentials)
     if body is not None:
         request.json_body = body
     return request

@@ -293,3 +293,51 @@ def test_broker_token_from_a_konnect_token_or_a_shared_runner_key(monkeypatch) -
     assert _broker_token(7) == credentials_token(key, 7) != credentials_token(key, 8)
     monkeypatch.setenv("KONNECTZ_CREDENTIALS_TOKEN", "one-konnect")
     assert _broker_token(7) == "one-konnect"
+
+
+async def test_requests_per_account_are_spaced_by_the_rate_limit(fake, make_ctx) -> None:
+    import time
+
+    from konnectz_runner.manifest import RateLimit
+
+    state, base = fake
+    app = _app(base).model_copy(update={"rate_limit": RateLimit(requests_per_second=5)})
+    app_event.set_catalogue(lambda: Catalogue(apps=[app]))
+
+    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+        return {"access_token": TOKEN}
+
+    app_event.set_credential_source(source)
+    try:
+        started = time.monotonic()
+        for _ in range(4):
+            outcome = await app_event.run(_step("create_card", board="b", title="t"), make_ctx())
+            assert outcome.status == "SUCCESS", outcome.error
+        spaced = time.monotonic() - started
+        # Another account of the same app is not held back by the first one's pace.
+        other = _step("create_card", board="b", title="t").model_copy(update={"account_id": 6})
+        started_other = time.monotonic()
+        assert (await app_event.run(other, make_ctx())).status == "SUCCESS"
+        alone = time.monotonic() - started_other
+    finally:
+        app_event.set_credential_source(None)
+        app_event.set_catalogue(load_catalogue)
+    assert spaced >= 0.58  # 4 requests at 5/s: three gaps of 0.2 s
+    assert alone < 0.15
+    stamps = [r for r in state.received if r["method"] == "POST"]
+    assert len(stamps) == 5
+
+
+async def test_a_retry_after_date_is_honoured_and_capped(wired, make_ctx) -> None:
+    import email.utils
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    state, _ = wired
+    when = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    state.fail_next = [(429, {"Retry-After": when})]
+    started = time.monotonic()
+    outcome = await app_event.run(_step("create_card", board="b", title="t"), make_ctx())
+    waited = time.monotonic() - started
+    assert outcome.status == "SUCCESS", outcome.error
+    assert 0.9 <= waited < 5  # the date asks for 30 s; the app's manifest caps a wait at 1 s

@@ -209,8 +209,6 @@ async def call_event(
 ) -> tuple[Any, list[dict[str, Any]]]:
     """The reply body (actions) or all items (searches/triggers), and what the log may show."""
     hooks = [*app.hooks, *event.hooks]
-    if "aws_sigv4" in hooks:
-        raise StepError(f"{app.name}: AWS Signature V4 signing is not available in this runner yet")
     pages = event.pagination.max_pages if event.kind != "action" and event.pagination.style != "none" else 1
     items: list[Any] = []
     recorded: list[dict[str, Any]] = []
