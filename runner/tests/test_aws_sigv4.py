@@ -18,7 +18,7 @@ from botocore.credentials import Credentials
 
 from konnectz_runner.app_request import build_event_request
 from konnectz_runner.aws_sigv4 import signing_name
-from konnectz_runner.catalogue import Catalogue, default_root, load_catalogue
+from konnectz_runner.catalogue import Catalogue, default_root
 from konnectz_runner.manifest import App
 from konnectz_runner.steps import app_event
 from konnectz_runner.steps.app_event import AppEventStep
@@ -148,7 +148,7 @@ def wired(server) -> Iterator[tuple[Verifier, dict[str, str]]]:
     app_event.set_credential_source(source)
     yield state, account
     app_event.set_credential_source(None)
-    app_event.set_catalogue(load_catalogue)
+    app_event.set_catalogue(app_event.default_catalogue)
 
 
 def _step(event: str, **fields: str) -> AppEventStep:

@@ -157,7 +157,7 @@ def wired(fake) -> Iterator[tuple[Fake, list[tuple[int, bool]]]]:
     app_event.set_credential_source(source)
     yield state, calls
     app_event.set_credential_source(None)
-    app_event.set_catalogue(load_catalogue)
+    app_event.set_catalogue(app_event.default_catalogue)
 
 
 def _step(event: str, **fields: str) -> AppEventStep:
@@ -321,7 +321,7 @@ async def test_requests_per_account_are_spaced_by_the_rate_limit(fake, make_ctx)
         alone = time.monotonic() - started_other
     finally:
         app_event.set_credential_source(None)
-        app_event.set_catalogue(load_catalogue)
+        app_event.set_catalogue(app_event.default_catalogue)
     assert spaced >= 0.58  # 4 requests at 5/s: three gaps of 0.2 s
     assert alone < 0.15
     stamps = [r for r in state.received if r["method"] == "POST"]

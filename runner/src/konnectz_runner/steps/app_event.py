@@ -43,7 +43,7 @@ from konnectz_runner.app_request import (
     items_at,
     secret_values,
 )
-from konnectz_runner.catalogue import Catalogue, load_catalogue
+from konnectz_runner.catalogue import Catalogue, LazyCatalogue
 from konnectz_runner.errors import StepError
 from konnectz_runner.manifest import App, Event, Polling
 from konnectz_runner.model import KeyValue, Outcome, StepBase, StepContext
@@ -57,6 +57,7 @@ __all__ = [
     "broker_credentials",
     "credentials_key",
     "credentials_token",
+    "default_catalogue",
     "new_items",
     "run",
     "set_catalogue",
@@ -83,12 +84,19 @@ Config = AppEventStep
 # (account_id, konnect_id, owner_id, refresh) -> credentials
 CredentialSource = Callable[[int, int, int, bool], Awaitable[dict[str, Any]]]
 
-_catalogue: Callable[[], Catalogue] = lru_cache(maxsize=1)(load_catalogue)
+
+@lru_cache(maxsize=1)
+def default_catalogue() -> LazyCatalogue:
+    """The catalogue of this runner: curated apps, generated ones read from the bundle on first use."""
+    return LazyCatalogue()
+
+
+_catalogue: Callable[[], Catalogue | LazyCatalogue] = default_catalogue
 _credential_source: CredentialSource | None = None
 _next_slot: dict[tuple[int, int], float] = {}
 
 
-def set_catalogue(loader: Callable[[], Catalogue]) -> None:
+def set_catalogue(loader: Callable[[], Catalogue | LazyCatalogue]) -> None:
     """Where apps come from (tests add their own manifests)."""
     global _catalogue
     _catalogue = loader
