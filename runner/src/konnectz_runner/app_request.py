@@ -139,14 +139,32 @@ def _coerce(f: EventField, value: Any) -> Any:
 
 
 def _set_path(body: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``value`` at a dotted body path; a numeric segment is a list index (``to.0.email``)."""
     parts = path.split(".")
-    node = body
-    for part in parts[:-1]:
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise StepError(f"Body path {path!r} conflicts with another field")
-        node = child
-    node[parts[-1]] = value
+    conflict = StepError(f"Body path {path!r} conflicts with another field")
+    node: Any = body
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        empty: Any = None if last else ([] if parts[i + 1].isdigit() else {})
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) > len(node) or int(part) >= 100:
+                raise conflict
+            index = int(part)
+            if index == len(node):
+                node.append(empty)
+            if last:
+                node[index] = value
+                return
+            if node[index] is None:
+                node[index] = empty
+            node = node[index]
+        else:
+            if last:
+                node[part] = value
+                return
+            node = node.setdefault(part, empty)
+        if type(node) is not type(empty):
+            raise conflict
 
 
 def _flatten_form(body: dict[str, Any], prefix: str = "") -> dict[str, str]:

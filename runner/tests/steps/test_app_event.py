@@ -341,3 +341,21 @@ async def test_a_retry_after_date_is_honoured_and_capped(wired, make_ctx) -> Non
     waited = time.monotonic() - started
     assert outcome.status == "SUCCESS", outcome.error
     assert 0.9 <= waited < 5  # the date asks for 30 s; the app's manifest caps a wait at 1 s
+
+
+def test_numeric_body_path_segments_are_list_indexes() -> None:
+    from konnectz_runner.app_request import _set_path
+    from konnectz_runner.errors import StepError
+
+    body: dict[str, Any] = {}
+    _set_path(body, "message.to.0.email.address", "a@example.com")
+    _set_path(body, "message.to.0.email.name", "Ada")
+    _set_path(body, "message.to.1.email.address", "b@example.com")
+    assert body == {
+        "message": {
+            "to": [{"email": {"address": "a@example.com", "name": "Ada"}}, {"email": {"address": "b@example.com"}}]
+        }
+    }
+    for bad in ("message.to.x", "message.to.5.email", "message.to.0.email.address.more"):
+        with pytest.raises(StepError, match="conflicts"):
+            _set_path(body, bad, "v")
