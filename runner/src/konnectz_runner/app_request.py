@@ -15,6 +15,7 @@ import base64
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from email.message import EmailMessage
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -277,8 +278,11 @@ def build_event_request(
             _set_path(body, f.path_in_body, value)
     if extra_params:
         request.params.extend(extra_params)
+    hooks = [*app.hooks, *event.hooks]
+    if "gmail_raw_message" in hooks and body is not None:
+        body = gmail_raw_body(body, draft=op.path.rstrip("/").endswith("/drafts"))
     _inject_auth(app, request, credentials, body)
-    _sign_if_needed(app, [*app.hooks, *event.hooks], request, credentials)
+    _sign_if_needed(app, hooks, request, credentials)
     if body is not None:
         if op.content_type == "json":
             request.json_body = body
@@ -327,6 +331,55 @@ def hook_error(hooks: Sequence[str], body: Any) -> str | None:
         if "telegram_ok_false" in hooks:
             return f"Telegram error: {body.get('description', 'unknown')}"
     return None
+
+
+_MESSAGE_FIELDS = ("to", "cc", "bcc", "subject", "body", "is_html", "from", "reply_to")
+
+
+def gmail_raw_body(fields: dict[str, Any], *, draft: bool = False) -> dict[str, Any]:
+    """The ``gmail_raw_message`` hook: to/cc/bcc/subject/body as an RFC 2822 message, base64url in ``raw``.
+
+    Other body members (e.g. ``threadId``) stay beside ``raw``; a draft wraps it in ``message``.
+    """
+    message = EmailMessage()
+    for header, key in (("To", "to"), ("Cc", "cc"), ("Bcc", "bcc"), ("From", "from"), ("Reply-To", "reply_to")):
+        value = fields.get(key)
+        if value not in (None, ""):
+            text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            if "\r" in text or "\n" in text:
+                raise StepError(f"{header} must be on one line")
+            message[header] = text
+    subject = str(fields.get("subject") or "")
+    if "\r" in subject or "\n" in subject:
+        raise StepError("Subject must be on one line")
+    message["Subject"] = subject
+    content = str(fields.get("body") or "")
+    if fields.get("is_html") in (True, "true", "True", "1"):
+        message.set_content(content, subtype="html")
+    else:
+        message.set_content(content)
+    raw = base64.urlsafe_b64encode(message.as_bytes()).decode().rstrip("=")
+    rest = {k: v for k, v in fields.items() if k not in _MESSAGE_FIELDS}
+    return {**rest, "message": {"raw": raw}} if draft else {**rest, "raw": raw}
+
+
+def rows_as_objects(rows: list[Any]) -> list[Any]:
+    """The ``sheet_rows_as_objects`` hook: a values range (header row first) as objects with ``row_number``.
+
+    Row numbers count from the header row (row 1), so a worksheet's rows keep their sheet numbers.
+    """
+    if not rows or not all(isinstance(r, list) for r in rows):
+        return rows
+    header = [str(h) if h not in (None, "") else f"Column {i + 1}" for i, h in enumerate(rows[0])]
+    objects: list[Any] = []
+    for number, row in enumerate(rows[1:], start=2):
+        if not any(cell not in (None, "") for cell in row):
+            continue  # an empty row is not an item
+        item: dict[str, Any] = {"row_number": number}
+        for i, name in enumerate(header):
+            item[name] = row[i] if i < len(row) else ""
+        objects.append(item)
+    return objects
 
 
 def secret_values(app: App, credentials: dict[str, Any]) -> list[str]:

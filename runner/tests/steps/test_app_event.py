@@ -359,3 +359,59 @@ def test_numeric_body_path_segments_are_list_indexes() -> None:
     for bad in ("message.to.x", "message.to.5.email", "message.to.0.email.address.more"):
         with pytest.raises(StepError, match="conflicts"):
             _set_path(body, bad, "v")
+
+
+def test_gmail_raw_message_hook_builds_an_rfc2822_message() -> None:
+    import base64
+    import email
+    from email import policy
+
+    from konnectz_runner.app_request import gmail_raw_body
+    from konnectz_runner.errors import StepError
+
+    sent = gmail_raw_body({"to": "ada@example.com", "cc": "bob@example.com", "subject": "Hi ✓", "body": "<b>x</b>",
+                           "is_html": "true", "threadId": "t1"})  # fmt: skip
+    assert set(sent) == {"raw", "threadId"}
+    message = email.message_from_bytes(base64.urlsafe_b64decode(sent["raw"] + "=="), policy=policy.default)
+    assert message["To"] == "ada@example.com" and message["Cc"] == "bob@example.com" and message["Subject"] == "Hi ✓"
+    assert message.get_content_type() == "text/html" and message.get_content().strip() == "<b>x</b>"
+    draft = gmail_raw_body({"to": "ada@example.com", "subject": "s", "body": "plain"}, draft=True)
+    assert set(draft) == {"message"} and "raw" in draft["message"]
+    with pytest.raises(StepError, match="one line"):
+        gmail_raw_body({"to": "a@example.com", "subject": "x\r\nBcc: evil@example.com", "body": ""})
+
+
+def test_gmail_send_email_request_carries_only_raw() -> None:
+    catalogue = load_catalogue(include_generated=False)
+    gmail = next(a for a in catalogue if a.key == "gmail")
+    event = gmail.event("send_email")
+    assert event is not None
+    request = build_event_request(
+        gmail, event, {"to": "ada@example.com", "subject": "s", "body": "b"}, {"access_token": "t"}
+    )
+    assert request.url.endswith("/gmail/v1/users/me/messages/send") and set(request.json_body) == {"raw"}
+
+
+def test_sheet_rows_become_objects_with_their_row_numbers_and_only_new_rows_are_new() -> None:
+    from konnectz_runner.app_request import rows_as_objects
+
+    rows = [["Name", "Email", ""], ["Ada", "ada@example.com"], [], ["Bob", "bob@example.com", "x"]]
+    assert rows_as_objects(rows) == [
+        {"row_number": 2, "Name": "Ada", "Email": "ada@example.com", "Column 3": ""},
+        {"row_number": 4, "Name": "Bob", "Email": "bob@example.com", "Column 3": "x"},
+    ]
+    strategy = Polling(dedupe="id", id_path="row_number")
+    _, cursor = new_items(rows_as_objects(rows), None, strategy)
+    fresh, _ = new_items(rows_as_objects([*rows, ["Cy", "cy@example.com"]]), cursor, strategy)
+    assert fresh == [{"row_number": 5, "Name": "Cy", "Email": "cy@example.com", "Column 3": ""}]
+
+
+def test_items_without_an_id_or_timestamp_never_start_runs() -> None:
+    by_id = Polling(dedupe="id")
+    items = [{"id": 1}, {"name": "no id"}, "text", {"id": ""}]
+    fresh, cursor = new_items(items, None, by_id)
+    assert fresh == [] and cursor == {"seen": ["1"]}
+    assert new_items(items, cursor, by_id)[0] == []
+    by_time = Polling(dedupe="timestamp", timestamp_path="ts")
+    _, cursor = new_items([{"ts": "2026-01-01"}, {"x": 1}], None, by_time)
+    assert new_items([{"ts": "2026-01-01"}, {"x": 1}], cursor, by_time)[0] == []

@@ -41,6 +41,7 @@ from konnectz_runner.app_request import (
     hook_error,
     is_expired,
     items_at,
+    rows_as_objects,
     secret_values,
 )
 from konnectz_runner.catalogue import Catalogue, LazyCatalogue
@@ -246,6 +247,8 @@ async def call_event(
         if event.kind == "action":
             return body, recorded
         found = items_at(body, event.output.items_path)
+        if "sheet_rows_as_objects" in hooks:
+            found = rows_as_objects(found)
         items.extend(found)
         if event.pagination.style == "cursor":
             next_cursor = dig(body, event.pagination.next_cursor_path)
@@ -257,21 +260,29 @@ async def call_event(
     return items, recorded
 
 
+def _scalar(value: Any) -> bool:
+    return value is not None and value != "" and not isinstance(value, dict | list)
+
+
 def new_items(items: list[Any], cursor: dict[str, Any] | None, strategy: Polling) -> tuple[list[Any], dict[str, Any]]:
     """The items a poll has not seen yet, and the next cursor.
 
     The first poll (no cursor) only records what exists. Dedupe ``id`` remembers the last
-    ``max_seen`` ids; dedupe ``timestamp`` remembers the newest timestamp.
+    ``max_seen`` ids; dedupe ``timestamp`` remembers the newest timestamp. Items without an id (or
+    timestamp) are skipped: they could not be recognised on the next poll.
     """
     if strategy.dedupe == "timestamp":
-        stamps = [str(dig(i, strategy.timestamp_path)) for i in items if dig(i, strategy.timestamp_path) is not None]
-        newest = max(stamps, default=(cursor or {}).get("since"))
+        stamped = [i for i in items if _scalar(dig(i, strategy.timestamp_path))]
+        stamps = [str(dig(i, strategy.timestamp_path)) for i in stamped]
+        newest = max([*stamps, *([cursor["since"]] if cursor and cursor.get("since") else [])], default=None)
         if cursor is None:
             return [], {"since": newest}
         since = cursor.get("since")
-        fresh = [i for i in items if since is None or str(dig(i, strategy.timestamp_path)) > since]
+        fresh = [i for i in stamped if since is None or str(dig(i, strategy.timestamp_path)) > since]
         return fresh, {"since": newest}
-    ids = [str(dig(i, strategy.id_path)) for i in items if dig(i, strategy.id_path) is not None]
+    # An item without an id cannot be told apart from the next poll's: it never starts a run.
+    items = [i for i in items if _scalar(dig(i, strategy.id_path))]
+    ids = [str(dig(i, strategy.id_path)) for i in items]
     if cursor is None:
         return [], {"seen": ids[: strategy.max_seen]}
     seen = set(cursor.get("seen", []))
