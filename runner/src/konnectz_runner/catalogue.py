@@ -214,7 +214,7 @@ class BundleIndex:
             pass
         index = cls.build(bundle)
         try:
-            tmp = cached.with_suffix(".tmp")
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")  # two processes may build it at once
             ranges_out = {str(k): list(v) for k, v in index.ranges.items()}
             tmp.write_bytes(json.dumps({"stamp": stamp, "summaries": index.summaries, "ranges": ranges_out}).encode())
             tmp.replace(cached)
