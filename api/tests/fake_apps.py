@@ -3,7 +3,8 @@
 A real HTTP server on a free port (a thread), speaking just enough of an API:
 
 - ``GET /authorize``: the consent page; answers 302 to ``redirect_uri`` with ``code`` and ``state``
-  (it remembers the PKCE challenge of each code);
+  (it remembers the PKCE challenge of each code). With ``consent = True`` it first shows an HTML
+  page whose Allow button (``approve=1``) grants, as a provider does in a browser;
 - ``POST /token``: authorization_code (checks client, redirect_uri and the S256 verifier) and
   refresh_token grants; access tokens expire after ``expires_in`` (settable);
 - ``GET /me``: 200 with a name for a valid X-Api-Key or bearer token, else 401;
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import secrets
 import threading
@@ -34,6 +36,7 @@ class FakeApp:
         self.tokens: dict[str, float] = {}  # access token -> expiry (epoch seconds)
         self.refresh_tokens: set[str] = set()
         self.expires_in = 3600
+        self.consent = False
         self.requests: list[dict[str, Any]] = []
         self.tasks: list[dict[str, Any]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -90,6 +93,19 @@ class FakeApp:
                 if url.path == "/authorize":
                     if query.get("client_id") != CLIENT_ID or query.get("code_challenge_method") != "S256":
                         return self._reply(400, {"error": "invalid_request"})
+                    if fake.consent and query.get("approve") != "1":
+                        allow = "/authorize?" + urlencode({**query, "approve": "1"})
+                        page = (
+                            "<!doctype html><title>Fake OAuth consent</title><h1>Konnectz wants to use your "
+                            f"Fake account</h1><p>Scopes: {html.escape(query.get('scope', ''))}</p>"
+                            f'<a id="allow" href="{html.escape(allow)}">Allow</a>'
+                        ).encode()
+                        self.send_response(200)
+                        self.send_header("Content-Type", "text/html; charset=utf-8")
+                        self.send_header("Content-Length", str(len(page)))
+                        self.end_headers()
+                        self.wfile.write(page)
+                        return None
                     code = secrets.token_hex(8)
                     fake.codes[code] = {"challenge": query["code_challenge"], "redirect_uri": query["redirect_uri"]}
                     target = query["redirect_uri"] + "?" + urlencode({"code": code, "state": query["state"]})

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from konnectz_runner.catalogue import Catalogue, load_catalogue
+from konnectz_runner.catalogue import Catalogue
 from konnectz_runner.manifest import App, Polling
 from konnectz_runner.steps import app_event
 from konnectz_runner.steps.app_event import AppEventStep, new_items
@@ -131,4 +131,4 @@ async def test_events_against_prism(prism_app: tuple[App, str], make_ctx: Any) -
         assert fresh == []
     finally:
         app_event.set_credential_source(None)
-        app_event.set_catalogue(load_catalogue)
+        app_event.set_catalogue(app_event.default_catalogue)

@@ -10,15 +10,15 @@ characters, never wildcards.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_catalogue
+from konnectz_runner.catalogue import GENERATED_BUNDLE, BundleIndex, default_root, load_catalogue
 from konnectz_runner.manifest import App
 
 __all__ = ["SEARCH_MIN_CHARS", "AppIndex", "AppSummary", "Listing", "auth_label", "get_index", "load_index"]
@@ -76,16 +76,28 @@ class AppSummary:
 class AppIndex:
     """The listings of the catalogue, ready to search and page.
 
-    Curated manifests are validated at load; the generated bundle (validated when it was
-    generated, and by its tests) is read as JSON and each app validated on first use, so the api
-    starts in about a second with a thousand apps.
+    Curated manifests are validated at load. The generated bundle (validated when it was
+    generated, and by its tests) is not held in memory: a :class:`BundleIndex` keeps each app's
+    summary and byte range (cached beside the bundle), and an app is read and validated on first
+    use (the last ``cache_size`` stay parsed).
     """
 
-    def __init__(self, apps: list[App], raw: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        apps: list[App],
+        raw: list[dict[str, Any]] | None = None,
+        *,
+        bundle: BundleIndex | None = None,
+        cache_size: int = 128,
+    ) -> None:
         self._apps: dict[int, App] = {a.id: a for a in apps}
         self._raw: dict[int, dict[str, Any]] = {int(d["id"]): d for d in raw or []}
+        self._bundle = bundle
+        self._cache: OrderedDict[int, App] = OrderedDict()
+        self._cache_size = cache_size
         summaries = [AppSummary.of(a.model_dump(mode="json", include=_SUMMARY_FIELDS)) for a in apps]
         summaries += [AppSummary.of(d) for d in raw or []]
+        summaries += [AppSummary.of(d) for d in (bundle.summaries if bundle is not None else [])]
         seen: set[int] = set()
         for summary in summaries:
             if summary.id in seen:
@@ -109,6 +121,17 @@ class AppIndex:
         if app is None and app_id in self._raw:
             app = App.model_validate(self._raw.pop(app_id))
             self._apps[app_id] = app
+        if app is None and self._bundle is not None:
+            app = self._cache.get(app_id)
+            if app is None:
+                app = self._bundle.app(app_id)
+                if app is None:
+                    return None
+                self._cache[app_id] = app
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+            else:
+                self._cache.move_to_end(app_id)
         return app
 
     def search(self, listing: Listing, query: str | None, *, limit: int, offset: int) -> tuple[list[AppSummary], int]:
@@ -128,12 +151,12 @@ def load_index(root: Path | None = None, *, extra_dirs: list[Path] | None = None
     root = root or default_root()
     curated = load_catalogue(root, extra_dirs=extra_dirs or [], include_generated=False)
     bundle = root / GENERATED_BUNDLE
-    raw: list[dict[str, Any]] = json.loads(bundle.read_bytes()) if bundle.is_file() else []
-    index = AppIndex(curated.apps, raw)
+    generated = BundleIndex.open(bundle) if bundle.is_file() else None
+    index = AppIndex(curated.apps, bundle=generated)
     index.stats = {
         "apps": len(index.listings["all"]),
         "apps_with_triggers": len(index.listings["triggers"]),
-        "events": curated.event_count + sum(len(d.get("events", [])) for d in raw),
+        "events": curated.event_count + (generated.events if generated is not None else 0),
         "size_bytes": curated.size_bytes + (bundle.stat().st_size if bundle.is_file() else 0),
         "load_seconds": round(time.perf_counter() - started, 3),
     }

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from email.message import EmailMessage
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -59,6 +60,8 @@ class AppRequest:
     form_body: dict[str, str] | None = None
     secret_headers: list[str] = field(default_factory=list)
     secret_params: list[str] = field(default_factory=list)
+    # Signs the built request (the aws_sigv4 hook); its headers never reach a log.
+    signer: Callable[[httpx.Request], None] | None = None
 
     def to_httpx(self, http: httpx.AsyncClient) -> httpx.Request:
         headers = dict(self.headers)
@@ -72,7 +75,10 @@ class AppRequest:
         url = httpx.URL(self.url)
         if self.params:
             url = url.copy_merge_params(httpx.QueryParams(list[tuple[str, Any]](self.params)))
-        return http.build_request(self.method, url, headers=headers, content=content)
+        built = http.build_request(self.method, url, headers=headers, content=content)
+        if self.signer is not None:
+            self.signer(built)
+        return built
 
     def recorded(self) -> dict[str, Any]:
         """What a task log may show: credentials replaced by ``***``."""
@@ -134,14 +140,32 @@ def _coerce(f: EventField, value: Any) -> Any:
 
 
 def _set_path(body: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``value`` at a dotted body path; a numeric segment is a list index (``to.0.email``)."""
     parts = path.split(".")
-    node = body
-    for part in parts[:-1]:
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise StepError(f"Body path {path!r} conflicts with another field")
-        node = child
-    node[parts[-1]] = value
+    conflict = StepError(f"Body path {path!r} conflicts with another field")
+    node: Any = body
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        empty: Any = None if last else ([] if parts[i + 1].isdigit() else {})
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) > len(node) or int(part) >= 100:
+                raise conflict
+            index = int(part)
+            if index == len(node):
+                node.append(empty)
+            if last:
+                node[index] = value
+                return
+            if node[index] is None:
+                node[index] = empty
+            node = node[index]
+        else:
+            if last:
+                node[part] = value
+                return
+            node = node.setdefault(part, empty)
+        if type(node) is not type(empty):
+            raise conflict
 
 
 def _flatten_form(body: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -184,6 +208,14 @@ def _inject_auth(app: App, request: AppRequest, credentials: dict[str, Any], bod
         password = resolve(auth.basic.password, context)
         token = base64.b64encode(f"{user}:{password}".encode()).decode()
         request.headers["Authorization"] = f"Basic {token}"
+        request.secret_headers.append("Authorization")
+
+
+def _sign_if_needed(app: App, hooks: Sequence[str], request: AppRequest, credentials: dict[str, Any]) -> None:
+    if "aws_sigv4" in hooks:
+        from konnectz_runner.aws_sigv4 import signer
+
+        request.signer = signer(credentials, request.url, app.auth.aws_service)
         request.secret_headers.append("Authorization")
 
 
@@ -246,7 +278,11 @@ def build_event_request(
             _set_path(body, f.path_in_body, value)
     if extra_params:
         request.params.extend(extra_params)
+    hooks = [*app.hooks, *event.hooks]
+    if "gmail_raw_message" in hooks and body is not None:
+        body = gmail_raw_body(body, draft=op.path.rstrip("/").endswith("/drafts"))
     _inject_auth(app, request, credentials, body)
+    _sign_if_needed(app, hooks, request, credentials)
     if body is not None:
         if op.content_type == "json":
             request.json_body = body
@@ -265,6 +301,7 @@ def build_test_request(app: App, credentials: dict[str, Any]) -> AppRequest | No
     request.params.extend((k, resolve(v, context)) for k, v in test.query.items())
     body = dict(test.body) if test.body is not None else None
     _inject_auth(app, request, credentials, body)
+    _sign_if_needed(app, app.hooks, request, credentials)
     if body is not None:
         request.json_body = body
     return request
@@ -294,6 +331,55 @@ def hook_error(hooks: Sequence[str], body: Any) -> str | None:
         if "telegram_ok_false" in hooks:
             return f"Telegram error: {body.get('description', 'unknown')}"
     return None
+
+
+_MESSAGE_FIELDS = ("to", "cc", "bcc", "subject", "body", "is_html", "from", "reply_to")
+
+
+def gmail_raw_body(fields: dict[str, Any], *, draft: bool = False) -> dict[str, Any]:
+    """The ``gmail_raw_message`` hook: to/cc/bcc/subject/body as an RFC 2822 message, base64url in ``raw``.
+
+    Other body members (e.g. ``threadId``) stay beside ``raw``; a draft wraps it in ``message``.
+    """
+    message = EmailMessage()
+    for header, key in (("To", "to"), ("Cc", "cc"), ("Bcc", "bcc"), ("From", "from"), ("Reply-To", "reply_to")):
+        value = fields.get(key)
+        if value not in (None, ""):
+            text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            if "\r" in text or "\n" in text:
+                raise StepError(f"{header} must be on one line")
+            message[header] = text
+    subject = str(fields.get("subject") or "")
+    if "\r" in subject or "\n" in subject:
+        raise StepError("Subject must be on one line")
+    message["Subject"] = subject
+    content = str(fields.get("body") or "")
+    if fields.get("is_html") in (True, "true", "True", "1"):
+        message.set_content(content, subtype="html")
+    else:
+        message.set_content(content)
+    raw = base64.urlsafe_b64encode(message.as_bytes()).decode().rstrip("=")
+    rest = {k: v for k, v in fields.items() if k not in _MESSAGE_FIELDS}
+    return {**rest, "message": {"raw": raw}} if draft else {**rest, "raw": raw}
+
+
+def rows_as_objects(rows: list[Any]) -> list[Any]:
+    """The ``sheet_rows_as_objects`` hook: a values range (header row first) as objects with ``row_number``.
+
+    Row numbers count from the header row (row 1), so a worksheet's rows keep their sheet numbers.
+    """
+    if not rows or not all(isinstance(r, list) for r in rows):
+        return rows
+    header = [str(h) if h not in (None, "") else f"Column {i + 1}" for i, h in enumerate(rows[0])]
+    objects: list[Any] = []
+    for number, row in enumerate(rows[1:], start=2):
+        if not any(cell not in (None, "") for cell in row):
+            continue  # an empty row is not an item
+        item: dict[str, Any] = {"row_number": number}
+        for i, name in enumerate(header):
+            item[name] = row[i] if i < len(row) else ""
+        objects.append(item)
+    return objects
 
 
 def secret_values(app: App, credentials: dict[str, Any]) -> list[str]:

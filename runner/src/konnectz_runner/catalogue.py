@@ -15,16 +15,26 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from konnectz_runner.manifest import App
 
-__all__ = ["Catalogue", "CatalogueError", "default_root", "load_catalogue", "load_manifest"]
+__all__ = [
+    "BundleIndex",
+    "Catalogue",
+    "CatalogueError",
+    "LazyCatalogue",
+    "default_root",
+    "load_catalogue",
+    "load_manifest",
+]
 
 GENERATED_BUNDLE = Path("build") / "generated.json"
 _APPS = TypeAdapter(list[App])
@@ -154,3 +164,124 @@ def load_catalogue(
     catalogue = Catalogue(apps=apps, origins=origins, size_bytes=size, generated_loaded=generated)
     catalogue.load_seconds = time.perf_counter() - started
     return catalogue
+
+
+# --- the generated bundle, without holding it in memory ---------------------------------------------
+BUNDLE_INDEX = Path("build") / "generated.index.json"
+_INDEX_VERSION = 1
+# What a listing needs of an app; the rest stays in the bundle until the app is used.
+_SUMMARY_KEYS = ("id", "key", "name", "logo_url", "status", "app_type", "categories")
+
+
+def _summary(data: dict[str, Any]) -> dict[str, Any]:
+    summary = {k: data[k] for k in _SUMMARY_KEYS if k in data}
+    summary["auth"] = {"type": (data.get("auth") or {}).get("type", "none")}
+    summary["events"] = [{"kind": e.get("kind")} for e in data.get("events", [])]
+    return summary
+
+
+def _encoded(data: Any) -> bytes:
+    """How the generator writes each app (compact, sorted keys): re-encoding finds its bytes."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+
+
+class BundleIndex:
+    """The generated bundle as byte ranges: summaries in memory, each app parsed on first use.
+
+    Building the index parses the 31 MB bundle once; it is cached beside the bundle
+    (``build/generated.index.json``, keyed by the bundle's size and mtime), so later starts
+    read only that small file. Without a writable ``build/`` the index is rebuilt per process.
+    An app is read from its byte range and validated when asked for (:meth:`app`).
+    """
+
+    def __init__(self, bundle: Path, summaries: list[dict[str, Any]], ranges: dict[int, tuple[int, int]]) -> None:
+        self.bundle = bundle
+        self.summaries = summaries
+        self.ranges = ranges
+        self.events = sum(len(s["events"]) for s in summaries)
+
+    @classmethod
+    def open(cls, bundle: Path) -> BundleIndex:
+        stat = bundle.stat()
+        stamp = {"version": _INDEX_VERSION, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        cached = bundle.parent / BUNDLE_INDEX.name
+        try:
+            data = json.loads(cached.read_bytes())
+            if data.get("stamp") == stamp:
+                ranges = {int(k): (int(v[0]), int(v[1])) for k, v in data["ranges"].items()}
+                return cls(bundle, data["summaries"], ranges)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        index = cls.build(bundle)
+        try:
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")  # two processes may build it at once
+            ranges_out = {str(k): list(v) for k, v in index.ranges.items()}
+            tmp.write_bytes(json.dumps({"stamp": stamp, "summaries": index.summaries, "ranges": ranges_out}).encode())
+            tmp.replace(cached)
+        except OSError:
+            pass  # a read-only image: the index lives in this process only
+        return index
+
+    @classmethod
+    def build(cls, bundle: Path) -> BundleIndex:
+        raw = bundle.read_bytes()
+        try:
+            items = json.loads(raw)
+        except ValueError as exc:
+            raise CatalogueError(f"{bundle}: cannot read: {exc}") from exc
+        if not isinstance(items, list):
+            raise CatalogueError(f"{bundle}: not a list of apps")
+        summaries: list[dict[str, Any]] = []
+        ranges: dict[int, tuple[int, int]] = {}
+        offset = 1  # after "["
+        for item in items:
+            encoded = _encoded(item)
+            if raw[offset : offset + len(encoded)] != encoded:
+                raise CatalogueError(f"{bundle}: not written by the generator (re-run `make catalogue`)")
+            ranges[int(item["id"])] = (offset, len(encoded))
+            summaries.append(_summary(item))
+            offset += len(encoded) + 1  # the "," or the "]"
+        return cls(bundle, summaries, ranges)
+
+    def app(self, app_id: int) -> App | None:
+        found = self.ranges.get(app_id)
+        if found is None:
+            return None
+        offset, length = found
+        with self.bundle.open("rb") as fh:
+            fh.seek(offset)
+            data = fh.read(length)
+        try:
+            return App.model_validate_json(data)
+        except ValidationError as exc:
+            raise CatalogueError(f"{self.bundle}: app {app_id}: invalid manifest: {exc}") from exc
+
+
+class LazyCatalogue:
+    """Curated manifests loaded and validated; generated apps read from the bundle when first used.
+
+    What the runner's ``app_event`` step needs (``get``) in a few milliseconds and a few MB, where
+    :func:`load_catalogue` validates all 1,000 apps (seconds, hundreds of MB).
+    """
+
+    def __init__(self, root: Path | None = None, *, cache_size: int = 64) -> None:
+        root = root or default_root()
+        self.curated = load_catalogue(root, include_generated=False)
+        bundle = root / GENERATED_BUNDLE
+        self.bundle = BundleIndex.open(bundle) if bundle.is_file() else None
+        self._cache: OrderedDict[int, App] = OrderedDict()
+        self._cache_size = cache_size
+
+    def get(self, app_id: int) -> App | None:
+        app = self.curated.get(app_id)
+        if app is not None or self.bundle is None:
+            return app
+        if app_id in self._cache:
+            self._cache.move_to_end(app_id)
+            return self._cache[app_id]
+        app = self.bundle.app(app_id)
+        if app is not None:
+            self._cache[app_id] = app
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return app

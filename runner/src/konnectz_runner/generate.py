@@ -354,7 +354,11 @@ def _auth(doc: dict[str, Any], app_name: str) -> tuple[dict[str, Any], list[str]
                 {"key": "region", "label": "Region", "secret": False, "default": "us-east-1",
                  "help": "The AWS region, e.g. us-east-1"},
             ]  # fmt: skip
-            return {"type": "aws_sigv4", "fields": fields}, ["aws_sigv4"], {"region": "{{auth.region}}"}
+            auth: dict[str, Any] = {"type": "aws_sigv4", "fields": fields}
+            service = str((doc.get("info") or {}).get("x-aws-signingName") or "")
+            if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", service):
+                auth["aws_service"] = service
+            return auth, ["aws_sigv4"], {"region": "{{auth.region}}"}
     for scheme in ordered:
         if not isinstance(scheme, dict):
             continue

@@ -206,6 +206,11 @@ class Auth(Strict):
     connection_label: str | None = Field(default=None, description='Template, e.g. "{{auth.subdomain}}"')
     instructions: str = ""
     expiry: list[ExpiryRule] = Field(default_factory=lambda: [ExpiryRule()])
+    aws_service: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+        description="aws_sigv4: the signing name (x-aws-signingName); default: the first label of the host",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Auth:

@@ -157,7 +157,7 @@ def wired(fake) -> Iterator[tuple[Fake, list[tuple[int, bool]]]]:
     app_event.set_credential_source(source)
     yield state, calls
     app_event.set_credential_source(None)
-    app_event.set_catalogue(load_catalogue)
+    app_event.set_catalogue(app_event.default_catalogue)
 
 
 def _step(event: str, **fields: str) -> AppEventStep:
@@ -279,3 +279,125 @@ def test_every_catalogue_event_builds_a_request() -> None:
             assert "{" not in request.url.split("?")[0], (app.key, event.key, request.url)
             built += 1
     assert built >= 150
+
+
+async def test_requests_per_account_are_spaced_by_the_rate_limit(fake, make_ctx) -> None:
+    import time
+
+    from konnectz_runner.manifest import RateLimit
+
+    state, base = fake
+    app = _app(base).model_copy(update={"rate_limit": RateLimit(requests_per_second=5)})
+    app_event.set_catalogue(lambda: Catalogue(apps=[app]))
+
+    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+        return {"access_token": TOKEN}
+
+    app_event.set_credential_source(source)
+    try:
+        started = time.monotonic()
+        for _ in range(4):
+            outcome = await app_event.run(_step("create_card", board="b", title="t"), make_ctx())
+            assert outcome.status == "SUCCESS", outcome.error
+        spaced = time.monotonic() - started
+        # Another account of the same app is not held back by the first one's pace.
+        other = _step("create_card", board="b", title="t").model_copy(update={"account_id": 6})
+        started_other = time.monotonic()
+        assert (await app_event.run(other, make_ctx())).status == "SUCCESS"
+        alone = time.monotonic() - started_other
+    finally:
+        app_event.set_credential_source(None)
+        app_event.set_catalogue(app_event.default_catalogue)
+    assert spaced >= 0.58  # 4 requests at 5/s: three gaps of 0.2 s
+    assert alone < 0.15
+    stamps = [r for r in state.received if r["method"] == "POST"]
+    assert len(stamps) == 5
+
+
+async def test_a_retry_after_date_is_honoured_and_capped(wired, make_ctx) -> None:
+    import email.utils
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    state, _ = wired
+    when = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    state.fail_next = [(429, {"Retry-After": when})]
+    started = time.monotonic()
+    outcome = await app_event.run(_step("create_card", board="b", title="t"), make_ctx())
+    waited = time.monotonic() - started
+    assert outcome.status == "SUCCESS", outcome.error
+    assert 0.9 <= waited < 5  # the date asks for 30 s; the app's manifest caps a wait at 1 s
+
+
+def test_numeric_body_path_segments_are_list_indexes() -> None:
+    from konnectz_runner.app_request import _set_path
+    from konnectz_runner.errors import StepError
+
+    body: dict[str, Any] = {}
+    _set_path(body, "message.to.0.email.address", "a@example.com")
+    _set_path(body, "message.to.0.email.name", "Ada")
+    _set_path(body, "message.to.1.email.address", "b@example.com")
+    assert body == {
+        "message": {
+            "to": [{"email": {"address": "a@example.com", "name": "Ada"}}, {"email": {"address": "b@example.com"}}]
+        }
+    }
+    for bad in ("message.to.x", "message.to.5.email", "message.to.0.email.address.more"):
+        with pytest.raises(StepError, match="conflicts"):
+            _set_path(body, bad, "v")
+
+
+def test_gmail_raw_message_hook_builds_an_rfc2822_message() -> None:
+    import base64
+    import email
+    from email import policy
+
+    from konnectz_runner.app_request import gmail_raw_body
+    from konnectz_runner.errors import StepError
+
+    sent = gmail_raw_body({"to": "ada@example.com", "cc": "bob@example.com", "subject": "Hi ✓", "body": "<b>x</b>",
+                           "is_html": "true", "threadId": "t1"})  # fmt: skip
+    assert set(sent) == {"raw", "threadId"}
+    message = email.message_from_bytes(base64.urlsafe_b64decode(sent["raw"] + "=="), policy=policy.default)
+    assert message["To"] == "ada@example.com" and message["Cc"] == "bob@example.com" and message["Subject"] == "Hi ✓"
+    assert message.get_content_type() == "text/html" and message.get_content().strip() == "<b>x</b>"
+    draft = gmail_raw_body({"to": "ada@example.com", "subject": "s", "body": "plain"}, draft=True)
+    assert set(draft) == {"message"} and "raw" in draft["message"]
+    with pytest.raises(StepError, match="one line"):
+        gmail_raw_body({"to": "a@example.com", "subject": "x\r\nBcc: evil@example.com", "body": ""})
+
+
+def test_gmail_send_email_request_carries_only_raw() -> None:
+    catalogue = load_catalogue(include_generated=False)
+    gmail = next(a for a in catalogue if a.key == "gmail")
+    event = gmail.event("send_email")
+    assert event is not None
+    request = build_event_request(
+        gmail, event, {"to": "ada@example.com", "subject": "s", "body": "b"}, {"access_token": "t"}
+    )
+    assert request.url.endswith("/gmail/v1/users/me/messages/send") and set(request.json_body) == {"raw"}
+
+
+def test_sheet_rows_become_objects_with_their_row_numbers_and_only_new_rows_are_new() -> None:
+    from konnectz_runner.app_request import rows_as_objects
+
+    rows = [["Name", "Email", ""], ["Ada", "ada@example.com"], [], ["Bob", "bob@example.com", "x"]]
+    assert rows_as_objects(rows) == [
+        {"row_number": 2, "Name": "Ada", "Email": "ada@example.com", "Column 3": ""},
+        {"row_number": 4, "Name": "Bob", "Email": "bob@example.com", "Column 3": "x"},
+    ]
+    strategy = Polling(dedupe="id", id_path="row_number")
+    _, cursor = new_items(rows_as_objects(rows), None, strategy)
+    fresh, _ = new_items(rows_as_objects([*rows, ["Cy", "cy@example.com"]]), cursor, strategy)
+    assert fresh == [{"row_number": 5, "Name": "Cy", "Email": "cy@example.com", "Column 3": ""}]
+
+
+def test_items_without_an_id_or_timestamp_never_start_runs() -> None:
+    by_id = Polling(dedupe="id")
+    items = [{"id": 1}, {"name": "no id"}, "text", {"id": ""}]
+    fresh, cursor = new_items(items, None, by_id)
+    assert fresh == [] and cursor == {"seen": ["1"]}
+    assert new_items(items, cursor, by_id)[0] == []
+    by_time = Polling(dedupe="timestamp", timestamp_path="ts")
+    _, cursor = new_items([{"ts": "2026-01-01"}, {"x": 1}], None, by_time)
+    assert new_items([{"ts": "2026-01-01"}, {"x": 1}], cursor, by_time)[0] == []

@@ -12,7 +12,7 @@
  */
 import { DeleteOutlined, PlusOutlined } from '@ant-design/icons';
 import { useQueryClient } from '@tanstack/react-query';
-import { Avatar, Button, Drawer, Empty, List, Popconfirm, Space, Spin, Tooltip, Typography } from 'antd';
+import { Avatar, Button, Drawer, Empty, Popconfirm, Space, Spin, Tooltip, Typography } from 'antd';
 import { useEffect, useState } from 'react';
 import { ApiError, errorMessage } from '../api/client';
 import { $api } from '../api/typed';
@@ -139,30 +139,12 @@ export function ManageAccountsDrawer({ app, appIndex, open, onClose, onAccountsC
     );
   else
     body = (
-      <List
-        data-testid="accounts-list"
-        dataSource={list}
-        rowKey="id"
-        renderItem={(account) => (
-          <List.Item
+      <ul data-testid="accounts-list" className="kz-accounts" style={{ listStyle: 'none', margin: 0, padding: 0 }}>
+        {list.map((account) => (
+          <li
+            key={account.id}
             data-testid={`account-${account.id}`}
-            actions={[
-              <Popconfirm
-                key="remove"
-                title="Remove this account?"
-                okText="Remove"
-                cancelText="Cancel"
-                onConfirm={() => onRemove(account)}
-              >
-                <Button
-                  type="text"
-                  danger
-                  icon={<DeleteOutlined />}
-                  aria-label={`Remove ${account.name}`}
-                  loading={remove.isPending && remove.variables?.params.path.account_id === account.id}
-                />
-              </Popconfirm>,
-            ]}
+            style={{ display: 'flex', alignItems: 'center', justifyContent: 'space-between', padding: '10px 0' }}
           >
             <Tooltip title={account.name.length > 10 ? account.name : undefined}>
               <Typography.Text
@@ -177,9 +159,18 @@ export function ManageAccountsDrawer({ app, appIndex, open, onClose, onAccountsC
                 {accountName(account.name)}
               </Typography.Text>
             </Tooltip>
-          </List.Item>
-        )}
-      />
+            <Popconfirm title="Remove this account?" okText="Remove" cancelText="Cancel" onConfirm={() => onRemove(account)}>
+              <Button
+                type="text"
+                danger
+                icon={<DeleteOutlined />}
+                aria-label={`Remove ${account.name}`}
+                loading={remove.isPending && remove.variables?.params.path.account_id === account.id}
+              />
+            </Popconfirm>
+          </li>
+        ))}
+      </ul>
     );
 
   return (

@@ -39,10 +39,11 @@ from konnectz_runner.app_request import (
     hook_error,
     is_expired,
     items_at,
+    rows_as_objects,
     secret_values,
 )
 from konnectz_runner.broker_token import ENV_KEY, ENV_TOKEN, ENV_URL, token_for
-from konnectz_runner.catalogue import Catalogue, load_catalogue
+from konnectz_runner.catalogue import Catalogue, LazyCatalogue
 from konnectz_runner.errors import StepError
 from konnectz_runner.manifest import App, Event, Polling
 from konnectz_runner.model import KeyValue, Outcome, StepBase, StepContext
@@ -54,6 +55,7 @@ __all__ = [
     "Config",
     "CredentialSource",
     "broker_credentials",
+    "default_catalogue",
     "new_items",
     "run",
     "set_catalogue",
@@ -80,12 +82,19 @@ Config = AppEventStep
 # (account_id, konnect_id, owner_id, refresh) -> credentials
 CredentialSource = Callable[[int, int, int, bool], Awaitable[dict[str, Any]]]
 
-_catalogue: Callable[[], Catalogue] = lru_cache(maxsize=1)(load_catalogue)
+
+@lru_cache(maxsize=1)
+def default_catalogue() -> LazyCatalogue:
+    """The catalogue of this runner: curated apps, generated ones read from the bundle on first use."""
+    return LazyCatalogue()
+
+
+_catalogue: Callable[[], Catalogue | LazyCatalogue] = default_catalogue
 _credential_source: CredentialSource | None = None
 _next_slot: dict[tuple[int, int], float] = {}
 
 
-def set_catalogue(loader: Callable[[], Catalogue]) -> None:
+def set_catalogue(loader: Callable[[], Catalogue | LazyCatalogue]) -> None:
     """Where apps come from (tests add their own manifests)."""
     global _catalogue
     _catalogue = loader
@@ -190,8 +199,6 @@ async def call_event(
 ) -> tuple[Any, list[dict[str, Any]]]:
     """The reply body (actions) or all items (searches/triggers), and what the log may show."""
     hooks = [*app.hooks, *event.hooks]
-    if "aws_sigv4" in hooks:
-        raise StepError(f"{app.name}: AWS Signature V4 signing is not available in this runner yet")
     pages = event.pagination.max_pages if event.kind != "action" and event.pagination.style != "none" else 1
     items: list[Any] = []
     recorded: list[dict[str, Any]] = []
@@ -221,6 +228,8 @@ async def call_event(
         if event.kind == "action":
             return body, recorded
         found = items_at(body, event.output.items_path)
+        if "sheet_rows_as_objects" in hooks:
+            found = rows_as_objects(found)
         items.extend(found)
         if event.pagination.style == "cursor":
             next_cursor = dig(body, event.pagination.next_cursor_path)
@@ -232,21 +241,29 @@ async def call_event(
     return items, recorded
 
 
+def _scalar(value: Any) -> bool:
+    return value is not None and value != "" and not isinstance(value, dict | list)
+
+
 def new_items(items: list[Any], cursor: dict[str, Any] | None, strategy: Polling) -> tuple[list[Any], dict[str, Any]]:
     """The items a poll has not seen yet, and the next cursor.
 
     The first poll (no cursor) only records what exists. Dedupe ``id`` remembers the last
-    ``max_seen`` ids; dedupe ``timestamp`` remembers the newest timestamp.
+    ``max_seen`` ids; dedupe ``timestamp`` remembers the newest timestamp. Items without an id (or
+    timestamp) are skipped: they could not be recognised on the next poll.
     """
     if strategy.dedupe == "timestamp":
-        stamps = [str(dig(i, strategy.timestamp_path)) for i in items if dig(i, strategy.timestamp_path) is not None]
-        newest = max(stamps, default=(cursor or {}).get("since"))
+        stamped = [i for i in items if _scalar(dig(i, strategy.timestamp_path))]
+        stamps = [str(dig(i, strategy.timestamp_path)) for i in stamped]
+        newest = max([*stamps, *([cursor["since"]] if cursor and cursor.get("since") else [])], default=None)
         if cursor is None:
             return [], {"since": newest}
         since = cursor.get("since")
-        fresh = [i for i in items if since is None or str(dig(i, strategy.timestamp_path)) > since]
+        fresh = [i for i in stamped if since is None or str(dig(i, strategy.timestamp_path)) > since]
         return fresh, {"since": newest}
-    ids = [str(dig(i, strategy.id_path)) for i in items if dig(i, strategy.id_path) is not None]
+    # An item without an id cannot be told apart from the next poll's: it never starts a run.
+    items = [i for i in items if _scalar(dig(i, strategy.id_path))]
+    ids = [str(dig(i, strategy.id_path)) for i in items]
     if cursor is None:
         return [], {"seen": ids[: strategy.max_seen]}
     seen = set(cursor.get("seen", []))

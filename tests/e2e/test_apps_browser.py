@@ -1,0 +1,332 @@
+"""Apps and app accounts in a real headless Chromium against the real stack.
+
+A local fake app (``api/tests/fake_apps.py``: a real HTTP server with an API, an OAuth2 consent
+page and token endpoint checking PKCE) joins the catalogue next to the real manifests. Through the
+browser: search the applications page, open an app, add a token account (its test request reaches
+the fake), rename it, fail to remove it while a published konnect uses it (the spec's message),
+remove it after unpublishing; then New Account of an OAuth2 app opens the 800x600 popup, the
+provider's consent page grants, the popup completes the authorisation and closes itself, and the
+account is listed. A run of a published konnect whose access token the provider no longer accepts
+refreshes it through the api (the credential broker) and succeeds. Screenshots in both themes go to
+docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+from konnectz_devstack import Platform
+from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import sign_up, wait_until, webhook_node
+from konnectz_devstack.testing import test_trigger as trigger_konnect_id
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "docs" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+TOKEN_APP, OAUTH_APP = 900001, 900002
+IN_USE = "Cannot delete this account as it contains active Konnectz"
+
+_spec = importlib.util.spec_from_file_location("fake_apps", REPO / "api" / "tests" / "fake_apps.py")
+assert _spec is not None and _spec.loader is not None
+fake_apps = importlib.util.module_from_spec(_spec)
+sys.modules["fake_apps"] = fake_apps
+_spec.loader.exec_module(fake_apps)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[Any]:
+    server = fake_apps.FakeApp().start()
+    server.consent = True
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(fake: Any) -> Iterator[Platform]:
+    """The platform with the real catalogue plus the two fake apps, and the built SPA."""
+    web_dist = REPO / "web" / "dist"
+    if not (web_dist / "index.html").exists():
+        pytest.fail("web/dist is missing: run `make web-build` first")
+    state = Path(tempfile.mkdtemp(prefix="konnectz-apps-e2e-"))
+    catalogue = state / "catalogue"
+    (catalogue / "apps").mkdir(parents=True)
+    for manifest in (REPO / "catalogue" / "apps").iterdir():
+        (catalogue / "apps" / manifest.name).symlink_to(manifest)
+    fake_apps.write_manifests(catalogue / "apps", fake.url)
+    bundle = REPO / "catalogue" / "build" / "generated.json"
+    if bundle.exists():  # the long tail (`make catalogue`): search then runs over 1,000+ apps
+        (catalogue / "build").mkdir()
+        (catalogue / "build" / "generated.json").symlink_to(bundle)
+    clients = {"fake_oauth": {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}}
+    platform = make_platform(
+        state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS=json.dumps(clients)
+    )
+    platform.web_dist = web_dist
+    platform.start()
+    yield platform
+    platform.stop()
+    shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Chromium is missing (apt-get install chromium)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _signed_in(browser: Browser, stack: Platform, api: httpx.Client) -> tuple[BrowserContext, dict[str, str]]:
+    """A new user; the browser holds their session cookie (the SPA's jwtToken record)."""
+    headers = sign_up(api, f"apps-{time.time_ns()}@example.com", "apps-password-1", first_name="Ada")
+    record = {"token": headers["Authorization"].removeprefix("Bearer "), "keepMeLoggedIn": True, "lang": "en"}
+    cookie = base64.b64encode(json.dumps({**record, "appId": None}).encode()).decode()
+    context = browser.new_context(base_url=stack.api_url, viewport={"width": 1440, "height": 900})
+    context.set_default_timeout(20_000)
+    context.add_cookies([{"name": "jwtToken", "value": cookie, "url": stack.api_url}])
+    return context, headers
+
+
+def _shots(page: Page, name: str, reopen: Callable[[Page], None] | None = None) -> None:
+    """One screenshot per theme (the theme is stored locally; a reload applies it)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for theme in ("light", "dark"):
+        page.evaluate(f"localStorage.setItem('konnectz.theme', '{theme}')")
+        page.reload()
+        page.wait_for_load_state("networkidle")
+        if reopen is not None:
+            reopen(page)
+        page.wait_for_timeout(400)  # drawer and toast animations
+        page.screenshot(path=str(SCREENSHOTS / f"{name}-{theme}.png"))
+    page.evaluate("localStorage.setItem('konnectz.theme', 'light')")
+
+
+def _app_node(app_id: int, provider: str, name: str, account: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "node-2",
+        "type": "ActionNode",
+        "position": {"x": 600, "y": 0},
+        "data": {
+            "node_id": "node-2",
+            "app_detail": {
+                "id": app_id,
+                "name": name,
+                "app_type": "api",
+                "provider": provider,
+                "app_index": 2,
+                "side": "right",
+            },
+            "selectedEvent": {"id": "create_task", "name": "Create Task"},
+            "selectedAccount": account,
+            "configResponses": [
+                {"config_key": "project", "value": "1"},
+                {"config_key": "title", "value": "Order {{node-1.order}}"},
+            ],
+        },
+    }
+
+
+def _publish(api: httpx.Client, headers: dict[str, str], node: dict[str, Any]) -> dict[str, Any]:
+    trigger = webhook_node()
+    canvas = {
+        "apps": [trigger, node],
+        "links": [{"id": "e1", "source": "node-1", "target": "node-2", "sourceHandle": None, "targetHandle": None}],
+        "dataForSelect": {},
+        "flowName": "Orders to tasks",
+    }
+    konnect_id = trigger_konnect_id(api, headers, canvas)
+    r = api.post(
+        "/api/v1/konnects/publish_konnect",
+        headers=headers,
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
+    )
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _run(api: httpx.Client, headers: dict[str, str], published: dict[str, Any], order: str) -> dict[str, Any]:
+    """Post to the konnect's webhook; its task log once the run is done."""
+
+    def post() -> bool:
+        return httpx.post(published["webhook_url"], json={"order": order}, timeout=10).status_code == 200
+
+    wait_until(post, what="the runner serving the webhook")
+
+    def logs() -> list[dict[str, Any]]:
+        reply = api.get(f"/api/v1/task_logs/logs?konnect_id={published['konnect_id']}", headers=headers)
+        return [t for t in reply.json()["task_logs"] if t["data"].get("node-1", {}).get("order") == order]
+
+    return wait_until(logs, timeout=60, what="the task log of the run")[0]
+
+
+def _open_app(page: Page, query: str, app_id: int) -> None:
+    page.goto("/applications")
+    page.get_by_test_id("applications-search").fill(query)
+    page.get_by_test_id(f"app-card-{app_id}").click()
+    expect(page.get_by_text("- Manage Accounts")).to_be_visible()
+
+
+def test_search_add_rename_and_remove_a_token_account(browser: Browser, stack: Platform, fake: Any) -> None:
+    api = httpx.Client(base_url=stack.api_url, timeout=30)
+    context, headers = _signed_in(browser, stack, api)
+    page = context.new_page()
+
+    # The applications page: 80 apps at first, the server searches from 2 characters.
+    page.goto("/applications")
+    search = page.get_by_test_id("applications-search")
+    expect(search).to_have_attribute("placeholder", "Search in 1000+ Applications")
+    cards = page.locator("[data-testid^=app-card-]")
+    expect(cards).to_have_count(80)
+    total = api.get("/api/v1/apps?page_size=1", headers=headers).json()["total_apps"]
+    assert total > 80
+    _shots(page, "applications")
+    search.fill("f")  # one character: no server search, the grid stays as it is
+    page.wait_for_timeout(600)
+    expect(cards).to_have_count(80)
+    search.fill("Fake T")
+    expect(cards).to_have_count(1)
+    card = page.get_by_test_id(f"app-card-{TOKEN_APP}")
+    expect(card).to_contain_text("Fake To...")  # names over 9 characters: 7 plus '...'
+    expect(card.locator("img")).to_have_attribute("src", "/app-placeholder.svg")  # no http logo
+
+    # Open it: no account yet.
+    card.click()
+    expect(page.get_by_text("- Manage Accounts")).to_be_visible()
+    expect(page.get_by_text("No Account Found.")).to_be_visible()
+    expect(page.get_by_text("Please add an account to continue.")).to_be_visible()
+
+    # New Account: the token fields with Add and Cancel; a wrong key fails the app's test request.
+    page.get_by_role("button", name="New Account").click()
+    form = page.get_by_test_id("token-fields-form")
+    form.get_by_label("Api Key").fill("wrong-key")
+    form.get_by_role("button", name="Add").click()
+    expect(page.locator(".ant-message-error")).to_contain_text("401")
+    assert api.get(f"/api/v1/apps/{TOKEN_APP}/authorized_app_accounts", headers=headers).json() == {
+        "authorized_app_accounts": []
+    }
+    form.get_by_label("Api Key").fill(fake_apps.API_KEY)
+    form.get_by_role("button", name="Add").click()
+    expect(page.get_by_text("Account added successfully")).to_be_visible()
+    listed = page.get_by_test_id("accounts-list")
+    expect(listed).to_contain_text("Ada at Fak...")  # 'Ada at Fake' (from GET /me) cut beyond 10
+    checks = [r for r in fake.requests if r["path"] == "/me"]
+    assert checks[-1]["headers"]["X-Api-Key"] == fake_apps.API_KEY
+    (account,) = api.get(f"/api/v1/apps/{TOKEN_APP}/authorized_app_accounts", headers=headers).json()[
+        "authorized_app_accounts"
+    ]
+    assert fake_apps.API_KEY not in json.dumps(account)
+
+    # Rename inline.
+    listed.get_by_role("button", name="Rename").click()
+    box = listed.get_by_role("textbox")
+    box.fill("Work")
+    box.press("Enter")
+    expect(page.get_by_text("Successfully Changed the name of Account")).to_be_visible()
+    expect(listed).to_contain_text("Work")
+    (account,) = api.get(f"/api/v1/apps/{TOKEN_APP}/authorized_app_accounts", headers=headers).json()[
+        "authorized_app_accounts"
+    ]
+    assert account["name"] == "Work"
+    _shots(page, "manage-accounts", reopen=lambda p: _open_app(p, "Fake T", TOKEN_APP))
+    # The account badge on the grid.
+    page.goto("/applications")
+    page.get_by_test_id("applications-search").fill("Fake T")
+    expect(page.get_by_test_id(f"app-card-{TOKEN_APP}").locator(".ant-badge-count")).to_have_text("1")
+
+    # A published konnect uses the account: it runs with the account's key, and removal is refused.
+    published = _publish(api, headers, _app_node(TOKEN_APP, "fake_token", "Fake Token App", account))
+    log = _run(api, headers, published, "A-1")
+    assert log["status"] == "SUCCESS", log
+    created = [r for r in fake.requests if r["method"] == "POST" and r["path"] == "/tasks"][-1]
+    assert created["headers"]["X-Api-Key"] == fake_apps.API_KEY
+    assert created["body"]["title"] == "Order A-1"
+    assert fake_apps.API_KEY not in json.dumps(log)
+
+    _open_app(page, "Fake T", TOKEN_APP)
+    listed = page.get_by_test_id("accounts-list")
+    listed.get_by_role("button", name="Remove Work").click()
+    page.locator(".ant-popconfirm").get_by_role("button", name="Remove").click()
+    expect(page.get_by_text(IN_USE)).to_be_visible()
+    expect(listed).to_contain_text("Work")
+
+    # Unpublished, it can go.
+    r = api.post(f"/api/v1/konnects/{published['konnect_id']}/update_status", json={"status": "Draft"}, headers=headers)
+    assert r.status_code == 200, r.text
+    listed.get_by_role("button", name="Remove Work").click()
+    page.locator(".ant-popconfirm").get_by_role("button", name="Remove").click()
+    expect(page.get_by_text("Account removed")).to_be_visible()
+    expect(page.get_by_text("No Account Found.")).to_be_visible()
+    assert api.get(f"/api/v1/apps/{TOKEN_APP}/authorized_app_accounts", headers=headers).json() == {
+        "authorized_app_accounts": []
+    }
+    context.close()
+
+
+def test_oauth_popup_consent_and_a_refresh_during_a_run(browser: Browser, stack: Platform, fake: Any) -> None:
+    api = httpx.Client(base_url=stack.api_url, timeout=30)
+    context, headers = _signed_in(browser, stack, api)
+    page = context.new_page()
+    _open_app(page, "Fake OAuth", OAUTH_APP)
+    expect(page.get_by_text("No Account Found.")).to_be_visible()
+
+    # New Account: the popup (800x600) goes to the provider's consent page.
+    with page.expect_popup() as opened:
+        page.get_by_role("button", name="New Account").click()
+    popup = opened.value
+    popup.wait_for_url(f"{fake.url}/authorize?**")
+    assert popup.evaluate("[window.innerWidth, window.innerHeight]") == [800, 600]
+    assert "code_challenge_method=S256" in popup.url
+    # A second click focuses the open popup instead of opening another one.
+    page.get_by_role("button", name="New Account").click()
+    page.wait_for_timeout(300)
+    assert len(context.pages) == 2
+    expect(popup.get_by_text("Konnectz wants to use your Fake account")).to_be_visible()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    popup.screenshot(path=str(SCREENSHOTS / "oauth-consent.png"))
+
+    # Consent: back to /oauth/response, which completes the authorisation and closes itself.
+    with popup.expect_event("close", timeout=30_000):
+        popup.locator("#allow").click()
+    # The opener polls the popup every 2 s and then reloads the list.
+    expect(page.get_by_test_id("accounts-list")).to_contain_text("Ada at Fak...", timeout=10_000)
+    grants = [r["body"]["grant_type"] for r in fake.requests if r["path"] == "/token"]
+    assert grants[-1] == "authorization_code"
+    (account,) = api.get(f"/api/v1/apps/{OAUTH_APP}/authorized_app_accounts", headers=headers).json()[
+        "authorized_app_accounts"
+    ]
+
+    # A published konnect runs with the account; the provider has dropped every access token it issued,
+    # so the first call gets 401, the runner asks the broker for a refreshed token and retries.
+    published = _publish(api, headers, _app_node(OAUTH_APP, "fake_oauth", "Fake OAuth App", account))
+    fake.tokens.clear()
+    before = len([r for r in fake.requests if r["path"] == "/token"])
+    log = _run(api, headers, published, "B-7")
+    assert log["status"] == "SUCCESS", log
+    grants = [r["body"]["grant_type"] for r in fake.requests if r["path"] == "/token"][before:]
+    assert grants == ["refresh_token"]
+    task_calls = [r for r in fake.requests if r["method"] == "POST" and r["path"] == "/tasks"]
+    refused, accepted = task_calls[-2:]
+    assert refused["headers"]["Authorization"] != accepted["headers"]["Authorization"]
+    assert accepted["headers"]["Authorization"].removeprefix("Bearer ") in fake.tokens
+    assert accepted["body"]["title"] == "Order B-7"
+    logged = json.dumps(log)
+    assert all(token not in logged for token in fake.tokens)
+    context.close()
