@@ -38,11 +38,18 @@ def list_logs(
         stmt = stmt.where(TaskLog.task_date >= day_start(start_date))
     if end_date is not None:
         stmt = stmt.where(TaskLog.task_date <= day_end(end_date))
+    # The page and the filtered total (a window count) in one round trip; only past the last page,
+    # where no row carries the total, is it counted separately.
+    rows = session.execute(
+        stmt.add_columns(func.count().over())
+        .order_by(TaskLog.task_date.desc(), TaskLog.id.desc())
+        .limit(page_size)
+        .offset((page_index - 1) * page_size)
+    ).all()
+    if rows:
+        return LogPage([r[0] for r in rows], int(rows[0][1]))
     total = session.scalar(select(func.count()).select_from(stmt.with_only_columns(TaskLog.id).subquery())) or 0
-    rows = session.scalars(
-        stmt.order_by(TaskLog.task_date.desc(), TaskLog.id.desc()).limit(page_size).offset((page_index - 1) * page_size)
-    )
-    return LogPage(list(rows), total)
+    return LogPage([], total)
 
 
 def get_owned(session: Session, *, owner_id: int, task_log_id: int) -> TaskLog | None:
