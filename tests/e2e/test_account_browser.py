@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -94,12 +95,15 @@ def _login(page: Page, email: str, password: str) -> None:
     page.wait_for_url("**/dashboard")
 
 
-def _shot(page: Page, name: str) -> None:
+def _shot(page: Page, name: str, reopen: Callable[[Page], None] | None = None) -> None:
+    """Screenshots in both themes; ``reopen`` brings back what a reload closes (a modal, a toast)."""
     ARTIFACTS.mkdir(exist_ok=True)
     for theme in ("light", "dark"):
         page.evaluate(f"localStorage.setItem('konnectz.theme', '{theme}')")
         page.reload()
         page.wait_for_load_state("networkidle")
+        if reopen is not None:
+            reopen(page)
         page.screenshot(path=str(ARTIFACTS / f"account-{name}-{theme}.png"))
     page.evaluate("localStorage.setItem('konnectz.theme', 'light')")
     page.reload()
@@ -251,12 +255,16 @@ def test_reset_profile_password_member_access_and_agency_quota(
     mpage = member_ctx.new_page()
     _choose_password(mpage, _mail_link(platform, member_email, "reset-password"), "member-password")
     _login(mpage, member_email, "member-password")
-    mpage.goto("/flows/1")
-    expect(mpage.get_by_text("Owner flow")).to_be_visible()  # the owner's flows, as the level allows
-    mpage.get_by_test_id(f"flow-delete-{flow}").click()
-    mpage.get_by_test_id(f"flow-delete-ok-{flow}").click()
-    expect(mpage.get_by_text("Cannot Delete this Flow")).to_be_visible()
-    _shot(mpage, "member-delete-refused")
+    mpage.goto("/flows/home")
+
+    def try_delete(p: Page) -> None:
+        expect(p.get_by_text("Owner flow")).to_be_visible()  # the owner's flows, as the level allows
+        p.get_by_test_id(f"flow-delete-{flow}").click()
+        p.get_by_test_id(f"flow-delete-ok-{flow}").click()
+        expect(p.get_by_text("Cannot Delete this Flow")).to_be_visible()
+
+    try_delete(mpage)
+    _shot(mpage, "member-delete-refused", try_delete)
     member_ctx.close()
     assert [k["id"] for k in api.get("/api/v1/konnects", headers=owner).json()["konnects"]] == [flow]
 
@@ -302,10 +310,14 @@ def test_reset_profile_password_member_access_and_agency_quota(
 
     assert sorted(t["status"] for t in wait_until(logs, timeout=40)) == ["ERROR", "SUCCESS"]
     _login(spage, sub_email, "sub-password")
-    spage.goto("/flows/1")
-    spage.get_by_test_id(f"flow-logs-{quota_flow}").click()
-    spage.get_by_role("tab", name="Error").click()
-    spage.locator("[data-testid^='tasklog-item-']").first.click()
-    expect(spage.get_by_test_id("tasklog-details")).to_contain_text("Task quota exceeded")
-    _shot(spage, "quota-error-log")
+    spage.goto("/flows/home")
+
+    def open_error_log(p: Page) -> None:
+        p.get_by_test_id(f"flow-logs-{quota_flow}").click()
+        p.get_by_role("tab", name="Error").click()
+        p.locator("[data-testid^='tasklog-item-']").first.click()
+        expect(p.get_by_test_id("tasklog-details")).to_contain_text("Task quota exceeded")
+
+    open_error_log(spage)
+    _shot(spage, "quota-error-log", open_error_log)
     sctx.close()
