@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     mail_from: str = "Konnectz <no-reply@konnectz.local>"
     dev_maildir: Path | None = None
 
-    captcha_cost: int = Field(default=1000, ge=1)
+    captcha_cost: int = Field(default=500, ge=1)
     captcha_max_number: int = Field(default=10000, ge=10)
     captcha_ttl_seconds: int = Field(default=600, ge=10)
 
