@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
 from konnectz_api.crud.konnects import day_end, day_start
-from konnectz_api.models import Task, TaskLog
+from konnectz_api.models import Konnect, Task, TaskLog
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,9 @@ def list_logs(
 ) -> LogPage:
     stmt = select(TaskLog).where(TaskLog.owner_id == owner_id)
     if konnect_id is not None:
-        stmt = stmt.where(TaskLog.konnect_id == konnect_id)
+        # A deleted flow's runs are hidden with it (checked once per query, as an InitPlan).
+        live = exists().where(Konnect.id == konnect_id, Konnect.owner_id == owner_id, Konnect.status != "DELETED")
+        stmt = stmt.where(TaskLog.konnect_id == konnect_id, live)
     if log_type is not None:
         stmt = stmt.where(TaskLog.status == log_type)
     if start_date is not None:
