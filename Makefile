@@ -12,7 +12,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 PY_LOCKS   := pyproject.toml uv.lock api/pyproject.toml runner/pyproject.toml operator/pyproject.toml devstack/pyproject.toml
 
-.PHONY: help install dev test lint typecheck web-build web-check gen-types check-types gen-crd check-crd unit bench clean chromium
+.PHONY: help install dev ai-host test lint typecheck web-build web-check gen-types check-types gen-crd check-crd unit bench clean chromium
 
 help:
 	@echo "make dev    - install what is needed and run Konnectz on http://127.0.0.1:8080"
@@ -50,8 +50,13 @@ web/dist/index.html: web/node_modules/.installed $(shell find web/src web/public
 web-build: web/dist/index.html
 
 # --- the platform -------------------------------------------------------------------------
+# `make dev AI=flowise` also starts the optional AI host (install it once with `make ai-host`).
 dev: install web-build catalogue
-	$(PY) -m konnectz_devstack
+	$(PY) -m konnectz_devstack $(if $(AI),--ai $(AI),)
+
+# The optional AI host: Flowise and the Node 24 it needs, both from the npm registry.
+ai-host: install
+	$(PY) -c "import subprocess; from konnectz_devstack._aihost import install_args, ai_host_dir; ai_host_dir().mkdir(parents=True, exist_ok=True); subprocess.run(install_args(), check=True)"
 
 # --- checks -------------------------------------------------------------------------------
 lint: .venv/.installed

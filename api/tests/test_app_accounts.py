@@ -15,6 +15,7 @@ from sqlalchemy import select
 from konnectz_api.catalogue import get_index, load_index
 from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_sessionmaker
+from konnectz_api.deps import app_settings
 from konnectz_api.models import AppAccount
 from konnectz_runner.netguard import parse_networks
 
@@ -42,10 +43,10 @@ def fake(client, tmp_path):
     )
     overrides = client.app.dependency_overrides
     overrides[get_index] = lambda: index
-    overrides[get_settings] = lambda: settings
+    overrides[app_settings] = lambda: settings
     yield server
     overrides.pop(get_index, None)
-    overrides.pop(get_settings, None)
+    overrides.pop(app_settings, None)
     server.stop()
 
 
@@ -248,8 +249,8 @@ def test_oauth2_authorization_code_with_pkce_and_refresh(client, api, fake):
 
 def test_oauth_app_without_client_configuration(client, api, fake):
     headers = api.new_user()
-    settings = client.app.dependency_overrides[get_settings]().model_copy(update={"oauth_clients": {}})
-    client.app.dependency_overrides[get_settings] = lambda: settings
+    settings = client.app.dependency_overrides[app_settings]().model_copy(update={"oauth_clients": {}})
+    client.app.dependency_overrides[app_settings] = lambda: settings
     r = client.post("/api/v1/auth-url", json={"app_id": OAUTH_APP, "redirect_url": REDIRECT}, headers=headers)
     assert r.status_code == 400 and "not configured for OAuth2" in r.json()["message"]
 

@@ -342,3 +342,11 @@ def test_history_and_task_logs(client, api):
     # The flow list carries the same counts.
     listing = client.get("/api/v1/konnects", headers=h).json()
     assert {k["id"]: k["success_task_count"] for k in listing["konnects"]}[ok_flow] == 2
+    # Past the last page the totals still come (counted apart from the empty page).
+    past = client.get(f"/api/v1/task_logs/logs?konnect_id={ok_flow}&page_size=2&page_index=9", headers=h).json()
+    assert past == {"task_logs": [], "total": 3}
+    assert client.get("/api/v1/konnects?page_size=2&page_index=9", headers=h).json()["total_konnects"] == 3
+    # A deleted flow's runs go with it: 404, like another owner's.
+    r = client.post(f"/api/v1/konnects/{err_flow}/update_status", json={"status": "DELETED"}, headers=h)
+    assert r.status_code == 200, r.text
+    assert client.get(f"/api/v1/task_logs/logs?konnect_id={err_flow}", headers=h).status_code == 404

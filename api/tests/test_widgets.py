@@ -6,6 +6,7 @@ import jwt
 import pytest
 
 from konnectz_api.core.config import Settings, get_settings
+from konnectz_api.deps import app_settings
 
 SECRET = "ai-host-secret-0123456789abcdef0123456789"
 
@@ -25,7 +26,7 @@ def test_frames_carry_a_scoped_auth_token(client, api):
     configured = get_settings().model_copy(
         update={"ai_host_url": "https://ai.example.com/base?x=1", "ai_host_secret": SECRET}
     )
-    client.app.dependency_overrides[get_settings] = lambda: configured
+    client.app.dependency_overrides[app_settings] = lambda: configured
     try:
         body = client.get("/api/v1/widgets/active", headers=headers).json()
         assert body["ai_host_configured"] is True

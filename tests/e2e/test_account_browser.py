@@ -1,4 +1,6 @@
-"""The account area in a real headless Chromium: team members, avatar upload and removal, the AI pages.
+"""The account area in a real headless Chromium: team members, avatar upload and removal, the AI pages;
+and issue 10's walk (password reset by mail, profile, password, plan page, a Create member refused a
+delete, an agency sub-account's run over quota shown as an error task log).
 
 An administrator gives the account the Team plan with the documented command; the owner signs in through the
 form (the ALTCHA widget solves its proof-of-work), adds a team member with access Create on the Members tab,
@@ -14,6 +16,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -21,7 +24,10 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from konnectz_api import captcha
 from konnectz_devstack import Platform
+from konnectz_devstack.testing import sign_in, wait_until, webhook_canvas
+from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
 pytestmark = pytest.mark.e2e
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-results"
@@ -48,7 +54,7 @@ def browser() -> Browser:
         b.close()
 
 
-def _signup(platform: Platform, email: str, password: str) -> None:
+def _signup(platform: Platform, email: str, password: str, plan: str = "Team") -> None:
     api = httpx.Client(base_url=platform.api_url, timeout=30)
     body = {
         "email": email,
@@ -69,7 +75,7 @@ def _signup(platform: Platform, email: str, password: str) -> None:
         time.sleep(0.2)
     env = {**os.environ, **platform.component_env()}
     subprocess.run(
-        [sys.executable, "-m", "konnectz_api", "plan", "set", email, "Team"],
+        [sys.executable, "-m", "konnectz_api", "plan", "set", email, plan],
         env=env,
         check=True,
         capture_output=True,
@@ -89,12 +95,15 @@ def _login(page: Page, email: str, password: str) -> None:
     page.wait_for_url("**/dashboard")
 
 
-def _shot(page: Page, name: str) -> None:
+def _shot(page: Page, name: str, reopen: Callable[[Page], None] | None = None) -> None:
+    """Screenshots in both themes; ``reopen`` brings back what a reload closes (a modal, a toast)."""
     ARTIFACTS.mkdir(exist_ok=True)
     for theme in ("light", "dark"):
         page.evaluate(f"localStorage.setItem('konnectz.theme', '{theme}')")
         page.reload()
         page.wait_for_load_state("networkidle")
+        if reopen is not None:
+            reopen(page)
         page.screenshot(path=str(ARTIFACTS / f"account-{name}-{theme}.png"))
     page.evaluate("localStorage.setItem('konnectz.theme', 'light')")
     page.reload()
@@ -150,3 +159,165 @@ def test_members_avatar_and_ai_pages(browser: Browser, platform: Platform, tmp_p
         expect(page.get_by_text("Coming soon")).to_have_count(0)
     _shot(page, "ai")
     context.close()
+
+
+def _mail_link(platform: Platform, email: str, kind: str, seen: int = 0) -> str:
+    """The newest ``kind`` link (reset-password, verify-email) mailed to ``email`` after ``seen`` such links."""
+    api = httpx.Client(base_url=platform.api_url, timeout=30)
+
+    def links() -> list[str]:
+        return [u for m in api.get("/dev/mail.json").json() if m["to"] == email for u in m["links"] if f"/{kind}/" in u]
+
+    found = wait_until(lambda: links() if len(links()) > seen else None, timeout=30, what=f"a {kind} mail")
+    return found[-1]
+
+
+def _choose_password(page: Page, link: str, password: str) -> None:
+    """Follow a mailed /reset-password/{token} link in the SPA and set the password; it returns to /login."""
+    page.goto("/" + link.split("://", 1)[-1].split("/", 1)[1])  # the link's path, on this test's api
+    page.get_by_test_id("reset-password").fill(password)
+    page.get_by_test_id("reset-password-confirmation").fill(password)
+    page.get_by_test_id("reset-submit").click()
+    page.wait_for_url("**/login", timeout=15_000)
+
+
+def test_reset_profile_password_member_access_and_agency_quota(
+    browser: Browser, platform: Platform, tmp_path: Path
+) -> None:
+    """Issue 10's walk: forgot password → mail → reset → sign in; profile; password; the plan page;
+    a Create member cannot delete a flow; an agency sub-account's run over quota is an error task log."""
+    if platform.web_dist is None:
+        pytest.fail("web/dist is missing: run `make web-build` first")
+    api = httpx.Client(base_url=platform.api_url, timeout=30)
+    email, first = f"reset-{time.time_ns()}@example.com", "first-password"
+    _signup(platform, email, first)  # Team plan
+    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+
+    # Forgot password → the mail in the dev mailbox → reset → sign in with the new password.
+    page.goto("/login")
+    page.get_by_test_id("forgot-password-link").click()
+    page.get_by_test_id("forgot-email").fill(email)
+    page.get_by_test_id("forgot-submit").click()
+    expect(page.get_by_text(f"We sent forgot password link on {email}")).to_be_visible()
+    second = "second-password"
+    _choose_password(page, _mail_link(platform, email, "reset-password"), second)
+    _login(page, email, second)
+
+    # Profile: edit the name; it is kept.
+    page.goto("/account/profile")
+    page.get_by_test_id("profile-first-name").fill("Olivia")
+    page.get_by_test_id("profile-save").click()
+    expect(page.get_by_text("Profile updated")).to_be_visible()
+    page.reload()
+    expect(page.get_by_test_id("profile-first-name")).to_have_value("Olivia")
+    _shot(page, "profile")
+
+    # Password: the current one is checked; then signing in takes the new one.
+    page.goto("/account/password")
+    page.get_by_test_id("password-current").fill(second)
+    page.get_by_test_id("password-new").fill("third-password")
+    page.get_by_test_id("password-confirmation").fill("third-password")
+    page.get_by_test_id("password-save").click()
+    expect(page.get_by_text("Password updated")).to_be_visible()
+    owner = sign_in(api, email, "third-password")
+    stale = {"email": email, "password": second, "rememberMe": False}
+    challenge = api.get("/api/v1/captcha/challenge").json()
+    assert api.post("/api/v1/auth/login", json={**stale, "captcha": captcha.solve(challenge)}).status_code == 401
+
+    # The plan page: Team shows as 'Complete'.
+    page.goto("/account/subscription")
+    expect(page.get_by_test_id("subscription-plan")).to_have_text("Complete")
+    _shot(page, "subscription")
+
+    # A flow of the owner, and a team member with access Create who cannot delete it.
+    canvas = webhook_canvas(f"{platform.api_url}/healthz", name="Owner flow", method="GET", body=[])
+    r = api.post(
+        "/api/v1/konnects/save_konnect",
+        headers=owner,
+        json={"konnect_id": trigger_konnect_id(api, owner, canvas), "canvas_name": True, "canvas_json": canvas},
+    )
+    assert r.status_code == 200, r.text
+    flow = r.json()["konnect_id"]
+    page.goto("/account/members")
+    page.get_by_test_id("member-add").click()
+    member_email = f"create-{time.time_ns()}@example.com"
+    page.get_by_test_id("member-first-name").fill("Cora")
+    page.get_by_test_id("member-last-name").fill("Create")
+    page.get_by_test_id("member-email").fill(member_email)
+    page.get_by_test_id("member-save").click()
+    expect(page.get_by_test_id("team-members").locator("tr", has_text=member_email)).to_contain_text("Create")
+    context.close()
+
+    member_ctx = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
+    member_ctx.set_default_timeout(20_000)
+    mpage = member_ctx.new_page()
+    _choose_password(mpage, _mail_link(platform, member_email, "reset-password"), "member-password")
+    _login(mpage, member_email, "member-password")
+    mpage.goto("/flows/home")
+
+    def try_delete(p: Page) -> None:
+        expect(p.get_by_text("Owner flow")).to_be_visible()  # the owner's flows, as the level allows
+        p.get_by_test_id(f"flow-delete-{flow}").click()
+        p.get_by_test_id(f"flow-delete-ok-{flow}").click()
+        expect(p.get_by_text("Cannot Delete this Flow")).to_be_visible()
+
+    try_delete(mpage)
+    _shot(mpage, "member-delete-refused", try_delete)
+    member_ctx.close()
+    assert [k["id"] for k in api.get("/api/v1/konnects", headers=owner).json()["konnects"]] == [flow]
+
+    # Agency: a sub-account with a quota of 1 task; its second run is refused and shown as an error log.
+    agency_email = f"agency-{time.time_ns()}@example.com"
+    _signup(platform, agency_email, "agency-password", plan="Agency")
+    actx = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
+    actx.set_default_timeout(20_000)
+    apage = actx.new_page()
+    _login(apage, agency_email, "agency-password")
+    apage.goto("/account/members")
+    expect(apage.get_by_test_id("agency-members")).to_be_visible()
+    apage.get_by_test_id("member-add").click()
+    sub_email = f"sub-{time.time_ns()}@example.com"
+    apage.get_by_test_id("member-first-name").fill("Sub")
+    apage.get_by_test_id("member-last-name").fill("Account")
+    apage.get_by_test_id("member-email").fill(sub_email)
+    apage.get_by_test_id("member-task").fill("1")
+    apage.get_by_test_id("member-save").click()
+    expect(apage.get_by_test_id("agency-members").locator("tr", has_text=sub_email)).to_be_visible()
+    _shot(apage, "agency-members")
+    actx.close()
+
+    sctx = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
+    sctx.set_default_timeout(20_000)
+    spage = sctx.new_page()
+    _choose_password(spage, _mail_link(platform, sub_email, "reset-password"), "sub-password")
+    sub = sign_in(api, sub_email, "sub-password")
+    canvas = webhook_canvas(f"{platform.api_url}/healthz", name="Quota flow", method="GET", body=[])
+    r = api.post(
+        "/api/v1/konnects/publish_konnect",
+        headers=sub,
+        json={"konnect_id": trigger_konnect_id(api, sub, canvas), "canvas_name": True, "canvas_json": canvas},
+    )
+    assert r.status_code == 200, r.text
+    hook, quota_flow = r.json()["webhook_url"], r.json()["konnect_id"]
+    wait_until(lambda: httpx.post(hook, json={"n": 1}, timeout=10).status_code == 200, timeout=30)
+    assert httpx.post(hook, json={"n": 2}, timeout=10).status_code == 200
+
+    def logs() -> list[dict] | None:
+        found = api.get(f"/api/v1/task_logs/logs?konnect_id={quota_flow}", headers=sub).json()["task_logs"]
+        return found if len(found) == 2 else None
+
+    assert sorted(t["status"] for t in wait_until(logs, timeout=40)) == ["ERROR", "SUCCESS"]
+    _login(spage, sub_email, "sub-password")
+    spage.goto("/flows/home")
+
+    def open_error_log(p: Page) -> None:
+        p.get_by_test_id(f"flow-logs-{quota_flow}").click()
+        p.get_by_role("tab", name="Error").click()
+        p.locator("[data-testid^='tasklog-item-']").first.click()
+        expect(p.get_by_test_id("tasklog-details")).to_contain_text("Task quota exceeded")
+
+    open_error_log(spage)
+    _shot(spage, "quota-error-log", open_error_log)
+    sctx.close()

@@ -4,8 +4,37 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import urllib.request
+
+
+def _captcha(url: str) -> int:
+    """Fetch a challenge and print its solution on stdout (progress on stderr, so $(...) keeps only it)."""
+    import time
+
+    from konnectz_api.captcha import solve
+
+    started = time.monotonic()
+    sys.stderr.write(f"captcha: fetching a challenge from {url} ...\n")
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/api/v1/captcha/challenge", timeout=10) as resp:  # noqa: S310
+            challenge = json.load(resp)
+    except OSError as exc:
+        sys.stderr.write(f"captcha: could not reach {url} ({exc}); is `make dev` running?\n")
+        return 1
+    params = challenge.get("parameters", {})
+    sys.stderr.write(
+        f"captcha: solving ({params.get('algorithm')}, cost {params.get('cost')}) on {os.cpu_count()} cores ...\n"
+    )
+    try:
+        payload = solve(challenge, workers=os.cpu_count() or 1)
+    except TimeoutError as exc:
+        sys.stderr.write(f"captcha: {exc}\n")
+        return 1
+    sys.stderr.write(f"captcha: solved in {time.monotonic() - started:.1f}s\n")
+    print(payload)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,12 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(doc)
         return 0
     if args.command == "captcha":
-        from konnectz_api.captcha import solve
-
-        with urllib.request.urlopen(f"{args.url.rstrip('/')}/api/v1/captcha/challenge", timeout=10) as resp:  # noqa: S310
-            challenge = json.load(resp)
-        print(solve(challenge))
-        return 0
+        return _captcha(args.url)
     if args.command == "plan":
         return _plan(args)
     if args.command == "credentials-key":

@@ -1,5 +1,9 @@
 """Dependencies shared by the routes: settings, database session, the signed-in user.
 
+Dependencies that do no blocking I/O are ``async def`` so FastAPI calls them on the event loop
+instead of handing each to the thread pool (a thread hop per dependency per request). The sign-in
+check is one query: the user and whether the token was revoked.
+
 - ``SignedInUser``: the person who signed in (their own profile, password, sessions).
 - ``CurrentUser``: the account whose data a call reads or changes. For a team member that is the account
   they were added to, and the member's access level is checked here, on every call, before the route
@@ -13,6 +17,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.bus import Bus
 from konnectz_api.core.config import Settings, get_settings
@@ -23,7 +28,13 @@ from konnectz_api.deployer import Deployer
 from konnectz_api.errors import Forbidden, Unauthorized
 from konnectz_api.models import User
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+async def app_settings() -> Settings:
+    """The settings (override this in tests, not ``get_settings``)."""
+    return get_settings()
+
+
+SettingsDep = Annotated[Settings, Depends(app_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]
 _bearer = HTTPBearer(auto_error=False)
 
@@ -36,13 +47,13 @@ def current_claims(
     if creds is None:
         raise Unauthorized("Sign in to continue")
     claims = decode_access_claims(creds.credentials, secret=settings.secret_key)
-    user = session.get(User, claims.user_id) if claims is not None and 0 < claims.user_id < 2**63 else None
-    if claims is None or user is None or sessions.is_revoked(session, claims=claims, user=user):
+    user = sessions.signed_in(session, claims=claims) if claims is not None and 0 < claims.user_id < 2**63 else None
+    if claims is None or user is None:
         raise Unauthorized("Your session has expired. Please sign in again.")
     return user, claims
 
 
-def signed_in_user(signed_in: Annotated[tuple[User, AccessClaims], Depends(current_claims)]) -> User:
+async def signed_in_user(signed_in: Annotated[tuple[User, AccessClaims], Depends(current_claims)]) -> User:
     return signed_in[0]
 
 
@@ -58,7 +69,7 @@ async def _body_status(request: Request) -> str | None:
     return status.upper()[:20] if isinstance(status, str) else None
 
 
-def current_user(
+async def current_user(
     signed_in: Annotated[tuple[User, AccessClaims], Depends(current_claims)],
     session: SessionDep,
     request: Request,
@@ -67,6 +78,11 @@ def current_user(
     user = signed_in[0]
     if user.member_kind != members.TEAM:
         return user
+    return await run_in_threadpool(_team_account, session, user, request, body_status)
+
+
+def _team_account(session: Session, user: User, request: Request, body_status: str | None) -> User:
+    """The account a team member works in, after checking (and auditing) their access level."""
     account = session.get(User, user.parent_id) if user.parent_id is not None else None
     if account is None:
         raise Unauthorized("Your session has expired. Please sign in again.")
@@ -91,12 +107,12 @@ SignedInUser = Annotated[User, Depends(signed_in_user)]
 CurrentClaims = Annotated[tuple[User, AccessClaims], Depends(current_claims)]
 
 
-def get_bus(request: Request) -> Bus:
+async def get_bus(request: Request) -> Bus:
     bus: Bus = request.app.state.bus
     return bus
 
 
-def get_deployer(request: Request) -> Deployer:
+async def get_deployer(request: Request) -> Deployer:
     deployer: Deployer = request.app.state.deployer
     return deployer
 

@@ -124,6 +124,15 @@ app.kubernetes.io/component: {{ .component }}
       name: {{ include "konnectz.secretName" . }}
       key: encryptionKey
 {{ include "konnectz.credentialsKeyEnv" . }}
+{{- if .Values.flowise.enabled }}
+- name: KONNECTZ_AI_HOST_URL
+  value: {{ required "flowise.publicUrl is required with flowise.enabled: the URL browsers reach Flowise at" .Values.flowise.publicUrl | quote }}
+- name: KONNECTZ_AI_HOST_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "konnectz.secretName" . }}
+      key: aiHostSecret
+{{- end }}
 {{- with include "konnectz.publicUrl" . }}
 - name: KONNECTZ_PUBLIC_URL
   value: {{ . | quote }}

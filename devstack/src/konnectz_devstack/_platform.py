@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from konnectz_devstack import _aihost
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import port_is_free
@@ -44,6 +45,9 @@ class Platform:
     extra_env: dict[str, str] = field(default_factory=dict)
     web_dist: Path | None = None
     quiet: bool = False
+    #: ``"flowise"`` starts the optional AI host (``make dev AI=flowise``); ``None`` runs without one.
+    ai: str | None = None
+    ai_port: int = 3000
 
     def __post_init__(self) -> None:
         self.state_dir = Path(self.state_dir).resolve()
@@ -99,8 +103,38 @@ class Platform:
             env.setdefault("KONNECTZ_ALLOW_PRIVATE_NETWORKS", "127.0.0.0/8")
         if self.web_dist is not None:
             env["KONNECTZ_WEB_DIST"] = str(self.web_dist)
+        if self.ai is not None:
+            env["KONNECTZ_AI_HOST_URL"] = f"http://127.0.0.1:{self.ai_port}"
+            env["KONNECTZ_AI_HOST_SECRET"] = self._secret_file("ai_host_secret")
         env.update(self.extra_env)
         return env
+
+    def _start_ai_host(self) -> None:
+        """Flowise on ``ai_port`` with its own database in the dev PostgreSQL."""
+        if self.ai not in _aihost.AI_HOSTS:
+            raise DevStackError(f"Unknown AI host {self.ai!r}: choose one of {', '.join(_aihost.AI_HOSTS)}.")
+        if not port_is_free(self.ai_port):
+            raise DevStackError(f"Port {self.ai_port} (AI host) is busy: set KONNECTZ_AI_PORT.")
+        args = _aihost.flowise_args()
+        import psycopg
+
+        with psycopg.connect(self.postgres.dsn, autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = 'flowise'").fetchone() is None:
+                conn.execute("CREATE DATABASE flowise")
+        flowise_dsn = self.postgres.dsn.rsplit("/", 1)[0] + "/flowise"
+        with psycopg.connect(flowise_dsn, autocommit=True) as conn:
+            # Flowise's migrations call uuid_generate_v4() (extension uuid-ossp, which the embedded
+            # PostgreSQL lacks): the built-in gen_random_uuid() does the same.
+            conn.execute(
+                "CREATE OR REPLACE FUNCTION uuid_generate_v4() RETURNS uuid LANGUAGE sql AS 'SELECT gen_random_uuid()'"
+            )
+        log = open(self.state_dir / "ai-host.log", "ab")
+        env = {
+            **os.environ,
+            **_aihost.flowise_env(port=self.ai_port, state_dir=self.state_dir, pg_port=self.ports.postgres),
+        }
+        proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self._procs.append(("ai-host", proc))
 
     def check_ports(self) -> None:
         busy = [f"{name} ({port})" for name, port in vars(self.ports).items() if not port_is_free(port)]
@@ -175,8 +209,12 @@ class Platform:
                     str(self.ports.runner),
                 ],
             )
+            if self.ai is not None:
+                self._start_ai_host()
             self._wait_http("api", f"{self.api_url}/healthz")
             self._wait_http("runner", f"{self.runner_url}/healthz")
+            if self.ai is not None:
+                self._wait_http("ai-host", f"http://127.0.0.1:{self.ai_port}/api/v1/ping", timeout=180)
         except BaseException:
             self.stop()
             raise

@@ -27,6 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="konnectz-dev", description=__doc__)
     parser.add_argument("--state-dir", default=os.environ.get("KONNECTZ_STATE_DIR", str(REPO_ROOT / ".konnectz")))
     parser.add_argument("--web-dist", default=os.environ.get("KONNECTZ_WEB_DIST", str(REPO_ROOT / "web" / "dist")))
+    parser.add_argument(
+        "--ai",
+        choices=["flowise"],
+        default=os.environ.get("KONNECTZ_AI") or None,
+        help="also start an AI host for /chatflows, /agentflows and /tools (install it with `make ai-host`)",
+    )
     args = parser.parse_args(argv)
     ports = Ports(
         api=_int_env("KONNECTZ_API_PORT", 8080),
@@ -35,7 +41,13 @@ def main(argv: list[str] | None = None) -> int:
         nats=_int_env("KONNECTZ_NATS_PORT", 14222),
         smtp=_int_env("KONNECTZ_SMTP_PORT", 1025),
     )
-    platform = Platform(state_dir=Path(args.state_dir), ports=ports, web_dist=Path(args.web_dist))
+    platform = Platform(
+        state_dir=Path(args.state_dir),
+        ports=ports,
+        web_dist=Path(args.web_dist),
+        ai=args.ai,
+        ai_port=_int_env("KONNECTZ_AI_PORT", 3000),
+    )
     stopping = False
 
     def _stop(signum: int, frame: object) -> None:
@@ -54,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         f"  app and API     {platform.api_url}\n"
         f"  webhooks        {platform.runner_url}/hooks/<token>\n"
         f"  dev mailbox     {platform.api_url}/dev/mail\n"
-        f"  state           {platform.state_dir}\n"
+        + (f"  AI host         http://127.0.0.1:{platform.ai_port} ({platform.ai})\n" if platform.ai else "")
+        + f"  state           {platform.state_dir}\n"
         "Press Ctrl-C to stop.",
         flush=True,
     )

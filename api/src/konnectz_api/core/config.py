@@ -46,8 +46,8 @@ class Settings(BaseSettings):
     mail_from: str = "Konnectz <no-reply@konnectz.local>"
     dev_maildir: Path | None = None
 
-    captcha_cost: int = Field(default=2000, ge=1)
-    captcha_max_number: int = Field(default=20000, ge=10)
+    captcha_cost: int = Field(default=500, ge=1)
+    captcha_max_number: int = Field(default=10000, ge=10)
     captcha_ttl_seconds: int = Field(default=600, ge=10)
 
     # Avatar uploads: the largest file accepted (bytes); images are re-encoded to at most 512x512 PNG.

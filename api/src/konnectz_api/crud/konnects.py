@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Literal
 
-from sqlalchemy import Select, case, exists, func, select, true
-from sqlalchemy.orm import Session, defer
+from sqlalchemy import ScalarSelect, Select, case, exists, func, select, true
+from sqlalchemy.orm import Session, aliased, defer
 
 from konnectz_api.models import Konnect, TaskLog, User
 from konnectz_api.params import like_pattern
@@ -106,16 +106,35 @@ def list_page(
         folder=folder,
         log_status=log_status,
     )
-    total = session.scalar(select(func.count()).select_from(stmt.with_only_columns(Konnect.id).subquery())) or 0
-    konnects = list(
-        session.scalars(
-            stmt.options(defer(Konnect.published_spec))
-            .order_by(Konnect.created_at.desc(), Konnect.id.desc())
-            .limit(page_size)
-            .offset((page_index - 1) * page_size)
-        )
+    # One round trip: the page, the filtered total (a window count, taken before LIMIT) and each
+    # listed flow's success/error task-log counts (correlated index-only counts, run for the page's
+    # rows only).
+    page = (
+        stmt.add_columns(func.count().over().label("total"))
+        .order_by(Konnect.created_at.desc(), Konnect.id.desc())
+        .limit(page_size)
+        .offset((page_index - 1) * page_size)
+        .subquery()
     )
-    return Page(konnects, total, task_counts(session, owner_id=owner_id, konnect_ids=[k.id for k in konnects]))
+    row_konnect = aliased(Konnect, page)
+
+    def log_count(status: str) -> ScalarSelect[int]:
+        return (
+            select(func.count())
+            .where(TaskLog.owner_id == owner_id, TaskLog.konnect_id == page.c.id, TaskLog.status == status)
+            .scalar_subquery()
+        )
+
+    rows = session.execute(
+        select(row_konnect, page.c.total, log_count("SUCCESS"), log_count("ERROR"))
+        .options(defer(row_konnect.published_spec))
+        .order_by(page.c.created_at.desc(), page.c.id.desc())
+    ).all()
+    if rows:
+        total = int(rows[0][1])
+    else:  # past the last page: the window had no row to carry the total
+        total = session.scalar(select(func.count()).select_from(stmt.with_only_columns(Konnect.id).subquery())) or 0
+    return Page([r[0] for r in rows], total, {r[0].id: (int(r[2]), int(r[3])) for r in rows})
 
 
 def owned_ids(session: Session, *, owner_id: int, ids: Sequence[int]) -> set[int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, exists, false, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -19,11 +19,18 @@ def revoke(session: Session, *, jti: str, expires_at: datetime) -> None:
     session.commit()
 
 
-def is_revoked(session: Session, *, claims: AccessClaims, user: User) -> bool:
-    if claims.jti is not None and session.scalar(select(RevokedToken.jti).where(RevokedToken.jti == claims.jti)):
-        return True
+def signed_in(session: Session, *, claims: AccessClaims) -> User | None:
+    """The token's user unless the token was revoked (logout) or issued before the user's cutoff
+    (password change): one query, the user and the revocation check together."""
+    revoked = exists().where(RevokedToken.jti == claims.jti) if claims.jti is not None else false()
+    row = session.execute(select(User, revoked).where(User.id == claims.user_id)).first()
+    if row is None or row[1]:
+        return None
+    user: User = row[0]
     cutoff = user.tokens_valid_after
-    return cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0))
+    if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
+        return None
+    return user
 
 
 def end_all_sessions(*, user: User) -> None:

@@ -133,8 +133,6 @@ def task_logs(
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 60,
 ) -> TaskLogList:
     _check_dates(start_date, end_date)
-    if konnect_id is not None and not konnect_crud.owned_ids(session, owner_id=user.id, ids=[konnect_id]):
-        raise NotFound(f"Konnect {konnect_id} not found")
     page = crud.list_logs(
         session,
         owner_id=user.id,
@@ -145,6 +143,14 @@ def task_logs(
         start_date=start_date,
         end_date=end_date,
     )
+    # Task logs are stored with their owner, so a page with rows proves the konnect is the user's;
+    # an empty page needs the ownership check to tell "no runs" from "not your flow".
+    if (
+        konnect_id is not None
+        and not page.logs
+        and not konnect_crud.owned_ids(session, owner_id=user.id, ids=[konnect_id])
+    ):
+        raise NotFound(f"Konnect {konnect_id} not found")
     return TaskLogList(
         task_logs=[
             TaskLogOut(

@@ -135,18 +135,20 @@ export function PasswordTab() {
   );
 }
 
+/** The plan's name, as the product spec has it: 'Complete' for Team (task usage is on the dashboard). */
+export function planLabel(plan: string): string {
+  return plan === 'Team' ? 'Complete' : plan;
+}
+
 export function BillingTab() {
   const usage = $api.useQuery('get', '/api/v1/users/usage');
   if (usage.isPending) return <Skeleton active />;
   if (!usage.data) return <Empty description="Your usage could not be loaded." />;
-  const u = usage.data;
   return (
     <div data-testid="billing-usage">
-      <Typography.Title level={4}>Plan: {u.current_plan}</Typography.Title>
-      <Typography.Paragraph>
-        Tasks this plan allows: {u.task_limit}. Consumed: {u.task_consumed}. Available: {u.task_available}.
-      </Typography.Paragraph>
-      <Typography.Paragraph type="secondary">Plans are assigned by your administrator.</Typography.Paragraph>
+      <Typography.Title level={4} data-testid="subscription-plan">
+        {planLabel(usage.data.current_plan)}
+      </Typography.Title>
     </div>
   );
 }
