@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  webhooks        {platform.runner_url}/hooks/<token>\n"
         f"  dev mailbox     {platform.api_url}/dev/mail\n"
         f"  state           {platform.state_dir}\n"
+        f"  durability      {platform.durability}\n"
         "Press Ctrl-C to stop.",
         flush=True,
     )

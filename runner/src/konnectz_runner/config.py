@@ -32,6 +32,8 @@ class Settings(BaseSettings):
     # owner's quota is refused with an ERROR task log. Off only for a runner used without an api.
     enforce_quota: bool = True
     quota_timeout_seconds: float = Field(default=5.0, gt=0)
+    # How long startup waits for the KZ_KONNECTS bucket to be loaded (100,000 konnects take seconds).
+    kv_ready_timeout_seconds: float = Field(default=120.0, gt=0)
 
     @field_validator("allow_private_networks", mode="before")
     @classmethod

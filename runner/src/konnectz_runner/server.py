@@ -59,7 +59,6 @@ log = logging.getLogger(__name__)
 
 USER_AGENT = "Konnectz-Runner/0.1"
 CONNECT_DEADLINE_SECONDS = 30.0
-KV_READY_TIMEOUT_SECONDS = 30.0
 
 
 async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, **callbacks: object) -> NATS:
@@ -117,7 +116,7 @@ class Runner:
             ready = asyncio.Event()
             self._watch_supervisor = asyncio.create_task(self._watch_forever(ready), name="konnectz-kv-watch")
             try:
-                await asyncio.wait_for(ready.wait(), KV_READY_TIMEOUT_SECONDS)
+                await asyncio.wait_for(ready.wait(), self.settings.kv_ready_timeout_seconds)
             except TimeoutError as exc:
                 raise ConfigError(f"Could not load konnects from the {KV_KONNECTS} bucket") from exc
         self.http = httpx.AsyncClient(
