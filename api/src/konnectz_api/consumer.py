@@ -1,23 +1,37 @@
-"""Persists task events from JetStream as task logs (one per run, deduplicated on run_id)."""
+"""Persists task events from JetStream as task logs (one per run, deduplicated on run_id).
+
+Events are fetched many at a time (up to ``task_events_batch``) and stored in one transaction:
+one multi-row INSERT of the task logs (``ON CONFLICT (run_id) DO NOTHING``, so a redelivered run is
+harmless), one of their tasks, one DELETE of their quota reservations and one UPDATE per owner to
+settle the tasks. A batch that cannot be stored is retried one event at a time, so one bad event
+cannot hold back the others. Payloads larger than ``task_payload_inline_bytes`` go to
+``task_payloads`` (:mod:`konnectz_api.crud.task_payloads`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
+from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import FetchTimeoutError
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from konnectz_api import observability
 from konnectz_api.bus import Bus
-from konnectz_api.crud import quota
+from konnectz_api.core.config import get_settings
+from konnectz_api.crud import task_payloads
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
-from konnectz_api.models import Konnect, Task, TaskLog
+from konnectz_api.models import Konnect, QuotaReservation, Task, TaskLog, User
 from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
 
 log = logging.getLogger(__name__)
@@ -32,50 +46,123 @@ def _log_data(event: TaskEvent) -> dict[str, Any]:
     return data
 
 
-def store_event(session: Session, event: TaskEvent) -> bool:
-    """Insert the run; False when it was stored before (a redelivery) or its konnect is gone."""
-    owner = session.scalar(select(Konnect.owner_id).where(Konnect.id == event.konnect_id))
-    if owner is None or owner != event.owner_id:
-        log.warning(
-            "dropping task event %s: konnect %s unknown for owner %s", event.run_id, event.konnect_id, event.owner_id
-        )
-        return False
-    stmt = (
-        insert(TaskLog)
-        .values(
-            run_id=event.run_id,
-            owner_id=event.owner_id,
-            konnect_id=event.konnect_id,
-            status=event.status,
-            started_at=event.started_at,
-            task_date=event.finished_at,
-            data=jsonb_safe(_log_data(event)),
-        )
-        .on_conflict_do_nothing(index_elements=["run_id"])
-        .returning(TaskLog.id)
-    )
-    task_log_id = session.scalar(stmt)
-    if task_log_id is None:
-        session.rollback()
-        return False
-    for position, step in enumerate(event.steps):
-        session.add(
-            Task(
-                task_log_id=task_log_id,
-                position=position,
-                step_id=step.step_id,
-                app_name=step.name,
-                status=step.status,
-                task_date=step.finished_at,
-                data=jsonb_safe({"input": step.input, "output": step.output, "error": step.error}),
+def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit: int | None = None) -> list[bool]:
+    """Insert the runs in one transaction; per event, False when it was stored before (a redelivery)
+    or its konnect is gone. Commits."""
+    limit = inline_limit if inline_limit is not None else get_settings().task_payload_inline_bytes
+    ids = {e.konnect_id for e in events}
+    owners = dict(session.execute(select(Konnect.id, Konnect.owner_id).where(Konnect.id.in_(ids))).all())
+    valid: dict[str, TaskEvent] = {}
+    for event in events:
+        if owners.get(event.konnect_id) != event.owner_id:
+            log.warning(
+                "dropping task event %s: konnect %s unknown for owner %s",
+                event.run_id,
+                event.konnect_id,
+                event.owner_id,
             )
+        elif event.run_id not in valid:
+            valid[event.run_id] = event
+    if not valid:
+        session.rollback()
+        return [False] * len(events)
+    rows = []
+    external: list[tuple[str, int, int, Any]] = []  # run_id, position, size, data
+    for event in valid.values():
+        data, size = task_payloads.offload(jsonb_safe(_log_data(event)), limit=limit)
+        if size is not None:
+            external.append((event.run_id, task_payloads.LOG_POSITION, size, jsonb_safe(_log_data(event))))
+        rows.append(
+            {
+                "run_id": event.run_id,
+                "owner_id": event.owner_id,
+                "konnect_id": event.konnect_id,
+                "status": event.status,
+                "started_at": event.started_at,
+                "task_date": event.finished_at,
+                "data": data,
+                "trace_id": event.trace_id,
+            }
         )
-    # Every executed action counts one task, settled once (only when this insert created the run) against
+    inserted = dict(
+        session.execute(
+            insert(TaskLog)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["run_id"])
+            .returning(TaskLog.run_id, TaskLog.id)
+        ).all()
+    )
+    if not inserted:
+        session.rollback()
+        return [False] * len(events)
+    tasks = []
+    for run_id, task_log_id in inserted.items():
+        for position, step in enumerate(valid[run_id].steps):
+            full = jsonb_safe({"input": step.input, "output": step.output, "error": step.error})
+            data, size = task_payloads.offload(full, limit=limit)
+            if size is not None:
+                external.append((run_id, position, size, full))
+            tasks.append(
+                {
+                    "task_log_id": task_log_id,
+                    "position": position,
+                    "step_id": step.step_id,
+                    "app_name": step.name,
+                    "status": step.status,
+                    "task_date": step.finished_at,
+                    "data": data,
+                }
+            )
+    if tasks:
+        session.execute(Task.__table__.insert(), tasks)
+    task_payloads.store(session, ((inserted[r], p, s, d) for r, p, s, d in external if r in inserted))
+    # Every executed action counts one task, settled once (only for runs this insert created) against
     # what the run reserved before it executed. A refused run executed nothing and counts none.
-    executed = 0 if event.refused is not None else len(event.steps)
-    quota.settle(session, run_id=event.run_id, owner_id=event.owner_id, tasks=executed)
+    reserved = dict(
+        session.execute(
+            delete(QuotaReservation)
+            .where(QuotaReservation.run_id.in_(list(inserted)))
+            .returning(QuotaReservation.run_id, QuotaReservation.tasks)
+        ).all()
+    )
+    debits: dict[int, int] = defaultdict(int)
+    for run_id in inserted:
+        event = valid[run_id]
+        executed = 0 if event.refused is not None else len(event.steps)
+        debits[event.owner_id] += executed - int(reserved.get(run_id) or 0)
+    for owner_id, tasks_count in sorted(debits.items()):
+        if tasks_count:
+            session.execute(
+                update(User).where(User.id == owner_id).values(task_consumed=User.task_consumed + tasks_count)
+            )
     session.commit()
-    return True
+    return [e.run_id in inserted and valid.get(e.run_id) is e for e in events]
+
+
+def store_event(session: Session, event: TaskEvent) -> bool:
+    """Insert one run; False when it was stored before (a redelivery) or its konnect is gone."""
+    return store_events(session, [event])[0]
+
+
+def _store_batch(sessions: sessionmaker[Session], events: list[TaskEvent]) -> list[bool | None]:
+    """Store the batch in one transaction; if that fails, one by one (None: that event failed)."""
+    try:
+        with sessions() as session:
+            return list(store_events(session, events))
+    except Exception:
+        if len(events) == 1:
+            log.exception("could not store task event %s; it will be redelivered", events[0].run_id)
+            return [None]
+        log.warning("storing %d task events together failed; storing them one by one", len(events))
+    out: list[bool | None] = []
+    for event in events:
+        try:
+            with sessions() as session:
+                out.append(store_events(session, [event])[0])
+        except Exception:
+            log.exception("could not store task event %s; it will be redelivered", event.run_id)
+            out.append(None)
+    return out
 
 
 async def consume_task_events(
@@ -83,41 +170,47 @@ async def consume_task_events(
 ) -> None:
     await bus.ready.wait()
     js = bus.js
+    batch = get_settings().task_events_batch
     sub = await js.pull_subscribe(
         SUBJECTS_EVENTS,
         durable=DURABLE,
         stream=STREAM_EVENTS,
-        config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_ack_pending=1000),
+        config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_ack_pending=max(1000, 4 * batch)),
     )
-
-    def _store(event: TaskEvent) -> bool:
-        with sessions() as session:
-            return store_event(session, event)
 
     while not stop.is_set():
         try:
-            msgs = await sub.fetch(batch=50, timeout=1)
+            msgs = await sub.fetch(batch=batch, timeout=1)
         except (FetchTimeoutError, TimeoutError):
             continue
         except Exception as exc:  # NATS reconnecting: wait and retry, messages stay in the stream
             log.warning("task event fetch failed: %s", exc)
             await asyncio.sleep(1)
             continue
+        events: list[TaskEvent] = []
+        good: list[Msg] = []
         for msg in msgs:
             try:
-                event = TaskEvent.model_validate_json(msg.data)
+                events.append(TaskEvent.model_validate_json(msg.data))
+                good.append(msg)
             except ValidationError as exc:
                 log.error("invalid task event on %s dropped: %s", msg.subject, exc)
                 await msg.term()
-                continue
-            try:
-                stored = await asyncio.to_thread(_store, event)
-            except Exception:
-                log.exception("could not store task event %s; it will be redelivered", event.run_id)
+        if not events:
+            continue
+        started = time.perf_counter()
+        outcomes = await asyncio.to_thread(_store_batch, sessions, events)
+        observability.record_stored(events, outcomes, time.perf_counter() - started)
+        latest: dict[int, TaskEvent] = {}
+        for msg, event, stored in zip(good, events, outcomes, strict=True):
+            if stored is None:
                 await msg.nak(delay=2)
                 continue
             await msg.ack()
-            if stored and deployer is not None:
+            if stored:
+                latest[event.konnect_id] = event
+        if deployer is not None:
+            for event in latest.values():  # the resource shows the latest run of each konnect
                 try:
                     await deployer.record_run(event)
                 except DeployError as exc:  # the task log holds the run; the resource status is a courtesy

@@ -127,6 +127,8 @@ class RunRequest(_Wire):
     scheduled_for: AwareDatetime | None = None
     # Set when a delayed run resumes: the steps before the delay are not run again.
     resume: Continuation | None = None
+    # W3C traceparent of the ingress span: the worker continues the run's trace from it.
+    traceparent: str | None = None
 
 
 class TaskEvent(_Wire):
@@ -143,6 +145,10 @@ class TaskEvent(_Wire):
     #: Set when the run was refused before any step ran (e.g. over its task quota): why. Such a run
     #: counts no task; ``steps`` holds one ERROR record with the same reason for the task log.
     refused: str | None = None
+    #: The OpenTelemetry trace id of the run (32 hex digits) when it was traced; kept on the task log.
+    trace_id: str | None = None
+    #: The span id of the run's ``run`` span, so the api's span joins the same trace under it.
+    span_id: str | None = None
 
 
 async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
