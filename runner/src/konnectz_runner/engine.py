@@ -25,12 +25,14 @@ A finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import httpx
 
+from konnectz_runner import telemetry
 from konnectz_runner.events import Continuation, RunRequest, StepResult, TaskEvent
 from konnectz_runner.model import Outcome, StepContext, utcnow
 from konnectz_runner.netguard import NetGuard
@@ -100,7 +102,10 @@ def _gone(resume: Continuation) -> StepResult:
 
 async def _run(step: Any, ctx: StepContext, results: list[StepResult], item_index: int | None) -> Outcome:
     started = utcnow()
-    outcome = await run_step(step, ctx)
+    clock = time.perf_counter()
+    with telemetry.tracer().start_as_current_span(f"step {step.kind}", attributes={"konnectz.step_id": step.id}):
+        outcome = await run_step(step, ctx)
+    telemetry.STEP_SECONDS.labels(step.kind).observe(time.perf_counter() - clock)
     results.append(step_result(step, outcome, started, item_index))
     if outcome.status == "SUCCESS":
         ctx.outputs[step.id] = outcome.output
