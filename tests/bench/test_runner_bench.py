@@ -422,7 +422,7 @@ def publish(platform: Platform, sink: Sink) -> tuple[int, str]:
         return dict(r.json())
 
     with psycopg.connect(platform.postgres.dsn, autocommit=True) as conn:  # the bench runs far past any plan
-        conn.execute("UPDATE users SET task_limit = 1000000000000")
+        conn.execute("UPDATE users SET task_limit = 2000000000")
     trigger = test("node-1", None)
     konnect_id, hook = int(trigger["konnect_id"]), str(trigger["webhook_url"])
     capture = f"/api/v1/konnect_webhooks/capture_webhook_response/{konnect_id}"

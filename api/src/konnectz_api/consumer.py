@@ -136,7 +136,12 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 update(User).where(User.id == owner_id).values(task_consumed=User.task_consumed + tasks_count)
             )
     session.commit()
-    return [e.run_id in inserted and valid.get(e.run_id) is e for e in events]
+    out: list[bool] = []
+    for event in events:  # the same run twice in one batch is stored (and reported stored) once
+        out.append(event.run_id in inserted and valid.get(event.run_id) is event)
+        if out[-1]:
+            del inserted[event.run_id]
+    return out
 
 
 def store_event(session: Session, event: TaskEvent) -> bool:
@@ -187,6 +192,7 @@ async def consume_task_events(
             log.warning("task event fetch failed: %s", exc)
             await asyncio.sleep(1)
             continue
+        observability.QUEUE_DEPTH.set(msgs[-1].metadata.num_pending if msgs else 0)
         events: list[TaskEvent] = []
         good: list[Msg] = []
         for msg in msgs:
@@ -215,3 +221,23 @@ async def consume_task_events(
                     await deployer.record_run(event)
                 except DeployError as exc:  # the task log holds the run; the resource status is a courtesy
                     log.warning("run %s: %s", event.run_id, exc)
+
+
+async def purge_payloads_forever(sessions: sessionmaker[Session], settings: Any) -> None:
+    """The retention job: every ``task_payload_purge_interval_seconds``, delete payloads older than
+    ``task_payload_retention_days`` (0 keeps them)."""
+    while True:
+        try:
+
+            def _purge() -> int:
+                with sessions() as session:
+                    return task_payloads.purge(session, older_than_days=settings.task_payload_retention_days)
+
+            purged = await asyncio.to_thread(_purge)
+            if purged:
+                log.info("purged %d task-log payloads older than %d days", purged, settings.task_payload_retention_days)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("purging task-log payloads failed: %s", exc or type(exc).__name__)
+        await asyncio.sleep(settings.task_payload_purge_interval_seconds)

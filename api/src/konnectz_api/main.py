@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 
 from konnectz_api.bus import Bus
 from konnectz_api.catalogue import get_index
-from konnectz_api.consumer import consume_task_events
+from konnectz_api.consumer import consume_task_events, purge_payloads_forever
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
@@ -39,6 +39,7 @@ from konnectz_api.routes import (
     task_logs,
     widgets,
 )
+from konnectz_runner.telemetry import setup_tracing
 
 
 def _deployer(settings: Settings, bus: Bus) -> Deployer:
@@ -50,6 +51,7 @@ def _deployer(settings: Settings, bus: Bus) -> Deployer:
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings = get_settings()
+    setup_tracing("konnectz-api")
     bus = Bus(settings.nats_url)
     bus.start()
     app.state.bus = bus
@@ -58,11 +60,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     stop = asyncio.Event()
     consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop, deployer))
     quota_server = asyncio.create_task(serve_quota(bus, get_sessionmaker(), stop))
+    purger = asyncio.create_task(purge_payloads_forever(get_sessionmaker(), settings))
     try:
         yield
     finally:
         stop.set()
-        for task in (consumer, quota_server):
+        for task in (consumer, quota_server, purger):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

@@ -39,6 +39,8 @@ class Settings(BaseSettings):
     # Execute runs on their own event loop (a thread with its own NATS connection), so webhook ingress
     # under load cannot crowd execution out.
     worker_thread: bool = True
+    # One log line per webhook request (uvicorn's access log); off by default, it is costly under load.
+    access_log: bool = False
     # How long startup waits for the KZ_KONNECTS bucket to be loaded (100,000 konnects take seconds).
     kv_ready_timeout_seconds: float = Field(default=120.0, gt=0)
 

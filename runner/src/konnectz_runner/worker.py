@@ -311,7 +311,8 @@ class WorkerThread:
                 timeout=self.settings.http_timeout_seconds,
                 follow_redirects=False,
                 headers={"User-Agent": USER_AGENT},
-                limits=httpx.Limits(max_connections=200, max_keepalive_connections=100),
+                # httpcore scans every pooled connection on each request: a small pool is faster than a large one.
+                limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
             )
             worker = RunWorker(
                 nc.jetstream(),
