@@ -34,7 +34,7 @@ class Settings(BaseSettings):
     quota_timeout_seconds: float = Field(default=5.0, gt=0)
     # Back-pressure: when more accepted runs than this wait or run (the KZ_RUNS consumer's pending and
     # unacknowledged messages), triggers are answered 429 with Retry-After instead of being queued.
-    max_queued_runs: int = Field(default=20_000, ge=1)
+    max_queued_runs: int = Field(default=1_000, ge=1)
     retry_after_seconds: int = Field(default=2, ge=1)
     # Execute runs on their own event loop (a thread with its own NATS connection), so webhook ingress
     # under load cannot crowd execution out.
