@@ -9,13 +9,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import nats
 import pytest
 import uvicorn
 
+from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
 from konnectz_runner.config import Settings
 from konnectz_runner.events import KV_KONNECTS, ensure_streams, konnect_key
@@ -41,7 +45,19 @@ def _metric(text: str, name: str, labels: str = "") -> float:
     return 0.0
 
 
-async def test_backpressure_answers_429_and_metrics_move(nats_server) -> None:
+@pytest.fixture
+def own_nats() -> Iterator[NatsServer]:
+    """A NATS of its own: the shared one holds other tests' runs, which count in the queue depth."""
+    base = Path(tempfile.mkdtemp(prefix="konnectz-bp-nats-"))
+    server = NatsServer(base, free_port())
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_backpressure_answers_429_and_metrics_move(own_nats: NatsServer) -> None:
+    nats_server = own_nats
     # An HTTP server that accepts and never answers: every run's API call hangs.
     hung: list[asyncio.StreamWriter] = []
 
@@ -77,7 +93,7 @@ async def test_backpressure_answers_429_and_metrics_move(nats_server) -> None:
     task = asyncio.create_task(server.serve())
     base = f"http://127.0.0.1:{port}"
     try:
-        while not server.started:
+        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
             await asyncio.sleep(0.05)
         hook = f"{base}/hooks/{spec.trigger.token}"
         async with httpx.AsyncClient(timeout=10) as http:

@@ -150,7 +150,7 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, dela
         await asyncio.sleep(3.0)  # room for a duplicate to show up
         assert [r.json() for r in echo.requests_to("/echo")] == [{"order": "A-17"}]
         [event] = await events_of(own.url, spec.konnect_id)
-        assert event.run_id == run_id and event.status == "SUCCESS"
+        assert event.run_id == run_id and event.status == "SUCCESS", event.model_dump_json()
         assert [s.step_id for s in event.steps] == ["node-2", "node-3"]
         if minute:
             resume_at = datetime.fromisoformat(event.steps[0].output["resume_at"].replace("Z", "+00:00"))

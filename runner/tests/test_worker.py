@@ -122,6 +122,36 @@ async def test_invalid_and_unknown_runs(http: httpx.AsyncClient) -> None:
     garbage = FakeMsg(b"not json")
     await make_worker(js, http).handle(garbage)  # type: ignore[arg-type]
     assert garbage.calls == ["term"]
-    unknown = run_message(konnect_id=999)
-    await make_worker(js, http).handle(unknown)  # type: ignore[arg-type]
-    assert unknown.calls == ["ack"] and js.published == []
+
+
+async def test_a_run_for_a_konnect_not_loaded_waits_then_ends_as_error(http: httpx.AsyncClient) -> None:
+    """Not acked and dropped: handed back with a growing delay, then one ERROR task event saying why."""
+    js = FakeJetStream()
+    delays: list[float | None] = []
+    for attempt in range(1, worker_module.MAX_ATTEMPTS):
+        msg = run_message(konnect_id=999, delivered=attempt)
+        msg.nak = lambda delay=None: _record(delays, delay)  # type: ignore[method-assign]
+        await make_worker(js, http).handle(msg)  # type: ignore[arg-type]
+        assert msg.calls == [] and js.published == []
+    assert delays == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 10.0, 10.0, 10.0]
+    last = run_message(konnect_id=999, delivered=worker_module.MAX_ATTEMPTS)
+    await make_worker(js, http).handle(last)  # type: ignore[arg-type]
+    assert last.calls == ["ack"]
+    [(subject, payload, headers)] = js.published
+    event = TaskEvent.model_validate_json(payload)
+    assert subject == "kz.events.999" and headers == {"Nats-Msg-Id": "run-1"}
+    assert event.status == "ERROR" and event.attempts == worker_module.MAX_ATTEMPTS and event.owner_id == 0
+    assert event.refused is not None and "konnect 999 was not loaded" in event.refused
+    assert event.trigger_output == {"a": 1} and event.steps[0].error == event.refused
+
+
+async def _record(into: list[float | None], delay: float | None) -> None:
+    into.append(delay)
+
+
+async def test_attempts_are_reported(http: httpx.AsyncClient) -> None:
+    js = FakeJetStream()
+    msg = run_message(delivered=3)
+    await make_worker(js, http).handle(msg)  # type: ignore[arg-type]
+    event = TaskEvent.model_validate_json(js.published[0][1])
+    assert event.status == "SUCCESS" and event.attempts == 3 and msg.calls == ["ack"]

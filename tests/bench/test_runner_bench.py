@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import os
 import shutil
@@ -274,8 +275,8 @@ def run_wrk(url: str, connections: int, seconds: float, work: Path, prefix: str)
     script.write_text(WRK_SCRIPT)
     threads = min(2, connections)
     out = subprocess.run(
-        [wrk, "-t", str(threads), "-c", str(connections), "-d", f"{int(seconds)}s", "--timeout", "10s", "-s", str(script),
-         url, "--", prefix, str(work)],
+        [wrk, "-t", str(threads), "-c", str(connections), "-d", f"{int(seconds)}s", "--timeout", "10s",
+         "-s", str(script), url, "--", prefix, str(work)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     line = next(x for x in out.stdout.splitlines() if x.startswith("KZJSON "))
@@ -322,12 +323,9 @@ def run_vegeta(url: str, rate: int, seconds: float, work: Path, prefix: str) -> 
     latencies: list[float] = []
     acked: set[str] = set()
     refused = 0
-    first = last = None
     for raw in encoded.splitlines():
         hit = json.loads(raw)
         latencies.append(hit["latency"] / 1e6)
-        first = hit["timestamp"] if first is None else first
-        last = hit["timestamp"]
         if 200 <= hit["code"] < 300:
             acked.add(json.loads(base64.b64decode(hit["body"]))["run_id"])
         else:
@@ -403,7 +401,7 @@ def bench_flow(sink_url: str) -> dict[str, Any]:
         ),
     ]
     order = ["node-1", "node-2", "node-3", "node-4"]
-    links = [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(zip(order, order[1:], strict=False))]
+    links = [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(itertools.pairwise(order))]
     return {"apps": apps, "links": links, "dataForSelect": {}, "flowName": "Bench flow"}
 
 
@@ -469,7 +467,8 @@ def measure(platform: Platform, konnect_id: int, hook: str, sink: Sink, name: st
         stored = {
             r[0]: r[1]
             for r in conn.execute(
-                "SELECT run_id, data->'node-1'->>'seq' FROM task_logs WHERE konnect_id = %s AND data->'node-1'->>'seq' LIKE %s",
+                "SELECT run_id, data->'node-1'->>'seq' FROM task_logs"
+                " WHERE konnect_id = %s AND data->'node-1'->>'seq' LIKE %s",
                 (konnect_id, prefix + "-%"),
             )
         }
@@ -507,7 +506,8 @@ def _spec(konnect_id: int, sink_url: str) -> dict[str, Any]:
         "steps": [
             {"kind": "filter", "id": "node-2", "name": "Filter",
              "conditions": [{"field": "{{node-1.amount}}", "operator": "greater_than", "value": "10"}]},
-            {"kind": "formatter", "id": "node-3", "name": "Formatter", "operation": "text.upper", "input": "{{node-1.name}}"},
+            {"kind": "formatter", "id": "node-3", "name": "Formatter", "operation": "text.upper",
+             "input": "{{node-1.name}}"},
             {"kind": "api_call", "id": "node-4", "name": "API Call", "method": "POST", "url": sink_url + "/orders",
              "body": [{"key": "customer", "value": "{{node-3.output}}"}]},
         ],

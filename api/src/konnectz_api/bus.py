@@ -4,6 +4,7 @@ starts (and reports 503 on /healthz) while NATS is down instead of crashing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import nats
@@ -11,6 +12,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from konnectz_runner.events import ensure_streams
+from konnectz_runner.outage import Outage, nats_callbacks
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +25,7 @@ class Bus:
         self.ready = asyncio.Event()
         self.last_error: str | None = "not connected yet"
         self._task: asyncio.Task[None] | None = None
+        self.outage = Outage(f"NATS at {url}", log)
 
     @property
     def connected(self) -> bool:
@@ -47,28 +50,33 @@ class Bus:
                     reconnect_time_wait=1,
                     connect_timeout=2,
                     allow_reconnect=True,
+                    **nats_callbacks(self.outage),
                 )
                 js = nc.jetstream()
                 await ensure_streams(js)
             except Exception as exc:  # keep trying until NATS is reachable
                 self.last_error = str(exc) or type(exc).__name__
-                log.warning("NATS at %s not reachable yet: %s", self.url, self.last_error)
+                self.outage.failed(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
             self.nc, self._js = nc, js
             self.last_error = None
+            self.outage.ok()
             self.ready.set()
             return
 
-    async def close(self) -> None:
+    async def close(self, within: float = 5.0) -> None:
+        """Drain (pending acks and publishes go out) for at most ``within`` seconds, then close."""
         if self._task is not None:
             self._task.cancel()
         if self.nc is not None:
             try:
                 if self.nc.is_connected:
-                    await self.nc.drain()
+                    await asyncio.wait_for(self.nc.drain(), within)
                 else:
                     await self.nc.close()
-            except Exception:  # noqa: S110 - closing anyway
-                pass
+            except Exception:
+                log.info("NATS drain did not finish within %.0f s; closing", within)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.nc.close(), 2.0)

@@ -11,6 +11,7 @@ cannot hold back the others. Payloads larger than ``task_payload_inline_bytes`` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import defaultdict
@@ -22,6 +23,7 @@ from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import FetchTimeoutError
 from pydantic import ValidationError
 from sqlalchemy import delete, select, update
+from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -33,6 +35,7 @@ from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, Task, TaskLog, User
 from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
+from konnectz_runner.outage import Outage
 
 log = logging.getLogger(__name__)
 DURABLE = "api-task-logs"
@@ -49,12 +52,16 @@ def _log_data(event: TaskEvent) -> dict[str, Any]:
 def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit: int | None = None) -> list[bool]:
     """Insert the runs in one transaction; per event, False when it was stored before (a redelivery)
     or its konnect is gone. Commits."""
+    events = list(events)
     limit = inline_limit if inline_limit is not None else get_settings().task_payload_inline_bytes
     ids = {e.konnect_id for e in events}
     owners = dict(session.execute(select(Konnect.id, Konnect.owner_id).where(Konnect.id.in_(ids))).all())
     valid: dict[str, TaskEvent] = {}
-    for event in events:
-        if owners.get(event.konnect_id) != event.owner_id:
+    for position, event in enumerate(events):
+        owner = owners.get(event.konnect_id)
+        if owner is not None and event.owner_id == 0:  # a run no runner could load: its konnect's owner
+            event = events[position] = event.model_copy(update={"owner_id": owner})
+        if owner != event.owner_id:
             log.warning(
                 "dropping task event %s: konnect %s unknown for owner %s",
                 event.run_id,
@@ -82,6 +89,8 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "task_date": event.finished_at,
                 "data": data,
                 "trace_id": event.trace_id,
+                "attempts": event.attempts,
+                "replay_of": event.replay_of,
             }
         )
     inserted = dict(
@@ -114,7 +123,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 }
             )
     if tasks:
-        session.execute(Task.__table__.insert(), tasks)
+        session.execute(sa_insert(Task), tasks)
     task_payloads.store(session, ((inserted[r], p, s, d) for r, p, s, d in external if r in inserted))
     # Every executed action counts one task, settled once (only for runs this insert created) against
     # what the run reserved before it executed. A refused run executed nothing and counts none.
@@ -149,25 +158,28 @@ def store_event(session: Session, event: TaskEvent) -> bool:
     return store_events(session, [event])[0]
 
 
-def _store_batch(sessions: sessionmaker[Session], events: list[TaskEvent]) -> list[bool | None]:
-    """Store the batch in one transaction; if that fails, one by one (None: that event failed)."""
+def _store_batch(
+    sessions: sessionmaker[Session], events: list[TaskEvent]
+) -> tuple[list[bool | None], Exception | None]:
+    """Store the batch in one transaction; if that fails, one by one (None: that event failed, and
+    the last error)."""
     try:
         with sessions() as session:
-            return list(store_events(session, events))
-    except Exception:
+            return list(store_events(session, events)), None
+    except Exception as exc:
         if len(events) == 1:
-            log.exception("could not store task event %s; it will be redelivered", events[0].run_id)
-            return [None]
-        log.warning("storing %d task events together failed; storing them one by one", len(events))
+            return [None], exc
+        log.debug("storing %d task events together failed (%s); one by one", len(events), exc)
     out: list[bool | None] = []
+    error: Exception | None = None
     for event in events:
         try:
             with sessions() as session:
                 out.append(store_events(session, [event])[0])
-        except Exception:
-            log.exception("could not store task event %s; it will be redelivered", event.run_id)
+        except Exception as exc:
+            error = exc
             out.append(None)
-    return out
+    return out, error
 
 
 async def consume_task_events(
@@ -183,15 +195,19 @@ async def consume_task_events(
         config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_ack_pending=max(1000, 4 * batch)),
     )
 
+    fetching = Outage("Task events (NATS)", log)
+    storing = Outage("Storing task events (database)", log)
+
     while not stop.is_set():
         try:
             msgs = await sub.fetch(batch=batch, timeout=1)
         except (FetchTimeoutError, TimeoutError):
             continue
         except Exception as exc:  # NATS reconnecting: wait and retry, messages stay in the stream
-            log.warning("task event fetch failed: %s", exc)
+            fetching.failed(exc)
             await asyncio.sleep(1)
             continue
+        fetching.ok()
         observability.QUEUE_DEPTH.set(msgs[-1].metadata.num_pending if msgs else 0)
         events: list[TaskEvent] = []
         good: list[Msg] = []
@@ -205,12 +221,18 @@ async def consume_task_events(
         if not events:
             continue
         started = time.perf_counter()
-        outcomes = await asyncio.to_thread(_store_batch, sessions, events)
+        outcomes, error = await asyncio.to_thread(_store_batch, sessions, events)
+        if error is not None:  # one line per outage, not a traceback per event
+            failed = sum(1 for o in outcomes if o is None)
+            storing.failed(error, f" ({failed} task event(s) will be redelivered)")
+        else:
+            storing.ok()
         observability.record_stored(events, outcomes, time.perf_counter() - started)
         latest: dict[int, TaskEvent] = {}
         for msg, event, stored in zip(good, events, outcomes, strict=True):
             if stored is None:
-                await msg.nak(delay=2)
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=2)
                 continue
             await msg.ack()
             if stored:

@@ -39,6 +39,7 @@ from konnectz_api.routes import (
     task_logs,
     widgets,
 )
+from konnectz_api.supervisor import Supervised
 from konnectz_runner.telemetry import setup_tracing
 
 
@@ -58,18 +59,22 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.deployer = deployer = _deployer(settings, bus)
     get_index()  # load and validate the app catalogue before serving
     stop = asyncio.Event()
-    consumer = asyncio.create_task(consume_task_events(bus, get_sessionmaker(), stop, deployer))
-    quota_server = asyncio.create_task(serve_quota(bus, get_sessionmaker(), stop))
-    purger = asyncio.create_task(purge_payloads_forever(get_sessionmaker(), settings))
+    # Supervised: a crash is logged and the task restarted with backoff; /healthz reports it.
+    consumer = Supervised(
+        "task-event consumer", lambda: consume_task_events(bus, get_sessionmaker(), stop, deployer), stopping=stop
+    )
+    quota_server = Supervised("quota service", lambda: serve_quota(bus, get_sessionmaker(), stop), stopping=stop)
+    purger = Supervised("payload purge", lambda: purge_payloads_forever(get_sessionmaker(), settings), stopping=stop)
+    app.state.supervised = [consumer, quota_server, purger]
+    for task in app.state.supervised:
+        task.start()
     try:
         yield
     finally:
+        # Bounded: the whole shutdown ends within SHUTDOWN_SECONDS (NATS drain included).
         stop.set()
-        for task in (consumer, quota_server, purger):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        await bus.close()
+        await asyncio.gather(*(task.stop(within=3.0) for task in (consumer, quota_server, purger)))
+        await bus.close(within=5.0)
 
 
 def _mount_spa(app: FastAPI, dist: Path) -> None:

@@ -211,6 +211,10 @@ class TaskLog(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JsonType)
     # The OpenTelemetry trace of the run (32 hex digits), when the runner traced it.
     trace_id: Mapped[str | None] = mapped_column(String(32))
+    # Deliveries of the run to a worker before it finished (1 = first try; more after a runner died).
+    attempts: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    # The run_id of the run this one replays (POST /api/v1/task_logs/{id}/replay).
+    replay_of: Mapped[str | None] = mapped_column(String(64), index=True)
 
     tasks: Mapped[list[Task]] = relationship(
         back_populates="task_log", order_by="Task.position", cascade="all, delete-orphan"

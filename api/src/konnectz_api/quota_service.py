@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.bus import Bus
 from konnectz_api.crud import quota
+from konnectz_runner.outage import Outage
 from konnectz_runner.quota import QUOTA_SUBJECT, QuotaReply, QuotaRequest
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ async def serve_quota(bus: Bus, sessions: sessionmaker[Session], stop: asyncio.E
     await bus.ready.wait()
     assert bus.nc is not None
     queue: asyncio.Queue[Msg] = asyncio.Queue()
+    database = Outage("Task quota reservations (database)", log)
 
     async def handle(msg: Msg) -> None:
         queue.put_nowait(msg)
@@ -86,8 +88,9 @@ async def serve_quota(bus: Bus, sessions: sessionmaker[Session], stop: asyncio.E
             try:
                 replies = await asyncio.to_thread(answer_many, sessions, [m.data for m in msgs])
             except Exception as exc:  # the database is down: no answer, the runner retries the run later
-                log.warning("task quota reservation failed: %s", exc or type(exc).__name__, exc_info=True)
+                database.failed(exc)  # one line per outage, not a traceback per request
                 continue
+            database.ok()
             for msg, reply in zip(msgs, replies, strict=True):
                 await msg.respond(reply.model_dump_json().encode())
 

@@ -487,6 +487,17 @@ class TaskLogOut(BaseModel):
     status: str
     task_date: datetime
     data: dict[str, Any]
+    run_id: str = Field(default="", description="The run's id (what the webhook answered with)")
+    attempts: int = Field(
+        default=1, description="Deliveries of the run to a worker (more than 1 when a runner died or was busy)"
+    )
+    replay_of: str | None = Field(default=None, description="run_id of the run this one replays")
+
+
+class ReplayOut(BaseModel):
+    message: str
+    run_id: str = Field(description="The new run's id; its task log has replay_of = the replayed run's run_id")
+    replay_of: str
 
 
 class TaskLogList(BaseModel):

@@ -12,14 +12,17 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import port_is_free
 from konnectz_devstack._postgres import PostgresServer
 from konnectz_devstack._smtp import SmtpSink
+from konnectz_devstack._supervise import Child, Supervisor
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -53,13 +56,16 @@ class Platform:
         self.nats = NatsServer(self.state_dir / "nats", self.ports.nats, sync_interval=self.nats_sync)
         self.smtp = SmtpSink(self.state_dir / "mail", self.ports.smtp)
         self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self._args: dict[str, list[str]] = {}
 
     @property
     def durability(self) -> str:
         """One line saying how durable the stores are."""
         pg = "fsync on" if self.pg_fsync else "fsync off"
         js = f"sync_interval {self.nats_sync}" if self.nats_sync else "default sync (every 2 minutes)"
-        lossy = "" if self.pg_fsync and self.nats_sync == "always" else " - acknowledged data can be lost on power failure"
+        lossy = (
+            "" if self.pg_fsync and self.nats_sync == "always" else " - acknowledged data can be lost on power failure"
+        )
         return f"PostgreSQL {pg}, NATS JetStream {js}{lossy}"
 
     @property
@@ -117,6 +123,8 @@ class Platform:
             )
 
     def _spawn(self, name: str, args: list[str]) -> None:
+        self._args[name] = args
+        self._procs = [(n, p) for n, p in self._procs if n != name]
         log = open(self.state_dir / f"{name}.log", "ab")
         out = None if not self.quiet else log
         proc = subprocess.Popen(
@@ -183,6 +191,43 @@ class Platform:
         except BaseException:
             self.stop()
             raise
+
+    def proc(self, name: str) -> subprocess.Popen[bytes] | None:
+        """The process of ``api`` or ``runner`` (for tests that kill one)."""
+        return next((p for n, p in self._procs if n == name), None)
+
+    def supervisor(self, **kwargs: Any) -> Supervisor:
+        """A :class:`Supervisor` that restarts PostgreSQL, NATS, the api and the runner when they die."""
+
+        def exited(name: str) -> Callable[[], str | None]:
+            def alive() -> str | None:
+                proc = self.proc(name)
+                if proc is None or proc.poll() is None:
+                    return None
+                return f"exited (code {proc.returncode})"
+
+            return alive
+
+        def respawn(name: str) -> Callable[[], None]:
+            return lambda: self._spawn(name, self._args[name])
+
+        def nats_alive() -> str | None:
+            proc = self.nats.proc
+            return None if proc is not None and proc.poll() is None else "exited"
+
+        def postgres_alive() -> str | None:
+            return None if self.postgres.running() else "is not running"
+
+        def restart_nats() -> None:
+            self.nats.stop()
+            self.nats.start()
+
+        children = [
+            Child("PostgreSQL", postgres_alive, self.postgres.start),
+            Child("NATS", nats_alive, restart_nats),
+            *(Child(name, exited(name), respawn(name)) for name in self._args),
+        ]
+        return Supervisor(children, **kwargs)
 
     def stop(self) -> None:
         for _, proc in reversed(self._procs):

@@ -201,6 +201,16 @@ class PostgresServer:
             if not exists:
                 conn.execute(f'CREATE DATABASE "{self.database}"')
 
+    def running(self) -> bool:
+        """Whether the postmaster of this data folder runs (its pid file names a live process)."""
+        try:
+            pid = int((self.data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
+        except (OSError, ValueError):
+            return False
+        from konnectz_devstack._supervise import pid_alive
+
+        return pid_alive(pid)
+
     def stop(self) -> None:
         if (self.data_dir / "postmaster.pid").exists():
             self._run(["pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])

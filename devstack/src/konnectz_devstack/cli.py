@@ -59,12 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         "Press Ctrl-C to stop.",
         flush=True,
     )
+    # A child that dies (runner, api, NATS, PostgreSQL) is restarted with backoff, with one line.
+    supervisor = platform.supervisor()
     try:
         while not stopping:
-            for name, proc in platform._procs:
-                if proc.poll() is not None:
-                    print(f"make dev: {name} exited with code {proc.returncode}; stopping.", file=sys.stderr)
-                    stopping = True
+            supervisor.check()
             time.sleep(0.3)
     finally:
         platform.stop()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     access_log: bool = False
     # How long startup waits for the KZ_KONNECTS bucket to be loaded (100,000 konnects take seconds).
     kv_ready_timeout_seconds: float = Field(default=120.0, gt=0)
+    # A step with effects whose runner died while it ran: "fail" ends it as an ERROR without running
+    # it again (at most once), "retry" runs it again (at least once). See konnectz_runner.journal.
+    in_doubt_steps: Literal["fail", "retry"] = "fail"
 
     @field_validator("allow_private_networks", mode="before")
     @classmethod

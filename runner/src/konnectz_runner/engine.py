@@ -34,6 +34,7 @@ import httpx
 
 from konnectz_runner import telemetry
 from konnectz_runner.events import Continuation, RunRequest, StepResult, TaskEvent
+from konnectz_runner.journal import StepJournal
 from konnectz_runner.model import Outcome, StepContext, utcnow
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.spec import FlowSpec
@@ -100,26 +101,44 @@ def _gone(resume: Continuation) -> StepResult:
     )
 
 
-async def _run(step: Any, ctx: StepContext, results: list[StepResult], item_index: int | None) -> Outcome:
-    started = utcnow()
-    clock = time.perf_counter()
-    with telemetry.tracer().start_as_current_span(f"step {step.kind}", attributes={"konnectz.step_id": step.id}):
-        outcome = await run_step(step, ctx)
-    telemetry.STEP_SECONDS.labels(step.kind).observe(time.perf_counter() - clock)
-    results.append(step_result(step, outcome, started, item_index))
+async def _run(
+    step: Any, ctx: StepContext, results: list[StepResult], item_index: int | None, journal: StepJournal | None
+) -> Outcome:
+    journaled = journal is not None and journal.journaled(step.kind)
+    recalled = await journal.recall(step.id, item_index) if journal is not None and journaled else None
+    if recalled is not None:  # finished in an earlier delivery, or in doubt: not run again
+        earlier, outcome = recalled
+        result = earlier if earlier is not None else step_result(step, outcome, utcnow(), item_index)
+    else:
+        started = utcnow()
+        if journal is not None and journaled and journal.marked(step.kind):
+            await journal.begin(step.id, item_index)
+        clock = time.perf_counter()
+        with telemetry.tracer().start_as_current_span(f"step {step.kind}", attributes={"konnectz.step_id": step.id}):
+            outcome = await run_step(step, ctx)
+        telemetry.STEP_SECONDS.labels(step.kind).observe(time.perf_counter() - clock)
+        result = step_result(step, outcome, started, item_index)
+        if journal is not None and journaled:
+            await journal.record(result, outcome.output, outcome.resume_at)
+    results.append(result)
     if outcome.status == "SUCCESS":
         ctx.outputs[step.id] = outcome.output
     return outcome
 
 
 async def _each_item(
-    iterator: Any, items: list[Any], steps: Sequence[Any], ctx: StepContext, results: list[StepResult]
+    iterator: Any,
+    items: list[Any],
+    steps: Sequence[Any],
+    ctx: StepContext,
+    results: list[StepResult],
+    journal: StepJournal | None,
 ) -> None:
     """Run ``steps`` once per item; the first ERROR ends everything, a filter stop ends its item."""
     for index, item in enumerate(items):
         item_ctx = dataclasses.replace(ctx, outputs={**ctx.outputs, iterator.id: item})
         for step in steps:
-            outcome = await _run(step, item_ctx, results, index)
+            outcome = await _run(step, item_ctx, results, index, journal)
             if outcome.status == "ERROR":
                 return
             if outcome.stop is not None:
@@ -127,11 +146,18 @@ async def _each_item(
 
 
 async def execute(
-    spec: FlowSpec, run: RunRequest, *, http: httpx.AsyncClient, guard: NetGuard
+    spec: FlowSpec,
+    run: RunRequest,
+    *,
+    http: httpx.AsyncClient,
+    guard: NetGuard,
+    journal: StepJournal | None = None,
 ) -> TaskEvent | Suspended:
     """Run the steps of ``spec`` for ``run`` (after ``run.resume.after_step`` when it resumes).
 
-    Returns the run's one TaskEvent, or :class:`Suspended` when a step asks to wait.
+    Returns the run's one TaskEvent, or :class:`Suspended` when a step asks to wait. With a
+    ``journal`` (:mod:`konnectz_runner.journal`), each finished step with effects is recorded, and
+    on a redelivery a recorded step is not executed again.
     """
     resume = run.resume
     started = resume.started_at if resume else utcnow()
@@ -153,11 +179,11 @@ async def execute(
         timezone=spec.timezone,
     )
     for position, step in enumerate(steps):
-        outcome = await _run(step, ctx, results, None)
+        outcome = await _run(step, ctx, results, None, journal)
         if outcome.status == "ERROR" or outcome.stop is not None:
             break
         if outcome.items is not None:
-            await _each_item(step, outcome.items, steps[position + 1 :], ctx, results)
+            await _each_item(step, outcome.items, steps[position + 1 :], ctx, results, journal)
             break
         if outcome.resume_at is not None:
             continuation = Continuation(

@@ -14,6 +14,10 @@
 - ``KZ_SCHEDULES`` (KV bucket): key ``konnect.<konnect_id>`` holds the last fire a worker started
   for a schedule konnect (``{"fire": ..., "seq": ...}``), so a fire runs once however often it
   is enqueued.
+- ``KZ_STEPS`` (KV bucket, entries kept 24 h): each finished step of a run with effects, by
+  (run id, step id), so a redelivered run does not repeat them (:mod:`konnectz_runner.journal`).
+- ``KZ_IDEMPOTENCY`` (KV bucket, entries kept 24 h): the run started for a webhook's
+  ``Idempotency-Key`` (:mod:`konnectz_runner.idempotency`).
 - ``KZ_POLLS`` (KV bucket): key ``konnect.<konnect_id>`` holds a polling konnect's cursor (the ids
   or newest timestamp seen, the last poll and its error; :class:`~konnectz_runner.triggers.polling.Cursor`).
 """
@@ -129,6 +133,8 @@ class RunRequest(_Wire):
     resume: Continuation | None = None
     # W3C traceparent of the ingress span: the worker continues the run's trace from it.
     traceparent: str | None = None
+    # A replay (from the api) of an earlier run: that run's run_id.
+    replay_of: str | None = None
 
 
 class TaskEvent(_Wire):
@@ -149,6 +155,10 @@ class TaskEvent(_Wire):
     trace_id: str | None = None
     #: The span id of the run's ``run`` span, so the api's span joins the same trace under it.
     span_id: str | None = None
+    #: How many times the run message was delivered to a worker before this outcome (1 = first try).
+    attempts: int = 1
+    #: The run_id of the run this one replays, if it is a replay.
+    replay_of: str | None = None
 
 
 async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
@@ -210,6 +220,13 @@ async def ensure_streams(js: JetStreamContext) -> None:
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_POLLS, history=1, storage=StorageType.FILE))
+    from konnectz_runner.idempotency import KV_IDEMPOTENCY
+    from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
+    from konnectz_runner.journal import KV_STEPS
+    from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
+
+    for bucket, ttl in ((KV_STEPS, STEP_RETENTION), (KV_IDEMPOTENCY, KEY_RETENTION)):
+        await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
 
 
 PUBLISH_TIMEOUT_SECONDS = 5.0

@@ -47,7 +47,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from konnectz_runner import telemetry
+from konnectz_runner import idempotency, telemetry
 from konnectz_runner.capture import (
     KV_CAPTURING,
     CaptureCache,
@@ -60,6 +60,7 @@ from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
 from konnectz_runner.quota import NatsQuotaGate
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
@@ -80,6 +81,7 @@ async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, 
     """Connect, retrying for ``deadline`` seconds (NATS may start after us); reconnect forever afterwards."""
     loop = asyncio.get_running_loop()
     give_up = loop.time() + deadline
+    failed_before = False
     while True:
         try:
             return await nats.connect(
@@ -93,7 +95,9 @@ async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, 
         except Exception as exc:
             if loop.time() >= give_up:
                 raise ConfigError(f"Cannot connect to NATS at {url}: {exc or type(exc).__name__}") from exc
-            log.warning("NATS at %s not reachable yet (%s); retrying", url, exc or type(exc).__name__)
+            if not failed_before:  # one line, not one per attempt
+                log.warning("NATS at %s not reachable yet (%s); retrying", url, exc or type(exc).__name__)
+            failed_before = True
             await asyncio.sleep(1.0)
 
 
@@ -118,6 +122,7 @@ class Runner:
         self.worker_thread: WorkerThread | None = None
         self.queue_depth = 0
         self.only_konnect: int | None = None
+        self.nats_outage = Outage(f"NATS at {settings.nats_url}", log)
 
     async def start(self) -> None:
         only_konnect: int | None = None
@@ -126,9 +131,7 @@ class Runner:
             self.registry.put(spec)
             only_konnect = spec.konnect_id
         self.nc = await connect_nats(
-            self.settings.nats_url,
-            disconnected_cb=self._on_disconnected,
-            reconnected_cb=self._on_reconnected,
+            self.settings.nats_url, **nats_callbacks(self.nats_outage, on_reconnected=self._on_reconnected)
         )
         self.js = self.nc.jetstream()
         await ensure_streams(self.js)
@@ -157,6 +160,7 @@ class Runner:
                 guard=self.guard,
                 only_konnect=only_konnect,
                 concurrency=self.settings.worker_concurrency,
+                in_doubt=self.settings.in_doubt_steps,
                 quota=NatsQuotaGate(self.nc, timeout=self.settings.quota_timeout_seconds)
                 if self.settings.enforce_quota
                 else None,
@@ -199,11 +203,7 @@ class Runner:
                 log.debug("NATS drain failed; closing", exc_info=True)
                 await self.nc.close()
 
-    async def _on_disconnected(self) -> None:
-        log.warning("Disconnected from NATS")
-
     async def _on_reconnected(self) -> None:
-        log.info("Reconnected to NATS")
         self._rewatch.set()  # the server may have lost the watcher's consumer: load everything again
 
     async def _watch_forever(self, first_ready: asyncio.Event) -> None:
@@ -362,8 +362,16 @@ async def hook(request: Request) -> JSONResponse:
             traceparent=telemetry.carrier_of(span),
         )
         span.set_attribute("konnectz.run_id", run.run_id)
+        key = request.headers.get(idempotency.HEADER)
         try:
-            await runner.accept(run)
+            if key is not None:
+                reply = await _accept_once(runner, run, key)
+                if reply is not None:
+                    if lookup is not None:
+                        lookup.cancel()
+                    return reply
+            else:
+                await runner.accept(run)
         except Unavailable as exc:
             if lookup is not None:
                 lookup.cancel()
@@ -383,6 +391,33 @@ def _busy(runner: Runner) -> JSONResponse:
         status_code=429,
         headers={"Retry-After": str(runner.settings.retry_after_seconds)},
     )
+
+
+async def _accept_once(runner: Runner, run: RunRequest, key: str) -> JSONResponse | None:
+    """Store ``run`` unless ``key`` already started one (:mod:`konnectz_runner.idempotency`).
+
+    Returns the reply for a refused key or a repeated call; None when ``run`` (whose run_id may
+    become the key's first one) was stored. Raises :class:`Unavailable` like :meth:`Runner.accept`.
+    """
+    problem = idempotency.check_key(key)
+    if problem is not None:
+        return JSONResponse({"message": problem}, status_code=400)
+    if runner.js is None or runner.nats_problem() is not None:
+        raise Unavailable(runner.nats_problem() or "not connected to NATS")
+    try:
+        kv = await runner.js.key_value(idempotency.KV_IDEMPOTENCY)
+        claimed = await idempotency.claim(kv, konnect_id=run.konnect_id, key=key, run_id=run.run_id)
+    except Exception as exc:
+        raise Unavailable(f"the Idempotency-Key could not be checked: {exc or type(exc).__name__}") from exc
+    if claimed.stored:
+        body = {"status": "accepted", "run_id": claimed.run_id}
+        return JSONResponse(body, headers={"Idempotent-Replayed": "true"})
+    run.run_id = claimed.run_id  # a retry of a call not known stored: same run id, stored once
+    await runner.accept(run)
+    await idempotency.stored(kv, konnect_id=run.konnect_id, key=key, claimed=claimed)
+    if not claimed.first:
+        return JSONResponse({"status": "accepted", "run_id": run.run_id}, headers={"Idempotent-Replayed": "true"})
+    return None
 
 
 def _wants_json(request: Request) -> bool:

@@ -3,12 +3,20 @@
 For each RunRequest: execute the konnect's flow, publish its TaskEvent on KZ_EVENTS (awaiting
 the JetStream ack, ``Nats-Msg-Id = run_id``), and only then ack the run. A crash before the
 ack means redelivery; the event publish is deduplicated by JetStream within its window and by
-the api on ``run_id``, so one run leaves one task log. Steps may run again on redelivery
-(at-least-once execution).
+the api on ``run_id``, so one run leaves one task log. Each finished step with effects is kept
+in the step journal (:mod:`konnectz_runner.journal`), so a redelivery resumes after the last
+finished step instead of repeating it.
 
-While a run executes, the message is kept alive with ``in_progress`` so slow calls are not
-redelivered to another worker. A run whose execution keeps failing unexpectedly still ends
-as an ERROR TaskEvent on its last delivery, so nothing accepted disappears silently.
+Leases: the consumer's ack wait is short (:data:`ACK_WAIT_SECONDS`) and a running run's message
+is kept alive with ``in_progress`` every third of it, so a run held by a dead runner is
+delivered again within seconds, while a slow run stays with its worker. The consumer redelivers
+without limit; the worker counts deliveries (``num_delivered``, reported as the task log's
+``attempts``) and ends a run as an ERROR TaskEvent on delivery :data:`MAX_ATTEMPTS` if it still
+cannot run, so nothing accepted disappears silently.
+
+A run for a konnect this runner has not loaded (it was published a moment ago, or is being
+reloaded after a NATS restart) is not dropped: it is handed back (``nak`` with a growing
+delay) and ends as an ERROR task log saying why on its last attempt.
 
 A run that reaches a delay is suspended: its continuation is stored as a durable JetStream timer
 (:mod:`konnectz_runner.timers`) and only then the run message is acked. The timer comes back as a
@@ -30,6 +38,7 @@ import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.kv import KeyValue
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from pydantic import ValidationError
@@ -45,18 +54,31 @@ from konnectz_runner.events import (
     publish_event,
     run_subject,
 )
+from konnectz_runner.journal import InDoubt, StepBusy, StepJournal
 from konnectz_runner.netguard import NetGuard
+from konnectz_runner.outage import Outage
 from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
 
-__all__ = ["ACK_WAIT_SECONDS", "MAX_DELIVER", "RunWorker", "WorkerThread", "consumer_for"]
+__all__ = [
+    "ACK_WAIT_SECONDS",
+    "MAX_ATTEMPTS",
+    "MAX_DELIVER",
+    "RunWorker",
+    "WorkerThread",
+    "consumer_for",
+    "unloaded_delay",
+]
 
 log = logging.getLogger(__name__)
 
 DURABLE = "runner"
-ACK_WAIT_SECONDS = 60.0
-MAX_DELIVER = 5
+ACK_WAIT_SECONDS = 10.0
+# Deliveries of one run before it ends as an ERROR task log (the consumer itself never gives up,
+# so a run cannot be left unacknowledged and forgotten).
+MAX_ATTEMPTS = 10
+MAX_DELIVER = MAX_ATTEMPTS  # the former name
 PUBLISH_TIMEOUT_SECONDS = 10.0
 
 
@@ -78,8 +100,9 @@ class RunWorker:
         only_konnect: int | None = None,
         concurrency: int = 16,
         ack_wait: float = ACK_WAIT_SECONDS,
-        max_deliver: int = MAX_DELIVER,
+        max_deliver: int = MAX_ATTEMPTS,
         quota: QuotaGate | None = None,
+        in_doubt: InDoubt = "fail",
     ) -> None:
         self.js = js
         self.registry = registry
@@ -90,9 +113,13 @@ class RunWorker:
         self.ack_wait = ack_wait
         self.max_deliver = max_deliver
         self.quota = quota
+        self.in_doubt: InDoubt = in_doubt
         self._inflight: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._sub: JetStreamContext.PullSubscription | None = None
+        self._steps: KeyValue | None = None
+        self._fetching = Outage("Fetching runs from NATS", log)
+        self._quota_checks = Outage("Task quota checks (api)", log)
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -100,9 +127,12 @@ class RunWorker:
             durable_name=durable,
             ack_policy=AckPolicy.EXPLICIT,
             ack_wait=self.ack_wait,
-            max_deliver=self.max_deliver,
+            max_deliver=-1,
             filter_subject=subject,
         )
+        # Create or update: a consumer left by an older runner gets the current lease settings.
+        await self.js.add_consumer(STREAM_RUNS, config=config)
+        self._steps = await StepJournal.bucket(self.js)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
         self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
 
@@ -136,9 +166,10 @@ class RunWorker:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # disconnected, or the server is restarting
-                log.warning("Fetching runs failed (%s); retrying", exc or type(exc).__name__)
+                self._fetching.failed(exc)
                 await asyncio.sleep(1.0)
                 continue
+            self._fetching.ok()
             for msg in msgs:
                 task = asyncio.create_task(self.handle(msg))
                 self._inflight.add(task)
@@ -157,10 +188,10 @@ class RunWorker:
             log.error("Dropping an invalid run request on %s: %s", msg.subject, exc)
             await msg.term()
             return
+        attempt = msg.metadata.num_delivered
         spec = self.registry.by_id(run.konnect_id)
         if spec is None:
-            log.warning("Run %s is for konnect %s, which is not published here: dropped", run.run_id, run.konnect_id)
-            await msg.ack()
+            await self._not_loaded(msg, run, attempt)
             return
         keep_alive = asyncio.create_task(self._keep_alive(msg))
         telemetry.RUNS_RUNNING.inc()
@@ -171,7 +202,7 @@ class RunWorker:
         )
         token = otel_context.attach(trace.set_span_in_context(span))
         try:
-            last = msg.metadata.num_delivered >= self.max_deliver
+            last = attempt >= self.max_deliver
             refusal: str | None = None
             # Tasks are reserved once, when the run starts (by run_id, so a redelivery is not
             # counted twice); a delayed run that resumes was already admitted.
@@ -179,21 +210,43 @@ class RunWorker:
                 try:
                     decision = await self.quota.reserve(run, spec)
                 except QuotaUnavailable as exc:
-                    log.warning("Run %s: task quota not checked (%s)", run.run_id, exc)
+                    self._quota_checks.failed(exc, " (runs wait and are retried)")
                     if not last:
                         await msg.nak(delay=5.0)
                         return
                     refusal = f"The run was refused: its task quota could not be checked ({exc})."
                 else:
+                    self._quota_checks.ok()
                     if not decision.allowed:
                         refusal = decision.reason or "The run was refused: task quota exceeded."
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
             else:
+                journal = (
+                    None
+                    if self._steps is None
+                    else StepJournal(
+                        self._steps,
+                        run.run_id,
+                        # A resumed delay or a redelivery may follow steps that already ran.
+                        replay=attempt > 1 or run.resume is not None,
+                        in_doubt=self.in_doubt,
+                        wait_busy=not last,
+                    )
+                )
                 try:
-                    result = await execute(spec, run, http=self.http, guard=self.guard)
+                    result = await execute(spec, run, http=self.http, guard=self.guard, journal=journal)
+                except StepBusy as exc:  # another delivery of this run may be running that step
+                    log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
+                    await msg.nak(delay=5.0)
+                    return
                 except Exception as exc:
-                    log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, msg.metadata.num_delivered)
+                    if isinstance(exc, nats.errors.Error | TimeoutError | ConnectionError):  # NATS went away
+                        log.warning(
+                            "Run %s stopped: NATS unavailable (%s); retrying", run.run_id, exc or type(exc).__name__
+                        )
+                    else:
+                        log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, attempt)
                     telemetry.RUNS_FAILED.inc()
                     if not last:
                         await msg.nak(delay=5.0)
@@ -205,20 +258,75 @@ class RunWorker:
                     result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
                 event = result
             ctx = span.get_span_context()
-            event.trace_id = f"{ctx.trace_id:032x}" if ctx.trace_id else None
-            event.span_id = f"{ctx.span_id:016x}" if ctx.span_id else None
+            event = event.model_copy(
+                update={
+                    "attempts": attempt,
+                    "replay_of": run.replay_of,
+                    "trace_id": f"{ctx.trace_id:032x}" if ctx.trace_id else None,
+                    "span_id": f"{ctx.span_id:016x}" if ctx.span_id else None,
+                }
+            )
             await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
             await msg.ack()
             telemetry.RUNS_FINISHED.labels(event.status).inc()
             log.debug("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
-        except Exception:
-            # Not acked: JetStream redelivers the run after ack_wait.
-            log.exception("Could not complete run %s; it will be redelivered", run.run_id)
+        except Exception as exc:
+            # Not acked: JetStream redelivers the run after ack_wait (one line: NATS may be restarting).
+            log.warning("Could not complete run %s (%s); it will be redelivered", run.run_id, exc or type(exc).__name__)
+            log.debug("Run %s", run.run_id, exc_info=True)
         finally:
             keep_alive.cancel()
             telemetry.RUNS_RUNNING.dec()
             otel_context.detach(token)
             span.end()
+
+    async def _not_loaded(self, msg: Msg, run: RunRequest, attempt: int) -> None:
+        """A run for a konnect not loaded here: hand it back to wait, or end it as an ERROR task log."""
+        if attempt < self.max_deliver:
+            delay = unloaded_delay(attempt)
+            if attempt == 1:
+                log.warning("Run %s: konnect %s is not loaded here yet; retrying", run.run_id, run.konnect_id)
+            await msg.nak(delay=delay)
+            return
+        reason = (
+            f"The run was not executed: konnect {run.konnect_id} was not loaded on any runner after "
+            f"{attempt} attempts (it was unpublished, or its runner could not load it)."
+        )
+        event = TaskEvent(
+            run_id=run.run_id,
+            konnect_id=run.konnect_id,
+            owner_id=0,  # unknown here: the api takes the konnect's owner
+            konnect_name="",
+            status="ERROR",
+            started_at=run.received_at,
+            finished_at=datetime.now(UTC),
+            trigger_id="trigger",
+            trigger_output=run.trigger_output,
+            steps=[
+                StepResult(
+                    step_id="trigger",
+                    name="Runner",
+                    app="runner",
+                    status="ERROR",
+                    started_at=run.received_at,
+                    finished_at=datetime.now(UTC),
+                    input={},
+                    output=None,
+                    error=reason,
+                )
+            ],
+            refused=reason,
+            attempts=attempt,
+            replay_of=run.replay_of,
+        )
+        try:
+            await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
+        except Exception as exc:
+            log.warning("Run %s: its ERROR event was not stored (%s); retrying", run.run_id, exc or type(exc).__name__)
+            await msg.nak(delay=5.0)
+            return
+        await msg.ack()
+        log.error("Run %s ended as ERROR: %s", run.run_id, reason)
 
     async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended) -> bool:
         """Store the run's continuation as a timer, then ack. False only on the last delivery's failure."""
@@ -235,6 +343,11 @@ class RunWorker:
         await msg.ack()
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True
+
+
+def unloaded_delay(attempt: int) -> float:
+    """Seconds before a run whose konnect is not loaded is offered again: 1, 2, 4, 8, then 10."""
+    return float(min(2 ** (attempt - 1), 10))
 
 
 def _failed_event(
@@ -321,6 +434,7 @@ class WorkerThread:
                 guard=self.guard,
                 only_konnect=self.only_konnect,
                 concurrency=self.settings.worker_concurrency,
+                in_doubt=self.settings.in_doubt_steps,
                 quota=NatsQuotaGate(nc, timeout=self.settings.quota_timeout_seconds)
                 if self.settings.enforce_quota
                 else None,

@@ -948,6 +948,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/task_logs/{task_log_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a failed run
+         * @description Run a failed run again: the request it was started with (kept in its task log) is stored as one new run of the same flow, with a new run_id, and its task log links back (`replay_of`). Only runs that ended in ERROR, of a flow that is published now, can be replayed; the new run executes the flow as published now. Answers 202 once the new run is stored (the runner executes it shortly).
+         */
+        post: operations["replay_api_v1_task_logs__task_log_id__replay_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/task_logs/{task_log_id}/tasks": {
         parameters: {
             query?: never;
@@ -1218,7 +1238,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** 200 only when the database and NATS are reachable */
+        /**
+         * 200 only when the database and NATS are reachable and the task-event consumer runs
+         * @description 503 with `problems` naming what is down: `database`, `nats`, or a background task (`task-event consumer`, `quota service`) that crashed and waits to be restarted.
+         */
         get: operations["healthz_healthz_get"];
         put?: never;
         post?: never;
@@ -1987,6 +2010,18 @@ export interface components {
              */
             timezone?: string | null;
         };
+        /** ReplayOut */
+        ReplayOut: {
+            /** Message */
+            message: string;
+            /** Replay Of */
+            replay_of: string;
+            /**
+             * Run Id
+             * @description The new run's id; its task log has replay_of = the replayed run's run_id
+             */
+            run_id: string;
+        };
         /** ResellerList */
         ResellerList: {
             /** Reseller Users */
@@ -2126,6 +2161,12 @@ export interface components {
         };
         /** TaskLogOut */
         TaskLogOut: {
+            /**
+             * Attempts
+             * @description Deliveries of the run to a worker (more than 1 when a runner died or was busy)
+             * @default 1
+             */
+            attempts: number;
             /** Data */
             data: {
                 [key: string]: unknown;
@@ -2134,6 +2175,17 @@ export interface components {
             id: number;
             /** Konnect Id */
             konnect_id: number;
+            /**
+             * Replay Of
+             * @description run_id of the run this one replays
+             */
+            replay_of?: string | null;
+            /**
+             * Run Id
+             * @description The run's id (what the webhook answered with)
+             * @default
+             */
+            run_id: string;
             /** Status */
             status: string;
             /**
@@ -4357,6 +4409,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    replay_api_v1_task_logs__task_log_id__replay_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                task_log_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The run did not fail, or its flow is not published */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description NATS did not store the new run */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
         };

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from konnectz_api.crud.konnects import day_end, day_start
-from konnectz_api.models import Task, TaskLog
+from konnectz_api.models import Konnect, Task, TaskLog
 
 
 @dataclass(frozen=True)
@@ -52,3 +53,16 @@ def get_owned(session: Session, *, owner_id: int, task_log_id: int) -> TaskLog |
 
 def tasks_of(session: Session, *, task_log: TaskLog) -> list[Task]:
     return list(session.scalars(select(Task).where(Task.task_log_id == task_log.id).order_by(Task.position)))
+
+
+def trigger_output_of(session: Session, *, task_log: TaskLog) -> dict[str, Any]:
+    """The request a run was started with: its data entry that is not one of its steps."""
+    steps = set(session.scalars(select(Task.step_id).where(Task.task_log_id == task_log.id)))
+    for key, value in (task_log.data or {}).items():
+        if key not in steps and isinstance(value, dict):
+            return value
+    return {}
+
+
+def konnect_of(session: Session, *, task_log: TaskLog) -> Konnect | None:
+    return session.get(Konnect, task_log.konnect_id)

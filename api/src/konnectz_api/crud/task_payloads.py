@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, select, tuple_
+from sqlalchemy import CursorResult, delete, insert, select, tuple_
 from sqlalchemy.orm import Session
 
 from konnectz_api.models import TaskPayload
@@ -45,7 +45,7 @@ def store(session: Session, rows: Iterable[tuple[int, int, int, Any]]) -> None:
     now = datetime.now(UTC)
     values = [{"task_log_id": t, "position": p, "size": s, "data": d, "created_at": now} for t, p, s, d in rows]
     if values:
-        session.execute(TaskPayload.__table__.insert(), values)
+        session.execute(insert(TaskPayload), values)
 
 
 def restore(session: Session, items: Sequence[tuple[int, int, Any]]) -> list[Any]:
@@ -78,9 +78,10 @@ def purge(session: Session, *, older_than_days: int, batch: int = 5000) -> int:
     total = 0
     while True:
         keys = select(TaskPayload.task_log_id, TaskPayload.position).where(TaskPayload.created_at < cutoff).limit(batch)
-        deleted = session.execute(
+        result = session.execute(
             delete(TaskPayload).where(tuple_(TaskPayload.task_log_id, TaskPayload.position).in_(keys))
-        ).rowcount
+        )
+        deleted = result.rowcount if isinstance(result, CursorResult) else 0
         session.commit()
         total += deleted or 0
         if not deleted or deleted < batch:

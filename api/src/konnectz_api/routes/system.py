@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
@@ -25,8 +25,13 @@ def metrics() -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
-@router.get("/healthz", summary="200 only when the database and NATS are reachable")
-async def healthz(bus: BusDep) -> JSONResponse:
+@router.get(
+    "/healthz",
+    summary="200 only when the database and NATS are reachable and the task-event consumer runs",
+    description="503 with `problems` naming what is down: `database`, `nats`, or a background task "
+    "(`task-event consumer`, `quota service`) that crashed and waits to be restarted.",
+)
+async def healthz(bus: BusDep, request: Request) -> JSONResponse:
     problems: dict[str, str] = {}
     try:
         from starlette.concurrency import run_in_threadpool
@@ -40,6 +45,10 @@ async def healthz(bus: BusDep) -> JSONResponse:
         problems["database"] = f"unreachable: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     if not bus.connected:
         problems["nats"] = f"unreachable at {bus.url}: {bus.last_error or 'disconnected'}"
+    for task in getattr(request.app.state, "supervised", []):
+        problem = task.problem()
+        if problem is not None:
+            problems[task.name] = problem
     if problems:
         return JSONResponse({"status": "unavailable", "problems": problems}, status_code=503)
     return JSONResponse({"status": "ok"})

@@ -10,11 +10,12 @@ from fastapi import APIRouter, Query
 from konnectz_api.crud import konnects as konnect_crud
 from konnectz_api.crud import task_logs as crud
 from konnectz_api.crud import task_payloads as payloads
-from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
-from konnectz_api.errors import NotFound, Unprocessable
+from konnectz_api.deps import BusDep, CurrentUser, SessionDep, SettingsDep
+from konnectz_api.errors import Conflict, NotFound, Unprocessable
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
+from konnectz_api.replay import replay_run
 from konnectz_api.routes.konnects import to_items
-from konnectz_api.schemas import KonnectList, Message, TaskList, TaskLogList, TaskLogOut, TaskOut
+from konnectz_api.schemas import KonnectList, Message, ReplayOut, TaskList, TaskLogList, TaskLogOut, TaskOut
 
 router = APIRouter(prefix="/api/v1/task_logs", tags=["task logs"])
 
@@ -148,7 +149,16 @@ def task_logs(
     datas = payloads.restore(session, [(r.id, payloads.LOG_POSITION, r.data) for r in page.logs])
     return TaskLogList(
         task_logs=[
-            TaskLogOut(id=r.id, konnect_id=r.konnect_id, status=r.status, task_date=r.task_date, data=data)
+            TaskLogOut(
+                id=r.id,
+                konnect_id=r.konnect_id,
+                status=r.status,
+                task_date=r.task_date,
+                data=data,
+                run_id=r.run_id,
+                attempts=r.attempts,
+                replay_of=r.replay_of,
+            )
             for r, data in zip(page.logs, datas, strict=True)
         ],
         total=page.total,
@@ -173,3 +183,37 @@ def tasks(task_log_id: IdPath, user: CurrentUser, session: SessionDep) -> TaskLi
             for t, data in zip(steps, datas, strict=True)
         ]
     )
+
+
+_REPLAY = (
+    "Run a failed run again: the request it was started with (kept in its task log) is stored as one new "
+    "run of the same flow, with a new run_id, and its task log links back (`replay_of`). Only runs that "
+    "ended in ERROR, of a flow that is published now, can be replayed; the new run executes the flow as "
+    "published now. Answers 202 once the new run is stored (the runner executes it shortly)."
+)
+
+
+@router.post(
+    "/{task_log_id}/replay",
+    response_model=ReplayOut,
+    status_code=202,
+    responses={
+        404: {"model": Message},
+        409: {"model": Message, "description": "The run did not fail, or its flow is not published"},
+        503: {"model": Message, "description": "NATS did not store the new run"},
+    },
+    summary="Replay a failed run",
+    description=_REPLAY,
+)
+async def replay(task_log_id: IdPath, user: CurrentUser, session: SessionDep, bus: BusDep) -> ReplayOut:
+    log = crud.get_owned(session, owner_id=user.id, task_log_id=task_log_id)
+    if log is None:
+        raise NotFound(f"Task log {task_log_id} not found")
+    if log.status != "ERROR":
+        raise Conflict("Only a failed run can be replayed")
+    konnect = crud.konnect_of(session, task_log=log)
+    if konnect is None or konnect.owner_id != user.id or konnect.status != "Published":
+        raise Conflict("Publish the flow again to replay its runs")
+    trigger_output = crud.trigger_output_of(session, task_log=log)
+    run_id = await replay_run(bus, konnect_id=log.konnect_id, trigger_output=trigger_output, replay_of=log.run_id)
+    return ReplayOut(message="The run was replayed", run_id=run_id, replay_of=log.run_id)

@@ -221,6 +221,31 @@ describe('FlowsPage', () => {
     expect(await screen.findByText('No Task Logs Found')).toBeInTheDocument();
   });
 
+  it('replays a failed run from its task details', async () => {
+    const calls = fakeApi((c) => {
+      if (c.url.includes('task_log_type=ERROR'))
+        return {
+          body: {
+            task_logs: [{ id: 33, task_date: '2026-11-21T10:00:00Z', status: 'ERROR', konnect_id: 2, data: { 'node-1': { a: 1 } }, run_id: 'abc', attempts: 2 }],
+            total: 1,
+          },
+        };
+      if (c.url.includes('task_log_type=SUCCESS')) return { body: { task_logs: [], total: 0 } };
+      if (c.url === '/api/v1/task_logs/33/tasks') return { body: { tasks: [] } };
+      if (c.url === '/api/v1/task_logs/33/replay') return { status: 409, body: { message: 'Publish the flow again to replay its runs' } };
+      return undefined;
+    });
+    renderFlows();
+    await userEvent.click(await screen.findByTestId('flow-logs-2'));
+    await userEvent.click(screen.getByRole('tab', { name: 'Error' }));
+    await userEvent.click(await screen.findByTestId('tasklog-item-33'));
+    const details = await screen.findByTestId('tasklog-details');
+    expect(within(details).getByTestId('run-facts')).toHaveTextContent('Attempts2');
+    await userEvent.click(within(details).getByTestId('replay-33'));
+    expect(await screen.findByText('Publish the flow again to replay its runs')).toBeInTheDocument();
+    expect(calls.filter((c) => c.url === '/api/v1/task_logs/33/replay').map((c) => c.method)).toEqual(['POST']);
+  });
+
   it('shows the empty texts of the task log modal', async () => {
     fakeApi((c) => {
       if (c.url.includes('task_log_type=SUCCESS'))

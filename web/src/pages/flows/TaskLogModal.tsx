@@ -1,9 +1,10 @@
 /** Per-flow task logs: Success and Error tabs, a log list, details and tasks of one log. */
-import { Descriptions, Empty, List, Modal, Spin, Tabs, Tag, Typography } from 'antd';
+import { Descriptions, Empty, List, Modal, Space, Spin, Tabs, Tag, Typography } from 'antd';
 import dayjs from 'dayjs';
 import { useEffect, useState } from 'react';
 import { taskLogsApi } from '../../api/endpoints';
 import type { Task, TaskLog, TaskLogType } from '../../api/types';
+import { ReplayButton, RunFacts } from './ReplayButton';
 
 export function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -55,7 +56,11 @@ function LogDetails({ log }: { log: TaskLog }) {
   const entries = Object.entries(log.data ?? {});
   return (
     <div data-testid="tasklog-details" className="kz-tasklog-details">
-      <Typography.Title level={5}>Task Details</Typography.Title>
+      <Space style={{ justifyContent: 'space-between', width: '100%' }}>
+        <Typography.Title level={5}>Task Details</Typography.Title>
+        <ReplayButton log={log} />
+      </Space>
+      <RunFacts log={log} />
       {entries.length === 0 ? (
         <Empty description="No Label Found" />
       ) : (

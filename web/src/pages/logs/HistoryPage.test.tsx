@@ -4,6 +4,7 @@ import dayjs from 'dayjs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { queryClient } from '../../api/typed';
 import { mockFetch, renderRoutes } from '../../test/utils';
+import { REPLAY_DONE } from '../flows/ReplayButton';
 import { HistoryPage, historyQuery } from './HistoryPage';
 
 const flow = (id: number) => ({
@@ -56,6 +57,35 @@ describe('HistoryPage', () => {
     const drawer = await screen.findByTestId('history-drawer');
     expect(drawer).toHaveTextContent('Flow 3');
     expect(await within(drawer).findByTestId('history-log-501')).toHaveTextContent('Error');
+  });
+
+  it('replays a failed run from the drawer and shows attempts', async () => {
+    const calls = mockFetch((c) => {
+      if (c.url.startsWith('/api/v1/task_logs/konnects?')) return { body: { konnects: [flow(3)], total_konnects: 1 } };
+      if (c.url.startsWith('/api/v1/task_logs/logs?konnect_id=3'))
+        return {
+          body: {
+            task_logs: [
+              { id: 501, konnect_id: 3, status: 'ERROR', task_date: '2026-11-21T11:00:00Z', data: {}, run_id: 'r1', attempts: 3, replay_of: null },
+              { id: 502, konnect_id: 3, status: 'SUCCESS', task_date: '2026-11-21T12:00:00Z', data: {}, run_id: 'r2', attempts: 1, replay_of: 'r0' },
+            ],
+            total: 2,
+          },
+        };
+      if (c.url === '/api/v1/task_logs/501/replay' && c.method === 'POST')
+        return { status: 202, body: { message: 'The run was replayed', run_id: 'r9', replay_of: 'r1' } };
+      return undefined;
+    });
+    renderHistory();
+    await userEvent.click(await screen.findByTestId('history-open-3'));
+    const failed = await screen.findByTestId('history-log-501');
+    expect(failed).toHaveTextContent('3 attempts');
+    const replayed = screen.getByTestId('history-log-502');
+    expect(replayed).toHaveTextContent('Replay');
+    expect(within(replayed).queryByTestId('replay-502')).not.toBeInTheDocument(); // only failed runs
+    await userEvent.click(within(failed).getByTestId('replay-501'));
+    await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === '/api/v1/task_logs/501/replay')).toBe(true));
+    expect(await screen.findByText(REPLAY_DONE)).toBeInTheDocument();
   });
 
   it('filters with Go (search uses search_konnects) and Clear resets', async () => {

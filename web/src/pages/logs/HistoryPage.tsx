@@ -23,6 +23,7 @@ import { $api } from '../../api/typed';
 import type { KonnectListItem } from '../../api/types';
 import { FLOW_SEARCH_MIN, HISTORY_PAGE_SIZE } from '../../lib/constants';
 import { flowLabel, statusLabel } from '../../lib/names';
+import { ReplayButton } from '../flows/ReplayButton';
 import { formatDate } from '../flows/TaskLogModal';
 
 export interface HistoryFilters {
@@ -85,6 +86,9 @@ function FlowDrawer({ flow, onClose }: { flow: KonnectListItem | null; onClose: 
               <List.Item data-testid={`history-log-${log.id}`}>
                 <Tag color={log.status === 'SUCCESS' ? 'green' : 'red'}>{log.status === 'SUCCESS' ? 'Success' : 'Error'}</Tag>
                 <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
+                {(log.attempts ?? 1) > 1 ? <Tag>{`${log.attempts} attempts`}</Tag> : null}
+                {log.replay_of ? <Tag color="blue">Replay</Tag> : null}
+                <ReplayButton log={log} />
               </List.Item>
             )}
           />

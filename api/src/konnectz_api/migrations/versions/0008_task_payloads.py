@@ -1,7 +1,7 @@
 """large task-log payloads in their own table (with retention), trace id of each run
 
 Revision ID: 0008
-Revises: 0005
+Revises: 0007
 Create Date: 2026-11-22
 """
 
@@ -10,7 +10,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0008"
-down_revision = "0005"
+down_revision = "0007"  # written on "0005"; chained after delivery's 0007 when merging it
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,228 @@
+"""Delivery guarantees on the api side: attempts and replays in the history, a supervised consumer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import nats
+import pytest
+
+from konnectz_api.supervisor import Supervised
+from konnectz_runner.events import (
+    KV_KONNECTS,
+    STREAM_RUNS,
+    RunRequest,
+    TaskEvent,
+    event_subject,
+    konnect_key,
+    msg_id_headers,
+    run_subject,
+)
+from konnectz_runner.spec import FlowSpec
+
+
+def _publish(nats_url: str, event: TaskEvent) -> None:
+    async def run() -> None:
+        nc = await nats.connect(nats_url)
+        await nc.jetstream().publish(
+            event_subject(event.konnect_id), event.model_dump_json().encode(), headers=msg_id_headers(event.run_id)
+        )
+        await nc.close()
+
+    asyncio.run(run())
+
+
+def _last_run(nats_url: str, konnect_id: int) -> RunRequest:
+    async def run() -> RunRequest:
+        nc = await nats.connect(nats_url)
+        try:
+            msg = await nc.jetstream().get_last_msg(STREAM_RUNS, run_subject(konnect_id))
+            return RunRequest.model_validate_json(msg.data)
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+def _event(konnect_id: int, owner_id: int, status: str = "ERROR", **extra: Any) -> TaskEvent:
+    now = datetime.now(UTC)
+    step = {
+        "step_id": "node-2",
+        "name": "API Call",
+        "app": "api_call",
+        "status": status,
+        "started_at": now,
+        "finished_at": now,
+        "input": {"url": "https://api.example.com/orders"},
+        "output": None if status == "ERROR" else {"status": 201},
+        "error": "HTTP 500 from https://api.example.com/orders" if status == "ERROR" else None,
+    }
+    return TaskEvent.model_validate(
+        {
+            "run_id": uuid.uuid4().hex,
+            "konnect_id": konnect_id,
+            "owner_id": owner_id,
+            "konnect_name": "My flow",
+            "status": status,
+            "started_at": now,
+            "finished_at": now,
+            "trigger_id": "node-1",
+            "trigger_output": {"order": {"id": 7}, "name": "Ada"},
+            "steps": [step],
+            **extra,
+        }
+    )
+
+
+def _logs(client, headers, konnect_id: int, count: int) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 15
+    logs: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        logs = client.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
+        if len(logs) >= count:
+            return logs
+        time.sleep(0.1)
+    raise AssertionError(f"{count} task logs expected, found {len(logs)}")
+
+
+def _published_owner(nats_url: str, konnect_id: int) -> int:
+    async def run() -> int:
+        nc = await nats.connect(nats_url)
+        try:
+            entry = await (await nc.jetstream().key_value(KV_KONNECTS)).get(konnect_key(konnect_id))
+            assert entry.value is not None
+            return FlowSpec.model_validate_json(entry.value).owner_id
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+def _published(client, api, nats_server_url: str) -> tuple[dict[str, str], int, int]:
+    headers = api.new_user()
+    reply = api.save_konnect(headers, api.canvas(), publish=True)
+    assert reply.status_code == 200, reply.text
+    konnect_id = int(reply.json()["konnect_id"])
+    r = client.post(f"/api/v1/konnects/{konnect_id}/update_status", json={"status": "Published"}, headers=headers)
+    assert r.status_code == 200, r.text
+    return headers, konnect_id, _published_owner(nats_server_url, konnect_id)
+
+
+def test_replay_of_a_failed_run_starts_one_linked_run(client, api, nats_server):
+    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    failed = _event(konnect_id, owner_id, attempts=3)
+    _publish(nats_server.url, failed)
+    [log] = _logs(client, headers, konnect_id, 1)
+    assert log["status"] == "ERROR" and log["attempts"] == 3 and log["run_id"] == failed.run_id
+    assert log["replay_of"] is None
+
+    reply = client.post(f"/api/v1/task_logs/{log['id']}/replay", headers=headers)
+    assert reply.status_code == 202, reply.text
+    body = reply.json()
+    assert body["replay_of"] == failed.run_id and body["run_id"] != failed.run_id
+    run = _last_run(nats_server.url, konnect_id)
+    assert run.run_id == body["run_id"] and run.replay_of == failed.run_id
+    assert run.trigger_output == {"order": {"id": 7}, "name": "Ada"}  # the same accepted request
+
+    # The runner's event for the replay carries the link into the history.
+    _publish(nats_server.url, _event(konnect_id, owner_id, "SUCCESS", replay_of=failed.run_id) .model_copy(
+        update={"run_id": body["run_id"]}
+    ))  # fmt: skip
+    logs = _logs(client, headers, konnect_id, 2)
+    replayed = next(item for item in logs if item["run_id"] == body["run_id"])
+    assert replayed["replay_of"] == failed.run_id and replayed["status"] == "SUCCESS"
+
+    # Only failed runs; only the owner; not beyond 64 bits.
+    assert client.post(f"/api/v1/task_logs/{replayed['id']}/replay", headers=headers).status_code == 409
+    other = api.new_user()
+    assert client.post(f"/api/v1/task_logs/{log['id']}/replay", headers=other).status_code == 404
+    assert client.post(f"/api/v1/task_logs/{2**64}/replay", headers=headers).status_code in (404, 422)
+    assert client.post(f"/api/v1/task_logs/{log['id']}/replay").status_code == 401
+    # A withdrawn flow is not replayed.
+    r = client.post(f"/api/v1/konnects/{konnect_id}/update_status", json={"status": "Draft"}, headers=headers)
+    assert r.status_code == 200
+    refused = client.post(f"/api/v1/task_logs/{log['id']}/replay", headers=headers)
+    assert refused.status_code == 409 and refused.json()["message"] == "Publish the flow again to replay its runs"
+
+
+def test_a_run_no_runner_could_load_is_logged_for_the_konnect_owner(client, api, nats_server):
+    headers, konnect_id, _owner = _published(client, api, nats_server.url)
+    reason = f"The run was not executed: konnect {konnect_id} was not loaded on any runner after 10 attempts"
+    event = _event(konnect_id, 0, refused=reason, attempts=10)
+    _publish(nats_server.url, event)
+    [log] = _logs(client, headers, konnect_id, 1)
+    assert log["status"] == "ERROR" and log["attempts"] == 10
+    tasks = client.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()["tasks"]
+    assert tasks[0]["data"]["error"].startswith("HTTP 500")
+
+
+def test_healthz_reports_a_crashed_consumer(client):
+    async def crash() -> None:
+        raise RuntimeError("boom")
+
+    supervised: list[Supervised] = client.app.state.supervised
+    assert [s.name for s in supervised] == ["task-event consumer", "quota service"]
+    assert all(s.state == "running" for s in supervised)
+    real = supervised[0]
+    broken = Supervised("task-event consumer", crash, min_backoff=60)
+    broken.state, broken.last_error = "restarting", "RuntimeError: boom"
+    supervised[0] = broken
+    try:
+        reply = client.get("/healthz")
+        assert reply.status_code == 503
+        assert reply.json()["problems"] == {"task-event consumer": "task-event consumer restarting: RuntimeError: boom"}
+    finally:
+        supervised[0] = real
+    assert client.get("/healthz").status_code == 200
+
+
+async def test_supervised_restarts_a_crashed_task_with_backoff(caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[float] = []
+    release = asyncio.Event()
+    third = asyncio.Event()
+
+    async def flaky() -> None:
+        calls.append(asyncio.get_running_loop().time())
+        if len(calls) == 3:
+            third.set()
+        if len(calls) <= 2:
+            raise ConnectionError("database gone")
+        await release.wait()
+
+    task = Supervised("task-event consumer", flaky, min_backoff=0.1, max_backoff=1)
+    task.start()
+    await asyncio.wait_for(third.wait(), 5)
+    await asyncio.sleep(0.01)
+    assert task.state == "running" and task.restarts == 2 and task.problem() is None
+    assert calls[1] - calls[0] >= 0.1 and calls[2] - calls[1] >= 0.2  # the backoff doubles
+    crashes = [r.getMessage() for r in caplog.records if "restarting in" in r.getMessage()]
+    assert crashes == [
+        "task-event consumer stopped (ConnectionError: database gone); restarting in 0.1 s",
+        "task-event consumer stopped (ConnectionError: database gone); restarting in 0.2 s",
+    ]
+    await task.stop(within=2)
+    assert task.state == "stopped"
+
+
+def test_shutdown_after_storing_task_events_ends_within_10_s(client, api, nats_server):
+    """The NATS drain is bounded: an api that stored task events stops in seconds, not when killed."""
+    from fastapi.testclient import TestClient
+
+    from konnectz_api.main import create_app
+
+    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    second = TestClient(create_app())
+    second.__enter__()
+    try:
+        assert second.get("/healthz").status_code in (200, 503)
+        for _ in range(20):
+            _publish(nats_server.url, _event(konnect_id, owner_id, "SUCCESS"))
+        _logs(client, headers, konnect_id, 20)
+    finally:
+        started = time.monotonic()
+        second.__exit__(None, None, None)
+        assert time.monotonic() - started < 10

@@ -1,0 +1,160 @@
+"""Delivery guarantees against a real nats-server: the step journal, Idempotency-Key, leases."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import nats
+import pytest
+from nats.aio.client import Client as NATS
+
+from konnectz_runner.engine import execute
+from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, TaskEvent, ensure_streams, konnect_key
+from konnectz_runner.journal import BUSY_SECONDS, IN_DOUBT_ERROR, KV_STEPS, StepBusy, StepJournal, step_key
+from konnectz_runner.netguard import NetGuard, parse_networks
+from konnectz_runner.worker import ACK_WAIT_SECONDS
+
+from .test_server import RunningRunner, new_spec, next_event, start_runner, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+async def nc(nats_server: Any) -> AsyncIterator[NATS]:
+    client = await nats.connect(nats_server.url)
+    await ensure_streams(client.jetstream())
+    yield client
+    await client.drain()
+
+
+@pytest.fixture(scope="module")
+async def shared_runner(nats_server: Any) -> AsyncIterator[RunningRunner]:
+    running = await start_runner(nats_server.url)
+    yield running
+    await running.stop()
+
+
+async def test_a_redelivered_run_does_not_repeat_finished_steps(nc: NATS, echo: Any) -> None:
+    kv = await nc.jetstream().key_value(KV_STEPS)
+    spec = new_spec(echo.base + "/echo")
+    run = RunRequest(run_id=secrets.token_hex(16), konnect_id=spec.konnect_id,
+                     trigger_output={"order": {"id": 5}}, received_at=datetime.now(UTC))  # fmt: skip
+    guard = NetGuard(parse_networks("127.0.0.0/8"))
+    async with httpx.AsyncClient(timeout=5) as http:
+        first = await execute(spec, run, http=http, guard=guard, journal=StepJournal(kv, run.run_id, replay=False))
+        assert len(echo.requests_to("/echo")) == 1
+        # The key is derived from the run and the step, and holds the step's result.
+        entry = await kv.get(step_key(run.run_id, "node-2"))
+        assert entry.value is not None and b'"status":"SUCCESS"' in entry.value
+        # The redelivery (the runner died before the run's event was stored) replays the record.
+        journal = StepJournal(kv, run.run_id, replay=True)
+        again = await execute(spec, run, http=http, guard=guard, journal=journal)
+        assert len(echo.requests_to("/echo")) == 1 and journal.recalled == 1
+        assert isinstance(first, TaskEvent) and isinstance(again, TaskEvent)
+        assert again.steps == first.steps
+        # Another run of the same konnect is not confused with it.
+        other = run.model_copy(update={"run_id": secrets.token_hex(16)})
+        await execute(spec, other, http=http, guard=guard, journal=StepJournal(kv, other.run_id, replay=True))
+        assert len(echo.requests_to("/echo")) == 2
+
+
+async def test_pure_steps_are_not_journaled(nc: NATS, echo: Any) -> None:
+    kv = await nc.jetstream().key_value(KV_STEPS)
+    journal = StepJournal(kv, "r", replay=False)
+    assert journal.journaled("api_call") and journal.journaled("app_event") and journal.journaled("data_forwarder")
+    assert not journal.journaled("filter") and not journal.journaled("formatter") and journal.journaled("delay")
+    assert journal.marked("api_call") and not journal.marked("delay")
+
+
+async def test_runs_consumer_has_short_leases(shared_runner: RunningRunner, nc: NATS) -> None:
+    info = await nc.jetstream().consumer_info(STREAM_RUNS, "runner")
+    assert info.config.ack_wait == ACK_WAIT_SECONDS <= 10
+    assert info.config.max_deliver in (None, -1)  # never given up by the server: the worker ends runs itself
+
+
+async def test_idempotency_key_starts_one_run(shared_runner: RunningRunner, nc: NATS, echo: Any) -> None:
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    hook = f"{shared_runner.base}/hooks/{spec.trigger.token}"
+    async with httpx.AsyncClient(timeout=10) as http:
+        key = {"Idempotency-Key": "order-5-" + secrets.token_hex(4)}
+        first = await http.post(hook, json={"order": {"id": 5}}, headers=key)
+        assert first.status_code == 200 and "Idempotent-Replayed" not in first.headers
+        run_id = first.json()["run_id"]
+        # Retries, sequential and concurrent, answer the first run's id and start nothing.
+        retries = await asyncio.gather(*(http.post(hook, json={"order": {"id": 5}}, headers=key) for _ in range(5)))
+        assert {r.status_code for r in retries} == {200}
+        assert {r.json()["run_id"] for r in retries} == {run_id}
+        assert {r.headers["Idempotent-Replayed"] for r in retries} == {"true"}
+        # Another key, or the same key on another konnect, is another run.
+        other = await http.post(hook, json={"order": {"id": 6}}, headers={"Idempotency-Key": "order-6"})
+        assert other.status_code == 200 and other.json()["run_id"] != run_id
+        # Bad keys are refused, not stored.
+        long_key = await http.post(hook, json={}, headers={"Idempotency-Key": "k" * 256})
+        assert long_key.status_code == 400 and "at most 255" in long_key.json()["message"]
+        blank = await http.post(hook, json={}, headers={"Idempotency-Key": "café".encode()})
+        assert blank.status_code == 400 and blank.json()["message"] == "Idempotency-Key must be printable ASCII"
+        await wait_until(lambda: len(echo.requests_to("/echo")) >= 2, within=15)
+        await asyncio.sleep(0.5)
+        assert sorted(r.json()["order"]["id"] for r in echo.requests_to("/echo")) == [5, 6]
+    event, _ = await next_event(js, spec.konnect_id)
+    assert event.run_id in (run_id, other.json()["run_id"])
+    await kv.delete(konnect_key(spec.konnect_id))
+
+
+@pytest.mark.parametrize("policy", ["fail", "retry"])
+async def test_a_step_in_doubt_is_not_repeated_unless_asked(nc: NATS, echo: Any, policy: str) -> None:
+    """The runner died while the step ran (its start mark has no result): fail it, or run it again."""
+    kv = await nc.jetstream().key_value(KV_STEPS)
+    spec = new_spec(echo.base + "/echo")
+    run = RunRequest(run_id=secrets.token_hex(16), konnect_id=spec.konnect_id,
+                     trigger_output={"order": {"id": 5}}, received_at=datetime.now(UTC))  # fmt: skip
+    guard = NetGuard(parse_networks("127.0.0.0/8"))
+    first = StepJournal(kv, run.run_id, replay=False, in_doubt="fail")
+    await first.begin("node-2", None)  # ... and the runner was SIGKILLed here
+    journal = StepJournal(kv, run.run_id, replay=True, in_doubt=policy)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(timeout=5) as http:
+        # Just started: it may still be running in another delivery of the run. Try later.
+        with pytest.raises(StepBusy):
+            await execute(spec, run, http=http, guard=guard, journal=journal)
+        assert echo.requests_to("/echo") == []
+        # Started long ago and never finished: its runner died while it ran.
+        old = json.dumps({"started": time.time() - BUSY_SECONDS - 1}).encode()
+        await kv.put(step_key(run.run_id, "node-2"), old)
+        event = await execute(spec, run, http=http, guard=guard, journal=journal)
+    assert isinstance(event, TaskEvent)
+    if policy == "fail":
+        assert echo.requests_to("/echo") == [] and journal.doubtful == 1
+        assert event.status == "ERROR" and event.steps[0].error == IN_DOUBT_ERROR
+    else:
+        assert len(echo.requests_to("/echo")) == 1 and event.status == "SUCCESS"
+
+
+async def test_a_mark_whose_store_was_not_confirmed_is_taken_back(nc: NATS) -> None:
+    """NATS stored the started mark but the reply was lost: the step did not run, so no doubt."""
+    kv = await nc.jetstream().key_value(KV_STEPS)
+
+    class LostReply:
+        async def create(self, key: str, value: bytes) -> int:
+            await kv.create(key, value)
+            raise TimeoutError("nats: timeout")
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(kv, name)
+
+    run_id = secrets.token_hex(16)
+    with pytest.raises(TimeoutError):
+        await StepJournal(LostReply(), run_id, replay=False).begin("node-2", None)  # type: ignore[arg-type]
+    again = StepJournal(kv, run_id, replay=True)
+    assert await again.recall("node-2", None) is None  # not in doubt: it runs
+    await again.begin("node-2", None)  # and can be marked again

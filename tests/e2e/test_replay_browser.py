@@ -1,0 +1,130 @@
+"""Replaying a failed run from the browser: the Error log's Replay button starts one linked run.
+
+A flow whose API call fails once (the local service answers 500 to its first request) leaves an
+ERROR task log; Replay in the flow list's task details stores the same request as a new run,
+which succeeds and whose details say which run it replays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from konnectz_devstack import Platform
+from konnectz_devstack.testing import sign_up, test_trigger, wait_until, webhook_canvas
+
+pytestmark = pytest.mark.e2e
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+PASSWORD = "a-long-password"
+
+
+class FlakyService:
+    """Answers 500 to the first request, 201 afterwards; keeps the bodies."""
+
+    def __init__(self) -> None:
+        self.bodies: list[Any] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                outer.bodies.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
+                status = 500 if len(outer.bodies) == 1 else 201
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/orders"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def service() -> Iterator[FlakyService]:
+    s = FlakyService()
+    yield s
+    s.server.shutdown()
+
+
+@pytest.fixture
+def page(platform: Platform) -> Iterator[Page]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Chromium is missing: `make test` installs it from Debian's packages (apt-get install chromium)")
+    if platform.web_dist is None:
+        pytest.fail("web/dist is missing: run `make web-build` first (make test does)")
+    with sync_playwright() as pw:
+        browser: Browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
+        context.set_default_timeout(20_000)
+        yield context.new_page()
+        context.close()
+        browser.close()
+
+
+def test_replay_a_failed_run_from_its_task_details(page: Page, platform: Platform, service: FlakyService) -> None:
+    api = httpx.Client(base_url=platform.api_url, timeout=30)
+    email = f"replay-{time.time_ns()}@example.com"
+    headers = sign_up(api, email, PASSWORD)
+    canvas = webhook_canvas(service.url, name="Replay me")
+    konnect_id = test_trigger(api, headers, canvas)
+    r = api.post(
+        "/api/v1/konnects/publish_konnect",
+        headers=headers,
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
+    )
+    assert r.status_code == 200, r.text
+    hook = r.json()["webhook_url"]
+    wait_until(lambda: httpx.post(hook, json={"name": "Ada"}).status_code == 200, what="the webhook is live")
+
+    def logs() -> list[dict[str, Any]]:
+        return api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
+
+    [failed] = wait_until(logs, what="the failed run")
+    assert failed["status"] == "ERROR"
+
+    page.goto("/login")
+    page.get_by_test_id("login-email").fill(email)
+    page.get_by_test_id("login-password").fill(PASSWORD)
+    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
+    expect(
+        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
+    ).to_have_count(1, timeout=60_000)
+    page.get_by_test_id("login-submit").click()
+    page.wait_for_url("**/dashboard")
+    page.goto("/flows/home")
+    page.get_by_test_id(f"flow-logs-{konnect_id}").click()
+    page.get_by_role("tab", name="Error").click()
+    page.get_by_test_id(f"tasklog-item-{failed['id']}").click()
+    details = page.get_by_test_id("tasklog-details")
+    expect(details.get_by_test_id("run-facts")).to_contain_text(failed["run_id"])
+    details.get_by_test_id(f"replay-{failed['id']}").click()
+    expect(page.get_by_text("The run was replayed")).to_be_visible()
+
+    def two() -> list[dict[str, Any]]:
+        found = logs()
+        return found if len(found) == 2 else []
+
+    both = wait_until(two, what="the replayed run")
+    replayed = next(item for item in both if item["id"] != failed["id"])
+    assert replayed["status"] == "SUCCESS" and replayed["replay_of"] == failed["run_id"]
+    assert service.bodies == [{"customer": "Ada"}, {"customer": "Ada"}]  # the same request, once more
+    page.get_by_role("tab", name="Success").click()
+    page.get_by_test_id(f"tasklog-item-{replayed['id']}").click()
+    expect(page.locator("[data-testid='run-facts']:visible")).to_contain_text("Replay of")
+    expect(page.locator("[data-testid='run-facts']:visible")).to_contain_text(failed["run_id"])

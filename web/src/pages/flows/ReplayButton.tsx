@@ -1,0 +1,49 @@
+/** Replay of a failed run (POST /api/v1/task_logs/{id}/replay): one new run of the same request, linked to it. */
+import { RedoOutlined } from '@ant-design/icons';
+import { Button, Descriptions, Typography } from 'antd';
+import { errorMessage } from '../../api/client';
+import { $api, queryClient } from '../../api/typed';
+import type { TaskLog } from '../../api/types';
+import { useToast } from '../../lib/useToast';
+
+export const REPLAY_DONE = 'The run was replayed: its new task log appears here when it finishes.';
+
+export function ReplayButton({ log, onReplayed }: { log: TaskLog; onReplayed?: (runId: string) => void }) {
+  const toast = useToast();
+  const replay = $api.useMutation('post', '/api/v1/task_logs/{task_log_id}/replay');
+  if (log.status !== 'ERROR') return null;
+  const onClick = async () => {
+    try {
+      const reply = await replay.mutateAsync({ params: { path: { task_log_id: log.id } } });
+      void toast.success(REPLAY_DONE);
+      void queryClient.invalidateQueries({ queryKey: ['get', '/api/v1/task_logs/logs'] });
+      onReplayed?.(reply.run_id);
+    } catch (err) {
+      void toast.error(errorMessage(err, 'The run could not be replayed'));
+    }
+  };
+  return (
+    <Button size="small" icon={<RedoOutlined />} loading={replay.isPending} onClick={() => void onClick()} data-testid={`replay-${log.id}`}>
+      Replay
+    </Button>
+  );
+}
+
+/** Attempts and replay link of a run, shown in its details. */
+export function RunFacts({ log }: { log: TaskLog }) {
+  return (
+    <Descriptions column={1} size="small" bordered data-testid="run-facts">
+      {log.run_id ? (
+        <Descriptions.Item label="Run">
+          <Typography.Text code>{log.run_id}</Typography.Text>
+        </Descriptions.Item>
+      ) : null}
+      <Descriptions.Item label="Attempts">{log.attempts ?? 1}</Descriptions.Item>
+      {log.replay_of ? (
+        <Descriptions.Item label="Replay of">
+          <Typography.Text code>{log.replay_of}</Typography.Text>
+        </Descriptions.Item>
+      ) : null}
+    </Descriptions>
+  );
+}
