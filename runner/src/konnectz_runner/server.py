@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -176,6 +177,12 @@ class Runner:
         # Polling konnects are polled by the runner that hosts them (local, or their own Deployment).
         self.poller = LocalPoller(self.js, self.registry, http=self.http, guard=self.guard)
         self.poller.start()
+        # Everything loaded so far (the konnects, the modules) lives as long as the process: keep it out
+        # of the cyclic garbage collector's scans, and collect the young generation less often. With
+        # 100,000 konnects a full collection otherwise stalls requests for tens of milliseconds.
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(10_000, 20, 20)
         log.info("Runner ready: %d konnect(s)", len(self.registry))
 
     async def stop(self) -> None:
