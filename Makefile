@@ -19,7 +19,7 @@ help:
 	@echo "make test   - install what is needed and run every check (lint, types, unit, integration, k8s, e2e)"
 	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
 	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_runner.resource"
-	@echo "make bench     - seed a large database (kept between runs) and measure the flow calls at concurrency 32"
+	@echo "make bench     - api calls on a large seeded database, the runner under webhook load (docs/performance.md), the operator"
 
 # --- installation -------------------------------------------------------------------------
 $(UV):

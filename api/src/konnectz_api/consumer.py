@@ -1,24 +1,39 @@
-"""Persists task events from JetStream as task logs (one per run, deduplicated on run_id)."""
+"""Persists task events from JetStream as task logs (one per run, deduplicated on run_id).
+
+Events are fetched many at a time (up to ``task_events_batch``) and stored in one transaction:
+one multi-row INSERT of the task logs (``ON CONFLICT (run_id) DO NOTHING``, so a redelivered run is
+harmless), one of their tasks, one DELETE of their quota reservations and one UPDATE per owner to
+settle the tasks. A batch that cannot be stored is retried one event at a time, so one bad event
+cannot hold back the others. Payloads larger than ``task_payload_inline_bytes`` go to
+``task_payloads`` (:mod:`konnectz_api.crud.task_payloads`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
+from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import FetchTimeoutError
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
+from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from konnectz_api import observability
 from konnectz_api.bus import Bus
-from konnectz_api.crud import quota
+from konnectz_api.core.config import get_settings
+from konnectz_api.crud import task_payloads
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
-from konnectz_api.models import Konnect, Task, TaskLog
+from konnectz_api.models import Konnect, QuotaReservation, Task, TaskLog, User
 from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
 from konnectz_runner.outage import Outage
 
@@ -34,54 +49,137 @@ def _log_data(event: TaskEvent) -> dict[str, Any]:
     return data
 
 
-def store_event(session: Session, event: TaskEvent) -> bool:
-    """Insert the run; False when it was stored before (a redelivery) or its konnect is gone."""
-    owner = session.scalar(select(Konnect.owner_id).where(Konnect.id == event.konnect_id))
-    if owner is not None and event.owner_id == 0:  # a run no runner could load: its konnect's owner
-        event = event.model_copy(update={"owner_id": owner})
-    if owner is None or owner != event.owner_id:
-        log.warning(
-            "dropping task event %s: konnect %s unknown for owner %s", event.run_id, event.konnect_id, event.owner_id
-        )
-        return False
-    stmt = (
-        insert(TaskLog)
-        .values(
-            run_id=event.run_id,
-            owner_id=event.owner_id,
-            konnect_id=event.konnect_id,
-            status=event.status,
-            started_at=event.started_at,
-            task_date=event.finished_at,
-            data=jsonb_safe(_log_data(event)),
-            attempts=event.attempts,
-            replay_of=event.replay_of,
-        )
-        .on_conflict_do_nothing(index_elements=["run_id"])
-        .returning(TaskLog.id)
-    )
-    task_log_id = session.scalar(stmt)
-    if task_log_id is None:
-        session.rollback()
-        return False
-    for position, step in enumerate(event.steps):
-        session.add(
-            Task(
-                task_log_id=task_log_id,
-                position=position,
-                step_id=step.step_id,
-                app_name=step.name,
-                status=step.status,
-                task_date=step.finished_at,
-                data=jsonb_safe({"input": step.input, "output": step.output, "error": step.error}),
+def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit: int | None = None) -> list[bool]:
+    """Insert the runs in one transaction; per event, False when it was stored before (a redelivery)
+    or its konnect is gone. Commits."""
+    events = list(events)
+    limit = inline_limit if inline_limit is not None else get_settings().task_payload_inline_bytes
+    ids = {e.konnect_id for e in events}
+    owners = dict(session.execute(select(Konnect.id, Konnect.owner_id).where(Konnect.id.in_(ids))).all())
+    valid: dict[str, TaskEvent] = {}
+    for position, event in enumerate(events):
+        owner = owners.get(event.konnect_id)
+        if owner is not None and event.owner_id == 0:  # a run no runner could load: its konnect's owner
+            event = events[position] = event.model_copy(update={"owner_id": owner})
+        if owner != event.owner_id:
+            log.warning(
+                "dropping task event %s: konnect %s unknown for owner %s",
+                event.run_id,
+                event.konnect_id,
+                event.owner_id,
             )
+        elif event.run_id not in valid:
+            valid[event.run_id] = event
+    if not valid:
+        session.rollback()
+        return [False] * len(events)
+    rows = []
+    external: list[tuple[str, int, int, Any]] = []  # run_id, position, size, data
+    for event in valid.values():
+        data, size = task_payloads.offload(jsonb_safe(_log_data(event)), limit=limit)
+        if size is not None:
+            external.append((event.run_id, task_payloads.LOG_POSITION, size, jsonb_safe(_log_data(event))))
+        rows.append(
+            {
+                "run_id": event.run_id,
+                "owner_id": event.owner_id,
+                "konnect_id": event.konnect_id,
+                "status": event.status,
+                "started_at": event.started_at,
+                "task_date": event.finished_at,
+                "data": data,
+                "trace_id": event.trace_id,
+                "attempts": event.attempts,
+                "replay_of": event.replay_of,
+            }
         )
-    # Every executed action counts one task, settled once (only when this insert created the run) against
+    inserted = dict(
+        session.execute(
+            insert(TaskLog)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["run_id"])
+            .returning(TaskLog.run_id, TaskLog.id)
+        ).all()
+    )
+    if not inserted:
+        session.rollback()
+        return [False] * len(events)
+    tasks = []
+    for run_id, task_log_id in inserted.items():
+        for position, step in enumerate(valid[run_id].steps):
+            full = jsonb_safe({"input": step.input, "output": step.output, "error": step.error})
+            data, size = task_payloads.offload(full, limit=limit)
+            if size is not None:
+                external.append((run_id, position, size, full))
+            tasks.append(
+                {
+                    "task_log_id": task_log_id,
+                    "position": position,
+                    "step_id": step.step_id,
+                    "app_name": step.name,
+                    "status": step.status,
+                    "task_date": step.finished_at,
+                    "data": data,
+                }
+            )
+    if tasks:
+        session.execute(sa_insert(Task), tasks)
+    task_payloads.store(session, ((inserted[r], p, s, d) for r, p, s, d in external if r in inserted))
+    # Every executed action counts one task, settled once (only for runs this insert created) against
     # what the run reserved before it executed. A refused run executed nothing and counts none.
-    executed = 0 if event.refused is not None else len(event.steps)
-    quota.settle(session, run_id=event.run_id, owner_id=event.owner_id, tasks=executed)
+    reserved = dict(
+        session.execute(
+            delete(QuotaReservation)
+            .where(QuotaReservation.run_id.in_(list(inserted)))
+            .returning(QuotaReservation.run_id, QuotaReservation.tasks)
+        ).all()
+    )
+    debits: dict[int, int] = defaultdict(int)
+    for run_id in inserted:
+        event = valid[run_id]
+        executed = 0 if event.refused is not None else len(event.steps)
+        debits[event.owner_id] += executed - int(reserved.get(run_id) or 0)
+    for owner_id, tasks_count in sorted(debits.items()):
+        if tasks_count:
+            session.execute(
+                update(User).where(User.id == owner_id).values(task_consumed=User.task_consumed + tasks_count)
+            )
     session.commit()
-    return True
+    out: list[bool] = []
+    for event in events:  # the same run twice in one batch is stored (and reported stored) once
+        out.append(event.run_id in inserted and valid.get(event.run_id) is event)
+        if out[-1]:
+            del inserted[event.run_id]
+    return out
+
+
+def store_event(session: Session, event: TaskEvent) -> bool:
+    """Insert one run; False when it was stored before (a redelivery) or its konnect is gone."""
+    return store_events(session, [event])[0]
+
+
+def _store_batch(
+    sessions: sessionmaker[Session], events: list[TaskEvent]
+) -> tuple[list[bool | None], Exception | None]:
+    """Store the batch in one transaction; if that fails, one by one (None: that event failed, and
+    the last error)."""
+    try:
+        with sessions() as session:
+            return list(store_events(session, events)), None
+    except Exception as exc:
+        if len(events) == 1:
+            return [None], exc
+        log.debug("storing %d task events together failed (%s); one by one", len(events), exc)
+    out: list[bool | None] = []
+    error: Exception | None = None
+    for event in events:
+        try:
+            with sessions() as session:
+                out.append(store_events(session, [event])[0])
+        except Exception as exc:
+            error = exc
+            out.append(None)
+    return out, error
 
 
 async def consume_task_events(
@@ -89,23 +187,20 @@ async def consume_task_events(
 ) -> None:
     await bus.ready.wait()
     js = bus.js
+    batch = get_settings().task_events_batch
     sub = await js.pull_subscribe(
         SUBJECTS_EVENTS,
         durable=DURABLE,
         stream=STREAM_EVENTS,
-        config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_ack_pending=1000),
+        config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_ack_pending=max(1000, 4 * batch)),
     )
 
     fetching = Outage("Task events (NATS)", log)
     storing = Outage("Storing task events (database)", log)
 
-    def _store(event: TaskEvent) -> bool:
-        with sessions() as session:
-            return store_event(session, event)
-
     while not stop.is_set():
         try:
-            msgs = await sub.fetch(batch=50, timeout=1)
+            msgs = await sub.fetch(batch=batch, timeout=1)
         except (FetchTimeoutError, TimeoutError):
             continue
         except Exception as exc:  # NATS reconnecting: wait and retry, messages stay in the stream
@@ -113,24 +208,58 @@ async def consume_task_events(
             await asyncio.sleep(1)
             continue
         fetching.ok()
+        observability.QUEUE_DEPTH.set(msgs[-1].metadata.num_pending if msgs else 0)
+        events: list[TaskEvent] = []
+        good: list[Msg] = []
         for msg in msgs:
             try:
-                event = TaskEvent.model_validate_json(msg.data)
+                events.append(TaskEvent.model_validate_json(msg.data))
+                good.append(msg)
             except ValidationError as exc:
                 log.error("invalid task event on %s dropped: %s", msg.subject, exc)
                 await msg.term()
-                continue
-            try:
-                stored = await asyncio.to_thread(_store, event)
-            except Exception as exc:  # one line per outage, not a traceback per event
-                storing.failed(exc, f" (run {event.run_id} will be redelivered)")
+        if not events:
+            continue
+        started = time.perf_counter()
+        outcomes, error = await asyncio.to_thread(_store_batch, sessions, events)
+        if error is not None:  # one line per outage, not a traceback per event
+            failed = sum(1 for o in outcomes if o is None)
+            storing.failed(error, f" ({failed} task event(s) will be redelivered)")
+        else:
+            storing.ok()
+        observability.record_stored(events, outcomes, time.perf_counter() - started)
+        latest: dict[int, TaskEvent] = {}
+        for msg, event, stored in zip(good, events, outcomes, strict=True):
+            if stored is None:
                 with contextlib.suppress(Exception):
                     await msg.nak(delay=2)
                 continue
-            storing.ok()
             await msg.ack()
-            if stored and deployer is not None:
+            if stored:
+                latest[event.konnect_id] = event
+        if deployer is not None:
+            for event in latest.values():  # the resource shows the latest run of each konnect
                 try:
                     await deployer.record_run(event)
                 except DeployError as exc:  # the task log holds the run; the resource status is a courtesy
                     log.warning("run %s: %s", event.run_id, exc)
+
+
+async def purge_payloads_forever(sessions: sessionmaker[Session], settings: Any) -> None:
+    """The retention job: every ``task_payload_purge_interval_seconds``, delete payloads older than
+    ``task_payload_retention_days`` (0 keeps them)."""
+    while True:
+        try:
+
+            def _purge() -> int:
+                with sessions() as session:
+                    return task_payloads.purge(session, older_than_days=settings.task_payload_retention_days)
+
+            purged = await asyncio.to_thread(_purge)
+            if purged:
+                log.info("purged %d task-log payloads older than %d days", purged, settings.task_payload_retention_days)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("purging task-log payloads failed: %s", exc or type(exc).__name__)
+        await asyncio.sleep(settings.task_payload_purge_interval_seconds)

@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 
 from konnectz_api.bus import Bus
 from konnectz_api.catalogue import get_index
-from konnectz_api.consumer import consume_task_events
+from konnectz_api.consumer import consume_task_events, purge_payloads_forever
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
@@ -41,6 +41,7 @@ from konnectz_api.routes import (
 )
 from konnectz_api.supervisor import Supervised
 from konnectz_runner.events import use_pool_subjects
+from konnectz_runner.telemetry import setup_tracing
 
 
 def _deployer(settings: Settings, bus: Bus) -> Deployer:
@@ -54,6 +55,7 @@ def _deployer(settings: Settings, bus: Bus) -> Deployer:
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings = get_settings()
+    setup_tracing("konnectz-api")
     bus = Bus(settings.nats_url)
     bus.start()
     app.state.bus = bus
@@ -65,7 +67,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         "task-event consumer", lambda: consume_task_events(bus, get_sessionmaker(), stop, deployer), stopping=stop
     )
     quota_server = Supervised("quota service", lambda: serve_quota(bus, get_sessionmaker(), stop), stopping=stop)
-    app.state.supervised = [consumer, quota_server]
+    purger = Supervised("payload purge", lambda: purge_payloads_forever(get_sessionmaker(), settings), stopping=stop)
+    app.state.supervised = [consumer, quota_server, purger]
     for task in app.state.supervised:
         task.start()
     try:
@@ -73,7 +76,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         # Bounded: the whole shutdown ends within SHUTDOWN_SECONDS (NATS drain included).
         stop.set()
-        await asyncio.gather(*(task.stop(within=3.0) for task in (consumer, quota_server)))
+        await asyncio.gather(*(task.stop(within=3.0) for task in (consumer, quota_server, purger)))
         await bus.close(within=5.0)
 
 

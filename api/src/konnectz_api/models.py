@@ -209,6 +209,8 @@ class TaskLog(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     task_date: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     data: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    # The OpenTelemetry trace of the run (32 hex digits), when the runner traced it.
+    trace_id: Mapped[str | None] = mapped_column(String(32))
     # Deliveries of the run to a worker before it finished (1 = first try; more after a runner died).
     attempts: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     # The run_id of the run this one replays (POST /api/v1/task_logs/{id}/replay).
@@ -234,6 +236,23 @@ class Task(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JsonType)
 
     task_log: Mapped[TaskLog] = relationship(back_populates="tasks")
+
+
+class TaskPayload(Base):
+    """A task-log payload larger than the inline threshold, kept apart so task_logs and tasks stay small.
+
+    ``position`` -1 is the task log's own data (trigger data and step outputs), 0.. the task at that
+    position. The inline row keeps a stub (:mod:`konnectz_api.crud.task_payloads`); rows older than
+    the retention setting are purged.
+    """
+
+    __tablename__ = "task_payloads"
+
+    task_log_id: Mapped[int] = mapped_column(ForeignKey("task_logs.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    size: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    data: Mapped[dict[str, Any]] = mapped_column(JsonType)
 
 
 class CaptchaUse(Base):

@@ -22,9 +22,12 @@ def nats_server_binary() -> str:
 
 
 class NatsServer:
-    def __init__(self, base_dir: Path, port: int) -> None:
+    def __init__(self, base_dir: Path, port: int, *, sync_interval: str | None = None) -> None:
         self.base_dir = Path(base_dir).resolve()
         self.port = port
+        # None: JetStream's default (data flushed to disk every 2 minutes; acknowledged messages can be
+        # lost on a power failure). "always": fsync every write before acknowledging it (durable, slower).
+        self.sync_interval = sync_interval
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -35,9 +38,15 @@ class NatsServer:
         if not port_is_free(self.port):
             raise DevStackError(f"Port {self.port} (NATS) is busy: stop whatever uses it or set KONNECTZ_NATS_PORT.")
         self.base_dir.mkdir(parents=True, exist_ok=True)
+        config: list[str] = []
+        if self.sync_interval is not None:
+            conf = self.base_dir / "nats.conf"
+            conf.write_text(f"jetstream {{\n  sync_interval: {self.sync_interval}\n}}\n")
+            config = ["-c", str(conf)]
         self.proc = subprocess.Popen(
             [
                 nats_server_binary(),
+                *config,
                 "-js",
                 "-sd",
                 str(self.base_dir / "jetstream"),

@@ -48,14 +48,29 @@ class Platform:
     #: ``"flowise"`` starts the optional AI host (``make dev AI=flowise``); ``None`` runs without one.
     ai: str | None = None
     ai_port: int = 3000
+    # Durability of the two stores. Development and tests default to fast: PostgreSQL without fsync,
+    # JetStream with its default sync interval (2 minutes). pg_fsync=True and nats_sync="always" are
+    # the durable settings (the chart's PostgreSQL default, and the documented JetStream option).
+    pg_fsync: bool = False
+    nats_sync: str | None = None
 
     def __post_init__(self) -> None:
         self.state_dir = Path(self.state_dir).resolve()
-        self.postgres = PostgresServer(self.state_dir / "postgres", self.ports.postgres)
-        self.nats = NatsServer(self.state_dir / "nats", self.ports.nats)
+        self.postgres = PostgresServer(self.state_dir / "postgres", self.ports.postgres, fsync=self.pg_fsync)
+        self.nats = NatsServer(self.state_dir / "nats", self.ports.nats, sync_interval=self.nats_sync)
         self.smtp = SmtpSink(self.state_dir / "mail", self.ports.smtp)
         self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
         self._args: dict[str, list[str]] = {}
+
+    @property
+    def durability(self) -> str:
+        """One line saying how durable the stores are."""
+        pg = "fsync on" if self.pg_fsync else "fsync off"
+        js = f"sync_interval {self.nats_sync}" if self.nats_sync else "default sync (every 2 minutes)"
+        lossy = (
+            "" if self.pg_fsync and self.nats_sync == "always" else " - acknowledged data can be lost on power failure"
+        )
+        return f"PostgreSQL {pg}, NATS JetStream {js}{lossy}"
 
     @property
     def api_url(self) -> str:

@@ -91,8 +91,11 @@ def _ensure_system_user() -> pwd.struct_passwd:
 class PostgresServer:
     """``PostgresServer(dir, port).start()``; ``url`` is a SQLAlchemy/psycopg URL."""
 
-    def __init__(self, base_dir: Path, port: int, database: str = "konnectz") -> None:
+    def __init__(self, base_dir: Path, port: int, database: str = "konnectz", *, fsync: bool = False) -> None:
         self.base_dir = Path(base_dir).resolve()
+        # fsync off (``-F``, the default here) is for development and tests: a power failure can lose
+        # committed transactions. ``fsync=True`` is PostgreSQL's own (durable) default, as in the chart.
+        self.fsync = fsync
         self.data_dir = self.base_dir / "data"
         self.port = port
         self.database = database
@@ -182,7 +185,7 @@ class PostgresServer:
                 "-t",
                 "60",
                 "-o",
-                f"-h 127.0.0.1 -p {self.port} -k {self.base_dir} -F",
+                f"-h 127.0.0.1 -p {self.port} -k {self.base_dir}" + ("" if self.fsync else " -F"),
                 "start",
             ]
         )

@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  dev mailbox     {platform.api_url}/dev/mail\n"
         + (f"  AI host         http://127.0.0.1:{platform.ai_port} ({platform.ai})\n" if platform.ai else "")
         + f"  state           {platform.state_dir}\n"
+        + f"  durability      {platform.durability}\n"
         "Press Ctrl-C to stop.",
         flush=True,
     )

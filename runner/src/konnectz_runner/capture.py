@@ -166,3 +166,59 @@ async def last_capture(js: JetStreamContext, konnect_id: int, since: datetime) -
         return None
     captured = CapturedRequest.model_validate_json(msg.data)
     return captured if captured.received_at >= since else None
+
+
+class CaptureCache:
+    """The open capture windows, followed by watching the KZ_CAPTURING bucket, so a webhook does not
+    ask NATS on every request. A window not renewed for :data:`CAPTURE_TTL_SECONDS` is gone (the
+    bucket expires it without telling watchers)."""
+
+    def __init__(self) -> None:
+        self._windows: dict[str, tuple[CaptureWindow, float]] = {}
+        self.ready = False
+
+    def get(self, token: str) -> CaptureWindow | None:
+        import time
+
+        found = self._windows.get(token)
+        if found is None:
+            return None
+        window, seen = found
+        if time.monotonic() - seen > CAPTURE_TTL_SECONDS:
+            self._windows.pop(token, None)
+            return None
+        return window
+
+    async def follow(self, kv: KeyValue) -> None:
+        """Follow the bucket until cancelled (the caller restarts it after a failure)."""
+        import time
+
+        from nats.js.kv import KV_DEL, KV_PURGE
+
+        self.ready = False
+        fresh: dict[str, tuple[CaptureWindow, float]] = {}
+        loading = True
+        watcher = await kv.watchall()
+        try:
+            async for entry in watcher:
+                if entry is None:
+                    if loading:
+                        self._windows = fresh
+                        self.ready = True
+                        loading = False
+                    continue
+                target = fresh if loading else self._windows
+                token = entry.key.removeprefix("capture.")
+                if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
+                    target.pop(token, None)
+                    continue
+                try:
+                    target[token] = (CaptureWindow.model_validate_json(entry.value), time.monotonic())
+                except ValueError:
+                    target.pop(token, None)
+        finally:
+            self.ready = False
+            try:
+                await watcher.stop()
+            except Exception:  # noqa: S110 - the connection may already be gone
+                pass

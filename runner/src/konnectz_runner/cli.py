@@ -145,7 +145,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from konnectz_runner.server import create_app
 
         # uvicorn turns SIGTERM/SIGINT into a lifespan shutdown: the worker stops, NATS drains.
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, lifespan="on", log_level="info")
+        # No access log: one log line per webhook costs more than storing the run (see docs/performance.md).
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        uvicorn.run(
+            create_app(settings),
+            host=args.host,
+            port=args.port,
+            lifespan="on",
+            log_level="info",
+            access_log=settings.access_log,
+        )
         return 0
     if args.command == "cursor":
         try:

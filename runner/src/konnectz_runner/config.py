@@ -30,11 +30,22 @@ class Settings(BaseSettings):
     http_timeout_seconds: float = Field(default=30.0, gt=0)
     max_body_bytes: int = Field(default=1024 * 1024, gt=0)
     # Runs executed at the same time by one runner process.
-    worker_concurrency: int = Field(default=16, ge=1)
+    worker_concurrency: int = Field(default=64, ge=1)
     # Reserve each run's tasks with the api (NATS request-reply) before executing it; a run over its
     # owner's quota is refused with an ERROR task log. Off only for a runner used without an api.
     enforce_quota: bool = True
     quota_timeout_seconds: float = Field(default=5.0, gt=0)
+    # Back-pressure: when more accepted runs than this wait or run (the KZ_RUNS consumer's pending and
+    # unacknowledged messages), triggers are answered 429 with Retry-After instead of being queued.
+    max_queued_runs: int = Field(default=1_000, ge=1)
+    retry_after_seconds: int = Field(default=2, ge=1)
+    # Execute runs on their own event loop (a thread with its own NATS connection), so webhook ingress
+    # under load cannot crowd execution out.
+    worker_thread: bool = True
+    # One log line per webhook request (uvicorn's access log); off by default, it is costly under load.
+    access_log: bool = False
+    # How long startup waits for the KZ_KONNECTS bucket to be loaded (100,000 konnects take seconds).
+    kv_ready_timeout_seconds: float = Field(default=120.0, gt=0)
     # A step with effects whose runner died while it ran: "fail" ends it as an ERROR without running
     # it again (at most once), "retry" runs it again (at least once). See konnectz_runner.journal.
     in_doubt_steps: Literal["fail", "retry"] = "fail"

@@ -25,12 +25,14 @@ A finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import httpx
 
+from konnectz_runner import telemetry
 from konnectz_runner.events import Continuation, RunRequest, StepResult, TaskEvent
 from konnectz_runner.journal import StepJournal
 from konnectz_runner.model import Outcome, StepContext, utcnow
@@ -111,7 +113,10 @@ async def _run(
         started = utcnow()
         if journal is not None and journaled and journal.marked(step.kind):
             await journal.begin(step.id, item_index)
-        outcome = await run_step(step, ctx)
+        clock = time.perf_counter()
+        with telemetry.tracer().start_as_current_span(f"step {step.kind}", attributes={"konnectz.step_id": step.id}):
+            outcome = await run_step(step, ctx)
+        telemetry.STEP_SECONDS.labels(step.kind).observe(time.perf_counter() - clock)
         result = step_result(step, outcome, started, item_index)
         if journal is not None and journaled:
             await journal.record(result, outcome.output, outcome.resume_at)

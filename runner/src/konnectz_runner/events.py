@@ -151,6 +151,8 @@ class RunRequest(_Wire):
     scheduled_for: AwareDatetime | None = None
     # Set when a delayed run resumes: the steps before the delay are not run again.
     resume: Continuation | None = None
+    # W3C traceparent of the ingress span: the worker continues the run's trace from it.
+    traceparent: str | None = None
     # A replay (from the api) of an earlier run: that run's run_id.
     replay_of: str | None = None
 
@@ -169,6 +171,10 @@ class TaskEvent(_Wire):
     #: Set when the run was refused before any step ran (e.g. over its task quota): why. Such a run
     #: counts no task; ``steps`` holds one ERROR record with the same reason for the task log.
     refused: str | None = None
+    #: The OpenTelemetry trace id of the run (32 hex digits) when it was traced; kept on the task log.
+    trace_id: str | None = None
+    #: The span id of the run's ``run`` span, so the api's span joins the same trace under it.
+    span_id: str | None = None
     #: How many times the run message was delivered to a worker before this outcome (1 = first try).
     attempts: int = 1
     #: The run_id of the run this one replays, if it is a replay.

@@ -29,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import nats.errors
@@ -37,8 +39,11 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.kv import KeyValue
+from opentelemetry import context as otel_context
+from opentelemetry import trace
 from pydantic import ValidationError
 
+from konnectz_runner import telemetry
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import (
     POOL_RUNS_PREFIX,
@@ -58,7 +63,15 @@ from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
 
-__all__ = ["ACK_WAIT_SECONDS", "MAX_ATTEMPTS", "MAX_DELIVER", "RunWorker", "consumer_for", "unloaded_delay"]
+__all__ = [
+    "ACK_WAIT_SECONDS",
+    "MAX_ATTEMPTS",
+    "MAX_DELIVER",
+    "RunWorker",
+    "WorkerThread",
+    "consumer_for",
+    "unloaded_delay",
+]
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +198,13 @@ class RunWorker:
             await self._not_loaded(msg, run, attempt)
             return
         keep_alive = asyncio.create_task(self._keep_alive(msg))
+        telemetry.RUNS_RUNNING.inc()
+        span = telemetry.tracer().start_span(
+            "run",
+            context=telemetry.context_of(run.traceparent),
+            attributes={"konnectz.run_id": run.run_id, "konnectz.konnect_id": run.konnect_id},
+        )
+        token = otel_context.attach(trace.set_span_in_context(span))
         try:
             last = attempt >= self.max_deliver
             refusal: str | None = None
@@ -231,6 +251,7 @@ class RunWorker:
                         )
                     else:
                         log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, attempt)
+                    telemetry.RUNS_FAILED.inc()
                     if not last:
                         await msg.nak(delay=5.0)
                         return
@@ -240,16 +261,28 @@ class RunWorker:
                         return
                     result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
                 event = result
-            event = event.model_copy(update={"attempts": attempt, "replay_of": run.replay_of})
+            ctx = span.get_span_context()
+            event = event.model_copy(
+                update={
+                    "attempts": attempt,
+                    "replay_of": run.replay_of,
+                    "trace_id": f"{ctx.trace_id:032x}" if ctx.trace_id else None,
+                    "span_id": f"{ctx.span_id:016x}" if ctx.span_id else None,
+                }
+            )
             await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
             await msg.ack()
-            log.info("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
+            telemetry.RUNS_FINISHED.labels(event.status).inc()
+            log.debug("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
         except Exception as exc:
             # Not acked: JetStream redelivers the run after ack_wait (one line: NATS may be restarting).
             log.warning("Could not complete run %s (%s); it will be redelivered", run.run_id, exc or type(exc).__name__)
             log.debug("Run %s", run.run_id, exc_info=True)
         finally:
             keep_alive.cancel()
+            telemetry.RUNS_RUNNING.dec()
+            otel_context.detach(token)
+            span.end()
 
     async def _not_loaded(self, msg: Msg, run: RunRequest, attempt: int) -> None:
         """A run for a konnect not loaded here: hand it back to wait, or end it as an ERROR task log."""
@@ -348,3 +381,80 @@ def _failed_event(
         trigger_output=run.trigger_output,
         steps=[step],
     )
+
+
+class WorkerThread:
+    """A :class:`RunWorker` on its own event loop in a thread, with its own NATS connection and HTTP
+    client pool, so the ingress loop under load cannot crowd execution out (and back-pressure, not
+    an unbounded backlog, answers when execution falls behind). The konnect registry is shared."""
+
+    def __init__(self, settings: Any, registry: KonnectRegistry, guard: NetGuard, only_konnect: int | None) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.guard = guard
+        self.only_konnect = only_konnect
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+
+    async def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, name="konnectz-run-worker", daemon=True)
+        self._thread.start()
+        await asyncio.to_thread(self._started.wait)
+        if self._error is not None:
+            raise self._error
+
+    async def stop(self) -> None:
+        if self._loop is not None and self._stop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+            await asyncio.to_thread(self._thread.join, 40)
+
+    def _main(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        from konnectz_runner.netguard import guarded_transport
+        from konnectz_runner.quota import NatsQuotaGate
+        from konnectz_runner.server import USER_AGENT, connect_nats
+
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        try:
+            nc = await connect_nats(self.settings.nats_url)
+            http = httpx.AsyncClient(
+                transport=guarded_transport(self.guard),
+                timeout=self.settings.http_timeout_seconds,
+                follow_redirects=False,
+                headers={"User-Agent": USER_AGENT},
+                # httpcore scans every pooled connection on each request: a small pool is faster than a large one.
+                limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+            )
+            worker = RunWorker(
+                nc.jetstream(),
+                self.registry,
+                http=http,
+                guard=self.guard,
+                only_konnect=self.only_konnect,
+                concurrency=self.settings.worker_concurrency,
+                in_doubt=self.settings.in_doubt_steps,
+                quota=NatsQuotaGate(nc, timeout=self.settings.quota_timeout_seconds)
+                if self.settings.enforce_quota
+                else None,
+            )
+            await worker.start()
+        except BaseException as exc:
+            self._error = exc
+            self._started.set()
+            return
+        self._started.set()
+        try:
+            await self._stop.wait()
+        finally:
+            await worker.stop()
+            await http.aclose()
+            try:
+                await asyncio.wait_for(nc.drain(), 10)
+            except Exception:
+                await nc.close()

@@ -74,6 +74,13 @@ class Settings(BaseSettings):
     oauth_state_minutes: int = Field(default=15, ge=1)
     outbound_timeout_seconds: float = Field(default=20, gt=0)
     deployer: Literal["local", "kubernetes"] = "local"
+    # Task logs: a run's data, or one step's, larger than this (bytes of JSON) is kept in task_payloads
+    # instead of inline, and purged from there after task_payload_retention_days (0 = kept for ever).
+    task_payload_inline_bytes: int = Field(default=64 * 1024, ge=1024)
+    task_payload_retention_days: int = Field(default=30, ge=0)
+    task_payload_purge_interval_seconds: float = Field(default=3600, gt=0)
+    # The task-event consumer stores up to this many events per transaction.
+    task_events_batch: int = Field(default=500, ge=1, le=10_000)
     kube_namespace: str = "konnectz"
     # Where published konnects run on Kubernetes: a runner workload each (dedicated) or the
     # shared runner pool (shared); see docs/kubernetes.md.

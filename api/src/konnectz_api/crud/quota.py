@@ -120,3 +120,60 @@ def settle(session: Session, *, run_id: str, owner_id: int, tasks: int) -> None:
         delete(QuotaReservation).where(QuotaReservation.run_id == run_id).returning(QuotaReservation.tasks)
     )
     debit(session, owner_id=owner_id, tasks=tasks - int(reserved or 0))
+
+
+def reserve_many(session: Session, *, requests: list[tuple[str, int, int, int]]) -> list[Reservation]:
+    """:func:`reserve` for many (run_id, konnect_id, owner_id, tasks) in one transaction (one commit).
+
+    Each request is decided in order, exactly as :func:`reserve` would, so the conditional UPDATE
+    still never lets the runs of one owner overdraw the quota. Commits."""
+    konnect_ids = {k for _, k, _, _ in requests}
+    owners = dict(session.execute(select(Konnect.id, Konnect.owner_id).where(Konnect.id.in_(konnect_ids))).all())
+    run_ids = [r for r, _, _, _ in requests]
+    known = set(session.scalars(select(QuotaReservation.run_id).where(QuotaReservation.run_id.in_(run_ids))))
+    out: list[Reservation] = []
+    for run_id, konnect_id, owner_id, tasks in requests:
+        if owners.get(konnect_id) != owner_id:
+            out.append(
+                Reservation(False, f"The run was refused: konnect {konnect_id} does not belong to its owner.", 0, 0)
+            )
+            continue
+        if run_id in known:  # a redelivered run (or the same run twice in this batch): reserved before
+            limit, consumed = usage(session, owner_id=owner_id)
+            out.append(Reservation(True, None, limit, consumed))
+            continue
+        row = session.execute(
+            update(User)
+            .where(User.id == owner_id, User.task_consumed + tasks <= User.task_limit)
+            .values(task_consumed=User.task_consumed + tasks)
+            .returning(User.task_limit, User.task_consumed)
+        ).one_or_none()
+        if row is None:
+            user = session.get(User, owner_id)
+            if user is None:
+                out.append(Reservation(False, "The run was refused: its owner no longer exists.", 0, 0))
+                continue
+            session.refresh(user)
+            available = max(0, user.task_limit - user.task_consumed)
+            reason = (
+                f"Task quota exceeded: this run needs {tasks} task(s) but only {available} of the "
+                f"{user.task_limit} tasks of the {user.current_plan} plan remain ({user.task_consumed} used). "
+                "The run was not executed."
+            )
+            out.append(Reservation(False, reason, user.task_limit, user.task_consumed))
+            continue
+        inserted = session.scalar(
+            insert(QuotaReservation)
+            .values(run_id=run_id, owner_id=owner_id, tasks=tasks)
+            .on_conflict_do_nothing(index_elements=["run_id"])
+            .returning(QuotaReservation.run_id)
+        )
+        if inserted is None:  # reserved concurrently by another delivery: count it once
+            session.execute(update(User).where(User.id == owner_id).values(task_consumed=User.task_consumed - tasks))
+            limit, consumed = usage(session, owner_id=owner_id)
+            out.append(Reservation(True, None, limit, consumed))
+            continue
+        known.add(run_id)
+        out.append(Reservation(True, None, int(row[0]), int(row[1])))
+    session.commit()
+    return out

@@ -6,7 +6,8 @@ import html
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
 from konnectz_api.db import get_engine
@@ -16,6 +17,12 @@ from konnectz_api.errors import NotFound
 
 router = APIRouter(tags=["system"])
 _ARTICLE = "<article><h2>{subject}</h2><p><b>To:</b> {to} &middot; {date}</p><pre>{text}</pre>{links}</article>"
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics() -> Response:
+    """Prometheus metrics of this api process (see konnectz_api.observability)."""
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get(

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 
 from konnectz_api.crud import konnects as konnect_crud
 from konnectz_api.crud import task_logs as crud
+from konnectz_api.crud import task_payloads as payloads
 from konnectz_api.deps import BusDep, CurrentUser, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound, Unprocessable
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
@@ -151,6 +152,7 @@ def task_logs(
         and not konnect_crud.owned_ids(session, owner_id=user.id, ids=[konnect_id])
     ):
         raise NotFound(f"Konnect {konnect_id} not found")
+    datas = payloads.restore(session, [(r.id, payloads.LOG_POSITION, r.data) for r in page.logs])
     return TaskLogList(
         task_logs=[
             TaskLogOut(
@@ -158,12 +160,12 @@ def task_logs(
                 konnect_id=r.konnect_id,
                 status=r.status,
                 task_date=r.task_date,
-                data=r.data,
+                data=data,
                 run_id=r.run_id,
                 attempts=r.attempts,
                 replay_of=r.replay_of,
             )
-            for r in page.logs
+            for r, data in zip(page.logs, datas, strict=True)
         ],
         total=page.total,
     )
@@ -179,12 +181,12 @@ def tasks(task_log_id: IdPath, user: CurrentUser, session: SessionDep) -> TaskLi
     log = crud.get_owned(session, owner_id=user.id, task_log_id=task_log_id)
     if log is None:
         raise NotFound(f"Task log {task_log_id} not found")
+    steps = crud.tasks_of(session, task_log=log)
+    datas = payloads.restore(session, [(log.id, t.position, t.data) for t in steps])
     return TaskList(
         tasks=[
-            TaskOut(
-                id=t.id, task_date=t.task_date, step_id=t.step_id, app_name=t.app_name, status=t.status, data=t.data
-            )
-            for t in crud.tasks_of(session, task_log=log)
+            TaskOut(id=t.id, task_date=t.task_date, step_id=t.step_id, app_name=t.app_name, status=t.status, data=data)
+            for t, data in zip(steps, datas, strict=True)
         ]
     )
 
