@@ -269,6 +269,7 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it(kube, namespace, konnec
     platform.start()
     monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
     monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
+    monkeypatch.delenv("KONNECTZ_WEBHOOK_BASE_URL", raising=False)  # webhook URLs of the in-cluster pool Service
     monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SERVICE", "konnectz-runner-pool")
     monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SWEEP_SECONDS", "1")
     args = ["run", "--standalone", "-n", namespace, "-m", "konnectz_operator.handlers"]
