@@ -118,22 +118,81 @@ function useEditor() {
   };
 }
 
-function TeamMembers() {
+type MemberList = { refetch: () => Promise<unknown> };
+
+/** The members table with Edit and Delete on each row, and the add/edit modal under it. */
+function MemberTable({
+  kind,
+  rows,
+  emptyText,
+  columns,
+  list,
+  remove,
+  editor,
+}: {
+  kind: 'team' | 'agency';
+  rows: Member[];
+  emptyText: string;
+  columns: { title: string; dataIndex: keyof Member }[];
+  list: MemberList;
+  remove: (id: number) => Promise<unknown>;
+  editor: ReturnType<typeof useEditor>;
+}) {
   const toast = useToast();
-  const list = $api.useQuery('get', '/api/v1/members/list_team_users');
-  const remove = $api.useMutation('get', '/api/v1/members/remove_team_user');
-  const editor = useEditor();
-  if (list.isPending) return <Skeleton active />;
-  if (!list.data) return <Empty description={errorMessage(list.error, 'Your team could not be loaded.')} />;
   const onDelete = async (m: Member) => {
     try {
-      await remove.mutateAsync({ params: { query: { sub_account_id: m.id } } });
+      await remove(m.id);
       void toast.success('Member removed');
       void list.refetch();
     } catch (err) {
       void toast.error(errorMessage(err, 'Something went wrong!'));
     }
   };
+  return (
+    <>
+      <Table<Member>
+        rowKey="id"
+        dataSource={rows}
+        pagination={false}
+        locale={{ emptyText }}
+        columns={[
+          ...columns,
+          {
+            title: 'Action',
+            render: (_, m) => (
+              <Space>
+                <Button size="small" onClick={() => editor.edit(m)} data-testid={`member-edit-${m.id}`}>
+                  Edit
+                </Button>
+                <Popconfirm title={`Remove ${m.email}?`} onConfirm={() => onDelete(m)} okText="Delete">
+                  <Button size="small" danger data-testid={`member-delete-${m.id}`}>
+                    Delete
+                  </Button>
+                </Popconfirm>
+              </Space>
+            ),
+          },
+        ]}
+      />
+      <MemberModal
+        kind={kind}
+        open={editor.open}
+        editing={editor.editing}
+        onClose={(changed) => {
+          editor.close();
+          if (changed) void list.refetch();
+        }}
+      />
+    </>
+  );
+}
+
+function TeamMembers() {
+  const list = $api.useQuery('get', '/api/v1/members/list_team_users');
+  const remove = $api.useMutation('get', '/api/v1/members/remove_team_user');
+  const editor = useEditor();
+  if (list.isPending) return <Skeleton active />;
+  if (!list.data) return <Empty description={errorMessage(list.error, 'Your team could not be loaded.')} />;
   return (
     <div data-testid="team-members">
       <Space style={{ marginBottom: 16 }}>
@@ -144,62 +203,30 @@ function TeamMembers() {
           Add
         </Button>
       </Space>
-      <Table<Member>
-        rowKey="id"
-        dataSource={list.data.team_users}
-        pagination={false}
-        locale={{ emptyText: 'No team members yet.' }}
+      <MemberTable
+        kind="team"
+        rows={list.data.team_users}
+        emptyText="No team members yet."
         columns={[
           { title: 'Name', dataIndex: 'name' },
           { title: 'Email', dataIndex: 'email' },
           { title: 'Access', dataIndex: 'access' },
-          {
-            title: 'Action',
-            render: (_, m) => (
-              <Space>
-                <Button size="small" onClick={() => editor.edit(m)} data-testid={`member-edit-${m.id}`}>
-                  Edit
-                </Button>
-                <Popconfirm title={`Remove ${m.email}?`} onConfirm={() => onDelete(m)} okText="Delete">
-                  <Button size="small" danger data-testid={`member-delete-${m.id}`}>
-                    Delete
-                  </Button>
-                </Popconfirm>
-              </Space>
-            ),
-          },
         ]}
-      />
-      <MemberModal
-        kind="team"
-        open={editor.open}
-        editing={editor.editing}
-        onClose={(changed) => {
-          editor.close();
-          if (changed) void list.refetch();
-        }}
+        list={list}
+        remove={(id) => remove.mutateAsync({ params: { query: { sub_account_id: id } } })}
+        editor={editor}
       />
     </div>
   );
 }
 
 function AgencyMembers() {
-  const toast = useToast();
   const list = $api.useQuery('get', '/api/v1/members/list_agency_users');
   const remove = $api.useMutation('get', '/api/v1/members/remove_agency_user');
   const editor = useEditor();
   if (list.isPending) return <Skeleton active />;
   if (!list.data) return <Empty description={errorMessage(list.error, 'Your sub-accounts could not be loaded.')} />;
   const d = list.data;
-  const onDelete = async (m: Member) => {
-    try {
-      await remove.mutateAsync({ params: { query: { sub_account_id: m.id } } });
-      void toast.success('Member removed');
-      void list.refetch();
-    } catch (err) {
-      void toast.error(errorMessage(err, 'Something went wrong!'));
-    }
-  };
   return (
     <div data-testid="agency-members">
       <Space size="large" style={{ marginBottom: 16 }} wrap>
@@ -210,42 +237,20 @@ function AgencyMembers() {
           Add
         </Button>
       </Space>
-      <Table<Member>
-        rowKey="id"
-        dataSource={d.sub_accounts}
-        pagination={false}
-        locale={{ emptyText: 'No sub-accounts yet.' }}
+      <MemberTable
+        kind="agency"
+        rows={d.sub_accounts}
+        emptyText="No sub-accounts yet."
         columns={[
           { title: 'Name', dataIndex: 'name' },
           { title: 'Email', dataIndex: 'email' },
           { title: 'Tasks', dataIndex: 'task' },
           { title: 'Consumed', dataIndex: 'task_consumed' },
           { title: 'Remaining', dataIndex: 'remaining' },
-          {
-            title: 'Action',
-            render: (_, m) => (
-              <Space>
-                <Button size="small" onClick={() => editor.edit(m)} data-testid={`member-edit-${m.id}`}>
-                  Edit
-                </Button>
-                <Popconfirm title={`Remove ${m.email}?`} onConfirm={() => onDelete(m)} okText="Delete">
-                  <Button size="small" danger data-testid={`member-delete-${m.id}`}>
-                    Delete
-                  </Button>
-                </Popconfirm>
-              </Space>
-            ),
-          },
         ]}
-      />
-      <MemberModal
-        kind="agency"
-        open={editor.open}
-        editing={editor.editing}
-        onClose={(changed) => {
-          editor.close();
-          if (changed) void list.refetch();
-        }}
+        list={list}
+        remove={(id) => remove.mutateAsync({ params: { query: { sub_account_id: id } } })}
+        editor={editor}
       />
     </div>
   );
