@@ -7,6 +7,9 @@ TOOLS      := $(CACHE)/tools
 UV         := $(TOOLS)/bin/uv
 UV_VERSION := 0.13.9
 PY         := .venv/bin/python
+# pytest-xdist workers for `make test`: each has its own PostgreSQL, NATS, SMTP sink and platform;
+# the Kubernetes tests share one worker (one control plane). Most tests wait on I/O, so 3 on 2 cores.
+PYTEST_WORKERS ?= 3
 export UV_PYTHON_DOWNLOADS := never
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
@@ -89,7 +92,7 @@ web-check: web/node_modules/.installed
 	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent
 
 test: install chromium web-build cluster-build catalogue catalogue-mocks lint typecheck check-types check-crd check-catalogue web-check
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup
 
 # Benchmarks: tests/bench (api, KONNECTZ_BENCH=1) and bench_*.py files with bench_* functions in
 # tests/k8s (the operator); `make test` never runs them.

@@ -128,6 +128,19 @@ def _claim_state_dir(base: Path) -> Path:
     pytest.fail(f"20 pytest sessions already hold control planes under {base.parent}", pytrace=False)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``) every test of this folder runs on one worker,
+    so one control plane serves them all instead of one per worker; they come first, so that
+    long group starts while the other workers share out the rest."""
+    here = Path(__file__).resolve().parent
+    ours = [item for item in items if here in Path(str(item.path)).resolve().parents]
+    for item in ours:
+        item.add_marker(pytest.mark.xdist_group("k8s"))
+    if ours:
+        chosen = set(map(id, ours))
+        items[:] = ours + [item for item in items if id(item) not in chosen]
+
+
 @pytest.fixture(scope="session")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
     helm_home = tmp_path_factory.mktemp("helm-home")
