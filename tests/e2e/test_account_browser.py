@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_api import captcha
 from konnectz_devstack import Platform
@@ -30,28 +30,8 @@ from konnectz_devstack.testing import sign_in, wait_until, webhook_canvas
 from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
 pytestmark = pytest.mark.e2e
+NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-results"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing (apt-get install chromium)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _signup(platform: Platform, email: str, password: str, plan: str = "Team") -> None:
@@ -109,13 +89,12 @@ def _shot(page: Page, name: str, reopen: Callable[[Page], None] | None = None) -
     page.reload()
 
 
-def test_members_avatar_and_ai_pages(browser: Browser, platform: Platform, tmp_path: Path) -> None:
+def test_members_avatar_and_ai_pages(new_context: NewContext, platform: Platform, tmp_path: Path) -> None:
     if platform.web_dist is None:
         pytest.fail("web/dist is missing: run `make web-build` first")
     email, password = f"owner-{time.time_ns()}@example.com", "owner-password"
     _signup(platform, email, password)
-    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
-    context.set_default_timeout(20_000)
+    context = new_context(platform.api_url)
     page = context.new_page()
     _login(page, email, password)
 
@@ -182,7 +161,7 @@ def _choose_password(page: Page, link: str, password: str) -> None:
 
 
 def test_reset_profile_password_member_access_and_agency_quota(
-    browser: Browser, platform: Platform, tmp_path: Path
+    new_context: NewContext, platform: Platform, tmp_path: Path
 ) -> None:
     """Issue 10's walk: forgot password → mail → reset → sign in; profile; password; the plan page;
     a Create member cannot delete a flow; an agency sub-account's run over quota is an error task log."""
@@ -191,8 +170,7 @@ def test_reset_profile_password_member_access_and_agency_quota(
     api = httpx.Client(base_url=platform.api_url, timeout=30)
     email, first = f"reset-{time.time_ns()}@example.com", "first-password"
     _signup(platform, email, first)  # Team plan
-    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
-    context.set_default_timeout(20_000)
+    context = new_context(platform.api_url)
     page = context.new_page()
 
     # Forgot password → the mail in the dev mailbox → reset → sign in with the new password.
@@ -250,8 +228,7 @@ def test_reset_profile_password_member_access_and_agency_quota(
     expect(page.get_by_test_id("team-members").locator("tr", has_text=member_email)).to_contain_text("Create")
     context.close()
 
-    member_ctx = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
-    member_ctx.set_default_timeout(20_000)
+    member_ctx = new_context(platform.api_url)
     mpage = member_ctx.new_page()
     _choose_password(mpage, _mail_link(platform, member_email, "reset-password"), "member-password")
     _login(mpage, member_email, "member-password")
@@ -271,8 +248,7 @@ def test_reset_profile_password_member_access_and_agency_quota(
     # Agency: a sub-account with a quota of 1 task; its second run is refused and shown as an error log.
     agency_email = f"agency-{time.time_ns()}@example.com"
     _signup(platform, agency_email, "agency-password", plan="Agency")
-    actx = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
-    actx.set_default_timeout(20_000)
+    actx = new_context(platform.api_url)
     apage = actx.new_page()
     _login(apage, agency_email, "agency-password")
     apage.goto("/account/members")
@@ -288,8 +264,7 @@ def test_reset_profile_password_member_access_and_agency_quota(
     _shot(apage, "agency-members")
     actx.close()
 
-    sctx = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
-    sctx.set_default_timeout(20_000)
+    sctx = new_context(platform.api_url)
     spage = sctx.new_page()
     _choose_password(spage, _mail_link(platform, sub_email, "reset-password"), "sub-password")
     sub = sign_in(api, sub_email, "sub-password")

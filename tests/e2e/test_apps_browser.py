@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
@@ -35,10 +34,9 @@ from konnectz_devstack.testing import sign_up, wait_until, webhook_node
 from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
 pytestmark = pytest.mark.e2e
+NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "docs" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 TOKEN_APP, OAUTH_APP = 900001, 900002
 IN_USE = "Cannot delete this account as it contains active Konnectz"
 
@@ -84,23 +82,12 @@ def stack(fake: Any) -> Iterator[Platform]:
     shutil.rmtree(state, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing (apt-get install chromium)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-def _signed_in(browser: Browser, stack: Platform, api: httpx.Client) -> tuple[BrowserContext, dict[str, str]]:
+def _signed_in(new_context: NewContext, stack: Platform, api: httpx.Client) -> tuple[BrowserContext, dict[str, str]]:
     """A new user; the browser holds their session cookie (the SPA's jwtToken record)."""
     headers = sign_up(api, f"apps-{time.time_ns()}@example.com", "apps-password-1", first_name="Ada")
     record = {"token": headers["Authorization"].removeprefix("Bearer "), "keepMeLoggedIn": True, "lang": "en"}
     cookie = base64.b64encode(json.dumps({**record, "appId": None}).encode()).decode()
-    context = browser.new_context(base_url=stack.api_url, viewport={"width": 1440, "height": 900})
-    context.set_default_timeout(20_000)
+    context = new_context(stack.api_url)
     context.add_cookies([{"name": "jwtToken", "value": cookie, "url": stack.api_url}])
     return context, headers
 
@@ -184,9 +171,9 @@ def _open_app(page: Page, query: str, app_id: int) -> None:
     expect(page.get_by_text("- Manage Accounts")).to_be_visible()
 
 
-def test_search_add_rename_and_remove_a_token_account(browser: Browser, stack: Platform, fake: Any) -> None:
+def test_search_add_rename_and_remove_a_token_account(new_context: NewContext, stack: Platform, fake: Any) -> None:
     api = httpx.Client(base_url=stack.api_url, timeout=30)
-    context, headers = _signed_in(browser, stack, api)
+    context, headers = _signed_in(new_context, stack, api)
     page = context.new_page()
 
     # The applications page: 80 apps at first, the server searches from 2 characters.
@@ -280,9 +267,9 @@ def test_search_add_rename_and_remove_a_token_account(browser: Browser, stack: P
     context.close()
 
 
-def test_oauth_popup_consent_and_a_refresh_during_a_run(browser: Browser, stack: Platform, fake: Any) -> None:
+def test_oauth_popup_consent_and_a_refresh_during_a_run(new_context: NewContext, stack: Platform, fake: Any) -> None:
     api = httpx.Client(base_url=stack.api_url, timeout=30)
-    context, headers = _signed_in(browser, stack, api)
+    context, headers = _signed_in(new_context, stack, api)
     page = context.new_page()
     _open_app(page, "Fake OAuth", OAUTH_APP)
     expect(page.get_by_text("No Account Found.")).to_be_visible()

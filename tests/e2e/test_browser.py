@@ -7,55 +7,18 @@ the webhook and sees the run in the flow's task log.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Locator, Page, expect
 
 from konnectz_devstack import Platform
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-results"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make test` installs it from Debian's packages (apt-get install chromium)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser: Browser, platform: Platform) -> Iterator[Page]:
-    if platform.web_dist is None:
-        pytest.fail("web/dist is missing: run `make web-build` first (make test does)")
-    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
-    context.set_default_timeout(20_000)
-    pg = context.new_page()
-    yield pg
-    ARTIFACTS.mkdir(exist_ok=True)
-    pg.screenshot(path=str(ARTIFACTS / "e2e-last-page.png"))
-    context.close()
 
 
 def _mail_link(platform: Platform, email: str) -> str:

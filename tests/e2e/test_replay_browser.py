@@ -8,8 +8,6 @@ which succeeds and whose details say which run it replays.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -18,15 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.testing import sign_up, test_trigger, wait_until, webhook_canvas
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 PASSWORD = "a-long-password"
 
 
@@ -60,21 +55,6 @@ def service() -> Iterator[FlakyService]:
     s = FlakyService()
     yield s
     s.server.shutdown()
-
-
-@pytest.fixture
-def page(platform: Platform) -> Iterator[Page]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make test` installs it from Debian's packages (apt-get install chromium)")
-    if platform.web_dist is None:
-        pytest.fail("web/dist is missing: run `make web-build` first (make test does)")
-    with sync_playwright() as pw:
-        browser: Browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(base_url=platform.api_url, viewport={"width": 1440, "height": 900})
-        context.set_default_timeout(20_000)
-        yield context.new_page()
-        context.close()
-        browser.close()
 
 
 def test_replay_a_failed_run_from_its_task_details(page: Page, platform: Platform, service: FlakyService) -> None:
