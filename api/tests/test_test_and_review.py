@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from konnectz_devstack._ports import free_port
+from konnectz_devstack.testing import canvas_node, chain_canvas
 
 
 class FakeApi:
@@ -83,31 +84,11 @@ def runner_url(nats_server) -> Iterator[str]:
         proc.wait(timeout=20)
 
 
-def _node(node_id: str, type_: str, provider: str, index: int, name: str, **data: Any) -> dict[str, Any]:
-    return {
-        "id": node_id,
-        "type": type_,
-        "position": {"x": 500 * index, "y": 0},
-        "data": {
-            "node_id": node_id,
-            "app_detail": {
-                "id": index,
-                "name": name,
-                "provider": provider,
-                "app_type": "WEBHOOK" if provider == "webhook" else "ADD_ON",
-                "app_index": index,
-                "side": "left" if index == 1 else "right",
-            },
-            **data,
-        },
-    }
-
-
 def flow_canvas(endpoint: str) -> dict[str, Any]:
     """Webhook -> Filter -> Formatter -> Iterator -> API call."""
     apps = [
-        _node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
-        _node(
+        canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
+        canvas_node(
             "node-2",
             "Filter",
             "conditioner",
@@ -117,7 +98,7 @@ def flow_canvas(endpoint: str) -> dict[str, Any]:
                 {"field": {"key": "total", "value": "{{node-1.total}}"}, "operator": "Greater Than", "value": "10"}
             ],
         ),
-        _node(
+        canvas_node(
             "node-3",
             "Formatter",
             "formatter",
@@ -128,7 +109,7 @@ def flow_canvas(endpoint: str) -> dict[str, Any]:
                 {"label": "Input", "config_key": "input", "value": "{{node-1.name}}", "config_key_required": True},
             ],
         ),
-        _node(
+        canvas_node(
             "node-4",
             "InHouse",
             "iterator",
@@ -138,7 +119,7 @@ def flow_canvas(endpoint: str) -> dict[str, Any]:
                 {"label": "List", "config_key": "list", "value": "{{node-1.items}}", "config_key_required": True}
             ],
         ),
-        _node(
+        canvas_node(
             "node-5",
             "Api",
             "api",
@@ -157,8 +138,7 @@ def flow_canvas(endpoint: str) -> dict[str, Any]:
             },
         ),
     ]
-    links = [{"source": f"node-{i}", "target": f"node-{i + 1}"} for i in range(1, 5)]
-    return {"apps": apps, "links": links, "dataForSelect": {}, "flowName": "Orders"}
+    return chain_canvas(apps, "Orders")
 
 
 def _test(client, headers, canvas, node_id, konnect_id=None) -> httpx.Response:
@@ -275,7 +255,9 @@ def test_mandatory_fields_and_the_iterator_rule(client, api, fake_api):
     r = _test(client, headers, twice, "node-4", konnect_id)
     assert r.status_code == 422 and r.json()["message"] == "Iterator (node-4): The iterator can only be used once."
     coupon = json.loads(json.dumps(canvas))
-    coupon["apps"][2] = _node("node-3", "Coupon", "coupon", 3, "Coupon", inHouseAppConfig={"coupon": {"expiryNum": ""}})
+    coupon["apps"][2] = canvas_node(
+        "node-3", "Coupon", "coupon", 3, "Coupon", inHouseAppConfig={"coupon": {"expiryNum": ""}}
+    )
     r = _test(client, headers, coupon, "node-3", konnect_id)
     assert r.status_code == 422 and r.json()["message"] == "Coupon (node-3): Please Fill Valid Expiry Number"
 
@@ -356,7 +338,7 @@ def test_capture_needs_a_webhook_trigger(client, api, fake_api):
         headers=headers,
     )
     scheduled = json.loads(json.dumps(canvas))
-    scheduled["apps"][0] = _node("node-1", "Scheduler", "scheduler", 1, "Scheduler")
+    scheduled["apps"][0] = canvas_node("node-1", "Scheduler", "scheduler", 1, "Scheduler")
     r = _test(client, headers, scheduled, "node-1", konnect_id)
     assert r.status_code == 422 and "Please fill the values of mandatory fields" in r.json()["message"]
     scheduled["apps"][0]["data"]["selectedValue"] = {"schedule_type": "Everyday", "schedule_time": "09:30"}
@@ -399,8 +381,8 @@ def test_nul_characters_are_stored_not_500(client, api, fake_api, runner_url):
 def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
     headers = api.new_user()
     apps = [
-        _node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
-        _node(
+        canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
+        canvas_node(
             "node-2",
             "InHouse",
             "splitter",
@@ -412,7 +394,7 @@ def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
             ],
             inHouseAppConfig={"segmentIndex": "Second to Last"},
         ),
-        _node(
+        canvas_node(
             "node-3",
             "Generator",
             "generator",
@@ -420,7 +402,7 @@ def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
             "Generator",
             configResponses=[{"config_key": "type", "value": "uuid"}],
         ),
-        _node(
+        canvas_node(
             "node-4",
             "Coupon",
             "coupon",
@@ -428,7 +410,7 @@ def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
             "Coupon",
             inHouseAppConfig={"coupon": {"expiryNum": "2", "duration": "Week"}},
         ),
-        _node(
+        canvas_node(
             "node-5",
             "Api",
             "data_forwarder",
@@ -441,12 +423,7 @@ def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
             ],
         ),
     ]
-    canvas = {
-        "apps": apps,
-        "links": [{"source": f"node-{i}", "target": f"node-{i + 1}"} for i in range(1, 5)],
-        "dataForSelect": {},
-        "flowName": "Kinds",
-    }
+    canvas = chain_canvas(apps, "Kinds")
     # the editor's trigger payload: left_app_id and no node id
     r = client.post(
         "/api/v1/konnects/test_and_review",

@@ -8,7 +8,6 @@ and every run is one task log whose tasks carry each step's input and output.
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,36 +17,17 @@ import httpx
 import pytest
 
 from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import canvas_node, chain_canvas, wait_until
 from konnectz_devstack.testing import sign_up as sign_up_and_in
-from konnectz_devstack.testing import wait_until
 
 pytestmark = pytest.mark.integration
 
 
-def _node(node_id: str, type_: str, provider: str, index: int, name: str, **data: Any) -> dict[str, Any]:
-    return {
-        "id": node_id,
-        "type": type_,
-        "position": {"x": 500 * index, "y": 0},
-        "data": {
-            "node_id": node_id,
-            "app_detail": {
-                "id": index,
-                "name": name,
-                "provider": provider,
-                "app_index": index,
-                "side": "left" if index == 1 else "right",
-            },
-            **data,
-        },
-    }
-
-
 def flow(endpoint: str) -> dict[str, Any]:
     apps = [
-        _node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
+        canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
         # placed out of app_index order on purpose: the links decide the order
-        _node(
+        canvas_node(
             "node-5",
             "Api",
             "api",
@@ -68,7 +48,7 @@ def flow(endpoint: str) -> dict[str, Any]:
                 },
             },
         ),
-        _node(
+        canvas_node(
             "node-2",
             "Filter",
             "conditioner",
@@ -79,7 +59,7 @@ def flow(endpoint: str) -> dict[str, Any]:
                 {"field": "{{node-1.email}}", "operator": "End With", "value": "@example.com", "joinWith": ""},
             ],
         ),
-        _node(
+        canvas_node(
             "node-3",
             "Formatter",
             "formatter",
@@ -90,7 +70,7 @@ def flow(endpoint: str) -> dict[str, Any]:
                 {"config_key": "input", "value": "{{node-1.name}}", "config_key_required": True},
             ],
         ),
-        _node(
+        canvas_node(
             "node-4",
             "InHouse",
             "iterator",
@@ -100,8 +80,7 @@ def flow(endpoint: str) -> dict[str, Any]:
         ),
     ]
     order = ["node-1", "node-2", "node-3", "node-4", "node-5"]
-    links = [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(itertools.pairwise(order))]
-    return {"apps": apps, "links": links, "dataForSelect": {}, "flowName": "Orders per item"}
+    return chain_canvas(apps, "Orders per item", order)
 
 
 def test_webhook_filter_formatter_iterator_api_call(receiver) -> None:

@@ -8,12 +8,23 @@ base URL is the api.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["api_call_node", "sign_in", "sign_up", "test_trigger", "wait_until", "webhook_canvas", "webhook_node"]
+__all__ = [
+    "api_call_node",
+    "canvas_node",
+    "chain_canvas",
+    "sign_in",
+    "sign_up",
+    "test_trigger",
+    "wait_until",
+    "webhook_canvas",
+    "webhook_node",
+]
 
 T = TypeVar("T")
 
@@ -88,6 +99,35 @@ def api_call_node(
             },
         },
     }
+
+
+def canvas_node(node_id: str, type_: str, provider: str, index: int, name: str, **data: Any) -> dict[str, Any]:
+    """One node as the editor saves it: React Flow type ``type_`` of app ``provider`` at position
+    ``index`` (1 = the trigger, on the left); ``data`` adds its sections (configResponses, …)."""
+    return {
+        "id": node_id,
+        "type": type_,
+        "position": {"x": 500 * index, "y": 0},
+        "data": {
+            "node_id": node_id,
+            "app_detail": {
+                "id": index,
+                "name": name,
+                "provider": provider,
+                "app_type": "WEBHOOK" if provider == "webhook" else "ADD_ON",
+                "app_index": index,
+                "side": "left" if index == 1 else "right",
+            },
+            **data,
+        },
+    }
+
+
+def chain_canvas(apps: list[dict[str, Any]], name: str, order: list[str] | None = None) -> dict[str, Any]:
+    """canvas_json of ``apps`` linked one after another in ``order`` (their node ids; default: as listed)."""
+    ids = order if order is not None else [app["id"] for app in apps]
+    links = [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(itertools.pairwise(ids))]
+    return {"apps": apps, "links": links, "dataForSelect": {}, "flowName": name}
 
 
 def webhook_canvas(
