@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import httpx
 from sqlalchemy.orm import Session
 
+from konnectz_api import trigger_filter
 from konnectz_api.compile import ONLY_ONCE, CompileError, Plan, check_references, plan
 from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
 from konnectz_api.compilers._common import is_blank
@@ -145,6 +146,14 @@ def _test_trigger(
             message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
     else:
         output, message = _trigger_sample(trigger, url)
+    choice = body.trigger_filter
+    if choice is not None and choice.labels and (output or trigger.kind != "webhook"):
+        # The drawer's AND/OR and labels (a webhook with nothing captured yet has no sample to judge).
+        sample = trigger_filter.choose_sample([output], choice)
+        if sample is None:
+            session.rollback()
+            raise TestRefused(trigger_filter.no_match(choice))
+        output, message = sample, f"{message}; it has {trigger_filter.describe(choice)}"
     activity_id = activities.save_activity(
         session,
         konnect_id=konnect.id,

@@ -582,6 +582,14 @@ export interface paths {
          *     when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
          *     the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
          *     Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error.
+         *
+         *     The trigger's test honours the editor's test drawer in ``trigger_filter``: ``labels`` are keys of
+         *     the trigger's data (as its last test answered them; dotted for nested values) and ``join`` says
+         *     whether the sample must have a value for every one of them (``AND``, the default) or for at
+         *     least one (``OR``); "a value" is the Filter's *Is Exist* (present, not null, not empty text).
+         *     The first qualifying sample is answered; when none qualifies the test is refused (422) and the
+         *     node's earlier result is kept. Without labels any sample is accepted. A Webhook trigger with no
+         *     captured request yet has no sample, so the choice applies from its first capture on.
          */
         post: operations["test_and_review_api_v1_konnects_test_and_review_post"];
         delete?: never;
@@ -2301,6 +2309,8 @@ export interface components {
             node_id?: string | null;
             /** Provider */
             provider?: string | null;
+            /** @description The trigger's test only: which sample to accept (the drawer's AND/OR and labels) */
+            trigger_filter?: components["schemas"]["TriggerFilterIn"] | null;
         };
         /** TestAndReviewOut */
         TestAndReviewOut: {
@@ -2370,6 +2380,25 @@ export interface components {
             required: boolean;
             /** Secret */
             secret: boolean;
+        };
+        /**
+         * TriggerFilterIn
+         * @description The trigger test drawer's choice (canvas spec §2, Trigger test drawer): the sample the trigger's
+         *     test answers must have a value for the checked ``labels`` (keys of the trigger's data, dotted for
+         *     nested values, e.g. ``customer.email``): every one of them with ``AND`` (the default), at least
+         *     one with ``OR``. "Has a value" is the Filter's *Is Exist*: present, not null, not empty text.
+         *     No labels: any sample is kept. When no sample qualifies the test is refused (422), and the
+         *     node's earlier test result is kept.
+         */
+        TriggerFilterIn: {
+            /**
+             * Join
+             * @default AND
+             * @enum {string}
+             */
+            join: "AND" | "OR";
+            /** Labels */
+            labels?: string[];
         };
         /** UpdateAccountStatusIn */
         UpdateAccountStatusIn: {

@@ -112,6 +112,35 @@ describe('node cards', () => {
     expect(body).toMatchObject({ node_id: 'node-1', konnect_id: null, left_app_id: 1, left_app_event_id: 'catch_hook' });
   });
 
+  it("sends the drawer's AND/OR and the checked labels (keys of the trigger's data) with the trigger's test", async () => {
+    const calls = backend((_c, path) =>
+      path === '/api/v1/konnects/test_and_review' ? { body: { ...triggerReply, raw_response: { name: 'Ada', email: 'a@x' } } } : undefined,
+    );
+    renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    await userEvent.click(screen.getByTestId('node-test-node-1'));
+    expect(await screen.findByTestId('trigger-test-no-labels-node-1')).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId('trigger-test-proceed-node-1'));
+    await waitFor(() => expect(screen.getByTestId('status-node-1')).toHaveAttribute('data-status', 'Success'));
+    const tests = () => calls.filter((c) => c.url === '/api/v1/konnects/test_and_review').map((c) => c.body as Record<string, unknown>);
+    expect(tests()[0].trigger_filter).toEqual({ join: 'AND', labels: [] });
+
+    await userEvent.click(screen.getByTestId('node-test-node-1'));
+    const labels = await screen.findByTestId('trigger-test-labels-node-1');
+    expect(within(labels).getAllByRole('checkbox').map((c) => c.closest('label')?.textContent)).toEqual(['name', 'email']);
+    await userEvent.click(within(screen.getByTestId('trigger-test-join-node-1')).getByText('OR'));
+    expect(screen.getByText('The sample must have a value for at least one checked label.')).toBeInTheDocument();
+    await userEvent.click(within(labels).getByText('email'));
+    await userEvent.click(screen.getByTestId('trigger-test-proceed-node-1'));
+    await waitFor(() => expect(tests()).toHaveLength(2));
+    expect(tests()[1]).toMatchObject({ node_id: 'node-1', konnect_id: 9, trigger_filter: { join: 'OR', labels: ['email'] } });
+
+    // the drawer reopens with the last choice
+    await userEvent.click(screen.getByTestId('node-test-node-1'));
+    expect(within(await screen.findByTestId('trigger-test-join-node-1')).getByRole('radio', { name: 'OR' })).toBeChecked();
+    expect(within(screen.getByTestId('trigger-test-labels-node-1')).getByRole('checkbox', { name: 'email' })).toBeChecked();
+  });
+
   it('refuses to test an action before its trigger, and offers Set Delay on actions', async () => {
     const calls = backend();
     renderEditor();
