@@ -442,6 +442,28 @@ class TestAndReviewIn(BaseModel):
         return self.node_id or self.nodeId
 
 
+class KonnectCustom(BaseModel):
+    """Set when the tested trigger needs a custom script: the editor opens its script-triggers page."""
+
+    script_id: int = Field(description="Open /script-triggers/{script_id} (GET /api/v1/script_triggers/{script_id})")
+
+
+class ScriptTriggerOut(BaseModel):
+    """The script the user installs in the app for a custom-script trigger, and its status."""
+
+    script_id: int
+    konnect_id: int
+    app_name: str
+    event_label: str
+    platform: str = Field(description='Where the script runs, e.g. "Google Apps Script"')
+    install: list[str] = Field(description="The steps to install the script, in order")
+    source: str = Field(description="The script, with the konnect's webhook URL filled in")
+    webhook_url: str
+    status: Literal["WAITING", "RECEIVED"] = Field(description="RECEIVED once the script's first request arrived")
+    display_message: str
+    raw_response: dict[str, Any] | None = Field(description="The script's request (the trigger's data), once received")
+
+
 class TestAndReviewOut(BaseModel):
     test_status: Literal["Success", "Error"]
     display_message: str
@@ -450,6 +472,9 @@ class TestAndReviewOut(BaseModel):
     konnect_activity_id: int
     webhook_url: str | None = Field(default=None, description="Set when the tested node is a Webhook trigger")
     pass_through_condition: bool | None = Field(default=None, description="Filter nodes: did the conditions pass")
+    konnect_custom: KonnectCustom | None = Field(
+        default=None, description="Custom-script triggers: the script to install (open its script-triggers page)"
+    )
 
 
 class TestRefusedOut(BaseModel):

@@ -882,6 +882,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/script_triggers/{script_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Script Trigger
+         * @description The script to install in the app (its platform, the steps, the source with the konnect's
+         *     webhook URL filled in) and its status: WAITING until the script's first request arrived, then
+         *     RECEIVED with that request, which is stored as the trigger's test result. Like Capture Response,
+         *     each call keeps the draft's URL listening for the script (the page polls it). 422 when the
+         *     konnect's trigger does not use a custom script.
+         */
+        get: operations["script_trigger_api_v1_script_triggers__script_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/signup": {
         parameters: {
             query?: never;
@@ -1804,6 +1828,17 @@ export interface components {
             /** Message */
             message: string;
         };
+        /**
+         * KonnectCustom
+         * @description Set when the tested trigger needs a custom script: the editor opens its script-triggers page.
+         */
+        KonnectCustom: {
+            /**
+             * Script Id
+             * @description Open /script-triggers/{script_id} (GET /api/v1/script_triggers/{script_id})
+             */
+            script_id: number;
+        };
         /** KonnectEdit */
         KonnectEdit: {
             /** Canvas Json */
@@ -2083,6 +2118,52 @@ export interface components {
             /** Webhook Url */
             webhook_url: string;
         };
+        /**
+         * ScriptTriggerOut
+         * @description The script the user installs in the app for a custom-script trigger, and its status.
+         */
+        ScriptTriggerOut: {
+            /** App Name */
+            app_name: string;
+            /** Display Message */
+            display_message: string;
+            /** Event Label */
+            event_label: string;
+            /**
+             * Install
+             * @description The steps to install the script, in order
+             */
+            install: string[];
+            /** Konnect Id */
+            konnect_id: number;
+            /**
+             * Platform
+             * @description Where the script runs, e.g. "Google Apps Script"
+             */
+            platform: string;
+            /**
+             * Raw Response
+             * @description The script's request (the trigger's data), once received
+             */
+            raw_response: {
+                [key: string]: unknown;
+            } | null;
+            /** Script Id */
+            script_id: number;
+            /**
+             * Source
+             * @description The script, with the konnect's webhook URL filled in
+             */
+            source: string;
+            /**
+             * Status
+             * @description RECEIVED once the script's first request arrived
+             * @enum {string}
+             */
+            status: "WAITING" | "RECEIVED";
+            /** Webhook Url */
+            webhook_url: string;
+        };
         /** SetPlanIn */
         SetPlanIn: {
             /**
@@ -2318,6 +2399,8 @@ export interface components {
             display_message: string;
             /** Konnect Activity Id */
             konnect_activity_id: number;
+            /** @description Custom-script triggers: the script to install (open its script-triggers page) */
+            konnect_custom?: components["schemas"]["KonnectCustom"] | null;
             /** Konnect Id */
             konnect_id: number;
             /**
@@ -4277,6 +4360,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlanOut"][];
+                };
+            };
+        };
+    };
+    script_trigger_api_v1_script_triggers__script_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description konnect_custom.script_id of the trigger's test (the konnect's id) */
+                script_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScriptTriggerOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
         };
