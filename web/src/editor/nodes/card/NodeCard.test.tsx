@@ -1,6 +1,6 @@
 import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { queryClient } from '../../../api/typed';
 import { writeSession } from '../../../lib/session';
 import { useSession } from '../../../lib/sessionStore';
@@ -139,6 +139,29 @@ describe('node cards', () => {
     await userEvent.click(screen.getByTestId('node-test-node-1'));
     expect(within(await screen.findByTestId('trigger-test-join-node-1')).getByRole('radio', { name: 'OR' })).toBeChecked();
     expect(within(screen.getByTestId('trigger-test-labels-node-1')).getByRole('checkbox', { name: 'email' })).toBeChecked();
+  });
+
+  it('a custom-script trigger opens its script-triggers popup and tests again once it closed', async () => {
+    const calls = backend((_c, path) =>
+      path === '/api/v1/konnects/test_and_review' ? { body: { ...triggerReply, konnect_custom: { script_id: 9 } } } : undefined,
+    );
+    const popup = { closed: false, focus: () => undefined };
+    const open = vi.spyOn(window, 'open').mockReturnValue(popup as unknown as Window);
+    try {
+      renderEditor();
+      await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+      await userEvent.click(screen.getByTestId('node-test-node-1'));
+      await userEvent.click(await screen.findByTestId('trigger-test-proceed-node-1'));
+      expect(await screen.findByTestId('script-open-node-1')).toHaveTextContent('Install the script shown in the popup');
+      expect(open).toHaveBeenCalledTimes(1);
+      expect(open.mock.calls[0][0]).toMatch(/\/script-triggers\/9$/);
+      popup.closed = true;
+      await waitFor(() => expect(screen.queryByTestId('script-open-node-1')).not.toBeInTheDocument(), { timeout: 3000 });
+      await waitFor(() => expect(calls.filter((c) => c.url === '/api/v1/konnects/test_and_review')).toHaveLength(2));
+      expect(open).toHaveBeenCalledTimes(1); // the quiet re-test opens no second popup
+    } finally {
+      open.mockRestore();
+    }
   });
 
   it('refuses to test an action before its trigger, and offers Set Delay on actions', async () => {

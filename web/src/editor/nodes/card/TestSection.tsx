@@ -6,6 +6,8 @@ import { useNodeTest } from './useNodeTest';
 
 export const TEST_LABEL = 'Test & Review';
 export const TESTING_LABEL = 'Please Wait...';
+/** Shown on a custom-script trigger while its script-triggers popup is open. */
+export const SCRIPT_OPEN_TEXT = 'Install the script shown in the popup, send a response, then close the popup.';
 
 /**
  * The labels of the trigger test drawer: the keys of the trigger's data from its last test (what
@@ -89,6 +91,11 @@ export function TestSection({ id, data }: { id: string; data: FlowNodeData }) {
       >
         {busy ? TESTING_LABEL : TEST_LABEL}
       </Button>
+      {data.customScriptOpen && (
+        <Typography.Text type="secondary" className="kz-script-open" data-testid={`script-open-${id}`}>
+          {SCRIPT_OPEN_TEXT}
+        </Typography.Text>
+      )}
       {trigger && (
         <TriggerTestDrawer
           id={id}
