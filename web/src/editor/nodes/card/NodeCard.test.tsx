@@ -186,6 +186,8 @@ describe('node cards', () => {
     await userEvent.click(await screen.findByTestId('app-tile-webhook'));
     await userEvent.click(screen.getByTestId('add-action'));
     await userEvent.click(await screen.findByTestId('app-tile-api'));
+    expect(screen.getByTestId('node-delete-node-1')).toHaveAttribute('aria-label', 'Trigger cannot be deleted when an action app is present.');
+    expect(screen.getByTestId('node-delete-node-2')).toHaveAttribute('aria-label', 'Delete');
     await userEvent.click(await screen.findByTestId('node-delete-node-1'));
     expect(await screen.findByText('Cannot delete Trigger while Action present.')).toBeInTheDocument();
     expect(screen.getByTestId('node-node-1')).toBeInTheDocument();
