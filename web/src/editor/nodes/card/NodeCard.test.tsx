@@ -7,7 +7,7 @@ import { useSession } from '../../../lib/sessionStore';
 import { RequireSession } from '../../../shell/RequireSession';
 import { mockFetch, renderRoutes, type FetchCall } from '../../../test/utils';
 import { CanvasEditor } from '../../CanvasEditor';
-import { apiApp, slackApp, webhookApp } from '../../model/fixtures';
+import { addOn, apiApp, slackApp, webhookApp } from '../../model/fixtures';
 
 type Reply = { status?: number; body: unknown } | undefined;
 
@@ -178,6 +178,40 @@ describe('node cards', () => {
 
     await userEvent.click(screen.getByTestId('node-delay-node-2'));
     expect(await screen.findByText('-- Set Parameters For Delay To Act')).toBeInTheDocument();
+  });
+
+  it('a coupon change on a tested card sends it back to Draft; a deleted tested node is deleted on the server and undone', async () => {
+    const calls = backend((c, path) => {
+      if (path === '/api/v1/apps/add_on_apps') return { body: { apps: [addOn('coupon', 'Coupon', 7)], total_apps: 1 } };
+      if (path === '/api/v1/konnects/test_and_review') {
+        const action = (c.body as { node_id?: string }).node_id === 'node-2';
+        return { body: { ...triggerReply, raw_response: action ? { coupon_code: 'ABCD' } : { a: '1' }, konnect_activity_id: action ? 5 : 3 } };
+      }
+      if (path === '/api/v1//konnects/delete_activity') return { body: { status: 'SUCCESS', message: 'Test result deleted' } };
+      return undefined;
+    });
+    renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    await userEvent.click(screen.getByTestId('node-test-node-1'));
+    await userEvent.click(await screen.findByTestId('trigger-test-proceed-node-1'));
+    await waitFor(() => expect(screen.getByTestId('status-node-1')).toHaveAttribute('data-status', 'Success'));
+    await userEvent.click(screen.getByTestId('add-ons'));
+    await userEvent.click(await screen.findByTestId('app-tile-coupon'));
+    await userEvent.type(await screen.findByTestId('coupon-expiry-node-2'), '3');
+    await userEvent.click(screen.getByTestId('node-test-node-2'));
+    await waitFor(() => expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Success'));
+    await userEvent.type(screen.getByTestId('coupon-expiry-node-2'), '0');
+    await waitFor(() => expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Draft'));
+
+    await userEvent.click(screen.getByTestId('node-test-node-2'));
+    await waitFor(() => expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Success'));
+    await userEvent.click(screen.getByTestId('node-delete-node-2'));
+    await waitFor(() => expect(screen.queryByTestId('node-node-2')).not.toBeInTheDocument());
+    const deleted = calls.find((c) => c.url === '/api/v1//konnects/delete_activity')!.body as Record<string, unknown>;
+    expect(deleted).toMatchObject({ konnect_id: 9, konnect_activity_id: 5, nodeId: 'node-2' });
+    expect((deleted.canvas_json as { apps: unknown[] }).apps).toHaveLength(1);
+    await userEvent.click(screen.getByTestId('undo'));
+    expect(await screen.findByTestId('node-node-2')).toBeInTheDocument();
   });
 
   it('keeps the trigger while an action exists', async () => {
