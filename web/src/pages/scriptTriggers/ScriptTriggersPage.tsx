@@ -50,9 +50,11 @@ function ScriptTrigger({ scriptId }: { scriptId: number }) {
         </Tag>
       }
     >
-      <Space orientation="vertical" size="middle" style={{ width: '100%' }}>
+      <div className="kz-script-body">
         <Alert type={received ? 'success' : 'info'} showIcon title={s.display_message} data-testid="script-message" />
-        <Typography.Title level={5}>Install this {s.platform}</Typography.Title>
+        <Typography.Title level={5} style={{ margin: 0 }}>
+          Install this {s.platform}
+        </Typography.Title>
         <ol className="kz-script-steps" data-testid="script-steps">
           {s.install.map((step) => (
             <li key={step}>{step}</li>
@@ -77,7 +79,7 @@ function ScriptTrigger({ scriptId }: { scriptId: number }) {
           {close}
           <Typography.Text type="secondary">Close this window to use the received data in the flow.</Typography.Text>
         </Space>
-      </Space>
+      </div>
     </Card>
   );
 }
