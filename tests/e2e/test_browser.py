@@ -80,6 +80,10 @@ def test_signup_build_publish_run_and_see_the_task_log(page: Page, platform: Pla
     _field(page, "api-body-value-0").fill("{{node-1.name}}")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "editor.png"))
+    # Saving needs a tested trigger (its Test & Review creates the konnect): the drawer, then Proceed.
+    page.get_by_test_id("node-test-node-1").click()
+    page.get_by_test_id("trigger-test-proceed-node-1").click()
+    expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
     page.get_by_test_id("publish-flow").click()
     page.wait_for_url("**/flows/home")
 

@@ -132,6 +132,17 @@ def _focus(page: Page, node_id: str) -> None:
 
 def _shot(page: Page, name: str, node_id: str | None = None) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
+    view = page.viewport_size or {"width": 1600, "height": 1000}
+    if node_id:
+        # A card taller than the room below its top would be cut: pan the canvas to bring it up.
+        box = page.get_by_test_id(f"node-{node_id}").bounding_box()
+        if box and box["y"] + box["height"] > view["height"] - 10 and box["y"] > 70:
+            x, y = box["x"] + box["width"] + 60, box["y"] + 30
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x, y - (box["y"] - 70), steps=8)
+            page.mouse.up()
+    page.mouse.move(5, view["height"] // 2)  # no hover state on the card's buttons
     page.wait_for_timeout(300)
     target = page.get_by_test_id(f"node-{node_id}") if node_id else page
     target.screenshot(path=str(SHOTS / name))

@@ -9,6 +9,7 @@ import { ApplicationsPage } from './pages/applications/ApplicationsPage';
 import { Dashboard } from './pages/Dashboard';
 import { FlowsPage } from './pages/flows/FlowsPage';
 import { HistoryPage } from './pages/logs/HistoryPage';
+import { ScriptTriggersPage } from './pages/scriptTriggers/ScriptTriggersPage';
 import { AppShell } from './shell/AppShell';
 import { RequireSession } from './shell/RequireSession';
 import { Providers } from './theme/Providers';
@@ -35,6 +36,15 @@ export const routes: RouteObject[] = [
   { path: '/oauth/response/:appId/:token', element: <OAuthResponsePage /> },
   { path: '/create', element: editor },
   { path: '/create/:id', element: editor },
+  // The custom-script trigger's popup (opened by the editor; no shell around it).
+  {
+    path: '/script-triggers/:scriptId',
+    element: (
+      <RequireSession>
+        <ScriptTriggersPage />
+      </RequireSession>
+    ),
+  },
   {
     element: (
       <RequireSession>

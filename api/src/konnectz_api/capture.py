@@ -5,6 +5,7 @@ Each call opens (or renews) the capture window of the konnect's webhook token in
 a draft that was never published. The call answers WAITING until such a request arrived after the
 window opened; then it stores the request as the trigger node's konnect activity, closes the
 window and answers SUCCESS with the request's data (read exactly as a run would read it).
+A custom-script trigger (:mod:`konnectz_api.script_triggers`) captures its script's request the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from konnectz_api.errors import ApiError, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import User
 from konnectz_api.schemas import CaptureOut
+from konnectz_api.script_triggers import script_of
 from konnectz_api.testing import owned_konnect, webhook_url
 from konnectz_runner.capture import close_window, last_capture, open_window
 
@@ -42,7 +44,7 @@ async def capture_webhook_response(
         trigger = plan(konnect.canvas_json, require_linked=False).trigger
     except CompileError as exc:
         raise Unprocessable(str(exc)) from exc
-    if trigger.provider != "webhook":
+    if trigger.provider != "webhook" and script_of(trigger) is None:
         raise Unprocessable(f"{trigger.label}: only a Webhook trigger can capture a request")
     url = webhook_url(settings, konnect)
     try:

@@ -35,6 +35,7 @@ from konnectz_api.routes import (
     password_reset,
     plans,
     profile,
+    script_triggers,
     system,
     task_logs,
     widgets,
@@ -106,7 +107,7 @@ def create_app() -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
     routers = (system, auth, password_reset, profile, avatars, plans, members, apps, app_accounts, credentials)
-    for module in (*routers, konnects, konnect_webhooks, folders, dashboard, task_logs, widgets):
+    for module in (*routers, konnects, konnect_webhooks, script_triggers, folders, dashboard, task_logs, widgets):
         app.include_router(module.router)
     app.include_router(konnects.activity_router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():

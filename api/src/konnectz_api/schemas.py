@@ -390,6 +390,28 @@ class KonnectEdit(BaseModel):
 LooseId = int | str | None
 
 
+class TriggerFilterIn(BaseModel):
+    """The trigger test drawer's choice (canvas spec §2, Trigger test drawer): the sample the trigger's
+    test answers must have a value for the checked ``labels`` (keys of the trigger's data, dotted for
+    nested values, e.g. ``customer.email``): every one of them with ``AND`` (the default), at least
+    one with ``OR``. "Has a value" is the Filter's *Is Exist*: present, not null, not empty text.
+    No labels: any sample is kept. When no sample qualifies the test is refused (422), and the
+    node's earlier test result is kept."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    join: Literal["AND", "OR"] = "AND"
+    labels: list[str] = Field(default_factory=list, max_length=100)
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, labels: list[str]) -> list[str]:
+        for label in labels:
+            if not label.strip() or len(label) > 300 or "\x00" in label:
+                raise ValueError("each label is a key of the trigger's data: 1 to 300 characters, no NUL")
+        return list(dict.fromkeys(label.strip() for label in labels))
+
+
 class TestAndReviewIn(BaseModel):
     """Test one node (canvas spec §3, Test payload). ``node_id`` names the node; without it a
     payload carrying ``left_app_id`` tests the trigger. The trigger's test creates the konnect
@@ -411,10 +433,35 @@ class TestAndReviewIn(BaseModel):
     config: dict[str, Any] | list[Any] | None = None
     left_config: dict[str, Any] | list[Any] | None = None
     delay_config: dict[str, Any] | list[Any] | None = None
+    trigger_filter: TriggerFilterIn | None = Field(
+        default=None, description="The trigger's test only: which sample to accept (the drawer's AND/OR and labels)"
+    )
 
     @property
     def tested_node(self) -> str | None:
         return self.node_id or self.nodeId
+
+
+class KonnectCustom(BaseModel):
+    """Set when the tested trigger needs a custom script: the editor opens its script-triggers page."""
+
+    script_id: int = Field(description="Open /script-triggers/{script_id} (GET /api/v1/script_triggers/{script_id})")
+
+
+class ScriptTriggerOut(BaseModel):
+    """The script the user installs in the app for a custom-script trigger, and its status."""
+
+    script_id: int
+    konnect_id: int
+    app_name: str
+    event_label: str
+    platform: str = Field(description='Where the script runs, e.g. "Google Apps Script"')
+    install: list[str] = Field(description="The steps to install the script, in order")
+    source: str = Field(description="The script, with the konnect's webhook URL filled in")
+    webhook_url: str
+    status: Literal["WAITING", "RECEIVED"] = Field(description="RECEIVED once the script's first request arrived")
+    display_message: str
+    raw_response: dict[str, Any] | None = Field(description="The script's request (the trigger's data), once received")
 
 
 class TestAndReviewOut(BaseModel):
@@ -425,6 +472,9 @@ class TestAndReviewOut(BaseModel):
     konnect_activity_id: int
     webhook_url: str | None = Field(default=None, description="Set when the tested node is a Webhook trigger")
     pass_through_condition: bool | None = Field(default=None, description="Filter nodes: did the conditions pass")
+    konnect_custom: KonnectCustom | None = Field(
+        default=None, description="Custom-script triggers: the script to install (open its script-triggers page)"
+    )
 
 
 class TestRefusedOut(BaseModel):

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import httpx
 from sqlalchemy.orm import Session
 
+from konnectz_api import script_triggers, trigger_filter
 from konnectz_api.compile import ONLY_ONCE, CompileError, Plan, check_references, plan
 from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
 from konnectz_api.compilers._common import is_blank
@@ -135,6 +136,7 @@ def _test_trigger(
         session.rollback()
         raise TestRefused(str(exc)) from exc
     url = webhook_url(settings, konnect)
+    custom = script_triggers.konnect_custom(node, konnect)
     if trigger.kind == "webhook":
         earlier = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=node.id)
         output = earlier.output if earlier is not None and earlier.status == activities.SUCCESS else None
@@ -143,8 +145,18 @@ def _test_trigger(
         else:
             output = {}
             message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
+        if custom is not None:
+            message = script_triggers.test_message(node, received=bool(output))
     else:
         output, message = _trigger_sample(trigger, url)
+    choice = body.trigger_filter
+    if choice is not None and choice.labels and (output or trigger.kind != "webhook"):
+        # The drawer's AND/OR and labels (a webhook with nothing captured yet has no sample to judge).
+        sample = trigger_filter.choose_sample([output], choice)
+        if sample is None:
+            session.rollback()
+            raise TestRefused(trigger_filter.no_match(choice))
+        output, message = sample, f"{message}; it has {trigger_filter.describe(choice)}"
     activity_id = activities.save_activity(
         session,
         konnect_id=konnect.id,
@@ -165,6 +177,7 @@ def _test_trigger(
         konnect_id=konnect.id,
         konnect_activity_id=activity_id,
         webhook_url=url,
+        konnect_custom=custom,
     )
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "Pagination",
     "Polling",
     "RateLimit",
+    "ScriptTrigger",
     "Signature",
     "Source",
     "TestRequest",
@@ -380,7 +381,21 @@ class WebhookSubscription(Strict):
     instructions: list[str] = Field(default_factory=list)
 
 
-TriggerStrategy = Annotated[Polling | WebhookSubscription, Field(discriminator="type")]
+class ScriptTrigger(Strict):
+    """A trigger fed by a script the user installs inside the app (Google Apps Script bound to a form
+    or a sheet, for example): the script posts each new item to the konnect's webhook URL, so it
+    runs as a webhook trigger. The editor shows the script, with the URL filled in, on its
+    script-triggers page (the api's ``GET /api/v1/script_triggers/{script_id}``)."""
+
+    type: Literal["script"] = "script"
+    platform: str = Field(min_length=1, max_length=100, description='Where the script runs, "Google Apps Script"')
+    install: list[str] = Field(min_length=1, max_length=20, description="The steps to install it, in order")
+    source: str = Field(
+        min_length=1, max_length=20_000, description="The script; {{webhook_url}} becomes the konnect's URL"
+    )
+
+
+TriggerStrategy = Annotated[Polling | WebhookSubscription | ScriptTrigger, Field(discriminator="type")]
 
 
 class Event(Strict):

@@ -582,6 +582,14 @@ export interface paths {
          *     when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
          *     the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
          *     Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error.
+         *
+         *     The trigger's test honours the editor's test drawer in ``trigger_filter``: ``labels`` are keys of
+         *     the trigger's data (as its last test answered them; dotted for nested values) and ``join`` says
+         *     whether the sample must have a value for every one of them (``AND``, the default) or for at
+         *     least one (``OR``); "a value" is the Filter's *Is Exist* (present, not null, not empty text).
+         *     The first qualifying sample is answered; when none qualifies the test is refused (422) and the
+         *     node's earlier result is kept. Without labels any sample is accepted. A Webhook trigger with no
+         *     captured request yet has no sample, so the choice applies from its first capture on.
          */
         post: operations["test_and_review_api_v1_konnects_test_and_review_post"];
         delete?: never;
@@ -866,6 +874,30 @@ export interface paths {
         };
         /** The plans and their task limits */
         get: operations["list_plans_api_v1_plans_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/script_triggers/{script_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Script Trigger
+         * @description The script to install in the app (its platform, the steps, the source with the konnect's
+         *     webhook URL filled in) and its status: WAITING until the script's first request arrived, then
+         *     RECEIVED with that request, which is stored as the trigger's test result. Like Capture Response,
+         *     each call keeps the draft's URL listening for the script (the page polls it). 422 when the
+         *     konnect's trigger does not use a custom script.
+         */
+        get: operations["script_trigger_api_v1_script_triggers__script_id__get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1796,6 +1828,17 @@ export interface components {
             /** Message */
             message: string;
         };
+        /**
+         * KonnectCustom
+         * @description Set when the tested trigger needs a custom script: the editor opens its script-triggers page.
+         */
+        KonnectCustom: {
+            /**
+             * Script Id
+             * @description Open /script-triggers/{script_id} (GET /api/v1/script_triggers/{script_id})
+             */
+            script_id: number;
+        };
         /** KonnectEdit */
         KonnectEdit: {
             /** Canvas Json */
@@ -2075,6 +2118,52 @@ export interface components {
             /** Webhook Url */
             webhook_url: string;
         };
+        /**
+         * ScriptTriggerOut
+         * @description The script the user installs in the app for a custom-script trigger, and its status.
+         */
+        ScriptTriggerOut: {
+            /** App Name */
+            app_name: string;
+            /** Display Message */
+            display_message: string;
+            /** Event Label */
+            event_label: string;
+            /**
+             * Install
+             * @description The steps to install the script, in order
+             */
+            install: string[];
+            /** Konnect Id */
+            konnect_id: number;
+            /**
+             * Platform
+             * @description Where the script runs, e.g. "Google Apps Script"
+             */
+            platform: string;
+            /**
+             * Raw Response
+             * @description The script's request (the trigger's data), once received
+             */
+            raw_response: {
+                [key: string]: unknown;
+            } | null;
+            /** Script Id */
+            script_id: number;
+            /**
+             * Source
+             * @description The script, with the konnect's webhook URL filled in
+             */
+            source: string;
+            /**
+             * Status
+             * @description RECEIVED once the script's first request arrived
+             * @enum {string}
+             */
+            status: "WAITING" | "RECEIVED";
+            /** Webhook Url */
+            webhook_url: string;
+        };
         /** SetPlanIn */
         SetPlanIn: {
             /**
@@ -2301,6 +2390,8 @@ export interface components {
             node_id?: string | null;
             /** Provider */
             provider?: string | null;
+            /** @description The trigger's test only: which sample to accept (the drawer's AND/OR and labels) */
+            trigger_filter?: components["schemas"]["TriggerFilterIn"] | null;
         };
         /** TestAndReviewOut */
         TestAndReviewOut: {
@@ -2308,6 +2399,8 @@ export interface components {
             display_message: string;
             /** Konnect Activity Id */
             konnect_activity_id: number;
+            /** @description Custom-script triggers: the script to install (open its script-triggers page) */
+            konnect_custom?: components["schemas"]["KonnectCustom"] | null;
             /** Konnect Id */
             konnect_id: number;
             /**
@@ -2370,6 +2463,25 @@ export interface components {
             required: boolean;
             /** Secret */
             secret: boolean;
+        };
+        /**
+         * TriggerFilterIn
+         * @description The trigger test drawer's choice (canvas spec §2, Trigger test drawer): the sample the trigger's
+         *     test answers must have a value for the checked ``labels`` (keys of the trigger's data, dotted for
+         *     nested values, e.g. ``customer.email``): every one of them with ``AND`` (the default), at least
+         *     one with ``OR``. "Has a value" is the Filter's *Is Exist*: present, not null, not empty text.
+         *     No labels: any sample is kept. When no sample qualifies the test is refused (422), and the
+         *     node's earlier test result is kept.
+         */
+        TriggerFilterIn: {
+            /**
+             * Join
+             * @default AND
+             * @enum {string}
+             */
+            join: "AND" | "OR";
+            /** Labels */
+            labels?: string[];
         };
         /** UpdateAccountStatusIn */
         UpdateAccountStatusIn: {
@@ -4248,6 +4360,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlanOut"][];
+                };
+            };
+        };
+    };
+    script_trigger_api_v1_script_triggers__script_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description konnect_custom.script_id of the trigger's test (the konnect's id) */
+                script_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScriptTriggerOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
         };

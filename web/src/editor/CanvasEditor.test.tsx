@@ -47,6 +47,13 @@ function renderEditor(path = '/create') {
   );
 }
 
+/** Test & Review of the trigger through its drawer (saving needs the konnect_id it answers). */
+async function testTrigger() {
+  await userEvent.click(screen.getByTestId('node-test-node-1'));
+  await userEvent.click(await screen.findByTestId('trigger-test-proceed-node-1'));
+  await waitFor(() => expect(screen.getByTestId('status-node-1')).toHaveAttribute('data-status', 'Success'));
+}
+
 async function buildWebhookToApi() {
   await userEvent.click(await screen.findByTestId('app-tile-webhook'));
   expect(await screen.findByTestId('node-node-1')).toBeInTheDocument();
@@ -100,6 +107,7 @@ describe('CanvasEditor', () => {
     fireEvent.change(within(node).getByTestId('api-body-value-0'), { target: { value: '{{node-1.email}}' } });
     await userEvent.type(screen.getByTestId('flow-name'), 'Relay');
 
+    await testTrigger();
     await userEvent.click(screen.getByTestId('publish-flow'));
     await waitFor(() => expect(router.state.location.pathname).toBe('/flows/home'));
     expect(await screen.findByText('Flow published')).toBeInTheDocument();
@@ -107,7 +115,7 @@ describe('CanvasEditor', () => {
     const publish = calls.find((c) => c.url === '/api/v1/konnects/publish_konnect')!;
     expect(publish.method).toBe('POST');
     expect(publish.headers.Authorization).toBe('Bearer jwt');
-    // A new flow's trigger is tested first: that creates the konnect the save names.
+    // The trigger's test created the konnect the save names.
     const tested = calls.find((c) => c.url === '/api/v1/konnects/test_and_review')!;
     expect(tested.body).toMatchObject({ node_id: 'node-1', konnect_id: null });
     const body = publish.body as SaveKonnectRequest;
@@ -184,8 +192,20 @@ describe('CanvasEditor', () => {
     );
     renderEditor();
     await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    await testTrigger();
     await userEvent.click(screen.getByTestId('save-flow'));
     expect(await screen.findByText('Endpoint URL is required')).toBeInTheDocument();
+  });
+
+  it('refuses to save or publish before the trigger was tested (no konnect_id), without a call', async () => {
+    const calls = backend();
+    const { router } = renderEditor();
+    await buildWebhookToApi();
+    await userEvent.click(screen.getByTestId('publish-flow'));
+    expect(await screen.findByText('As you have not choosed trigger,Please make valid flow to save it')).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId('save-flow'));
+    expect(calls.filter((c) => /save_konnect|publish_konnect|test_and_review/.test(c.url))).toHaveLength(0);
+    expect(router.state.location.pathname).toBe('/create');
   });
 
   it('asks to save when leaving with nodes', async () => {

@@ -1,13 +1,16 @@
 import type { SaveKonnectRequest } from '../api/types';
 import { toCanvasJson } from './model/canvas';
-import { isTriggerNode } from './model/operations';
+import { canSave } from './model/rules';
 import type { EditorState } from './store';
 
 export const NO_TRIGGER_WARNING = 'As you have not choosed trigger,Please make valid flow to save it';
 
-/** The save/publish body of the current editor state, or null when there is no trigger. */
+/**
+ * The save/publish body of the current editor state, or null when saving is refused client-side:
+ * no trigger, or a trigger not tested yet (no konnect_id; its Test & Review creates the konnect).
+ */
 export function buildSaveRequest(state: EditorState, publish: boolean): SaveKonnectRequest | null {
-  if (!state.apps.some(isTriggerNode)) return null;
+  if (!canSave(state.apps, state.konnectId)) return null;
   return {
     konnect_id: state.konnectId,
     canvas_name: state.nameSet,

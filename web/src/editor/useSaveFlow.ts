@@ -7,7 +7,10 @@ import { useEditorStoreApi } from './EditorContext';
 import { TOAST_MS } from './model/rules';
 import { buildSaveRequest, NO_TRIGGER_WARNING } from './save';
 
-/** Save (draft) and Publish: both show the server message and go to /flows/home. */
+/**
+ * Save (draft) and Publish: both show the server message and go to /flows/home. Without a tested
+ * trigger (no konnect_id) they are refused here with the spec's warning, as without a trigger.
+ */
 export function useSaveFlow() {
   const store = useEditorStoreApi();
   const toast = useToast();
@@ -22,12 +25,6 @@ export function useSaveFlow() {
     }
     setSaving(publish ? 'publish' : 'save');
     try {
-      if (body.konnect_id === null) {
-        // Saving needs a tested trigger: its Test & Review creates the konnect and its id.
-        const trigger = body.canvas_json.apps.find((n) => n.data.app_detail.app_index === 1);
-        const tested = await konnectsApi.testAndReview({ node_id: trigger?.id ?? null, konnect_id: null, canvas_json: body.canvas_json });
-        body.konnect_id = tested.konnect_id;
-      }
       const res = await (publish ? konnectsApi.publish(body) : konnectsApi.save(body));
       void toast.success(res.message || (publish ? 'Flow published.' : 'Flow saved.'), TOAST_MS / 1000);
       navigate('/flows/home');

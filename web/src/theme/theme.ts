@@ -45,6 +45,8 @@ export function themeConfig(mode: ThemeMode): ThemeConfig {
         colorBgElevated: '#14284f',
         colorBgLayout: '#0b1733',
         colorBorder: '#24396b',
+        // The default (25 % white) is hard to read on the dark blue containers.
+        colorTextPlaceholder: 'rgba(255, 255, 255, 0.45)',
       },
       components: { Layout: { siderBg: '#081127', headerBg: '#0d1b3a', bodyBg: '#0b1733' } },
     };

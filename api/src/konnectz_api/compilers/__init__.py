@@ -88,6 +88,10 @@ def compile_trigger(node: Any, given: TriggerInput) -> Any:
     """The runner trigger of the trigger node."""
     compiler = TRIGGER_COMPILERS.get(node.provider)
     if compiler is None:
+        from konnectz_api.script_triggers import compile_trigger as script_trigger
+
+        if (scripted := script_trigger(node, given)) is not None:
+            return scripted
         message = PENDING.get(node.provider, f"trigger app {node.provider[:50]!r} cannot be published yet")
         raise fail(node, message)
     return compiler(node, given)

@@ -293,7 +293,15 @@ async def test_and_review(body: TestAndReviewIn, user: CurrentUser, session: Ses
     """Test one node with the runner's step code. The trigger's test creates the konnect (a draft)
     when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
     the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
-    Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error."""
+    Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error.
+
+    The trigger's test honours the editor's test drawer in ``trigger_filter``: ``labels`` are keys of
+    the trigger's data (as its last test answered them; dotted for nested values) and ``join`` says
+    whether the sample must have a value for every one of them (``AND``, the default) or for at
+    least one (``OR``); "a value" is the Filter's *Is Exist* (present, not null, not empty text).
+    The first qualifying sample is answered; when none qualifies the test is refused (422) and the
+    node's earlier result is kept. Without labels any sample is accepted. A Webhook trigger with no
+    captured request yet has no sample, so the choice applies from its first capture on."""
     return await testing.run_test(session, settings, user, body)
 
 

@@ -101,7 +101,11 @@ export interface TestBody {
   config?: Record<string, unknown>;
   provider?: string;
   delay_config?: Record<string, unknown> | null;
+  /** The trigger test drawer's choice: the sample must have a value for every (AND) or one (OR) label. */
+  trigger_filter?: TriggerFilter;
 }
+
+export type TriggerFilter = components['schemas']['TriggerFilterIn'] & { join: 'AND' | 'OR'; labels: string[] };
 
 export async function testAndReview(body: TestBody): Promise<TestOut> {
   return data(await fetchClient.POST('/api/v1/konnects/test_and_review', { body: body as never }));

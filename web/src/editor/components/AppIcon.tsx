@@ -1,9 +1,20 @@
 import { ApiOutlined, AppstoreOutlined, LinkOutlined } from '@ant-design/icons';
 import { Avatar } from 'antd';
+import { useState } from 'react';
 
-/** An app's image, or an icon when image_url is not an http URL or does not load (offline). */
+/**
+ * An app's image, or an icon while the image is not loaded: when image_url is not an http URL,
+ * fails, or never answers (offline), the icon shows instead of an empty square.
+ */
 export function AppIcon({ name, provider, imageUrl, size = 40 }: { name: string; provider: string; imageUrl: string | null; size?: number }) {
   const icon = provider === 'webhook' ? <LinkOutlined /> : provider === 'api' ? <ApiOutlined /> : <AppstoreOutlined />;
   const src = imageUrl && /^https?:\/\//.test(imageUrl) ? imageUrl : undefined;
-  return <Avatar shape="square" size={size} src={src} icon={icon} alt={name} className="kz-app-icon" />;
+  const [loaded, setLoaded] = useState<string | null>(null);
+  const shown = src !== undefined && loaded === src;
+  return (
+    <>
+      {src && !shown && <img src={src} alt="" hidden onLoad={() => setLoaded(src)} data-testid="app-icon-probe" />}
+      <Avatar shape="square" size={size} src={shown ? src : undefined} icon={icon} alt={name} className="kz-app-icon" />
+    </>
+  );
 }

@@ -10,7 +10,21 @@ import { scheduleInputs } from '../nodes/scheduler/SchedulerNode';
 import { addOn, apiApp, slackApp, webhookApp } from './fixtures';
 import { ACTION_OFFSET, applyOperation, CARD_WIDTH, linkRefusal, nodeKindFor, type Operation } from './operations';
 import { triggerMovedBackward } from './moves';
+import { ApiError } from '../../api/client';
 import {
+  ACCOUNT_POPUP_POLL_MS,
+  canSave,
+  configLoadFailure,
+  MANAGE_FIELDS_ABOVE,
+  MIN_VISIBLE_FIELDS,
+  MSG,
+  PICKER_FIRST_PAGE,
+  PICKER_MAX,
+  PICKER_PAGE_STEP,
+  POPUP_HEIGHT,
+  POPUP_WIDTH,
+  RESPONSE_PREVIEW,
+  SCRIPT_POPUP_POLL_MS,
   COPIED_MS,
   DELAY_FOR,
   DELAY_UNITS,
@@ -42,6 +56,57 @@ describe('constants of the spec (§9)', () => {
     expect([TEST_LABEL, TESTING_LABEL]).toEqual(['Test & Review', 'Please Wait...']);
     expect(DELAY_UNITS.map((u) => u.id)).toEqual([514, 322, 511, 3228]);
     expect([DELAY_FOR, DELAY_UNTIL]).toEqual([515, 328]);
+  });
+
+  it('keeps the popup constants: 800x600, account popup every 2 s, script popup every 1 s', () => {
+    expect([POPUP_WIDTH, POPUP_HEIGHT]).toEqual([800, 600]);
+    expect([ACCOUNT_POPUP_POLL_MS, SCRIPT_POPUP_POLL_MS]).toEqual([2000, 1000]);
+    expect([MIN_VISIBLE_FIELDS, MANAGE_FIELDS_ABOVE, RESPONSE_PREVIEW]).toEqual([5, 5, 3]);
+    expect([PICKER_FIRST_PAGE, PICKER_PAGE_STEP, PICKER_MAX]).toEqual([80, 20, 1000]);
+  });
+
+  it('asks to authorise the account when its configs are refused (401/403), else to retry', () => {
+    expect(configLoadFailure(new ApiError(401, { message: 'token expired' }))).toBe(
+      "App events linked with this app couldn't be found! Please Authorize it.",
+    );
+    expect(configLoadFailure(new ApiError(403, {}))).toBe(MSG.authorize);
+    expect(configLoadFailure(new ApiError(502, {}))).toBe("Oops! Something went wrong; we couldn't retrieve the configs. Please try again.");
+    expect(configLoadFailure(new TypeError('offline'))).toBe(MSG.noConfigs);
+  });
+
+  it('saves only with a chosen trigger that has a konnect_id', () => {
+    const flow = run({ type: 'addTrigger', app: webhookApp }, { type: 'addAction', app: apiApp });
+    expect(canSave([], 9)).toBe(false);
+    expect(canSave(flow.apps, null)).toBe(false);
+    expect(canSave(flow.apps, 9)).toBe(true);
+    expect(canSave(flow.apps.slice(1), 9)).toBe(false);
+  });
+
+  it('has every message of §8 word for word', () => {
+    expect(MSG.notManageable('Webhook')).toBe('Webhook is not manageable.');
+    expect(MSG.testTriggerFirst('Slack')).toBe('Test Your Slack after testing your Triggering app');
+    expect([MSG.triggerDelete, MSG.triggerDeleteHint]).toEqual([
+      'Cannot delete Trigger while Action present.',
+      'Trigger cannot be deleted when an action app is present.',
+    ]);
+    expect([MSG.integerOnly, MSG.invalidExpiry, MSG.mandatory]).toEqual([
+      'Please Fill Integer Only',
+      'Please Fill Valid Expiry Number',
+      'Please fill the values of mandatory fields before Testing',
+    ]);
+    expect([MSG.moveBackward, MSG.iteratorOnce]).toEqual(['Can not be move backward as Action app exists', 'The iterator can only be used once.']);
+    expect(MSG.webhookMissed).toBe("Sorry, we couldn't catch the webhook! Could you please try again?");
+    expect([MSG.noEvents, MSG.noDetails, MSG.nextFieldFailed, MSG.noDetailsConfigs]).toEqual([
+      "Couldn't find any events linked with this app! Please give it another try.",
+      "Oops! We couldn't fetch app details. Please provide the appropriate inputs.",
+      'OOps!! could not fetch app details.Give appropriate inputs',
+      "Apologies, we couldn't fetch app details/configs. Please provide the necessary inputs.",
+    ]);
+    expect(MSG.testFailed).toBe('Unable to process the test with these inputs. Please provide appropriate inputs.');
+    expect([MSG.noAccountsTrigger, MSG.noAccountsAction]).toEqual([
+      'Please Manage the app by authorizing the accounts as you have no accounts authorised',
+      'Please Manage the app by authorizing the accounts',
+    ]);
   });
 
   it('cuts names: node 13 (11 + ..), picker 9 (7 + ...)', () => {

@@ -1,11 +1,16 @@
 /** The editor's constants, messages and pure rules (canvas spec §4, §5, §8, §9). */
+import { OAUTH_POLL_MS } from '../../accounts/constants';
+import { ApiError } from '../../api/client';
+import { COPIED_FEEDBACK_MS } from '../../lib/constants';
 import type { ConfigResponse, FlowNode, FlowNodeData } from './types';
 
 // §9 constants
 export const TOAST_MS = 2500;
 export const WEBHOOK_POLL_MS = 7000;
-export const COPIED_MS = 2000;
-export const ACCOUNT_POPUP_POLL_MS = 2000;
+/** 'Copied' feedback: the shared CopyButton's. */
+export const COPIED_MS = COPIED_FEEDBACK_MS;
+/** The account (OAuth) popup's polling: the accounts area's. */
+export const ACCOUNT_POPUP_POLL_MS = OAUTH_POLL_MS;
 export const SCRIPT_POPUP_POLL_MS = 1000;
 export const POPUP_WIDTH = 800;
 export const POPUP_HEIGHT = 600;
@@ -26,6 +31,7 @@ export const MSG = {
   testTriggerFirst: (app: string) => `Test Your ${app} after testing your Triggering app`,
   noTrigger: 'As you have not choosed trigger,Please make valid flow to save it',
   triggerDelete: 'Cannot delete Trigger while Action present.',
+  triggerDeleteHint: 'Trigger cannot be deleted when an action app is present.',
   moveBackward: 'Can not be move backward as Action app exists',
   iteratorOnce: 'The iterator can only be used once.',
   sameSourceTarget: 'The same app cannot serve as both the source and the target for a particular app.',
@@ -163,4 +169,17 @@ export function responseEntries(raw: unknown): { key: string; value: string }[] 
 
 export function isTrigger(node: FlowNode): boolean {
   return node.data.app_detail.app_index === 1;
+}
+
+/**
+ * The message when an event's configuration cannot be loaded: the account is not (or no longer)
+ * authorised (401/403 from the app through the api) asks to authorise it; anything else to retry.
+ */
+export function configLoadFailure(err: unknown): string {
+  return err instanceof ApiError && (err.status === 401 || err.status === 403) ? MSG.authorize : MSG.noConfigs;
+}
+
+/** §4 Save and publish: saving needs a chosen trigger that was tested (it has a konnect_id). */
+export function canSave(apps: FlowNode[], konnectId: number | null): boolean {
+  return apps.some(isTrigger) && konnectId !== null;
 }

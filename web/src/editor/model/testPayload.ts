@@ -26,7 +26,9 @@ export function buildTestBody(flow: Flow, flowName: string, konnectId: number | 
     // The Scheduler sends its selectedValue as left_config (no local data).
     const left_config =
       d.app_detail.provider === 'scheduler' ? { ...(d.selectedValue as ScheduleValue) } : configValues(node);
-    return { ...base, left_app_id: d.app_detail.id, left_app_event_id: d.selectedEvent?.id ?? null, left_config };
+    // The test drawer's AND/OR (default AND) and labels: which sample the test may answer.
+    const trigger_filter = { join: d.testFilter?.join ?? 'AND', labels: [...(d.testFilter?.labels ?? [])] };
+    return { ...base, left_app_id: d.app_detail.id, left_app_event_id: d.selectedEvent?.id ?? null, left_config, trigger_filter };
   }
   return {
     ...base,

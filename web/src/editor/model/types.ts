@@ -108,6 +108,8 @@ export interface ResponsePayload {
   konnect_id: number | null;
   test_status: string;
   pass_through_condition?: boolean | null;
+  /** Custom-script triggers: the script the user installs (its script-triggers page). */
+  konnect_custom?: { script_id: number } | null;
 }
 
 export interface FilterCondition {
@@ -166,6 +168,8 @@ export interface FlowNodeData extends Record<string, unknown> {
   fetchFieldStatus?: boolean;
   /** The trigger test drawer's choices. */
   testFilter?: { join: 'AND' | 'OR'; labels: string[] };
+  /** The trigger flag of a custom-script trigger: its script-triggers popup is open. */
+  customScriptOpen?: boolean;
   /** Set on action nodes once the trigger was tested. */
   trigger_konnect_id?: number | null;
 }

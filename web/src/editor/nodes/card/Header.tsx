@@ -5,7 +5,8 @@ import { nodeCardName } from '../../../lib/names';
 import { useToast } from '../../../lib/useToast';
 import { AppIcon } from '../../components/AppIcon';
 import { manageRefusal } from '../../../accounts';
-import { supportsTimer, TOAST_MS } from '../../model/rules';
+import { useEditor } from '../../EditorContext';
+import { MSG, supportsTimer, TOAST_MS } from '../../model/rules';
 import type { FlowNodeData } from '../../model/types';
 import { StatusIndicator } from './StatusIndicator';
 import { useNodeActions } from './useNodeActions';
@@ -31,6 +32,8 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
   const toast = useToast();
   const { remove, refresh, deselect } = useNodeActions(id);
   const name = data.app_detail.name;
+  // The trigger cannot be deleted while an action exists: its Delete says so.
+  const lockedTrigger = useEditor((s) => data.app_detail.app_index === 1 && s.apps.length > 1);
   const manage = () => {
     const refusal = manageRefusal(data.app_detail, data.app_detail.app_index);
     if (refusal) void toast.error(refusal, TOAST_MS / 1000);
@@ -57,7 +60,12 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
         />
       )}
       <HeaderButton title="Refresh" icon={<ReloadOutlined />} onClick={refresh} testId={`node-refresh-${id}`} />
-      <HeaderButton title="Delete" icon={<DeleteOutlined />} onClick={() => void remove()} testId={`node-delete-${id}`} />
+      <HeaderButton
+        title={lockedTrigger ? MSG.triggerDeleteHint : 'Delete'}
+        icon={<DeleteOutlined />}
+        onClick={() => void remove()}
+        testId={`node-delete-${id}`}
+      />
       {selected && <HeaderButton title="Deselect" icon={<CloseOutlined />} onClick={deselect} testId={`node-deselect-${id}`} />}
     </div>
   );

@@ -1,13 +1,13 @@
 import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { queryClient } from '../../../api/typed';
 import { writeSession } from '../../../lib/session';
 import { useSession } from '../../../lib/sessionStore';
 import { RequireSession } from '../../../shell/RequireSession';
 import { mockFetch, renderRoutes, type FetchCall } from '../../../test/utils';
 import { CanvasEditor } from '../../CanvasEditor';
-import { apiApp, slackApp, webhookApp } from '../../model/fixtures';
+import { addOn, apiApp, slackApp, webhookApp } from '../../model/fixtures';
 
 type Reply = { status?: number; body: unknown } | undefined;
 
@@ -112,6 +112,58 @@ describe('node cards', () => {
     expect(body).toMatchObject({ node_id: 'node-1', konnect_id: null, left_app_id: 1, left_app_event_id: 'catch_hook' });
   });
 
+  it("sends the drawer's AND/OR and the checked labels (keys of the trigger's data) with the trigger's test", async () => {
+    const calls = backend((_c, path) =>
+      path === '/api/v1/konnects/test_and_review' ? { body: { ...triggerReply, raw_response: { name: 'Ada', email: 'a@x' } } } : undefined,
+    );
+    renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    await userEvent.click(screen.getByTestId('node-test-node-1'));
+    expect(await screen.findByTestId('trigger-test-no-labels-node-1')).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId('trigger-test-proceed-node-1'));
+    await waitFor(() => expect(screen.getByTestId('status-node-1')).toHaveAttribute('data-status', 'Success'));
+    const tests = () => calls.filter((c) => c.url === '/api/v1/konnects/test_and_review').map((c) => c.body as Record<string, unknown>);
+    expect(tests()[0].trigger_filter).toEqual({ join: 'AND', labels: [] });
+
+    await userEvent.click(screen.getByTestId('node-test-node-1'));
+    const labels = await screen.findByTestId('trigger-test-labels-node-1');
+    expect(within(labels).getAllByRole('checkbox').map((c) => c.closest('label')?.textContent)).toEqual(['name', 'email']);
+    await userEvent.click(within(screen.getByTestId('trigger-test-join-node-1')).getByText('OR'));
+    expect(screen.getByText('The sample must have a value for at least one checked label.')).toBeInTheDocument();
+    await userEvent.click(within(labels).getByText('email'));
+    await userEvent.click(screen.getByTestId('trigger-test-proceed-node-1'));
+    await waitFor(() => expect(tests()).toHaveLength(2));
+    expect(tests()[1]).toMatchObject({ node_id: 'node-1', konnect_id: 9, trigger_filter: { join: 'OR', labels: ['email'] } });
+
+    // the drawer reopens with the last choice
+    await userEvent.click(screen.getByTestId('node-test-node-1'));
+    expect(within(await screen.findByTestId('trigger-test-join-node-1')).getByRole('radio', { name: 'OR' })).toBeChecked();
+    expect(within(screen.getByTestId('trigger-test-labels-node-1')).getByRole('checkbox', { name: 'email' })).toBeChecked();
+  });
+
+  it('a custom-script trigger opens its script-triggers popup and tests again once it closed', async () => {
+    const calls = backend((_c, path) =>
+      path === '/api/v1/konnects/test_and_review' ? { body: { ...triggerReply, konnect_custom: { script_id: 9 } } } : undefined,
+    );
+    const popup = { closed: false, focus: () => undefined };
+    const open = vi.spyOn(window, 'open').mockReturnValue(popup as unknown as Window);
+    try {
+      renderEditor();
+      await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+      await userEvent.click(screen.getByTestId('node-test-node-1'));
+      await userEvent.click(await screen.findByTestId('trigger-test-proceed-node-1'));
+      expect(await screen.findByTestId('script-open-node-1')).toHaveTextContent('Install the script shown in the popup');
+      expect(open).toHaveBeenCalledTimes(1);
+      expect(open.mock.calls[0][0]).toMatch(/\/script-triggers\/9$/);
+      popup.closed = true;
+      await waitFor(() => expect(screen.queryByTestId('script-open-node-1')).not.toBeInTheDocument(), { timeout: 3000 });
+      await waitFor(() => expect(calls.filter((c) => c.url === '/api/v1/konnects/test_and_review')).toHaveLength(2));
+      expect(open).toHaveBeenCalledTimes(1); // the quiet re-test opens no second popup
+    } finally {
+      open.mockRestore();
+    }
+  });
+
   it('refuses to test an action before its trigger, and offers Set Delay on actions', async () => {
     const calls = backend();
     renderEditor();
@@ -128,12 +180,48 @@ describe('node cards', () => {
     expect(await screen.findByText('-- Set Parameters For Delay To Act')).toBeInTheDocument();
   });
 
+  it('a coupon change on a tested card sends it back to Draft; a deleted tested node is deleted on the server and undone', async () => {
+    const calls = backend((c, path) => {
+      if (path === '/api/v1/apps/add_on_apps') return { body: { apps: [addOn('coupon', 'Coupon', 7)], total_apps: 1 } };
+      if (path === '/api/v1/konnects/test_and_review') {
+        const action = (c.body as { node_id?: string }).node_id === 'node-2';
+        return { body: { ...triggerReply, raw_response: action ? { coupon_code: 'ABCD' } : { a: '1' }, konnect_activity_id: action ? 5 : 3 } };
+      }
+      if (path === '/api/v1//konnects/delete_activity') return { body: { status: 'SUCCESS', message: 'Test result deleted' } };
+      return undefined;
+    });
+    renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    await userEvent.click(screen.getByTestId('node-test-node-1'));
+    await userEvent.click(await screen.findByTestId('trigger-test-proceed-node-1'));
+    await waitFor(() => expect(screen.getByTestId('status-node-1')).toHaveAttribute('data-status', 'Success'));
+    await userEvent.click(screen.getByTestId('add-ons'));
+    await userEvent.click(await screen.findByTestId('app-tile-coupon'));
+    await userEvent.type(await screen.findByTestId('coupon-expiry-node-2'), '3');
+    await userEvent.click(screen.getByTestId('node-test-node-2'));
+    await waitFor(() => expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Success'));
+    await userEvent.type(screen.getByTestId('coupon-expiry-node-2'), '0');
+    await waitFor(() => expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Draft'));
+
+    await userEvent.click(screen.getByTestId('node-test-node-2'));
+    await waitFor(() => expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Success'));
+    await userEvent.click(screen.getByTestId('node-delete-node-2'));
+    await waitFor(() => expect(screen.queryByTestId('node-node-2')).not.toBeInTheDocument());
+    const deleted = calls.find((c) => c.url === '/api/v1//konnects/delete_activity')!.body as Record<string, unknown>;
+    expect(deleted).toMatchObject({ konnect_id: 9, konnect_activity_id: 5, nodeId: 'node-2' });
+    expect((deleted.canvas_json as { apps: unknown[] }).apps).toHaveLength(1);
+    await userEvent.click(screen.getByTestId('undo'));
+    expect(await screen.findByTestId('node-node-2')).toBeInTheDocument();
+  });
+
   it('keeps the trigger while an action exists', async () => {
     backend();
     renderEditor();
     await userEvent.click(await screen.findByTestId('app-tile-webhook'));
     await userEvent.click(screen.getByTestId('add-action'));
     await userEvent.click(await screen.findByTestId('app-tile-api'));
+    expect(screen.getByTestId('node-delete-node-1')).toHaveAttribute('aria-label', 'Trigger cannot be deleted when an action app is present.');
+    expect(screen.getByTestId('node-delete-node-2')).toHaveAttribute('aria-label', 'Delete');
     await userEvent.click(await screen.findByTestId('node-delete-node-1'));
     expect(await screen.findByText('Cannot delete Trigger while Action present.')).toBeInTheDocument();
     expect(screen.getByTestId('node-node-1')).toBeInTheDocument();

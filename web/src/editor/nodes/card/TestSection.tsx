@@ -1,4 +1,4 @@
-import { Button, Checkbox, Drawer, Radio, Space } from 'antd';
+import { Button, Checkbox, Drawer, Radio, Space, Typography } from 'antd';
 import { useState } from 'react';
 import { useEditorStoreApi } from '../../EditorContext';
 import type { FlowNodeData } from '../../model/types';
@@ -6,14 +6,28 @@ import { useNodeTest } from './useNodeTest';
 
 export const TEST_LABEL = 'Test & Review';
 export const TESTING_LABEL = 'Please Wait...';
+/** Shown on a custom-script trigger while its script-triggers popup is open. */
+export const SCRIPT_OPEN_TEXT = 'Install the script shown in the popup, send a response, then close the popup.';
 
-/** The trigger test drawer: AND/OR (default AND) and label checkboxes, then Proceed. */
+/**
+ * The labels of the trigger test drawer: the keys of the trigger's data from its last test (what
+ * later nodes map), plus labels chosen before that the latest test no longer lists.
+ */
+export function triggerTestLabels(data: FlowNodeData): string[] {
+  const outputs = (data.configResponses ?? []).filter((f) => f.additional && f.config_key).map((f) => f.config_key);
+  return [...new Set([...outputs, ...(data.testFilter?.labels ?? [])])];
+}
+
+/**
+ * The trigger test drawer: AND/OR (default AND) and label checkboxes, then Proceed. The api answers
+ * a sample that has a value for every checked label (AND) or for at least one (OR), or refuses.
+ */
 function TriggerTestDrawer({ id, data, open, onClose, onProceed }: { id: string; data: FlowNodeData; open: boolean; onClose: () => void; onProceed: () => void }) {
   const store = useEditorStoreApi();
   const saved = data.testFilter;
   const [join, setJoin] = useState<'AND' | 'OR'>(saved?.join ?? 'AND');
   const [labels, setLabels] = useState<string[]>(saved?.labels ?? []);
-  const choices = (data.configResponses ?? []).filter((f) => !f.additional).map((f) => f.label || f.config_key);
+  const choices = triggerTestLabels(data);
   return (
     <Drawer open={open} onClose={onClose} title="Test Trigger" size={380} destroyOnHidden>
       <Space orientation="vertical" size="large">
@@ -21,7 +35,22 @@ function TriggerTestDrawer({ id, data, open, onClose, onProceed }: { id: string;
           <Radio.Button value="AND">AND</Radio.Button>
           <Radio.Button value="OR">OR</Radio.Button>
         </Radio.Group>
-        {choices.length > 0 && <Checkbox.Group options={choices} value={labels} onChange={(v) => setLabels(v)} />}
+        <Typography.Text type="secondary">
+          {join === 'AND' ? 'The sample must have a value for every checked label.' : 'The sample must have a value for at least one checked label.'}
+        </Typography.Text>
+        {choices.length > 0 ? (
+          <Checkbox.Group
+            className="kz-test-labels"
+            options={choices}
+            value={labels}
+            onChange={(v) => setLabels(v)}
+            data-testid={`trigger-test-labels-${id}`}
+          />
+        ) : (
+          <Typography.Text type="secondary" data-testid={`trigger-test-no-labels-${id}`}>
+            Test the trigger once: the keys of its data become labels to choose.
+          </Typography.Text>
+        )}
         <Button
           type="primary"
           onClick={() => {
@@ -62,6 +91,11 @@ export function TestSection({ id, data }: { id: string; data: FlowNodeData }) {
       >
         {busy ? TESTING_LABEL : TEST_LABEL}
       </Button>
+      {data.customScriptOpen && (
+        <Typography.Text type="secondary" className="kz-script-open" data-testid={`script-open-${id}`}>
+          {SCRIPT_OPEN_TEXT}
+        </Typography.Text>
+      )}
       {trigger && (
         <TriggerTestDrawer
           id={id}

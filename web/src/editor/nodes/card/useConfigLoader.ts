@@ -3,7 +3,7 @@ import { useCallback } from 'react';
 import { useToast } from '../../../lib/useToast';
 import { useEditorStoreApi } from '../../EditorContext';
 import { configDetails, eventConfig, fetchFields } from '../../api/editorApi';
-import { MSG, TOAST_MS, withVisibility } from '../../model/rules';
+import { configLoadFailure, MSG, TOAST_MS, withVisibility } from '../../model/rules';
 import type { ConfigResponse, FlowNode } from '../../model/types';
 
 const NO_FETCH = new Set(['webhook', 'conditioner']);
@@ -70,8 +70,8 @@ export function useConfigLoader(id: string) {
       });
       const first = fields.find((f) => f.sequence === 1);
       if (first?.dynamic) await loadOptions(first.config_key);
-    } catch {
-      void toast.error(MSG.noConfigs, TOAST_MS / 1000);
+    } catch (err) {
+      void toast.error(configLoadFailure(err), TOAST_MS / 1000);
     }
   }, [node, setFields, loadOptions, toast]);
 

@@ -9,6 +9,7 @@ import { isSuccess, missingMandatory, MSG, outputKeys, RESPONSE_PREVIEW, TOAST_M
 import { buildTestBody } from '../../model/testPayload';
 import type { ConfigResponse, FlowNode } from '../../model/types';
 import type { EditorStore } from '../../store';
+import { POPUP_BLOCKED, useScriptPopup } from './useScriptPopup';
 
 type Reply = Pick<TestOut, 'display_message' | 'raw_response'> & {
   test_status: string;
@@ -16,6 +17,7 @@ type Reply = Pick<TestOut, 'display_message' | 'raw_response'> & {
   konnect_activity_id?: number | null;
   webhook_url?: string | null;
   pass_through_condition?: boolean | null;
+  konnect_custom?: { script_id: number } | null;
 };
 
 /** The response's keys as additional (mappable) outputs; the first 3 visible. */
@@ -39,6 +41,7 @@ export function applyReply(store: EditorStore, id: string, reply: Reply): boolea
       konnect_id: reply.konnect_id ?? null,
       test_status: reply.test_status,
       pass_through_condition: reply.pass_through_condition ?? null,
+      konnect_custom: reply.konnect_custom ?? null,
     },
     configResponses: ok ? [...inputs, ...additionalOutputs(reply.raw_response)] : inputs,
     ...(reply.webhook_url ? { app_detail: { ...node.data.app_detail, webhook_url: reply.webhook_url } } : {}),
@@ -77,6 +80,11 @@ export function useNodeTest(id: string) {
   const poll = useRef<number | undefined>(undefined);
   useEffect(() => () => window.clearTimeout(poll.current), []);
 
+  // A custom-script trigger's popup; once it closed the trigger is tested again (quietly, no popup)
+  // so the script's request becomes its data.
+  const retest = useRef<() => void>(() => undefined);
+  const { open: openScript } = useScriptPopup(id, () => retest.current());
+
   const run = useCallback(
     async (opts: { quiet?: boolean } = {}): Promise<boolean> => {
       const state = store.getState();
@@ -96,11 +104,16 @@ export function useNodeTest(id: string) {
       }
       const ok = applyReply(store, id, reply);
       if (ok && !opts.quiet) void toast.success(reply.display_message, TOAST_MS / 1000);
+      if (ok && !opts.quiet && reply.konnect_custom?.script_id && !openScript(reply.konnect_custom.script_id))
+        void toast.warning(POPUP_BLOCKED, TOAST_MS / 1000);
       if (!ok) void toast.error(reply.display_message || MSG.testFailed, TOAST_MS / 1000);
       return ok;
     },
-    [store, toast, id],
+    [store, toast, id, openScript],
   );
+  useEffect(() => {
+    retest.current = () => void run({ quiet: true });
+  }, [run]);
 
   /** Capture Response: polls every 7 s until the reply is not WAITING. */
   const capture = useCallback(async () => {

@@ -21,9 +21,9 @@ function FormInputNodeView({ id, data, selected }: NodeProps<FlowNode>) {
         <Input className="nodrag" value={data.formTitle ?? ''} onChange={(e) => update({ formTitle: e.target.value }, 'title')} data-testid={`form-title-${id}`} />
       </div>
       {fields.map((f, i) => (
-        <div className="kz-kv-row" key={i}>
+        <div className="kz-form-field-row" key={i}>
           <Input className="nodrag" placeholder="Label" value={f.label} onChange={(e) => set(patch(i, { label: e.target.value, key: e.target.value.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_') || f.key }), `l${i}`)} data-testid={`form-field-label-${id}-${i}`} />
-          <Select className="nodrag" style={{ minWidth: 110 }} value={f.type} onChange={(type: FormField['type']) => set(patch(i, { type }))} options={TYPES.map((t) => ({ value: t, label: t }))} />
+          <Select className="nodrag" value={f.type} onChange={(type: FormField['type']) => set(patch(i, { type }))} options={TYPES.map((t) => ({ value: t, label: t }))} />
           <Checkbox checked={f.required} onChange={(e) => set(patch(i, { required: e.target.checked }))}>
             Required
           </Checkbox>
