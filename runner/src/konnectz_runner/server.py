@@ -179,7 +179,13 @@ class Runner:
             self.scheduler = LocalScheduler(self.js, self.registry)
             self.scheduler.start()
         # Polling konnects are polled by the runner that hosts them (local, or their own Deployment).
-        self.poller = LocalPoller(self.js, self.registry, http=self.http, guard=self.guard)
+        self.poller = LocalPoller(
+            self.js,
+            self.registry,
+            http=self.http,
+            guard=self.guard,
+            max_interval_seconds=self.settings.max_poll_interval_seconds,
+        )
         self.poller.start()
         # Everything loaded so far (the konnects, the modules) lives as long as the process: keep it out
         # of the cyclic garbage collector's scans, and collect the young generation less often. With
