@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -119,6 +120,9 @@ def _path(value: Any, path: str) -> Any:
     return lookup(f"x.{path}" if path else "x", {"x": value})
 
 
+_NUMERIC = re.compile(r"^\d{9,13}(\.\d+)?$")
+
+
 def _timestamp(value: Any) -> datetime | None:
     if isinstance(value, bool):
         return None
@@ -126,6 +130,8 @@ def _timestamp(value: Any) -> datetime | None:
         if isinstance(value, int | float):
             seconds = value / 1000 if value > 10**11 else value  # milliseconds beyond the year 5138
             return datetime.fromtimestamp(seconds, UTC)
+        if isinstance(value, str) and _NUMERIC.match(value.strip()):  # Slack's ts "1700000000.000100"
+            return _timestamp(float(value.strip()))
         if isinstance(value, str) and value.strip():
             parsed = date_parser.isoparse(value.strip())
             return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
