@@ -485,7 +485,7 @@ def test_catalogue_polling_triggers_compile_to_the_runners_polling_trigger():
     spec = compile_(chain(_slack_trigger(), api_node("node-2", 2, body=[{"key": "t", "value": "{{node-1.text}}"}])))
     t = spec.trigger
     assert t.kind == "polling" and (t.app, t.event, t.app_id, t.account_id) == ("slack", "new_message", 105, 12)
-    assert t.url is None and [(f.key, f.value) for f in t.fields] == [("channel", "C012AB3CD")]
+    assert t.url is None and [(f.key, f.value) for f in t.event_fields] == [("channel", "C012AB3CD")]
     # The manifest's strategy: dedupe by timestamp on ts, Slack's `oldest` as a unix time, every minute.
     assert (t.dedupe, t.id_path, t.timestamp_path, t.since_param, t.since_format) == (
         "timestamp", "ts", "ts", "oldest", "unix",

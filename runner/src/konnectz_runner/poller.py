@@ -118,7 +118,7 @@ async def app_items(
     event = app.event(trigger.event) if app is not None else None
     if app is None or event is None or event.operation is None:
         raise StepError(f"Unknown app event {trigger.app_id}/{trigger.event}")
-    values: dict[str, Any] = {f.key: f.value for f in trigger.fields}
+    values: dict[str, Any] = {f.key: f.value for f in trigger.event_fields}
     extra: list[tuple[str, str]] = []
     since = since_value(trigger, cursor)
     if since is not None and trigger.since_param:

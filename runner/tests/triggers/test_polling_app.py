@@ -176,7 +176,7 @@ async def test_polls_the_manifest_event_with_broker_credentials_retries_and_page
     nc: NATS, server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     js = nc.jetstream()
-    spec = spec_of(app_trigger(fields=[{"key": "list", "value": "inbox"}]))
+    spec = spec_of(app_trigger(event_fields=[{"key": "list", "value": "inbox"}]))
     for i in (2, 3):  # three items: two pages of two
         server.items.append({"id": i, "title": f"item {i}", "list": "inbox"})
     guard = NetGuard(parse_networks("127.0.0.0/8"))

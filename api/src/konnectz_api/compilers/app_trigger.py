@@ -47,7 +47,7 @@ def compile_trigger(node: Any, given: TriggerInput) -> PollingTrigger:
         event=event.key,
         app_id=app.id,
         account_id=step.account_id,
-        fields=step.fields,
+        event_fields=step.fields,
         items_path=event.output.items_path or "",
         dedupe=strategy.dedupe,
         id_path=strategy.id_path,

@@ -62,7 +62,7 @@ class PollingTrigger(Strict):
     account_id: int | None = Field(
         default=None, ge=1, lt=2**63, description="The app account; its credentials come from the broker"
     )
-    fields: list[KeyValue] = Field(default_factory=list, description="The trigger event's field values")
+    event_fields: list[KeyValue] = Field(default_factory=list, description="The trigger event's field values")
     method: Literal["GET", "POST"] = "GET"
     url: str | None = Field(default=None, pattern=r"^https?://", max_length=2000)
     headers: list[KeyValue] = Field(default_factory=list)
@@ -110,7 +110,7 @@ def fingerprint(trigger: PollingTrigger) -> str:
     items with ids seen in the old one: its first poll records what exists again.
     """
     parts = trigger.model_dump(
-        mode="json", include={"url", "method", "params", "items_path", "app_id", "event", "account_id", "fields"}
+        mode="json", include={"url", "method", "params", "items_path", "app_id", "event", "account_id", "event_fields"}
     )
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
