@@ -150,6 +150,8 @@ async def _test_trigger(
         output = earlier.output if earlier is not None and earlier.status == activities.SUCCESS else None
         if isinstance(output, dict) and output:
             message = "Webhook tested: the captured request is the trigger's data"
+        elif trigger.app:
+            output, message = _app_webhook_sample(node, trigger)
         else:
             output = {}
             message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
@@ -250,6 +252,20 @@ async def app_trigger_sample(
         return output, f"No {app.name} items were found: this sample shows the fields a new item will have"
     output = newest if isinstance(newest, dict) else {"value": newest}
     return output, f"{app.name}: the newest of {len(found)} item(s) is the trigger's sample"
+
+
+def _app_webhook_sample(node: Any, trigger: Any) -> tuple[Any, str]:
+    """An app webhook trigger before its first delivery: the manifest's sample of what the app sends."""
+    from konnectz_api.compilers.app_event import catalogue_app
+
+    app = catalogue_app(node)
+    event = app.event(trigger.event) if app is not None else None
+    sample = event.output.sample if event is not None else None
+    name = app.name if app is not None else trigger.app
+    return (
+        sample if isinstance(sample, dict) else {},
+        f"Publishing subscribes this konnect at {name}: its deliveries start runs. The sample shows their fields.",
+    )
 
 
 def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:

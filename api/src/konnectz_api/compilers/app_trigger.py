@@ -7,6 +7,10 @@ event through the generic HTTP step with credentials it fetches from the api's c
 poll time, and keeps the manifest's de-duplication (``dedupe``, ``id_path``, ``timestamp_path``,
 ``since_param``, ``since_format``, ``max_seen``) and interval. Credentials are never in the spec.
 
+A trigger event with ``trigger: {type: webhook}`` compiles to the runner's ``webhook`` trigger with
+the manifest's ``signature``; publishing subscribes the konnect's URL at the app
+(:mod:`konnectz_api.app_webhooks`).
+
 Which app, event and account: as for actions (:mod:`konnectz_api.compilers.app_event`).
 """
 
@@ -16,8 +20,9 @@ from typing import Any
 
 from konnectz_api.compilers._common import TriggerInput, fail, validated
 from konnectz_api.compilers.app_event import catalogue_app, compile_node
-from konnectz_runner.manifest import Polling
+from konnectz_runner.manifest import Polling, WebhookSubscription
 from konnectz_runner.triggers.polling import PollingTrigger
+from konnectz_runner.triggers.webhook import WebhookTrigger
 
 __all__ = ["PROVIDERS", "compile_trigger", "is_app_trigger"]
 
@@ -29,7 +34,7 @@ def is_app_trigger(node: Any) -> bool:
     return catalogue_app(node) is not None
 
 
-def compile_trigger(node: Any, given: TriggerInput) -> PollingTrigger:
+def compile_trigger(node: Any, given: TriggerInput) -> PollingTrigger | WebhookTrigger:
     app = catalogue_app(node)
     if app is None:
         raise fail(node, f"trigger app {node.provider[:50]!r} cannot be published yet")
@@ -37,9 +42,12 @@ def compile_trigger(node: Any, given: TriggerInput) -> PollingTrigger:
     if event is None or event.kind != "trigger":
         raise fail(node, "choose a trigger event")
     strategy = event.trigger
-    if not isinstance(strategy, Polling):
-        raise fail(node, f"{event.label}: webhook triggers of {app.name} cannot be published yet")
     step = compile_node(node)  # the same event, account and field checks as an action of this app
+    if isinstance(strategy, WebhookSubscription):
+        # The api subscribes the konnect's URL at the app when publishing (konnectz_api.app_webhooks).
+        return WebhookTrigger(token=given.webhook_token, app=app.key, event=event.key, signature=strategy.signature)
+    if not isinstance(strategy, Polling):
+        raise fail(node, f"{event.label}: this trigger cannot be published")
     return validated(
         PollingTrigger,
         node,

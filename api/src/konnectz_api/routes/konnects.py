@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from konnectz_api import testing
+from konnectz_api import app_webhooks, testing
 from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
@@ -195,8 +195,15 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
         # The draft is kept: the user fixes the node the message names and publishes again.
         return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
     try:
+        await app_webhooks.subscribe(session, settings, konnect, webhook_url(settings, konnect))
+    except app_webhooks.SubscribeError as exc:
+        session.rollback()
+        return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
+    try:
         await deployer.publish(spec)
     except DeployError as exc:
+        await app_webhooks.unsubscribe(session, settings, konnect)
+        session.commit()
         raise DeployUnavailable(
             f"The konnect was saved but could not be published: {exc}", konnect_id=konnect.id
         ) from exc
@@ -221,18 +228,19 @@ async def save_konnect(
     if body.publish:
         return await _publish(konnect, user, session, settings, deployer)
     if konnect.status == "Published":  # the spec: Save keeps the flow as Draft
-        await _unpublish(konnect, deployer)
+        await _unpublish(konnect, deployer, session, settings)
         konnect.status = "Draft"
         konnect.published_spec = None
         session.commit()
     return _reply(settings, konnect, "Konnect saved as draft")
 
 
-async def _unpublish(konnect: Konnect, deployer: Deployer) -> None:
+async def _unpublish(konnect: Konnect, deployer: Deployer, session: SessionDep, settings: Settings) -> None:
     try:
         await deployer.unpublish(konnect.id)
     except DeployError as exc:
         raise DeployUnavailable(f"Could not stop the konnect: {exc}") from exc
+    await app_webhooks.unsubscribe(session, settings, konnect)
 
 
 @router.post(
@@ -273,7 +281,7 @@ async def update_status(
     else:
         was_published = konnect.status == "Published"
         if was_published:
-            await _unpublish(konnect, deployer)
+            await _unpublish(konnect, deployer, session, settings)
         konnect.status = body.status
         konnect.published_spec = None
         session.commit()
