@@ -488,6 +488,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/internal/webhook_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The signing secret of a konnect's app webhook (scoped token)
+         * @description The runner of konnect K verifies the signature of each delivery to K's app webhook trigger with this secret (kept encrypted since the api subscribed K at the app). Bearer: K's scoped token. 404 when K has no app webhook subscription.
+         */
+        post: operations["webhook_secret_api_v1_internal_webhook_secret_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/konnect_webhooks/capture_webhook_response/{webhookId}": {
         parameters: {
             query?: never;
@@ -2438,6 +2458,16 @@ export interface components {
             /** Error Type */
             type: string;
         };
+        /** WebhookSecretIn */
+        WebhookSecretIn: {
+            /** Konnect Id */
+            konnect_id: number;
+        };
+        /** WebhookSecretOut */
+        WebhookSecretOut: {
+            /** Secret */
+            secret: string;
+        };
         /** WidgetList */
         WidgetList: {
             /** Ai Host Configured */
@@ -3435,6 +3465,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CredentialsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    webhook_secret_api_v1_internal_webhook_secret_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretOut"];
                 };
             };
             /** @description Validation Error */
