@@ -558,7 +558,9 @@ export interface paths {
         put?: never;
         /**
          * Publish Konnect
-         * @description Save the canvas and publish it: save_konnect with ``publish: true``.
+         * @description Save the canvas and publish it: save_konnect with ``publish: true``. A catalogue app's webhook
+         *     trigger is subscribed at the app first (through the account); a subscription the app refuses
+         *     answers 422 with its reason and nothing is published.
          */
         post: operations["publish_konnect_api_v1_konnects_publish_konnect_post"];
         delete?: never;
@@ -599,7 +601,9 @@ export interface paths {
         /**
          * Test And Review
          * @description Test one node with the runner's step code. The trigger's test creates the konnect (a draft)
-         *     when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
+         *     when ``konnect_id`` is null and answers its webhook URL; a catalogue app's polling trigger answers
+         *     the newest item of the live app, read through the chosen account (or the manifest's sample when
+         *     there is none), an app webhook trigger the manifest's sample; an action's test uses the outputs of
          *     the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
          *     Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error.
          */

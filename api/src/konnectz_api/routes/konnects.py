@@ -251,7 +251,9 @@ async def _unpublish(konnect: Konnect, deployer: Deployer, session: SessionDep, 
 async def publish_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
 ) -> Any:
-    """Save the canvas and publish it: save_konnect with ``publish: true``."""
+    """Save the canvas and publish it: save_konnect with ``publish: true``. A catalogue app's webhook
+    trigger is subscribed at the app first (through the account); a subscription the app refuses
+    answers 422 with its reason and nothing is published."""
     return await save_konnect(body.model_copy(update={"publish": True}), user, session, settings, deployer)
 
 
@@ -299,7 +301,9 @@ async def update_status(
 )
 async def test_and_review(body: TestAndReviewIn, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> Any:
     """Test one node with the runner's step code. The trigger's test creates the konnect (a draft)
-    when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
+    when ``konnect_id`` is null and answers its webhook URL; a catalogue app's polling trigger answers
+    the newest item of the live app, read through the chosen account (or the manifest's sample when
+    there is none), an app webhook trigger the manifest's sample; an action's test uses the outputs of
     the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
     Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error."""
     return await testing.run_test(session, settings, user, body)
