@@ -4,6 +4,8 @@ Flow 1: Webhook → Filter → Formatter → API call, the trigger's sample take
 and every later field filled through the '@' reference list; each node tested with Test & Review,
 the flow published, run by a request to its webhook URL, and its task log seen.
 Flow 2: Scheduler (every 5 minutes) → Iterator → Data forwarder, tested, published, its tick run.
+Flow 3: a catalogue app's polling trigger with a token account added in the editor → another
+catalogue app's action, both served by local mocks; tested, published, a new item polled and run.
 Screenshots of every node type in both themes go to docs/screenshots/.
 """
 
@@ -504,9 +506,8 @@ def shop_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pl
 
 def test_catalogue_app_action_with_a_token_account(browser: Browser, shop_platform) -> None:
     """Webhook → a catalogue app's action: its account connected through Manage Accounts (token
-    fields), event, account and configuration chosen, '@' references, tested, published and run.
-    (A catalogue app cannot be a published trigger yet: the api has no polling-trigger compiler.)"""
-    platform, shop = shop_platform
+    fields), event, account and configuration chosen, '@' references, tested, published and run."""
+    platform, shop, _tasks = shop_platform
     context = browser.new_context(base_url=platform.api_url, viewport={"width": 1600, "height": 1000})
     context.set_default_timeout(20_000)
     page = context.new_page()
