@@ -9,9 +9,9 @@ the konnect-scoped token and refuses a delivery whose signature does not match w
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from konnectz_runner.manifest import Signature
 from konnectz_runner.model import Strict
@@ -29,3 +29,13 @@ class WebhookTrigger(Strict):
     signature: Signature | None = Field(
         default=None, description="Deliveries must carry this signature (the secret comes from the api's broker)"
     )
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """A plain webhook serializes as before the app fields existed (flow specs stay stable)."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("app", "event", "signature"):
+                if key in data and not data[key]:
+                    del data[key]
+        return data
