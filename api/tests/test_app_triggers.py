@@ -4,6 +4,7 @@ app through the account; publishing compiles it into the runner's polling trigge
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,32 @@ fake_apps = importlib.util.module_from_spec(_spec)
 sys.modules["fake_apps"] = fake_apps
 _spec.loader.exec_module(fake_apps)
 
-TOKEN_APP = 900001
+TOKEN_APP, HOOKS_APP = 900001, 900003
 
 
 @pytest.fixture
 def fake(client, tmp_path, monkeypatch):
     server = fake_apps.FakeApp().start()
     fake_apps.write_manifests(tmp_path, server.url)
+    hooks_app = json.loads((tmp_path / "fake_token.json").read_text())
+    hooks_app.update(id=HOOKS_APP, key="fake_hooks", name="Fake Hooks App")
+    hooks_app["events"].append(
+        {
+            "key": "task_event",
+            "kind": "trigger",
+            "label": "Task Event (Instant)",
+            "operation": {"method": "GET", "path": "/tasks"},
+            "output": {"sample": {"event": "task.created", "task": {"id": 1}}},
+            "trigger": {
+                "type": "webhook",
+                "subscribe": {"method": "POST", "path": "/webhooks"},  # the fake answers 404
+                "unsubscribe": {"method": "DELETE", "path": "/webhooks/{id}", "content_type": "none"},
+                "secret_path": "secret",
+                "signature": {"header": "X-Fake-Signature", "secret": "{{subscription.secret}}"},
+            },
+        }
+    )
+    (tmp_path / "fake_hooks.json").write_text(json.dumps(hooks_app))
     index = load_index(extra_dirs=[tmp_path])
     settings = get_settings().model_copy(update={"allow_private_networks": parse_networks("127.0.0.0/8")})
     overrides = client.app.dependency_overrides
@@ -159,3 +179,42 @@ def test_a_trigger_test_that_fails_or_uses_anothers_account_is_an_error(client, 
         r = _test(client, headers, trigger_canvas(bad))
         assert r.status_code in (200, 422), r.text
         assert r.json()["test_status"] == "Error"
+
+
+def test_an_app_webhook_the_app_refuses_is_not_published(client, api, fake):
+    headers = api.new_user()
+    r = client.post(
+        "/api/v1/authorization",
+        json={"app_id": HOOKS_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
+        headers=headers,
+    )
+    account_id = r.json()["app_user_id"]
+    canvas = trigger_canvas(account_id, event="task_event")
+    canvas["apps"][0]["data"]["app_detail"].update(id=HOOKS_APP, provider="fake_hooks", name="Fake Hooks App")
+    tested = _test(client, headers, canvas).json()
+    assert tested["test_status"] == "Success" and tested["raw_response"] == {"event": "task.created", "task": {"id": 1}}
+    assert tested["display_message"].startswith("Publishing subscribes this konnect at Fake Hooks App")
+    r = client.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": tested["konnect_id"], "canvas_json": canvas, "canvas_name": True},
+        headers=headers,
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["message"].startswith("Fake Hooks App refused the webhook subscription")
+    assert fake.requests[-1]["path"] == "/webhooks" and len(fake.requests[-1]["body"]["secret"]) == 64
+    assert client.get(f"/api/v1/konnects/{tested['konnect_id']}/edit", headers=headers).json()["status"] == "Draft"
+
+
+def test_the_webhook_secret_door_is_scoped(client, api):
+    from konnectz_runner.broker_token import konnect_token
+
+    url = "/api/v1/internal/webhook_secret"
+    token = konnect_token(get_settings().runner_credentials_key, 5)
+    assert client.post(url, json={"konnect_id": 5}).status_code == 401
+    assert client.post(url, json={"konnect_id": 5}, headers={"Authorization": "Bearer nope"}).status_code == 401
+    # A konnect without an app webhook subscription: nothing to give.
+    assert client.post(url, json={"konnect_id": 5}, headers={"Authorization": f"Bearer {token}"}).status_code == 404
+    for bad in (2**64, 0, "x", None):
+        assert (
+            client.post(url, json={"konnect_id": bad}, headers={"Authorization": f"Bearer {token}"}).status_code == 422
+        )

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
+import psycopg
 import pytest
 import yaml
 
@@ -185,6 +186,9 @@ def test_github_and_stripe_webhooks_subscribe_verify_and_unsubscribe(platform: P
     assert hook["config"]["url"] == url and hook["events"] == ["issues"] and hook["config"]["content_type"] == "json"
     secret = hook["config"]["secret"]
     assert len(secret) == 64
+    with psycopg.connect(platform.postgres.dsn) as db:  # kept encrypted, like credentials
+        stored = db.execute("SELECT secret, external_id FROM app_webhook_subscriptions").fetchall()
+    assert len(stored) == 1 and stored[0][1] == "77" and secret not in stored[0][0]
     body = json.dumps({"action": "opened", "issue": {"number": 1}}).encode()
     signature = "X-Hub-Signature-256"
     wrong = httpx.post(url, content=body, headers={"Content-Type": "application/json", signature: "sha256=" + "0" * 64})
