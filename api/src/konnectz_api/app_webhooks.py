@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from konnectz_api.app_calls import AppCallError, app_client
+from konnectz_api.app_calls import AppCallError, app_client, call_app
 from konnectz_api.broker import call_with_account, cipher
 from konnectz_api.canvas import Canvas
 from konnectz_api.compile import plan
@@ -124,8 +124,6 @@ async def subscribe(session: Session, settings: Settings, konnect: Konnect, hook
                         build=build, hooks=[*app.hooks, *event.hooks],
                     )  # fmt: skip
                 else:
-                    from konnectz_api.app_calls import call_app
-
                     reply = await call_app(http, guard, _request(app, event, op, values, {}, body=body), secrets=[])
         except AppCallError as exc:
             raise SubscribeError(f"{app.name} refused the webhook subscription: {exc}") from exc
@@ -151,7 +149,7 @@ async def subscribe(session: Session, settings: Settings, konnect: Konnect, hook
             event=event.key,
             external_id=external_id,
             secret=cipher(settings).encrypt({"secret": secret}),
-            state={"url": hook_url},
+            state={"url": hook_url, "values": {k: v for k, v in values.items() if isinstance(v, str | int | float)}},
             created_at=datetime.now(UTC),
         )
     )
@@ -167,7 +165,6 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
     row = session.get(AppWebhookSubscription, konnect.id)
     if row is None:
         return
-    found = _trigger_of(konnect)
     from konnectz_api.catalogue import get_index
 
     app = get_index().get(row.app_id)
@@ -180,7 +177,8 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
         and strategy.unsubscribe is not None
         and row.external_id
     ):
-        values = config_values(found[3]) if found is not None else {}
+        # The values the subscription was made with (the canvas may have changed since).
+        values = dict((row.state or {}).get("values") or {})
         values[ID_FIELD] = row.external_id
         account = (
             app_accounts.get_account(session, owner_id=row.owner_id, account_id=row.account_id)
