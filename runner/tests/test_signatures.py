@@ -54,3 +54,21 @@ def test_timestamped_payload_like_slack() -> None:
     assert sign(slack, "shh", BODY, headers=headers) == expected
     assert verify_signature(slack, "shh", headers, BODY, now=now + 60)
     assert not verify_signature(slack, "shh", headers, BODY, now=now + 3600)
+
+
+async def test_secrets_are_cached_and_read_again_at_most_every_min_refresh() -> None:
+    from konnectz_runner.webhook_secrets import SecretCache, secret_url
+
+    calls: list[int] = []
+
+    async def source(konnect_id: int) -> str:
+        calls.append(konnect_id)
+        return f"secret-{len(calls)}"
+
+    cache = SecretCache(source, ttl=300, min_refresh=60)
+    assert await cache.get(7) == "secret-1" and await cache.get(7) == "secret-1"
+    # A delivery that did not verify asks again, but not more often than min_refresh.
+    assert await cache.get(7, refresh=True) == "secret-1" and calls == [7]
+    eager = SecretCache(source, ttl=300, min_refresh=0)
+    assert await eager.get(8) == "secret-2" and await eager.get(8, refresh=True) == "secret-3"
+    assert secret_url("http://api/api/v1/internal/credentials") == "http://api/api/v1/internal/webhook_secret"
