@@ -463,3 +463,45 @@ def test_catalogue_app_nodes_become_app_event_steps():
 def test_catalogue_app_nodes_need_event_and_account(data, message):
     with pytest.raises(CompileError, match=r"Slack \(node-2\): " + message):
         compile_(chain(webhook(), _slack_node(**data)))
+
+
+def _slack_trigger(**data: Any) -> dict[str, Any]:
+    n = node(
+        "node-1",
+        "TriggerNode",
+        "slack",
+        1,
+        "Slack",
+        selectedEvent={"id": "new_message", "name": "New Message Posted to Channel"},
+        selectedAccount={"id": "12", "name": "Work"},
+        configResponses=[{"config_key": "channel", "value": {"label": "#general", "value": "C012AB3CD"}}],
+    )
+    n["data"]["app_detail"]["id"] = 105
+    n["data"].update(data)
+    return n
+
+
+def test_catalogue_polling_triggers_compile_to_the_runners_polling_trigger():
+    spec = compile_(chain(_slack_trigger(), api_node("node-2", 2, body=[{"key": "t", "value": "{{node-1.text}}"}])))
+    t = spec.trigger
+    assert t.kind == "polling" and (t.app, t.event, t.app_id, t.account_id) == ("slack", "new_message", 105, 12)
+    assert t.url is None and [(f.key, f.value) for f in t.event_fields] == [("channel", "C012AB3CD")]
+    # The manifest's strategy: dedupe by timestamp on ts, Slack's `oldest` as a unix time, every minute.
+    assert (t.dedupe, t.id_path, t.timestamp_path, t.since_param, t.since_format) == (
+        "timestamp", "ts", "ts", "oldest", "unix",
+    )  # fmt: skip
+    assert (t.items_path, t.interval_seconds) == ("messages", 60)
+    assert "token" not in spec.model_dump_json().lower()  # credentials are fetched at poll time, never in the spec
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"selectedAccount": None}, "choose an account"),
+        ({"selectedEvent": {"id": "send_message"}}, "choose a trigger event"),
+        ({"selectedEvent": {"id": "nope"}}, "choose a trigger event"),
+    ],
+)
+def test_catalogue_triggers_need_a_trigger_event_and_an_account(data, message):
+    with pytest.raises(CompileError, match=r"Slack \(node-1\): " + message):
+        compile_(chain(_slack_trigger(**data), api_node("node-2", 2)))

@@ -275,3 +275,29 @@ def test_a_schedule_with_a_delay_also_gets_a_runner_that_resumes_delayed_runs(ko
     assert [c["kind"] for c in render_children(k, settings)] == ["ConfigMap", "CronJob", "Deployment"]
     plain = konnect(trigger={"kind": "schedule", "schedule": "0 * * * *"})
     assert [c["kind"] for c in render_children(plain, settings)] == ["ConfigMap", "CronJob"]
+
+
+def test_a_catalogue_polling_konnect_gets_a_runner_with_what_its_poller_needs(konnect, flow, settings):
+    """The runner Deployment of an app polling trigger polls the app itself: it gets the broker's URL
+    and its konnect's token (never the key), the flow naming app, event and account, and no Ingress."""
+    polling = flow(trigger={"kind": "polling", "app": "slack", "event": "new_message", "app_id": 105,
+                            "account_id": 12, "items_path": "messages", "dedupe": "id"})  # fmt: skip
+    FlowSpec.model_validate(polling)
+    configured = settings.model_copy(
+        update={
+            "credentials_key": "k" * 40,
+            "credentials_url": "http://api.konnectz.svc/api/v1/internal/credentials",
+            "webhook_ingress_host": "hooks.example.com",
+        }
+    )
+    k = konnect(trigger={"kind": "polling"}, flow=polling)
+    children = render_children(k, configured)
+    assert [c["kind"] for c in children] == ["Secret", "ConfigMap", "Deployment", "Service"]
+    (container,) = children[2]["spec"]["template"]["spec"]["containers"]
+    env = {item["name"]: item for item in container["env"]}
+    assert env["KONNECTZ_SPEC_FILE"]["value"] == FLOW_FILE
+    assert env["KONNECTZ_CREDENTIALS_URL"]["value"] == "http://api.konnectz.svc/api/v1/internal/credentials"
+    assert env["KONNECTZ_CREDENTIALS_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "kz-konnect-42"
+    assert "KONNECTZ_CREDENTIALS_KEY" not in env and "k" * 40 not in json.dumps(children)
+    mounted = json.loads(children[1]["data"]["flow.json"])
+    assert mounted["trigger"]["app_id"] == 105 and mounted["trigger"]["account_id"] == 12

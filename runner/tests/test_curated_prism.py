@@ -10,7 +10,8 @@ of an app's events. A polling trigger is polled twice and finds no new items the
 
 Prism cannot start on the Microsoft Graph document (hundreds of MB once resolved) nor on
 Stripe's within the time limit, and cannot make Telegram's or Notion's replies; those apps are
-checked by openapi-core (``test_curated_documents.py``) only.
+checked by openapi-core (``test_curated_documents.py``) and run against hand-written fakes of their
+APIs (``test_curated_fakes.py``).
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Flow 1: Webhook → Filter → Formatter → API call, the trigger's sample take
 and every later field filled through the '@' reference list; each node tested with Test & Review,
 the flow published, run by a request to its webhook URL, and its task log seen.
 Flow 2: Scheduler (every 5 minutes) → Iterator → Data forwarder, tested, published, its tick run.
+Flow 3: a catalogue app's polling trigger with a token account added in the editor → another
+catalogue app's action, both served by local mocks; tested, published, a new item polled and run.
 Screenshots of every node type in both themes go to docs/screenshots/.
 """
 
@@ -430,26 +432,93 @@ events:
 """
 
 
+class MockTasks:
+    """A local third-party API for a catalogue trigger: GET /me checks the key, GET /tasks lists the
+    tasks newest first."""
+
+    def __init__(self) -> None:
+        self.tasks: list[dict[str, Any]] = [{"id": 1, "title": "Buy paper", "created_at": "2026-11-22T08:00:00Z"}]
+        self.polls = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _reply(self, status: int, body: Any) -> None:
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:
+                if self.headers.get("X-Tasks-Key") != TASKS_KEY:
+                    self._reply(401, {"error": "bad key"})
+                elif self.path.startswith("/tasks"):
+                    outer.polls += 1
+                    self._reply(200, {"tasks": outer.tasks[::-1]})
+                else:
+                    self._reply(200, {"user": {"name": "Keeper"}})
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+TASKS_KEY = "tasks-key-456"
+TASKS_MANIFEST = """
+id: 990002
+key: mocktasks
+name: Mock Tasks
+description: A local fake task list for the browser test.
+source: {{kind: curated}}
+categories: [Testing]
+base_url: "{url}"
+auth:
+  type: api_key
+  fields:
+    - {{key: api_key, label: API Key}}
+  inject: [{{location: header, name: X-Tasks-Key, value: "{{{{auth.api_key}}}}"}}]
+  test: {{path: /me, label_path: user.name}}
+events:
+  - key: new_task
+    kind: trigger
+    label: New Task
+    operation: {{method: GET, path: /tasks}}
+    output: {{items_path: tasks, sample: {{id: 1, title: A task}}}}
+    trigger: {{type: polling, dedupe: id, interval_seconds: 300}}
+"""
+
+
 @pytest.fixture(scope="module")
-def shop_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Platform, MockShop]]:
-    """The platform with a catalogue that also holds Mock Shop, served by a local server."""
-    shop = MockShop()
+def shop_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Platform, MockShop, MockTasks]]:
+    """The platform with a catalogue that also holds Mock Shop and Mock Tasks, served by local
+    servers; the runner polls every second (instead of the manifest's five minutes)."""
+    shop, tasks = MockShop(), MockTasks()
     root = tmp_path_factory.mktemp("catalogue")
     shutil.copytree(REPO / "catalogue", root, dirs_exist_ok=True)
     (root / "apps" / "mockshop.yaml").write_text(MANIFEST.format(url=shop.url))
-    plat = make_platform(tmp_path_factory.mktemp("shop-platform"), KONNECTZ_CATALOGUE_DIR=str(root))
+    (root / "apps" / "mocktasks.yaml").write_text(TASKS_MANIFEST.format(url=tasks.url))
+    plat = make_platform(
+        tmp_path_factory.mktemp("shop-platform"),
+        KONNECTZ_CATALOGUE_DIR=str(root),
+        KONNECTZ_MAX_POLL_INTERVAL_SECONDS="1",
+    )
     plat.web_dist = REPO / "web" / "dist"
     plat.start()
-    yield plat, shop
+    yield plat, shop, tasks
     plat.stop()
     shop.server.shutdown()
+    tasks.server.shutdown()
 
 
 def test_catalogue_app_action_with_a_token_account(browser: Browser, shop_platform) -> None:
     """Webhook → a catalogue app's action: its account connected through Manage Accounts (token
-    fields), event, account and configuration chosen, '@' references, tested, published and run.
-    (A catalogue app cannot be a published trigger yet: the api has no polling-trigger compiler.)"""
-    platform, shop = shop_platform
+    fields), event, account and configuration chosen, '@' references, tested, published and run."""
+    platform, shop, _tasks = shop_platform
     context = browser.new_context(base_url=platform.api_url, viewport={"width": 1600, "height": 1000})
     context.set_default_timeout(20_000)
     page = context.new_page()
@@ -490,4 +559,66 @@ def test_catalogue_app_action_with_a_token_account(browser: Browser, shop_platfo
         _task_log(page, konnect_id, "Pen")
     finally:
         page.screenshot(path=str(ARTIFACTS / "canvas-shop-last-page.png"))
+        context.close()
+
+
+def _add_token_account(page: Page, node_id: str, key: str, name: str) -> None:
+    """Manage Accounts → New Account → the token fields → Add; the account is listed, then chosen."""
+    expect(page.get_by_test_id(f"no-accounts-{node_id}")).to_be_visible()
+    page.get_by_test_id(f"manage-accounts-{node_id}").click()
+    page.locator(".ant-drawer:visible").get_by_role("button", name="New Account").click()
+    page.locator(".ant-drawer:visible").get_by_label("API Key").fill(key)
+    page.locator(".ant-drawer:visible").get_by_role("button", name="Add").click()
+    expect(page.locator(".ant-drawer:visible [data-testid^='account-']").first).to_contain_text(name)
+    page.locator(".ant-drawer:visible .ant-drawer-close").click()
+    expect(page.locator(".ant-drawer:visible")).to_have_count(0)
+    page.get_by_test_id(f"account-select-{node_id}").click()
+    option = page.locator(".ant-select-dropdown:visible [data-testid^='account-option-']").first
+    expect(option).to_be_visible()
+    option.dispatch_event("click")
+
+
+def test_catalogue_app_trigger_to_another_apps_action(browser: Browser, shop_platform) -> None:
+    """Flow 3: a catalogue app's polling trigger (Mock Tasks, token account added in the editor) →
+    an action of another catalogue app (Mock Shop): each node tested with Test & Review (the
+    trigger's sample is the newest task of the live mock), published by clicks; a task added to the
+    mock is found by the runner's poll, runs the flow once, and its task log is seen."""
+    platform, shop, tasks = shop_platform
+    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1600, "height": 1000})
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    try:
+        _login(page, platform)
+        page.get_by_test_id("trigger-picker-search").fill("mock t")
+        page.get_by_test_id("app-tile-mocktasks").click()
+        _choose(page, "event-select-node-1", "event-option-new_task")
+        _add_token_account(page, "node-1", TASKS_KEY, "Keeper")
+        _test_node(page, "node-1")
+        expect(page.get_by_test_id("response-node-1")).to_contain_text("title")
+        values = page.get_by_test_id("response-node-1").locator(".kz-response-row input, .kz-response-row textarea")
+        expect(values.nth(1)).to_have_value("Buy paper")
+        _both_themes(page, "catalogue-trigger-with-account", "node-1")
+
+        _add(page, "add-action", "mockshop", "mock s")
+        _choose(page, "event-select-node-2", "event-option-create_order")
+        _add_token_account(page, "node-2", MOCK_KEY, "Shop Owner")
+        _reference(page, "config-node-2-item", "tit")
+        expect(_text(page, "config-node-2-item")).to_have_value("{{node-1.title}}")
+        _test_node(page, "node-2")
+        assert shop.orders[-1]["item"] == "Buy paper", shop.orders
+
+        konnect_id = _publish(page, "Tasks to orders")
+        before, polls = len(shop.orders), tasks.polls
+        wait_until(lambda: tasks.polls > polls + 1, timeout=30, what="the runner's first polls")
+        assert len(shop.orders) == before  # the first poll only records the existing task
+        tasks.tasks.append({"id": 2, "title": "Order ink", "created_at": "2026-11-23T08:00:00Z"})
+        wait_until(lambda: len(shop.orders) > before, timeout=30, what="the order of the polled task")
+        assert shop.orders[-1]["item"] == "Order ink", shop.orders
+        polls = tasks.polls
+        wait_until(lambda: tasks.polls > polls + 2, timeout=30, what="later polls")
+        assert len(shop.orders) == before + 1  # nothing new: no second run
+        _task_log(page, konnect_id, "Order ink")
+        _shot(page, "catalogue-trigger-task-log.png")
+    finally:
+        page.screenshot(path=str(ARTIFACTS / "canvas-tasks-last-page.png"))
         context.close()

@@ -10,16 +10,15 @@ its task log seen. The popup is photographed in both themes.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
@@ -29,9 +28,8 @@ pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "docs" / "screenshots"
 ARTIFACTS = REPO / "test-results"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
 PASSWORD = "a-long-password"
+NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
 
 MANIFEST = """
 id: 990002
@@ -77,16 +75,6 @@ def forms_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platfor
     plat.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make test` installs it from Debian's packages (apt-get install chromium)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 def _login(page: Page, platform: Platform) -> None:
     email = f"script-{time.time_ns()}@example.com"
     with httpx.Client(base_url=platform.api_url, timeout=30) as api:
@@ -111,10 +99,9 @@ def _text(page: Page, test_id: str) -> Locator:
     return loc.locator("textarea, input").first
 
 
-def test_a_custom_script_trigger_from_popup_to_task_log(browser: Browser, forms_platform: Platform) -> None:
+def test_a_custom_script_trigger_from_popup_to_task_log(new_context: NewContext, forms_platform: Platform) -> None:
     platform = forms_platform
-    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1600, "height": 1000})
-    context.set_default_timeout(20_000)
+    context = new_context(platform.api_url, width=1600, height=1000)
     page = context.new_page()
     try:
         _login(page, platform)

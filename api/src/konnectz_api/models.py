@@ -120,6 +120,23 @@ class AppAccount(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 
+class AppWebhookSubscription(Base):
+    """A published konnect's app webhook trigger: the app's subscription (``external_id``, the rest of
+    its reply in ``state``) and the signing secret deliveries are verified with (encrypted)."""
+
+    __tablename__ = "app_webhook_subscriptions"
+
+    konnect_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("konnects.id", ondelete="CASCADE"), primary_key=True)
+    owner_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
+    app_id: Mapped[int] = mapped_column(Integer)
+    account_id: Mapped[int | None] = mapped_column(BigInteger)
+    event: Mapped[str] = mapped_column(String(100))
+    external_id: Mapped[str | None] = mapped_column(Text)
+    secret: Mapped[str] = mapped_column(Text)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class OAuthState(Base):
     """A pending OAuth2 authorisation: the signed state's nonce, its PKCE verifier (encrypted)."""
 

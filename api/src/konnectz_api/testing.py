@@ -24,6 +24,7 @@ import httpx
 from sqlalchemy.orm import Session
 
 from konnectz_api import script_triggers, trigger_filter
+from konnectz_api.app_calls import AppCallError, app_client
 from konnectz_api.compile import ONLY_ONCE, CompileError, Plan, check_references, plan
 from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
 from konnectz_api.compilers._common import is_blank
@@ -34,9 +35,11 @@ from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import TestAndReviewIn, TestAndReviewOut
+from konnectz_runner.errors import StepError
 from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.steps import run_step
+from konnectz_runner.triggers.polling import PollingTrigger
 
 __all__ = [
     "MANDATORY",
@@ -109,11 +112,11 @@ async def run_test(session: Session, settings: Settings, user: User, body: TestA
     if _missing_mandatory(node):
         raise TestRefused(MANDATORY)
     if node is flow.trigger:
-        return _test_trigger(session, settings, user, body, flow, canvas)
+        return await _test_trigger(session, settings, user, body, flow, canvas)
     return await _test_action(session, settings, user, body, flow, node, canvas)
 
 
-def _test_trigger(
+async def _test_trigger(
     session: Session, settings: Settings, user: User, body: TestAndReviewIn, flow: Plan, canvas: dict[str, Any]
 ) -> TestAndReviewOut:
     node = flow.trigger
@@ -137,11 +140,20 @@ def _test_trigger(
         raise TestRefused(str(exc)) from exc
     url = webhook_url(settings, konnect)
     custom = script_triggers.konnect_custom(node, konnect)
-    if trigger.kind == "webhook":
+    status = activities.SUCCESS
+    if trigger.kind == "polling" and trigger.app_id is not None:
+        session.commit()  # no transaction stays open while the app is called
+        try:
+            output, message = await app_trigger_sample(session, settings, user, trigger)
+        except AppCallError as exc:
+            status, output, message = "Error", {}, str(exc) or UNABLE
+    elif trigger.kind == "webhook":
         earlier = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=node.id)
         output = earlier.output if earlier is not None and earlier.status == activities.SUCCESS else None
         if isinstance(output, dict) and output:
             message = "Webhook tested: the captured request is the trigger's data"
+        elif trigger.app:
+            output, message = _app_webhook_sample(node, trigger)
         else:
             output = {}
             message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
@@ -150,7 +162,7 @@ def _test_trigger(
     else:
         output, message = _trigger_sample(trigger, url)
     choice = body.trigger_filter
-    if choice is not None and choice.labels and (output or trigger.kind != "webhook"):
+    if status == activities.SUCCESS and choice is not None and choice.labels and (output or trigger.kind != "webhook"):
         # The drawer's AND/OR and labels (a webhook with nothing captured yet has no sample to judge).
         sample = trigger_filter.choose_sample([output], choice)
         if sample is None:
@@ -164,20 +176,108 @@ def _test_trigger(
         node_id=node.id,
         kind=node.provider or "trigger",
         app_name=node.detail.name,
-        status=activities.SUCCESS,
+        status=status,
         display_message=message,
         input={},
         output=output,
     )
     session.commit()
     return TestAndReviewOut(
-        test_status="Success",
+        test_status="Success" if status == activities.SUCCESS else "Error",
         display_message=message,
         raw_response=output,
         konnect_id=konnect.id,
         konnect_activity_id=activity_id,
         webhook_url=url,
         konnect_custom=custom,
+    )
+
+
+async def app_trigger_sample(
+    session: Session, settings: Settings, user: User, trigger: PollingTrigger
+) -> tuple[Any, str]:
+    """The newest item of a catalogue app's polling trigger, read from the live API through the
+    account (credentials from the broker, refreshed when they expire), and the message to show."""
+    from konnectz_api.broker import fresh_credentials, refresh_credentials
+    from konnectz_api.catalogue import get_index
+    from konnectz_api.crud import app_accounts
+    from konnectz_runner.poller import app_items
+    from konnectz_runner.triggers.polling import Cursor, newest_item
+
+    app = get_index().get(trigger.app_id or 0)
+    if app is None:
+        raise AppCallError("The app is no longer in the catalogue")
+    account = None
+    if app.needs_account:
+        account = app_accounts.get_account(session, owner_id=user.id, account_id=trigger.account_id or 0)
+        if account is None or account.app_id != app.id:
+            raise AppCallError(f"Choose a {app.name} account for this trigger")
+
+    async def source(_account_id: int, _konnect_id: int, _owner_id: int, refresh: bool) -> dict[str, Any]:
+        if account is None:
+            return {}
+        async with app_client(settings) as (client, client_guard):
+            if refresh and app.auth.type == "oauth2":
+                fresh = await refresh_credentials(
+                    session, http=client, guard=client_guard, settings=settings, account=account, app=app
+                )
+            else:
+                fresh = await fresh_credentials(
+                    session, http=client, guard=client_guard, settings=settings, account=account, app=app
+                )
+        session.commit()
+        return fresh
+
+    guard = NetGuard(settings.allow_private_networks)
+    async with httpx.AsyncClient(
+        transport=guarded_transport(guard),
+        timeout=settings.test_timeout_seconds,
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT},
+    ) as http:
+        try:
+            found = await asyncio.wait_for(
+                app_items(
+                    trigger,
+                    Cursor(),
+                    konnect_id=0,
+                    owner_id=user.id,
+                    timezone=user_timezone(user),
+                    http=http,
+                    guard=guard,
+                    max_bytes=settings.test_max_response_bytes,
+                    credential_source=source,
+                    app=app,
+                ),
+                settings.test_timeout_seconds + 5,
+            )
+        except TimeoutError as exc:
+            raise AppCallError(f"The test took longer than {settings.test_timeout_seconds:g} s") from exc
+        except (StepError, httpx.HTTPError) as exc:
+            raise AppCallError(str(exc) or UNABLE) from exc
+    newest = newest_item(trigger, found)
+    if newest is None:
+        event = app.event(trigger.event)
+        sample = event.output.sample if event is not None else None
+        if isinstance(sample, list):
+            sample = sample[0] if sample else None
+        output = sample if isinstance(sample, dict) else {}
+        return output, f"No {app.name} items were found: this sample shows the fields a new item will have"
+    output = newest if isinstance(newest, dict) else {"value": newest}
+    return output, f"{app.name}: the newest of {len(found)} item(s) is the trigger's sample"
+
+
+def _app_webhook_sample(node: Any, trigger: Any) -> tuple[Any, str]:
+    """An app webhook trigger before its first delivery: the manifest's sample of what the app sends."""
+    from konnectz_api.compilers.app_event import catalogue_app
+
+    app = catalogue_app(node)
+    event = app.event(trigger.event) if app is not None else None
+    sample = event.output.sample if event is not None else None
+    name = app.name if app is not None else trigger.app
+    return (
+        sample if isinstance(sample, dict) else {},
+        f"Publishing subscribes this konnect at {name}: its deliveries start runs. The sample shows their fields.",
     )
 
 

@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     # A step with effects whose runner died while it ran: "fail" ends it as an ERROR without running
     # it again (at most once), "retry" runs it again (at least once). See konnectz_runner.journal.
     in_doubt_steps: Literal["fail", "retry"] = "fail"
+    # Poll each polling konnect at least this often (tests and local trials); default: each trigger's
+    # own interval (a catalogue trigger's manifest says, 300 s unless it says otherwise).
+    max_poll_interval_seconds: float | None = Field(default=None, gt=0)
 
     @field_validator("allow_private_networks", mode="before")
     @classmethod

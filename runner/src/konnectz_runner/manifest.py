@@ -355,8 +355,16 @@ class Polling(Strict):
 
 
 class Signature(Strict):
-    """How a webhook delivery is verified: an HMAC of ``signed_payload`` in a header."""
+    """How a webhook delivery is verified: an HMAC of ``signed_payload`` in a header.
 
+    ``scheme: hmac``: the header holds ``prefix`` + the digest of ``signed_payload`` (GitHub's
+    ``X-Hub-Signature-256: sha256=<hex>``); ``scheme: stripe``: the header is Stripe's
+    ``t=<unix time>,v1=<hex>[,v1=...]`` over ``<t>.<body>``, at most ``tolerance_seconds`` old.
+    ``secret`` is a template over ``subscription.secret`` (kept by the api, encrypted, when the
+    trigger was subscribed) and ``auth.*`` (a token field such as Slack's signing secret).
+    """
+
+    scheme: Literal["hmac", "stripe"] = "hmac"
     header: str
     algorithm: Literal["hmac-sha256", "hmac-sha1"] = "hmac-sha256"
     encoding: Literal["hex", "base64"] = "hex"
@@ -377,6 +385,12 @@ class WebhookSubscription(Strict):
     unsubscribe: Operation | None = None
     url_path: str = Field(default="url", description="Body path of our webhook URL in the subscribe request")
     id_path: str = Field(default="id", description="Subscription id in the subscribe reply")
+    secret_path: str | None = Field(
+        default=None, description="Body path of a signing secret Konnectz generates (GitHub: config.secret)"
+    )
+    reply_secret_path: str | None = Field(
+        default=None, description="Where the subscribe reply carries the signing secret (Stripe: secret)"
+    )
     signature: Signature | None = None
     instructions: list[str] = Field(default_factory=list)
 

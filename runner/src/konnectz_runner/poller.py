@@ -1,7 +1,11 @@
 """Polling konnects: one request per interval, one run per new item, a cursor in ``KZ_POLLS``.
 
-:func:`poll_once` sends the trigger's request (guarded and redirect-safe like an API-call step,
-secret headers dropped on a cross-origin redirect), picks the new items with
+:func:`poll_once` sends the trigger's request: a catalogue app's trigger event through the generic
+HTTP step's :func:`~konnectz_runner.steps.app_event.call_event` (:func:`app_items`: credentials
+from the api's credential broker at poll time, retries on 429/5xx honouring Retry-After, pages,
+one refresh of an expired OAuth2 token), a plain ``url`` trigger as it is (guarded and
+redirect-safe like an API-call step, secret headers dropped on a cross-origin redirect). It picks
+the new items with
 :func:`~konnectz_runner.triggers.polling.new_items`, stores one RunRequest per item (source
 ``polling``; the run id is derived from konnect and item, so an item is run once even if two
 pollers see it), then stores the cursor. A failed poll stores the cursor with ``last_error`` and
@@ -19,7 +23,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from nats.js import JetStreamContext
@@ -28,13 +32,17 @@ from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from konnectz_runner import outbound
 from konnectz_runner.errors import StepError
 from konnectz_runner.events import KV_POLLS, RunRequest, konnect_key, publish_run
-from konnectz_runner.model import utcnow
+from konnectz_runner.model import StepContext, utcnow
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.spec import FlowSpec
-from konnectz_runner.triggers.polling import Cursor, PollingTrigger, new_items, since_value
 
-__all__ = ["MAX_POLL_BYTES", "LocalPoller", "poll_once", "read_cursor"]
+if TYPE_CHECKING:
+    from konnectz_runner.manifest import App
+    from konnectz_runner.steps.app_event import CredentialSource
+from konnectz_runner.triggers.polling import Cursor, PollingTrigger, fingerprint, new_items, pick_new, since_value
+
+__all__ = ["MAX_POLL_BYTES", "LocalPoller", "app_items", "poll_once", "read_cursor"]
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +91,68 @@ def _request(trigger: PollingTrigger, cursor: Cursor) -> httpx.Request:
         params.append((trigger.since_param, since))
     headers = {h.key: h.value for h in trigger.headers}
     headers.setdefault("Accept", "application/json")
-    return httpx.Request(trigger.method, trigger.url, params=params, headers=headers)
+    return httpx.Request(trigger.method, trigger.url or "", params=params, headers=headers)
+
+
+async def app_items(
+    trigger: PollingTrigger,
+    cursor: Cursor,
+    *,
+    konnect_id: int,
+    owner_id: int,
+    timezone: str = "UTC",
+    http: httpx.AsyncClient,
+    guard: NetGuard,
+    max_bytes: int = MAX_POLL_BYTES,
+    credential_source: CredentialSource | None = None,
+    app: App | None = None,
+) -> list[Any]:
+    """The items of a catalogue app's trigger event, read through the generic HTTP step.
+
+    Credentials come from ``credential_source`` (the api's Test & Review reads its own database), else
+    from the step's credential source: the api's broker with this konnect's token. ``app``: the
+    manifest when the caller has it (the api's catalogue), else the runner's catalogue is read."""
+    from konnectz_runner.steps import app_event
+
+    app = app or app_event.catalogue().get(trigger.app_id or 0)
+    event = app.event(trigger.event) if app is not None else None
+    if app is None or event is None or event.operation is None:
+        raise StepError(f"Unknown app event {trigger.app_id}/{trigger.event}")
+    values: dict[str, Any] = {f.key: f.value for f in trigger.event_fields}
+    extra: list[tuple[str, str]] = []
+    since = since_value(trigger, cursor)
+    if since is not None and trigger.since_param:
+        if event.field(trigger.since_param) is not None:
+            values[trigger.since_param] = since
+        else:
+            extra.append((trigger.since_param, since))
+    credentials: dict[str, Any] = {}
+    refresh = None
+    account_id = trigger.account_id
+    if app.needs_account:
+        if account_id is None:
+            raise StepError(f"Choose a {app.name} account for this trigger")
+        source = credential_source or app_event.credential_source()
+        credentials = await source(account_id, konnect_id, owner_id, False)
+        if app.auth.type == "oauth2":
+
+            async def refresh() -> dict[str, Any]:
+                return await source(account_id, konnect_id, owner_id, True)
+
+    ctx = StepContext(
+        outputs={},
+        http=http,
+        guard=guard,
+        run_id=f"poll-{konnect_id}",
+        konnect_id=konnect_id,
+        owner_id=owner_id,
+        timezone=timezone,
+        max_response_bytes=max_bytes,
+    )
+    items, _ = await app_event.call_event(
+        ctx, app, event, values, credentials, account_id=account_id, refresh=refresh, extra_params=extra or None
+    )
+    return list(items)
 
 
 def _output(item: Any) -> dict[str, Any]:
@@ -104,14 +173,32 @@ async def poll_once(
         raise ValueError(f"konnect {spec.konnect_id} has no polling trigger")
     now = now or utcnow()
     cursor, revision = await read_cursor(js, spec.konnect_id)
+    source = fingerprint(trigger)
+    if cursor.source is None and cursor.initialized:  # a cursor stored before sources were fingerprinted
+        cursor = cursor.model_copy(update={"source": source})
+    elif cursor.source != source:  # never polled, or another source before a re-publish: record afresh
+        cursor = Cursor(source=source)
     secret = [h.key for h in trigger.headers if h.secret]
     try:
-        response, raw = await outbound.send(http, guard, _request(trigger, cursor), MAX_POLL_BYTES,
-                                            secret_headers=secret)  # fmt: skip
-        if response.status_code >= 400:
-            snippet = raw.decode(response.encoding or "utf-8", errors="replace")[:200]
-            raise StepError(f"HTTP {response.status_code} from {outbound.display_url(response.url)}: {snippet}")
-        items, cursor_next, warnings = new_items(trigger, outbound.parse_body(response, raw), cursor, now)
+        if trigger.app_id is not None:
+            found = await app_items(
+                trigger,
+                cursor,
+                konnect_id=spec.konnect_id,
+                owner_id=spec.owner_id,
+                timezone=spec.timezone,
+                http=http,
+                guard=guard,
+            )
+            items, cursor_next, warnings = pick_new(trigger, found, cursor, now)
+        else:
+            assert trigger.url is not None
+            response, raw = await outbound.send(http, guard, _request(trigger, cursor), MAX_POLL_BYTES,
+                                                secret_headers=secret)  # fmt: skip
+            if response.status_code >= 400:
+                snippet = raw.decode(response.encoding or "utf-8", errors="replace")[:200]
+                raise StepError(f"HTTP {response.status_code} from {outbound.display_url(response.url)}: {snippet}")
+            items, cursor_next, warnings = new_items(trigger, outbound.parse_body(response, raw), cursor, now)
     except (StepError, ValueError, httpx.HTTPError) as exc:
         message = str(exc) or type(exc).__name__
         log.warning("Polling konnect %s failed: %s", spec.konnect_id, message)
@@ -138,7 +225,8 @@ async def poll_once(
 
 
 class LocalPoller:
-    """Polls the polling konnects of a registry each ``interval_seconds``."""
+    """Polls the polling konnects of a registry each ``interval_seconds`` (at most
+    ``max_interval_seconds`` apart when given: ``KONNECTZ_MAX_POLL_INTERVAL_SECONDS``)."""
 
     def __init__(
         self,
@@ -149,6 +237,7 @@ class LocalPoller:
         guard: NetGuard,
         wake: float = 1.0,
         clock: Callable[[], datetime] = utcnow,
+        max_interval_seconds: float | None = None,
     ) -> None:
         self.js = js
         self.registry = registry
@@ -156,6 +245,7 @@ class LocalPoller:
         self.guard = guard
         self.wake = wake
         self.clock = clock
+        self.max_interval_seconds = max_interval_seconds
         self._next: dict[tuple[int, str], datetime] = {}
         self._task: asyncio.Task[None] | None = None
 
@@ -191,7 +281,10 @@ class LocalPoller:
             live.add(key)
             if key in self._next and now < self._next[key]:
                 continue
-            self._next[key] = now + timedelta(seconds=trigger.interval_seconds)
+            interval = float(trigger.interval_seconds)
+            if self.max_interval_seconds is not None:
+                interval = min(interval, self.max_interval_seconds)
+            self._next[key] = now + timedelta(seconds=interval)
             due.append(spec)
         for gone in set(self._next) - live:
             del self._next[gone]

@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -58,7 +59,7 @@ from konnectz_runner.capture import (
     publish_capture,
 )
 from konnectz_runner.config import Settings
-from konnectz_runner.errors import ConfigError
+from konnectz_runner.errors import ConfigError, StepError
 from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, ensure_streams, publish_run, use_pool_subjects
 from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.outage import Outage, nats_callbacks
@@ -66,8 +67,10 @@ from konnectz_runner.poller import LocalPoller
 from konnectz_runner.quota import NatsQuotaGate
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
+from konnectz_runner.signatures import verify_signature
 from konnectz_runner.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
 from konnectz_runner.webhook import WebhookError, read_trigger_output
+from konnectz_runner.webhook_secrets import SecretCache
 from konnectz_runner.worker import RunWorker, WorkerThread, consumer_for
 
 __all__ = ["Runner", "connect_nats", "create_app"]
@@ -124,6 +127,7 @@ class Runner:
         self.queue_depth = 0
         self.only_konnect: int | None = None
         self.nats_outage = Outage(f"NATS at {settings.nats_url}", log)
+        self.webhook_secrets = SecretCache()
 
     async def start(self) -> None:
         only_konnect: int | None = None
@@ -179,7 +183,13 @@ class Runner:
             self.scheduler = LocalScheduler(self.js, self.registry)
             self.scheduler.start()
         # Polling konnects are polled by the runner that hosts them (local, or their own Deployment).
-        self.poller = LocalPoller(self.js, self.registry, http=self.http, guard=self.guard)
+        self.poller = LocalPoller(
+            self.js,
+            self.registry,
+            http=self.http,
+            guard=self.guard,
+            max_interval_seconds=self.settings.max_poll_interval_seconds,
+        )
         self.poller.start()
         # Everything loaded so far (the konnects, the modules) lives as long as the process: keep it out
         # of the cyclic garbage collector's scans, and collect the young generation less often. With
@@ -355,8 +365,28 @@ async def hook(request: Request) -> JSONResponse:
         return _busy(runner)
     # Whether the editor captures this token is looked up while the run is being stored.
     lookup = None if runner.captures.ready else asyncio.create_task(_capture_window(runner, token))
+    signature = spec.trigger.signature
+
+    async def verify(body: bytes) -> None:
+        assert signature is not None
+        headers = dict(request.headers)
+        try:
+            secret = await runner.webhook_secrets.get(spec.konnect_id)
+            ok = verify_signature(signature, secret, headers, body, now=time.time())
+            if not ok:  # the secret may have changed with a re-publish: read it again once
+                secret = await runner.webhook_secrets.get(spec.konnect_id, refresh=True)
+                ok = verify_signature(signature, secret, headers, body, now=time.time())
+        except StepError as exc:
+            log.error("Webhook of konnect %s: %s", spec.konnect_id, exc)
+            raise WebhookError(503, "The signature cannot be checked now; try again") from exc
+        if not ok:
+            telemetry.RUNS_REFUSED.labels("signature").inc()
+            raise WebhookError(401, f"Invalid or missing {signature.header} signature")
+
     try:
-        trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
+        trigger_output = await read_trigger_output(
+            request, runner.settings.max_body_bytes, verify=verify if signature is not None else None
+        )
     except WebhookError as exc:
         if lookup is not None:
             lookup.cancel()

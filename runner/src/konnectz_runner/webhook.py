@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -80,8 +80,14 @@ async def _multipart(request: Request, body: bytes) -> dict[str, Any]:
     return fields
 
 
-async def read_trigger_output(request: Request, max_bytes: int) -> dict[str, Any]:
+async def read_trigger_output(
+    request: Request, max_bytes: int, *, verify: Callable[[bytes], Awaitable[None]] | None = None
+) -> dict[str, Any]:
+    """The run's trigger output from the request; ``verify`` sees the raw body first (and raises
+    :class:`WebhookError` to refuse it, e.g. a wrong signature)."""
     body = await _read_body(request, max_bytes)
+    if verify is not None:
+        await verify(body)
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     output: dict[str, Any]
     if not body.strip():

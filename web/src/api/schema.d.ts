@@ -488,6 +488,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/internal/webhook_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The signing secret of a konnect's app webhook (scoped token)
+         * @description The runner of konnect K verifies the signature of each delivery to K's app webhook trigger with this secret (kept encrypted since the api subscribed K at the app). Bearer: K's scoped token. 404 when K has no app webhook subscription.
+         */
+        post: operations["webhook_secret_api_v1_internal_webhook_secret_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/konnect_webhooks/capture_webhook_response/{webhookId}": {
         parameters: {
             query?: never;
@@ -538,7 +558,9 @@ export interface paths {
         put?: never;
         /**
          * Publish Konnect
-         * @description Save the canvas and publish it: save_konnect with ``publish: true``.
+         * @description Save the canvas and publish it: save_konnect with ``publish: true``. A catalogue app's webhook
+         *     trigger is subscribed at the app first (through the account); a subscription the app refuses
+         *     answers 422 with its reason and nothing is published.
          */
         post: operations["publish_konnect_api_v1_konnects_publish_konnect_post"];
         delete?: never;
@@ -579,7 +601,9 @@ export interface paths {
         /**
          * Test And Review
          * @description Test one node with the runner's step code. The trigger's test creates the konnect (a draft)
-         *     when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
+         *     when ``konnect_id`` is null and answers its webhook URL; a catalogue app's polling trigger answers
+         *     the newest item of the live app, read through the chosen account (or the manifest's sample when
+         *     there is none), an app webhook trigger the manifest's sample; an action's test uses the outputs of
          *     the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
          *     Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error.
          *
@@ -2550,6 +2574,16 @@ export interface components {
             /** Error Type */
             type: string;
         };
+        /** WebhookSecretIn */
+        WebhookSecretIn: {
+            /** Konnect Id */
+            konnect_id: number;
+        };
+        /** WebhookSecretOut */
+        WebhookSecretOut: {
+            /** Secret */
+            secret: string;
+        };
         /** WidgetList */
         WidgetList: {
             /** Ai Host Configured */
@@ -3547,6 +3581,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CredentialsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    webhook_secret_api_v1_internal_webhook_secret_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretOut"];
                 };
             };
             /** @description Validation Error */

@@ -8,7 +8,9 @@ compiles) and ``compile_node(node) -> <runner step Config>``; a trigger module d
 To add a kind: write ``compilers/<kind>.py`` and list it in :data:`_STEP_MODULES` or
 :data:`_TRIGGER_MODULES`. Known providers that do not run yet are in :data:`PENDING`: the delay
 step and the scheduler, form-input and polling (catalogue app) triggers get their modules here
-when their runner kinds land (``TriggerInput`` carries the owner's time zone for schedules). A
+when their runner kinds land (``TriggerInput`` carries the owner's time zone for schedules).
+Catalogue apps are compiled by :mod:`~konnectz_api.compilers.app_event` (actions and searches) and
+:mod:`~konnectz_api.compilers.app_trigger` (polling triggers), found by the node's app id. A
 node's timer (Set Delay, ``data.timerConfigs``) compiles to a delay step *before* the node's own
 step: :func:`compile_step` may return a list of steps for one node.
 """
@@ -22,6 +24,7 @@ from typing import Any
 from konnectz_api.compilers import (
     api_call,
     app_event,
+    app_trigger,
     coupon,
     data_forwarder,
     delay,
@@ -87,6 +90,8 @@ def compile_step(node: Any) -> Any:
 def compile_trigger(node: Any, given: TriggerInput) -> Any:
     """The runner trigger of the trigger node."""
     compiler = TRIGGER_COMPILERS.get(node.provider)
+    if compiler is None and app_trigger.is_app_trigger(node):
+        compiler = app_trigger.compile_trigger
     if compiler is None:
         from konnectz_api.script_triggers import compile_trigger as script_trigger
 

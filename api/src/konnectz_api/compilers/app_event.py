@@ -36,7 +36,7 @@ def compile_node(node: Any) -> AppEventStep:
         raise fail(node, "choose an event")
     account = (node.data.model_extra or {}).get("selectedAccount") or {}
     account_id = account.get("id") if isinstance(account, dict) else None
-    if app.needs_account and not str(account_id or "").isdigit():
+    if app.needs_account and not (str(account_id or "").isdigit() and 1 <= int(str(account_id)) < 2**63):
         raise fail(node, "choose an account")
     fields = []
     for entry in node.data.configResponses or ():

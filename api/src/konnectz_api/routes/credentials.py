@@ -20,6 +20,7 @@ from sqlalchemy import type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 
 from konnectz_api.app_calls import AppCallError, app_client
+from konnectz_api.app_webhooks import secret_of
 from konnectz_api.broker import fresh_credentials, refresh_credentials
 from konnectz_api.catalogue import AppIndex, get_index
 from konnectz_api.crud import app_accounts
@@ -81,3 +82,34 @@ async def credentials(
     except AppCallError as exc:
         raise BadRequest(str(exc)) from exc
     return CredentialsOut(credentials=fresh)
+
+
+class WebhookSecretIn(BaseModel):
+    konnect_id: int = Field(ge=1, lt=2**63)
+
+
+class WebhookSecretOut(BaseModel):
+    secret: str
+
+
+@router.post(
+    "/webhook_secret",
+    response_model=WebhookSecretOut,
+    summary="The signing secret of a konnect's app webhook (scoped token)",
+    description="The runner of konnect K verifies the signature of each delivery to K's app webhook trigger "
+    "with this secret (kept encrypted since the api subscribed K at the app). Bearer: K's scoped token. 404 "
+    "when K has no app webhook subscription.",
+)
+def webhook_secret(
+    body: WebhookSecretIn,
+    session: SessionDep,
+    settings: SettingsDep,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> WebhookSecretOut:
+    expected = konnect_token(settings.runner_credentials_key, body.konnect_id)
+    if creds is None or not hmac.compare_digest(creds.credentials, expected):
+        raise Unauthorized("A token scoped to this konnect is required")
+    secret = secret_of(session, settings, body.konnect_id)
+    if not secret:
+        raise NotFound("This konnect has no app webhook subscription")
+    return WebhookSecretOut(secret=secret)

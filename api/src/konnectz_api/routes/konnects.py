@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from konnectz_api import testing
+from konnectz_api import app_webhooks, testing
 from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
@@ -195,8 +195,15 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
         # The draft is kept: the user fixes the node the message names and publishes again.
         return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
     try:
+        await app_webhooks.subscribe(session, settings, konnect, webhook_url(settings, konnect))
+    except app_webhooks.SubscribeError as exc:
+        session.rollback()
+        return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
+    try:
         await deployer.publish(spec)
     except DeployError as exc:
+        await app_webhooks.unsubscribe(session, settings, konnect)
+        session.commit()
         raise DeployUnavailable(
             f"The konnect was saved but could not be published: {exc}", konnect_id=konnect.id
         ) from exc
@@ -221,18 +228,19 @@ async def save_konnect(
     if body.publish:
         return await _publish(konnect, user, session, settings, deployer)
     if konnect.status == "Published":  # the spec: Save keeps the flow as Draft
-        await _unpublish(konnect, deployer)
+        await _unpublish(konnect, deployer, session, settings)
         konnect.status = "Draft"
         konnect.published_spec = None
         session.commit()
     return _reply(settings, konnect, "Konnect saved as draft")
 
 
-async def _unpublish(konnect: Konnect, deployer: Deployer) -> None:
+async def _unpublish(konnect: Konnect, deployer: Deployer, session: SessionDep, settings: Settings) -> None:
     try:
         await deployer.unpublish(konnect.id)
     except DeployError as exc:
         raise DeployUnavailable(f"Could not stop the konnect: {exc}") from exc
+    await app_webhooks.unsubscribe(session, settings, konnect)
 
 
 @router.post(
@@ -243,7 +251,9 @@ async def _unpublish(konnect: Konnect, deployer: Deployer) -> None:
 async def publish_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
 ) -> Any:
-    """Save the canvas and publish it: save_konnect with ``publish: true``."""
+    """Save the canvas and publish it: save_konnect with ``publish: true``. A catalogue app's webhook
+    trigger is subscribed at the app first (through the account); a subscription the app refuses
+    answers 422 with its reason and nothing is published."""
     return await save_konnect(body.model_copy(update={"publish": True}), user, session, settings, deployer)
 
 
@@ -273,7 +283,7 @@ async def update_status(
     else:
         was_published = konnect.status == "Published"
         if was_published:
-            await _unpublish(konnect, deployer)
+            await _unpublish(konnect, deployer, session, settings)
         konnect.status = body.status
         konnect.published_spec = None
         session.commit()
@@ -291,7 +301,9 @@ async def update_status(
 )
 async def test_and_review(body: TestAndReviewIn, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> Any:
     """Test one node with the runner's step code. The trigger's test creates the konnect (a draft)
-    when ``konnect_id`` is null and answers its webhook URL; an action's test uses the outputs of
+    when ``konnect_id`` is null and answers its webhook URL; a catalogue app's polling trigger answers
+    the newest item of the live app, read through the chosen account (or the manifest's sample when
+    there is none), an app webhook trigger the manifest's sample; an action's test uses the outputs of
     the upstream nodes' tests. A node that cannot be tested answers 422 with ``test_status``
     Error and the message to show; a step that ran and failed answers 200 with ``test_status`` Error.
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
+from konnectz_api import app_webhooks
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import members as crud
 from konnectz_api.crud import password_reset
@@ -21,7 +22,7 @@ from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound
 from konnectz_api.mail import send_mail
-from konnectz_api.models import User
+from konnectz_api.models import Konnect, User
 from konnectz_api.routes.konnects import DeployUnavailable
 from konnectz_api.schemas import (
     AgencyList,
@@ -136,7 +137,9 @@ def _update(
     return MemberReply(message="Member updated", member=_out(member))
 
 
-async def _remove(kind: crud.Kind, member_id: int, owner: User, session: SessionDep, deployer: Deployer) -> MemberReply:
+async def _remove(
+    kind: crud.Kind, member_id: int, owner: User, session: SessionDep, deployer: Deployer, settings: Settings
+) -> MemberReply:
     _plan(owner, kind)
     member = _member(session, owner, kind, member_id)
     # A sub-account's published flows stop first: its runs must not outlive it.
@@ -145,6 +148,9 @@ async def _remove(kind: crud.Kind, member_id: int, owner: User, session: Session
             await deployer.unpublish(konnect_id)
         except DeployError as exc:
             raise DeployUnavailable(f"Could not stop the sub-account's flows: {exc}") from exc
+        konnect = session.get(Konnect, konnect_id)
+        if konnect is not None:  # its app webhooks are unsubscribed at the apps
+            await app_webhooks.unsubscribe(session, settings, konnect)
     await run_in_threadpool(crud.remove_member, session, member=member)
     return MemberReply(message="Member removed")
 
@@ -179,9 +185,9 @@ def update_team_user(body: TeamMemberUpdate, user: CurrentUser, session: Session
 
 @router.get("/remove_team_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove a team member")
 async def remove_team_user(
-    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep, settings: SettingsDep
 ) -> MemberReply:
-    return await _remove(crud.TEAM, sub_account_id, user, session, deployer)
+    return await _remove(crud.TEAM, sub_account_id, user, session, deployer, settings)
 
 
 # --- agency -------------------------------------------------------------------------------------------
@@ -221,9 +227,9 @@ def update_agency_user(body: SubAccountUpdate, user: CurrentUser, session: Sessi
 
 @router.get("/remove_agency_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove a sub-account")
 async def remove_agency_user(
-    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep, settings: SettingsDep
 ) -> MemberReply:
-    return await _remove(crud.AGENCY, sub_account_id, user, session, deployer)
+    return await _remove(crud.AGENCY, sub_account_id, user, session, deployer, settings)
 
 
 # --- reseller -----------------------------------------------------------------------------------------
@@ -250,9 +256,9 @@ def update_reseller_user(body: SubAccountUpdate, user: CurrentUser, session: Ses
 
 @router.get("/remove_reseller_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove one")
 async def remove_reseller_user(
-    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep
+    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep, settings: SettingsDep
 ) -> MemberReply:
-    return await _remove(crud.RESELLER, sub_account_id, user, session, deployer)
+    return await _remove(crud.RESELLER, sub_account_id, user, session, deployer, settings)
 
 
 # --- audit log ----------------------------------------------------------------------------------------

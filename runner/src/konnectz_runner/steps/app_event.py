@@ -55,6 +55,9 @@ __all__ = [
     "Config",
     "CredentialSource",
     "broker_credentials",
+    "call_event",
+    "catalogue",
+    "credential_source",
     "default_catalogue",
     "new_items",
     "run",
@@ -103,6 +106,16 @@ def set_catalogue(loader: Callable[[], Catalogue | LazyCatalogue]) -> None:
 def set_credential_source(source: CredentialSource | None) -> None:
     global _credential_source
     _credential_source = source
+
+
+def catalogue() -> Catalogue | LazyCatalogue:
+    """The catalogue steps and pollers read apps from."""
+    return _catalogue()
+
+
+def credential_source() -> CredentialSource:
+    """Where credentials come from: the one set by :func:`set_credential_source`, else the broker."""
+    return _credential_source or broker_credentials
 
 
 async def broker_credentials(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
@@ -196,8 +209,11 @@ async def call_event(
     *,
     account_id: int | None,
     refresh: Callable[[], Awaitable[dict[str, Any]]] | None,
+    extra_params: list[tuple[str, str]] | None = None,
 ) -> tuple[Any, list[dict[str, Any]]]:
-    """The reply body (actions) or all items (searches/triggers), and what the log may show."""
+    """The reply body (actions) or all items (searches/triggers), and what the log may show.
+
+    ``extra_params`` go into every page's query (a polling trigger's ``since`` parameter)."""
     hooks = [*app.hooks, *event.hooks]
     pages = event.pagination.max_pages if event.kind != "action" and event.pagination.style != "none" else 1
     items: list[Any] = []
@@ -205,7 +221,7 @@ async def call_event(
     cursor: str | None = None
     body: Any = None
     for page in range(pages):
-        extra = _page_params(event, page, cursor) if pages > 1 else None
+        extra = [*(extra_params or ()), *(_page_params(event, page, cursor) if pages > 1 else ())] or None
         request = build_event_request(app, event, values, credentials, extra_params=extra)
         response, raw = await _send(ctx, app, request, account_id)
         body = outbound.parse_body(response, raw)
@@ -278,14 +294,14 @@ async def run(step: AppEventStep, ctx: StepContext) -> Outcome:
     values = {f.key: resolve_value(f.value, ctx.outputs, warnings) for f in step.fields}
     recorded: dict[str, Any] = {"app_id": step.app_id, "event": step.event, "fields": values}
     try:
-        app = _catalogue().get(step.app_id)
+        app = catalogue().get(step.app_id)
         event = app.event(step.event) if app is not None else None
         if app is None or event is None:
             raise StepError(f"Unknown app event {step.app_id}/{step.event}")
         credentials: dict[str, Any] = {}
         refresh: Callable[[], Awaitable[dict[str, Any]]] | None = None
         if app.needs_account:
-            source = _credential_source or broker_credentials
+            source = credential_source()
             if step.account_id is None:
                 raise StepError(f"Choose a {app.name} account for this step")
             account_id = step.account_id

@@ -1,11 +1,19 @@
-"""Webhook trigger: a run starts when ``/hooks/<token>`` receives a request."""
+"""Webhook trigger: a run starts when ``/hooks/<token>`` receives a request.
+
+A catalogue app's webhook trigger (manifest ``trigger: {type: webhook}``) is this trigger with the
+app's ``signature``: the api subscribed the URL at the app when the konnect was published and keeps
+the signing secret (encrypted, like credentials); the runner fetches it from the api's broker with
+the konnect-scoped token and refuses a delivery whose signature does not match with 401
+(:mod:`konnectz_runner.signatures`).
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from konnectz_runner.manifest import Signature
 from konnectz_runner.model import Strict
 
 __all__ = ["WebhookTrigger"]
@@ -16,3 +24,18 @@ class WebhookTrigger(Strict):
 
     kind: Literal["webhook"] = "webhook"
     token: str = Field(min_length=20)
+    app: str = Field(default="", max_length=100, description="Catalogue app key of an app webhook trigger")
+    event: str = Field(default="", max_length=100, description="Catalogue trigger event key")
+    signature: Signature | None = Field(
+        default=None, description="Deliveries must carry this signature (the secret comes from the api's broker)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """A plain webhook serializes as before the app fields existed (flow specs stay stable)."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("app", "event", "signature"):
+                if key in data and not data[key]:
+                    del data[key]
+        return data

@@ -1,0 +1,220 @@
+"""A catalogue app's polling trigger in the api: Test & Review reads the newest item from the live
+app through the account; publishing compiles it into the runner's polling trigger."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from konnectz_api import catalogue as catalogue_module
+from konnectz_api.catalogue import get_index, load_index
+from konnectz_api.core.config import get_settings
+from konnectz_api.deps import app_settings
+from konnectz_devstack.testing import api_call_node
+from konnectz_runner.netguard import parse_networks
+
+_spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
+fake_apps = importlib.util.module_from_spec(_spec)
+sys.modules["fake_apps"] = fake_apps
+_spec.loader.exec_module(fake_apps)
+
+TOKEN_APP, HOOKS_APP = 900001, 900003
+
+
+@pytest.fixture
+def fake(client, tmp_path, monkeypatch):
+    server = fake_apps.FakeApp().start()
+    fake_apps.write_manifests(tmp_path, server.url)
+    hooks_app = json.loads((tmp_path / "fake_token.json").read_text())
+    hooks_app.update(id=HOOKS_APP, key="fake_hooks", name="Fake Hooks App")
+    hooks_app["events"].append(
+        {
+            "key": "task_event",
+            "kind": "trigger",
+            "label": "Task Event (Instant)",
+            "operation": {"method": "GET", "path": "/tasks"},
+            "output": {"sample": {"event": "task.created", "task": {"id": 1}}},
+            "trigger": {
+                "type": "webhook",
+                "subscribe": {"method": "POST", "path": "/webhooks"},  # the fake answers 404
+                "unsubscribe": {"method": "DELETE", "path": "/webhooks/{id}", "content_type": "none"},
+                "secret_path": "secret",
+                "signature": {"header": "X-Fake-Signature", "secret": "{{subscription.secret}}"},
+            },
+        }
+    )
+    (tmp_path / "fake_hooks.json").write_text(json.dumps(hooks_app))
+    index = load_index(extra_dirs=[tmp_path])
+    settings = get_settings().model_copy(update={"allow_private_networks": parse_networks("127.0.0.0/8")})
+    overrides = client.app.dependency_overrides
+    overrides[get_index] = lambda: index
+    overrides[app_settings] = lambda: settings
+    monkeypatch.setattr(catalogue_module, "get_index", lambda: index)  # compilers and Test & Review
+    yield server
+    overrides.pop(get_index, None)
+    overrides.pop(app_settings, None)
+    server.stop()
+
+
+def _account(client, headers) -> int:
+    r = client.post(
+        "/api/v1/authorization",
+        json={"app_id": TOKEN_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
+        headers=headers,
+    )
+    assert r.status_code == 200, r.text
+    return int(r.json()["app_user_id"])
+
+
+def trigger_canvas(account_id: Any, event: str = "new_task") -> dict[str, Any]:
+    trigger = {
+        "id": "node-1",
+        "type": "TriggerNode",
+        "position": {"x": 0, "y": 0},
+        "data": {
+            "node_id": "node-1",
+            "app_detail": {
+                "id": TOKEN_APP,
+                "name": "Fake Token App",
+                "provider": "fake_token",
+                "app_type": "api",
+                "app_index": 1,
+                "side": "left",
+            },
+            "selectedEvent": {"id": event, "name": "New Task"},
+            "selectedAccount": {"id": account_id, "name": "Ada at Fake"},
+            "configResponses": [],
+        },
+    }
+    action = api_call_node("https://api.example.com/notes", body=[{"key": "title", "value": "{{node-1.title}}"}])
+    return {
+        "flowName": "New tasks",
+        "dataForSelect": {},
+        "apps": [trigger, action],
+        "links": [{"source": "node-1", "target": action["id"]}],
+    }
+
+
+def _test(client, headers, canvas, konnect_id=None):
+    return client.post(
+        "/api/v1/konnects/test_and_review",
+        json={"node_id": "node-1", "konnect_id": konnect_id, "canvas_json": canvas},
+        headers=headers,
+    )
+
+
+def test_test_and_review_shows_the_newest_item_of_the_live_app(client, api, fake):
+    headers = api.new_user()
+    account_id = _account(client, headers)
+    canvas = trigger_canvas(account_id)
+    # No items yet: the manifest's sample (none here: {}) and a message saying so.
+    r = _test(client, headers, canvas)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["test_status"] == "Success" and body["raw_response"] == {}
+    assert body["display_message"].startswith("No Fake Token App items were found")
+    assert fake.requests[-1]["path"] == "/tasks" and fake.requests[-1]["headers"]["X-Api-Key"] == fake_apps.API_KEY
+    konnect_id = body["konnect_id"]
+
+    fake.tasks += [{"id": 1, "title": "older"}, {"id": 2, "title": "newest"}]
+    r = _test(client, headers, canvas, konnect_id)
+    assert r.json()["test_status"] == "Success" and r.json()["raw_response"] == {"id": 2, "title": "newest"}
+    assert "the newest of 2 item(s)" in r.json()["display_message"]
+    assert fake_apps.API_KEY not in r.text
+
+    # Published: the runner's polling trigger naming app, event and account (no credential).
+    r = client.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": konnect_id, "canvas_json": canvas, "canvas_name": True},
+        headers=headers,
+    )
+    assert r.status_code == 200, r.text
+    edit = client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()
+    assert edit["status"] == "Published"
+    from konnectz_api.db import get_sessionmaker
+    from konnectz_api.models import Konnect
+
+    with get_sessionmaker()() as session:
+        spec = session.get(Konnect, konnect_id).published_spec
+    assert spec["trigger"]["kind"] == "polling"
+    assert (spec["trigger"]["app_id"], spec["trigger"]["event"], spec["trigger"]["account_id"]) == (
+        TOKEN_APP,
+        "new_task",
+        account_id,
+    )
+    assert fake_apps.API_KEY not in str(spec)
+
+
+def test_a_trigger_test_that_fails_or_uses_anothers_account_is_an_error(client, api, fake):
+    headers = api.new_user()
+    other = api.new_user()
+    theirs = _account(client, other)
+    r = _test(client, headers, trigger_canvas(theirs))
+    assert r.status_code == 200 and r.json()["test_status"] == "Error"
+    assert r.json()["display_message"] == "Choose a Fake Token App account for this trigger"
+    # The trigger was not tested successfully: the konnect cannot be saved.
+    saved = client.post(
+        "/api/v1/konnects/save_konnect",
+        json={"konnect_id": r.json()["konnect_id"], "canvas_json": trigger_canvas(theirs), "canvas_name": True},
+        headers=headers,
+    )
+    assert saved.status_code == 422
+
+    mine = _account(client, headers)
+    original = fake_apps.API_KEY
+    try:
+        fake_apps.API_KEY = "another-key-0123456789"  # the key was revoked after the account was added
+        r = _test(client, headers, trigger_canvas(mine))
+    finally:
+        fake_apps.API_KEY = original
+    assert r.status_code == 200 and r.json()["test_status"] == "Error"
+    assert "HTTP 401" in r.json()["display_message"] and original not in r.text
+    # Hostile account ids are refused, not a 500.
+    for bad in ("99999999999999999999999", "abc", None):
+        r = _test(client, headers, trigger_canvas(bad))
+        assert r.status_code in (200, 422), r.text
+        assert r.json()["test_status"] == "Error"
+
+
+def test_an_app_webhook_the_app_refuses_is_not_published(client, api, fake):
+    headers = api.new_user()
+    r = client.post(
+        "/api/v1/authorization",
+        json={"app_id": HOOKS_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
+        headers=headers,
+    )
+    account_id = r.json()["app_user_id"]
+    canvas = trigger_canvas(account_id, event="task_event")
+    canvas["apps"][0]["data"]["app_detail"].update(id=HOOKS_APP, provider="fake_hooks", name="Fake Hooks App")
+    tested = _test(client, headers, canvas).json()
+    assert tested["test_status"] == "Success" and tested["raw_response"] == {"event": "task.created", "task": {"id": 1}}
+    assert tested["display_message"].startswith("Publishing subscribes this konnect at Fake Hooks App")
+    r = client.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": tested["konnect_id"], "canvas_json": canvas, "canvas_name": True},
+        headers=headers,
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["message"].startswith("Fake Hooks App refused the webhook subscription")
+    assert fake.requests[-1]["path"] == "/webhooks" and len(fake.requests[-1]["body"]["secret"]) == 64
+    assert client.get(f"/api/v1/konnects/{tested['konnect_id']}/edit", headers=headers).json()["status"] == "Draft"
+
+
+def test_the_webhook_secret_door_is_scoped(client, api):
+    from konnectz_runner.broker_token import konnect_token
+
+    url = "/api/v1/internal/webhook_secret"
+    token = konnect_token(get_settings().runner_credentials_key, 5)
+    assert client.post(url, json={"konnect_id": 5}).status_code == 401
+    assert client.post(url, json={"konnect_id": 5}, headers={"Authorization": "Bearer nope"}).status_code == 401
+    # A konnect without an app webhook subscription: nothing to give.
+    assert client.post(url, json={"konnect_id": 5}, headers={"Authorization": f"Bearer {token}"}).status_code == 404
+    for bad in (2**64, 0, "x", None):
+        assert (
+            client.post(url, json={"konnect_id": bad}, headers={"Authorization": f"Bearer {token}"}).status_code == 422
+        )

@@ -1,0 +1,192 @@
+"""A catalogue app's polling trigger through real processes (api + runner + PostgreSQL + NATS).
+
+A token account of a local fake app is added (its test request passes), the trigger is tested
+(the newest item of the live fake), the konnect published; the runner polls the app with the
+credentials it fetches from the api's credential broker at poll time: the first poll records what
+exists, a new item starts exactly one run and one task log, later polls with nothing new start none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nats
+import pytest
+
+from konnectz_devstack import Platform
+from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import api_call_node, sign_up, wait_until
+from konnectz_runner.events import KV_POLLS, konnect_key
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+KEY = "tasks-key-0123456789"
+
+
+class TasksApp:
+    """A fake third-party API: ``GET /me`` (the account test), ``GET /tasks`` newest first."""
+
+    def __init__(self) -> None:
+        self.tasks: list[dict[str, Any]] = [{"id": 1, "title": "Existing task"}]
+        self.polls: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _reply(self, status: int, body: Any) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.headers.get("Authorization") != f"Token {KEY}":
+                    return self._reply(401, {"error": "bad key"})
+                if self.path == "/me":
+                    return self._reply(200, {"name": "Tasks of Ada"})
+                if self.path.startswith("/tasks"):
+                    outer.polls.append(self.path)
+                    return self._reply(200, {"results": outer.tasks[::-1]})
+                return self._reply(404, {})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+MANIFEST = {
+    "id": 990101,
+    "key": "tasksapp",
+    "name": "Tasks App",
+    "source": {"kind": "curated"},
+    "auth": {
+        "type": "api_key",
+        "fields": [{"key": "api_key", "label": "API Key"}],
+        "inject": [{"location": "header", "name": "Authorization", "value": "Token {{auth.api_key}}"}],
+        "test": {"path": "/me", "label_path": "name"},
+    },
+    "events": [
+        {
+            "key": "new_task",
+            "kind": "trigger",
+            "label": "New Task",
+            "operation": {"method": "GET", "path": "/tasks"},
+            "output": {"items_path": "results", "sample": {"id": 0, "title": "A task"}},
+            "trigger": {"type": "polling", "dedupe": "id", "interval_seconds": 300},
+        }
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def tasks() -> Iterator[TasksApp]:
+    app = TasksApp()
+    yield app
+    app.server.shutdown()
+    app.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def platform(tasks: TasksApp) -> Iterator[Platform]:
+    state = Path(tempfile.mkdtemp(prefix="konnectz-polling-"))
+    state.chmod(0o755)
+    root = state / "catalogue"
+    shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
+    (root / "apps" / "tasksapp.json").write_text(json.dumps({**MANIFEST, "base_url": tasks.url}))
+    # Poll every second instead of the manifest's five minutes, so the test sees several polls.
+    plat = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(root), KONNECTZ_MAX_POLL_INTERVAL_SECONDS="1")
+    plat.start()
+    yield plat
+    plat.stop()
+    shutil.rmtree(state, ignore_errors=True)
+
+
+def cursor(platform: Platform, konnect_id: int) -> dict[str, Any]:
+    async def read() -> dict[str, Any]:
+        nc = await nats.connect(platform.nats.url)
+        try:
+            kv = await nc.jetstream().key_value(KV_POLLS)
+            try:
+                entry = await kv.get(konnect_key(konnect_id))
+            except Exception:
+                return {}
+            return json.loads(entry.value or b"{}")
+        finally:
+            await nc.close()
+
+    return asyncio.run(read())
+
+
+def test_a_new_item_starts_exactly_one_run(platform: Platform, tasks: TasksApp, receiver) -> None:
+    api = httpx.Client(base_url=platform.api_url, timeout=30)
+    headers = sign_up(api, "poller@example.com", "a-long-password")
+    added = api.post(
+        "/api/v1/authorization", json={"app_id": MANIFEST["id"], "auth_response": {"api_key": KEY}}, headers=headers
+    )
+    assert added.status_code == 200, added.text
+    account_id = added.json()["app_user_id"]
+    trigger = {
+        "id": "node-1",
+        "type": "TriggerNode",
+        "position": {"x": 0, "y": 0},
+        "data": {
+            "app_detail": {"id": MANIFEST["id"], "name": "Tasks App", "provider": "tasksapp", "app_index": 1},
+            "selectedEvent": {"id": "new_task"},
+            "selectedAccount": {"id": account_id, "name": "Tasks of Ada"},
+        },
+    }
+    action = api_call_node(f"{receiver.url}/notes", body=[{"key": "note", "value": "New: {{node-1.title}}"}])
+    canvas = {"flowName": "Tasks", "dataForSelect": {}, "apps": [trigger, action], "links": [
+        {"source": "node-1", "target": "node-2"}]}  # fmt: skip
+
+    tested = api.post(
+        "/api/v1/konnects/test_and_review",
+        json={"node_id": "node-1", "konnect_id": None, "canvas_json": canvas},
+        headers=headers,
+    ).json()
+    assert tested["test_status"] == "Success" and tested["raw_response"] == {"id": 1, "title": "Existing task"}
+    konnect_id = tested["konnect_id"]
+    published = api.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": konnect_id, "canvas_json": canvas, "canvas_name": True},
+        headers=headers,
+    )
+    assert published.status_code == 200, published.text
+
+    def logs() -> list[dict[str, Any]]:
+        return api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
+
+    # The first poll records the existing task: no run.
+    first = wait_until(lambda: cursor(platform, konnect_id).get("initialized") and cursor(platform, konnect_id),
+                       timeout=30, what="the first poll")  # fmt: skip
+    assert first["seen"] == ["1"] and first["last_error"] is None
+    polls = len(tasks.polls)
+    wait_until(lambda: len(tasks.polls) >= polls + 2, timeout=20, what="two more polls")
+    assert logs() == [] and receiver.requests == []
+
+    tasks.tasks.append({"id": 2, "title": "Write the report"})
+    found = wait_until(logs, timeout=30, what="the run of the new task")
+    assert len(found) == 1 and found[0]["status"] == "SUCCESS"
+    assert found[0]["data"]["node-1"] == {"id": 2, "title": "Write the report"}
+    wait_until(lambda: receiver.requests, timeout=20, what="the action of the run")
+    assert receiver.requests[0]["body"] == {"note": "New: Write the report"}
+
+    # Later polls find nothing new: no second run.
+    polls = len(tasks.polls)
+    wait_until(lambda: len(tasks.polls) >= polls + 3, timeout=20, what="three more polls")
+    assert len(logs()) == 1 and len(receiver.requests) == 1
+    assert cursor(platform, konnect_id)["seen"] == ["1", "2"]
