@@ -90,13 +90,15 @@ def compile_step(node: Any) -> Any:
 def compile_trigger(node: Any, given: TriggerInput) -> Any:
     """The runner trigger of the trigger node."""
     compiler = TRIGGER_COMPILERS.get(node.provider)
-    if compiler is None and app_trigger.is_app_trigger(node):
-        compiler = app_trigger.compile_trigger
     if compiler is None:
         from konnectz_api.script_triggers import compile_trigger as script_trigger
 
+        # A catalogue trigger fed by a script the user installs runs as a webhook on the konnect's URL.
         if (scripted := script_trigger(node, given)) is not None:
             return scripted
+    if compiler is None and app_trigger.is_app_trigger(node):
+        compiler = app_trigger.compile_trigger
+    if compiler is None:
         message = PENDING.get(node.provider, f"trigger app {node.provider[:50]!r} cannot be published yet")
         raise fail(node, message)
     return compiler(node, given)
