@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
@@ -44,12 +45,13 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def new_context(browser: Browser) -> Iterator[NewContext]:
-    """``new_context(base_url, width=1440, height=900)``: a fresh context (own cookies and storage),
-    20 s default timeout; every context still open when the test ends is closed."""
+    """``new_context(base_url, width=1440, height=900, **options)``: a fresh context (own cookies and
+    storage; ``options`` as Playwright's), 20 s default timeout; every context still open when the
+    test ends is closed."""
     made: list[BrowserContext] = []
 
-    def make(base_url: str, *, width: int = 1440, height: int = 900) -> BrowserContext:
-        context = browser.new_context(base_url=base_url, viewport={"width": width, "height": height})
+    def make(base_url: str, *, width: int = 1440, height: int = 900, **options: Any) -> BrowserContext:
+        context = browser.new_context(base_url=base_url, viewport={"width": width, "height": height}, **options)
         context.set_default_timeout(20_000)
         made.append(context)
         return context

@@ -12,18 +12,17 @@ Screenshots of every node type in both themes go to docs/screenshots/.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
@@ -33,36 +32,20 @@ pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "docs" / "screenshots"
 ARTIFACTS = REPO / "test-results"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
 PASSWORD = "a-long-password"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make test` installs it from Debian's packages (apt-get install chromium)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
 
 
 @pytest.fixture
-def page(browser: Browser, platform: Platform) -> Iterator[Page]:
+def page(new_context: NewContext, platform: Platform) -> Iterator[Page]:
+    """A larger page than the suite's, allowed to read what Capture Response copies."""
     if platform.web_dist is None:
         pytest.fail("web/dist is missing: run `make web-build` first (make test does)")
-    context = browser.new_context(
-        base_url=platform.api_url,
-        viewport={"width": 1600, "height": 1000},
-        permissions=["clipboard-read", "clipboard-write"],
-    )
-    context.set_default_timeout(20_000)
+    context = new_context(platform.api_url, width=1600, height=1000, permissions=["clipboard-read", "clipboard-write"])
     pg = context.new_page()
     yield pg
     ARTIFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTIFACTS / "canvas-last-page.png"))
-    context.close()
 
 
 def _login(page: Page, platform: Platform) -> None:
@@ -515,12 +498,11 @@ def shop_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pl
     tasks.server.shutdown()
 
 
-def test_catalogue_app_action_with_a_token_account(browser: Browser, shop_platform) -> None:
+def test_catalogue_app_action_with_a_token_account(new_context: NewContext, shop_platform) -> None:
     """Webhook → a catalogue app's action: its account connected through Manage Accounts (token
     fields), event, account and configuration chosen, '@' references, tested, published and run."""
     platform, shop, _tasks = shop_platform
-    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1600, "height": 1000})
-    context.set_default_timeout(20_000)
+    context = new_context(platform.api_url, width=1600, height=1000)
     page = context.new_page()
     try:
         _login(page, platform)
@@ -578,14 +560,13 @@ def _add_token_account(page: Page, node_id: str, key: str, name: str) -> None:
     option.dispatch_event("click")
 
 
-def test_catalogue_app_trigger_to_another_apps_action(browser: Browser, shop_platform) -> None:
+def test_catalogue_app_trigger_to_another_apps_action(new_context: NewContext, shop_platform) -> None:
     """Flow 3: a catalogue app's polling trigger (Mock Tasks, token account added in the editor) →
     an action of another catalogue app (Mock Shop): each node tested with Test & Review (the
     trigger's sample is the newest task of the live mock), published by clicks; a task added to the
     mock is found by the runner's poll, runs the flow once, and its task log is seen."""
     platform, shop, tasks = shop_platform
-    context = browser.new_context(base_url=platform.api_url, viewport={"width": 1600, "height": 1000})
-    context.set_default_timeout(20_000)
+    context = new_context(platform.api_url, width=1600, height=1000)
     page = context.new_page()
     try:
         _login(page, platform)
