@@ -412,7 +412,14 @@ class WorkerThread:
             await asyncio.to_thread(self._thread.join, 40)
 
     def _main(self) -> None:
-        asyncio.run(self._serve())
+        # uvloop (installed with uvicorn[standard], which runs the ingress loop on it too) when present.
+        try:
+            import uvloop
+        except ImportError:  # pragma: no cover - uvicorn[standard] brings it
+            asyncio.run(self._serve())
+            return
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(self._serve())
 
     async def _serve(self) -> None:
         from konnectz_runner.netguard import guarded_transport
