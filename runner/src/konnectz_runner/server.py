@@ -60,7 +60,7 @@ from konnectz_runner.capture import (
 from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError
 from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, ensure_streams, publish_run, use_pool_subjects
-from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_runner.netguard import NetGuard, outbound_transport
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
 from konnectz_runner.quota import NatsQuotaGate
@@ -148,7 +148,7 @@ class Runner:
             except TimeoutError as exc:
                 raise ConfigError(f"Could not load konnects from the {KV_KONNECTS} bucket") from exc
         self.http = httpx.AsyncClient(
-            transport=guarded_transport(self.guard),
+            transport=outbound_transport(self.guard, self.settings.http_client),
             timeout=self.settings.http_timeout_seconds,
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT},

@@ -422,7 +422,7 @@ class WorkerThread:
             runner.run(self._serve())
 
     async def _serve(self) -> None:
-        from konnectz_runner.netguard import guarded_transport
+        from konnectz_runner.netguard import outbound_transport
         from konnectz_runner.quota import NatsQuotaGate
         from konnectz_runner.server import USER_AGENT, connect_nats
 
@@ -431,12 +431,10 @@ class WorkerThread:
         try:
             nc = await connect_nats(self.settings.nats_url)
             http = httpx.AsyncClient(
-                transport=guarded_transport(self.guard),
+                transport=outbound_transport(self.guard, self.settings.http_client),
                 timeout=self.settings.http_timeout_seconds,
                 follow_redirects=False,
                 headers={"User-Agent": USER_AGENT},
-                # httpcore scans every pooled connection on each request: a small pool is faster than a large one.
-                limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
             )
             worker = RunWorker(
                 nc.jetstream(),
