@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     # Execute runs on their own event loop (a thread with its own NATS connection), so webhook ingress
     # under load cannot crowd execution out.
     worker_thread: bool = True
+    # How often Python hands the GIL between the ingress loop and the worker thread (sys.setswitchinterval).
+    # Python's 5 ms default lets a busy worker hold a webhook's acknowledgement back for 5 ms at each of
+    # its awaits; 1 ms keeps the acknowledgement's tail short (see docs/performance.md).
+    switch_interval_seconds: float = Field(default=0.001, gt=0, le=0.1)
     # One log line per webhook request (uvicorn's access log); off by default, it is costly under load.
     access_log: bool = False
     # How long startup waits for the KZ_KONNECTS bucket to be loaded (100,000 konnects take seconds).

@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -155,6 +156,7 @@ class Runner:
         )
         self.only_konnect = only_konnect
         if self.settings.worker_thread:
+            sys.setswitchinterval(self.settings.switch_interval_seconds)
             self.worker_thread = WorkerThread(self.settings, self.registry, self.guard, only_konnect)
             await self.worker_thread.start()
         else:
