@@ -45,6 +45,7 @@ from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -496,6 +497,39 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
+_BUSY_BODY = b'{"message":"Too many runs are waiting; retry later"}'
+
+
+class ShedLoad:
+    """Answers a published webhook's request 429 before routing while the runner is overloaded.
+
+    Under overload most requests are refused; refusing them here, without Starlette's routing, request
+    object and response classes, costs a fraction of that and leaves the CPU to the runs already
+    accepted. Anything else (HEAD probes, unknown or draft tokens, forms) goes on to the app, which
+    answers the same 429 when it applies."""
+
+    def __init__(self, app: Any, runner: Runner) -> None:
+        self.app = app
+        self.runner = runner
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] != "HEAD" and self.runner.overloaded():
+            path: str = scope["path"]
+            if path.startswith("/hooks/"):
+                spec = self.runner.registry.by_token(path[len("/hooks/") :])
+                if spec is not None and spec.trigger.kind == "webhook":
+                    telemetry.RUNS_REFUSED.labels("backpressure").inc()
+                    headers = [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(_BUSY_BODY)).encode()),
+                        (b"retry-after", str(self.runner.settings.retry_after_seconds).encode()),
+                    ]
+                    await send({"type": "http.response.start", "status": 429, "headers": headers})
+                    await send({"type": "http.response.body", "body": _BUSY_BODY})
+                    return
+        await self.app(scope, receive, send)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     telemetry.setup_tracing("konnectz-runner")
     runner = Runner(settings or Settings())
@@ -516,6 +550,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/metrics", metrics, methods=["GET"]),
         ],
         lifespan=lifespan,
+        middleware=[Middleware(ShedLoad, runner=runner)],
     )
     app.state.runner = runner
     return app

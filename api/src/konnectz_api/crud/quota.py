@@ -87,6 +87,13 @@ def settle(session: Session, *, run_id: str, owner_id: int, tasks: int) -> None:
     debit(session, owner_id=owner_id, tasks=tasks - int(reserved or 0))
 
 
+@dataclass
+class _Usage:
+    limit: int
+    consumed: int
+    plan: str
+
+
 def _exceeded(tasks: int, limit: int, consumed: int, plan: str) -> str:
     available = max(0, limit - consumed)
     return (
@@ -108,7 +115,7 @@ def reserve_many(session: Session, *, requests: list[tuple[str, int, int, int]])
     owners = dict(session.execute(select(Konnect.id, Konnect.owner_id).where(Konnect.id.in_(konnect_ids))).all())
     owner_ids = sorted({o for _, k, o, _ in requests if owners.get(k) == o})
     users = {
-        int(row.id): [int(row.task_limit), int(row.task_consumed), str(row.current_plan)]
+        int(row.id): _Usage(int(row.task_limit), int(row.task_consumed), str(row.current_plan))
         for row in session.execute(
             select(User.id, User.task_limit, User.task_consumed, User.current_plan)
             .where(User.id.in_(owner_ids))
@@ -130,14 +137,14 @@ def reserve_many(session: Session, *, requests: list[tuple[str, int, int, int]])
         if user is None:
             out.append(Reservation(False, "The run was refused: its owner no longer exists.", 0, 0))
             continue
-        limit, consumed, plan = user
+        limit, consumed, plan = user.limit, user.consumed, user.plan
         if run_id in known or run_id in new:  # reserved before: not counted twice
             out.append(Reservation(True, None, limit, consumed))
             continue
         if consumed + tasks > limit:
             out.append(Reservation(False, _exceeded(tasks, limit, consumed, plan), limit, consumed))
             continue
-        user[1] = consumed + tasks
+        user.consumed = consumed + tasks
         new[run_id] = (owner_id, tasks)
         out.append(Reservation(True, None, limit, consumed + tasks))
     if new:
