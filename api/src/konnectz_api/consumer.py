@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from konnectz_api import observability
 from konnectz_api.bus import Bus
 from konnectz_api.core.config import get_settings
-from konnectz_api.crud import task_payloads
+from konnectz_api.crud import requests, task_payloads
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, Task, TaskLog, User
@@ -247,19 +247,29 @@ async def consume_task_events(
 
 async def purge_payloads_forever(sessions: sessionmaker[Session], settings: Any) -> None:
     """The retention job: every ``task_payload_purge_interval_seconds``, delete payloads older than
-    ``task_payload_retention_days`` (0 keeps them)."""
+    ``task_payload_retention_days`` and replace the accepted requests of runs older than
+    ``request_retention_days`` by a stub (:mod:`konnectz_api.crud.requests`; 0 keeps them)."""
+    cursor = requests.PurgeCursor()
     while True:
         try:
 
-            def _purge() -> int:
+            def _purge() -> tuple[int, int]:
                 with sessions() as session:
-                    return task_payloads.purge(session, older_than_days=settings.task_payload_retention_days)
+                    payloads = task_payloads.purge(session, older_than_days=settings.task_payload_retention_days)
+                    kept = requests.purge(session, older_than_days=settings.request_retention_days, cursor=cursor)
+                    return payloads, kept
 
-            purged = await asyncio.to_thread(_purge)
+            purged, purged_requests = await asyncio.to_thread(_purge)
             if purged:
                 log.info("purged %d task-log payloads older than %d days", purged, settings.task_payload_retention_days)
+            if purged_requests:
+                log.info(
+                    "purged the requests of %d runs older than %d days",
+                    purged_requests,
+                    settings.request_retention_days,
+                )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("purging task-log payloads failed: %s", exc or type(exc).__name__)
+            log.warning("purging task-log payloads and requests failed: %s", exc or type(exc).__name__)
         await asyncio.sleep(settings.task_payload_purge_interval_seconds)
