@@ -50,7 +50,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from konnectz_runner import idempotency, telemetry
+from konnectz_runner import idempotency, outbound, telemetry
 from konnectz_runner.capture import (
     KV_CAPTURING,
     CaptureCache,
@@ -149,11 +149,10 @@ class Runner:
                 await asyncio.wait_for(ready.wait(), self.settings.kv_ready_timeout_seconds)
             except TimeoutError as exc:
                 raise ConfigError(f"Could not load konnects from the {KV_KONNECTS} bucket") from exc
-        self.http = httpx.AsyncClient(
-            transport=outbound_transport(self.guard, self.settings.http_client),
+        self.http = outbound.step_client(
+            outbound_transport(self.guard, self.settings.http_client),
             timeout=self.settings.http_timeout_seconds,
-            follow_redirects=False,
-            headers={"User-Agent": USER_AGENT},
+            user_agent=USER_AGENT,
         )
         self.only_konnect = only_konnect
         if self.settings.worker_thread:

@@ -43,7 +43,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from konnectz_runner import telemetry
+from konnectz_runner import outbound, telemetry
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import (
     POOL_RUNS_PREFIX,
@@ -430,11 +430,10 @@ class WorkerThread:
         self._stop = asyncio.Event()
         try:
             nc = await connect_nats(self.settings.nats_url)
-            http = httpx.AsyncClient(
-                transport=outbound_transport(self.guard, self.settings.http_client),
+            http = outbound.step_client(
+                outbound_transport(self.guard, self.settings.http_client),
                 timeout=self.settings.http_timeout_seconds,
-                follow_redirects=False,
-                headers={"User-Agent": USER_AGENT},
+                user_agent=USER_AGENT,
             )
             worker = RunWorker(
                 nc.jetstream(),
