@@ -16,13 +16,13 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import FetchTimeoutError
 from pydantic import ValidationError
-from sqlalchemy import delete, select, update
+from sqlalchemy import Table, delete, select, update
 from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
@@ -93,12 +93,13 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "replay_of": event.replay_of,
             }
         )
-    inserted = dict(
+    # One cached statement, sent as multi-row INSERTs by SQLAlchemy's "insertmanyvalues" (a VALUES
+    # list built per batch would be compiled anew for every batch size).
+    logs = cast(Table, TaskLog.__table__)
+    inserted: dict[str, int] = dict(
         session.execute(
-            insert(TaskLog)
-            .values(rows)
-            .on_conflict_do_nothing(index_elements=["run_id"])
-            .returning(TaskLog.run_id, TaskLog.id)
+            insert(logs).on_conflict_do_nothing(index_elements=["run_id"]).returning(logs.c.run_id, logs.c.id),
+            rows,
         ).all()
     )
     if not inserted:
@@ -123,7 +124,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 }
             )
     if tasks:
-        session.execute(sa_insert(Task), tasks)
+        session.execute(sa_insert(cast(Table, Task.__table__)), tasks)
     task_payloads.store(session, ((inserted[r], p, s, d) for r, p, s, d in external if r in inserted))
     # Every executed action counts one task, settled once (only for runs this insert created) against
     # what the run reserved before it executed. A refused run executed nothing and counts none.

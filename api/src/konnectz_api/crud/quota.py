@@ -10,8 +10,9 @@ the difference between the actions that really ran and the reservation is debite
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -148,12 +149,11 @@ def reserve_many(session: Session, *, requests: list[tuple[str, int, int, int]])
         new[run_id] = (owner_id, tasks)
         out.append(Reservation(True, None, limit, consumed + tasks))
     if new:
+        table = cast(Table, QuotaReservation.__table__)
         inserted = set(
             session.scalars(
-                insert(QuotaReservation)
-                .values([{"run_id": r, "owner_id": o, "tasks": t} for r, (o, t) in new.items()])
-                .on_conflict_do_nothing(index_elements=["run_id"])
-                .returning(QuotaReservation.run_id)
+                insert(table).on_conflict_do_nothing(index_elements=["run_id"]).returning(table.c.run_id),
+                [{"run_id": r, "owner_id": o, "tasks": t} for r, (o, t) in new.items()],
             )
         )
         added: dict[int, int] = {}
