@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     # Back-pressure: when more accepted runs than this wait or run (the KZ_RUNS consumer's pending and
     # unacknowledged messages), triggers are answered 429 with Retry-After instead of being queued.
     max_queued_runs: int = Field(default=1_000, ge=1)
+    # ... and not more than this many seconds of work at the rate runs currently finish (0: only the
+    # fixed bound), so the backlog left when a burst ends drains within about this time.
+    max_queue_seconds: float = Field(default=1.5, ge=0)
     retry_after_seconds: int = Field(default=2, ge=1)
     # Execute runs on their own event loop (a thread with its own NATS connection), so webhook ingress
     # under load cannot crowd execution out.

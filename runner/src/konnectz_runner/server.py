@@ -16,8 +16,9 @@ worker. Routes:
 - ``GET /metrics``: Prometheus metrics (:mod:`konnectz_runner.telemetry`).
 
 Back-pressure: when more than ``max_queued_runs`` accepted runs wait or run (the KZ_RUNS consumer's
-pending and unacknowledged messages, refreshed every 0.25 s), triggers are answered 429 with
-``Retry-After`` instead of growing the backlog. Runs execute on their own event loop (a thread with
+pending and unacknowledged messages, refreshed every 0.25 s), or more than ``max_queue_seconds`` of
+work at the rate runs currently finish (:mod:`konnectz_runner.backlog`), triggers are answered 429
+with ``Retry-After`` instead of growing the backlog. Runs execute on their own event loop (a thread with
 its own NATS connection, ``worker_thread``), so ingress under load does not crowd execution out.
 
 In local mode (no spec file) a :class:`~konnectz_runner.scheduler.LocalScheduler` also starts the
@@ -51,6 +52,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from konnectz_runner import idempotency, outbound, telemetry
+from konnectz_runner.backlog import Backlog
 from konnectz_runner.capture import (
     KV_CAPTURING,
     CaptureCache,
@@ -124,6 +126,11 @@ class Runner:
         self._background: list[asyncio.Task[None]] = []
         self.worker_thread: WorkerThread | None = None
         self.queue_depth = 0
+        self.backlog = Backlog(
+            max_runs=settings.max_queued_runs,
+            max_seconds=settings.max_queue_seconds,
+            floor=2 * settings.worker_concurrency,
+        )
         self.only_konnect: int | None = None
         self.nats_outage = Outage(f"NATS at {settings.nats_url}", log)
 
@@ -262,6 +269,13 @@ class Runner:
             try:
                 info = await self.js.consumer_info(STREAM_RUNS, durable)
                 self.queue_depth = int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+                delivered = int(info.delivered.consumer_seq or 0) if info.delivered is not None else 0
+                self.backlog.observe(
+                    asyncio.get_running_loop().time(),
+                    depth=self.queue_depth,
+                    delivered=delivered,
+                    ack_pending=int(info.num_ack_pending or 0),
+                )
                 telemetry.RUN_QUEUE_DEPTH.set(self.queue_depth)
             except asyncio.CancelledError:
                 raise
@@ -270,7 +284,7 @@ class Runner:
             await asyncio.sleep(0.25)
 
     def overloaded(self) -> bool:
-        return self.queue_depth >= self.settings.max_queued_runs
+        return self.backlog.full()
 
     def nats_problem(self) -> str | None:
         """Why runs cannot be stored right now, or None when they can."""
