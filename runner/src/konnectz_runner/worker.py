@@ -58,7 +58,7 @@ from konnectz_runner.events import (
 )
 from konnectz_runner.journal import InDoubt, StepBusy, StepJournal
 from konnectz_runner.netguard import NetGuard
-from konnectz_runner.outage import Outage
+from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
@@ -429,7 +429,9 @@ class WorkerThread:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         try:
-            nc = await connect_nats(self.settings.nats_url)
+            # Its own outage lines (nats-py's default error callback prints a traceback per reconnect attempt).
+            outage = Outage(f"NATS at {self.settings.nats_url} (worker)", log)
+            nc = await connect_nats(self.settings.nats_url, **nats_callbacks(outage))
             http = outbound.step_client(
                 outbound_transport(self.guard, self.settings.http_client),
                 timeout=self.settings.http_timeout_seconds,
