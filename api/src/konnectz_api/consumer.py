@@ -1,7 +1,6 @@
 """Persists task events from JetStream as task logs (one per run, deduplicated on run_id).
 
-Events are fetched many at a time (up to ``task_events_batch``; when only a few are there, after waiting
-``task_events_linger_seconds`` for more) and stored in one transaction:
+Events are fetched many at a time (up to ``task_events_batch``) and stored in one transaction:
 one multi-row INSERT of the task logs (``ON CONFLICT (run_id) DO NOTHING``, so a redelivered run is
 harmless), one of their tasks, one DELETE of their quota reservations and one UPDATE per owner to
 settle the tasks. A batch that cannot be stored is retried one event at a time, so one bad event
@@ -190,7 +189,6 @@ async def consume_task_events(
     await bus.ready.wait()
     js = bus.js
     batch = get_settings().task_events_batch
-    linger = get_settings().task_events_linger_seconds
     sub = await js.pull_subscribe(
         SUBJECTS_EVENTS,
         durable=DURABLE,
@@ -211,12 +209,6 @@ async def consume_task_events(
             await asyncio.sleep(1)
             continue
         fetching.ok()
-        if linger > 0 and len(msgs) < batch // 10:
-            # A trickle: wait a moment for more, so a transaction stores tens of events, not one or two
-            # (the per-transaction cost dominates at low rates; the runs were acknowledged long ago).
-            await asyncio.sleep(linger)
-            with contextlib.suppress(Exception):
-                msgs.extend(await sub.fetch(batch=batch - len(msgs), timeout=0.05))
         observability.QUEUE_DEPTH.set(msgs[-1].metadata.num_pending if msgs else 0)
         events: list[TaskEvent] = []
         good: list[Msg] = []

@@ -85,8 +85,6 @@ class Settings(BaseSettings):
     request_retention_days: int = Field(default=30, ge=0)
     # The task-event consumer stores up to this many events per transaction.
     task_events_batch: int = Field(default=500, ge=1, le=10_000)
-    # When a fetch brings only a few events, wait this long for more before storing them (0: never).
-    task_events_linger_seconds: float = Field(default=0.05, ge=0, le=1)
     kube_namespace: str = "konnectz"
     # Where published konnects run on Kubernetes: a runner workload each (dedicated) or the
     # shared runner pool (shared); see docs/kubernetes.md.
