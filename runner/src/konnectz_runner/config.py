@@ -30,7 +30,7 @@ class Settings(BaseSettings):
     http_timeout_seconds: float = Field(default=30.0, gt=0)
     max_body_bytes: int = Field(default=1024 * 1024, gt=0)
     # Runs executed at the same time by one runner process.
-    worker_concurrency: int = Field(default=64, ge=1)
+    worker_concurrency: int = Field(default=256, ge=1)
     # Reserve each run's tasks with the api (NATS request-reply) before executing it; a run over its
     # owner's quota is refused with an ERROR task log. Off only for a runner used without an api.
     enforce_quota: bool = True
