@@ -149,6 +149,51 @@ def test_replay_of_a_failed_run_starts_one_linked_run(client, api, nats_server):
     assert refused.status_code == 409 and refused.json()["message"] == "Publish the flow again to replay its runs"
 
 
+def test_accepted_requests_are_kept_for_the_retention_period_then_purged(client, api, nats_server):
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from konnectz_api.crud import requests
+    from konnectz_api.db import get_sessionmaker
+    from konnectz_api.models import TaskLog
+
+    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    old, recent = _event(konnect_id, owner_id), _event(konnect_id, owner_id)
+    _publish(nats_server.url, old)
+    _publish(nats_server.url, recent)
+    logs = {row["run_id"]: row for row in _logs(client, headers, konnect_id, 2)}
+    sessions = get_sessionmaker()
+    with sessions() as s:
+        s.execute(
+            update(TaskLog).where(TaskLog.run_id == old.run_id).values(task_date=datetime.now(UTC) - timedelta(days=31))
+        )
+        s.commit()
+        # (The job starts from the first task log; here from this test's, the session's database is shared.)
+        start = logs[old.run_id]["id"] - 1
+        assert requests.purge(s, older_than_days=0, cursor=requests.PurgeCursor(start)) == 0  # 0 keeps them
+        cursor = requests.PurgeCursor(start)
+        assert requests.purge(s, older_than_days=30, cursor=cursor) == 1
+        assert cursor.after_id == logs[old.run_id]["id"]  # stopped at the first run younger than that
+        assert requests.purge(s, older_than_days=30, cursor=cursor) == 0  # the next pass reads on from there
+        assert requests.purge(s, older_than_days=30, cursor=requests.PurgeCursor(start)) == 0  # purged once only
+    after = {row["run_id"]: row for row in _logs(client, headers, konnect_id, 2)}
+    # The task log stays (status, steps); only the request is gone, and the log says why.
+    assert after[old.run_id]["status"] == "ERROR"
+    assert after[old.run_id]["data"]["node-1"] == {
+        "request": "purged",
+        "message": "The request was deleted after the retention period (30 days).",
+    }
+    assert after[old.run_id]["data"]["node-2"] == logs[old.run_id]["data"]["node-2"]
+    assert after[recent.run_id]["data"]["node-1"] == {"order": {"id": 7}, "name": "Ada"}
+    refused = client.post(f"/api/v1/task_logs/{after[old.run_id]['id']}/replay", headers=headers)
+    assert refused.status_code == 409
+    assert refused.json()["message"] == (
+        "The request of this run was deleted after the retention period (30 days): it cannot be replayed"
+    )
+    assert client.post(f"/api/v1/task_logs/{after[recent.run_id]['id']}/replay", headers=headers).status_code == 202
+
+
 def test_a_run_no_runner_could_load_is_logged_for_the_konnect_owner(client, api, nats_server):
     headers, konnect_id, _owner = _published(client, api, nats_server.url)
     reason = f"The run was not executed: konnect {konnect_id} was not loaded on any runner after 10 attempts"
@@ -165,7 +210,7 @@ def test_healthz_reports_a_crashed_consumer(client):
         raise RuntimeError("boom")
 
     supervised: list[Supervised] = client.app.state.supervised
-    assert [s.name for s in supervised] == ["task-event consumer", "quota service", "payload purge"]
+    assert [s.name for s in supervised] == ["task-event consumer", "quota service", "retention purge"]
     assert all(s.state == "running" for s in supervised)
     real = supervised[0]
     broken = Supervised("task-event consumer", crash, min_backoff=60)

@@ -90,6 +90,49 @@ def test_reservations_are_atomic_idempotent_and_settled(client, api):
         assert s.get(QuotaReservation, first) is None
 
 
+def test_a_batch_of_reservations_is_decided_in_order_and_counted_once(client, api):
+    _, owner_id, konnect_id = _owner_and_konnect(client, api)
+    _set(owner_id, limit=10, consumed=2)
+    sessions = get_sessionmaker()
+    with sessions() as s:
+        out = quota.reserve_many(
+            s,
+            requests=[
+                ("a", konnect_id, owner_id, 3),  # 5
+                ("b", konnect_id, owner_id, 4),  # 9
+                ("a", konnect_id, owner_id, 3),  # the same run again: allowed, not counted
+                ("c", konnect_id, owner_id, 2),  # would be 11: refused
+                ("d", konnect_id, owner_id, 1),  # 10: a smaller one after it still fits
+                ("e", konnect_id, owner_id + 1, 1),  # not this owner's konnect
+            ],
+        )
+    assert [r.allowed for r in out] == [True, True, True, False, True, False]
+    assert [r.task_consumed for r in out[:5]] == [5, 9, 9, 9, 10]
+    assert out[3].reason is not None and "needs 2 task(s) but only 1 of the 10 tasks" in out[3].reason
+    assert "does not belong" in (out[5].reason or "")
+    with sessions() as s:
+        assert quota.usage(s, owner_id=owner_id) == (10, 10)
+        assert set(s.scalars(select(QuotaReservation.run_id).where(QuotaReservation.owner_id == owner_id))) == {
+            "a",
+            "b",
+            "d",
+        }
+        again = quota.reserve_many(s, requests=[("b", konnect_id, owner_id, 4), ("f", konnect_id, owner_id, 1)])
+    assert [r.allowed for r in again] == [True, False]  # a redelivery is allowed; the quota is spent
+    # Batches racing from several threads (api replicas) never overdraw: 40 runs of 1 task, 25 fit.
+    _set(owner_id, limit=25, consumed=0)
+
+    def batch(i):
+        with sessions() as s:
+            reqs = [(f"race-{i}-{j}", konnect_id, owner_id, 1) for j in range(5)]
+            return sum(r.allowed for r in quota.reserve_many(s, requests=reqs))
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sum(pool.map(batch, range(8))) == 25
+    with sessions() as s:
+        assert quota.usage(s, owner_id=owner_id) == (25, 25)
+
+
 def test_a_refused_run_is_an_error_task_log_and_counts_nothing(client, api):
     headers, owner_id, konnect_id = _owner_and_konnect(client, api)
     _set(owner_id, limit=10, consumed=10)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -10,6 +11,7 @@ import httpx
 import pytest
 
 from konnectz_runner import outbound
+from konnectz_runner.aiohttp_transport import AiohttpTransport
 from konnectz_runner.engine import execute
 from konnectz_runner.events import RunRequest
 from konnectz_runner.model import StepContext
@@ -36,9 +38,11 @@ def run(trigger_output: dict[str, Any]) -> RunRequest:
     return RunRequest(run_id="r1", konnect_id=5, trigger_output=trigger_output, received_at=datetime.now(UTC))
 
 
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=5) as client:
+@pytest.fixture(params=["httpx", "aiohttp"])
+async def http(request: pytest.FixtureRequest) -> AsyncIterator[httpx.AsyncClient]:
+    """Each test against a real server runs with httpx's own transport and with the runner's aiohttp one."""
+    transport = AiohttpTransport(NetGuard(parse_networks("127.0.0.0/8"))) if request.param == "aiohttp" else None
+    async with httpx.AsyncClient(timeout=5, transport=transport) as client:
         yield client
 
 
@@ -196,8 +200,10 @@ async def test_too_many_redirects(echo: Any, http: httpx.AsyncClient) -> None:
     assert len(echo.requests_to("/loop")) == 6  # the first request and 5 followed hops
 
 
-async def test_timeout_is_an_error_with_the_reason(echo: Any) -> None:
-    async with httpx.AsyncClient(timeout=0.3) as quick:
+@pytest.mark.parametrize("kind", ["httpx", "aiohttp"])
+async def test_timeout_is_an_error_with_the_reason(echo: Any, kind: str) -> None:
+    transport = AiohttpTransport(LOCAL) if kind == "aiohttp" else None
+    async with httpx.AsyncClient(timeout=0.3, transport=transport) as quick:
         event = await execute(flow(ApiCallStep(id="node-2", name="Slow", method="GET", url=echo.base + "/slow")),
                               run({}), http=quick, guard=LOCAL)  # fmt: skip
     assert event.status == "ERROR"
@@ -250,6 +256,26 @@ async def test_response_larger_than_limit_is_an_error(monkeypatch: pytest.Monkey
                                     max_response_bytes=1024)  # fmt: skip
     assert result.status == "ERROR"
     assert result.error == "Response from http://127.0.0.1:9/x is larger than 1024 bytes"
+
+
+async def test_aiohttp_transport_caps_sizes_and_retries_refused_connections(
+    echo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(outbound, "CONNECT_BACKOFF_SECONDS", 0.0)
+    async with httpx.AsyncClient(timeout=5, transport=AiohttpTransport(LOCAL)) as client:
+        ctx = StepContext(outputs={}, http=client, guard=LOCAL)
+        big = await api_call.run(ApiCallStep(id="node-2", name="Big", method="GET", url=echo.base + "/status/404"),
+                                 ctx, max_response_bytes=100)  # fmt: skip
+        assert big.error == f"Response from {echo.base}/status/404 is larger than 100 bytes"
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        closed.close()  # nothing listens there
+        down = await api_call.run(ApiCallStep(id="node-2", name="Down", url=f"http://127.0.0.1:{port}/x"), ctx)
+        assert down.error is not None and down.error.startswith(f"Could not connect to http://127.0.0.1:{port}/x: ")
+        ok = await api_call.run(ApiCallStep(id="node-2", name="Text", method="GET", url=echo.base + "/text"), ctx)
+        assert ok.status == "SUCCESS" and ok.output is not None and ok.output["body"] == "plain text \u00e9"
+    assert len(echo.requests_to("/status/404")) == 1
 
 
 async def test_non_http_scheme_in_a_step_is_refused(http: httpx.AsyncClient) -> None:

@@ -6,7 +6,9 @@ import httpx
 import pytest
 
 from konnectz_runner.errors import RefusedError, StepError
-from konnectz_runner.netguard import NetGuard, guarded_transport, parse_networks
+from konnectz_runner.netguard import NetGuard, outbound_transport, parse_networks
+
+TRANSPORTS = pytest.mark.parametrize("kind", ["httpx", "aiohttp"])
 
 REFUSED_BY_DEFAULT = [
     "http://127.0.0.1/",
@@ -129,7 +131,10 @@ def test_is_refused_unit() -> None:
     assert not guard.is_refused(ipaddress.ip_address("64:ff9b::909:909"))  # NAT64 of a public address
 
 
-async def test_guarded_transport_checks_again_at_connect_time(monkeypatch: pytest.MonkeyPatch, echo: Any) -> None:
+@TRANSPORTS
+async def test_guarded_transport_checks_again_at_connect_time(
+    monkeypatch: pytest.MonkeyPatch, echo: Any, kind: str
+) -> None:
     """DNS rebinding: the name is public when checked, loopback when connecting; the connection is refused."""
     real_getaddrinfo = socket.getaddrinfo
     answers = iter(["93.184.216.34", "127.0.0.1"])
@@ -143,22 +148,24 @@ async def test_guarded_transport_checks_again_at_connect_time(monkeypatch: pytes
     guard = NetGuard()
     url = f"http://rebind.test:{echo.port}/echo"
     await guard.check_url(url)  # first answer: public
-    async with httpx.AsyncClient(transport=guarded_transport(guard)) as client:
+    async with httpx.AsyncClient(transport=outbound_transport(guard, kind)) as client:
         with pytest.raises(RefusedError, match=r"Refused to call rebind\.test: 127\.0\.0\.1 is a private address"):
             await client.get(url)
     assert echo.received == []
 
 
-async def test_guarded_transport_connects_to_allowed_addresses(echo: Any) -> None:
+@TRANSPORTS
+async def test_guarded_transport_connects_to_allowed_addresses(echo: Any, kind: str) -> None:
     guard = NetGuard(parse_networks("127.0.0.0/8"))
-    async with httpx.AsyncClient(transport=guarded_transport(guard)) as client:
+    async with httpx.AsyncClient(transport=outbound_transport(guard, kind)) as client:
         reply = await client.get(f"http://localhost:{echo.port}/echo")
     assert reply.status_code == 200
     assert [r.path for r in echo.received] == ["/echo"]
 
 
-async def test_guarded_transport_refuses_private_without_allowlist(echo: Any) -> None:
-    async with httpx.AsyncClient(transport=guarded_transport(NetGuard())) as client:
+@TRANSPORTS
+async def test_guarded_transport_refuses_private_without_allowlist(echo: Any, kind: str) -> None:
+    async with httpx.AsyncClient(transport=outbound_transport(NetGuard(), kind)) as client:
         with pytest.raises(RefusedError):
             await client.get(f"{echo.base}/echo")
     assert echo.received == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from konnectz_runner import outbound
 from konnectz_runner.model import KeyValue, StepContext
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.outbound import REDACTED, is_secret_header, recorded_headers
@@ -102,3 +103,19 @@ async def test_secret_params_are_redacted_in_the_log_but_sent() -> None:
         outcome = await api_call.run(step, StepContext(outputs={}, http=client, guard=LOCAL))
     assert outcome.input["params"] == {"api_token": REDACTED, "page": "2"}
     assert seen[0].url.params["api_token"] == "s3cret"
+
+
+async def test_the_shared_step_client_keeps_no_cookies() -> None:
+    """One client serves every flow: a cookie one API sets must not ride along on the next request."""
+    seen: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("cookie"))
+        return httpx.Response(200, headers={"Set-Cookie": "session=owner-a-secret; Path=/"}, json={})
+
+    async with outbound.step_client(httpx.MockTransport(handler), timeout=5, user_agent="t") as client:
+        for _ in range(2):
+            request = client.build_request("GET", "http://127.0.0.1:9/x")
+            response, _raw = await outbound.send(client, LOCAL, request, 1024)
+            assert response.status_code == 200
+        assert seen == [None, None] and not list(client.cookies.jar)

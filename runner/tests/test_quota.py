@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -92,5 +93,53 @@ async def test_nats_gate_without_a_quota_service_is_unavailable(nats_server: Any
         gate = NatsQuotaGate(nc, timeout=0.5, subject="kz.quota.nobody-here")
         with pytest.raises(QuotaUnavailable, match=r"no quota service answered on kz\.quota\.nobody-here"):
             await gate.reserve(run, SPEC)
+    finally:
+        await nc.close()
+
+
+async def test_nats_gate_sends_the_runs_asking_together_as_one_request(nats_server: Any) -> None:
+    from konnectz_runner.quota import QuotaReplies, QuotaRequests
+
+    nc = await nats.connect(nats_server.url)
+    seen: list[list[str]] = []
+
+    async def answer(msg: Any) -> None:  # allows even run ids only, in the order asked
+        requests = QuotaRequests.model_validate_json(msg.data).requests
+        seen.append([r.run_id for r in requests])
+        replies = [QuotaReply(allowed=int(r.run_id) % 2 == 0, reason=None if int(r.run_id) % 2 == 0 else "odd")
+                   for r in requests]  # fmt: skip
+        await msg.respond(QuotaReplies(replies=replies).model_dump_json().encode())
+
+    await nc.subscribe("kz.test.many", cb=answer)
+    try:
+        gate = NatsQuotaGate(nc, timeout=2, subject="kz.test.one", many_subject="kz.test.many")
+        base = RunRequest.model_validate_json(run_message().data)
+        runs = [base.model_copy(update={"run_id": str(i)}) for i in range(7)]
+        replies = await asyncio.gather(*(gate.reserve(r, SPEC) for r in runs))
+        assert [r.allowed for r in replies] == [True, False, True, False, True, False, True]
+        assert replies[1].reason == "odd"
+        assert seen == [[str(i) for i in range(7)]] and gate.requests_sent == 1
+    finally:
+        await nc.close()
+
+
+async def test_nats_gate_falls_back_to_one_request_per_run_without_the_batch_subject(nats_server: Any) -> None:
+    nc = await nats.connect(nats_server.url)
+    asked: list[str] = []
+
+    async def answer(msg: Any) -> None:
+        from konnectz_runner.quota import QuotaRequest
+
+        asked.append(QuotaRequest.model_validate_json(msg.data).run_id)
+        await msg.respond(QuotaReply(allowed=True).model_dump_json().encode())
+
+    await nc.subscribe("kz.test.one-only", cb=answer)
+    try:
+        gate = NatsQuotaGate(nc, timeout=2, subject="kz.test.one-only", many_subject="kz.test.nobody")
+        base = RunRequest.model_validate_json(run_message().data)
+        replies = await asyncio.gather(
+            *(gate.reserve(base.model_copy(update={"run_id": f"r{i}"}), SPEC) for i in range(3))
+        )
+        assert all(r.allowed for r in replies) and sorted(asked) == ["r0", "r1", "r2"]
     finally:
         await nc.close()

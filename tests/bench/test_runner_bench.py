@@ -442,7 +442,9 @@ def publish(platform: Platform, sink: Sink) -> tuple[int, str]:
 # --- phases -----------------------------------------------------------------------------------------
 def measure(platform: Platform, konnect_id: int, hook: str, sink: Sink, name: str, work: Path) -> dict[str, Any]:
     pids = {n: p.pid for n, p in platform._procs if n in ("api", "runner")}
-    cpu0 = {n: tree_cpu(p) for n, p in pids.items()}
+    stores = {"nats": platform.nats.proc.pid if platform.nats.proc else 0, "postgres": _postmaster(platform)}
+    cpu0 = {n: tree_cpu(p) for n, p in {**pids, **stores}.items()}
+    profilers = _profile(pids, work / f"profile-{name}")
     with psycopg.connect(platform.postgres.dsn, autocommit=True) as conn:
         row = conn.execute("SELECT count(*) FROM task_logs WHERE konnect_id = %s", (konnect_id,)).fetchone()
         before = int(row[0]) if row else 0
@@ -461,7 +463,9 @@ def measure(platform: Platform, konnect_id: int, hook: str, sink: Sink, name: st
             if sampler.count() >= target and time.monotonic() - sampler.last_change() > 3:
                 break
         last = sampler.last_change()
-    cpu = {n: round(tree_cpu(p) - cpu0[n], 2) for n, p in pids.items()}
+    for proc in profilers:
+        proc.wait(60)
+    cpu = {n: round(tree_cpu(p) - cpu0[n], 2) for n, p in {**pids, **stores}.items()}
     persisted = sampler.count() - before
     with psycopg.connect(platform.postgres.dsn, autocommit=True) as conn:
         stored = {
@@ -493,7 +497,33 @@ def measure(platform: Platform, konnect_id: int, hook: str, sink: Sink, name: st
         "sink_requests": sum(sink_seen.values()),
         "peak_rss_mib": {n: round(v / 2**20, 1) for n, v in sampler.peak.items()},
         "cpu_s": cpu,
+        "cpu_ms_per_run": {n: round(1000 * v / max(persisted, 1), 2) for n, v in cpu.items()},
     }
+
+
+def _postmaster(platform: Platform) -> int:
+    try:
+        return int((platform.postgres.data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return 0
+
+
+def _profile(pids: dict[str, int], out: Path) -> list[subprocess.Popen[bytes]]:
+    """With KONNECTZ_BENCH_PROFILE=1: py-spy records the api and the runner (collapsed stacks, 100 Hz,
+    without pausing them) for the load's duration. Latencies of a profiled phase are not comparable."""
+    if os.environ.get("KONNECTZ_BENCH_PROFILE") != "1":
+        return []
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    out.mkdir(parents=True, exist_ok=True)
+    args = ["record", "--subprocesses", "--threads", "--nonblocking", "--rate", "100", "--format", "raw"]
+    return [
+        subprocess.Popen(
+            [spy, *args, "--duration", str(int(SECONDS)), "--pid", str(pid), "--output", str(out / f"{name}.raw")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for name, pid in pids.items()
+    ]
 
 
 def _spec(konnect_id: int, sink_url: str) -> dict[str, Any]:
@@ -651,9 +681,15 @@ def test_runner_bench(work: Path) -> None:
     if results["load"]:
         print(_table(results["load"], ["phase", "ack_per_s", "p50_ack_ms", "p99_ack_ms", "refused", "persisted_per_s",
                                        "drain_s", "acked_missing", "doubled_task_logs", "doubled_side_effects",
-                                       "peak_rss_mib", "cpu_s"]))  # fmt: skip
+                                       "peak_rss_mib", "cpu_ms_per_run"]))  # fmt: skip
     if results["scale"]:
         print(_table(results["scale"], ["konnects", "load_s", "idle_rss_mib", "publish_to_live_ms"]))
     print(f"written to {out}")
+    if os.environ.get("KONNECTZ_BENCH_PROFILE") == "1":
+        keep = RESULTS / f"profile-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}"
+        for path in work.glob("profile-*/*.raw"):
+            (keep / path.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, keep / path.parent.name / path.name)
+        print(f"profiles in {keep}")
     for row in results["load"]:
         assert row["acked_missing"] == 0 and row["doubled_task_logs"] == 0, row

@@ -3,8 +3,9 @@
 The platform as ``make dev`` runs it (api, runner, PostgreSQL, NATS; its supervisor restarts a
 child that dies) hosts one konnect, Webhook -> API call POST to a local sink that counts the side
 effects. 1,000 webhook calls are sent (8 at a time, each with its own ``Idempotency-Key`` and
-retried until it gets a 2xx, as a webhook sender does) while the runner is SIGKILLed twice, NATS
-is restarted once and PostgreSQL once. Then:
+retried until it gets a 2xx, as a webhook sender does) while the runner is SIGKILLed twice, the
+api SIGKILLed once (its task-event consumer and quota service die with it), NATS is restarted once
+and PostgreSQL once. Then:
 
 - every call got a 2xx, and every retry of a call answered the same run id;
 - every acknowledged run ends as exactly one task log (0 lost, 0 doubled);
@@ -147,12 +148,12 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
         faults: list[str] = []
 
         def inject() -> None:
-            plan = [(150, "runner"), (350, "nats"), (550, "postgres"), (750, "runner")]
+            plan = [(150, "runner"), (300, "api"), (450, "nats"), (600, "postgres"), (750, "runner")]
             for at, what in plan:
                 while progress[0] < at:
                     time.sleep(0.01)
-                if what == "runner":
-                    proc = platform.proc("runner")
+                if what in ("runner", "api"):
+                    proc = platform.proc(what)
                     assert proc is not None
                     os.kill(proc.pid, signal.SIGKILL)
                 elif what == "nats":
@@ -166,7 +167,7 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
         injector.start()
         answers = asyncio.run(_load(hook, acked, progress))
         injector.join(30)
-        assert len(faults) == 4, faults
+        assert len(faults) == 5, faults
         load_done = time.monotonic()
 
         def task_logs() -> dict[int, int]:

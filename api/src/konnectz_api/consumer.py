@@ -16,13 +16,13 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import FetchTimeoutError
 from pydantic import ValidationError
-from sqlalchemy import delete, select, update
+from sqlalchemy import Table, delete, select, update
 from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from konnectz_api import observability
 from konnectz_api.bus import Bus
 from konnectz_api.core.config import get_settings
-from konnectz_api.crud import task_payloads
+from konnectz_api.crud import requests, task_payloads
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, Task, TaskLog, User
@@ -93,12 +93,13 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "replay_of": event.replay_of,
             }
         )
-    inserted = dict(
+    # One cached statement, sent as multi-row INSERTs by SQLAlchemy's "insertmanyvalues" (a VALUES
+    # list built per batch would be compiled anew for every batch size).
+    logs = cast(Table, TaskLog.__table__)
+    inserted: dict[str, int] = dict(
         session.execute(
-            insert(TaskLog)
-            .values(rows)
-            .on_conflict_do_nothing(index_elements=["run_id"])
-            .returning(TaskLog.run_id, TaskLog.id)
+            insert(logs).on_conflict_do_nothing(index_elements=["run_id"]).returning(logs.c.run_id, logs.c.id),
+            rows,
         ).all()
     )
     if not inserted:
@@ -123,7 +124,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 }
             )
     if tasks:
-        session.execute(sa_insert(Task), tasks)
+        session.execute(sa_insert(cast(Table, Task.__table__)), tasks)
     task_payloads.store(session, ((inserted[r], p, s, d) for r, p, s, d in external if r in inserted))
     # Every executed action counts one task, settled once (only for runs this insert created) against
     # what the run reserved before it executed. A refused run executed nothing and counts none.
@@ -247,19 +248,29 @@ async def consume_task_events(
 
 async def purge_payloads_forever(sessions: sessionmaker[Session], settings: Any) -> None:
     """The retention job: every ``task_payload_purge_interval_seconds``, delete payloads older than
-    ``task_payload_retention_days`` (0 keeps them)."""
+    ``task_payload_retention_days`` and replace the accepted requests of runs older than
+    ``request_retention_days`` by a stub (:mod:`konnectz_api.crud.requests`; 0 keeps them)."""
+    cursor = requests.PurgeCursor()
     while True:
         try:
 
-            def _purge() -> int:
+            def _purge() -> tuple[int, int]:
                 with sessions() as session:
-                    return task_payloads.purge(session, older_than_days=settings.task_payload_retention_days)
+                    payloads = task_payloads.purge(session, older_than_days=settings.task_payload_retention_days)
+                    kept = requests.purge(session, older_than_days=settings.request_retention_days, cursor=cursor)
+                    return payloads, kept
 
-            purged = await asyncio.to_thread(_purge)
+            purged, purged_requests = await asyncio.to_thread(_purge)
             if purged:
                 log.info("purged %d task-log payloads older than %d days", purged, settings.task_payload_retention_days)
+            if purged_requests:
+                log.info(
+                    "purged the requests of %d runs older than %d days",
+                    purged_requests,
+                    settings.request_retention_days,
+                )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("purging task-log payloads failed: %s", exc or type(exc).__name__)
+            log.warning("purging task-log payloads and requests failed: %s", exc or type(exc).__name__)
         await asyncio.sleep(settings.task_payload_purge_interval_seconds)

@@ -68,7 +68,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         "task-event consumer", lambda: consume_task_events(bus, get_sessionmaker(), stop, deployer), stopping=stop
     )
     quota_server = Supervised("quota service", lambda: serve_quota(bus, get_sessionmaker(), stop), stopping=stop)
-    purger = Supervised("payload purge", lambda: purge_payloads_forever(get_sessionmaker(), settings), stopping=stop)
+    purger = Supervised("retention purge", lambda: purge_payloads_forever(get_sessionmaker(), settings), stopping=stop)
     app.state.supervised = [consumer, quota_server, purger]
     for task in app.state.supervised:
         task.start()

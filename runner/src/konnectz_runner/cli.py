@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 from nats.js import JetStreamContext
 
 from konnectz_runner.config import Settings
@@ -45,7 +44,8 @@ TICK_MAX_SECONDS = 600.0
 
 async def _run_waiting(js: JetStreamContext, spec: FlowSpec, settings: Settings, max_seconds: float) -> None:
     """Execute the konnect's waiting runs with a worker; return once none is pending (or at the limit)."""
-    from konnectz_runner.netguard import NetGuard, guarded_transport
+    from konnectz_runner import outbound
+    from konnectz_runner.netguard import NetGuard, outbound_transport
     from konnectz_runner.registry import KonnectRegistry
     from konnectz_runner.server import USER_AGENT
     from konnectz_runner.worker import RunWorker, consumer_for
@@ -56,11 +56,8 @@ async def _run_waiting(js: JetStreamContext, spec: FlowSpec, settings: Settings,
     durable, _subject = consumer_for(spec.konnect_id)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max_seconds
-    async with httpx.AsyncClient(
-        transport=guarded_transport(guard),
-        timeout=settings.http_timeout_seconds,
-        follow_redirects=False,
-        headers={"User-Agent": USER_AGENT},
+    async with outbound.step_client(
+        outbound_transport(guard, settings.http_client), timeout=settings.http_timeout_seconds, user_agent=USER_AGENT
     ) as http:
         worker = RunWorker(js, registry, http=http, guard=guard, only_konnect=spec.konnect_id,
                            concurrency=settings.worker_concurrency)  # fmt: skip

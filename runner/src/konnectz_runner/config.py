@@ -30,7 +30,7 @@ class Settings(BaseSettings):
     http_timeout_seconds: float = Field(default=30.0, gt=0)
     max_body_bytes: int = Field(default=1024 * 1024, gt=0)
     # Runs executed at the same time by one runner process.
-    worker_concurrency: int = Field(default=64, ge=1)
+    worker_concurrency: int = Field(default=256, ge=1)
     # Reserve each run's tasks with the api (NATS request-reply) before executing it; a run over its
     # owner's quota is refused with an ERROR task log. Off only for a runner used without an api.
     enforce_quota: bool = True
@@ -38,10 +38,17 @@ class Settings(BaseSettings):
     # Back-pressure: when more accepted runs than this wait or run (the KZ_RUNS consumer's pending and
     # unacknowledged messages), triggers are answered 429 with Retry-After instead of being queued.
     max_queued_runs: int = Field(default=1_000, ge=1)
+    # ... and not more than this many seconds of work at the rate runs currently finish (0: only the
+    # fixed bound), so the backlog left when a burst ends drains within about this time.
+    max_queue_seconds: float = Field(default=1.5, ge=0)
     retry_after_seconds: int = Field(default=2, ge=1)
     # Execute runs on their own event loop (a thread with its own NATS connection), so webhook ingress
     # under load cannot crowd execution out.
     worker_thread: bool = True
+    # How often Python hands the GIL between the ingress loop and the worker thread (sys.setswitchinterval).
+    # Python's 5 ms default lets a busy worker hold a webhook's acknowledgement back for 5 ms at each of
+    # its awaits; 1 ms keeps the acknowledgement's tail short (see docs/performance.md).
+    switch_interval_seconds: float = Field(default=0.001, gt=0, le=0.1)
     # One log line per webhook request (uvicorn's access log); off by default, it is costly under load.
     access_log: bool = False
     # How long startup waits for the KZ_KONNECTS bucket to be loaded (100,000 konnects take seconds).
@@ -52,6 +59,9 @@ class Settings(BaseSettings):
     # Poll each polling konnect at least this often (tests and local trials); default: each trigger's
     # own interval (a catalogue trigger's manifest says, 300 s unless it says otherwise).
     max_poll_interval_seconds: float | None = Field(default=None, gt=0)
+    # The transport under the steps' httpx client: "aiohttp" (its connection pool and C parser, about
+    # a third of the runner's CPU cheaper under load) or "httpx" (httpcore). Both apply the same guard.
+    http_client: Literal["aiohttp", "httpx"] = "aiohttp"
 
     @field_validator("allow_private_networks", mode="before")
     @classmethod

@@ -23,7 +23,15 @@ import httpx
 
 from konnectz_runner.errors import RefusedError, StepError
 
-__all__ = ["GuardedNetworkBackend", "IPAddress", "IPNetwork", "NetGuard", "guarded_transport", "parse_networks"]
+__all__ = [
+    "GuardedNetworkBackend",
+    "IPAddress",
+    "IPNetwork",
+    "NetGuard",
+    "guarded_transport",
+    "outbound_transport",
+    "parse_networks",
+]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -180,3 +188,16 @@ def guarded_transport(guard: NetGuard, **kwargs: object) -> httpx.AsyncHTTPTrans
         raise RuntimeError("Unsupported httpx version: cannot install the outbound guard on its transport")
     pool._network_backend = GuardedNetworkBackend(guard, pool._network_backend)
     return transport
+
+
+def outbound_transport(
+    guard: NetGuard, kind: str = "aiohttp", *, max_connections: int = 64
+) -> httpx.AsyncBaseTransport:
+    """The guarded transport of the steps' HTTP client: ``"aiohttp"``
+    (:class:`~konnectz_runner.aiohttp_transport.AiohttpTransport`) or ``"httpx"`` (:func:`guarded_transport`)."""
+    if kind == "aiohttp":
+        from konnectz_runner.aiohttp_transport import AiohttpTransport
+
+        return AiohttpTransport(guard, max_connections=max_connections)
+    # httpcore scans every pooled connection on each request: a small pool is faster than a large one.
+    return guarded_transport(guard, limits=httpx.Limits(max_connections=16, max_keepalive_connections=16))

@@ -10,6 +10,8 @@
   duplicate an effect): :data:`CONNECT_ATTEMPTS` tries with a short exponential backoff.
   Timeouts after connecting and HTTP errors are not retried.
 - Responses larger than the limit are a :class:`~konnectz_runner.errors.StepError`.
+- No cookies are kept (:func:`step_client`): one client serves the runs of every konnect and owner,
+  so a cookie one API set must never ride along on another flow's request.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import asyncio
 import json
 import re
 from collections.abc import Iterable
+from http.cookiejar import CookieJar, CookiePolicy
 from typing import Any
 
 import httpx
@@ -36,6 +39,7 @@ __all__ = [
     "parse_body",
     "recorded_headers",
     "send",
+    "step_client",
 ]
 
 MAX_REDIRECTS = 5
@@ -49,6 +53,38 @@ SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x
 # Header names that look like they carry a credential (X-Auth-Token, X-Client-Secret, X-Access-Key).
 _SECRET_NAME = re.compile(r"token|secret|key|auth", re.IGNORECASE)
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+
+
+class _NoCookies(CookiePolicy):
+    """Accepts no cookie and returns none."""
+
+    netscape = True
+    rfc2965 = False
+    hide_cookie2 = True
+
+    def set_ok(self, cookie: Any, request: Any) -> bool:
+        return False
+
+    def return_ok(self, cookie: Any, request: Any) -> bool:
+        return False
+
+    def domain_return_ok(self, domain: str, request: Any) -> bool:
+        return False
+
+    def path_return_ok(self, path: str, request: Any) -> bool:
+        return False
+
+
+def step_client(transport: httpx.AsyncBaseTransport, *, timeout: float, user_agent: str) -> httpx.AsyncClient:
+    """The HTTP client the steps share: never follows redirects itself (:func:`send` does, checking
+    each hop), keeps no cookies between requests."""
+    return httpx.AsyncClient(
+        transport=transport,
+        timeout=timeout,
+        follow_redirects=False,
+        headers={"User-Agent": user_agent},
+        cookies=CookieJar(policy=_NoCookies()),
+    )
 
 
 def is_secret_header(name: str, marked: Iterable[str] = ()) -> bool:

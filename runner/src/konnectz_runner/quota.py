@@ -14,10 +14,17 @@ that database. Over NATS request-reply on :data:`QUOTA_SUBJECT` the runner sends
 
 When no api answers (:class:`QuotaUnavailable`), the worker retries the run later; on its last delivery
 it is refused with that reason (fail closed).
+
+Batching: the runs a worker fetched together ask together. :class:`NatsQuotaGate` collects the
+reservations requested in the same turn of the event loop and sends them as one
+:class:`QuotaRequests` on :data:`QUOTA_MANY_SUBJECT`; the api decides them in order in one
+transaction and answers one :class:`QuotaReplies` (same order). An api without that subject (an
+older one) is asked one request at a time on :data:`QUOTA_SUBJECT`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -29,17 +36,24 @@ from konnectz_runner.events import RunRequest, StepResult, TaskEvent
 from konnectz_runner.spec import FlowSpec
 
 __all__ = [
+    "MAX_BATCH",
+    "QUOTA_MANY_SUBJECT",
     "QUOTA_SUBJECT",
     "NatsQuotaGate",
     "QuotaGate",
+    "QuotaReplies",
     "QuotaReply",
     "QuotaRequest",
+    "QuotaRequests",
     "QuotaUnavailable",
     "refused_event",
     "tasks_of",
 ]
 
 QUOTA_SUBJECT = "kz.quota.reserve"
+QUOTA_MANY_SUBJECT = "kz.quota.reserve_many"
+#: Reservations sent in one request at most.
+MAX_BATCH = 500
 
 
 class _Wire(BaseModel):
@@ -60,6 +74,14 @@ class QuotaReply(_Wire):
     task_consumed: int = 0
 
 
+class QuotaRequests(_Wire):
+    requests: list[QuotaRequest] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class QuotaReplies(_Wire):
+    replies: list[QuotaReply]
+
+
 class QuotaUnavailable(Exception):
     """No api answered the reservation in time (or answered nonsense)."""
 
@@ -74,16 +96,77 @@ def tasks_of(spec: FlowSpec) -> int:
 
 
 class NatsQuotaGate:
-    def __init__(self, nc: NATS, *, timeout: float = 5.0, subject: str = QUOTA_SUBJECT) -> None:
+    """Reserves over NATS request-reply; the reservations asked in one loop turn go in one request."""
+
+    def __init__(
+        self,
+        nc: NATS,
+        *,
+        timeout: float = 5.0,
+        subject: str = QUOTA_SUBJECT,
+        many_subject: str | None = QUOTA_MANY_SUBJECT,
+    ) -> None:
         self.nc = nc
         self.timeout = timeout
         self.subject = subject
+        self.many_subject = many_subject  # None: one request per run
+        self._pending: list[tuple[QuotaRequest, asyncio.Future[QuotaReply]]] = []
+        self._flush: asyncio.Task[None] | None = None
+        self.requests_sent = 0
 
     async def reserve(self, run: RunRequest, spec: FlowSpec) -> QuotaReply:
         request = QuotaRequest(
             run_id=run.run_id, konnect_id=spec.konnect_id, owner_id=spec.owner_id, tasks=tasks_of(spec)
         )
+        if self.many_subject is None:
+            return await self._one(request)
+        future: asyncio.Future[QuotaReply] = asyncio.get_running_loop().create_future()
+        self._pending.append((request, future))
+        if self._flush is None:
+            self._flush = asyncio.create_task(self._send_pending())
+        return await future
+
+    async def _send_pending(self) -> None:
+        await asyncio.sleep(0)  # let the other runs fetched with this one ask too
+        pending, self._pending, self._flush = self._pending, [], None
+        for start in range(0, len(pending), MAX_BATCH):
+            chunk = pending[start : start + MAX_BATCH]
+            try:
+                replies = await self._many([r for r, _ in chunk])
+            except Exception as exc:  # QuotaUnavailable, or anything unexpected: each run hears it
+                for _, future in chunk:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, future), reply in zip(chunk, replies, strict=True):
+                if not future.done():
+                    future.set_result(reply)
+
+    async def _many(self, requests: list[QuotaRequest]) -> list[QuotaReply]:
+        assert self.many_subject is not None
+        if len(requests) == 1:
+            return [await self._one(requests[0])]
+        body = QuotaRequests(requests=requests).model_dump_json().encode()
         try:
+            self.requests_sent += 1
+            msg = await self.nc.request(self.many_subject, body, timeout=self.timeout)
+        except nats.errors.NoRespondersError:  # an api that answers only one at a time
+            return list(await asyncio.gather(*(self._one(r) for r in requests)))
+        except (nats.errors.TimeoutError, TimeoutError) as exc:
+            raise QuotaUnavailable(f"no quota service answered on {self.many_subject} ({type(exc).__name__})") from exc
+        except nats.errors.Error as exc:
+            raise QuotaUnavailable(f"NATS: {exc}") from exc
+        try:
+            replies = QuotaReplies.model_validate_json(msg.data).replies
+        except ValidationError as exc:
+            raise QuotaUnavailable("the quota service sent an invalid reply") from exc
+        if len(replies) != len(requests):
+            raise QuotaUnavailable("the quota service answered a different number of reservations")
+        return replies
+
+    async def _one(self, request: QuotaRequest) -> QuotaReply:
+        try:
+            self.requests_sent += 1
             msg = await self.nc.request(self.subject, request.model_dump_json().encode(), timeout=self.timeout)
         except (nats.errors.NoRespondersError, nats.errors.TimeoutError, TimeoutError) as exc:
             raise QuotaUnavailable(f"no quota service answered on {self.subject} ({type(exc).__name__})") from exc

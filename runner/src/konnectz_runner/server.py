@@ -16,8 +16,9 @@ worker. Routes:
 - ``GET /metrics``: Prometheus metrics (:mod:`konnectz_runner.telemetry`).
 
 Back-pressure: when more than ``max_queued_runs`` accepted runs wait or run (the KZ_RUNS consumer's
-pending and unacknowledged messages, refreshed every 0.25 s), triggers are answered 429 with
-``Retry-After`` instead of growing the backlog. Runs execute on their own event loop (a thread with
+pending and unacknowledged messages, refreshed every 0.25 s), or more than ``max_queue_seconds`` of
+work at the rate runs currently finish (:mod:`konnectz_runner.backlog`), triggers are answered 429
+with ``Retry-After`` instead of growing the backlog. Runs execute on their own event loop (a thread with
 its own NATS connection, ``worker_thread``), so ingress under load does not crowd execution out.
 
 In local mode (no spec file) a :class:`~konnectz_runner.scheduler.LocalScheduler` also starts the
@@ -31,6 +32,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -45,11 +47,13 @@ from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from konnectz_runner import idempotency, telemetry
+from konnectz_runner import idempotency, outbound, telemetry
+from konnectz_runner.backlog import Backlog
 from konnectz_runner.capture import (
     KV_CAPTURING,
     CaptureCache,
@@ -61,7 +65,7 @@ from konnectz_runner.capture import (
 from konnectz_runner.config import Settings
 from konnectz_runner.errors import ConfigError, StepError
 from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, ensure_streams, publish_run, use_pool_subjects
-from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_runner.netguard import NetGuard, outbound_transport
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
 from konnectz_runner.quota import NatsQuotaGate
@@ -125,6 +129,11 @@ class Runner:
         self._background: list[asyncio.Task[None]] = []
         self.worker_thread: WorkerThread | None = None
         self.queue_depth = 0
+        self.backlog = Backlog(
+            max_runs=settings.max_queued_runs,
+            max_seconds=settings.max_queue_seconds,
+            floor=2 * settings.worker_concurrency,
+        )
         self.only_konnect: int | None = None
         self.nats_outage = Outage(f"NATS at {settings.nats_url}", log)
         self.webhook_secrets = SecretCache()
@@ -151,14 +160,14 @@ class Runner:
                 await asyncio.wait_for(ready.wait(), self.settings.kv_ready_timeout_seconds)
             except TimeoutError as exc:
                 raise ConfigError(f"Could not load konnects from the {KV_KONNECTS} bucket") from exc
-        self.http = httpx.AsyncClient(
-            transport=guarded_transport(self.guard),
+        self.http = outbound.step_client(
+            outbound_transport(self.guard, self.settings.http_client),
             timeout=self.settings.http_timeout_seconds,
-            follow_redirects=False,
-            headers={"User-Agent": USER_AGENT},
+            user_agent=USER_AGENT,
         )
         self.only_konnect = only_konnect
         if self.settings.worker_thread:
+            sys.setswitchinterval(self.settings.switch_interval_seconds)
             self.worker_thread = WorkerThread(self.settings, self.registry, self.guard, only_konnect)
             await self.worker_thread.start()
         else:
@@ -270,6 +279,13 @@ class Runner:
             try:
                 info = await self.js.consumer_info(STREAM_RUNS, durable)
                 self.queue_depth = int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+                delivered = int(info.delivered.consumer_seq or 0) if info.delivered is not None else 0
+                self.backlog.observe(
+                    asyncio.get_running_loop().time(),
+                    depth=self.queue_depth,
+                    delivered=delivered,
+                    ack_pending=int(info.num_ack_pending or 0),
+                )
                 telemetry.RUN_QUEUE_DEPTH.set(self.queue_depth)
             except asyncio.CancelledError:
                 raise
@@ -278,7 +294,7 @@ class Runner:
             await asyncio.sleep(0.25)
 
     def overloaded(self) -> bool:
-        return self.queue_depth >= self.settings.max_queued_runs
+        return self.backlog.full()
 
     def nats_problem(self) -> str | None:
         """Why runs cannot be stored right now, or None when they can."""
@@ -524,6 +540,39 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
+_BUSY_BODY = b'{"message":"Too many runs are waiting; retry later"}'
+
+
+class ShedLoad:
+    """Answers a published webhook's request 429 before routing while the runner is overloaded.
+
+    Under overload most requests are refused; refusing them here, without Starlette's routing, request
+    object and response classes, costs a fraction of that and leaves the CPU to the runs already
+    accepted. Anything else (HEAD probes, unknown or draft tokens, forms) goes on to the app, which
+    answers the same 429 when it applies."""
+
+    def __init__(self, app: Any, runner: Runner) -> None:
+        self.app = app
+        self.runner = runner
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] != "HEAD" and self.runner.overloaded():
+            path: str = scope["path"]
+            if path.startswith("/hooks/"):
+                spec = self.runner.registry.by_token(path[len("/hooks/") :])
+                if spec is not None and spec.trigger.kind == "webhook":
+                    telemetry.RUNS_REFUSED.labels("backpressure").inc()
+                    headers = [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(_BUSY_BODY)).encode()),
+                        (b"retry-after", str(self.runner.settings.retry_after_seconds).encode()),
+                    ]
+                    await send({"type": "http.response.start", "status": 429, "headers": headers})
+                    await send({"type": "http.response.body", "body": _BUSY_BODY})
+                    return
+        await self.app(scope, receive, send)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     telemetry.setup_tracing("konnectz-runner")
     runner = Runner(settings or Settings())
@@ -544,6 +593,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/metrics", metrics, methods=["GET"]),
         ],
         lifespan=lifespan,
+        middleware=[Middleware(ShedLoad, runner=runner)],
     )
     app.state.runner = runner
     return app

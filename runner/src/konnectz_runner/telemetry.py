@@ -20,6 +20,7 @@ tracer is used, spans cost nothing and task logs carry no trace id.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -77,7 +78,9 @@ def setup_tracing(service: str) -> None:
     trace.set_tracer_provider(provider)
 
 
+@functools.cache
 def tracer() -> trace.Tracer:
+    """The runner's tracer (a proxy: it follows the provider :func:`setup_tracing` installs)."""
     return trace.get_tracer("konnectz")
 
 

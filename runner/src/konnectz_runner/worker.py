@@ -43,7 +43,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from konnectz_runner import telemetry
+from konnectz_runner import outbound, telemetry
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import (
     POOL_RUNS_PREFIX,
@@ -58,7 +58,7 @@ from konnectz_runner.events import (
 )
 from konnectz_runner.journal import InDoubt, StepBusy, StepJournal
 from konnectz_runner.netguard import NetGuard
-from konnectz_runner.outage import Outage
+from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
@@ -412,24 +412,30 @@ class WorkerThread:
             await asyncio.to_thread(self._thread.join, 40)
 
     def _main(self) -> None:
-        asyncio.run(self._serve())
+        # uvloop (installed with uvicorn[standard], which runs the ingress loop on it too) when present.
+        try:
+            import uvloop
+        except ImportError:  # pragma: no cover - uvicorn[standard] brings it
+            asyncio.run(self._serve())
+            return
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(self._serve())
 
     async def _serve(self) -> None:
-        from konnectz_runner.netguard import guarded_transport
+        from konnectz_runner.netguard import outbound_transport
         from konnectz_runner.quota import NatsQuotaGate
         from konnectz_runner.server import USER_AGENT, connect_nats
 
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         try:
-            nc = await connect_nats(self.settings.nats_url)
-            http = httpx.AsyncClient(
-                transport=guarded_transport(self.guard),
+            # Its own outage lines (nats-py's default error callback prints a traceback per reconnect attempt).
+            outage = Outage(f"NATS at {self.settings.nats_url} (worker)", log)
+            nc = await connect_nats(self.settings.nats_url, **nats_callbacks(outage))
+            http = outbound.step_client(
+                outbound_transport(self.guard, self.settings.http_client),
                 timeout=self.settings.http_timeout_seconds,
-                follow_redirects=False,
-                headers={"User-Agent": USER_AGENT},
-                # httpcore scans every pooled connection on each request: a small pool is faster than a large one.
-                limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+                user_agent=USER_AGENT,
             )
             worker = RunWorker(
                 nc.jetstream(),

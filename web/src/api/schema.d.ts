@@ -1015,7 +1015,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a failed run
-         * @description Run a failed run again: the request it was started with (kept in its task log) is stored as one new run of the same flow, with a new run_id, and its task log links back (`replay_of`). Only runs that ended in ERROR, of a flow that is published now, can be replayed; the new run executes the flow as published now. Answers 202 once the new run is stored (the runner executes it shortly).
+         * @description Run a failed run again: the request it was started with (kept in its task log) is stored as one new run of the same flow, with a new run_id, and its task log links back (`replay_of`). Only runs that ended in ERROR, of a flow that is published now, can be replayed; the new run executes the flow as published now. Answers 202 once the new run is stored (the runner executes it shortly). A request is kept for `KONNECTZ_REQUEST_RETENTION_DAYS` (30) after its run finished; an older one was deleted and answers 409.
          */
         post: operations["replay_api_v1_task_logs__task_log_id__replay_post"];
         delete?: never;
@@ -4672,7 +4672,7 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description The run did not fail, or its flow is not published */
+            /** @description The run did not fail, its flow is not published, or its request was deleted */
             409: {
                 headers: {
                     [name: string]: unknown;

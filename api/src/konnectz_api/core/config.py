@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     task_payload_inline_bytes: int = Field(default=64 * 1024, ge=1024)
     task_payload_retention_days: int = Field(default=30, ge=0)
     task_payload_purge_interval_seconds: float = Field(default=3600, gt=0)
+    # Accepted requests (the trigger's data of each task log, what a replay sends again) are kept this
+    # many days after their run finished, then replaced by a stub (0 = kept as long as the task log).
+    # The same job, every task_payload_purge_interval_seconds, purges them (konnectz_api.crud.requests).
+    request_retention_days: int = Field(default=30, ge=0)
     # The task-event consumer stores up to this many events per transaction.
     task_events_batch: int = Field(default=500, ge=1, le=10_000)
     kube_namespace: str = "konnectz"

@@ -10,8 +10,9 @@ the difference between the actions that really ran and the reservation is debite
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -75,42 +76,7 @@ class Reservation:
 
 def reserve(session: Session, *, run_id: str, konnect_id: int, owner_id: int, tasks: int) -> Reservation:
     """Reserve ``tasks`` for one run, atomically, or refuse it with a reason. Idempotent per run_id. Commits."""
-    owner = session.scalar(select(Konnect.owner_id).where(Konnect.id == konnect_id))
-    if owner is None or owner != owner_id:
-        return Reservation(False, f"The run was refused: konnect {konnect_id} does not belong to its owner.", 0, 0)
-    if session.get(QuotaReservation, run_id) is not None:  # a redelivered run: reserved before
-        limit, consumed = usage(session, owner_id=owner_id)
-        return Reservation(True, None, limit, consumed)
-    row = session.execute(
-        update(User)
-        .where(User.id == owner_id, User.task_consumed + tasks <= User.task_limit)
-        .values(task_consumed=User.task_consumed + tasks)
-        .returning(User.task_limit, User.task_consumed)
-    ).one_or_none()
-    if row is None:
-        session.rollback()
-        user = session.get(User, owner_id)
-        if user is None:
-            return Reservation(False, "The run was refused: its owner no longer exists.", 0, 0)
-        available = max(0, user.task_limit - user.task_consumed)
-        reason = (
-            f"Task quota exceeded: this run needs {tasks} task(s) but only {available} of the "
-            f"{user.task_limit} tasks of the {user.current_plan} plan remain ({user.task_consumed} used). "
-            "The run was not executed."
-        )
-        return Reservation(False, reason, user.task_limit, user.task_consumed)
-    inserted = session.scalar(
-        insert(QuotaReservation)
-        .values(run_id=run_id, owner_id=owner_id, tasks=tasks)
-        .on_conflict_do_nothing(index_elements=["run_id"])
-        .returning(QuotaReservation.run_id)
-    )
-    if inserted is None:  # the same run reserved concurrently by another delivery: count it once
-        session.rollback()
-        limit, consumed = usage(session, owner_id=owner_id)
-        return Reservation(True, None, limit, consumed)
-    session.commit()
-    return Reservation(True, None, int(row[0]), int(row[1]))
+    return reserve_many(session, requests=[(run_id, konnect_id, owner_id, tasks)])[0]
 
 
 def settle(session: Session, *, run_id: str, owner_id: int, tasks: int) -> None:
@@ -122,58 +88,82 @@ def settle(session: Session, *, run_id: str, owner_id: int, tasks: int) -> None:
     debit(session, owner_id=owner_id, tasks=tasks - int(reserved or 0))
 
 
-def reserve_many(session: Session, *, requests: list[tuple[str, int, int, int]]) -> list[Reservation]:
-    """:func:`reserve` for many (run_id, konnect_id, owner_id, tasks) in one transaction (one commit).
+@dataclass
+class _Usage:
+    limit: int
+    consumed: int
+    plan: str
 
-    Each request is decided in order, exactly as :func:`reserve` would, so the conditional UPDATE
-    still never lets the runs of one owner overdraw the quota. Commits."""
+
+def _exceeded(tasks: int, limit: int, consumed: int, plan: str) -> str:
+    available = max(0, limit - consumed)
+    return (
+        f"Task quota exceeded: this run needs {tasks} task(s) but only {available} of the "
+        f"{limit} tasks of the {plan} plan remain ({consumed} used). The run was not executed."
+    )
+
+
+def reserve_many(session: Session, *, requests: list[tuple[str, int, int, int]]) -> list[Reservation]:
+    """Reserve the tasks of many runs, (run_id, konnect_id, owner_id, tasks) each, in one transaction.
+
+    Set-based, whatever the batch size: the owners' rows are locked (``SELECT … FOR UPDATE``, in id
+    order), each request is decided in order against its owner's remaining tasks exactly as one
+    conditional UPDATE per run would decide it (so the runs of one owner never overdraw the quota,
+    also across api replicas, which wait on the lock), then one multi-row INSERT stores the new
+    reservations and one UPDATE per owner adds their tasks. A run reserved before (a redelivery, or
+    the same run twice in the batch) is allowed without counting again. Commits."""
     konnect_ids = {k for _, k, _, _ in requests}
     owners = dict(session.execute(select(Konnect.id, Konnect.owner_id).where(Konnect.id.in_(konnect_ids))).all())
+    owner_ids = sorted({o for _, k, o, _ in requests if owners.get(k) == o})
+    users = {
+        int(row.id): _Usage(int(row.task_limit), int(row.task_consumed), str(row.current_plan))
+        for row in session.execute(
+            select(User.id, User.task_limit, User.task_consumed, User.current_plan)
+            .where(User.id.in_(owner_ids))
+            .order_by(User.id)
+            .with_for_update()
+        )
+    }
     run_ids = [r for r, _, _, _ in requests]
     known = set(session.scalars(select(QuotaReservation.run_id).where(QuotaReservation.run_id.in_(run_ids))))
     out: list[Reservation] = []
+    new: dict[str, tuple[int, int]] = {}  # run_id -> (owner_id, tasks)
     for run_id, konnect_id, owner_id, tasks in requests:
         if owners.get(konnect_id) != owner_id:
             out.append(
                 Reservation(False, f"The run was refused: konnect {konnect_id} does not belong to its owner.", 0, 0)
             )
             continue
-        if run_id in known:  # a redelivered run (or the same run twice in this batch): reserved before
-            limit, consumed = usage(session, owner_id=owner_id)
+        user = users.get(owner_id)
+        if user is None:
+            out.append(Reservation(False, "The run was refused: its owner no longer exists.", 0, 0))
+            continue
+        limit, consumed, plan = user.limit, user.consumed, user.plan
+        if run_id in known or run_id in new:  # reserved before: not counted twice
             out.append(Reservation(True, None, limit, consumed))
             continue
-        row = session.execute(
-            update(User)
-            .where(User.id == owner_id, User.task_consumed + tasks <= User.task_limit)
-            .values(task_consumed=User.task_consumed + tasks)
-            .returning(User.task_limit, User.task_consumed)
-        ).one_or_none()
-        if row is None:
-            user = session.get(User, owner_id)
-            if user is None:
-                out.append(Reservation(False, "The run was refused: its owner no longer exists.", 0, 0))
-                continue
-            session.refresh(user)
-            available = max(0, user.task_limit - user.task_consumed)
-            reason = (
-                f"Task quota exceeded: this run needs {tasks} task(s) but only {available} of the "
-                f"{user.task_limit} tasks of the {user.current_plan} plan remain ({user.task_consumed} used). "
-                "The run was not executed."
+        if consumed + tasks > limit:
+            out.append(Reservation(False, _exceeded(tasks, limit, consumed, plan), limit, consumed))
+            continue
+        user.consumed = consumed + tasks
+        new[run_id] = (owner_id, tasks)
+        out.append(Reservation(True, None, limit, consumed + tasks))
+    if new:
+        table = cast(Table, QuotaReservation.__table__)
+        inserted = set(
+            session.scalars(
+                insert(table).on_conflict_do_nothing(index_elements=["run_id"]).returning(table.c.run_id),
+                [{"run_id": r, "owner_id": o, "tasks": t} for r, (o, t) in new.items()],
             )
-            out.append(Reservation(False, reason, user.task_limit, user.task_consumed))
-            continue
-        inserted = session.scalar(
-            insert(QuotaReservation)
-            .values(run_id=run_id, owner_id=owner_id, tasks=tasks)
-            .on_conflict_do_nothing(index_elements=["run_id"])
-            .returning(QuotaReservation.run_id)
         )
-        if inserted is None:  # reserved concurrently by another delivery: count it once
-            session.execute(update(User).where(User.id == owner_id).values(task_consumed=User.task_consumed - tasks))
-            limit, consumed = usage(session, owner_id=owner_id)
-            out.append(Reservation(True, None, limit, consumed))
-            continue
-        known.add(run_id)
-        out.append(Reservation(True, None, int(row[0]), int(row[1])))
+        added: dict[int, int] = {}
+        for run_id, (owner_id, tasks) in new.items():
+            if run_id in inserted:  # else reserved meanwhile by another delivery: counted there
+                added[owner_id] = added.get(owner_id, 0) + tasks
+        for owner_id, tasks in sorted(added.items()):
+            if tasks:
+                session.execute(
+                    update(User).where(User.id == owner_id).values(task_consumed=User.task_consumed + tasks)
+                )
     session.commit()
     return out

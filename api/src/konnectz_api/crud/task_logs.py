@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
+from konnectz_api.crud import requests, task_payloads
 from konnectz_api.crud.konnects import day_end, day_start
 from konnectz_api.models import Konnect, Task, TaskLog
 
@@ -64,13 +65,18 @@ def tasks_of(session: Session, *, task_log: TaskLog) -> list[Task]:
     return list(session.scalars(select(Task).where(Task.task_log_id == task_log.id).order_by(Task.position)))
 
 
-def trigger_output_of(session: Session, *, task_log: TaskLog) -> dict[str, Any]:
-    """The request a run was started with: its data entry that is not one of its steps."""
+def trigger_output_of(session: Session, *, task_log: TaskLog) -> dict[str, Any] | None:
+    """The request a run was started with (its data entry that is not one of its steps), read back from
+    ``task_payloads`` when it was large; None once it was purged (past its retention period)."""
     steps = set(session.scalars(select(Task.step_id).where(Task.task_log_id == task_log.id)))
-    for key, value in (task_log.data or {}).items():
-        if key not in steps and isinstance(value, dict):
-            return value
-    return {}
+    data = task_payloads.restore(session, [(task_log.id, task_payloads.LOG_POSITION, task_log.data)])[0]
+    if not isinstance(data, dict) or data.get("payload") == "purged":
+        return None
+    key = requests.trigger_key(data, steps)
+    if key is None:
+        return {}
+    value = data[key]
+    return None if requests.is_purged(value) else dict(value)
 
 
 def konnect_of(session: Session, *, task_log: TaskLog) -> Konnect | None:

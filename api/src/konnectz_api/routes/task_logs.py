@@ -195,7 +195,8 @@ _REPLAY = (
     "Run a failed run again: the request it was started with (kept in its task log) is stored as one new "
     "run of the same flow, with a new run_id, and its task log links back (`replay_of`). Only runs that "
     "ended in ERROR, of a flow that is published now, can be replayed; the new run executes the flow as "
-    "published now. Answers 202 once the new run is stored (the runner executes it shortly)."
+    "published now. Answers 202 once the new run is stored (the runner executes it shortly). A request is kept "
+    "for `KONNECTZ_REQUEST_RETENTION_DAYS` (30) after its run finished; an older one was deleted and answers 409."
 )
 
 
@@ -205,13 +206,18 @@ _REPLAY = (
     status_code=202,
     responses={
         404: {"model": Message},
-        409: {"model": Message, "description": "The run did not fail, or its flow is not published"},
+        409: {
+            "model": Message,
+            "description": "The run did not fail, its flow is not published, or its request was deleted",
+        },
         503: {"model": Message, "description": "NATS did not store the new run"},
     },
     summary="Replay a failed run",
     description=_REPLAY,
 )
-async def replay(task_log_id: IdPath, user: CurrentUser, session: SessionDep, bus: BusDep) -> ReplayOut:
+async def replay(
+    task_log_id: IdPath, user: CurrentUser, session: SessionDep, bus: BusDep, settings: SettingsDep
+) -> ReplayOut:
     log = crud.get_owned(session, owner_id=user.id, task_log_id=task_log_id)
     if log is None:
         raise NotFound(f"Task log {task_log_id} not found")
@@ -221,5 +227,10 @@ async def replay(task_log_id: IdPath, user: CurrentUser, session: SessionDep, bu
     if konnect is None or konnect.owner_id != user.id or konnect.status != "Published":
         raise Conflict("Publish the flow again to replay its runs")
     trigger_output = crud.trigger_output_of(session, task_log=log)
+    if trigger_output is None:
+        raise Conflict(
+            "The request of this run was deleted after the retention period "
+            f"({settings.request_retention_days} days): it cannot be replayed"
+        )
     run_id = await replay_run(bus, konnect_id=log.konnect_id, trigger_output=trigger_output, replay_of=log.run_id)
     return ReplayOut(message="The run was replayed", run_id=run_id, replay_of=log.run_id)
