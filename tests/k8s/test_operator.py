@@ -189,7 +189,9 @@ def test_a_deleted_or_edited_child_returns_within_ten_seconds_and_an_event_says_
     # An edit of a managed field is reverted; the edit of the image is drift, the status is not.
     edited = dict(back)
     edited["spec"]["template"]["spec"]["containers"][0]["image"] = "evil:latest"
-    objects.patch({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": back["metadata"], "spec": edited["spec"]})
+    # No resourceVersion: the controller-manager may have updated the Deployment since it was read.
+    meta = {"name": "kz-drift", "namespace": namespace}
+    objects.patch({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": edited["spec"]})
     wait_for(
         "the image restored",
         lambda: (
