@@ -5,6 +5,9 @@ instead of handing each to the thread pool (a thread hop per dependency per requ
 check is one query: the user and whether the token was revoked.
 
 - ``SignedInUser``: the person who signed in (their own profile, password, sessions).
+- ``Reader``: for the hot read routes (flow list, history, folders, task logs, dashboard stats): the
+  account id and a connection of the async read pool, checked with one query on that connection
+  and no thread hop (team members take the full ``CurrentUser`` path, audit included).
 - ``CurrentUser``: the account whose data a call reads or changes. For a team member that is the account
   they were added to, and the member's access level is checked here, on every call, before the route
   runs (:mod:`konnectz_api.crud.members`); each change a member makes is written to the audit log.
@@ -12,18 +15,21 @@ check is one query: the user and whether the token was revoked.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.bus import Bus
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.core.security import AccessClaims, decode_access_claims
-from konnectz_api.crud import members, sessions
-from konnectz_api.db import get_session
+from konnectz_api.crud import members, reads, sessions
+from konnectz_api.db import get_session, get_sessionmaker
 from konnectz_api.deployer import Deployer
 from konnectz_api.errors import Forbidden, Unauthorized
 from konnectz_api.models import User
@@ -119,3 +125,56 @@ async def get_deployer(request: Request) -> Deployer:
 
 BusDep = Annotated[Bus, Depends(get_bus)]
 DeployerDep = Annotated[Deployer, Depends(get_deployer)]
+
+
+_EXPIRED = "Your session has expired. Please sign in again."
+
+
+@dataclass(frozen=True, slots=True)
+class ReadScope:
+    """The account a read route answers for (``owner_id``) and the pool connection to read with."""
+
+    owner_id: int
+    conn: reads.Conn
+
+
+async def read_scope(
+    request: Request,
+    settings: SettingsDep,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> AsyncIterator[ReadScope]:
+    """The sign-in check of ``current_claims`` + ``current_user`` for GET routes, on the read pool.
+
+    The same rules, still checked in the database on every call (a logout or password change takes
+    effect on the next request in every process): the token's signature and expiry, its ``jti`` not
+    revoked, issued after the user's cutoff. A team member's call goes through ``_team_account``
+    (access level, audit) on a session, as every other route does.
+    """
+    if creds is None:
+        raise Unauthorized("Sign in to continue")
+    claims = decode_access_claims(creds.credentials, secret=settings.secret_key)
+    if claims is None or not 0 < claims.user_id < 2**63:
+        raise Unauthorized(_EXPIRED)
+    pool: AsyncConnectionPool = request.app.state.read_pool
+    async with pool.connection() as conn:
+        row = await reads.session_row(conn, user_id=claims.user_id, jti=claims.jti)
+        if row is None or row.revoked:
+            raise Unauthorized(_EXPIRED)
+        cutoff = row.tokens_valid_after
+        if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
+            raise Unauthorized(_EXPIRED)
+        owner_id = claims.user_id
+        if row.member_kind == members.TEAM:
+            owner_id = await run_in_threadpool(_team_account_id, claims, request)
+        yield ReadScope(owner_id, conn)
+
+
+def _team_account_id(claims: AccessClaims, request: Request) -> int:
+    with get_sessionmaker()() as session:
+        user = sessions.signed_in(session, claims=claims)
+        if user is None:
+            raise Unauthorized(_EXPIRED)
+        return _team_account(session, user, request, None).id
+
+
+Reader = Annotated[ReadScope, Depends(read_scope)]
