@@ -15,9 +15,8 @@ check is one query: the user and whether the token was revoked.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Annotated
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -127,15 +126,54 @@ BusDep = Annotated[Bus, Depends(get_bus)]
 DeployerDep = Annotated[Deployer, Depends(get_deployer)]
 
 
+T = TypeVar("T")
 _EXPIRED = "Your session has expired. Please sign in again."
 
 
-@dataclass(frozen=True, slots=True)
 class ReadScope:
-    """The account a read route answers for (``owner_id``) and the pool connection to read with."""
+    """A read route's connection of the async read pool and the sign-in check, in one round trip.
 
-    owner_id: int
-    conn: reads.Conn
+    ``run(query, **kwargs)`` calls ``query(conn, owner_id=…, **kwargs)`` (a function of
+    :mod:`konnectz_api.crud.reads`). On the first call the sign-in check (the user row and the
+    revocation of the token's ``jti``) and the query are sent together in a pipeline, with the owner
+    the signed token names; the rows are only returned once the check passed (otherwise 401, the rows
+    dropped). A team member reads the account they were added to: for them the access level is
+    checked (and audited) through ``_team_account`` and the query is sent again for that account.
+    ``owner_id`` is the checked account afterwards (later queries of the route use it directly).
+    """
+
+    __slots__ = ("_claims", "_owner_id", "_request", "conn")
+
+    def __init__(self, conn: reads.Conn, claims: AccessClaims, request: Request) -> None:
+        self.conn = conn
+        self._claims = claims
+        self._request = request
+        self._owner_id: int | None = None
+
+    @property
+    def owner_id(self) -> int:
+        if self._owner_id is None:
+            raise RuntimeError("ReadScope.run() checks the session first")
+        return self._owner_id
+
+    async def run(self, query: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
+        if self._owner_id is not None:
+            return await query(self.conn, owner_id=self._owner_id, **kwargs)
+        claims = self._claims
+        async with self.conn.pipeline():
+            check = await reads.send_session_check(self.conn, user_id=claims.user_id, jti=claims.jti)
+            result = await query(self.conn, owner_id=claims.user_id, **kwargs)
+            row = await reads.session_row_of(check)
+        if row is None or row.revoked:
+            raise Unauthorized(_EXPIRED)
+        cutoff = row.tokens_valid_after
+        if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
+            raise Unauthorized(_EXPIRED)
+        if row.member_kind != members.TEAM:
+            self._owner_id = claims.user_id
+            return result
+        self._owner_id = await run_in_threadpool(_team_account_id, claims, self._request)
+        return await query(self.conn, owner_id=self._owner_id, **kwargs)
 
 
 async def read_scope(
@@ -146,9 +184,9 @@ async def read_scope(
     """The sign-in check of ``current_claims`` + ``current_user`` for GET routes, on the read pool.
 
     The same rules, still checked in the database on every call (a logout or password change takes
-    effect on the next request in every process): the token's signature and expiry, its ``jti`` not
-    revoked, issued after the user's cutoff. A team member's call goes through ``_team_account``
-    (access level, audit) on a session, as every other route does.
+    effect on the next request in every process): the token's signature and expiry here, then in
+    :meth:`ReadScope.run` its ``jti`` not revoked and its issue time after the user's cutoff. A team
+    member's call goes through ``_team_account`` (access level, audit) as every other route does.
     """
     if creds is None:
         raise Unauthorized("Sign in to continue")
@@ -157,16 +195,7 @@ async def read_scope(
         raise Unauthorized(_EXPIRED)
     pool: AsyncConnectionPool = request.app.state.read_pool
     async with pool.connection() as conn:
-        row = await reads.session_row(conn, user_id=claims.user_id, jti=claims.jti)
-        if row is None or row.revoked:
-            raise Unauthorized(_EXPIRED)
-        cutoff = row.tokens_valid_after
-        if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
-            raise Unauthorized(_EXPIRED)
-        owner_id = claims.user_id
-        if row.member_kind == members.TEAM:
-            owner_id = await run_in_threadpool(_team_account_id, claims, request)
-        yield ReadScope(owner_id, conn)
+        yield ReadScope(conn, claims, request)
 
 
 def _team_account_id(claims: AccessClaims, request: Request) -> int:

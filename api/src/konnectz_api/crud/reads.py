@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncCursor
 
 from konnectz_api.crud.konnects import DELETED, HOME, FolderFilter, day_end, day_start
 from konnectz_api.crud.task_payloads import LOG_POSITION, PURGED_MESSAGE, is_stub
@@ -34,15 +34,19 @@ class SessionRow:
     revoked: bool
 
 
-async def session_row(conn: Conn, *, user_id: int, jti: str | None) -> SessionRow | None:
-    """The user of a token and whether its ``jti`` was revoked, in one query (as
-    :func:`konnectz_api.crud.sessions.signed_in`)."""
-    cur = await conn.execute(
+async def send_session_check(conn: Conn, *, user_id: int, jti: str | None) -> AsyncCursor[tuple[Any, ...]]:
+    """Send the sign-in check (as :func:`konnectz_api.crud.sessions.signed_in`: the user and whether
+    the token's ``jti`` was revoked, one query); in a pipeline its result is read later with
+    :func:`session_row_of`."""
+    return await conn.execute(
         "SELECT u.member_kind, u.tokens_valid_after, "
         "EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = %(jti)s) "
         "FROM users u WHERE u.id = %(uid)s",
         {"uid": user_id, "jti": jti or ""},
     )
+
+
+async def session_row_of(cur: AsyncCursor[tuple[Any, ...]]) -> SessionRow | None:
     row = await cur.fetchone()
     return None if row is None else SessionRow(row[0], row[1], bool(row[2]))
 

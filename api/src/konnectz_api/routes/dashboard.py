@@ -22,7 +22,7 @@ router = APIRouter(prefix="/api/v1/dashboard", tags=["dashboard"])
     "inactive_konnects the Draft ones. task_available is task_limit minus task_consumed, never below 0.",
 )
 async def stats(reader: Reader) -> Response:
-    s = await reads.dashboard_stats(reader.conn, owner_id=reader.owner_id)
+    s = await reader.run(reads.dashboard_stats)
     if s is None:  # the account went away since the sign-in check
         raise Unauthorized("Your session has expired. Please sign in again.")
     total, active, inactive, limit, consumed = s

@@ -44,7 +44,7 @@ def _folder(session: SessionDep, user: User, folder_id: int) -> Folder:
 
 @router.get("/list", response_model=FolderList, summary="The signed-in user's folders")
 async def list_folders(reader: Reader) -> Response:
-    rows = await reads.folders_with_counts(reader.conn, owner_id=reader.owner_id)
+    rows = await reader.run(reads.folders_with_counts)
     return json_reply(
         {
             "status": "SUCCESS",

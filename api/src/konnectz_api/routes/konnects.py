@@ -111,9 +111,7 @@ async def read_folder_filter(reader: Reader, folder: str | None) -> konnect_crud
     if folder is None or folder == konnect_crud.HOME:
         return folder if folder is None else konnect_crud.HOME
     folder_id = int(folder)
-    if not 1 <= folder_id <= MAX_ID or not await reads.folder_is_owned(
-        reader.conn, owner_id=reader.owner_id, folder_id=folder_id
-    ):
+    if not 1 <= folder_id <= MAX_ID or not await reader.run(reads.folder_is_owned, folder_id=folder_id):
         raise NotFound("This folder does'nt exist.", status="FAILURE")
     return folder_id
 
@@ -140,9 +138,8 @@ async def list_konnects(
         Query(pattern=r"^(home|\d{1,19})$", description="`home` (flows in no folder) or a folder id; omit for all"),
     ] = None,
 ) -> Response:
-    page = await reads.konnect_page(
-        reader.conn,
-        owner_id=reader.owner_id,
+    page = await reader.run(
+        reads.konnect_page,
         page_size=page_size,
         page_index=page_index,
         search=search_query,

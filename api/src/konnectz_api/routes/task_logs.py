@@ -52,9 +52,8 @@ async def _history(
     status: str | None,
 ) -> Response:
     _check_dates(start_date, end_date)
-    page = await reads.konnect_page(
-        reader.conn,
-        owner_id=reader.owner_id,
+    page = await reader.run(
+        reads.konnect_page,
         page_size=page_size,
         page_index=page_index,
         search=search_query,
@@ -131,9 +130,8 @@ async def task_logs(
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 60,
 ) -> Response:
     _check_dates(start_date, end_date)
-    page = await reads.task_log_page(
-        reader.conn,
-        owner_id=reader.owner_id,
+    page = await reader.run(
+        reads.task_log_page,
         page_size=page_size,
         page_index=page_index,
         konnect_id=konnect_id,
