@@ -15,7 +15,7 @@ check is one query: the user and whether the token was revoked.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
@@ -131,56 +131,59 @@ _EXPIRED = "Your session has expired. Please sign in again."
 
 
 class ReadScope:
-    """A read route's connection of the async read pool and the sign-in check, in one round trip.
+    """A read route's queries on the async read pool, the first with the sign-in check in the same
+    round trip.
 
-    ``run(query, **kwargs)`` calls ``query(conn, owner_id=…, **kwargs)`` (a function of
-    :mod:`konnectz_api.crud.reads`). On the first call the sign-in check (the user row and the
-    revocation of the token's ``jti``) and the query are sent together in a pipeline, with the owner
-    the signed token names; the rows are only returned once the check passed (otherwise 401, the rows
-    dropped). A team member reads the account they were added to: for them the access level is
-    checked (and audited) through ``_team_account`` and the query is sent again for that account.
-    ``owner_id`` is the checked account afterwards (later queries of the route use it directly).
+    ``run(query, **kwargs)`` takes a connection of the pool and calls ``query(conn, owner_id=…,
+    **kwargs)`` (a function of :mod:`konnectz_api.crud.reads`). On the first call the sign-in check
+    (the user row and the revocation of the token's ``jti``) and the query are sent together in a
+    pipeline, with the owner the signed token names; the rows are returned only once the check
+    passed (otherwise 401 and the rows are dropped). A team member reads the account they were added
+    to: their access level is checked (and audited) through ``_team_account`` and the query is sent
+    again for that account. Later calls of the route use the checked account directly.
     """
 
-    __slots__ = ("_claims", "_owner_id", "_request", "conn")
+    __slots__ = ("_claims", "_owner_id", "_pool", "_request")
 
-    def __init__(self, conn: reads.Conn, claims: AccessClaims, request: Request) -> None:
-        self.conn = conn
+    def __init__(self, pool: AsyncConnectionPool, claims: AccessClaims, request: Request) -> None:
+        self._pool = pool
         self._claims = claims
         self._request = request
         self._owner_id: int | None = None
 
     @property
     def owner_id(self) -> int:
+        """The checked account (after the first ``run``)."""
         if self._owner_id is None:
             raise RuntimeError("ReadScope.run() checks the session first")
         return self._owner_id
 
     async def run(self, query: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
-        if self._owner_id is not None:
-            return await query(self.conn, owner_id=self._owner_id, **kwargs)
-        claims = self._claims
-        async with self.conn.pipeline():
-            check = await reads.send_session_check(self.conn, user_id=claims.user_id, jti=claims.jti)
-            result = await query(self.conn, owner_id=claims.user_id, **kwargs)
-            row = await reads.session_row_of(check)
-        if row is None or row.revoked:
-            raise Unauthorized(_EXPIRED)
-        cutoff = row.tokens_valid_after
-        if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
-            raise Unauthorized(_EXPIRED)
-        if row.member_kind != members.TEAM:
-            self._owner_id = claims.user_id
-            return result
-        self._owner_id = await run_in_threadpool(_team_account_id, claims, self._request)
-        return await query(self.conn, owner_id=self._owner_id, **kwargs)
+        async with self._pool.connection() as conn:
+            if self._owner_id is not None:
+                return await query(conn, owner_id=self._owner_id, **kwargs)
+            claims = self._claims
+            async with conn.pipeline():
+                check = await reads.send_session_check(conn, user_id=claims.user_id, jti=claims.jti)
+                result = await query(conn, owner_id=claims.user_id, **kwargs)
+                row = await reads.session_row_of(check)
+            if row is None or row.revoked:
+                raise Unauthorized(_EXPIRED)
+            cutoff = row.tokens_valid_after
+            if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
+                raise Unauthorized(_EXPIRED)
+            if row.member_kind != members.TEAM:
+                self._owner_id = claims.user_id
+                return result
+            self._owner_id = await run_in_threadpool(_team_account_id, claims, self._request)
+            return await query(conn, owner_id=self._owner_id, **kwargs)
 
 
 async def read_scope(
     request: Request,
     settings: SettingsDep,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> AsyncIterator[ReadScope]:
+) -> ReadScope:
     """The sign-in check of ``current_claims`` + ``current_user`` for GET routes, on the read pool.
 
     The same rules, still checked in the database on every call (a logout or password change takes
@@ -193,9 +196,7 @@ async def read_scope(
     claims = decode_access_claims(creds.credentials, secret=settings.secret_key)
     if claims is None or not 0 < claims.user_id < 2**63:
         raise Unauthorized(_EXPIRED)
-    pool: AsyncConnectionPool = request.app.state.read_pool
-    async with pool.connection() as conn:
-        yield ReadScope(conn, claims, request)
+    return ReadScope(request.app.state.read_pool, claims, request)
 
 
 def _team_account_id(claims: AccessClaims, request: Request) -> int:

@@ -223,16 +223,17 @@ async def task_log_page(
     return LogPage([], int(found[0]) if found else 0)
 
 
-async def restore_log_data(conn: Conn, rows: Sequence[tuple[Any, ...]]) -> list[Any]:
-    """Each row's ``data`` with large payloads put back from ``task_payloads`` (as
-    :func:`konnectz_api.crud.task_payloads.restore`); no query unless a row holds a stub."""
+async def restore_log_data(conn: Conn, *, owner_id: int, rows: Sequence[tuple[Any, ...]]) -> list[Any]:
+    """Each :func:`task_log_page` row's ``data`` with large payloads put back from ``task_payloads``
+    (as :func:`konnectz_api.crud.task_payloads.restore`)."""
     datas = [r[4] for r in rows]
     wanted = [r[0] for r in rows if is_stub(r[4])]
     if not wanted:
         return datas
     cur = await conn.execute(
-        "SELECT task_log_id, data FROM task_payloads WHERE task_log_id = ANY(%(ids)s) AND position = %(pos)s",
-        {"ids": wanted, "pos": LOG_POSITION},
+        "SELECT p.task_log_id, p.data FROM task_payloads p JOIN task_logs t ON t.id = p.task_log_id "
+        "WHERE t.owner_id = %(o)s AND p.task_log_id = ANY(%(ids)s) AND p.position = %(pos)s",
+        {"o": owner_id, "ids": wanted, "pos": LOG_POSITION},
     )
     found: dict[int, Any] = {r[0]: r[1] for r in await cur.fetchall()}
     return [

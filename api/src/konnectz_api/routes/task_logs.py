@@ -12,6 +12,7 @@ from konnectz_api.core.config import Settings
 from konnectz_api.crud import reads
 from konnectz_api.crud import task_logs as crud
 from konnectz_api.crud import task_payloads as payloads
+from konnectz_api.crud.task_payloads import is_stub
 from konnectz_api.deps import BusDep, CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound, Unprocessable
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
@@ -141,13 +142,11 @@ async def task_logs(
     )
     # Task logs are stored with their owner, so a page with rows proves the konnect is the user's;
     # an empty page needs the ownership check to tell "no runs" from "not your flow".
-    if (
-        konnect_id is not None
-        and not page.rows
-        and not await reads.konnect_is_live(reader.conn, owner_id=reader.owner_id, konnect_id=konnect_id)
-    ):
+    if konnect_id is not None and not page.rows and not await reader.run(reads.konnect_is_live, konnect_id=konnect_id):
         raise NotFound(f"Konnect {konnect_id} not found")
-    datas = await reads.restore_log_data(reader.conn, page.rows)
+    datas = [r[4] for r in page.rows]
+    if any(is_stub(d) for d in datas):
+        datas = await reader.run(reads.restore_log_data, rows=page.rows)
     return json_reply(
         {
             "task_logs": [
