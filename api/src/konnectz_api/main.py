@@ -108,8 +108,10 @@ def create_app() -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    # The pages' hot read routes first: a request is matched against the routes in this order.
+    hot = (konnects, folders, dashboard, task_logs)
     routers = (system, auth, password_reset, profile, avatars, plans, members, apps, app_accounts, credentials)
-    for module in (*routers, konnects, konnect_webhooks, folders, dashboard, task_logs, widgets):
+    for module in (*hot, *routers, konnect_webhooks, widgets):
         app.include_router(module.router)
     app.include_router(konnects.activity_router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():
