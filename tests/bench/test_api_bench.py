@@ -5,7 +5,8 @@ PostgreSQL kept between runs, starts the api with uvicorn, then drives each list
 concurrency 32 and prints p50/p95/p99 and requests per second. Sizes and load are overridable:
 
   KONNECTZ_BENCH_USERS, KONNECTZ_BENCH_KONNECTS, KONNECTZ_BENCH_TASK_LOGS,
-  KONNECTZ_BENCH_REQUESTS (per call, default 2000), KONNECTZ_BENCH_CONCURRENCY (32),
+  KONNECTZ_BENCH_REQUESTS (per call, default 2000), KONNECTZ_BENCH_WARMUP (unmeasured requests
+  before each call's, default 300), KONNECTZ_BENCH_CONCURRENCY (32),
   KONNECTZ_BENCH_WORKERS (uvicorn workers, default 2), KONNECTZ_BENCH_DIR (the kept database),
   KONNECTZ_BENCH_P95_MS (the budget asserted, default 50).
 
@@ -55,6 +56,7 @@ SIZES = Sizes(
     task_logs=_env_int("KONNECTZ_BENCH_TASK_LOGS", 5_000_000),
 )
 REQUESTS = _env_int("KONNECTZ_BENCH_REQUESTS", 2000)
+WARMUP = _env_int("KONNECTZ_BENCH_WARMUP", 300)
 CONCURRENCY = _env_int("KONNECTZ_BENCH_CONCURRENCY", 32)
 WORKERS = _env_int("KONNECTZ_BENCH_WORKERS", 2)
 P95_BUDGET_MS = float(os.environ.get("KONNECTZ_BENCH_P95_MS", "50"))
@@ -157,6 +159,8 @@ def _drive(url: str, path_for, tokens: dict[int, str], rng: random.Random) -> tu
     def check(status: int, body: bytes) -> None:
         assert status == 200, body[:500]
 
+    if WARMUP:  # not measured: the bench database was just started (cold buffers, nothing prepared yet)
+        asyncio.run(drive(url, request, requests=WARMUP, concurrency=CONCURRENCY, check=check))
     return asyncio.run(drive(url, request, requests=REQUESTS, concurrency=CONCURRENCY, check=check))
 
 

@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from functools import lru_cache
 
-from sqlalchemy import Engine, create_engine
+import orjson
+from psycopg import AsyncConnection
+from psycopg.types.json import set_json_loads
+from psycopg_pool import AsyncConnectionPool
+from sqlalchemy import Engine, create_engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
@@ -49,3 +53,37 @@ async def get_session() -> AsyncIterator[Session]:
         yield session
     finally:
         await run_in_threadpool(session.close)
+
+
+# --- the read pool: plain rows for the hot read routes ---------------------------------------
+#: Connections of the async read pool per api process. Each request holds one for a query or two
+#: (well under a millisecond each), so a few serve hundreds of requests per second; more would only
+#: add PostgreSQL backends competing for the same cores.
+READ_POOL_MIN = 4
+READ_POOL_MAX = 16
+
+
+def libpq_url(database_url: str) -> str:
+    """The SQLAlchemy URL (``postgresql+psycopg://``) as a libpq connection string."""
+    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def _configure(conn: AsyncConnection) -> None:
+    set_json_loads(orjson.loads, conn)
+
+
+def make_read_pool(database_url: str) -> AsyncConnectionPool:
+    """An async psycopg pool for the read routes (:mod:`konnectz_api.crud.reads`): autocommit (no
+    BEGIN/ROLLBACK round trips), time zone UTC (timestamps serialise as ``…Z`` like pydantic's),
+    statements prepared by psycopg after their second use on a connection, JSON parsed by orjson.
+    Opened and closed by the application's lifespan."""
+    return AsyncConnectionPool(
+        libpq_url(database_url),
+        min_size=READ_POOL_MIN,
+        max_size=READ_POOL_MAX,
+        max_lifetime=POOL_RECYCLE_SECONDS,
+        open=False,
+        configure=_configure,
+        kwargs={"autocommit": True, "prepare_threshold": 2, "options": "-c TimeZone=UTC"},
+        name="konnectz-read",
+    )

@@ -5,6 +5,9 @@ instead of handing each to the thread pool (a thread hop per dependency per requ
 check is one query: the user and whether the token was revoked.
 
 - ``SignedInUser``: the person who signed in (their own profile, password, sessions).
+- ``Reader``: for the hot read routes (flow list, history, folders, task logs, dashboard stats): the
+  account id and a connection of the async read pool, checked with one query on that connection
+  and no thread hop (team members take the full ``CurrentUser`` path, audit included).
 - ``CurrentUser``: the account whose data a call reads or changes. For a team member that is the account
   they were added to, and the member's access level is checked here, on every call, before the route
   runs (:mod:`konnectz_api.crud.members`); each change a member makes is written to the audit log.
@@ -12,18 +15,20 @@ check is one query: the user and whether the token was revoked.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.bus import Bus
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.core.security import AccessClaims, decode_access_claims
-from konnectz_api.crud import members, sessions
-from konnectz_api.db import get_session
+from konnectz_api.crud import members, reads, sessions
+from konnectz_api.db import get_session, get_sessionmaker
 from konnectz_api.deployer import Deployer
 from konnectz_api.errors import Forbidden, Unauthorized
 from konnectz_api.models import User
@@ -119,3 +124,87 @@ async def get_deployer(request: Request) -> Deployer:
 
 BusDep = Annotated[Bus, Depends(get_bus)]
 DeployerDep = Annotated[Deployer, Depends(get_deployer)]
+
+
+T = TypeVar("T")
+_EXPIRED = "Your session has expired. Please sign in again."
+
+
+class ReadScope:
+    """A read route's queries on the async read pool, the first with the sign-in check in the same
+    round trip.
+
+    ``run(query, **kwargs)`` takes a connection of the pool and calls ``query(conn, owner_id=…,
+    **kwargs)`` (a function of :mod:`konnectz_api.crud.reads`). On the first call the sign-in check
+    (the user row and the revocation of the token's ``jti``) and the query are sent together in a
+    pipeline, with the owner the signed token names; the rows are returned only once the check
+    passed (otherwise 401 and the rows are dropped). A team member reads the account they were added
+    to: their access level is checked (and audited) through ``_team_account`` and the query is sent
+    again for that account. Later calls of the route use the checked account directly.
+    """
+
+    __slots__ = ("_claims", "_owner_id", "_pool", "_request")
+
+    def __init__(self, pool: AsyncConnectionPool, claims: AccessClaims, request: Request) -> None:
+        self._pool = pool
+        self._claims = claims
+        self._request = request
+        self._owner_id: int | None = None
+
+    @property
+    def owner_id(self) -> int:
+        """The checked account (after the first ``run``)."""
+        if self._owner_id is None:
+            raise RuntimeError("ReadScope.run() checks the session first")
+        return self._owner_id
+
+    async def run(self, query: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
+        async with self._pool.connection() as conn:
+            if self._owner_id is not None:
+                return await query(conn, owner_id=self._owner_id, **kwargs)
+            claims = self._claims
+            async with conn.pipeline():
+                check = await reads.send_session_check(conn, user_id=claims.user_id, jti=claims.jti)
+                result = await query(conn, owner_id=claims.user_id, **kwargs)
+                row = await reads.session_row_of(check)
+            if row is None or row.revoked:
+                raise Unauthorized(_EXPIRED)
+            cutoff = row.tokens_valid_after
+            if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
+                raise Unauthorized(_EXPIRED)
+            if row.member_kind != members.TEAM:
+                self._owner_id = claims.user_id
+                return result
+            self._owner_id = await run_in_threadpool(_team_account_id, claims, self._request)
+            return await query(conn, owner_id=self._owner_id, **kwargs)
+
+
+async def read_scope(
+    request: Request,
+    settings: SettingsDep,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> ReadScope:
+    """The sign-in check of ``current_claims`` + ``current_user`` for GET routes, on the read pool.
+
+    The same rules, still checked in the database on every call (a logout or password change takes
+    effect on the next request in every process): the token's signature and expiry here, then in
+    :meth:`ReadScope.run` its ``jti`` not revoked and its issue time after the user's cutoff. A team
+    member's call goes through ``_team_account`` (access level, audit) as every other route does.
+    """
+    if creds is None:
+        raise Unauthorized("Sign in to continue")
+    claims = decode_access_claims(creds.credentials, secret=settings.secret_key)
+    if claims is None or not 0 < claims.user_id < 2**63:
+        raise Unauthorized(_EXPIRED)
+    return ReadScope(request.app.state.read_pool, claims, request)
+
+
+def _team_account_id(claims: AccessClaims, request: Request) -> int:
+    with get_sessionmaker()() as session:
+        user = sessions.signed_in(session, claims=claims)
+        if user is None:
+            raise Unauthorized(_EXPIRED)
+        return _team_account(session, user, request, None).id
+
+
+Reader = Annotated[ReadScope, Depends(read_scope)]

@@ -16,7 +16,7 @@ from konnectz_api.bus import Bus
 from konnectz_api.catalogue import get_index
 from konnectz_api.consumer import consume_task_events, purge_payloads_forever
 from konnectz_api.core.config import Settings, get_settings
-from konnectz_api.db import get_sessionmaker
+from konnectz_api.db import get_sessionmaker, make_read_pool
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
 from konnectz_api.limits import BodyLimitMiddleware
@@ -61,6 +61,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     bus.start()
     app.state.bus = bus
     app.state.deployer = deployer = _deployer(settings, bus)
+    app.state.read_pool = read_pool = make_read_pool(settings.database_url)
+    await read_pool.open()
     get_index()  # load and validate the app catalogue before serving
     stop = asyncio.Event()
     # Supervised: a crash is logged and the task restarted with backoff; /healthz reports it.
@@ -79,6 +81,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop.set()
         await asyncio.gather(*(task.stop(within=3.0) for task in (consumer, quota_server, purger)))
         await bus.close(within=5.0)
+        await read_pool.close(timeout=3.0)
 
 
 def _mount_spa(app: FastAPI, dist: Path) -> None:
@@ -106,8 +109,10 @@ def create_app() -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    # The pages' hot read routes first: a request is matched against the routes in this order.
+    hot = (konnects, folders, dashboard, task_logs)
     routers = (system, auth, password_reset, profile, avatars, plans, members, apps, app_accounts, credentials)
-    for module in (*routers, konnects, konnect_webhooks, script_triggers, folders, dashboard, task_logs, widgets):
+    for module in (*hot, *routers, konnect_webhooks, script_triggers, widgets):
         app.include_router(module.router)
     app.include_router(konnects.activity_router)
     if settings.web_dist and (settings.web_dist / "index.html").exists():

@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from starlette.responses import Response
 
 from konnectz_api.crud import folders as crud
 from konnectz_api.crud import konnects as konnect_crud
-from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
+from konnectz_api.crud import reads
+from konnectz_api.deps import CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.models import Folder, User
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
+from konnectz_api.replies import json_reply
 from konnectz_api.routes.konnects import to_items
 from konnectz_api.schemas import (
     AssignIn,
@@ -40,9 +43,15 @@ def _folder(session: SessionDep, user: User, folder_id: int) -> Folder:
 
 
 @router.get("/list", response_model=FolderList, summary="The signed-in user's folders")
-def list_folders(user: CurrentUser, session: SessionDep) -> FolderList:
-    rows = crud.list_with_counts(session, owner_id=user.id)
-    return FolderList(folders=[FolderOut(id=f.id, name=f.name, konnect_count=n) for f, n in rows])
+async def list_folders(reader: Reader) -> Response:
+    rows = await reader.run(reads.folders_with_counts)
+    return json_reply(
+        {
+            "status": "SUCCESS",
+            "message": "SUCCESS",
+            "folders": [{"id": i, "name": name, "konnect_count": n} for i, name, n in rows],
+        }
+    )
 
 
 @router.get(

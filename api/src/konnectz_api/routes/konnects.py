@@ -7,19 +7,21 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
 
 from konnectz_api import app_webhooks, testing
 from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
 from konnectz_api.core.config import Settings
-from konnectz_api.crud import activities
-from konnectz_api.crud import folders as folder_crud
+from konnectz_api.crud import activities, reads
 from konnectz_api.crud import konnects as konnect_crud
-from konnectz_api.deployer import Deployer, DeployError
-from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
+from konnectz_api.deployer import Deployer, DeployError, LocalDeployer
+from konnectz_api.deps import CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
+from konnectz_api.replies import json_reply
 from konnectz_api.schemas import (
     DeleteActivityIn,
     DeleteActivityOut,
@@ -80,14 +82,36 @@ def to_items(page: konnect_crud.Page, settings: Settings) -> list[KonnectItem]:
     return items
 
 
-def folder_filter(session: SessionDep, user: User, folder: str | None) -> konnect_crud.FolderFilter:
-    """``home`` or a folder id of the signed-in user (404 otherwise); ``None`` for every folder."""
-    if folder is None:
-        return None
-    if folder == konnect_crud.HOME:
-        return konnect_crud.HOME
+def item_dicts(rows: list[tuple[Any, ...]], settings: Settings) -> list[dict[str, Any]]:
+    """The ``KonnectItem`` replies of :func:`konnectz_api.crud.reads.konnect_page` rows, as plain dicts."""
+    base = settings.webhook_base_url.rstrip("/")
+    items = []
+    for kid, name, status, created_at, folder_id, token, canvas, ok, err in rows:
+        left, right = app_names(canvas)
+        items.append(
+            {
+                "id": kid,
+                "konnect_name": name,
+                "status": status,
+                "created_at": created_at,
+                "success_task_count": ok,
+                "error_task_count": err,
+                "left_app": {"name": left} if left else None,
+                "right_apps": [{"app_name": n} for n in right],
+                "webhook_url": f"{base}/hooks/{token}",
+                "folder_id": folder_id,
+                "phase": None,
+            }
+        )
+    return items
+
+
+async def read_folder_filter(reader: Reader, folder: str | None) -> konnect_crud.FolderFilter:
+    """``home`` or a folder id of the account (404 otherwise); ``None`` for every folder."""
+    if folder is None or folder == konnect_crud.HOME:
+        return folder if folder is None else konnect_crud.HOME
     folder_id = int(folder)
-    if not 1 <= folder_id <= MAX_ID or folder_crud.get_owned(session, owner_id=user.id, folder_id=folder_id) is None:
+    if not 1 <= folder_id <= MAX_ID or not await reader.run(reads.folder_is_owned, folder_id=folder_id):
         raise NotFound("This folder does'nt exist.", status="FAILURE")
     return folder_id
 
@@ -98,9 +122,8 @@ def folder_filter(session: SessionDep, user: User, folder: str | None) -> konnec
     responses={404: {"model": Message, "description": "unknown folder"}},
     summary="The signed-in user's flows, newest first",
 )
-def list_konnects(
-    user: CurrentUser,
-    session: SessionDep,
+async def list_konnects(
+    reader: Reader,
     settings: SettingsDep,
     deployer: DeployerDep,
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
@@ -114,24 +137,24 @@ def list_konnects(
         str | None,
         Query(pattern=r"^(home|\d{1,19})$", description="`home` (flows in no folder) or a folder id; omit for all"),
     ] = None,
-) -> KonnectList:
-    page = konnect_crud.list_page(
-        session,
-        owner_id=user.id,
+) -> Response:
+    page = await reader.run(
+        reads.konnect_page,
         page_size=page_size,
         page_index=page_index,
         search=search_query,
         start_date=start_date,
         end_date=end_date,
         status=status,
-        folder=folder_filter(session, user, folder),
+        folder=await read_folder_filter(reader, folder),
     )
-    items = to_items(page, settings)
-    published = [k.id for k in items if k.status == "Published"]
-    phases = deployer.phases(user.id, published) if published else {}
-    for item in items:
-        item.phase = phases.get(item.id)
-    return KonnectList(konnects=items, total_konnects=page.total)
+    items = item_dicts(page.rows, settings)
+    published = [k["id"] for k in items if k["status"] == "Published"]
+    if published and not isinstance(deployer, LocalDeployer):  # Kubernetes: a blocking API call
+        phases = await run_in_threadpool(deployer.phases, reader.owner_id, published)
+        for item in items:
+            item["phase"] = phases.get(item["id"])
+    return json_reply({"konnects": items, "total_konnects": page.total})
 
 
 @router.get("/{konnect_id}/edit", response_model=KonnectEdit)

@@ -6,16 +6,20 @@ from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
+from starlette.responses import Response
 
-from konnectz_api.crud import konnects as konnect_crud
+from konnectz_api.core.config import Settings
+from konnectz_api.crud import reads
 from konnectz_api.crud import task_logs as crud
 from konnectz_api.crud import task_payloads as payloads
-from konnectz_api.deps import BusDep, CurrentUser, SessionDep, SettingsDep
+from konnectz_api.crud.task_payloads import is_stub
+from konnectz_api.deps import BusDep, CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound, Unprocessable
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
 from konnectz_api.replay import replay_run
-from konnectz_api.routes.konnects import to_items
-from konnectz_api.schemas import KonnectList, Message, ReplayOut, TaskList, TaskLogList, TaskLogOut, TaskOut
+from konnectz_api.replies import json_reply
+from konnectz_api.routes.konnects import item_dicts
+from konnectz_api.schemas import KonnectList, Message, ReplayOut, TaskList, TaskLogList, TaskOut
 
 router = APIRouter(prefix="/api/v1/task_logs", tags=["task logs"])
 
@@ -37,10 +41,9 @@ def _check_dates(start_date: date | None, end_date: date | None) -> None:
         raise Unprocessable("end_date: must not be before start_date")
 
 
-def _history(
-    user: CurrentUser,
-    session: SessionDep,
-    settings: SettingsDep,
+async def _history(
+    reader: Reader,
+    settings: Settings,
     *,
     page_size: int,
     page_index: int,
@@ -48,11 +51,10 @@ def _history(
     start_date: date | None,
     end_date: date | None,
     status: str | None,
-) -> KonnectList:
+) -> Response:
     _check_dates(start_date, end_date)
-    page = konnect_crud.list_page(
-        session,
-        owner_id=user.id,
+    page = await reader.run(
+        reads.konnect_page,
         page_size=page_size,
         page_index=page_index,
         search=search_query,
@@ -60,23 +62,21 @@ def _history(
         end_date=end_date,
         log_status=status,
     )
-    return KonnectList(konnects=to_items(page, settings), total_konnects=page.total)
+    return json_reply({"konnects": item_dicts(page.rows, settings), "total_konnects": page.total})
 
 
 @router.get("/konnects", response_model=KonnectList, summary="Flow history", description=_HISTORY)
-def history(
-    user: CurrentUser,
-    session: SessionDep,
+async def history(
+    reader: Reader,
     settings: SettingsDep,
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = HISTORY_PAGE_SIZE,
     page_index: PageIndex = 1,
     start_date: StartDate = None,
     end_date: EndDate = None,
     status: HistoryStatus = None,
-) -> KonnectList:
-    return _history(
-        user,
-        session,
+) -> Response:
+    return await _history(
+        reader,
         settings,
         page_size=page_size,
         page_index=page_index,
@@ -93,9 +93,8 @@ def history(
     summary="Flow history, searched by name",
     description=_HISTORY + " search_query matches anywhere in the name (from 2 characters).",
 )
-def search_history(
-    user: CurrentUser,
-    session: SessionDep,
+async def search_history(
+    reader: Reader,
     settings: SettingsDep,
     search_query: SearchText = None,
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = HISTORY_PAGE_SIZE,
@@ -103,10 +102,9 @@ def search_history(
     start_date: StartDate = None,
     end_date: EndDate = None,
     status: HistoryStatus = None,
-) -> KonnectList:
-    return _history(
-        user,
-        session,
+) -> Response:
+    return await _history(
+        reader,
         settings,
         page_size=page_size,
         page_index=page_index,
@@ -123,20 +121,18 @@ def search_history(
     responses={404: {"model": Message, "description": "konnect_id is not one of the user's flows"}},
     summary="Runs of the signed-in user's flows, newest first",
 )
-def task_logs(
-    user: CurrentUser,
-    session: SessionDep,
+async def task_logs(
+    reader: Reader,
     konnect_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
     task_log_type: LogType | None = None,
     start_date: StartDate = None,
     end_date: EndDate = None,
     page_index: PageIndex = 1,
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 60,
-) -> TaskLogList:
+) -> Response:
     _check_dates(start_date, end_date)
-    page = crud.list_logs(
-        session,
-        owner_id=user.id,
+    page = await reader.run(
+        reads.task_log_page,
         page_size=page_size,
         page_index=page_index,
         konnect_id=konnect_id,
@@ -146,28 +142,28 @@ def task_logs(
     )
     # Task logs are stored with their owner, so a page with rows proves the konnect is the user's;
     # an empty page needs the ownership check to tell "no runs" from "not your flow".
-    if (
-        konnect_id is not None
-        and not page.logs
-        and not konnect_crud.owned_ids(session, owner_id=user.id, ids=[konnect_id])
-    ):
+    if konnect_id is not None and not page.rows and not await reader.run(reads.konnect_is_live, konnect_id=konnect_id):
         raise NotFound(f"Konnect {konnect_id} not found")
-    datas = payloads.restore(session, [(r.id, payloads.LOG_POSITION, r.data) for r in page.logs])
-    return TaskLogList(
-        task_logs=[
-            TaskLogOut(
-                id=r.id,
-                konnect_id=r.konnect_id,
-                status=r.status,
-                task_date=r.task_date,
-                data=data,
-                run_id=r.run_id,
-                attempts=r.attempts,
-                replay_of=r.replay_of,
-            )
-            for r, data in zip(page.logs, datas, strict=True)
-        ],
-        total=page.total,
+    datas = [r[4] for r in page.rows]
+    if any(is_stub(d) for d in datas):
+        datas = await reader.run(reads.restore_log_data, rows=page.rows)
+    return json_reply(
+        {
+            "task_logs": [
+                {
+                    "id": r[0],
+                    "konnect_id": r[1],
+                    "status": r[2],
+                    "task_date": r[3],
+                    "data": data,
+                    "run_id": r[5],
+                    "attempts": r[6],
+                    "replay_of": r[7],
+                }
+                for r, data in zip(page.rows, datas, strict=True)
+            ],
+            "total": page.total,
+        }
     )
 
 
