@@ -26,7 +26,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_api import captcha
 from konnectz_devstack import Platform
-from konnectz_devstack.testing import sign_in, wait_until, webhook_canvas
+from konnectz_devstack.testing import sign_in, sign_in_through_form, wait_until, webhook_canvas
 from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
 pytestmark = pytest.mark.e2e
@@ -64,15 +64,7 @@ def _signup(platform: Platform, email: str, password: str, plan: str = "Team") -
 
 
 def _login(page: Page, email: str, password: str) -> None:
-    page.goto("/login")
-    page.get_by_test_id("login-email").fill(email)
-    page.get_by_test_id("login-password").fill(password)
-    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
-    expect(
-        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
-    ).to_have_count(1, timeout=60_000)
-    page.get_by_test_id("login-submit").click()
-    page.wait_for_url("**/dashboard")
+    sign_in_through_form(page, email, password)
 
 
 def _shot(page: Page, name: str, reopen: Callable[[Page], None] | None = None) -> None:

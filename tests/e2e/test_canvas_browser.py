@@ -22,11 +22,11 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import BrowserContext, Locator, Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_up, wait_until
+from konnectz_devstack.testing import sign_in_through_form, sign_up, text_box, wait_until
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -52,25 +52,9 @@ def _login(page: Page, platform: Platform) -> None:
     email = f"canvas-{time.time_ns()}@example.com"
     with httpx.Client(base_url=platform.api_url, timeout=30) as api:
         sign_up(api, email, PASSWORD)
-    page.goto("/login")
-    page.get_by_test_id("login-email").fill(email)
-    page.get_by_test_id("login-password").fill(PASSWORD)
-    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
-    expect(
-        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
-    ).to_have_count(1, timeout=60_000)
-    page.get_by_test_id("login-submit").click()
-    page.wait_for_url("**/dashboard")
+    sign_in_through_form(page, email, PASSWORD)
     page.get_by_test_id("create-flow").click()
     page.wait_for_url("**/create")
-
-
-def _text(page: Page, test_id: str) -> Locator:
-    """The text box behind a test id (on the input itself, or on a wrapper around it)."""
-    loc = page.get_by_test_id(test_id)
-    if loc.evaluate("e => ['INPUT', 'TEXTAREA'].includes(e.tagName)"):
-        return loc
-    return loc.locator("textarea, input").first
 
 
 def _choose(page: Page, select_id: str, option_id: str) -> None:
@@ -84,7 +68,7 @@ def _choose(page: Page, select_id: str, option_id: str) -> None:
 
 def _reference(page: Page, field_id: str, search: str, before: str = "") -> None:
     """Type ``before``, then '@' and part of a key, and pick the reference from the mention list."""
-    box = _text(page, field_id)
+    box = text_box(page, field_id)
     box.click()
     box.press_sequentially(before + "@" + search, delay=30)
     option = page.locator(".ant-mentions-dropdown:visible .ant-mentions-dropdown-menu-item").first
@@ -186,7 +170,7 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     # Filter: status Equal To paid.
     _add(page, "add-ons", "conditioner", "fil")
     _reference(page, "condition-field-node-2-0", "stat")
-    expect(_text(page, "condition-field-node-2-0")).to_have_value("{{node-1.status}}")
+    expect(text_box(page, "condition-field-node-2-0")).to_have_value("{{node-1.status}}")
     _choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
     page.get_by_test_id("condition-value-node-2-0").fill("paid")
     _test_node(page, "node-2")
@@ -196,20 +180,20 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     _add(page, "add-ons", "formatter", "form")
     _choose(page, "addon-node-3-operation", "addon-option-operation-text.title")
     _reference(page, "addon-node-3-input", "customer.na")
-    expect(_text(page, "addon-node-3-input")).to_have_value("{{node-1.customer.name}}")
+    expect(text_box(page, "addon-node-3-input")).to_have_value("{{node-1.customer.name}}")
     _test_node(page, "node-3")
     expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("Ada Lovelace")
     _both_themes(page, "formatter", "node-3")
 
     # API call: a JSON body built from references typed into the text, no spaces added.
     _add(page, "add-action", "api", "api")
-    _text(page, "api-endpoint-url").fill(f"{receiver.url}/orders")
+    text_box(page, "api-endpoint-url").fill(f"{receiver.url}/orders")
     page.get_by_test_id("api-body-add").click()
-    _text(page, "api-body-key-0").fill("name")
+    text_box(page, "api-body-key-0").fill("name")
     _reference(page, "api-body-value-0", "outp", before="Dear ")
-    expect(_text(page, "api-body-value-0")).to_have_value("Dear {{node-3.output}}")
+    expect(text_box(page, "api-body-value-0")).to_have_value("Dear {{node-3.output}}")
     page.get_by_test_id("api-body-add").click()
-    _text(page, "api-body-key-1").fill("email")
+    text_box(page, "api-body-key-1").fill("email")
     _reference(page, "api-body-value-1", "customer.em")
     _test_node(page, "node-4")
     assert receiver.requests[-1]["body"] == {"name": "Dear Ada Lovelace", "email": "ada@example.com"}
@@ -231,14 +215,14 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform) -> No
     page.get_by_test_id("trigger-picker-search").fill("sched")
     page.get_by_test_id("app-tile-scheduler").click()
     _choose(page, "schedule-type-node-1", "schedule-kind-AtRegularIntervals")
-    _text(page, "schedule-every-node-1").fill("5")
+    text_box(page, "schedule-every-node-1").fill("5")
     expect(page.get_by_test_id("node-node-1")).to_contain_text("1 to 59")
     _test_node(page, "node-1")
     expect(page.get_by_test_id("response-node-1")).to_contain_text("scheduled_at")
     _both_themes(page, "scheduler-trigger", "node-1")
 
     _add(page, "add-ons", "iterator", "iter")
-    _text(page, "addon-node-2-list").fill("red,green,blue")
+    text_box(page, "addon-node-2-list").fill("red,green,blue")
     _test_node(page, "node-2")
     # A second iterator is refused.
     _add(page, "add-ons", "iterator", "iter")
@@ -248,11 +232,11 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform) -> No
     _both_themes(page, "iterator", "node-2")
 
     _add(page, "add-ons", "data_forwarder", "data")
-    _text(page, "forward-key-node-3-key-0").fill("color")
+    text_box(page, "forward-key-node-3-key-0").fill("color")
     _reference(page, "forward-key-node-3-value-0", "val")
-    expect(_text(page, "forward-key-node-3-value-0")).to_have_value("{{node-2.value}}")
+    expect(text_box(page, "forward-key-node-3-value-0")).to_have_value("{{node-2.value}}")
     page.get_by_test_id("forward-key-node-3-add").click()
-    _text(page, "forward-key-node-3-key-1").fill("when")
+    text_box(page, "forward-key-node-3-key-1").fill("when")
     _reference(page, "forward-key-node-3-value-1", "scheduled")
     _test_node(page, "node-3")
     expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("red")
@@ -271,35 +255,35 @@ def test_every_node_type_in_both_themes(page: Page, platform: Platform) -> None:
     _shot(page, "canvas-choose-trigger.png")
     page.get_by_test_id("trigger-picker-search").fill("form")
     page.get_by_test_id("app-tile-form_input").click()
-    _text(page, "form-title-node-1").fill("Newsletter sign-up")
+    text_box(page, "form-title-node-1").fill("Newsletter sign-up")
     _test_node(page, "node-1")
     _both_themes(page, "form-input-trigger", "node-1")
 
     _add(page, "add-ons", "generator", "gen")
     _choose(page, "addon-node-2-what", "addon-option-what-random_string")
-    _text(page, "addon-node-2-length").fill("12")
+    text_box(page, "addon-node-2-length").fill("12")
     _test_node(page, "node-2")
     _both_themes(page, "generator", "node-2")
 
     _add(page, "add-ons", "coupon", "coup")
     page.get_by_test_id("node-test-node-3").click()
     expect(page.locator(".ant-message").get_by_text("Please Fill Valid Expiry Number")).to_be_visible()
-    _text(page, "coupon-expiry-node-3").press_sequentially("3x")
+    text_box(page, "coupon-expiry-node-3").press_sequentially("3x")
     expect(page.locator(".ant-message").get_by_text("Please Fill Integer Only")).to_be_visible()
-    expect(_text(page, "coupon-expiry-node-3")).to_have_value("3")
+    expect(text_box(page, "coupon-expiry-node-3")).to_have_value("3")
     _test_node(page, "node-3")
     _both_themes(page, "coupon", "node-3")
 
     _add(page, "add-ons", "splitter", "split")
     _reference(page, "addon-node-4-input", "cod")
-    _text(page, "addon-node-4-separator").fill("-")
+    text_box(page, "addon-node-4-separator").fill("-")
     _choose(page, "splitter-segment-node-4", "segment-option-2")
     _test_node(page, "node-4")
     _both_themes(page, "splitter", "node-4")
 
     _add(page, "add-ons", "delay", "dela")
     _choose(page, "delay-type-node-5", "delay-type-515")
-    _text(page, "delay-value-node-5").fill("5")
+    text_box(page, "delay-value-node-5").fill("5")
     _choose(page, "delay-unit-node-5", "delay-unit-514")
     page.get_by_test_id("delay-save-node-5").click()
     _both_themes(page, "delay", "node-5")
@@ -527,7 +511,7 @@ def test_catalogue_app_action_with_a_token_account(new_context: NewContext, shop
         expect(option).to_be_visible()
         option.dispatch_event("click")
         _reference(page, "config-node-2-item", "ite")
-        expect(_text(page, "config-node-2-item")).to_have_value("{{node-1.item}}")
+        expect(text_box(page, "config-node-2-item")).to_have_value("{{node-1.item}}")
         _reference(page, "config-node-2-quantity", "qt")
         _test_node(page, "node-2")
         assert shop.orders[-1]["item"] == "Book" and str(shop.orders[-1]["quantity"]) == "2", shop.orders
@@ -584,7 +568,7 @@ def test_catalogue_app_trigger_to_another_apps_action(new_context: NewContext, s
         _choose(page, "event-select-node-2", "event-option-create_order")
         _add_token_account(page, "node-2", MOCK_KEY, "Shop Owner")
         _reference(page, "config-node-2-item", "tit")
-        expect(_text(page, "config-node-2-item")).to_have_value("{{node-1.title}}")
+        expect(text_box(page, "config-node-2-item")).to_have_value("{{node-1.title}}")
         _test_node(page, "node-2")
         assert shop.orders[-1]["item"] == "Buy paper", shop.orders
 

@@ -21,7 +21,7 @@ from playwright.sync_api import Page, expect
 
 from konnectz_api import captcha
 from konnectz_devstack import Platform
-from konnectz_devstack.testing import webhook_canvas
+from konnectz_devstack.testing import sign_in_through_form, webhook_canvas
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -113,15 +113,7 @@ def _seed(platform: Platform, headers: dict[str, str]) -> dict[str, int]:
 
 
 def _login(page: Page, email: str) -> None:
-    page.goto("/login")
-    page.get_by_test_id("login-email").fill(email)
-    page.get_by_test_id("login-password").fill(PASSWORD)
-    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
-    expect(
-        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
-    ).to_have_count(1, timeout=60_000)
-    page.get_by_test_id("login-submit").click()
-    page.wait_for_url("**/dashboard")
+    sign_in_through_form(page, email, PASSWORD)
 
 
 def _shot(page: Page, name: str) -> None:

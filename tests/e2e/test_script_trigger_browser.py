@@ -18,11 +18,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import BrowserContext, Locator, Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_up, wait_until
+from konnectz_devstack.testing import sign_in_through_form, sign_up, text_box, wait_until
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -79,24 +79,9 @@ def _login(page: Page, platform: Platform) -> None:
     email = f"script-{time.time_ns()}@example.com"
     with httpx.Client(base_url=platform.api_url, timeout=30) as api:
         sign_up(api, email, PASSWORD)
-    page.goto("/login")
-    page.get_by_test_id("login-email").fill(email)
-    page.get_by_test_id("login-password").fill(PASSWORD)
-    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
-    expect(
-        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
-    ).to_have_count(1, timeout=60_000)
-    page.get_by_test_id("login-submit").click()
-    page.wait_for_url("**/dashboard")
+    sign_in_through_form(page, email, PASSWORD)
     page.get_by_test_id("create-flow").click()
     page.wait_for_url("**/create")
-
-
-def _text(page: Page, test_id: str) -> Locator:
-    loc = page.get_by_test_id(test_id)
-    if loc.evaluate("e => ['INPUT', 'TEXTAREA'].includes(e.tagName)"):
-        return loc
-    return loc.locator("textarea, input").first
 
 
 def test_a_custom_script_trigger_from_popup_to_task_log(new_context: NewContext, forms_platform: Platform) -> None:
@@ -111,7 +96,7 @@ def test_a_custom_script_trigger_from_popup_to_task_log(new_context: NewContext,
         option = page.locator(".ant-select-dropdown:visible [data-testid='event-option-new_response']")
         expect(option).to_be_visible()
         option.dispatch_event("click")
-        _text(page, "config-node-1-formId").fill("form-123")
+        text_box(page, "config-node-1-formId").fill("form-123")
 
         page.get_by_test_id("node-test-node-1").click()
         with context.expect_page() as opened:
@@ -151,8 +136,8 @@ def test_a_custom_script_trigger_from_popup_to_task_log(new_context: NewContext,
         page.get_by_test_id("action-drawer-search").fill("data")
         page.locator(".ant-drawer:visible [data-testid='app-tile-data_forwarder']").first.click()
         page.wait_for_timeout(400)
-        _text(page, "forward-key-node-2-key-0").fill("name")
-        _text(page, "forward-key-node-2-value-0").fill("{{node-1.answers.Name}}")
+        text_box(page, "forward-key-node-2-key-0").fill("name")
+        text_box(page, "forward-key-node-2-value-0").fill("{{node-1.answers.Name}}")
         page.get_by_test_id("node-test-node-2").click()
         expect(page.get_by_test_id("status-node-2")).to_have_attribute("data-status", "Success", timeout=30_000)
 

@@ -19,8 +19,10 @@ __all__ = [
     "canvas_node",
     "chain_canvas",
     "sign_in",
+    "sign_in_through_form",
     "sign_up",
     "test_trigger",
+    "text_box",
     "wait_until",
     "webhook_canvas",
     "webhook_node",
@@ -183,3 +185,27 @@ def sign_up(api: Any, email: str, password: str, first_name: str = "Test") -> di
     confirmed = api.post("/api/v1/users/email_confirmation", json={"confirmation_token": found.group(1)})
     assert confirmed.json()["key"] == "VERIFY_EMAIL_SUCCESS", confirmed.text
     return sign_in(api, email, password)
+
+
+def sign_in_through_form(page: Any, email: str, password: str) -> None:
+    """Sign in on the SPA's /login page as a person does (a Playwright page): email, password, the
+    ALTCHA widget's proof of work, Login; returns on /dashboard."""
+    from playwright.sync_api import expect
+
+    page.goto("/login")
+    page.get_by_test_id("login-email").fill(email)
+    page.get_by_test_id("login-password").fill(password)
+    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
+    expect(
+        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
+    ).to_have_count(1, timeout=60_000)
+    page.get_by_test_id("login-submit").click()
+    page.wait_for_url("**/dashboard")
+
+
+def text_box(page: Any, test_id: str) -> Any:
+    """The text box behind a test id (on the input itself, or on a wrapper around it)."""
+    loc = page.get_by_test_id(test_id)
+    if loc.evaluate("e => ['INPUT', 'TEXTAREA'].includes(e.tagName)"):
+        return loc
+    return loc.locator("textarea, input").first
