@@ -89,7 +89,11 @@ def test_replay_a_failed_run_from_its_task_details(page: Page, platform: Platfor
     page.wait_for_url("**/dashboard")
     page.goto("/flows/home")
     page.get_by_test_id(f"flow-logs-{konnect_id}").click()
+    # The Success tab has loaded (the run failed, so it is empty) before the Error tab is chosen;
+    # a click during the modal's opening could be lost.
+    expect(page.get_by_text("No Task Logs Found")).to_be_visible()
     page.get_by_role("tab", name="Error").click()
+    expect(page.get_by_role("tab", name="Error")).to_have_attribute("aria-selected", "true")
     page.get_by_test_id(f"tasklog-item-{failed['id']}").click()
     details = page.get_by_test_id("tasklog-details")
     expect(details.get_by_test_id("run-facts")).to_contain_text(failed["run_id"])

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import Error as PlaywrightError
 
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
@@ -125,7 +126,11 @@ def test_a_custom_script_trigger_from_popup_to_task_log(new_context: NewContext,
             popup.reload()
             expect(popup.get_by_test_id("script-status")).to_have_text("RECEIVED")
             popup.screenshot(path=str(SHOTS / f"script-trigger-popup-{theme}.png"))
-        popup.get_by_test_id("script-close").click()
+        try:
+            popup.get_by_test_id("script-close").click()
+        except PlaywrightError:  # the button closes its own window, at times before click() returns
+            pass
+        wait_until(popup.is_closed, timeout=10, what="the popup closed")
 
         # The editor notices the closed popup within a second, resets the flag and tests again.
         expect(page.get_by_test_id("script-open-node-1")).to_have_count(0, timeout=10_000)
