@@ -281,7 +281,11 @@ def test_reset_profile_password_member_access_and_agency_quota(
 
     def open_error_log(p: Page) -> None:
         p.get_by_test_id(f"flow-logs-{quota_flow}").click()
+        # The Success tab's one log has loaded before the Error tab is chosen (a click during
+        # the modal's opening could be lost).
+        expect(p.locator("[data-testid^='tasklog-item-']")).to_have_count(1)
         p.get_by_role("tab", name="Error").click()
+        expect(p.get_by_role("tab", name="Error")).to_have_attribute("aria-selected", "true")
         p.locator("[data-testid^='tasklog-item-']").first.click()
         expect(p.get_by_test_id("tasklog-details")).to_contain_text("Task quota exceeded")
 
