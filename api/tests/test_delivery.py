@@ -194,6 +194,52 @@ def test_accepted_requests_are_kept_for_the_retention_period_then_purged(client,
     assert client.post(f"/api/v1/task_logs/{after[recent.run_id]['id']}/replay", headers=headers).status_code == 202
 
 
+def test_the_retention_job_keeps_its_place_in_the_database_and_runs_in_one_process(client, api, nats_server):
+    from datetime import timedelta
+
+    from sqlalchemy import select, update
+    from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+    from konnectz_api.crud import requests
+    from konnectz_api.db import get_sessionmaker
+    from konnectz_api.models import RetentionCursor, TaskLog
+
+    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    old, recent = _event(konnect_id, owner_id), _event(konnect_id, owner_id)
+    _publish(nats_server.url, old)
+    _publish(nats_server.url, recent)
+    logs = {row["run_id"]: row for row in _logs(client, headers, konnect_id, 2)}
+    sessions = get_sessionmaker()
+    start = logs[old.run_id]["id"] - 1
+    with sessions() as s:
+        s.execute(
+            update(TaskLog).where(TaskLog.run_id == old.run_id).values(task_date=datetime.now(UTC) - timedelta(days=31))
+        )
+        s.execute(
+            pg_insert(RetentionCursor)
+            .values(job=requests.JOB, after_id=start)
+            .on_conflict_do_update(index_elements=["job"], set_={"after_id": start})
+        )
+        s.commit()
+
+    def where() -> int:
+        with sessions() as s:
+            return s.execute(select(RetentionCursor.after_id).where(RetentionCursor.job == requests.JOB)).scalar_one()
+
+    # While another api process holds the cursor, a pass ends at once: nothing purged, nothing moved.
+    with sessions() as holder:
+        holder.execute(select(RetentionCursor).where(RetentionCursor.job == requests.JOB).with_for_update()).one()
+        assert requests.purge_shared(sessions, older_than_days=30, pause=0) == 0
+        holder.rollback()
+    assert where() == start
+    assert requests.purge_shared(sessions, older_than_days=30, pause=0) == 1
+    assert where() == logs[old.run_id]["id"]  # kept in the database: a restarted api reads on from there
+    assert requests.purge_shared(sessions, older_than_days=30, pause=0) == 0
+    after = {row["run_id"]: row for row in _logs(client, headers, konnect_id, 2)}
+    assert requests.is_purged(after[old.run_id]["data"]["node-1"])
+    assert after[recent.run_id]["data"]["node-1"] == {"order": {"id": 7}, "name": "Ada"}
+
+
 def test_a_run_no_runner_could_load_is_logged_for_the_konnect_owner(client, api, nats_server):
     headers, konnect_id, _owner = _published(client, api, nats_server.url)
     reason = f"The run was not executed: konnect {konnect_id} was not loaded on any runner after 10 attempts"

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+# Helper modules of these tests (curated_fakes) import by name under --import-mode=importlib.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @dataclass

@@ -4,84 +4,25 @@ Prism cannot start on Stripe's or Microsoft Graph's documents and cannot make Te
 Notion's replies (``test_curated_prism.py``). Each fake here is a real local HTTP server speaking
 the part of the API the manifest uses, refusing what the live API refuses: a wrong credential,
 a missing required parameter (with the API's own error shape), the wrong media type (Stripe takes
-forms, Telegram's sendPhoto multipart), a missing ``Notion-Version``. Every action and search of
-the app runs through the ``app_event`` step against it, and one polling trigger is polled three
-times: the first poll records, a new item is found once, then nothing is new.
+forms, Telegram's sendPhoto multipart), a missing ``Notion-Version``. ``curated_fakes.exercise``
+runs every action and search of the app through the ``app_event`` step against it, and polls one
+polling trigger three times: the first poll records, a new item is found once, then nothing is new.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
-
-from konnectz_runner.catalogue import Catalogue, load_catalogue
-from konnectz_runner.manifest import App, Polling
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.poller import app_items
-from konnectz_runner.steps import app_event
-from konnectz_runner.steps.app_event import AppEventStep
-from konnectz_runner.triggers.polling import Cursor, PollingTrigger, pick_new
-
-REPO = Path(__file__).resolve().parents[2]
-CURATED = {a.key: a for a in load_catalogue(REPO / "catalogue", include_generated=False).apps}
-TOKEN = "fake-token-0123456789"
-Reply = tuple[int, Any]
-
-
-class Request:
-    def __init__(self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str], raw: bytes):
-        self.method, self.path, self.query, self.headers, self.raw = method, path, query, headers, raw
-        kind = headers.get("content-type", "")
-        self.form = {k: v[0] for k, v in parse_qs(raw.decode()).items()} if "urlencoded" in kind else {}
-        self.json: Any = json.loads(raw) if raw and "json" in kind else {}
-
-
-class Fake:
-    """A real HTTP server calling ``handle(request) -> (status, body)``; records every request."""
-
-    def __init__(self, handle: Callable[[Request], Reply]) -> None:
-        self.requests: list[Request] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _serve(self) -> None:
-                parts = urlsplit(self.path)
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                request = Request(self.command, parts.path, parse_qs(parts.query), headers, raw)
-                outer.requests.append(request)
-                status, body = handle(request)
-                data = json.dumps(body).encode() if body is not None else b""
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PATCH = do_DELETE = _serve
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+from curated_fakes import TOKEN, Case, Reply, Request, State, exercise
 
 
 # --- Stripe: form bodies, `Authorization: Bearer sk_...`, lists {object: list, data, has_more} ---------
-def stripe(state: dict[str, list[dict[str, Any]]]) -> Callable[[Request], Reply]:
+def stripe(state: State) -> Callable[[Request], Reply]:
     required = {
         "/v1/products": ["name"],
         "/v1/prices": ["currency", "product", "unit_amount"],
@@ -125,7 +66,7 @@ def stripe(state: dict[str, list[dict[str, Any]]]) -> Callable[[Request], Reply]
 
 
 # --- Telegram Bot API: /bot<token>/<method>, {"ok": true, "result": ...} ---------------------------------
-def telegram(state: dict[str, list[dict[str, Any]]]) -> Callable[[Request], Reply]:
+def telegram(state: State) -> Callable[[Request], Reply]:
     required = {
         "sendMessage": ["chat_id", "text"],
         "sendPhoto": ["chat_id", "photo"],
@@ -157,7 +98,7 @@ def telegram(state: dict[str, list[dict[str, Any]]]) -> Callable[[Request], Repl
 
 
 # --- Notion: Notion-Version header, {"object": "error", "status", "code", "message"} -------------------
-def notion(state: dict[str, list[dict[str, Any]]]) -> Callable[[Request], Reply]:
+def notion(state: State) -> Callable[[Request], Reply]:
     def error(status: int, code: str, message: str) -> Reply:
         return status, {"object": "error", "status": status, "code": code, "message": message}
 
@@ -194,7 +135,7 @@ def notion(state: dict[str, list[dict[str, Any]]]) -> Callable[[Request], Reply]
 
 
 # --- Microsoft Graph (Outlook and Teams): {"value": [...]}, {"error": {"code", "message"}} ---------------
-def graph(state: dict[str, list[dict[str, Any]]]) -> Callable[[Request], Reply]:
+def graph(state: State) -> Callable[[Request], Reply]:
     def need(body: dict[str, Any], *paths: str) -> str | None:
         for path in paths:
             value: Any = body
@@ -291,129 +232,45 @@ VALUES: dict[str, dict[str, dict[str, Any]]] = {
         "list_channels": {"team_id": "t1"},
     },
 }
-# (fake, base path, the trigger polled, how the fake gets a new item for it)
-Adder = Callable[[dict[str, list[Any]], int], None]
-CASES: dict[str, tuple[Callable[..., Callable[[Request], Reply]], str, str, Adder]] = {
-    "stripe": (
+CASES: dict[str, Case] = {
+    "stripe": Case(
         stripe,
         "",
         "new_customer",
         lambda s, n: s.setdefault("customers", []).append({"id": f"cus_{n}", "created": int(time.time()) + 10 * n}),
+        VALUES["stripe"],
     ),
-    "telegram": (
+    "telegram": Case(
         telegram,
         "/bot{{auth.bot_token}}",
         "new_update",
         lambda s, n: s.setdefault("updates", []).append({"update_id": 100 + n, "message": {"text": "hi"}}),
+        VALUES["telegram"],
     ),
-    "notion": (
+    "notion": Case(
         notion,
         "",
         "new_database_item",
         lambda s, n: s.setdefault("pages", []).append({"id": f"p{n}", "created_time": f"2026-11-2{n}T00:00:00Z"}),
+        VALUES["notion"],
     ),
-    "microsoft_outlook": (
+    "microsoft_outlook": Case(
         graph,
         "/v1.0",
         "new_email",
         lambda s, n: s.setdefault("mail", []).append({"id": f"m{n}", "receivedDateTime": f"2026-11-2{n}T00:00:00Z"}),
+        VALUES["microsoft_outlook"],
     ),
-    "microsoft_teams": (
+    "microsoft_teams": Case(
         graph,
         "/v1.0",
         "new_channel_message",
         lambda s, n: s.setdefault("teams", []).append({"id": f"t{n}", "createdDateTime": f"2026-11-2{n}T00:00:00Z"}),
+        VALUES["microsoft_teams"],
     ),
 }
 
 
-@pytest.fixture
-def wired(request: pytest.FixtureRequest) -> Iterator[tuple[App, Fake, dict[str, list[Any]]]]:
-    key = request.param
-    factory, base_path, _, _ = CASES[key]
-    state: dict[str, list[Any]] = {}
-    fake = Fake(factory(state))
-    app = CURATED[key].model_copy(update={"base_url": fake.url + base_path})
-    app_event.set_catalogue(lambda: Catalogue(apps=[app]))
-
-    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
-        return {f.key: TOKEN for f in app.auth.fields} | {"access_token": TOKEN}
-
-    app_event.set_credential_source(source)
-    yield app, fake, state
-    app_event.set_credential_source(None)
-    app_event.set_catalogue(app_event.default_catalogue)
-    fake.server.shutdown()
-    fake.server.server_close()
-
-
-@pytest.mark.parametrize("wired", list(CASES), indirect=True)
-async def test_curated_app_against_its_fake(wired: tuple[App, Fake, dict[str, list[Any]]], make_ctx: Any) -> None:
-    app, _fake, state = wired
-    values = VALUES[app.key]
-    for event in app.events:
-        if event.kind == "trigger":
-            continue
-        step = AppEventStep(
-            id="n",
-            name=app.name,
-            app_id=app.id,
-            event=event.key,
-            account_id=1,
-            fields=[{"key": k, "value": str(v)} for k, v in values.get(event.key, {}).items()],
-        )
-        outcome = await app_event.run(step, make_ctx())
-        assert outcome.status == "SUCCESS", f"{app.key}/{event.key}: {outcome.error}"
-    # A wrong credential is refused by the fake as by the live API (the step reports it).
-    app_event.set_credential_source(lambda *_: _wrong())
-    first_action = next(e for e in app.events if e.kind == "action")
-    step = AppEventStep(
-        id="n",
-        name=app.name,
-        app_id=app.id,
-        event=first_action.key,
-        account_id=1,
-        fields=[{"key": k, "value": str(v)} for k, v in values.get(first_action.key, {}).items()],
-    )
-    refused = await app_event.run(step, make_ctx())
-    assert refused.status == "ERROR" and "HTTP 401" in (refused.error or ""), refused.error
-
-    # The polling trigger: the first poll records, a new item is found once, then nothing is new.
-    _, _, trigger_key, add = CASES[app.key]
-    event = app.event(trigger_key)
-    assert event is not None and isinstance(event.trigger, Polling)
-    strategy = event.trigger
-    trigger = PollingTrigger(
-        app=app.key,
-        event=event.key,
-        app_id=app.id,
-        account_id=1,
-        items_path=event.output.items_path or "",
-        event_fields=[{"key": k, "value": str(v)} for k, v in values.get(event.key, {}).items()],
-        dedupe=strategy.dedupe,
-        id_path=strategy.id_path,
-        timestamp_path=strategy.timestamp_path,
-        since_param=strategy.since_param,
-        since_format=strategy.since_format,
-    )
-
-    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
-        return {f.key: TOKEN for f in app.auth.fields} | {"access_token": TOKEN}
-
-    app_event.set_credential_source(source)
-    add(state, 1)
-    cursor = Cursor()
-    guard = NetGuard(parse_networks("127.0.0.0/8"))
-    async with httpx.AsyncClient(timeout=10) as http:
-        found: list[list[Any]] = []
-        for round_ in range(3):
-            if round_ == 1:
-                add(state, 2)
-            items = await app_items(trigger, cursor, konnect_id=1, owner_id=1, http=http, guard=guard)
-            fresh, cursor, _ = pick_new(trigger, items, cursor, datetime.now(UTC))
-            found.append([item for _, item in fresh])
-    assert found[0] == [] and len(found[1]) == 1 and found[2] == [], f"{app.key}: {found}"
-
-
-async def _wrong() -> dict[str, Any]:
-    return {"api_key": "wrong", "bot_token": "wrong", "access_token": "wrong"}
+@pytest.mark.parametrize("key", list(CASES))
+async def test_curated_app_against_its_fake(key: str, make_ctx: Any) -> None:
+    await exercise(key, CASES[key], make_ctx)

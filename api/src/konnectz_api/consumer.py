@@ -250,15 +250,14 @@ async def purge_payloads_forever(sessions: sessionmaker[Session], settings: Any)
     """The retention job: every ``task_payload_purge_interval_seconds``, delete payloads older than
     ``task_payload_retention_days`` and replace the accepted requests of runs older than
     ``request_retention_days`` by a stub (:mod:`konnectz_api.crud.requests`; 0 keeps them)."""
-    cursor = requests.PurgeCursor()
     while True:
         try:
 
             def _purge() -> tuple[int, int]:
                 with sessions() as session:
                     payloads = task_payloads.purge(session, older_than_days=settings.task_payload_retention_days)
-                    kept = requests.purge(session, older_than_days=settings.request_retention_days, cursor=cursor)
-                    return payloads, kept
+                kept = requests.purge_shared(sessions, older_than_days=settings.request_retention_days)
+                return payloads, kept
 
             purged, purged_requests = await asyncio.to_thread(_purge)
             if purged:

@@ -298,3 +298,14 @@ class LoginThrottle(Base):
     key: Mapped[str] = mapped_column(String(100), primary_key=True)
     window_start: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     failures: Mapped[int] = mapped_column(Integer)
+
+
+class RetentionCursor(Base):
+    """Where a retention job stopped (the last id it passed), shared by every api process: a restart
+    reads on from there instead of walking the table again, and a pass locks the row (``FOR UPDATE
+    SKIP LOCKED``), so two processes never walk the same batch."""
+
+    __tablename__ = "retention_cursors"
+
+    job: Mapped[str] = mapped_column(String(40), primary_key=True)
+    after_id: Mapped[int] = mapped_column(BigInteger, default=0)

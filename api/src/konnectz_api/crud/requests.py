@@ -15,22 +15,27 @@ own retention (:mod:`konnectz_api.crud.task_payloads`).
 
 The job walks ``task_logs`` in id order (their primary key) from where it stopped, one batch at a
 time, and stops at the first run younger than the retention period: task logs are stored in the order
-their runs finished, so each pass reads only the runs that came of age since the last one.
+their runs finished, so each pass reads only the runs that came of age since the last one. Where it
+stopped is kept in ``retention_cursors`` (:func:`purge_shared`), so a restarted api does not walk
+the table again and two api processes never walk the same rows.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from konnectz_api.crud import task_payloads
-from konnectz_api.models import Task, TaskLog
+from konnectz_api.models import RetentionCursor, Task, TaskLog
 
-__all__ = ["PurgeCursor", "is_purged", "purge", "purged_stub", "trigger_key"]
+__all__ = ["PurgeCursor", "is_purged", "purge", "purge_shared", "purged_stub", "trigger_key"]
 
 
 def purged_stub(days: int) -> dict[str, str]:
@@ -51,9 +56,48 @@ def trigger_key(data: dict[str, Any], step_ids: set[str]) -> str | None:
 
 @dataclass
 class PurgeCursor:
-    """Where the retention job stopped (the last task log id it passed); kept by the job between passes."""
+    """Where the retention job stopped (the last task log id it passed)."""
 
     after_id: int = 0
+
+
+JOB = "requests"
+_EDGE = text(
+    "WITH batch AS (SELECT id, task_date FROM task_logs WHERE id > :after ORDER BY id LIMIT :batch) "
+    "SELECT count(*), max(id), min(id) FILTER (WHERE task_date >= :cutoff) FROM batch"
+)
+# Only rows with something in them: a run's data is never empty, but rows seeded or imported without
+# it are skipped in PostgreSQL rather than read into Python.
+_DUE = text("SELECT id, data FROM task_logs WHERE id > :after AND id <= :upto AND data::text <> '{}' ORDER BY id")
+
+
+def _purge_batch(
+    session: Session, *, cutoff: datetime, stub: dict[str, str], after_id: int, batch: int
+) -> tuple[int, int, bool]:
+    """Purge the due requests of the next ``batch`` task logs after ``after_id``: (how many, the id
+    the job stops at, whether it is done for now: it met a young run or the end of the table)."""
+    count, last, young = session.execute(_EDGE, {"after": after_id, "batch": batch, "cutoff": cutoff}).one()
+    upto = (young - 1) if young is not None else last
+    if not count or upto is None or upto <= after_id:
+        return 0, after_id, True
+    rows = session.execute(_DUE, {"after": after_id, "upto": upto}).all()
+    steps: dict[int, set[str]] = {}
+    if rows:
+        for log_id, step_id in session.execute(
+            select(Task.task_log_id, Task.step_id).where(Task.task_log_id.in_([r.id for r in rows]))
+        ):
+            steps.setdefault(int(log_id), set()).add(step_id)
+    purged = 0
+    for row in rows:
+        data = row.data
+        if not isinstance(data, dict) or task_payloads.is_stub(data):
+            continue
+        key = trigger_key(data, steps.get(int(row.id), set()))
+        if key is None or is_purged(data[key]):
+            continue
+        session.execute(update(TaskLog).where(TaskLog.id == row.id).values(data={**data, key: stub}))
+        purged += 1
+    return purged, int(upto), young is not None or count < batch
 
 
 def purge(session: Session, *, older_than_days: int, cursor: PurgeCursor, batch: int = 2000) -> int:
@@ -65,35 +109,44 @@ def purge(session: Session, *, older_than_days: int, cursor: PurgeCursor, batch:
     stub = purged_stub(older_than_days)
     total = 0
     while True:
-        rows = session.execute(
-            select(TaskLog.id, TaskLog.task_date, TaskLog.data)
-            .where(TaskLog.id > cursor.after_id)
-            .order_by(TaskLog.id)
-            .limit(batch)
-        ).all()
-        due = []
-        young = False
-        for row in rows:
-            if row.task_date >= cutoff:
-                young = True
-                break
-            due.append(row)
-        if due:
-            steps: dict[int, set[str]] = {}
-            for log_id, step_id in session.execute(
-                select(Task.task_log_id, Task.step_id).where(Task.task_log_id.in_([r.id for r in due]))
-            ):
-                steps.setdefault(int(log_id), set()).add(step_id)
-            for row in due:
-                data = row.data
-                if not isinstance(data, dict) or task_payloads.is_stub(data):
-                    continue
-                key = trigger_key(data, steps.get(int(row.id), set()))
-                if key is None or is_purged(data[key]):
-                    continue
-                session.execute(update(TaskLog).where(TaskLog.id == row.id).values(data={**data, key: stub}))
-                total += 1
-            cursor.after_id = int(due[-1].id)
+        purged, cursor.after_id, done = _purge_batch(
+            session, cutoff=cutoff, stub=stub, after_id=cursor.after_id, batch=batch
+        )
         session.commit()
-        if young or len(rows) < batch:
+        total += purged
+        if done:
             return total
+
+
+def purge_shared(
+    sessions: Callable[[], Session], *, older_than_days: int, batch: int = 2000, pause: float = 2.0
+) -> int:
+    """:func:`purge` with the cursor kept in ``retention_cursors``, for the api's job: each batch is a
+    transaction that locks the cursor's row (``FOR UPDATE SKIP LOCKED``: when another api process
+    holds it, this pass ends) and moves it on, so a restart reads on from where the job stopped and
+    the processes never walk the same rows. Between batches the thread sleeps ``pause`` times as long
+    as the batch took, so catching up on a large table does not take the requests' CPU."""
+    if older_than_days <= 0:
+        return 0
+    cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
+    stub = purged_stub(older_than_days)
+    total = 0
+    while True:
+        started = time.monotonic()
+        with sessions() as session:
+            session.execute(
+                pg_insert(RetentionCursor).values(job=JOB, after_id=0).on_conflict_do_nothing(index_elements=["job"])
+            )
+            session.commit()
+            after_id = session.execute(
+                select(RetentionCursor.after_id).where(RetentionCursor.job == JOB).with_for_update(skip_locked=True)
+            ).scalar()
+            if after_id is None:  # another process is purging
+                return total
+            purged, after_id, done = _purge_batch(session, cutoff=cutoff, stub=stub, after_id=after_id, batch=batch)
+            session.execute(update(RetentionCursor).where(RetentionCursor.job == JOB).values(after_id=after_id))
+            session.commit()
+        total += purged
+        if done:
+            return total
+        time.sleep(pause * (time.monotonic() - started))
