@@ -194,3 +194,97 @@ def test_read_routes_refuse_a_deleted_user_and_expired_tokens(client, api, api_e
     for path in READ_PATHS:
         for token in (gone, expired, "x"):
             assert client.get(path, headers={"Authorization": f"Bearer {token}"}).status_code == 401, path
+
+
+def test_the_lists_show_app_names_derived_when_the_canvas_is_written(client, api):
+    """konnects.app_names follows canvas_json on every write; a row written without the ORM (NULL)
+    is still listed with the names of its canvas."""
+    from sqlalchemy import text
+
+    from konnectz_devstack.testing import api_call_node, webhook_canvas
+
+    headers = api.login(api.signup_and_verify())
+    canvas = webhook_canvas("http://127.0.0.1:9/x")
+    konnect_id = api.save_konnect(headers, canvas).json()["konnect_id"]
+
+    def listed() -> dict:
+        items = client.get("/api/v1/konnects", headers=headers).json()["konnects"]
+        return {k["id"]: (k["left_app"], k["right_apps"]) for k in items}
+
+    assert listed()[konnect_id] == ({"name": "Webhook"}, [{"app_name": "API Call"}])
+    # The canvas changes (a second action): the names follow.
+    third = api_call_node("http://127.0.0.1:9/y", node_id="node-3")
+    third["data"]["app_detail"]["name"] = "Second Call"
+    canvas["apps"].append(third)
+    canvas["links"].append({"id": "e2", "source": "node-2", "target": "node-3"})
+    saved = client.post(
+        "/api/v1/konnects/save_konnect",
+        json={"canvas_json": canvas, "canvas_name": True, "konnect_id": konnect_id},
+        headers=headers,
+    )
+    assert saved.status_code == 200, saved.text
+    assert listed()[konnect_id] == ({"name": "Webhook"}, [{"app_name": "API Call"}, {"app_name": "Second Call"}])
+    with get_sessionmaker()() as s:
+        stored = s.execute(text("SELECT app_names FROM konnects WHERE id = :k"), {"k": konnect_id}).scalar_one()
+        assert stored == {"left": "Webhook", "right": ["API Call", "Second Call"]}
+        s.execute(text("UPDATE konnects SET app_names = NULL WHERE id = :k"), {"k": konnect_id})
+        s.commit()
+    assert listed()[konnect_id] == ({"name": "Webhook"}, [{"app_name": "API Call"}, {"app_name": "Second Call"}])
+    history = client.get("/api/v1/task_logs/konnects", headers=headers).json()["konnects"]
+    assert [k["right_apps"] for k in history if k["id"] == konnect_id] == [
+        [{"app_name": "API Call"}, {"app_name": "Second Call"}]
+    ]
+
+
+def test_the_hot_reads_take_the_short_path_and_anything_unusual_the_full_one(client, account, monkeypatch):
+    """konnectz_api.fastreads serves the six hot GETs without FastAPI's machinery when all is well,
+    and hands everything else (bad parameters, no token, a 404) to the full application, whose
+    replies are the ones the other tests check."""
+    from konnectz_api import fastreads
+
+    headers, _owner_id, ids, _folder_id = account
+    middleware = client.app.middleware_stack
+    while not isinstance(middleware, fastreads.FastReads):
+        middleware = middleware.app
+    assert set(middleware.plans()) == fastreads.HOT_PATHS  # no hot route fell back to the full path unnoticed
+    served: list[bool] = []
+    serve = fastreads.FastReads._serve
+
+    async def spy(self, plan, scope, receive):
+        response = await serve(self, plan, scope, receive)
+        served.append(response is not None)
+        return response
+
+    monkeypatch.setattr(fastreads.FastReads, "_serve", spy)
+    for path in READ_PATHS:
+        assert client.get(path, headers=headers).status_code == 200, path
+    assert served == [True] * len(READ_PATHS)
+
+    served.clear()
+    unusual = [
+        ("/api/v1/konnects?page_size=0", headers, 422),
+        ("/api/v1/konnects?page_index=1000000000000000000", headers, 422),
+        ("/api/v1/konnects?folder=999999999", headers, 404),
+        ("/api/v1/task_logs/logs?start_date=2026-02-30", headers, 422),
+        ("/api/v1/task_logs/logs?start_date=2026-02-02&end_date=2026-02-01", headers, 422),
+        ("/api/v1/folders/list", {}, 401),
+        ("/api/v1/folders/list", {"Authorization": "Basic abc"}, 401),
+        ("/api/v1/dashboard/stats", {"Authorization": "Bearer not-a-token"}, 401),
+    ]
+    for path, with_headers, status in unusual:
+        r = client.get(path, headers=with_headers)
+        assert r.status_code == status, (path, r.text)
+        assert r.json().get("message") or r.json().get("detail"), (path, r.text)
+    assert served == [False] * len(unusual)
+    # A dependency overridden (as tests do) makes the short path step aside for that route.
+    deployer = client.app.state.deployer
+    client.app.dependency_overrides[fastreads.deps.get_deployer] = lambda: deployer
+    try:
+        served.clear()
+        assert client.get("/api/v1/konnects", headers=headers).status_code == 200
+        assert served == [False]
+        assert client.get("/api/v1/folders/list", headers=headers).status_code == 200
+        assert served == [False, True]  # the routes without that dependency still take the short path
+    finally:
+        client.app.dependency_overrides.pop(fastreads.deps.get_deployer)
+    assert client.get(f"/api/v1/task_logs/logs?konnect_id={ids[0]}", headers=headers).json()["total"] == 4

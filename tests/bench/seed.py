@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import psycopg
 
+from konnectz_api.models import konnect_app_names
+
 CANVAS = json.dumps(
     {
         "apps": [
@@ -27,6 +29,8 @@ CANVAS = json.dumps(
         "flowName": "",
     }
 )
+# What the api derives from the canvas when it writes a konnect (konnects.app_names).
+NAMES = json.dumps(konnect_app_names(json.loads(CANVAS)))
 WORDS = ["orders", "leads", "invoices", "tickets", "signups", "payments", "alerts", "reports"]
 FOLDERS_PER_USER = 3
 
@@ -89,11 +93,12 @@ def seed(dsn: str, sizes: Sizes, log=print) -> float:
             status = "Published" if i % 3 else "Draft"
             name = f"{WORDS[i % len(WORDS)].title()} flow {i}"
             created = "2025-01-01T00:00:00Z"
-            return (i, owner, folder, name, status, CANVAS, f"bench-{i}", created, created)
+            return (i, owner, folder, name, status, CANVAS, NAMES, f"bench-{i}", created, created)
 
         _copy(
             conn,
-            "COPY konnects (id, owner_id, folder_id, konnect_name, status, canvas_json, webhook_token, created_at, "
+            "COPY konnects (id, owner_id, folder_id, konnect_name, status, canvas_json, app_names, webhook_token, "
+            "created_at, "
             "updated_at) "
             "FROM STDIN",
             (konnect(i) for i in range(1, sizes.konnects + 1)),

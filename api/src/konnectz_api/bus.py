@@ -73,6 +73,9 @@ class Bus:
         if self.nc is not None:
             try:
                 if self.nc.is_connected:
+                    # nats-py's own drain timeout ends it cleanly; cancelling its drain from outside
+                    # leaves a gathered future whose CancelledError is printed as never retrieved.
+                    self.nc.options["drain_timeout"] = max(within - 1.0, 0.5)
                     await asyncio.wait_for(self.nc.drain(), within)
                 else:
                     await self.nc.close()

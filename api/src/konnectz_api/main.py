@@ -19,6 +19,7 @@ from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker, make_read_pool
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
+from konnectz_api.fastreads import FastReads
 from konnectz_api.limits import BodyLimitMiddleware
 from konnectz_api.quota_service import serve_quota
 from konnectz_api.routes import (
@@ -111,6 +112,8 @@ def create_app() -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
     # The pages' hot read routes first: a request is matched against the routes in this order.
     hot = (konnects, folders, dashboard, task_logs)
+    # Outermost: the hot GET routes of the pages skip FastAPI's per-request machinery (konnectz_api.fastreads).
+    app.add_middleware(FastReads, fastapi_app=app, routers=[module.router for module in hot])
     routers = (system, auth, password_reset, profile, avatars, plans, members, apps, app_accounts, credentials)
     for module in (*hot, *routers, konnect_webhooks, script_triggers, widgets):
         app.include_router(module.router)

@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -176,11 +177,29 @@ class Konnect(Base):
     folder_id: Mapped[int | None] = mapped_column(ForeignKey("folders.id", ondelete="SET NULL"), index=True)
     status: Mapped[str] = mapped_column(String(20), default="Draft")
     canvas_json: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    # {"left": trigger app name or None, "right": [action app names in run order]}: what the flow
+    # list and the history show of canvas_json, derived whenever canvas_json is set (below), so the
+    # lists never load and parse whole canvases. NULL on rows written without the ORM (readers then
+    # derive it from canvas_json).
+    app_names: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     webhook_token: Mapped[str] = mapped_column(String(64), unique=True)
     published_spec: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+def konnect_app_names(canvas: Any) -> dict[str, Any]:
+    """The ``app_names`` column's value for a canvas (:func:`konnectz_api.compile.app_names`)."""
+    from konnectz_api.compile import app_names  # compile imports the canvas models, which import nothing here
+
+    left, right = app_names(canvas)
+    return {"left": left, "right": right}
+
+
+@event.listens_for(Konnect.canvas_json, "set")
+def _derive_app_names(target: Konnect, value: Any, _old: Any, _initiator: Any) -> None:
+    target.app_names = konnect_app_names(value)
 
 
 class KonnectActivity(Base):

@@ -228,6 +228,7 @@ class Runner:
             await self.http.aclose()
         if self.nc is not None and not self.nc.is_closed:
             try:
+                self.nc.options["drain_timeout"] = 9  # its own timeout, not a cancelled drain (see the api's Bus.close)
                 await asyncio.wait_for(self.nc.drain(), 10)
             except Exception:
                 log.debug("NATS drain failed; closing", exc_info=True)

@@ -51,13 +51,18 @@ async def session_row_of(cur: AsyncCursor[tuple[Any, ...]]) -> SessionRow | None
     return None if row is None else SessionRow(row[0], row[1], bool(row[2]))
 
 
-# konnects: id, konnect_name, status, created_at, folder_id, webhook_token, canvas_json
-KONNECT_COLUMNS = "k.id, k.konnect_name, k.status, k.created_at, k.folder_id, k.webhook_token, k.canvas_json"
+# konnects: id, konnect_name, status, created_at, folder_id, webhook_token, app_names, and canvas_json only
+# where app_names was never derived (rows written without the ORM): the lists never load whole canvases.
+KONNECT_COLUMNS = (
+    "k.id, k.konnect_name, k.status, k.created_at, k.folder_id, k.webhook_token, k.app_names, "
+    "CASE WHEN k.app_names IS NULL THEN k.canvas_json END AS canvas_json"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class KonnectPage:
-    #: (id, konnect_name, status, created_at, folder_id, webhook_token, canvas_json, success, error)
+    #: (id, konnect_name, status, created_at, folder_id, webhook_token, app_names, canvas_json or None,
+    #:  success, error)
     rows: list[tuple[Any, ...]]
     total: int
 
@@ -115,7 +120,8 @@ async def konnect_page(
     params["offset"] = (page_index - 1) * page_size
     # The SQL is assembled from the constant fragments above only; every value is a bound parameter.
     cur = await conn.execute(
-        "SELECT p.id, p.konnect_name, p.status, p.created_at, p.folder_id, p.webhook_token, p.canvas_json, "  # noqa: S608
+        "SELECT p.id, p.konnect_name, p.status, p.created_at, p.folder_id, p.webhook_token, p.app_names, "  # noqa: S608
+        "p.canvas_json, "
         "p.total, "
         "(SELECT count(*) FROM task_logs l WHERE l.owner_id = %(owner)s AND l.konnect_id = p.id "
         "AND l.status = 'SUCCESS'), "
@@ -128,7 +134,7 @@ async def konnect_page(
     )
     rows = await cur.fetchall()
     if rows:
-        return KonnectPage([(*r[:7], r[8], r[9]) for r in rows], int(rows[0][7]))
+        return KonnectPage([(*r[:8], r[9], r[10]) for r in rows], int(rows[0][8]))
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)
     found = await cur.fetchone()
     return KonnectPage([], int(found[0]) if found else 0)

@@ -19,7 +19,7 @@ from konnectz_api.deployer import Deployer, DeployError, LocalDeployer
 from konnectz_api.deps import CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
-from konnectz_api.models import Konnect, User
+from konnectz_api.models import Konnect, User, konnect_app_names
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
 from konnectz_api.replies import json_reply
 from konnectz_api.schemas import (
@@ -63,7 +63,8 @@ def _owned(session: SessionDep, user: User, konnect_id: int) -> Konnect:
 def to_items(page: konnect_crud.Page, settings: Settings) -> list[KonnectItem]:
     items = []
     for k in page.konnects:
-        left, right = app_names(k.canvas_json)
+        names = k.app_names or konnect_app_names(k.canvas_json)
+        left, right = names["left"], names["right"]
         ok, err = page.counts.get(k.id, (0, 0))
         items.append(
             KonnectItem(
@@ -86,8 +87,10 @@ def item_dicts(rows: list[tuple[Any, ...]], settings: Settings) -> list[dict[str
     """The ``KonnectItem`` replies of :func:`konnectz_api.crud.reads.konnect_page` rows, as plain dicts."""
     base = settings.webhook_base_url.rstrip("/")
     items = []
-    for kid, name, status, created_at, folder_id, token, canvas, ok, err in rows:
-        left, right = app_names(canvas)
+    for kid, name, status, created_at, folder_id, token, names, canvas, ok, err in rows:
+        if names is None:
+            names = konnect_app_names(canvas)
+        left, right = names["left"], names["right"]
         items.append(
             {
                 "id": kid,
