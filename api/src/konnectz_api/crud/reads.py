@@ -135,6 +135,8 @@ async def konnect_page(
     rows = await cur.fetchall()
     if rows:
         return KonnectPage([(*r[:8], r[9], r[10]) for r in rows], int(rows[0][8]))
+    if page_index == 1:  # nothing on the first page: nothing at all
+        return KonnectPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)
     found = await cur.fetchone()
     return KonnectPage([], int(found[0]) if found else 0)
@@ -224,6 +226,8 @@ async def task_log_page(
     rows = await cur.fetchall()
     if rows:
         return LogPage([r[:8] for r in rows], int(rows[0][8]))
+    if page_index == 1:  # nothing on the first page: nothing at all
+        return LogPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)
     found = await cur.fetchone()
     return LogPage([], int(found[0]) if found else 0)
