@@ -70,6 +70,7 @@ class Bus:
         """Drain (pending acks and publishes go out) for at most ``within`` seconds, then close."""
         if self._task is not None:
             self._task.cancel()
+        self.outage.closing = True
         if self.nc is not None:
             try:
                 if self.nc.is_connected:

@@ -33,6 +33,7 @@ class Outage:
         self.log = logger
         self.since: float | None = None  # monotonic time of the first failure of the current outage
         self.last_error: str | None = None
+        self.closing = False  # set by the owner when it shuts the connection down on purpose
 
     @property
     def down(self) -> bool:
@@ -40,6 +41,9 @@ class Outage:
 
     def failed(self, exc: BaseException | str, doing: str = "") -> None:
         self.last_error = _describe(exc)
+        if self.closing:  # shutting down: not an outage, nothing will be retried
+            self.log.info("%s while closing: %s", self.what, self.last_error)
+            return
         if self.since is None:
             self.since = time.monotonic()
             self.log.warning("%s unavailable%s (%s); retrying quietly", self.what, doing, self.last_error)

@@ -227,6 +227,7 @@ class Runner:
         if self.http is not None:
             await self.http.aclose()
         if self.nc is not None and not self.nc.is_closed:
+            self.nats_outage.closing = True
             try:
                 self.nc.options["drain_timeout"] = 9  # its own timeout, not a cancelled drain (see the api's Bus.close)
                 await asyncio.wait_for(self.nc.drain(), 10)
