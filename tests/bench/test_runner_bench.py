@@ -58,6 +58,8 @@ pytestmark = pytest.mark.skipif(os.environ.get("KONNECTZ_BENCH") != "1", reason=
 SECONDS = float(os.environ.get("KONNECTZ_BENCH_SECONDS", "10"))
 SCALE = [int(n) for n in os.environ.get("KONNECTZ_BENCH_SCALE", "1,1000,100000").split(",") if n]
 PHASES = os.environ.get("KONNECTZ_BENCH_PHASES", "c4,c32,r200,scale").split(",")
+# Runner processes (KONNECTZ_RUNNER_PROCESSES): one per core of this machine by default.
+RUNNER_PROCESSES = int(os.environ.get("KONNECTZ_BENCH_RUNNER_PROCESSES", str(min(os.cpu_count() or 1, 4))))
 NATS_SYNC = os.environ.get("KONNECTZ_BENCH_NATS_SYNC") or None
 PG_FSYNC = os.environ.get("KONNECTZ_BENCH_PG_FSYNC", "1") == "1"
 TOOLS = Path(os.environ.get("KONNECTZ_CACHE", Path.home() / ".cache" / "konnectz")) / "tools"
@@ -559,7 +561,7 @@ async def _put_all(nats_url: str, specs: list[dict[str, Any]]) -> None:
     await nc.close()
 
 
-def scale(n: int, sink: Sink, work: Path) -> dict[str, Any]:
+def scale(n: int, sink: Sink, work: Path, extra: dict[str, str]) -> dict[str, Any]:
     """A runner hosting ``n`` konnects: load time, idle RSS, publish-to-live of one more."""
     base = work / f"scale-{n}"
     base.mkdir(parents=True, exist_ok=True)
@@ -575,6 +577,7 @@ def scale(n: int, sink: Sink, work: Path) -> dict[str, Any]:
             "KONNECTZ_ENFORCE_QUOTA": "false",
             "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
             "KONNECTZ_KV_READY_TIMEOUT_SECONDS": "600",
+            **extra,  # the same runner settings as the load phases (its processes too)
         }
         started = time.monotonic()
         with (base / "runner.log").open("wb") as log:
@@ -645,7 +648,8 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
 def test_runner_bench(work: Path) -> None:
     sink = Sink(work / "sink")
     sink.start()
-    extra = dict(kv.split("=", 1) for kv in os.environ.get("KONNECTZ_BENCH_RUNNER_ENV", "").split(",") if "=" in kv)
+    extra = {"KONNECTZ_RUNNER_PROCESSES": str(RUNNER_PROCESSES)}
+    extra |= dict(kv.split("=", 1) for kv in os.environ.get("KONNECTZ_BENCH_RUNNER_ENV", "").split(",") if "=" in kv)
     platform = make_platform(work / "platform", **extra)
     platform.pg_fsync = PG_FSYNC
     platform.nats_sync = NATS_SYNC
@@ -655,6 +659,7 @@ def test_runner_bench(work: Path) -> None:
         "durability": platform.durability,
         "seconds_per_phase": SECONDS,
         "cpus": os.cpu_count(),
+        "runner_processes": int(extra["KONNECTZ_RUNNER_PROCESSES"]),
         "load": [],
         "scale": [],
     }
@@ -669,7 +674,7 @@ def test_runner_bench(work: Path) -> None:
             platform.stop()
         if "scale" in PHASES:
             for n in SCALE:
-                results["scale"].append(scale(n, sink, work))
+                results["scale"].append(scale(n, sink, work, extra))
                 print(json.dumps(results["scale"][-1]), flush=True)
     finally:
         platform.stop()

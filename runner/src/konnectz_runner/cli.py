@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import socket
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -123,6 +124,9 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve webhooks and execute runs")
     serve.add_argument("--host", default=settings.runner_host)
     serve.add_argument("--port", type=int, default=settings.runner_port)
+    serve.add_argument(
+        "--fd", type=int, help="serve on this inherited listening socket (a multi-process runner's child)"
+    )
     tick_cmd = commands.add_parser("tick", help="start the schedule's due fire (if any) and exit")
     tick_cmd.add_argument("--spec-file", type=Path, required=True, help="FlowSpec JSON of the konnect")
     tick_cmd.add_argument("--no-run", action="store_true", help="only store the due run; a runner executes it")
@@ -141,10 +145,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from konnectz_runner.server import create_app
 
+        if args.fd is None and settings.runner_processes > 1:
+            from konnectz_runner.processes import serve_processes
+
+            return serve_processes(args.host, args.port, settings.runner_processes)
+
         # uvicorn turns SIGTERM/SIGINT into a lifespan shutdown: the worker stops, NATS drains.
         # No access log: one log line per webhook costs more than storing the run (see docs/performance.md).
         logging.getLogger("httpx").setLevel(logging.WARNING)
-        uvicorn.run(
+        config = uvicorn.Config(
             create_app(settings),
             host=args.host,
             port=args.port,
@@ -152,6 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             log_level="info",
             access_log=settings.access_log,
         )
+        server = uvicorn.Server(config)
+        if args.fd is None:
+            server.run()
+        else:
+            # socket.socket(fileno=...) reads the family back (TCP, so replies go out without Nagle's delay;
+            # uvicorn's own fd= option takes every descriptor for a UNIX socket).
+            server.run(sockets=[socket.socket(fileno=args.fd)])
         return 0
     if args.command == "cursor":
         try:

@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     # fixed bound), so the backlog left when a burst ends drains within about this time.
     max_queue_seconds: float = Field(default=1.5, ge=0)
     retry_after_seconds: int = Field(default=2, ge=1)
+    # A refused (429) request is answered after this pause: a sender that retries at once, in a loop,
+    # cannot then spend on its refusals the CPU the accepted runs need (thousands of 429s a second
+    # otherwise take most of the ingress's time). Senders that honour Retry-After never notice.
+    refuse_delay_seconds: float = Field(default=0.1, ge=0, le=5)
     # Execute runs on their own event loop (a thread with its own NATS connection), so webhook ingress
     # under load cannot crowd execution out.
     worker_thread: bool = True
@@ -62,6 +66,12 @@ class Settings(BaseSettings):
     # The transport under the steps' httpx client: "aiohttp" (its connection pool and C parser, about
     # a third of the runner's CPU cheaper under load) or "httpx" (httpcore). Both apply the same guard.
     http_client: Literal["aiohttp", "httpx"] = "aiohttp"
+    # Runner processes sharing the listening socket (konnectz_runner.processes): one interpreter uses
+    # at most one core, so a runner with N processes can use N. Each process holds every konnect.
+    runner_processes: int = Field(default=1, ge=1, le=64)
+    # Whether this process runs the runner's single duties (schedules, polling); set by the parent of
+    # a multi-process runner for all its children but the first.
+    runner_primary: bool = True
 
     @field_validator("allow_private_networks", mode="before")
     @classmethod

@@ -188,18 +188,22 @@ class Runner:
             asyncio.create_task(self._follow_captures(), name="konnectz-captures"),
             asyncio.create_task(self._watch_queue(), name="konnectz-queue-depth"),
         ]
-        if only_konnect is None:  # local mode starts schedules itself; on Kubernetes a CronJob ticks
+        # Schedules and polls are the first process's duty in a multi-process runner (the others serve
+        # webhooks and execute runs).
+        if only_konnect is None and self.settings.runner_primary:
+            # local mode starts schedules itself; on Kubernetes a CronJob ticks
             self.scheduler = LocalScheduler(self.js, self.registry)
             self.scheduler.start()
-        # Polling konnects are polled by the runner that hosts them (local, or their own Deployment).
-        self.poller = LocalPoller(
-            self.js,
-            self.registry,
-            http=self.http,
-            guard=self.guard,
-            max_interval_seconds=self.settings.max_poll_interval_seconds,
-        )
-        self.poller.start()
+        if self.settings.runner_primary:
+            # Polling konnects are polled by the runner that hosts them (local, or their own Deployment).
+            self.poller = LocalPoller(
+                self.js,
+                self.registry,
+                http=self.http,
+                guard=self.guard,
+                max_interval_seconds=self.settings.max_poll_interval_seconds,
+            )
+            self.poller.start()
         # Everything loaded so far (the konnects, the modules) lives as long as the process: keep it out
         # of the cyclic garbage collector's scans, and collect the young generation less often. With
         # 100,000 konnects a full collection otherwise stalls requests for tens of milliseconds.
@@ -380,7 +384,7 @@ async def hook(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
     if runner.overloaded():
         telemetry.RUNS_REFUSED.labels("backpressure").inc()
-        return _busy(runner)
+        return await _busy(runner)
     # Whether the editor captures this token is looked up while the run is being stored.
     lookup = None if runner.captures.ready else asyncio.create_task(_capture_window(runner, token))
     signature = spec.trigger.signature
@@ -444,7 +448,9 @@ async def hook(request: Request) -> JSONResponse:
     return JSONResponse({"status": "accepted", "run_id": run.run_id})
 
 
-def _busy(runner: Runner) -> JSONResponse:
+async def _busy(runner: Runner) -> JSONResponse:
+    """The 429 of an overloaded runner, after ``refuse_delay_seconds`` (see :class:`ShedLoad`)."""
+    await asyncio.sleep(runner.settings.refuse_delay_seconds)
     return JSONResponse(
         {"message": "Too many runs are waiting; retry later"},
         status_code=429,
@@ -516,7 +522,7 @@ async def form(request: Request) -> Response:
     )
     if runner.overloaded():
         telemetry.RUNS_REFUSED.labels("backpressure").inc()
-        return _busy(runner)
+        return await _busy(runner)
     try:
         await runner.accept(run)
         telemetry.RUNS_ACCEPTED.labels("form").inc()
@@ -564,6 +570,7 @@ class ShedLoad:
                 spec = self.runner.registry.by_token(path[len("/hooks/") :])
                 if spec is not None and spec.trigger.kind == "webhook":
                     telemetry.RUNS_REFUSED.labels("backpressure").inc()
+                    await asyncio.sleep(self.runner.settings.refuse_delay_seconds)
                     headers = [
                         (b"content-type", b"application/json"),
                         (b"content-length", str(len(_BUSY_BODY)).encode()),

@@ -1,0 +1,55 @@
+"""The registry keeps webhook konnects as their JSON (parsed when used) and the others parsed."""
+
+from __future__ import annotations
+
+from konnectz_runner.registry import KV_DEL, KonnectRegistry, apply_entry
+from konnectz_runner.spec import ApiCallStep, FlowSpec, ScheduleTrigger, WebhookTrigger
+
+
+def _webhook(konnect_id: int, url: str = "http://service.test/x") -> FlowSpec:
+    return FlowSpec(
+        konnect_id=konnect_id,
+        owner_id=1,
+        name=f"K{konnect_id}",
+        trigger_id="node-1",
+        trigger=WebhookTrigger(token=f"tok{konnect_id:021d}"),
+        steps=[ApiCallStep(id="node-2", name="S", url=url)],
+    )
+
+
+def _schedule(konnect_id: int) -> FlowSpec:
+    return _webhook(konnect_id).model_copy(
+        update={
+            "trigger": ScheduleTrigger.model_validate(
+                {"schedule": {"schedule_type": "Everyday", "schedule_time": "09:00"}}
+            )
+        }
+    )
+
+
+def test_webhooks_are_kept_as_json_and_served_parsed() -> None:
+    registry = KonnectRegistry()
+    hook, timer = _webhook(1), _schedule(2)
+    apply_entry(registry, "konnect.1", hook.model_dump_json().encode(), None)
+    apply_entry(registry, "konnect.2", timer.model_dump_json().encode(), None)
+    assert len(registry) == 2
+    assert isinstance(registry._by_id[1], bytes)  # the JSON, not the parsed object
+    assert registry.by_id(1) == hook and registry.by_token(hook.trigger.token) == hook  # type: ignore[union-attr]
+    assert registry.specs() == [timer]  # what the scheduler and the poller walk
+    # Republished with other content: the new version is served, not a cached parse of the old one.
+    changed = _webhook(1, url="http://service.test/changed")
+    apply_entry(registry, "konnect.1", changed.model_dump_json().encode(), None)
+    assert registry.by_token(hook.trigger.token) == changed  # type: ignore[union-attr]
+    # Unpublished: gone by id and by token.
+    apply_entry(registry, "konnect.1", None, KV_DEL)
+    assert registry.by_id(1) is None and registry.by_token(hook.trigger.token) is None  # type: ignore[union-attr]
+    assert len(registry) == 1
+
+
+def test_a_full_load_replaces_everything() -> None:
+    registry, initial = KonnectRegistry(), KonnectRegistry()
+    registry.put(_webhook(9))
+    initial.put(_webhook(1), raw=_webhook(1).model_dump_json().encode())
+    initial.put(_schedule(2))
+    registry.replace_all(initial)
+    assert registry.by_id(9) is None and registry.by_id(1) == _webhook(1) and registry.specs() == [_schedule(2)]
