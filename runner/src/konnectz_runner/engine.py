@@ -114,7 +114,7 @@ async def _run(
         if journal is not None and journaled and journal.marked(step.kind):
             await journal.begin(step.id, item_index)
         clock = time.perf_counter()
-        with telemetry.tracer().start_as_current_span(f"step {step.kind}", attributes={"konnectz.step_id": step.id}):
+        with telemetry.span(f"step {step.kind}", {"konnectz.step_id": step.id}):
             outcome = await run_step(step, ctx)
         telemetry.STEP_SECONDS.labels(step.kind).observe(time.perf_counter() - clock)
         result = step_result(step, outcome, started, item_index)
