@@ -14,10 +14,11 @@ fake serves; the trigger's ``add`` appends to it) and a :class:`Case` per app.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -73,7 +74,7 @@ class Fake:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST = do_PATCH = do_DELETE = _serve
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -178,3 +179,68 @@ async def exercise(key: str, case: Case, make_ctx: Any) -> tuple[App, Fake, Stat
         fake.server.shutdown()
         fake.server.server_close()
     return app, fake, state
+
+
+# --- Building blocks of the REST fakes ------------------------------------------------------------
+Route = tuple[str, str, tuple[str, ...], Callable[[Request, dict[str, str], State], Reply]]
+
+
+def dig(body: Any, path: str) -> Any:
+    value = body
+    for part in path.split("."):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict):
+            value = value.get(part)
+        else:
+            return None
+    return value
+
+
+def rest(
+    routes: list[Route],
+    *,
+    authorized: Callable[[Request], bool],
+    unauthorized: Reply,
+    missing: Callable[[str], Reply],
+    not_found: Reply,
+) -> Callable[[State], Callable[[Request], Reply]]:
+    """A fake answering ``routes`` (method, path regex, required body/query params, reply)."""
+
+    def factory(state: State) -> Callable[[Request], Reply]:
+        def handle(r: Request) -> Reply:
+            if not authorized(r):
+                return unauthorized
+            for method, pattern, required, reply in routes:
+                match = re.fullmatch(pattern, r.path)
+                if method == r.method and match:
+                    body = r.json if isinstance(r.json, dict) else {}
+                    for key in required:
+                        value = r.query[key][0] if key in r.query else dig(body, key)
+                        if value in (None, "", [], {}):
+                            return missing(key)
+                    return reply(r, match.groupdict(), state)
+            return not_found
+
+        return handle
+
+    return factory
+
+
+def iso(n: int) -> str:
+    return (datetime(2026, 11, 20, tzinfo=UTC) + timedelta(hours=n)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def newest(state: State, kind: str) -> list[Any]:
+    return list(reversed(state.get(kind, [])))
+
+
+def echo(**extra: Any) -> Callable[[Request, dict[str, str], State], Reply]:
+    return lambda r, p, s: (200, {**(r.json if isinstance(r.json, dict) else {}), **p, **extra})
+
+
+BEARER = f"Bearer {TOKEN}"
+
+
+def bearer(r: Request) -> bool:
+    return r.headers.get("authorization") == BEARER

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from konnectz_devstack import Platform
 
@@ -71,3 +71,31 @@ def page(new_context: NewContext, platform: Platform, request: pytest.FixtureReq
     ARTIFACTS.mkdir(exist_ok=True)
     module = request.module.__name__.rsplit(".", 1)[-1]
     pg.screenshot(path=str(ARTIFACTS / f"{module}-last-page.png"))
+
+
+OpenTaskLog = Callable[[Page, int, str], None]
+
+
+@pytest.fixture
+def open_task_log() -> OpenTaskLog:
+    """``open_task_log(page, konnect_id, expected)``: on the flow list, open the flow's task-log modal
+    until a run is listed (runs are stored asynchronously), then the newest run's details, which
+    must contain ``expected``. A modal opened while the previous one is still closing would close
+    under the click, so each retry waits until the list is gone."""
+
+    def open_(page: Page, konnect_id: int, expected: str) -> None:
+        items = page.locator("[data-testid^='tasklog-item-']")
+        for _ in range(60):
+            page.get_by_test_id(f"flow-logs-{konnect_id}").click()
+            try:
+                expect(items.first).to_be_visible(timeout=1000)
+            except AssertionError:
+                page.keyboard.press("Escape")
+                expect(items.first).to_be_hidden(timeout=5000)
+                continue
+            items.first.click()
+            expect(page.get_by_test_id("tasklog-details")).to_contain_text(expected)
+            return
+        raise AssertionError(f"no run of konnect {konnect_id} was listed")
+
+    return open_

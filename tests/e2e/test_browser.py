@@ -39,7 +39,7 @@ def _field(page: Page, test_id: str) -> Locator:
     return loc.locator("textarea, input").first
 
 
-def test_signup_build_publish_run_and_see_the_task_log(page: Page, platform: Platform, receiver) -> None:
+def test_signup_build_publish_run_and_see_the_task_log(page: Page, platform: Platform, receiver, open_task_log) -> None:
     email, password = f"e2e-{time.time_ns()}@example.com", "a-long-password"
 
     page.goto("/signup")
@@ -106,14 +106,4 @@ def test_signup_build_publish_run_and_see_the_task_log(page: Page, platform: Pla
     assert receiver.requests and receiver.requests[0]["body"] == {"customer": "Ada"}
 
     # The run shows up in the flow's task log.
-    for _ in range(50):
-        page.get_by_test_id(f"flow-logs-{konnect_id}").click()
-        items = page.locator("[data-testid^='tasklog-item-']")
-        try:
-            expect(items.first).to_be_visible(timeout=1000)
-            break
-        except AssertionError:
-            page.keyboard.press("Escape")
-            time.sleep(0.3)
-    items.first.click()
-    expect(page.get_by_test_id("tasklog-details")).to_contain_text("Ada")
+    open_task_log(page, konnect_id, "Ada")

@@ -138,21 +138,7 @@ def _publish(page: Page, name: str) -> int:
     return konnect_id
 
 
-def _task_log(page: Page, konnect_id: int, expected: str) -> None:
-    for _ in range(60):
-        page.get_by_test_id(f"flow-logs-{konnect_id}").click()
-        items = page.locator("[data-testid^='tasklog-item-']")
-        try:
-            expect(items.first).to_be_visible(timeout=1000)
-            break
-        except AssertionError:
-            page.keyboard.press("Escape")
-            time.sleep(0.5)
-    items.first.click()
-    expect(page.get_by_test_id("tasklog-details")).to_contain_text(expected)
-
-
-def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, receiver) -> None:
+def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, receiver, open_task_log) -> None:
     _login(page, platform)
     page.get_by_test_id("trigger-picker-search").fill("web")
     page.get_by_test_id("app-tile-webhook").click()
@@ -207,10 +193,10 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     wait_until(lambda: httpx.post(url, json=run).status_code == 200, timeout=20, what="the published webhook")
     wait_until(lambda: len(receiver.requests) > before, timeout=20, what="the API call of the run")
     assert receiver.requests[-1]["body"] == {"name": "Dear Grace Hopper", "email": "grace@example.com"}
-    _task_log(page, konnect_id, "Grace Hopper")
+    open_task_log(page, konnect_id, "Grace Hopper")
 
 
-def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform) -> None:
+def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_task_log) -> None:
     _login(page, platform)
     page.get_by_test_id("trigger-picker-search").fill("sched")
     page.get_by_test_id("app-tile-scheduler").click()
@@ -244,7 +230,7 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform) -> No
 
     konnect_id = _publish(page, "Colours every 5 minutes")
     # The local scheduler starts the fire of the publishing minute at its next tick.
-    _task_log(page, konnect_id, "green")
+    open_task_log(page, konnect_id, "green")
 
 
 def test_every_node_type_in_both_themes(page: Page, platform: Platform) -> None:
@@ -482,7 +468,7 @@ def shop_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pl
     tasks.server.shutdown()
 
 
-def test_catalogue_app_action_with_a_token_account(new_context: NewContext, shop_platform) -> None:
+def test_catalogue_app_action_with_a_token_account(new_context: NewContext, shop_platform, open_task_log) -> None:
     """Webhook → a catalogue app's action: its account connected through Manage Accounts (token
     fields), event, account and configuration chosen, '@' references, tested, published and run."""
     platform, shop, _tasks = shop_platform
@@ -522,7 +508,7 @@ def test_catalogue_app_action_with_a_token_account(new_context: NewContext, shop
         wait_until(lambda: httpx.post(url, json={"item": "Pen", "qty": 5}).status_code == 200, timeout=20, what="run")
         wait_until(lambda: len(shop.orders) > before, timeout=30, what="the order of the run")
         assert shop.orders[-1]["item"] == "Pen" and str(shop.orders[-1]["quantity"]) == "5", shop.orders
-        _task_log(page, konnect_id, "Pen")
+        open_task_log(page, konnect_id, "Pen")
     finally:
         page.screenshot(path=str(ARTIFACTS / "canvas-shop-last-page.png"))
         context.close()
@@ -544,7 +530,7 @@ def _add_token_account(page: Page, node_id: str, key: str, name: str) -> None:
     option.dispatch_event("click")
 
 
-def test_catalogue_app_trigger_to_another_apps_action(new_context: NewContext, shop_platform) -> None:
+def test_catalogue_app_trigger_to_another_apps_action(new_context: NewContext, shop_platform, open_task_log) -> None:
     """Flow 3: a catalogue app's polling trigger (Mock Tasks, token account added in the editor) →
     an action of another catalogue app (Mock Shop): each node tested with Test & Review (the
     trigger's sample is the newest task of the live mock), published by clicks; a task added to the
@@ -582,7 +568,7 @@ def test_catalogue_app_trigger_to_another_apps_action(new_context: NewContext, s
         polls = tasks.polls
         wait_until(lambda: tasks.polls > polls + 2, timeout=30, what="later polls")
         assert len(shop.orders) == before + 1  # nothing new: no second run
-        _task_log(page, konnect_id, "Order ink")
+        open_task_log(page, konnect_id, "Order ink")
         _shot(page, "catalogue-trigger-task-log.png")
     finally:
         page.screenshot(path=str(ARTIFACTS / "canvas-tasks-last-page.png"))

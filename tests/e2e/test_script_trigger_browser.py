@@ -85,7 +85,9 @@ def _login(page: Page, platform: Platform) -> None:
     page.wait_for_url("**/create")
 
 
-def test_a_custom_script_trigger_from_popup_to_task_log(new_context: NewContext, forms_platform: Platform) -> None:
+def test_a_custom_script_trigger_from_popup_to_task_log(
+    new_context: NewContext, forms_platform: Platform, open_task_log
+) -> None:
     platform = forms_platform
     context = new_context(platform.api_url, width=1600, height=1000)
     page = context.new_page()
@@ -158,17 +160,7 @@ def test_a_custom_script_trigger_from_popup_to_task_log(new_context: NewContext,
         wait_until(
             lambda: httpx.post(url, json={"answers": {"Name": "Grace"}}).status_code == 200, timeout=30, what="run"
         )
-        for _ in range(60):
-            page.get_by_test_id(f"flow-logs-{konnect_id}").click()
-            items = page.locator("[data-testid^='tasklog-item-']")
-            try:
-                expect(items.first).to_be_visible(timeout=1000)
-                break
-            except AssertionError:
-                page.keyboard.press("Escape")
-                time.sleep(0.5)
-        items.first.click()
-        expect(page.get_by_test_id("tasklog-details")).to_contain_text("Grace")
+        open_task_log(page, konnect_id, "Grace")
     finally:
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "script-trigger-last-page.png"))

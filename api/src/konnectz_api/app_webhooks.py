@@ -15,6 +15,7 @@ signature does not match with 401.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from datetime import UTC, datetime
 from typing import Any
@@ -128,8 +129,7 @@ async def subscribe(session: Session, settings: Settings, konnect: Konnect, hook
         except AppCallError as exc:
             raise SubscribeError(f"{app.name} refused the webhook subscription: {exc}") from exc
         reply_body = reply.body
-        found_id = dig(reply_body, strategy.id_path)
-        external_id = str(found_id) if isinstance(found_id, str | int) and not isinstance(found_id, bool) else None
+        external_id = subscription_id(dig(reply_body, strategy.id_path), strategy.id_pattern)
     elif account is not None:
         credentials = app_accounts.credentials_of(account, cipher=cipher(settings))
     secret = generated
@@ -155,6 +155,17 @@ async def subscribe(session: Session, settings: Settings, konnect: Konnect, hook
     )
     session.flush()
     return True
+
+
+def subscription_id(found: Any, pattern: str | None) -> str | None:
+    """The app's subscription id from the value at ``id_path`` (the first match of ``id_pattern``)."""
+    if not isinstance(found, str | int) or isinstance(found, bool):
+        return None
+    value = str(found)
+    if pattern:
+        match = re.search(pattern, value)
+        return match.group(0) if match else None
+    return value
 
 
 async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) -> None:

@@ -385,6 +385,12 @@ class WebhookSubscription(Strict):
     unsubscribe: Operation | None = None
     url_path: str = Field(default="url", description="Body path of our webhook URL in the subscribe request")
     id_path: str = Field(default="id", description="Subscription id in the subscribe reply")
+    id_pattern: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A regular expression whose first match in the value at id_path is the id the "
+        'unsubscribe path takes (Calendly answers a URI: "[^/]+$" keeps its last segment)',
+    )
     secret_path: str | None = Field(
         default=None, description="Body path of a signing secret Konnectz generates (GitHub: config.secret)"
     )
@@ -393,6 +399,16 @@ class WebhookSubscription(Strict):
     )
     signature: Signature | None = None
     instructions: list[str] = Field(default_factory=list)
+
+    @field_validator("id_pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"id_pattern is not a regular expression: {exc}") from exc
+        return value
 
 
 class ScriptTrigger(Strict):
