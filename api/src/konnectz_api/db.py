@@ -37,7 +37,14 @@ def get_engine() -> Engine:
         pool_size=POOL_SIZE,
         max_overflow=POOL_OVERFLOW,
         pool_recycle=POOL_RECYCLE_SECONDS,
+        # JSON columns (task logs, canvases) serialised by orjson: the stored JSONB is the same, and
+        # the standard library's encoder was a visible share of storing task-event batches.
+        json_serializer=_json_text,
     )
+
+
+def _json_text(value: object) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 @lru_cache

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 __all__ = ["jsonb_safe"]
 
 NUL = "\x00"
@@ -13,11 +15,24 @@ REPLACEMENT = "\ufffd"
 
 
 def jsonb_safe(value: Any) -> Any:
-    """``value`` with every NUL in its strings and keys replaced; other values unchanged."""
+    """``value`` with every NUL in its strings and keys replaced; other values unchanged.
+
+    Nearly every value has none: orjson's encoding (which writes a NUL as ``\\u0000``) tells at C
+    speed, and only a value that may have one is walked."""
+    if isinstance(value, dict | list):
+        try:
+            if b"\\u0000" not in orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS):
+                return value
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # something orjson does not encode: walk it
+    return _walk(value)
+
+
+def _walk(value: Any) -> Any:
     if isinstance(value, str):
         return value.replace(NUL, REPLACEMENT) if NUL in value else value
     if isinstance(value, dict):
-        return {jsonb_safe(k) if isinstance(k, str) else k: jsonb_safe(v) for k, v in value.items()}
+        return {_walk(k) if isinstance(k, str) else k: _walk(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [jsonb_safe(v) for v in value]
+        return [_walk(v) for v in value]
     return value
