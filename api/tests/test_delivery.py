@@ -149,12 +149,13 @@ def test_replay_of_a_failed_run_starts_one_linked_run(client, api, nats_server):
     assert refused.status_code == 409 and refused.json()["message"] == "Publish the flow again to replay its runs"
 
 
-def test_accepted_requests_are_kept_for_the_retention_period_then_purged(client, api, nats_server):
+def _an_old_and_a_recent_run(client, api, nats_server):
+    """A published flow with two runs, the first finished 31 days ago: (headers, konnect_id, task logs
+    by run id, the old event, the recent one)."""
     from datetime import timedelta
 
     from sqlalchemy import update
 
-    from konnectz_api.crud import requests
     from konnectz_api.db import get_sessionmaker
     from konnectz_api.models import TaskLog
 
@@ -163,12 +164,20 @@ def test_accepted_requests_are_kept_for_the_retention_period_then_purged(client,
     _publish(nats_server.url, old)
     _publish(nats_server.url, recent)
     logs = {row["run_id"]: row for row in _logs(client, headers, konnect_id, 2)}
-    sessions = get_sessionmaker()
-    with sessions() as s:
+    with get_sessionmaker()() as s:
         s.execute(
             update(TaskLog).where(TaskLog.run_id == old.run_id).values(task_date=datetime.now(UTC) - timedelta(days=31))
         )
         s.commit()
+    return headers, konnect_id, logs, old, recent
+
+
+def test_accepted_requests_are_kept_for_the_retention_period_then_purged(client, api, nats_server):
+    from konnectz_api.crud import requests
+    from konnectz_api.db import get_sessionmaker
+
+    headers, konnect_id, logs, old, recent = _an_old_and_a_recent_run(client, api, nats_server)
+    with get_sessionmaker()() as s:
         # (The job starts from the first task log; here from this test's, the session's database is shared.)
         start = logs[old.run_id]["id"] - 1
         assert requests.purge(s, older_than_days=0, cursor=requests.PurgeCursor(start)) == 0  # 0 keeps them
@@ -195,26 +204,17 @@ def test_accepted_requests_are_kept_for_the_retention_period_then_purged(client,
 
 
 def test_the_retention_job_keeps_its_place_in_the_database_and_runs_in_one_process(client, api, nats_server):
-    from datetime import timedelta
-
-    from sqlalchemy import select, update
+    from sqlalchemy import select
     from sqlalchemy.dialects.postgresql import insert as pg_insert
 
     from konnectz_api.crud import requests
     from konnectz_api.db import get_sessionmaker
-    from konnectz_api.models import RetentionCursor, TaskLog
+    from konnectz_api.models import RetentionCursor
 
-    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
-    old, recent = _event(konnect_id, owner_id), _event(konnect_id, owner_id)
-    _publish(nats_server.url, old)
-    _publish(nats_server.url, recent)
-    logs = {row["run_id"]: row for row in _logs(client, headers, konnect_id, 2)}
+    headers, konnect_id, logs, old, recent = _an_old_and_a_recent_run(client, api, nats_server)
     sessions = get_sessionmaker()
     start = logs[old.run_id]["id"] - 1
     with sessions() as s:
-        s.execute(
-            update(TaskLog).where(TaskLog.run_id == old.run_id).values(task_date=datetime.now(UTC) - timedelta(days=31))
-        )
         s.execute(
             pg_insert(RetentionCursor)
             .values(job=requests.JOB, after_id=start)

@@ -30,8 +30,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_up, wait_until, webhook_node
-from konnectz_devstack.testing import test_trigger as trigger_konnect_id
+from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_node
 
 pytestmark = pytest.mark.e2e
 NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
@@ -139,14 +138,7 @@ def _publish(api: httpx.Client, headers: dict[str, str], node: dict[str, Any]) -
         "dataForSelect": {},
         "flowName": "Orders to tasks",
     }
-    konnect_id = trigger_konnect_id(api, headers, canvas)
-    r = api.post(
-        "/api/v1/konnects/publish_konnect",
-        headers=headers,
-        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
-    )
-    assert r.status_code == 200, r.text
-    return r.json()
+    return publish_canvas(api, headers, canvas)
 
 
 def _run(api: httpx.Client, headers: dict[str, str], published: dict[str, Any], order: str) -> dict[str, Any]:

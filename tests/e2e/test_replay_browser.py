@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from konnectz_devstack import Platform
-from konnectz_devstack.testing import sign_up, test_trigger, wait_until, webhook_canvas
+from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "a-long-password"
@@ -62,14 +62,8 @@ def test_replay_a_failed_run_from_its_task_details(page: Page, platform: Platfor
     email = f"replay-{time.time_ns()}@example.com"
     headers = sign_up(api, email, PASSWORD)
     canvas = webhook_canvas(service.url, name="Replay me")
-    konnect_id = test_trigger(api, headers, canvas)
-    r = api.post(
-        "/api/v1/konnects/publish_konnect",
-        headers=headers,
-        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
-    )
-    assert r.status_code == 200, r.text
-    hook = r.json()["webhook_url"]
+    published = publish_canvas(api, headers, canvas)
+    konnect_id, hook = published["konnect_id"], published["webhook_url"]
     wait_until(lambda: httpx.post(hook, json={"name": "Ada"}).status_code == 200, what="the webhook is live")
 
     def logs() -> list[dict[str, Any]]:

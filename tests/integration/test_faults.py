@@ -38,8 +38,7 @@ import psycopg
 import pytest
 
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_up, wait_until, webhook_canvas
-from konnectz_devstack.testing import test_trigger as trigger_konnect_id
+from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
 from konnectz_runner.journal import IN_DOUBT_ERROR
 
 pytestmark = pytest.mark.integration
@@ -128,14 +127,8 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         headers = sign_up(api, "faults@example.com", "correct horse battery")
         canvas = webhook_canvas(sink.url, name="Faults", body=[{"key": "n", "value": "{{node-1.n}}"}])
-        konnect_id = trigger_konnect_id(api, headers, canvas)
-        r = api.post(
-            "/api/v1/konnects/publish_konnect",
-            headers=headers,
-            json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
-        )
-        assert r.status_code == 200, r.text
-        hook = r.json()["webhook_url"]
+        published = publish_canvas(api, headers, canvas)
+        konnect_id, hook = published["konnect_id"], published["webhook_url"]
         with psycopg.connect(platform.postgres.dsn, autocommit=True) as db:
             db.execute("UPDATE users SET task_limit = 1000000")  # quotas are not under test here
         published = time.monotonic()

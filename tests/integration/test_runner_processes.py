@@ -19,8 +19,7 @@ import httpx
 import pytest
 
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_up, wait_until, webhook_canvas
-from konnectz_devstack.testing import test_trigger as trigger_konnect_id
+from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
 
 pytestmark = pytest.mark.integration
 
@@ -59,14 +58,8 @@ def test_two_runner_processes_share_the_port_and_die_with_their_parent(receiver)
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         headers = sign_up(api, "procs@example.com", "correct horse battery")
         canvas = webhook_canvas(f"{receiver.url}/orders", body=[{"key": "n", "value": "{{node-1.n}}"}])
-        konnect_id = trigger_konnect_id(api, headers, canvas)
-        r = api.post(
-            "/api/v1/konnects/publish_konnect",
-            headers=headers,
-            json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
-        )
-        assert r.status_code == 200, r.text
-        hook = r.json()["webhook_url"]
+        published = publish_canvas(api, headers, canvas)
+        konnect_id, hook = published["konnect_id"], published["webhook_url"]
         wait_until(lambda: httpx.head(hook).status_code == 200, what="the webhook is live")
         run_ids = set()
         for n in range(40):  # a new connection each time: the kernel spreads them over the children

@@ -26,7 +26,7 @@ from kubernetes import client
 from kubernetes.client import ApiException
 
 from konnectz_devstack.pytest_plugin import free_port, make_platform
-from konnectz_devstack.testing import sign_up, test_trigger, webhook_canvas
+from konnectz_devstack.testing import publish_canvas, sign_up, webhook_canvas
 from konnectz_runner.resource import GROUP, PLURAL, VERSION
 
 pytestmark = pytest.mark.k8s
@@ -69,14 +69,7 @@ def canvas(endpoint: str, trigger: dict[str, Any] | None = None) -> dict[str, An
 
 def publish(api: httpx.Client, headers: dict[str, str], flow: dict[str, Any]) -> dict[str, Any]:
     """Test & Review of the trigger creates the draft, as the editor does before saving; then publish."""
-    konnect_id = test_trigger(api, headers, flow)
-    r = api.post(
-        "/api/v1/konnects/publish_konnect",
-        headers=headers,
-        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": flow},
-    )
-    assert r.status_code == 200, r.text
-    return r.json()
+    return publish_canvas(api, headers, flow)
 
 
 def runner_env(kube_api: Any, namespace: str, child: str, spec_file: Path, container: Any) -> dict[str, str]:

@@ -18,6 +18,7 @@ __all__ = [
     "api_call_node",
     "canvas_node",
     "chain_canvas",
+    "publish_canvas",
     "sign_in",
     "sign_in_through_form",
     "sign_up",
@@ -157,6 +158,19 @@ def test_trigger(api: Any, headers: dict[str, str], canvas: dict[str, Any], konn
 
 
 test_trigger.__test__ = False  # type: ignore[attr-defined]  # a helper, not a pytest test
+
+
+def publish_canvas(api: Any, headers: dict[str, str], canvas: dict[str, Any]) -> dict[str, Any]:
+    """Test & Review of the trigger (it creates the draft, as the editor does), then publish: the
+    publish reply (``konnect_id``, ``webhook_url``, ...)."""
+    konnect_id = test_trigger(api, headers, canvas)
+    r = api.post(
+        "/api/v1/konnects/publish_konnect",
+        headers=headers,
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
+    )
+    assert r.status_code == 200, r.text
+    return dict(r.json())
 
 
 def sign_in(api: Any, email: str, password: str) -> dict[str, str]:
