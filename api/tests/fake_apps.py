@@ -9,6 +9,7 @@ A real HTTP server on a free port (a thread), speaking just enough of an API:
   refresh_token grants; access tokens expire after ``expires_in`` (settable);
 - ``GET /me``: 200 with a name for a valid X-Api-Key or bearer token, else 401;
 - ``GET /projects``, ``GET /projects/{id}/lists``, ``POST /tasks``, ``GET /tasks``.
+- ``POST /hooks-without-secret`` (a webhook subscription whose reply has no secret), ``DELETE`` anything.
 """
 
 from __future__ import annotations
@@ -156,7 +157,18 @@ class FakeApp:
                     task = {"id": len(fake.tasks) + 1, **body}
                     fake.tasks.append(task)
                     return self._reply(201, task)
+                if url.path == "/hooks-without-secret":  # subscribes, but its reply carries no secret
+                    return self._reply(201, {"id": "hook-7", "url": body.get("url")})
                 return self._reply(404, {"error": "not found"})
+
+            def do_DELETE(self) -> None:
+                self._record()
+                if not self._authorised():
+                    return self._reply(401, {"error": "invalid_token"})
+                self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
 
         return Handler
 

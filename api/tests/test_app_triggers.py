@@ -48,6 +48,22 @@ def fake(client, tmp_path, monkeypatch):
             },
         }
     )
+    hooks_app["events"].append(
+        {
+            "key": "task_event_no_secret",
+            "kind": "trigger",
+            "label": "Task Event (no secret)",
+            "operation": {"method": "GET", "path": "/tasks"},
+            "output": {"sample": {"event": "task.created", "task": {"id": 1}}},
+            "trigger": {
+                "type": "webhook",
+                "subscribe": {"method": "POST", "path": "/hooks-without-secret"},  # 201, no secret
+                "unsubscribe": {"method": "DELETE", "path": "/hooks-without-secret/{id}", "content_type": "none"},
+                "reply_secret_path": "secret",
+                "signature": {"header": "X-Fake-Signature", "secret": "{{subscription.secret}}"},
+            },
+        }
+    )
     (tmp_path / "fake_hooks.json").write_text(json.dumps(hooks_app))
     index = load_index(extra_dirs=[tmp_path])
     settings = get_settings().model_copy(update={"allow_private_networks": parse_networks("127.0.0.0/8")})
@@ -202,6 +218,33 @@ def test_an_app_webhook_the_app_refuses_is_not_published(client, api, fake):
     assert r.status_code == 422, r.text
     assert r.json()["message"].startswith("Fake Hooks App refused the webhook subscription")
     assert fake.requests[-1]["path"] == "/webhooks" and len(fake.requests[-1]["body"]["secret"]) == 64
+    assert client.get(f"/api/v1/konnects/{tested['konnect_id']}/edit", headers=headers).json()["status"] == "Draft"
+
+
+def test_a_subscription_the_app_made_without_a_secret_is_removed_there(client, api, fake):
+    from konnectz_api.db import get_sessionmaker
+    from konnectz_api.models import AppWebhookSubscription
+
+    headers = api.new_user()
+    r = client.post(
+        "/api/v1/authorization",
+        json={"app_id": HOOKS_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
+        headers=headers,
+    )
+    canvas = trigger_canvas(r.json()["app_user_id"], event="task_event_no_secret")
+    canvas["apps"][0]["data"]["app_detail"].update(id=HOOKS_APP, provider="fake_hooks", name="Fake Hooks App")
+    tested = _test(client, headers, canvas).json()
+    r = client.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": tested["konnect_id"], "canvas_json": canvas, "canvas_name": True},
+        headers=headers,
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["message"] == "Fake Hooks App gave no signing secret for its webhook"
+    calls = [(c["method"], c["path"]) for c in fake.requests[-2:]]
+    assert calls == [("POST", "/hooks-without-secret"), ("DELETE", "/hooks-without-secret/hook-7")]
+    with get_sessionmaker()() as s:
+        assert s.get(AppWebhookSubscription, tested["konnect_id"]) is None
     assert client.get(f"/api/v1/konnects/{tested['konnect_id']}/edit", headers=headers).json()["status"] == "Draft"
 
 

@@ -139,6 +139,9 @@ async def subscribe(session: Session, settings: Settings, konnect: Konnect, hook
     if strategy.signature is not None:
         secret = resolve(strategy.signature.secret, {"subscription": {"secret": secret}, "auth": credentials})
         if not secret:
+            # The app made the subscription: remove it there too, or it would call a URL that refuses.
+            if external_id is not None:
+                await _unsubscribe_at(session, settings, app, event, strategy, values, external_id, account)
             raise SubscribeError(f"{app.name} gave no signing secret for its webhook")
     session.add(
         AppWebhookSubscription(
@@ -189,22 +192,37 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
         and row.external_id
     ):
         # The values the subscription was made with (the canvas may have changed since).
-        values = dict((row.state or {}).get("values") or {})
-        values[ID_FIELD] = row.external_id
         account = (
             app_accounts.get_account(session, owner_id=row.owner_id, account_id=row.account_id)
             if row.account_id is not None
             else None
         )
-        op = strategy.unsubscribe
-        try:
-            async with app_client(settings) as (http, guard):
-                if account is not None:
-                    await call_with_account(
-                        session, http=http, guard=guard, settings=settings, account=account, app=app,
-                        build=lambda creds: _request(app, event, op, values, creds, body={}), hooks=[],
-                    )  # fmt: skip
-        except AppCallError as exc:
-            log.warning("Unsubscribing konnect %s from %s failed: %s", konnect.id, app.name, exc)
+        values = dict((row.state or {}).get("values") or {})
+        await _unsubscribe_at(session, settings, app, event, strategy, values, row.external_id, account)
     session.delete(row)
     session.flush()
+
+
+async def _unsubscribe_at(
+    session: Session,
+    settings: Settings,
+    app: App,
+    event: Event,
+    strategy: WebhookSubscription,
+    values: dict[str, Any],
+    external_id: str,
+    account: Any,
+) -> None:
+    """Send the app's ``unsubscribe`` request for subscription ``external_id``; a failure is logged."""
+    op = strategy.unsubscribe
+    if op is None or account is None:
+        return
+    values = {**values, ID_FIELD: external_id}
+    try:
+        async with app_client(settings) as (http, guard):
+            await call_with_account(
+                session, http=http, guard=guard, settings=settings, account=account, app=app,
+                build=lambda creds: _request(app, event, op, values, creds, body={}), hooks=[],
+            )  # fmt: skip
+    except AppCallError as exc:
+        log.warning("Unsubscribing %s subscription %s failed: %s", app.name, external_id, exc)
