@@ -99,3 +99,23 @@ def open_task_log() -> OpenTaskLog:
         raise AssertionError(f"no run of konnect {konnect_id} was listed")
 
     return open_
+
+
+def choose_tab(page: Page, name: str) -> None:
+    """Click the tab ``name`` until it is selected: a click while its modal is still opening (its zoom
+    animation, slow on a loaded machine) can land on the moving element and be lost."""
+    tab = page.get_by_role("tab", name=name)
+    for _ in range(20):
+        tab.click()
+        try:
+            expect(tab).to_have_attribute("aria-selected", "true", timeout=1000)
+            return
+        except AssertionError:
+            continue
+    expect(tab).to_have_attribute("aria-selected", "true")
+
+
+@pytest.fixture
+def select_tab() -> Callable[[Page, str], None]:
+    """:func:`choose_tab` for the tests (the conftest is not importable under importlib mode)."""
+    return choose_tab

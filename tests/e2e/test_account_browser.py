@@ -153,7 +153,7 @@ def _choose_password(page: Page, link: str, password: str) -> None:
 
 
 def test_reset_profile_password_member_access_and_agency_quota(
-    new_context: NewContext, platform: Platform, tmp_path: Path
+    new_context: NewContext, platform: Platform, tmp_path: Path, select_tab
 ) -> None:
     """Issue 10's walk: forgot password → mail → reset → sign in; profile; password; the plan page;
     a Create member cannot delete a flow; an agency sub-account's run over quota is an error task log."""
@@ -284,8 +284,7 @@ def test_reset_profile_password_member_access_and_agency_quota(
         # The Success tab's one log has loaded before the Error tab is chosen (a click during
         # the modal's opening could be lost).
         expect(p.locator("[data-testid^='tasklog-item-']")).to_have_count(1)
-        p.get_by_role("tab", name="Error").click()
-        expect(p.get_by_role("tab", name="Error")).to_have_attribute("aria-selected", "true")
+        select_tab(p, "Error")
         p.locator("[data-testid^='tasklog-item-']").first.click()
         expect(p.get_by_test_id("tasklog-details")).to_contain_text("Task quota exceeded")
 

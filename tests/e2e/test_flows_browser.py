@@ -127,7 +127,7 @@ def _folder_id(platform: Platform, headers: dict[str, str], name: str) -> int:
     return next(f["id"] for f in folders if f["name"] == name)
 
 
-def test_folders_flows_and_history_journey(page: Page, platform: Platform) -> None:
+def test_folders_flows_and_history_journey(page: Page, platform: Platform, select_tab) -> None:
     email, headers = _account(platform)
     ids = _seed(platform, headers)
     _login(page, email)
@@ -185,7 +185,7 @@ def test_folders_flows_and_history_journey(page: Page, platform: Platform) -> No
     page.locator("[data-testid^='tasklog-item-']").first.click()
     expect(page.get_by_test_id("tasklog-details")).to_contain_text("Ada")
     expect(page.get_by_test_id("tasklog-details")).to_contain_text("API Call")
-    page.get_by_role("tab", name="Error").click()
+    select_tab(page, "Error")
     expect(page.locator("[data-testid^='tasklog-item-']:visible")).to_have_count(1)
     page.keyboard.press("Escape")
     page.get_by_test_id("flows-search").fill("")

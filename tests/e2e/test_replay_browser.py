@@ -57,7 +57,9 @@ def service() -> Iterator[FlakyService]:
     s.server.shutdown()
 
 
-def test_replay_a_failed_run_from_its_task_details(page: Page, platform: Platform, service: FlakyService) -> None:
+def test_replay_a_failed_run_from_its_task_details(
+    page: Page, platform: Platform, service: FlakyService, select_tab
+) -> None:
     api = httpx.Client(base_url=platform.api_url, timeout=30)
     email = f"replay-{time.time_ns()}@example.com"
     headers = sign_up(api, email, PASSWORD)
@@ -86,8 +88,7 @@ def test_replay_a_failed_run_from_its_task_details(page: Page, platform: Platfor
     # The Success tab has loaded (the run failed, so it is empty) before the Error tab is chosen;
     # a click during the modal's opening could be lost.
     expect(page.get_by_text("No Task Logs Found")).to_be_visible()
-    page.get_by_role("tab", name="Error").click()
-    expect(page.get_by_role("tab", name="Error")).to_have_attribute("aria-selected", "true")
+    select_tab(page, "Error")
     page.get_by_test_id(f"tasklog-item-{failed['id']}").click()
     details = page.get_by_test_id("tasklog-details")
     expect(details.get_by_test_id("run-facts")).to_contain_text(failed["run_id"])
@@ -102,7 +103,7 @@ def test_replay_a_failed_run_from_its_task_details(page: Page, platform: Platfor
     replayed = next(item for item in both if item["id"] != failed["id"])
     assert replayed["status"] == "SUCCESS" and replayed["replay_of"] == failed["run_id"]
     assert service.bodies == [{"customer": "Ada"}, {"customer": "Ada"}]  # the same request, once more
-    page.get_by_role("tab", name="Success").click()
+    select_tab(page, "Success")
     page.get_by_test_id(f"tasklog-item-{replayed['id']}").click()
     expect(page.locator("[data-testid='run-facts']:visible")).to_contain_text("Replay of")
     expect(page.locator("[data-testid='run-facts']:visible")).to_contain_text(failed["run_id"])
