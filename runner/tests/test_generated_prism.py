@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from konnectz_devstack._ports import free_port
 from konnectz_runner.catalogue import Catalogue
 from konnectz_runner.manifest import App, Polling
 from konnectz_runner.steps import app_event
@@ -46,12 +46,6 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _trimmed(app: App, doc: dict[str, Any]) -> dict[str, Any]:
     keep = {e.operation.path for e in app.events if e.operation is not None}
     return {**doc, "paths": {p: item for p, item in doc["paths"].items() if p in keep}}
@@ -70,7 +64,7 @@ def prism_app(tmp_path: Path) -> Iterator[tuple[App, str]]:
     doc = json.loads((generated_module.API_DIR / app.source.spec_id).read_text())
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(json.dumps(_trimmed(app, doc)))
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [str(PRISM), "mock", "-h", "127.0.0.1", "-p", str(port), str(spec_file)],
         stdout=subprocess.DEVNULL,

@@ -81,7 +81,8 @@ def open_task_log() -> OpenTaskLog:
     """``open_task_log(page, konnect_id, expected)``: on the flow list, open the flow's task-log modal
     until a run is listed (runs are stored asynchronously), then the newest run's details, which
     must contain ``expected``. A modal opened while the previous one is still closing would close
-    under the click, so each retry waits until the list is gone."""
+    under the click, so each retry waits until the list is gone; a click on a run during the modal's
+    zoom animation can be lost, so it is repeated until the details show."""
 
     def open_(page: Page, konnect_id: int, expected: str) -> None:
         items = page.locator("[data-testid^='tasklog-item-']")
@@ -93,8 +94,15 @@ def open_task_log() -> OpenTaskLog:
                 page.keyboard.press("Escape")
                 expect(items.first).to_be_hidden(timeout=5000)
                 continue
-            items.first.click()
-            expect(page.get_by_test_id("tasklog-details")).to_contain_text(expected)
+            details = page.get_by_test_id("tasklog-details")
+            for _ in range(10):
+                items.first.click()
+                try:
+                    expect(details).to_be_visible(timeout=1000)
+                    break
+                except AssertionError:
+                    continue
+            expect(details).to_contain_text(expected)
             return
         raise AssertionError(f"no run of konnect {konnect_id} was listed")
 

@@ -1,8 +1,42 @@
+import fcntl
+import os
+import random
 import socket
+import tempfile
+from pathlib import Path
+
+# Ports are chosen below Linux's ephemeral range (32768-60999), so the kernel never hands one of
+# them to an outgoing connection, and each is reserved across processes by a lock held for the
+# life of the process that chose it: two pytest-xdist workers starting platforms at the same
+# moment can no longer both pick the port the kernel just called free.
+_LOW, _HIGH = 20000, 32700
+_LOCK_DIR = Path(tempfile.gettempdir()) / "konnectz-ports"
+_held: dict[int, int] = {}
+
+
+def _reserve(port: int) -> bool:
+    _LOCK_DIR.mkdir(exist_ok=True)
+    fd = os.open(_LOCK_DIR / str(port), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _held[port] = fd
+    return True
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that is free right now on ``host``."""
+    """A TCP port that is free on ``host`` and that no other process on this machine chose through
+    this function while it lives."""
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(_LOW, _HIGH)
+        if port in _held or not port_is_free(port, host):
+            continue
+        if _reserve(port):
+            if port_is_free(port, host):
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
