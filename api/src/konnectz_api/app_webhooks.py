@@ -7,7 +7,8 @@ the konnect's webhook URL at ``url_path`` and, when the manifest has a ``secret_
 generated here; the app's subscription id (``id_path``) and the signing secret (the generated one, or
 the reply's ``reply_secret_path`` as Stripe's ``whsec_...``, or a token field of the account) are
 stored encrypted in ``app_webhook_subscriptions``. Withdrawing or deleting the konnect calls
-:func:`unsubscribe` (the manifest's ``unsubscribe`` request with ``{id}``). The runner reads the
+:func:`unsubscribe` (the manifest's ``unsubscribe`` request with ``{id}``, the stored id as the
+manifest's ``id_format`` says: Calendly's DELETE takes the last path segment of its URI). The runner reads the
 secret from the broker (``POST /api/v1/internal/webhook_secret``) and refuses deliveries whose
 signature does not match with 401.
 """
@@ -52,8 +53,11 @@ def _request(
     *,
     body: dict[str, str],
 ) -> AppRequest:
-    """``op`` as a request: its path parameters from the trigger's values (and ``id``), ``body``
-    members at their dotted paths, credentials injected as for any event of the app."""
+    """``op`` as a request: its path parameters from the trigger's values (and ``id``), the string
+    members of its static body resolved over ``input.*`` (the trigger's values with their defaults),
+    ``body`` members at their dotted paths, credentials injected as for any event of the app."""
+    given_values = {f.key: f.default for f in event.fields if f.default not in (None, "")} | values
+    op = op.model_copy(update={"body": _templated(op.body, {"input": given_values})})
     fields = [EventField(key=p, label=p, location="path", required=True) for p in path_params(op.path)]
     fields += [EventField(key=f"b{i}", label=path, body_path=path) for i, path in enumerate(body)]
     synthetic = Event(key=event.key, kind="action", label=event.label, operation=op, fields=fields)
@@ -61,6 +65,17 @@ def _request(
     given = {p: values.get(p, by_wire.get(p)) for p in path_params(op.path)}
     given.update({f"b{i}": value for i, value in enumerate(body.values())})
     return build_event_request(app, synthetic, given, credentials)
+
+
+def _templated(value: Any, context: dict[str, Any]) -> Any:
+    """``value`` with every string resolved as a template over ``context`` (lookups, never code)."""
+    if isinstance(value, str):
+        return resolve(value, context)
+    if isinstance(value, dict):
+        return {k: _templated(v, context) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_templated(v, context) for v in value]
+    return value
 
 
 def _trigger_of(konnect: Konnect) -> tuple[App, Event, WebhookSubscription, Any] | None:
@@ -179,7 +194,7 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
     ):
         # The values the subscription was made with (the canvas may have changed since).
         values = dict((row.state or {}).get("values") or {})
-        values[ID_FIELD] = row.external_id
+        values[ID_FIELD] = strategy.path_id(row.external_id)
         account = (
             app_accounts.get_account(session, owner_id=row.owner_id, account_id=row.account_id)
             if row.account_id is not None

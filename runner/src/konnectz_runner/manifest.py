@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -376,15 +377,35 @@ class Signature(Strict):
     timestamp_header: str | None = None
     tolerance_seconds: int = 300
 
+    @model_validator(mode="after")
+    def _known_secret(self) -> Signature:
+        for ref in template_refs(self.secret):
+            namespace, _, name = ref.partition(".")
+            if namespace != "auth" and ref != "subscription.secret":
+                raise ValueError(f"signature secret {{{{{ref}}}}}: use {{{{subscription.secret}}}} or {{{{auth.<field>}}}}")
+        return self
+
 
 class WebhookSubscription(Strict):
-    """A webhook trigger: subscribe our URL on enable, unsubscribe on disable, verify deliveries."""
+    """A webhook trigger: subscribe our URL on enable, unsubscribe on disable, verify deliveries.
+
+    The ``subscribe`` and ``unsubscribe`` requests take their path parameters from the trigger's
+    field values (and ``{id}``, the app's subscription id); string members of their static ``body``
+    are templates over ``input.*``, the trigger's field values with their defaults (Calendly:
+    ``organization: "{{input.organization}}"``).
+    """
 
     type: Literal["webhook"] = "webhook"
     subscribe: Operation | None = Field(default=None, description="None: the user registers the URL by hand")
     unsubscribe: Operation | None = None
     url_path: str = Field(default="url", description="Body path of our webhook URL in the subscribe request")
     id_path: str = Field(default="id", description="Subscription id in the subscribe reply")
+    id_format: Literal["as_is", "last_path_segment"] = Field(
+        default="as_is",
+        description="How the subscription id fills {id} of unsubscribe: as the app answered it, or the last "
+        "path segment of a URI (Calendly answers https://api.calendly.com/webhook_subscriptions/<uuid>, "
+        "its DELETE takes the uuid)",
+    )
     secret_path: str | None = Field(
         default=None, description="Body path of a signing secret Konnectz generates (GitHub: config.secret)"
     )
@@ -393,6 +414,12 @@ class WebhookSubscription(Strict):
     )
     signature: Signature | None = None
     instructions: list[str] = Field(default_factory=list)
+
+    def path_id(self, external_id: str) -> str:
+        """The stored subscription id as ``{id}`` of the unsubscribe path (``id_format``)."""
+        if self.id_format == "last_path_segment":
+            return urlsplit(external_id).path.rstrip("/").rsplit("/", 1)[-1]
+        return external_id
 
 
 class ScriptTrigger(Strict):
