@@ -22,9 +22,11 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from curated_fakes import TOKEN, Case, Fake, Reply, Request, State, exercise
+from curated_fakes import CURATED, TOKEN, Case, Fake, Reply, Request, State, _step, exercise
 
+from konnectz_runner.catalogue import Catalogue
 from konnectz_runner.manifest import App
+from konnectz_runner.steps import app_event
 
 
 def _body(r: Request) -> dict[str, Any]:
@@ -846,3 +848,30 @@ CHECKS: dict[str, Callable[[App, Fake, State], None]] = {
 async def test_curated_app_against_its_fake(key: str, make_ctx: Any) -> None:
     app, fake, state = await exercise(key, CASES[key], make_ctx)
     CHECKS[key](app, fake, state)
+
+
+@pytest.mark.parametrize(
+    ("table", "names"),
+    [("Deals", ["Title", "Amount"]), ("tbltp8DGLhqbUmjK1", ["Name", "Email", "Signed up"]), ("Nope", [])],
+)
+async def test_airtable_fields_are_those_of_the_chosen_table(table: str, names: list[str], make_ctx: Any) -> None:
+    """Airtable lists every table of a base; the fields offered (dynamic options, fetch-fields) are the
+    chosen table's, by id or name (``output.pick``), not the first table's."""
+    fake = Fake(airtable({}))
+    app = CURATED["airtable"].model_copy(update={"base_url": fake.url + "/v0"})
+
+    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+        return {"access_token": TOKEN}
+
+    app_event.set_catalogue(lambda: Catalogue(apps=[app]))
+    app_event.set_credential_source(source)
+    try:
+        step = _step(app, "list_fields", {"baseId": AIRTABLE_BASE, "tableIdOrName": table})
+        outcome = await app_event.run(step, make_ctx())
+    finally:
+        app_event.set_credential_source(None)
+        app_event.set_catalogue(app_event.default_catalogue)
+        fake.server.shutdown()
+        fake.server.server_close()
+    assert outcome.status == "SUCCESS", outcome.error
+    assert [f["name"] for f in outcome.output["items"]] == names

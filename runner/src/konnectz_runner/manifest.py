@@ -46,6 +46,7 @@ __all__ = [
     "Option",
     "Output",
     "Pagination",
+    "Pick",
     "Polling",
     "RateLimit",
     "ScriptTrigger",
@@ -326,7 +327,22 @@ class Pagination(Strict):
         return self
 
 
+class Pick(Strict):
+    """One element of a list in the reply, chosen by a field's value, before ``items_path`` is read.
+
+    Airtable lists every table of a base with its fields (``GET /meta/bases/{baseId}/tables``); the
+    fields of the table the user chose are those of the element whose ``id`` or ``name`` is the
+    ``tableIdOrName`` field: ``pick: {list_path: tables, match: [id, name], equals:
+    "{{input.tableIdOrName}}"}`` and ``items_path: fields``. No element matching: no items.
+    """
+
+    list_path: str = Field(default="", description='Dotted path of the list in the reply ("" = the reply)')
+    match: list[str] = Field(default_factory=lambda: ["id"], min_length=1, description="Members compared")
+    equals: str = Field(min_length=1, description='Template over input.*, e.g. "{{input.tableIdOrName}}"')
+
+
 class Output(Strict):
+    pick: Pick | None = Field(default=None, description="Narrow the reply to one chosen element first")
     items_path: str | None = Field(default=None, description='Where the list is in the reply ("" = the reply)')
     primary_key: str = "id"
     sample: Any = None
@@ -380,9 +396,8 @@ class Signature(Strict):
     @model_validator(mode="after")
     def _known_secret(self) -> Signature:
         for ref in template_refs(self.secret):
-            namespace, _, name = ref.partition(".")
-            if namespace != "auth" and ref != "subscription.secret":
-                raise ValueError(f"signature secret {{{{{ref}}}}}: use {{{{subscription.secret}}}} or {{{{auth.<field>}}}}")
+            if ref.partition(".")[0] != "auth" and ref != "subscription.secret":
+                raise ValueError(f"signature secret {{{{{ref}}}}} names neither subscription.secret nor auth.*")
         return self
 
 
