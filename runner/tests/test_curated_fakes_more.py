@@ -21,9 +21,11 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+import httpx
 import pytest
 from curated_fakes import CURATED, TOKEN, Case, Fake, Reply, Request, State, _step, exercise
 
+from konnectz_runner.app_request import build_test_request, dig
 from konnectz_runner.catalogue import Catalogue
 from konnectz_runner.manifest import App
 from konnectz_runner.steps import app_event
@@ -328,6 +330,8 @@ def discord(state: State) -> Callable[[Request], Reply]:
         if message is None:
             return unknown("Message", 10008)
         if m[3] is not None and r.method == "PUT":
+            if "content-length" not in r.headers:
+                return 411, {"message": "411: Length Required", "code": 0}
             emoji = unquote(m[3])
             # A unicode emoji (URL-encoded), or name:id for a custom one; anything else is unknown.
             if not (re.fullmatch(r"\w+:\d+", emoji) or (emoji and all(ord(c) > 0x2000 for c in emoji))):
@@ -875,3 +879,30 @@ async def test_airtable_fields_are_those_of_the_chosen_table(table: str, names: 
         fake.server.server_close()
     assert outcome.status == "SUCCESS", outcome.error
     assert [f["name"] for f in outcome.output["items"]] == names
+
+
+@pytest.mark.parametrize(
+    ("key", "label"),
+    [("airtable", "ada@example.com"), ("calendly", "ada@example.com"), ("discord", "konnectz-bot"),
+     ("dropbox", "ada@example.com"), ("gitlab", "ada"), ("hubspot", 62515)],
+)  # fmt: skip
+async def test_account_test_request_names_the_account(key: str, label: Any) -> None:
+    """The request that must pass before an account is saved (``auth.test``) is one the API takes
+    (Dropbox: a POST without a body), and its ``label_path`` names the account."""
+    case = CASES[key]
+    fake = Fake(case.handler({}))
+    app = CURATED[key].model_copy(update={"base_url": fake.url + case.base_path})
+    credentials = {f.key: TOKEN for f in app.auth.fields} | {"access_token": TOKEN}
+    try:
+        async with httpx.AsyncClient(timeout=10) as http:
+            request = build_test_request(app, credentials)
+            assert request is not None and app.auth.test is not None
+            reply = await http.send(request.to_httpx(http))
+            assert reply.status_code == 200, reply.text
+            assert dig(reply.json(), app.auth.test.label_path) == label
+            request = build_test_request(app, {k: "wrong" for k in credentials})
+            assert request is not None
+            assert (await http.send(request.to_httpx(http))).status_code == 401
+    finally:
+        fake.server.shutdown()
+        fake.server.server_close()
