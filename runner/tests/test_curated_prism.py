@@ -76,7 +76,7 @@ def prism(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[App,
     app = app.model_copy(update={"events": events})
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(json.dumps(prism_module._trimmed(app, doc)))
-    port = prism_module._free_port()
+    port = prism_module.free_port()
     proc = subprocess.Popen(
         [str(prism_module.PRISM), "mock", "-h", "127.0.0.1", "-p", str(port), str(spec_file)],
         stdout=subprocess.DEVNULL,

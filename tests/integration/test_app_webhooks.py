@@ -1,10 +1,12 @@
 """App webhook triggers through real processes (api + runner + PostgreSQL + NATS), with the curated
-GitHub and Stripe manifests pointed at a local fake of each API.
+GitHub, Stripe and Calendly manifests pointed at a local fake of each API.
 
 Publishing subscribes the konnect's URL at the app (GitHub: a repository hook with a secret Konnectz
-generates; Stripe: a webhook endpoint whose reply carries the signing secret); a delivery signed the
-way the app signs starts one run; a wrong, missing or stale signature is refused with 401 and
-starts nothing; withdrawing or deleting the konnect unsubscribes.
+generates; Stripe: a webhook endpoint whose reply carries the signing secret; Calendly: a webhook
+subscription for the chosen organization with a signing key Konnectz generates, named in the reply
+by its URI); a delivery signed the way the app signs starts one run; a wrong, missing or stale
+signature is refused with 401 and starts nothing; withdrawing or deleting the konnect unsubscribes
+(Calendly: DELETE of the subscription's uuid, the last segment of its URI).
 """
 
 from __future__ import annotations
@@ -35,10 +37,14 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 GITHUB_TOKEN, STRIPE_KEY = "gho_fake0123456789", "sk_test_fake0123456789"
 WHSEC = "whsec_fake0123456789abcdef"
+CALENDLY_TOKEN = "calendly_fake0123456789"
+CALENDLY = "https://api.calendly.com"
+CALENDLY_ORG = f"{CALENDLY}/organizations/BBBBBBBBBBBBBBBB"
+CALENDLY_HOOK = "6b5a4e3f-2d1c-4b0a-9f8e-7d6c5b4a3f2e"
 
 
 class FakeApis:
-    """Just enough of GitHub's and Stripe's APIs: the account tests, creating and deleting hooks."""
+    """Just enough of GitHub's, Stripe's and Calendly's APIs: the account tests, creating and deleting hooks."""
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
@@ -61,6 +67,8 @@ class FakeApis:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 auth = self.headers.get("Authorization", "")
                 stripe = self.path.startswith("/v1/")
+                if self.path == "/users/me" or self.path.startswith("/webhook_subscriptions"):
+                    return self._calendly(auth, raw)
                 if auth != f"Bearer {STRIPE_KEY if stripe else GITHUB_TOKEN}":
                     return self._reply(401, {"message": "Bad credentials"})
                 if stripe and "form" not in self.headers.get("Content-Type", "form"):
@@ -85,6 +93,39 @@ class FakeApis:
                     return self._reply(204) if not stripe else self._reply(200, {"id": "we_1", "deleted": True})
                 return self._reply(404, {"message": "Not Found"})
 
+            def _calendly(self, auth: str, raw: bytes) -> None:
+                """Calendly API v2: POST /webhook_subscriptions (url, events, organization, scope, and
+                the optional signing_key) answers 201 with the subscription named by its URI; DELETE
+                takes the subscription's uuid."""
+                if auth != f"Bearer {CALENDLY_TOKEN}":
+                    return self._reply(401, {"title": "Unauthenticated", "message": "The access token is invalid"})
+                body = json.loads(raw) if raw else {}
+                outer.calls.append({"method": self.command, "path": self.path, "body": body})
+                if self.command == "GET" and self.path == "/users/me":
+                    return self._reply(200, {"resource": {"uri": f"{CALENDLY}/users/AAA", "email": "ada@example.com",
+                                                          "current_organization": CALENDLY_ORG}})  # fmt: skip
+                if self.command == "POST" and self.path == "/webhook_subscriptions":
+                    if "json" not in self.headers.get("Content-Type", ""):
+                        return self._reply(415, {"title": "Unsupported Media Type", "message": "Use JSON"})
+                    blank = [k for k in ("url", "events", "organization", "scope") if not body.get(k)]
+                    if blank or body["scope"] not in ("organization", "user", "group"):
+                        details = [{"parameter": k, "message": "can't be blank"} for k in blank or ["scope"]]
+                        return self._reply(400, {"title": "Invalid Argument", "details": details,
+                                                 "message": "The supplied parameters are invalid."})  # fmt: skip
+                    outer.hooks[CALENDLY_HOOK] = body
+                    resource = {"uri": f"{CALENDLY}/webhook_subscriptions/{CALENDLY_HOOK}",
+                                "callback_url": body["url"], "events": body["events"], "scope": body["scope"],
+                                "organization": body["organization"], "state": "active"}  # fmt: skip
+                    return self._reply(201, {"resource": resource})
+                if self.command == "DELETE" and self.path.startswith("/webhook_subscriptions/"):
+                    uuid = self.path.rsplit("/", 1)[1]
+                    if uuid not in outer.hooks:
+                        return self._reply(404, {"title": "Resource Not Found", "message": "The server could "
+                                                 "not find the requested resource."})  # fmt: skip
+                    outer.hooks.pop(uuid)
+                    return self._reply(204)
+                return self._reply(404, {"title": "Resource Not Found", "message": self.path})
+
             do_GET = do_POST = do_DELETE = _handle
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -96,7 +137,7 @@ class FakeApis:
 def _manifest(key: str, base_url: str) -> dict[str, Any]:
     data = yaml.safe_load((REPO / "catalogue" / "apps" / f"{key}.yaml").read_text())
     data["base_url"] = base_url
-    if key == "github":  # a token account instead of the OAuth2 dance (tested elsewhere)
+    if key in ("github", "calendly"):  # a token account instead of the OAuth2 dance (tested elsewhere)
         data["auth"] = {
             "type": "bearer",
             "fields": [{"key": "access_token", "label": "Token"}],
@@ -121,7 +162,7 @@ def platform(fake: FakeApis) -> Iterator[Platform]:
     state.chmod(0o755)
     root = state / "catalogue"
     shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
-    for key in ("github", "stripe"):
+    for key in ("github", "stripe", "calendly"):
         (root / "apps" / f"{key}.yaml").unlink()
         (root / "apps" / f"{key}.json").write_text(json.dumps(_manifest(key, fake.url)))
     plat = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(root))
@@ -131,7 +172,8 @@ def platform(fake: FakeApis) -> Iterator[Platform]:
     shutil.rmtree(state, ignore_errors=True)
 
 
-def _canvas(app_id: int, key: str, event: str, account_id: int, receiver_url: str, **config: str) -> dict[str, Any]:
+def _canvas(app_id: int, key: str, event: str, account_id: int, receiver_url: str, what: str = "{{node-1.action}}",
+            **config: str) -> dict[str, Any]:  # fmt: skip
     trigger = {
         "id": "node-1",
         "type": "TriggerNode",
@@ -143,7 +185,7 @@ def _canvas(app_id: int, key: str, event: str, account_id: int, receiver_url: st
             "configResponses": [{"config_key": k, "value": v} for k, v in config.items()],
         },
     }
-    action = api_call_node(f"{receiver_url}/events", body=[{"key": "what", "value": "{{node-1.action}}"}])
+    action = api_call_node(f"{receiver_url}/events", body=[{"key": "what", "value": what}])
     return {"flowName": f"{key} events", "dataForSelect": {}, "apps": [trigger, action],
             "links": [{"source": "node-1", "target": "node-2"}]}  # fmt: skip
 
@@ -242,3 +284,69 @@ def test_github_and_stripe_webhooks_subscribe_verify_and_unsubscribe(platform: P
         "/api/v1/internal/webhook_secret", json={"konnect_id": konnect_id}, headers={"Authorization": "Bearer x"}
     )
     assert r.status_code == 401
+
+
+def test_calendly_webhook_subscribes_with_a_signing_key_verifies_and_unsubscribes_by_uuid(
+    platform: Platform, fake: FakeApis, receiver
+) -> None:
+    api = httpx.Client(base_url=platform.api_url, timeout=30)
+    headers = sign_up(api, "calendly-hooks@example.com", "a-long-password")
+    account = _account(api, headers, 128, {"access_token": CALENDLY_TOKEN})
+    canvas = _canvas(128, "calendly", "invitee_created", account, receiver.url, what="{{node-1.payload.email}}",
+                     organization=CALENDLY_ORG)  # fmt: skip
+    konnect_id, url = _publish(api, headers, canvas)
+
+    # Subscribed for the chosen organization (the scope's default), with a signing key Konnectz made.
+    sent = fake.hooks[CALENDLY_HOOK]
+    assert sent["url"] == url and sent["events"] == ["invitee.created"]
+    assert sent["organization"] == CALENDLY_ORG and sent["scope"] == "organization"
+    key = sent["signing_key"]
+    assert len(key) == 64
+    with psycopg.connect(platform.postgres.dsn) as db:
+        stored = db.execute(
+            "SELECT secret, external_id FROM app_webhook_subscriptions WHERE konnect_id = %s", (konnect_id,)
+        ).fetchall()
+    assert stored[0][1] == CALENDLY_HOOK and key not in stored[0][0]
+
+    # Calendly-Webhook-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<body>"> with the signing key.
+    delivery = {"event": "invitee.created", "created_at": "2026-11-23T09:00:00.000000Z",
+                "payload": {"email": "ada@example.com", "name": "Ada Lovelace"}}  # fmt: skip
+    body = json.dumps(delivery).encode()
+    signature = App.model_validate(_manifest("calendly", fake.url)).event("invitee_created").trigger.signature
+    header = "Calendly-Webhook-Signature"
+
+    def post(value: str | None) -> httpx.Response:
+        extra = {header: value} if value is not None else {}
+        return httpx.post(url, content=body, headers={"Content-Type": "application/json", **extra})
+
+    now = int(time.time())
+    for bad in (sign(signature, "another-key", body, timestamp=now), sign(signature, key, body, timestamp=now - 3600),
+                f"t={now},v1={'0' * 64}", None):  # fmt: skip
+        r = post(bad)
+        assert r.status_code == 401, r.text
+    before = len(receiver.requests)
+    good = wait_until(lambda: post(sign(signature, key, body, timestamp=int(time.time()))),
+                      what="the signed Calendly delivery")  # fmt: skip
+    assert good.status_code == 200, good.text
+    wait_until(lambda: len(receiver.requests) > before, timeout=30, what="the Calendly run's action")
+    assert receiver.requests[-1]["body"] == {"what": "ada@example.com"}
+    runs = wait_until(
+        lambda: api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"],
+        timeout=30,
+    )
+    time.sleep(1)  # a refused delivery would have started a run by now
+    assert len(api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]) == 1
+    assert len(runs) == 1 and runs[0]["data"]["node-1"]["payload"]["email"] == "ada@example.com"
+
+    # Withdrawn: DELETE /webhook_subscriptions/<uuid>, not the URI Calendly named it by.
+    r = api.post(f"/api/v1/konnects/{konnect_id}/update_status", json={"status": "Draft"}, headers=headers)
+    assert r.status_code == 200, r.text
+    assert fake.calls[-1]["method"] == "DELETE"
+    assert fake.calls[-1]["path"] == f"/webhook_subscriptions/{CALENDLY_HOOK}"
+    assert CALENDLY_HOOK not in fake.hooks
+    assert (
+        httpx.post(
+            url, content=body, headers={header: sign(signature, key, body, timestamp=int(time.time()))}
+        ).status_code
+        == 404
+    )

@@ -53,8 +53,11 @@ def _request(
     *,
     body: dict[str, str],
 ) -> AppRequest:
-    """``op`` as a request: its path parameters from the trigger's values (and ``id``), ``body``
-    members at their dotted paths, credentials injected as for any event of the app."""
+    """``op`` as a request: its path parameters from the trigger's values (and ``id``), the string
+    members of its static body resolved over ``input.*`` (the trigger's values with their defaults),
+    ``body`` members at their dotted paths, credentials injected as for any event of the app."""
+    given_values = {f.key: f.default for f in event.fields if f.default not in (None, "")} | values
+    op = op.model_copy(update={"body": _templated(op.body, {"input": given_values})})
     fields = [EventField(key=p, label=p, location="path", required=True) for p in path_params(op.path)]
     fields += [EventField(key=f"b{i}", label=path, body_path=path) for i, path in enumerate(body)]
     synthetic = Event(key=event.key, kind="action", label=event.label, operation=op, fields=fields)
@@ -62,6 +65,17 @@ def _request(
     given = {p: values.get(p, by_wire.get(p)) for p in path_params(op.path)}
     given.update({f"b{i}": value for i, value in enumerate(body.values())})
     return build_event_request(app, synthetic, given, credentials)
+
+
+def _templated(value: Any, context: dict[str, Any]) -> Any:
+    """``value`` with every string resolved as a template over ``context`` (lookups, never code)."""
+    if isinstance(value, str):
+        return resolve(value, context)
+    if isinstance(value, dict):
+        return {k: _templated(v, context) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_templated(v, context) for v in value]
+    return value
 
 
 def _trigger_of(konnect: Konnect) -> tuple[App, Event, WebhookSubscription, Any] | None:

@@ -22,7 +22,7 @@ from urllib.parse import quote, urlencode
 import httpx
 
 from konnectz_runner.errors import StepError
-from konnectz_runner.manifest import App, Event, EventField, ExpiryRule, Operation, TestRequest
+from konnectz_runner.manifest import App, Event, EventField, ExpiryRule, Operation, Output, TestRequest
 from konnectz_runner.refs import lookup, resolve
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "hook_error",
     "is_expired",
     "items_at",
+    "picked",
     "secret_values",
 ]
 
@@ -108,6 +109,19 @@ def items_at(body: Any, path: str | None) -> list[Any]:
     if value is None:
         return []
     return value if isinstance(value, list) else [value]
+
+
+def picked(output: Output, body: Any, values: dict[str, Any]) -> Any:
+    """The reply narrowed by ``output.pick`` (the element of a list chosen by a field's value), or
+    the reply itself when the event has no pick; None when no element matches."""
+    pick = output.pick
+    if pick is None:
+        return body
+    wanted = resolve(pick.equals, {"input": values})
+    for element in items_at(body, pick.list_path):
+        if wanted and isinstance(element, dict) and any(_text(element.get(m)) == wanted for m in pick.match):
+            return element
+    return None
 
 
 def _text(value: Any) -> str:

@@ -45,6 +45,7 @@ __all__ = [
     "Option",
     "Output",
     "Pagination",
+    "Pick",
     "Polling",
     "RateLimit",
     "ScriptTrigger",
@@ -325,7 +326,22 @@ class Pagination(Strict):
         return self
 
 
+class Pick(Strict):
+    """One element of a list in the reply, chosen by a field's value, before ``items_path`` is read.
+
+    Airtable lists every table of a base with its fields (``GET /meta/bases/{baseId}/tables``); the
+    fields of the table the user chose are those of the element whose ``id`` or ``name`` is the
+    ``tableIdOrName`` field: ``pick: {list_path: tables, match: [id, name], equals:
+    "{{input.tableIdOrName}}"}`` and ``items_path: fields``. No element matching: no items.
+    """
+
+    list_path: str = Field(default="", description='Dotted path of the list in the reply ("" = the reply)')
+    match: list[str] = Field(default_factory=lambda: ["id"], min_length=1, description="Members compared")
+    equals: str = Field(min_length=1, description='Template over input.*, e.g. "{{input.tableIdOrName}}"')
+
+
 class Output(Strict):
+    pick: Pick | None = Field(default=None, description="Narrow the reply to one chosen element first")
     items_path: str | None = Field(default=None, description='Where the list is in the reply ("" = the reply)')
     primary_key: str = "id"
     sample: Any = None
@@ -376,9 +392,22 @@ class Signature(Strict):
     timestamp_header: str | None = None
     tolerance_seconds: int = 300
 
+    @model_validator(mode="after")
+    def _known_secret(self) -> Signature:
+        for ref in template_refs(self.secret):
+            if ref.partition(".")[0] != "auth" and ref != "subscription.secret":
+                raise ValueError(f"signature secret {{{{{ref}}}}} names neither subscription.secret nor auth.*")
+        return self
+
 
 class WebhookSubscription(Strict):
-    """A webhook trigger: subscribe our URL on enable, unsubscribe on disable, verify deliveries."""
+    """A webhook trigger: subscribe our URL on enable, unsubscribe on disable, verify deliveries.
+
+    The ``subscribe`` and ``unsubscribe`` requests take their path parameters from the trigger's
+    field values (and ``{id}``, the app's subscription id); string members of their static ``body``
+    are templates over ``input.*``, the trigger's field values with their defaults (Calendly:
+    ``organization: "{{input.organization}}"``).
+    """
 
     type: Literal["webhook"] = "webhook"
     subscribe: Operation | None = Field(default=None, description="None: the user registers the URL by hand")

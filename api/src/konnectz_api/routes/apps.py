@@ -24,7 +24,7 @@ from konnectz_api.schemas import (
     FetchedFields,
     OptionOut,
 )
-from konnectz_runner.app_request import build_event_request, dig, items_at
+from konnectz_runner.app_request import build_event_request, dig, items_at, picked
 from konnectz_runner.manifest import App, DynamicOptions, Event, EventField
 
 router = APIRouter(prefix="/api/v1/apps", tags=["apps"])
@@ -196,7 +196,7 @@ async def _live_items(
     except AppCallError as exc:
         raise BadRequest(NO_DETAILS, details=str(exc)) from exc
     path = source.items_path if source.items_path is not None else event.output.items_path
-    return items_at(reply.body, path)[:MAX_OPTIONS]
+    return items_at(picked(event.output, reply.body, values), path)[:MAX_OPTIONS]
 
 
 def _options(items: list[Any], source: DynamicOptions) -> list[OptionOut]:

@@ -39,6 +39,7 @@ from konnectz_runner.app_request import (
     hook_error,
     is_expired,
     items_at,
+    picked,
     rows_as_objects,
     secret_values,
 )
@@ -243,7 +244,7 @@ async def call_event(
             raise StepError(problem)
         if event.kind == "action":
             return body, recorded
-        found = items_at(body, event.output.items_path)
+        found = items_at(picked(event.output, body, values), event.output.items_path)
         if "sheet_rows_as_objects" in hooks:
             found = rows_as_objects(found)
         items.extend(found)
