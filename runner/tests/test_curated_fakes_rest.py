@@ -19,6 +19,7 @@ triggers have a second case (``<app>:<trigger>``), so every polling trigger of t
 from __future__ import annotations
 
 import base64
+import json
 import re
 import secrets
 from collections.abc import Callable
@@ -26,7 +27,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from curated_fakes import TOKEN, Case, Fake, Reply, Request, State, exercise
+from curated_fakes import CURATED, TOKEN, Case, Fake, Reply, Request, State, exercise
+
+from konnectz_runner.catalogue import Catalogue
+from konnectz_runner.steps import app_event
+from konnectz_runner.steps.app_event import AppEventStep
 
 
 def _dig(body: Any, path: str) -> Any:
@@ -504,21 +509,36 @@ def shopify(state: State) -> Callable[[Request], Reply]:
             limit = int(_q(r, "limit") or 50)
             if not 1 <= limit <= 250:
                 return 400, {"errors": {"limit": "must be between 1 and 250"}}
-            if resource == "orders" and (_q(r, "status") or "open") not in ("open", "closed", "cancelled", "any"):
+            # Cursor pagination: page_info carries the filters of the first page; no other filter beside it.
+            page_info = _q(r, "page_info")
+            if page_info is not None:
+                others = sorted(set(r.query) - {"limit", "fields", "page_info"})
+                if others:
+                    return 400, {"errors": {"page_info": f"cannot be combined with {others[0]}"}}
+                filters = json.loads(base64.urlsafe_b64decode(page_info))
+            else:
+                filters = {k: _q(r, k) for k in ("status", "created_at_min", "title") if _q(r, k) is not None}
+            if resource == "orders" and filters.get("status", "open") not in ("open", "closed", "cancelled", "any"):
                 return 400, {"errors": {"status": "is invalid"}}
             items = list(state.get(resource, []))
-            since = _q(r, "created_at_min")
+            since = filters.get("created_at_min")
             if since is not None:
                 try:
                     floor = _iso(since)
                 except ValueError:
                     return 400, {"errors": {"created_at_min": "is not a valid date"}}
                 items = [i for i in items if _iso(i["created_at"]) >= floor]  # at or after, as documented
-            title = _q(r, "title")
+            title = filters.get("title")
             if title is not None:
                 items = [i for i in items if title.lower() in str(i.get("title", "")).lower()]
-            items.sort(key=lambda i: _iso(i["created_at"]), reverse=True)
-            return 200, {resource: items[:limit]}
+            items.sort(key=lambda i: (_iso(i["created_at"]), i["id"]), reverse=True)
+            offset = int(filters.get("offset", 0))
+            headers = {}
+            if offset + limit < len(items):
+                token = base64.urlsafe_b64encode(json.dumps({**filters, "offset": offset + limit}).encode()).decode()
+                host = state.get("link_host", [r.headers["host"]])[0]
+                headers["Link"] = f'<http://{host}{r.path}?limit={limit}&page_info={token}>; rel="next"'
+            return 200, {resource: items[offset : offset + limit]}, headers
         return 404, {"errors": "Not Found"}
 
     return handle
@@ -873,3 +893,40 @@ async def test_curated_app_against_its_fake(case: str, make_ctx: Any) -> None:
     key = case.partition(":")[0]
     _, fake, _ = await exercise(key, CASES[case], make_ctx)
     _check_requests(case, fake)
+
+
+async def test_shopify_search_follows_the_link_header_on_its_own_origin(make_ctx: Any) -> None:
+    """Shopify pages with ``Link: <...page_info=...>; rel="next"`` and refuses filters beside page_info:
+    the search follows the link as given (the same page three times before), never to another host."""
+    state: State = {"products": [{"id": 5000 + n, "title": f"Shirt {n}", "created_at": f"2026-11-20T10:{n // 60:02d}:"
+                                  f"{n % 60:02d}-05:00"} for n in range(120)]}  # fmt: skip
+    fake = Fake(shopify(state))
+    app = CURATED["shopify"].model_copy(update={"base_url": fake.url + "/admin/api/2024-10"})
+
+    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+        return {"shop": "acme", "access_token": TOKEN}
+
+    step = AppEventStep(id="n", name="Shopify", app_id=app.id, event="find_products", account_id=1,
+                        fields=[{"key": "title", "value": "shirt"}])  # fmt: skip
+    app_event.set_catalogue(lambda: Catalogue(apps=[app]))
+    app_event.set_credential_source(source)
+    try:
+        outcome = await app_event.run(step, make_ctx())
+        assert outcome.status == "SUCCESS", outcome.error
+        ids = [p["id"] for p in outcome.output["items"]]
+        assert len(ids) == 121 and len(set(ids)) == 121  # 120 shirts and the T-shirt, each once
+        first, *rest = fake.requests
+        assert first.query["title"] == ["shirt"] and first.query["limit"] == ["50"]
+        assert len(rest) == 2 and all(set(r.query) == {"limit", "page_info"} for r in rest)
+        assert all(r.headers["x-shopify-access-token"] == TOKEN for r in fake.requests)
+
+        # A next link to another origin would carry the access token there: it is not followed.
+        state["link_host"] = ["127.0.0.2:1"]
+        fake.requests.clear()
+        outcome = await app_event.run(step, make_ctx())
+        assert outcome.status == "SUCCESS" and outcome.output["count"] == 50 and len(fake.requests) == 1
+    finally:
+        app_event.set_credential_source(None)
+        app_event.set_catalogue(app_event.default_catalogue)
+        fake.server.shutdown()
+        fake.server.server_close()
