@@ -37,7 +37,7 @@ from konnectz_runner.triggers.polling import Cursor, PollingTrigger, pick_new
 REPO = Path(__file__).resolve().parents[2]
 CURATED = {a.key: a for a in load_catalogue(REPO / "catalogue", include_generated=False).apps}
 TOKEN = "fake-token-0123456789"
-Reply = tuple[int, Any]
+Reply = tuple[int, Any]  # a handler may also answer (status, body, headers), e.g. a Link header
 State = dict[str, list[Any]]
 
 
@@ -50,7 +50,7 @@ class Request:
 
 
 class Fake:
-    """A real HTTP server calling ``handle(request) -> (status, body)``; records every request."""
+    """A real HTTP server calling ``handle(request) -> (status, body[, headers])``; records every request."""
 
     def __init__(self, handle: Callable[[Request], Reply]) -> None:
         self.requests: list[Request] = []
@@ -66,10 +66,12 @@ class Fake:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 request = Request(self.command, parts.path, parse_qs(parts.query), headers, raw)
                 outer.requests.append(request)
-                status, body = handle(request)
+                status, body, *more = handle(request)
                 data = json.dumps(body).encode() if body is not None else b""
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                for name, value in (more[0] if more else {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 
+# ``body_path: "$"``: the field's value (a JSON object) is the body itself, merged with the other members.
+WHOLE_BODY = "$"
+
 # Characters a path segment may carry unencoded (RFC 3986 pchar without "/"): ARNs keep their colons.
 _PCHAR = ":@!$&'()*+,;=-._~"
 
@@ -289,7 +292,12 @@ def build_event_request(
         elif f.location == "header":
             request.headers[f.wire_name] = _text(value)
         elif f.location == "body" and body is not None:
-            _set_path(body, f.path_in_body, value)
+            if f.path_in_body == WHOLE_BODY:  # the value is the body (Salesforce's sObject fields)
+                if not isinstance(value, dict):
+                    raise StepError(f"{f.label}: a JSON object is expected")
+                body.update(value)
+            else:
+                _set_path(body, f.path_in_body, value)
     if extra_params:
         request.params.extend(extra_params)
     hooks = [*app.hooks, *event.hooks]

@@ -275,7 +275,10 @@ class EventField(Strict):
     type: FieldType = "string"
     location: FieldLocation = "body"
     name: str | None = Field(default=None, description="Parameter name in the request when it differs from key")
-    body_path: str | None = Field(default=None, description="Dotted path in a JSON/form body; defaults to name")
+    body_path: str | None = Field(
+        default=None,
+        description='Dotted path in a JSON/form body; defaults to name; "$": the value (an object) is the body',
+    )
     required: bool = False
     sequence: int = Field(default=0, ge=0, description=">= 1: chosen in this order, each choice loads the next")
     default: Any = None

@@ -11,7 +11,8 @@ account's credentials placed where the app's auth says (header, query, body or H
 - 429 and 5xx are retried (at most ``rate_limit.max_retries`` times) honouring ``Retry-After``
   up to ``max_retry_after_seconds``; a 5xx is retried only for idempotent methods.
 - Requests per account are spaced by ``rate_limit.requests_per_second``.
-- Searches read up to ``pagination.max_pages`` pages; their output is ``{"items": [...]}``.
+- Searches read up to ``pagination.max_pages`` pages (page numbers, offsets, a cursor in the body or the
+  ``rel="next"`` URL of a ``Link`` header on the same origin); their output is ``{"items": [...]}``.
 - Polling triggers: :func:`new_items` keeps the items not seen before and returns the next cursor.
 
 Secrets never reach the task log: credential headers and params show as ``***``.
@@ -220,10 +221,13 @@ async def call_event(
     items: list[Any] = []
     recorded: list[dict[str, Any]] = []
     cursor: str | None = None
+    next_url: str | None = None
     body: Any = None
     for page in range(pages):
         extra = [*(extra_params or ()), *(_page_params(event, page, cursor) if pages > 1 else ())] or None
         request = build_event_request(app, event, values, credentials, extra_params=extra)
+        if next_url is not None:
+            _follow(request, next_url)
         response, raw = await _send(ctx, app, request, account_id)
         body = outbound.parse_body(response, raw)
         if refresh is not None and is_expired(app.auth.expiry, response.status_code, body):
@@ -253,9 +257,38 @@ async def call_event(
             if not next_cursor:
                 break
             cursor = str(next_cursor)
+        elif event.pagination.style == "link_header":
+            next_url = _next_link(response, request.url)
+            if next_url is None:
+                break
         elif len(found) < event.pagination.page_size:
             break
     return items, recorded
+
+
+def _next_link(response: httpx.Response, first_url: str) -> str | None:
+    """The ``rel="next"`` URL of a ``Link`` header (Shopify, GitHub), when it is on the request's own origin:
+    the next request carries the account's credentials, so another host is never followed."""
+    url = (response.links.get("next") or {}).get("url")
+    if not url:
+        return None
+    try:
+        target, origin = httpx.URL(url), httpx.URL(first_url)
+    except httpx.InvalidURL:
+        return None
+    if (target.scheme, target.host, target.port) != (origin.scheme, origin.host, origin.port):
+        return None
+    return url
+
+
+def _follow(request: AppRequest, next_url: str) -> None:
+    """Send ``request`` to a ``Link`` header's next URL, which carries the page token and the filters the
+    API keeps (Shopify refuses other filters beside ``page_info``): only the credential parameters stay."""
+    target = httpx.URL(next_url)
+    request.url = str(target.copy_with(query=None))
+    secret = set(request.secret_params)
+    kept = [(k, v) for k, v in request.params if k in secret]
+    request.params = [*((k, v) for k, v in target.params.multi_items() if k not in secret), *kept]
 
 
 def _scalar(value: Any) -> bool:
