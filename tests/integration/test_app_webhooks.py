@@ -1,12 +1,14 @@
 """App webhook triggers through real processes (api + runner + PostgreSQL + NATS), with the curated
-GitHub, Stripe and Calendly manifests pointed at a local fake of each API.
+GitHub, Stripe, Calendly and Typeform manifests pointed at a local fake of each API.
 
 Publishing subscribes the konnect's URL at the app (GitHub: a repository hook with a secret Konnectz
 generates; Stripe: a webhook endpoint whose reply carries the signing secret; Calendly: a webhook
 subscription for the chosen organization with a signing key Konnectz generates, named in the reply
-by its URI); a delivery signed the way the app signs starts one run; a wrong, missing or stale
+by its URI; Typeform: a form webhook named by a tag of the konnect's own, with a secret Konnectz
+generates); a delivery signed the way the app signs starts one run; a wrong, missing or stale
 signature is refused with 401 and starts nothing; withdrawing or deleting the konnect unsubscribes
-(Calendly: DELETE of the subscription's uuid, the last segment of its URI).
+(Calendly: DELETE of the subscription's uuid, the last segment of its URI; Typeform: DELETE of that
+konnect's tag only, another konnect on the same form keeps its webhook).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -41,10 +44,12 @@ CALENDLY_TOKEN = "calendly_fake0123456789"
 CALENDLY = "https://api.calendly.com"
 CALENDLY_ORG = f"{CALENDLY}/organizations/BBBBBBBBBBBBBBBB"
 CALENDLY_HOOK = "6b5a4e3f-2d1c-4b0a-9f8e-7d6c5b4a3f2e"
+TYPEFORM_TOKEN, TYPEFORM_FORM = "tfp_fake0123456789", "lT4Z3j"
 
 
 class FakeApis:
-    """Just enough of GitHub's, Stripe's and Calendly's APIs: the account tests, creating and deleting hooks."""
+    """Just enough of GitHub's, Stripe's, Calendly's and Typeform's APIs: the account tests, creating
+    and deleting hooks."""
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
@@ -69,6 +74,8 @@ class FakeApis:
                 stripe = self.path.startswith("/v1/")
                 if self.path == "/users/me" or self.path.startswith("/webhook_subscriptions"):
                     return self._calendly(auth, raw)
+                if self.path == "/me" or self.path.startswith("/forms/"):
+                    return self._typeform(auth, raw)
                 if auth != f"Bearer {STRIPE_KEY if stripe else GITHUB_TOKEN}":
                     return self._reply(401, {"message": "Bad credentials"})
                 if stripe and "form" not in self.headers.get("Content-Type", "form"):
@@ -126,7 +133,32 @@ class FakeApis:
                     return self._reply(204)
                 return self._reply(404, {"title": "Resource Not Found", "message": self.path})
 
-            do_GET = do_POST = do_DELETE = _handle
+            def _typeform(self, auth: str, raw: bytes) -> None:
+                """Typeform's Webhooks API: PUT /forms/{form_id}/webhooks/{tag} (url, enabled, secret,
+                verify_ssl) creates or replaces the form's webhook of that tag; DELETE removes it."""
+                if auth != f"Bearer {TYPEFORM_TOKEN}":
+                    return self._reply(403, {"code": "AUTHENTICATION_FAILED", "description": "Authentication failed"})
+                body = json.loads(raw) if raw else {}
+                outer.calls.append({"method": self.command, "path": self.path, "body": body})
+                if self.command == "GET" and self.path == "/me":
+                    return self._reply(200, {"alias": "Ada", "email": "ada@example.com", "language": "en"})
+                parts = self.path.split("/")  # "", forms, <form>, webhooks, <tag>
+                if len(parts) != 5 or parts[2] != TYPEFORM_FORM or parts[3] != "webhooks":
+                    return self._reply(404, {"code": "NOT_FOUND", "description": "Endpoint not found"})
+                key = f"typeform:{parts[4]}"
+                if self.command == "PUT":
+                    if not body.get("url") or not isinstance(body.get("enabled"), bool):
+                        return self._reply(
+                            400, {"code": "VALIDATION_ERROR", "description": "url and enabled are required"}
+                        )
+                    outer.hooks[key] = body
+                    return self._reply(200, {"id": f"wh{len(outer.hooks)}", "form_id": parts[2], "tag": parts[4],
+                                             "url": body["url"], "enabled": body["enabled"]})  # fmt: skip
+                if self.command == "DELETE" and outer.hooks.pop(key, None) is not None:
+                    return self._reply(204)
+                return self._reply(404, {"code": "NOT_FOUND", "description": "Webhook not found"})
+
+            do_GET = do_POST = do_PUT = do_DELETE = _handle
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -137,7 +169,7 @@ class FakeApis:
 def _manifest(key: str, base_url: str) -> dict[str, Any]:
     data = yaml.safe_load((REPO / "catalogue" / "apps" / f"{key}.yaml").read_text())
     data["base_url"] = base_url
-    if key in ("github", "calendly"):  # a token account instead of the OAuth2 dance (tested elsewhere)
+    if key in ("github", "calendly", "typeform"):  # a token account instead of the OAuth2 dance (tested elsewhere)
         data["auth"] = {
             "type": "bearer",
             "fields": [{"key": "access_token", "label": "Token"}],
@@ -162,7 +194,7 @@ def platform(fake: FakeApis) -> Iterator[Platform]:
     state.chmod(0o755)
     root = state / "catalogue"
     shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
-    for key in ("github", "stripe", "calendly"):
+    for key in ("github", "stripe", "calendly", "typeform"):
         (root / "apps" / f"{key}.yaml").unlink()
         (root / "apps" / f"{key}.json").write_text(json.dumps(_manifest(key, fake.url)))
     plat = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(root))
@@ -350,3 +382,50 @@ def test_calendly_webhook_subscribes_with_a_signing_key_verifies_and_unsubscribe
         ).status_code
         == 404
     )
+
+
+def test_typeform_webhooks_of_two_konnects_on_one_form_are_two_tags(platform: Platform, fake: FakeApis,
+                                                                   receiver) -> None:  # fmt: skip
+    """Typeform names a form's webhook by its tag: each konnect has its own, so publishing a second
+    konnect on the same form does not take the first one's deliveries, and withdrawing one keeps the
+    other's webhook."""
+    api = httpx.Client(base_url=platform.api_url, timeout=30)
+    headers = sign_up(api, "typeform-hooks@example.com", "a-long-password")
+    account = _account(api, headers, 129, {"access_token": TYPEFORM_TOKEN})
+    signature = App.model_validate(_manifest("typeform", fake.url)).event("new_response_webhook").trigger.signature
+    published = []
+    for name in ("Ada", "Grace"):
+        canvas = _canvas(129, "typeform", "new_response_webhook", account, receiver.url,
+                         what="{{node-1.form_response.hidden.name}}", form_id=TYPEFORM_FORM)  # fmt: skip
+        konnect_id, url = _publish(api, headers, canvas)
+        hook = fake.hooks[f"typeform:konnectz-{konnect_id}"]
+        assert hook["url"] == url and hook["enabled"] is True and len(hook["secret"]) == 64
+        published.append((konnect_id, url, hook["secret"], name))
+    assert published[0][2] != published[1][2]
+
+    # Typeform-Signature: sha256=<base64 HMAC-SHA256 of the body> with that webhook's secret.
+    def deliver(url: str, body: bytes, secret: str) -> httpx.Response:
+        headers = {"Content-Type": "application/json", "Typeform-Signature": sign(signature, secret, body)}
+        return httpx.post(url, content=body, headers=headers)
+
+    for konnect_id, url, secret, name in published:
+        response = {"form_id": TYPEFORM_FORM, "hidden": {"name": name}}
+        body = json.dumps({"event_type": "form_response", "form_response": response}).encode()
+        other = next(p[2] for p in published if p[0] != konnect_id)
+        assert deliver(url, body, other).status_code == 401
+        before = len(receiver.requests)
+        good = wait_until(partial(deliver, url, body, secret), what="the signed Typeform delivery")
+        assert good.status_code == 200, good.text
+        wait_until(partial(lambda n: len(receiver.requests) > n, before), timeout=30, what="the Typeform run's action")
+        assert receiver.requests[-1]["body"] == {"what": name}
+
+    # Withdrawing the first deletes its tag only.
+    first, second = published[0][0], published[1][0]
+    r = api.post(f"/api/v1/konnects/{first}/update_status", json={"status": "Draft"}, headers=headers)
+    assert r.status_code == 200, r.text
+    assert fake.calls[-1]["method"] == "DELETE"
+    assert fake.calls[-1]["path"] == f"/forms/{TYPEFORM_FORM}/webhooks/konnectz-{first}"
+    assert f"typeform:konnectz-{first}" not in fake.hooks and f"typeform:konnectz-{second}" in fake.hooks
+    r = api.post(f"/api/v1/konnects/{second}/update_status", json={"status": "DELETED"}, headers=headers)
+    assert r.status_code == 200, r.text
+    assert f"typeform:konnectz-{second}" not in fake.hooks

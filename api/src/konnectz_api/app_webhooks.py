@@ -38,6 +38,10 @@ __all__ = ["SubscribeError", "secret_of", "subscribe", "unsubscribe"]
 
 log = logging.getLogger(__name__)
 URL_FIELD, SECRET_FIELD, ID_FIELD = "konnectz_webhook_url", "konnectz_webhook_secret", "id"
+# A path parameter of subscribe/unsubscribe requests: the konnect's id, for apps that name a webhook
+# by a tag the subscriber chooses (Typeform: PUT /forms/{form_id}/webhooks/konnectz-{konnectz_konnect_id}),
+# so two konnects on one form keep two webhooks instead of overwriting one.
+KONNECT_FIELD = "konnectz_konnect_id"
 
 
 class SubscribeError(Exception):
@@ -105,7 +109,7 @@ async def subscribe(session: Session, settings: Settings, konnect: Konnect, hook
         return False
     app, event, strategy, node = found
     await unsubscribe(session, settings, konnect)
-    values = config_values(node)
+    values = {**config_values(node), KONNECT_FIELD: str(konnect.id)}
     account = None
     if app.needs_account:
         account_id = (node.data.model_extra or {}).get("selectedAccount") or {}
@@ -211,7 +215,7 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
             if row.account_id is not None
             else None
         )
-        values = dict((row.state or {}).get("values") or {})
+        values = {KONNECT_FIELD: str(row.konnect_id), **((row.state or {}).get("values") or {})}
         await _unsubscribe_at(session, settings, app, event, strategy, values, row.external_id, account)
     session.delete(row)
     session.flush()
