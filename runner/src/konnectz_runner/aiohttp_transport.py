@@ -20,7 +20,6 @@ tell the difference. Proxies are not supported (a proxy would make the connectio
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -31,7 +30,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDict
 from yarl import URL
 
-from konnectz_runner.netguard import NetGuard
+from konnectz_runner.netguard import NetGuard, ip_literal
 
 __all__ = ["AiohttpTransport", "GuardedResolver"]
 
@@ -114,10 +113,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         host = request.url.host
-        try:
-            literal = ipaddress.ip_address(host)
-        except ValueError:
-            literal = None  # a name: GuardedResolver checks what it resolves to
+        literal = ip_literal(host)  # None for a name: GuardedResolver checks what it resolves to
         if literal is not None:
             self.guard.check_ip(host, literal)
         if request.url.scheme not in ("http", "https"):

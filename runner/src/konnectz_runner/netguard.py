@@ -17,6 +17,7 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Iterable
+from functools import lru_cache
 
 import httpcore
 import httpx
@@ -29,6 +30,7 @@ __all__ = [
     "IPNetwork",
     "NetGuard",
     "guarded_transport",
+    "ip_literal",
     "outbound_transport",
     "parse_networks",
 ]
@@ -60,6 +62,15 @@ def _embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
     return None
 
 
+@lru_cache(maxsize=4096)
+def ip_literal(host: str) -> IPAddress | None:
+    """``host`` as an IP address when it is one (parsed once per distinct host), else None."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
 def _is_public(ip: IPAddress) -> bool:
     return not (
         ip.is_loopback
@@ -77,12 +88,23 @@ class NetGuard:
 
     def __init__(self, allow: Iterable[IPNetwork] = ()) -> None:
         self.allow: tuple[IPNetwork, ...] = tuple(allow)
+        # The verdict of each address seen (the allowed networks never change): ipaddress's
+        # is_private/is_global walk lists of networks on every call.
+        self._verdicts: dict[IPAddress, bool] = {}
 
     def _allowed(self, ip: IPAddress) -> bool:
         return any(ip.version == net.version and ip in net for net in self.allow)
 
     def is_refused(self, ip: IPAddress) -> bool:
         """True if calling ``ip`` must be refused."""
+        verdict = self._verdicts.get(ip)
+        if verdict is None:
+            if len(self._verdicts) >= 4096:
+                self._verdicts.clear()
+            verdict = self._verdicts[ip] = self._judge(ip)
+        return verdict
+
+    def _judge(self, ip: IPAddress) -> bool:
         embedded = _embedded_ipv4(ip)
         if embedded is not None:
             # Judge the IPv4 address the packet really goes to (IPv4-mapped, 6to4, Teredo, NAT64).
@@ -97,10 +119,9 @@ class NetGuard:
 
     async def resolve(self, host: str, port: int) -> list[IPAddress]:
         """All addresses of ``host`` (getaddrinfo runs in a worker thread, the event loop stays free)."""
-        try:
-            return [ipaddress.ip_address(host)]
-        except ValueError:
-            pass
+        literal = ip_literal(host)
+        if literal is not None:
+            return [literal]
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (socket.gaierror, UnicodeError) as exc:
@@ -115,17 +136,24 @@ class NetGuard:
             raise StepError(f"Could not resolve host {host}: no addresses")
         return addresses
 
-    async def check_url(self, url: str | httpx.URL) -> httpx.URL:
-        """Return the parsed URL if it may be called, else raise :class:`RefusedError`."""
+    @staticmethod
+    def parse_url(url: str | httpx.URL) -> httpx.URL:
+        """``url`` parsed, if it is an http(s) URL with a host, else :class:`RefusedError`. Its
+        addresses are not checked: :meth:`check_url` does, before the request is sent."""
         try:
             parsed = httpx.URL(url)
         except httpx.InvalidURL as exc:
             raise RefusedError(f"Refused to call {url}: invalid URL ({exc})") from exc
         if parsed.scheme not in ALLOWED_SCHEMES:
             raise RefusedError(f"Refused to call {url}: only http and https URLs are allowed")
-        host = parsed.host
-        if not host:
+        if not parsed.host:
             raise RefusedError(f"Refused to call {url}: the URL has no host")
+        return parsed
+
+    async def check_url(self, url: str | httpx.URL) -> httpx.URL:
+        """Return the parsed URL if it may be called, else raise :class:`RefusedError`."""
+        parsed = self.parse_url(url)
+        host = parsed.host
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
         for ip in await self.resolve(host, port):
             self.check_ip(host, ip)

@@ -75,16 +75,33 @@ class _NoCookies(CookiePolicy):
         return False
 
 
+class _NoCookieStore(httpx.Cookies):
+    """An always-empty cookie store that does not even read Set-Cookie (httpx parses every reply's
+    cookies into its jar, about 25 us a response, before a refusing policy drops them)."""
+
+    def __init__(self) -> None:
+        super().__init__(CookieJar(policy=_NoCookies()))
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
+class _StepClient(httpx.AsyncClient):
+    _no_cookies = _NoCookieStore()
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._no_cookies
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:  # httpx's __init__ sets the (empty) default
+        return None
+
+
 def step_client(transport: httpx.AsyncBaseTransport, *, timeout: float, user_agent: str) -> httpx.AsyncClient:
     """The HTTP client the steps share: never follows redirects itself (:func:`send` does, checking
     each hop), keeps no cookies between requests."""
-    return httpx.AsyncClient(
-        transport=transport,
-        timeout=timeout,
-        follow_redirects=False,
-        headers={"User-Agent": user_agent},
-        cookies=CookieJar(policy=_NoCookies()),
-    )
+    return _StepClient(transport=transport, timeout=timeout, follow_redirects=False, headers={"User-Agent": user_agent})
 
 
 def is_secret_header(name: str, marked: Iterable[str] = ()) -> bool:
@@ -123,26 +140,28 @@ async def _read_limited(response: httpx.Response, limit: int) -> bytes:
 
 
 async def _send_once(http: httpx.AsyncClient, request: httpx.Request, limit: int) -> tuple[httpx.Response, bytes]:
-    display = display_url(request.url)
+    def display() -> str:  # only for a failure: building it costs more than a request's own checks
+        return display_url(request.url)
+
     for attempt in range(1, CONNECT_ATTEMPTS + 1):
         try:
             response = await http.send(request, stream=True, follow_redirects=False)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            failure = ConnectFailed(f"Could not connect to {display}: {exc or type(exc).__name__}")
+            failure = ConnectFailed(f"Could not connect to {display()}: {exc or type(exc).__name__}")
             if attempt == CONNECT_ATTEMPTS:
                 raise failure from exc
             await asyncio.sleep(CONNECT_BACKOFF_SECONDS * 2 ** (attempt - 1))
             continue
         except httpx.TimeoutException as exc:
-            raise StepError(f"Timed out calling {display} ({type(exc).__name__})") from exc
+            raise StepError(f"Timed out calling {display()} ({type(exc).__name__})") from exc
         except httpx.RequestError as exc:
-            raise StepError(f"Could not call {display}: {exc or type(exc).__name__}") from exc
+            raise StepError(f"Could not call {display()}: {exc or type(exc).__name__}") from exc
         try:
             content = await _read_limited(response, limit)
         except httpx.TimeoutException as exc:
-            raise StepError(f"Timed out reading the response of {display} ({type(exc).__name__})") from exc
+            raise StepError(f"Timed out reading the response of {display()} ({type(exc).__name__})") from exc
         except httpx.RequestError as exc:
-            raise StepError(f"Could not read the response of {display}: {exc}") from exc
+            raise StepError(f"Could not read the response of {display()}: {exc}") from exc
         finally:
             await response.aclose()
         return response, content
