@@ -57,29 +57,21 @@ def _request(
     *,
     body: dict[str, str],
 ) -> AppRequest:
-    """``op`` as a request: its path parameters from the trigger's values (and ``id``), the string
-    members of its static body resolved over ``input.*`` (the trigger's values with their defaults),
-    ``body`` members at their dotted paths, credentials injected as for any event of the app."""
-    given_values = {f.key: f.default for f in event.fields if f.default not in (None, "")} | values
-    op = op.model_copy(update={"body": _templated(op.body, {"input": given_values})})
-    fields = [EventField(key=p, label=p, location="path", required=True) for p in path_params(op.path)]
+    """``op`` as a request: its path parameters from the trigger's values (and ``id``), ``body``
+    members at their dotted paths, the trigger's other values (with their defaults) as ``input.*`` of
+    the static body's templates (Calendly's ``organization``), credentials injected as for any event
+    of the app."""
+    params = path_params(op.path)
+    fields = [EventField(key=p, label=p, location="path", required=True) for p in params]
     fields += [EventField(key=f"b{i}", label=path, body_path=path) for i, path in enumerate(body)]
+    inputs = [f for f in event.fields if f.key not in params]
+    fields += [EventField(key=f.key, label=f.label, type=f.type, location="none", default=f.default) for f in inputs]
     synthetic = Event(key=event.key, kind="action", label=event.label, operation=op, fields=fields)
     by_wire = {f.wire_name: values.get(f.key) for f in event.fields}
-    given = {p: values.get(p, by_wire.get(p)) for p in path_params(op.path)}
+    given = {p: values.get(p, by_wire.get(p)) for p in params}
     given.update({f"b{i}": value for i, value in enumerate(body.values())})
+    given.update({f.key: values.get(f.key) for f in inputs})
     return build_event_request(app, synthetic, given, credentials)
-
-
-def _templated(value: Any, context: dict[str, Any]) -> Any:
-    """``value`` with every string resolved as a template over ``context`` (lookups, never code)."""
-    if isinstance(value, str):
-        return resolve(value, context)
-    if isinstance(value, dict):
-        return {k: _templated(v, context) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_templated(v, context) for v in value]
-    return value
 
 
 def _trigger_of(konnect: Konnect) -> tuple[App, Event, WebhookSubscription, Any] | None:

@@ -203,6 +203,17 @@ def _flatten_form(body: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return flat
 
 
+def _templated(value: Any, context: dict[str, Any]) -> Any:
+    """A copy of ``value`` with every string resolved as a template over ``context`` (lookups, never code)."""
+    if isinstance(value, str):
+        return resolve(value, context)
+    if isinstance(value, dict):
+        return {k: _templated(v, context) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_templated(v, context) for v in value]
+    return value
+
+
 def _context(credentials: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     return {"auth": credentials, "input": values}
 
@@ -281,7 +292,7 @@ def build_event_request(
     request.headers.update({k: resolve(v, context) for k, v in op.headers.items()})
     body: dict[str, Any] | None = None
     if op.method != "GET" and op.content_type != "none":
-        body = json.loads(json.dumps(op.body))  # a copy of the static members
+        body = _templated(op.body, context)  # a copy of the static members, templates resolved as the query's
     for f in event.fields:
         if f.key not in resolved:
             continue

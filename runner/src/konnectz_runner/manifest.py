@@ -302,7 +302,10 @@ class Operation(Strict):
     base_url: str | None = Field(default=None, description="Overrides the app's base_url (uploads, other hosts)")
     query: dict[str, str] = Field(default_factory=dict, description="Static query parameters (templates)")
     headers: dict[str, str] = Field(default_factory=dict)
-    body: dict[str, Any] = Field(default_factory=dict, description="Static body members")
+    body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Static body members; their strings are templates over input.* and auth.*, as query and headers",
+    )
     spec_id: str | None = Field(
         default=None, description="The OpenAPI document of this operation when it is not the app's own"
     )
