@@ -32,38 +32,28 @@ def fake(client, tmp_path, monkeypatch):
     fake_apps.write_manifests(tmp_path, server.url)
     hooks_app = json.loads((tmp_path / "fake_token.json").read_text())
     hooks_app.update(id=HOOKS_APP, key="fake_hooks", name="Fake Hooks App")
-    hooks_app["events"].append(
-        {
-            "key": "task_event",
-            "kind": "trigger",
-            "label": "Task Event (Instant)",
-            "operation": {"method": "GET", "path": "/tasks"},
-            "output": {"sample": {"event": "task.created", "task": {"id": 1}}},
-            "trigger": {
-                "type": "webhook",
-                "subscribe": {"method": "POST", "path": "/webhooks"},  # the fake answers 404
-                "unsubscribe": {"method": "DELETE", "path": "/webhooks/{id}", "content_type": "none"},
-                "secret_path": "secret",
-                "signature": {"header": "X-Fake-Signature", "secret": "{{subscription.secret}}"},
-            },
-        }
-    )
-    hooks_app["events"].append(
-        {
-            "key": "task_event_no_secret",
-            "kind": "trigger",
-            "label": "Task Event (no secret)",
-            "operation": {"method": "GET", "path": "/tasks"},
-            "output": {"sample": {"event": "task.created", "task": {"id": 1}}},
-            "trigger": {
-                "type": "webhook",
-                "subscribe": {"method": "POST", "path": "/hooks-without-secret"},  # 201, no secret
-                "unsubscribe": {"method": "DELETE", "path": "/hooks-without-secret/{id}", "content_type": "none"},
-                "reply_secret_path": "secret",
-                "signature": {"header": "X-Fake-Signature", "secret": "{{subscription.secret}}"},
-            },
-        }
-    )
+    # Two webhook triggers on the fake: one whose subscribe the fake refuses (404), one it accepts
+    # without giving the signing secret its reply should carry.
+    for key, label, hooks, secret in (
+        ("task_event", "Task Event (Instant)", "/webhooks", {"secret_path": "secret"}),
+        ("task_event_no_secret", "Task Event (no secret)", "/hooks-without-secret", {"reply_secret_path": "secret"}),
+    ):
+        hooks_app["events"].append(
+            {
+                "key": key,
+                "kind": "trigger",
+                "label": label,
+                "operation": {"method": "GET", "path": "/tasks"},
+                "output": {"sample": {"event": "task.created", "task": {"id": 1}}},
+                "trigger": {
+                    "type": "webhook",
+                    "subscribe": {"method": "POST", "path": hooks},
+                    "unsubscribe": {"method": "DELETE", "path": hooks + "/{id}", "content_type": "none"},
+                    **secret,
+                    "signature": {"header": "X-Fake-Signature", "secret": "{{subscription.secret}}"},
+                },
+            }
+        )
     (tmp_path / "fake_hooks.json").write_text(json.dumps(hooks_app))
     index = load_index(extra_dirs=[tmp_path])
     settings = get_settings().model_copy(update={"allow_private_networks": parse_networks("127.0.0.0/8")})
@@ -77,10 +67,10 @@ def fake(client, tmp_path, monkeypatch):
     server.stop()
 
 
-def _account(client, headers) -> int:
+def _account(client, headers, app_id: int = TOKEN_APP) -> int:
     r = client.post(
         "/api/v1/authorization",
-        json={"app_id": TOKEN_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
+        json={"app_id": app_id, "auth_response": {"api_key": fake_apps.API_KEY}},
         headers=headers,
     )
     assert r.status_code == 200, r.text
@@ -199,13 +189,7 @@ def test_a_trigger_test_that_fails_or_uses_anothers_account_is_an_error(client, 
 
 def test_an_app_webhook_the_app_refuses_is_not_published(client, api, fake):
     headers = api.new_user()
-    r = client.post(
-        "/api/v1/authorization",
-        json={"app_id": HOOKS_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
-        headers=headers,
-    )
-    account_id = r.json()["app_user_id"]
-    canvas = trigger_canvas(account_id, event="task_event")
+    canvas = trigger_canvas(_account(client, headers, HOOKS_APP), event="task_event")
     canvas["apps"][0]["data"]["app_detail"].update(id=HOOKS_APP, provider="fake_hooks", name="Fake Hooks App")
     tested = _test(client, headers, canvas).json()
     assert tested["test_status"] == "Success" and tested["raw_response"] == {"event": "task.created", "task": {"id": 1}}
@@ -226,12 +210,7 @@ def test_a_subscription_the_app_made_without_a_secret_is_removed_there(client, a
     from konnectz_api.models import AppWebhookSubscription
 
     headers = api.new_user()
-    r = client.post(
-        "/api/v1/authorization",
-        json={"app_id": HOOKS_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
-        headers=headers,
-    )
-    canvas = trigger_canvas(r.json()["app_user_id"], event="task_event_no_secret")
+    canvas = trigger_canvas(_account(client, headers, HOOKS_APP), event="task_event_no_secret")
     canvas["apps"][0]["data"]["app_detail"].update(id=HOOKS_APP, provider="fake_hooks", name="Fake Hooks App")
     tested = _test(client, headers, canvas).json()
     r = client.post(

@@ -8,15 +8,12 @@ and every run is one task log whose tasks carry each step's input and output.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import canvas_node, chain_canvas, wait_until
 from konnectz_devstack.testing import sign_up as sign_up_and_in
 
@@ -84,11 +81,7 @@ def flow(endpoint: str) -> dict[str, Any]:
 
 
 def test_webhook_filter_formatter_iterator_api_call(receiver) -> None:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-engine-"))
-    state.chmod(0o755)
-    platform = make_platform(state)
-    platform.start()
-    try:
+    with running_platform("konnectz-engine-") as platform:
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         headers = sign_up_and_in(api, "engine@example.com", "correct horse battery")
         canvas = flow(receiver.url)
@@ -180,6 +173,3 @@ def test_webhook_filter_formatter_iterator_api_call(receiver) -> None:
         assert [t["step_id"] for t in stopped] == ["node-2"]
         assert stopped[0]["data"]["output"]["passed"] is False
         assert "Greater Than" in stopped[0]["data"]["output"]["stopped_by"]
-    finally:
-        platform.stop()
-        shutil.rmtree(state, ignore_errors=True)

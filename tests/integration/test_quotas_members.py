@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import sign_in, wait_until
 from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
@@ -122,11 +119,7 @@ def set_plan(platform, email: str, plan: str) -> None:
 
 
 def test_sub_account_quota_is_enforced_by_the_runner_and_team_access_by_the_api(receiver) -> None:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-quota-"))
-    state.chmod(0o755)
-    platform = make_platform(state)
-    platform.start()
-    try:
+    with running_platform("konnectz-quota-") as platform:
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         agency = sign_up(api, "agency@example.com", "agency-password")
         set_plan(platform, "agency@example.com", "Agency")
@@ -193,6 +186,3 @@ def test_sub_account_quota_is_enforced_by_the_runner_and_team_access_by_the_api(
         r = api.post(f"/api/v1/konnects/{flow}/update_status", headers=member, json={"status": "DELETED"})
         assert r.status_code == 403 and r.json()["key"] == "ACCESS_DENIED"
         assert [k["id"] for k in api.get("/api/v1/konnects", headers=owner).json()["konnects"]] == [flow]
-    finally:
-        platform.stop()
-        shutil.rmtree(state, ignore_errors=True)

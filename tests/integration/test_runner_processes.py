@@ -9,16 +9,14 @@ orphan keeps executing.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
 
 pytestmark = pytest.mark.integration
@@ -47,11 +45,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_two_runner_processes_share_the_port_and_die_with_their_parent(receiver) -> None:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-procs-"))
-    state.chmod(0o755)
-    platform = make_platform(state, KONNECTZ_RUNNER_PROCESSES="2")
-    platform.start()
-    try:
+    with running_platform("konnectz-procs-", KONNECTZ_RUNNER_PROCESSES="2") as platform:
         runner = platform.proc("runner")
         assert runner is not None
         children = wait_until(lambda: c if len(c := _children(runner.pid)) == 2 else None, what="two children")
@@ -88,6 +82,3 @@ def test_two_runner_processes_share_the_port_and_die_with_their_parent(receiver)
         while any(_alive(c) for c in children) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not any(_alive(c) for c in children)
-    finally:
-        platform.stop()
-        shutil.rmtree(state, ignore_errors=True)

@@ -9,15 +9,12 @@ platform and find everything still there and still running.
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import sign_in, wait_until, webhook_canvas
 from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
@@ -38,11 +35,7 @@ def canvas(endpoint: str) -> dict[str, Any]:
 
 
 def test_the_slice_survives_a_restart(receiver) -> None:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-slice-"))
-    state.chmod(0o755)
-    platform = make_platform(state)
-    platform.start()
-    try:
+    with running_platform("konnectz-slice-") as platform:
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         email, password = "grace@example.com", "correct horse battery"
         assert api.post("/api/v1/users/user_exists", json={"email": email}).json()["key"] == "NO_USER"
@@ -117,17 +110,10 @@ def test_the_slice_survives_a_restart(receiver) -> None:
         wait_until(post_hook)
         wait_until(lambda: len(logs()) == 2)
         assert len(receiver.requests) == 2
-    finally:
-        platform.stop()
-        shutil.rmtree(state, ignore_errors=True)
 
 
 def test_flows_refuse_private_addresses_unless_allowed(receiver) -> None:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-guard-"))
-    state.chmod(0o755)
-    platform = make_platform(state, KONNECTZ_ALLOW_PRIVATE_NETWORKS="")
-    platform.start()
-    try:
+    with running_platform("konnectz-guard-", KONNECTZ_ALLOW_PRIVATE_NETWORKS="") as platform:
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         email, password = "guard@example.com", "correct horse battery"
         api.post(
@@ -159,6 +145,3 @@ def test_flows_refuse_private_addresses_unless_allowed(receiver) -> None:
         assert task_logs[0]["status"] == "ERROR"
         assert "private address" in task_logs[0]["data"]["node-2"]["error"]
         assert receiver.requests == []
-    finally:
-        platform.stop()
-        shutil.rmtree(state, ignore_errors=True)

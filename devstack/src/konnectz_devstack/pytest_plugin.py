@@ -6,6 +6,7 @@ Each session gets its own servers on free ports with temporary state.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -72,6 +73,20 @@ def make_platform(state_dir: Path, **extra_env: str) -> Platform:
             **extra_env,
         },
     )
+
+
+@contextlib.contextmanager
+def running_platform(prefix: str, **extra_env: str) -> Iterator[Platform]:
+    """A whole platform of its own (:func:`make_platform` in a fresh state directory), started, then
+    stopped and its state removed, for a test that needs settings of its own."""
+    state = _tempdir(prefix)
+    plat = make_platform(state, **extra_env)
+    plat.start()
+    try:
+        yield plat
+    finally:
+        plat.stop()
+        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
