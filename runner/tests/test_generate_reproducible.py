@@ -146,3 +146,31 @@ def test_committed_verdicts_name_the_validator_and_a_reason_for_every_refusal() 
     assert len(committed["verdicts"]) == json.loads((default_root() / "generated.lock.json").read_text())["documents"]
     refused = [v for v in committed["verdicts"].values() if v["left_out"] == "validator"]
     assert refused and all(v["validator"] for v in refused)
+
+
+def test_a_build_writes_only_into_build_and_its_check_passes_once_the_lock_is_committed(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    package = cache / "node_modules" / generate.PACKAGE
+    package.mkdir(parents=True)
+    (package / "package.json").write_text(json.dumps({"version": generate.VERSION}))
+    _package(package)  # the documents under <package>/api
+    root = tmp_path / "catalogue"
+    (root / "apps").mkdir(parents=True)
+    verdicts = generate.validate_documents(package / "api", workers=1)
+    (root / generate.VERDICTS).write_text(json.dumps(verdicts))
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    assert generate.main(["--catalogue", str(root), "--cache", str(cache), "--workers", "1"]) == 0
+    after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert {p: after[p] for p in before} == before, "a build rewrote an input"
+    assert sorted(p.relative_to(root).as_posix() for p in set(after) - set(before)) == [
+        "build/generated.index.json",  # read by the api and the runner at start
+        "build/generated.json",
+        "build/generated.lock.json",
+    ]
+    assert generate.main(["--check", "--catalogue", str(root)]) == 1  # nothing committed yet
+    (root / "generated.lock.json").write_bytes((root / "build" / "generated.lock.json").read_bytes())
+    assert generate.main(["--check", "--catalogue", str(root)]) == 0
+    first = (root / "build" / "generated.json").read_bytes()
+    assert generate.main(["--catalogue", str(root), "--cache", str(cache), "--workers", "2"]) == 0
+    assert (root / "build" / "generated.json").read_bytes() == first  # the same bytes, whatever the workers

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
@@ -102,14 +103,23 @@ def _sample(schema: dict[str, Any], depth: int = 0) -> Any:
     if schema.get("pattern") and fmt not in formats:
         try:
             limit = int(schema.get("maxLength", 10_000))
+            pattern = _short_repeats(schema["pattern"])
             for _ in range(50):
-                value = rstr.xeger(schema["pattern"])
+                value = rstr.xeger(pattern)
                 if len(value) <= limit and not any(ch in value for ch in "?#%"):
                     return value
         except Exception:  # noqa: S110 - a pattern rstr cannot read: fall back to a plain value
             pass
     value = formats.get(fmt or "", "x")
     return value.ljust(int(schema.get("minLength", 0)), "x")
+
+
+_REPEAT = re.compile(r"\{(\d+),(\d*)\}")
+
+
+def _short_repeats(pattern: str) -> str:
+    """``{1,100000}`` as ``{1,9}``: the same language for a sample, without strings of megabytes."""
+    return _REPEAT.sub(lambda m: f"{{{m[1]},{min(int(m[2] or 10**9), int(m[1]) + 8)}}}", pattern)
 
 
 def _read_only_not_required(doc: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_manifest
+from konnectz_runner.catalogue import GENERATED_BUNDLE, BundleIndex, default_root, load_manifest
 from konnectz_runner.manifest import FIELD_KEY_PATTERN, App, Event, title_case
 
 __all__ = [
@@ -1021,6 +1021,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = out.with_suffix(".tmp")
     tmp.write_bytes(data)
     tmp.replace(out)
+    BundleIndex.open(out)  # the index the api and the runner read at start, built once here
     (root / "build" / LOCK).write_text(json.dumps(lock, indent=2) + "\n")
     print(f"catalogue: {lock['apps']} apps, {lock['events']} events from {lock['documents']} documents "
           f"in {stats['seconds']} s -> {out}", file=sys.stderr)  # fmt: skip
