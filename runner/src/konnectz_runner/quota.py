@@ -179,10 +179,12 @@ class NatsQuotaGate:
 
 
 def refused_event(spec: FlowSpec, run: RunRequest, reason: str) -> TaskEvent:
-    """The ERROR task event of a run that was refused before any step ran; it counts no task."""
+    """The ERROR task event of a run that was refused before any step ran; it counts no task. Its
+    request is not kept (only that it was refused and why): a sender over quota cannot fill the
+    history with bodies."""
     now = datetime.now(UTC)
     step = StepResult(
-        step_id="quota",  # not the trigger's id: the task log keeps the trigger's data beside the reason
+        step_id="quota",  # not the trigger's id: the task log keeps the trigger's note beside the reason
         name="Task quota",
         app="quota",
         status="ERROR",
@@ -201,7 +203,7 @@ def refused_event(spec: FlowSpec, run: RunRequest, reason: str) -> TaskEvent:
         started_at=run.received_at,
         finished_at=now,
         trigger_id=spec.trigger_id,
-        trigger_output=run.trigger_output,
+        trigger_output={"refused": True, "message": "The run was refused, so its request was not kept."},
         steps=[step],
         refused=reason,
     )

@@ -18,6 +18,13 @@ A run for a konnect this runner has not loaded (it was published a moment ago, o
 reloaded after a NATS restart) is not dropped: it is handed back (``nak`` with a growing
 delay) and ends as an ERROR task log saying why on its last attempt.
 
+Bounds: the consumer's ``max_deliver`` is :data:`CONSUMER_MAX_DELIVER` (twice :data:`MAX_ATTEMPTS`:
+from attempt :data:`MAX_ATTEMPTS` on, a delivery only tries to store the run's ERROR event, and a run
+whose event could not be stored even then is no longer offered). A task event larger than KZ_EVENTS
+accepts is trimmed (:func:`konnectz_runner.events.fit_event`), so a large request can never make its
+run fail for ever. Once a run is acknowledged (its TaskEvent stored, or its delay's timer stored) the
+worker deletes its message from KZ_RUNS: the accepted request is kept in NATS only until it has run.
+
 A run that reaches a delay is suspended: its continuation is stored as a durable JetStream timer
 (:mod:`konnectz_runner.timers`) and only then the run message is acked. The timer comes back as a
 RunRequest with ``resume`` set and the same ``run_id``; that delivery runs the remaining steps and
@@ -37,7 +44,8 @@ import httpx
 import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.api import AckPolicy, ConsumerConfig, RetentionPolicy
+from nats.js.errors import BadRequestError
 from nats.js.kv import KeyValue
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -52,6 +60,8 @@ from konnectz_runner.events import (
     RunRequest,
     StepResult,
     TaskEvent,
+    Unstorable,
+    fit_event,
     pool_subjects,
     publish_event,
     run_subject,
@@ -65,6 +75,7 @@ from konnectz_runner.timers import schedule_continuation
 
 __all__ = [
     "ACK_WAIT_SECONDS",
+    "CONSUMER_MAX_DELIVER",
     "MAX_ATTEMPTS",
     "MAX_DELIVER",
     "RunWorker",
@@ -81,7 +92,12 @@ ACK_WAIT_SECONDS = 10.0
 # so a run cannot be left unacknowledged and forgotten).
 MAX_ATTEMPTS = 10
 MAX_DELIVER = MAX_ATTEMPTS  # the former name
+#: The consumer's max_deliver: deliveries past MAX_ATTEMPTS only store the run's ERROR event.
+CONSUMER_MAX_DELIVER = 2 * MAX_ATTEMPTS
 PUBLISH_TIMEOUT_SECONDS = 10.0
+_MESSAGE_TOO_LARGE = 10054  # JetStream: message size exceeds the stream's max_msg_size
+#: What a task event is trimmed to when NATS refuses it as too large.
+FALLBACK_EVENT_BYTES = 64 * 1024
 
 
 def consumer_for(konnect_id: int | None) -> tuple[str, str]:
@@ -124,6 +140,7 @@ class RunWorker:
         self._steps: KeyValue | None = None
         self._fetching = Outage("Fetching runs from NATS", log)
         self._quota_checks = Outage("Task quota checks (api)", log)
+        self._delete_acked = False
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -131,11 +148,14 @@ class RunWorker:
             durable_name=durable,
             ack_policy=AckPolicy.EXPLICIT,
             ack_wait=self.ack_wait,
-            max_deliver=-1,
+            max_deliver=max(CONSUMER_MAX_DELIVER, self.max_deliver + 1),
             filter_subject=subject,
         )
-        # Create or update: a consumer left by an older runner gets the current lease settings.
+        # Create or update: a consumer left by an older runner gets the current lease and delivery settings.
         await self.js.add_consumer(STREAM_RUNS, config=config)
+        # A work-queue stream (made by hand) deletes acknowledged runs itself.
+        retention = (await self.js.stream_info(STREAM_RUNS)).config.retention
+        self._delete_acked = retention != RetentionPolicy.WORK_QUEUE
         self._steps = await StepJournal.bucket(self.js)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
         self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
@@ -270,8 +290,8 @@ class RunWorker:
                     "span_id": f"{ctx.span_id:016x}" if ctx.span_id else None,
                 }
             )
-            await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
-            await msg.ack()
+            await self._publish(event)
+            await self._done(msg)
             telemetry.RUNS_FINISHED.labels(event.status).inc()
             log.debug("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
         except Exception as exc:
@@ -324,19 +344,42 @@ class RunWorker:
             replay_of=run.replay_of,
         )
         try:
-            await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
+            await self._publish(event)
         except Exception as exc:
             log.warning("Run %s: its ERROR event was not stored (%s); retrying", run.run_id, exc or type(exc).__name__)
             await msg.nak(delay=5.0)
             return
-        await msg.ack()
+        await self._done(msg)
         log.error("Run %s ended as ERROR: %s", run.run_id, reason)
+
+    async def _publish(self, event: TaskEvent) -> None:
+        """Store the run's event; one the server finds too large (a NATS or stream tuned below
+        Konnectz's limits) is trimmed to :data:`FALLBACK_EVENT_BYTES` and stored again."""
+        try:
+            await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
+        except (nats.errors.MaxPayloadError, BadRequestError) as exc:
+            if isinstance(exc, BadRequestError) and exc.err_code != _MESSAGE_TOO_LARGE:
+                raise
+            log.warning("Run %s: its task event is too large for NATS (%s); storing it trimmed", event.run_id, exc)
+            fitted, _data = fit_event(event, FALLBACK_EVENT_BYTES)
+            await publish_event(self.js, fitted, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
+
+    async def _done(self, msg: Msg) -> None:
+        """Acknowledge a finished run and delete it from KZ_RUNS (its request now lives in the task log).
+        A failed delete leaves it to the stream's max_age."""
+        await msg.ack()
+        if self._delete_acked:
+            with contextlib.suppress(Exception):
+                await self.js.delete_msg(STREAM_RUNS, msg.metadata.sequence.stream)
 
     async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended) -> bool:
         """Store the run's continuation as a timer, then ack. False only on the last delivery's failure."""
         waiting = run.model_copy(update={"resume": suspended.continuation})
         try:
             await schedule_continuation(self.js, waiting, suspended.resume_at, suspended.continuation.after_step)
+        except Unstorable as exc:  # the run's data grew past what a stored run may hold
+            log.error("Run %s: the delay could not be stored (%s)", run.run_id, exc)
+            return False
         except Exception as exc:
             if msg.metadata.num_delivered >= self.max_deliver:
                 log.error("Run %s: the delay could not be stored (%s)", run.run_id, exc or type(exc).__name__)
@@ -344,7 +387,7 @@ class RunWorker:
             log.warning("Run %s: the delay could not be stored (%s); retrying", run.run_id, exc or type(exc).__name__)
             await msg.nak(delay=5.0)
             return True
-        await msg.ack()
+        await self._done(msg)
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True
 
