@@ -69,7 +69,16 @@ def without_data(event: TaskEvent, error: BaseException, attempts: int) -> TaskE
         update={
             "status": "ERROR",
             "trigger_output": {"dropped": True, "message": reason},
-            "steps": [s.model_copy(update={"input": {}, "output": None}) for s in event.steps],
+            "steps": [
+                s.model_copy(update={"input": {}, "output": None, "error": s.error and s.error[:2000]})
+                for s in event.steps
+            ],
+            # Nothing of what was sent that the database could refuse: bounded numbers, no ids.
+            "attempts": max(1, min(event.attempts, 1000)),
+            "konnect_name": event.konnect_name[:200],
+            "trace_id": None,
+            "span_id": None,
+            "replay_of": None,
         }
     )
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._ports import port_is_free, wait_for_port
 
-
 #: The server's max_payload: konnectz_runner.limits.NATS_MAX_PAYLOAD (the devstack does not import the
 #: runner; runner/tests/test_limits.py checks that they agree).
 NATS_MAX_PAYLOAD = 8 * 1024 * 1024
