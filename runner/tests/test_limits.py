@@ -8,8 +8,10 @@ every stream and consumer states its bounds.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +21,8 @@ from nats.aio.client import Client as NATS
 from nats.js.api import RetentionPolicy
 
 from konnectz_devstack._nats import NATS_MAX_PAYLOAD as DEVSTACK_MAX_PAYLOAD
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._ports import free_port
 from konnectz_runner import limits
 from konnectz_runner.capture import STREAM_CAPTURES
 from konnectz_runner.events import (
@@ -36,6 +40,14 @@ from konnectz_runner.events import (
     fit_event,
     konnect_key,
     run_subject,
+)
+from konnectz_runner.quota import (
+    QUOTA_MANY_SUBJECT,
+    QUOTA_SUBJECT,
+    QuotaReplies,
+    QuotaReply,
+    QuotaRequest,
+    QuotaRequests,
 )
 from konnectz_runner.webhook import parse_json
 from konnectz_runner.worker import CONSUMER_MAX_DELIVER
@@ -222,3 +234,67 @@ async def test_a_transient_failure_is_a_503_with_retry_after(nats_server: Any, e
         assert "try again" in reply.json()["message"]
     finally:
         await running.stop()
+
+
+@pytest.fixture
+async def own_nats() -> AsyncIterator[NATS]:
+    """A NATS of this test's own: no other runner shares its consumers."""
+    server = NatsServer(Path(tempfile.mkdtemp(prefix="konnectz-nats-quota-")), free_port())
+    server.start()
+    client = await nats.connect(server.url)
+    await ensure_streams(client.jetstream())
+    try:
+        yield client
+    finally:
+        await client.drain()
+        server.stop()
+
+
+async def test_over_quota_the_webhook_is_refused_at_ingress_and_nothing_is_stored(own_nats: NATS, echo: Any) -> None:
+    """A quota service (the api's part, played here on its NATS subjects) says the owner has no task
+    left: the first run becomes an ERROR event without the request's body; from then on the owner's
+    webhooks are answered 402 with the reason, and KZ_RUNS stores nothing for them."""
+    reason = "Task quota exceeded: this run needs 1 task(s) but only 0 of the 5 tasks of the Free plan remain."
+    asked: list[str] = []
+
+    async def answer(msg: Any) -> None:
+        if msg.subject == QUOTA_MANY_SUBJECT:
+            requests = QuotaRequests.model_validate_json(msg.data).requests
+        else:
+            requests = [QuotaRequest.model_validate_json(msg.data)]
+        asked.extend(r.run_id for r in requests)
+        reply = QuotaReply(allowed=False, reason=reason, task_limit=5, task_consumed=5)
+        if msg.subject == QUOTA_MANY_SUBJECT:
+            await msg.respond(QuotaReplies(replies=[reply] * len(requests)).model_dump_json().encode())
+        else:
+            await msg.respond(reply.model_dump_json().encode())
+
+    nc = own_nats
+    subs = [await nc.subscribe(QUOTA_SUBJECT, cb=answer), await nc.subscribe(QUOTA_MANY_SUBJECT, cb=answer)]
+    running = await start_runner(nc.connected_url.geturl(), enforce_quota=True)  # type: ignore[union-attr]
+    try:
+        konnect_id, hook = await _publish(nc, running, echo.base + "/echo")
+        calls_before = len(echo.requests_to("/echo"))
+        async with httpx.AsyncClient(timeout=10) as http:
+            first = await http.post(hook, json={"secret": "a large body"})
+            assert first.status_code == 200
+            event, _ = await next_event(nc.jetstream(), konnect_id)
+            assert event.status == "ERROR" and event.refused == reason
+            assert "secret" not in json.dumps(event.trigger_output)  # only that it was refused
+            assert len(echo.requests_to("/echo")) == calls_before  # nothing ran
+
+            async def refused_at_ingress() -> bool:
+                reply = await http.post(hook, json={"secret": "again"})
+                return reply.status_code == 402 and reason in reply.json()["message"]
+
+            await wait_until(refused_at_ingress, within=10)
+            stored_before = await _stored_runs(nc, konnect_id)
+            for _ in range(5):
+                reply = await http.post(hook, json={"secret": "x" * 100_000})
+                assert reply.status_code == 402 and "nothing was stored" in reply.json()["message"]
+        assert await _stored_runs(nc, konnect_id) == stored_before == 0
+        assert len(asked) <= 2  # the refused runs asked once each; the 402s asked nothing
+    finally:
+        await running.stop()
+        for sub in subs:
+            await sub.unsubscribe()

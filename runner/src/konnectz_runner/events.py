@@ -433,8 +433,9 @@ async def ensure_streams(js: JetStreamContext) -> None:
     from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
     from konnectz_runner.journal import KV_STEPS
     from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
+    from konnectz_runner.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
 
-    for bucket, ttl in ((KV_STEPS, STEP_RETENTION), (KV_IDEMPOTENCY, KEY_RETENTION)):
+    for bucket, ttl in ((KV_STEPS, STEP_RETENTION), (KV_IDEMPOTENCY, KEY_RETENTION), (KV_QUOTA_BLOCKS, BLOCK_SECONDS)):
         await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
 
 

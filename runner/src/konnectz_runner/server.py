@@ -81,7 +81,7 @@ from konnectz_runner.events import (
 from konnectz_runner.netguard import NetGuard, outbound_transport
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
-from konnectz_runner.quota import NatsQuotaGate
+from konnectz_runner.quota import KV_QUOTA_BLOCKS, NatsQuotaGate, QuotaBlocks
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
 from konnectz_runner.signatures import verify_signature
@@ -160,6 +160,7 @@ class Runner:
         self.only_konnect: int | None = None
         self.nats_outage = Outage(f"NATS at {settings.nats_url}", log)
         self.webhook_secrets = SecretCache()
+        self.quota_blocks = QuotaBlocks()
 
     async def start(self) -> None:
         only_konnect: int | None = None
@@ -209,6 +210,7 @@ class Runner:
             await self.worker.start()
         self._background = [
             asyncio.create_task(self._follow_captures(), name="konnectz-captures"),
+            asyncio.create_task(self._follow_quota_blocks(), name="konnectz-quota-blocks"),
             asyncio.create_task(self._watch_queue(), name="konnectz-queue-depth"),
         ]
         # Schedules and polls are the first process's duty in a multi-process runner (the others serve
@@ -300,6 +302,17 @@ class Runner:
                 log.debug("Following %s failed (%s); again", KV_CAPTURING, exc or type(exc).__name__)
             await asyncio.sleep(1.0)
 
+    async def _follow_quota_blocks(self) -> None:
+        assert self.js is not None
+        while True:
+            try:
+                await self.quota_blocks.follow(await self.js.key_value(KV_QUOTA_BLOCKS))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.debug("Following %s failed (%s); again", KV_QUOTA_BLOCKS, exc or type(exc).__name__)
+            await asyncio.sleep(1.0)
+
     async def _watch_queue(self) -> None:
         """Keep ``queue_depth`` (accepted runs not finished) fresh for back-pressure and the metric."""
         assert self.js is not None
@@ -368,6 +381,11 @@ def _unavailable(message: str, runner: Runner) -> JSONResponse:
     return JSONResponse(
         {"message": message}, status_code=503, headers={"Retry-After": str(runner.settings.retry_after_seconds)}
     )
+
+
+def _over_quota(reason: str) -> JSONResponse:
+    """402: the owner has no task left; nothing is stored (konnectz_runner.quota)."""
+    return JSONResponse({"message": f"The run was refused, nothing was stored: {reason}"}, status_code=402)
 
 
 def _refused(exc: WebhookError | Unstorable, runner: Runner) -> JSONResponse:
@@ -440,6 +458,10 @@ async def hook(request: Request) -> JSONResponse:
         return await _capture_draft(request, runner, token)
     if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
         return JSONResponse({"status": "ok"})
+    over_quota = runner.quota_blocks.reason(spec.owner_id)
+    if over_quota is not None:
+        telemetry.RUNS_REFUSED.labels("quota").inc()
+        return _over_quota(over_quota)
     if runner.overloaded():
         telemetry.RUNS_REFUSED.labels("backpressure").inc()
         return await _busy(runner)
@@ -582,6 +604,12 @@ async def form(request: Request) -> Response:
         received_at=datetime.now(UTC),
         source="form",
     )
+    over_quota = runner.quota_blocks.reason(spec.owner_id)
+    if over_quota is not None:
+        telemetry.RUNS_REFUSED.labels("quota").inc()
+        if as_json:
+            return _over_quota(over_quota)
+        return HTMLResponse(render_form(trigger, values=data), status_code=402, headers=PAGE_HEADERS)
     if runner.overloaded():
         telemetry.RUNS_REFUSED.labels("backpressure").inc()
         return await _busy(runner)

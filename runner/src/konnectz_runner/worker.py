@@ -69,7 +69,7 @@ from konnectz_runner.events import (
 from konnectz_runner.journal import InDoubt, StepBusy, StepJournal
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
-from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
+from konnectz_runner.quota import KV_QUOTA_BLOCKS, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
 
@@ -141,6 +141,7 @@ class RunWorker:
         self._fetching = Outage("Fetching runs from NATS", log)
         self._quota_checks = Outage("Task quota checks (api)", log)
         self._delete_acked = False
+        self._blocks: KeyValue | None = None
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -157,6 +158,7 @@ class RunWorker:
         retention = (await self.js.stream_info(STREAM_RUNS)).config.retention
         self._delete_acked = retention != RetentionPolicy.WORK_QUEUE
         self._steps = await StepJournal.bucket(self.js)
+        self._blocks = await self.js.key_value(KV_QUOTA_BLOCKS)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
         self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
 
@@ -243,6 +245,8 @@ class RunWorker:
                     self._quota_checks.ok()
                     if not decision.allowed:
                         refusal = decision.reason or "The run was refused: task quota exceeded."
+                        if exhausted(decision):
+                            await self._block(spec.owner_id, refusal)
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
             else:
@@ -351,6 +355,15 @@ class RunWorker:
             return
         await self._done(msg)
         log.error("Run %s ended as ERROR: %s", run.run_id, reason)
+
+    async def _block(self, owner_id: int, reason: str) -> None:
+        """No task left: refuse the owner's webhooks at ingress for a while (konnectz_runner.quota)."""
+        if self._blocks is None:
+            return
+        try:
+            await block_owner(self._blocks, owner_id, reason)
+        except Exception as exc:  # a convenience: the run is refused all the same
+            log.warning("Could not record that owner %s has no task left: %s", owner_id, exc or type(exc).__name__)
 
     async def _publish(self, event: TaskEvent) -> None:
         """Store the run's event; one the server finds too large (a NATS or stream tuned below
