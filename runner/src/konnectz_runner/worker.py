@@ -66,7 +66,7 @@ from konnectz_runner.events import (
     publish_event,
     run_subject,
 )
-from konnectz_runner.journal import InDoubt, StepBusy, StepJournal
+from konnectz_runner.journal import InDoubt, JournalEntry, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.quota import KV_QUOTA_BLOCKS, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
@@ -280,6 +280,9 @@ class RunWorker:
                         await msg.nak(delay=5.0)
                         return
                     result = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
+                    # The steps that finished before (in this or an earlier delivery) stay in its task log.
+                    done = await self._journaled_steps(run, [step.id for step in spec.steps])
+                    result = result.model_copy(update={"steps": [*done, *result.steps]})
                 if isinstance(result, Suspended):
                     if await self._suspend(msg, run, result):
                         return
@@ -355,6 +358,20 @@ class RunWorker:
             return
         await self._done(msg)
         log.error("Run %s ended as ERROR: %s", run.run_id, reason)
+
+    async def _journaled_steps(self, run: RunRequest, step_ids: list[str]) -> list[StepResult]:
+        """The results the step journal holds for ``run`` (steps with effects that finished), in order."""
+        if self._steps is None:
+            return []
+        found: list[StepResult] = []
+        for step_id in step_ids:
+            try:
+                entry = await self._steps.get(step_key(run.run_id, step_id))
+                if entry.value and not entry.value.startswith(b'{"started":'):
+                    found.append(JournalEntry.model_validate_json(entry.value).result)
+            except Exception:  # noqa: S112 - not journaled (or unreadable): nothing to keep
+                continue
+        return found
 
     async def _block(self, owner_id: int, reason: str) -> None:
         """No task left: refuse the owner's webhooks at ingress for a while (konnectz_runner.quota)."""
