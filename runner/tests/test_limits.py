@@ -298,3 +298,27 @@ async def test_over_quota_the_webhook_is_refused_at_ingress_and_nothing_is_store
         await running.stop()
         for sub in subs:
             await sub.unsubscribe()
+
+
+async def test_a_kz_events_made_before_gets_its_bounds_and_keeps_its_waiting_events() -> None:
+    """An install from before: KZ_EVENTS with limits retention, no bounds, an event not yet stored by
+    the api. ensure_streams gives it the api's consumer first, then interest retention and the bounds:
+    the waiting event is kept for the api."""
+    from nats.js.api import StorageType, StreamConfig
+
+    server = NatsServer(Path(tempfile.mkdtemp(prefix="konnectz-nats-old-")), free_port())
+    server.start()
+    client = await nats.connect(server.url)
+    try:
+        js = client.jetstream()
+        await js.add_stream(StreamConfig(name=STREAM_EVENTS, subjects=["kz.events.>"], storage=StorageType.FILE))
+        await js.publish("kz.events.5", b'{"waiting": true}', stream=STREAM_EVENTS)
+        await ensure_streams(js)
+        config = (await js.stream_info(STREAM_EVENTS)).config
+        assert config.retention == RetentionPolicy.INTEREST and config.max_msg_size == limits.EVENT_MAX_BYTES
+        assert (await js.stream_info(STREAM_EVENTS)).state.messages == 1
+        consumer = await js.consumer_info(STREAM_EVENTS, EVENTS_CONSUMER)
+        assert consumer.num_pending == 1 and consumer.config.max_deliver == EVENTS_MAX_DELIVER
+    finally:
+        await client.drain()
+        server.stop()

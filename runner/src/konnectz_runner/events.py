@@ -32,6 +32,7 @@ Both streams, and ``KZ_CAPTURES``, have the explicit bounds of :mod:`konnectz_ru
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from typing import Any, Literal
@@ -357,11 +358,16 @@ def events_consumer_config(max_ack_pending: int = 2000) -> ConsumerConfig:
 _BOUNDS = ("max_msg_size", "max_bytes", "max_age", "discard")
 
 
-async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
+async def _ensure_stream(js: JetStreamContext, config: StreamConfig, *, retention: bool = True) -> None:
+    """Create the stream, or apply the bounds of ``config`` to an existing one (and its retention,
+    unless ``retention`` is False: a new stream is then created with limits retention)."""
     assert config.name is not None
     try:
         info = await js.stream_info(config.name)
     except NotFoundError:
+        if not retention:
+            config = copy.copy(config)
+            config.retention = RetentionPolicy.LIMITS
         try:
             await js.add_stream(config)
         except BadRequestError as exc:
@@ -376,7 +382,7 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
         if getattr(current, field) != getattr(config, field):
             setattr(current, field, getattr(config, field))
             changed = True
-    if current.retention != config.retention:
+    if retention and current.retention != config.retention:
         if config.retention == RetentionPolicy.INTEREST and current.retention == RetentionPolicy.LIMITS:
             current.retention = config.retention
             changed = True
@@ -419,12 +425,16 @@ async def ensure_streams(js: JetStreamContext) -> None:
     from konnectz_runner.capture import ensure_capture
 
     await ensure_capture(js)
-    for config in stream_configs():
-        await _ensure_stream(js, config)
-    try:  # the api's consumer first: interest retention keeps events only for existing consumers
+    runs, events = stream_configs()
+    await _ensure_stream(js, runs)
+    # KZ_EVENTS keeps an event only for the consumers that exist when it is stored (interest
+    # retention): the stream gets the api's consumer before it gets that retention.
+    await _ensure_stream(js, events, retention=False)
+    try:
         await js.consumer_info(STREAM_EVENTS, EVENTS_CONSUMER)
     except NotFoundError:
         await js.add_consumer(STREAM_EVENTS, config=events_consumer_config())
+    await _ensure_stream(js, events)
     await _allow_timers(js)
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
