@@ -99,3 +99,31 @@ def test_a_poison_task_event_ends_as_an_error_task_log_without_its_data(client, 
     while asyncio.run(remaining())[0] and time.monotonic() < deadline:
         time.sleep(0.2)
     assert asyncio.run(remaining())[0] == 0
+
+
+def test_a_run_whose_request_was_not_kept_is_not_replayed_with_the_note(client, api):
+    """A refused run (over quota) or one whose request was too large for its task event keeps only a
+    note: replaying it would run the flow on that note, so it is a 409 that says why."""
+    from konnectz_api.consumer import store_event
+    from konnectz_runner.events import fit_event
+
+    headers = api.new_user()
+    reply = api.save_konnect(headers, api.canvas(), publish=True)
+    konnect_id = int(reply.json()["konnect_id"])
+    r = client.post(f"/api/v1/konnects/{konnect_id}/update_status", json={"status": "Published"}, headers=headers)
+    assert r.status_code == 200, r.text
+    with get_sessionmaker()() as s:
+        from konnectz_api.models import Konnect
+
+        owner_id = s.scalar(select(Konnect.owner_id).where(Konnect.id == konnect_id))
+    note = {"refused": True, "message": "The run was refused, so its request was not kept."}
+    refused = _event(konnect_id, owner_id, status="ERROR", refused="Task quota exceeded.", trigger_output=note)
+    large, _ = fit_event(_event(konnect_id, owner_id, status="ERROR", trigger_output={"big": "x" * 5_000_000}))
+    assert large.trigger_output["truncated"] is True
+    with get_sessionmaker()() as s:
+        assert store_event(s, refused) and store_event(s, large)
+    logs = {log["run_id"]: log for log in _logs(client, headers, konnect_id)}
+    for event, words in ((refused, "The run was refused"), (large, "too large to keep")):
+        answer = client.post(f"/api/v1/task_logs/{logs[event.run_id]['id']}/replay", headers=headers)
+        assert answer.status_code == 409, answer.text
+        assert words in answer.json()["message"] and answer.json()["message"].endswith("It cannot be replayed.")
