@@ -213,6 +213,7 @@ class RunWorker:
         except ValidationError as exc:
             log.error("Dropping an invalid run request on %s: %s", msg.subject, exc)
             await msg.term()
+            await self._delete(msg)  # never delivered again: nothing to keep it for
             return
         attempt = msg.metadata.num_delivered
         spec = self.registry.by_id(run.konnect_id)
@@ -398,6 +399,9 @@ class RunWorker:
         """Acknowledge a finished run and delete it from KZ_RUNS (its request now lives in the task log).
         A failed delete leaves it to the stream's max_age."""
         await msg.ack()
+        await self._delete(msg)
+
+    async def _delete(self, msg: Msg) -> None:
         if self._delete_acked:
             with contextlib.suppress(Exception):
                 await self.js.delete_msg(STREAM_RUNS, msg.metadata.sequence.stream)
