@@ -39,6 +39,7 @@ from konnectz_runner.events import (
     ensure_streams,
     fit_event,
     konnect_key,
+    publish_run,
     run_subject,
 )
 from konnectz_runner.quota import (
@@ -322,3 +323,41 @@ async def test_a_kz_events_made_before_gets_its_bounds_and_keeps_its_waiting_eve
     finally:
         await client.drain()
         server.stop()
+
+
+async def test_a_run_the_server_stops_offering_ends_as_an_error_task_event_and_leaves_kz_runs(
+    own_nats: NATS, echo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every delivery of a run failed to finish it (here: the runner fails unexpectedly and the worker's
+    own attempts are set beyond the consumer's max_deliver): when the server stops offering it, the
+    worker hears the max-deliveries advisory, stores an ERROR task event that says why and deletes it."""
+    from konnectz_runner import worker as worker_module
+    from konnectz_runner.netguard import NetGuard, parse_networks
+    from konnectz_runner.registry import KonnectRegistry
+
+    async def broken(*args: Any, **kwargs: Any) -> TaskEvent:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(worker_module, "execute", broken)
+    js = own_nats.jetstream()
+    spec = new_spec(echo.base + "/echo")
+    registry = KonnectRegistry()
+    registry.put(spec)
+    async with httpx.AsyncClient() as http:
+        worker = worker_module.RunWorker(js, registry, http=http, guard=NetGuard(parse_networks("127.0.0.0/8")),
+                                         max_deliver=50, consumer_max_deliver=2)  # fmt: skip
+        await worker.start()
+        try:
+            run = RunRequest(run_id="poison-1", konnect_id=spec.konnect_id, trigger_output={"a": 1},
+                             received_at=datetime.now(UTC))  # fmt: skip
+            await publish_run(js, run)
+            event, _ = await next_event(js, spec.konnect_id, within=30)
+
+            async def gone() -> bool:
+                return await _stored_runs(own_nats, spec.konnect_id) == 0
+
+            await wait_until(gone, within=10)  # deleted once its event was stored
+        finally:
+            await worker.stop()
+    assert event.run_id == "poison-1" and event.status == "ERROR" and event.attempts == 2
+    assert "ended after 2 deliveries" in (event.steps[-1].error or "")

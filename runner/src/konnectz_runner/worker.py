@@ -19,8 +19,9 @@ reloaded after a NATS restart) is not dropped: it is handed back (``nak`` with a
 delay) and ends as an ERROR task log saying why on its last attempt.
 
 Bounds: the consumer's ``max_deliver`` is :data:`CONSUMER_MAX_DELIVER` (twice :data:`MAX_ATTEMPTS`:
-from attempt :data:`MAX_ATTEMPTS` on, a delivery only tries to store the run's ERROR event, and a run
-whose event could not be stored even then is no longer offered). A task event larger than KZ_EVENTS
+from attempt :data:`MAX_ATTEMPTS` on, a delivery only tries to store the run's ERROR event). A run the
+server stops offering even so is announced by its max-deliveries advisory: the worker then stores its
+ERROR event itself and deletes it (:meth:`RunWorker._gave_up`). A task event larger than KZ_EVENTS
 accepts is trimmed (:func:`konnectz_runner.events.fit_event`), so a large request can never make its
 run fail for ever. Once a run is acknowledged (its TaskEvent stored, or its delay's timer stored) the
 worker deletes its message from KZ_RUNS: the accepted request is kept in NATS only until it has run.
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import threading
 from datetime import UTC, datetime
@@ -96,6 +98,7 @@ MAX_DELIVER = MAX_ATTEMPTS  # the former name
 CONSUMER_MAX_DELIVER = 2 * MAX_ATTEMPTS
 PUBLISH_TIMEOUT_SECONDS = 10.0
 _MESSAGE_TOO_LARGE = 10054  # JetStream: message size exceeds the stream's max_msg_size
+MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 #: What a task event is trimmed to when NATS refuses it as too large.
 FALLBACK_EVENT_BYTES = 64 * 1024
 
@@ -123,6 +126,7 @@ class RunWorker:
         max_deliver: int = MAX_ATTEMPTS,
         quota: QuotaGate | None = None,
         in_doubt: InDoubt = "fail",
+        consumer_max_deliver: int | None = None,
     ) -> None:
         self.js = js
         self.registry = registry
@@ -142,6 +146,8 @@ class RunWorker:
         self._quota_checks = Outage("Task quota checks (api)", log)
         self._delete_acked = False
         self._blocks: KeyValue | None = None
+        self.consumer_max_deliver = consumer_max_deliver or max(CONSUMER_MAX_DELIVER, max_deliver + 1)
+        self._advisories: Any = None
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -149,7 +155,7 @@ class RunWorker:
             durable_name=durable,
             ack_policy=AckPolicy.EXPLICIT,
             ack_wait=self.ack_wait,
-            max_deliver=max(CONSUMER_MAX_DELIVER, self.max_deliver + 1),
+            max_deliver=self.consumer_max_deliver,
             filter_subject=subject,
         )
         # Create or update: a consumer left by an older runner gets the current lease and delivery settings.
@@ -160,6 +166,11 @@ class RunWorker:
         self._steps = await StepJournal.bucket(self.js)
         self._blocks = await self.js.key_value(KV_QUOTA_BLOCKS)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
+        nc = getattr(self.js, "_nc", None)
+        if nc is not None:  # the server's word that it stopped offering a run (max_deliver)
+            self._advisories = await nc.subscribe(
+                f"{MAX_DELIVERIES_ADVISORY}.{STREAM_RUNS}.{durable}", cb=self._gave_up
+            )
         self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
 
     async def stop(self, grace: float = 20.0) -> None:
@@ -173,6 +184,9 @@ class RunWorker:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self._advisories is not None:
+            with contextlib.suppress(Exception):
+                await self._advisories.unsubscribe()
         if self._sub is not None:
             # The durable consumer stays on the server; only this process's subscription goes.
             # (Left subscribed, a half-delivered fetch would keep NATS drain waiting.)
@@ -324,33 +338,7 @@ class RunWorker:
             f"The run was not executed: konnect {run.konnect_id} was not loaded on any runner after "
             f"{attempt} attempts (it was unpublished, or its runner could not load it)."
         )
-        event = TaskEvent(
-            run_id=run.run_id,
-            konnect_id=run.konnect_id,
-            owner_id=0,  # unknown here: the api takes the konnect's owner
-            konnect_name="",
-            status="ERROR",
-            started_at=run.received_at,
-            finished_at=datetime.now(UTC),
-            trigger_id="trigger",
-            trigger_output=run.trigger_output,
-            steps=[
-                StepResult(
-                    step_id="trigger",
-                    name="Runner",
-                    app="runner",
-                    status="ERROR",
-                    started_at=run.received_at,
-                    finished_at=datetime.now(UTC),
-                    input={},
-                    output=None,
-                    error=reason,
-                )
-            ],
-            refused=reason,
-            attempts=attempt,
-            replay_of=run.replay_of,
-        )
+        event = ended_event(run, reason, attempt)
         try:
             await self._publish(event)
         except Exception as exc:
@@ -358,6 +346,36 @@ class RunWorker:
             await msg.nak(delay=5.0)
             return
         await self._done(msg)
+        log.error("Run %s ended as ERROR: %s", run.run_id, reason)
+
+    async def _gave_up(self, advisory: Msg) -> None:
+        """The server stopped offering a run (its consumer's max_deliver): every delivery failed to store
+        its task event. End it as an ERROR task event (with the steps its journal holds), then delete it."""
+        try:
+            notice = json.loads(advisory.data)
+            seq, deliveries = int(notice["stream_seq"]), int(notice.get("deliveries") or 0)
+            stored = await self.js.get_msg(STREAM_RUNS, seq)
+            assert stored.data is not None
+            run = RunRequest.model_validate_json(stored.data)
+        except Exception as exc:  # already deleted (another runner ended it), or not a run
+            log.debug("Max-deliveries advisory not handled: %s", exc or type(exc).__name__)
+            return
+        reason = (
+            f"The run was ended after {deliveries} deliveries: none of them could store its outcome "
+            f"({self.consumer_max_deliver} at most)."
+        )
+        spec = self.registry.by_id(run.konnect_id)
+        done = await self._journaled_steps(run, [step.id for step in spec.steps] if spec is not None else [])
+        event = ended_event(run, reason, deliveries)
+        # Steps that ran count their tasks (refused is only for runs that ran nothing).
+        event = event.model_copy(update={"steps": [*done, *event.steps], "refused": None if done else reason})
+        try:
+            await self._publish(event)
+        except Exception as exc:  # left to the stream's max_age
+            log.error("Run %s: %s Its ERROR event was not stored either (%s).", run.run_id, reason, exc)
+            return
+        with contextlib.suppress(Exception):
+            await self.js.delete_msg(STREAM_RUNS, seq)
         log.error("Run %s ended as ERROR: %s", run.run_id, reason)
 
     async def _journaled_steps(self, run: RunRequest, step_ids: list[str]) -> list[StepResult]:
@@ -424,6 +442,38 @@ class RunWorker:
         await self._done(msg)
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True
+
+
+def ended_event(run: RunRequest, reason: str, attempts: int) -> TaskEvent:
+    """The ERROR task event of a run the runner ended without running it (again): why, in one step."""
+    now = datetime.now(UTC)
+    return TaskEvent(
+        run_id=run.run_id,
+        konnect_id=run.konnect_id,
+        owner_id=0,  # unknown here: the api takes the konnect's owner
+        konnect_name="",
+        status="ERROR",
+        started_at=run.received_at,
+        finished_at=now,
+        trigger_id="trigger",
+        trigger_output=run.trigger_output,
+        steps=[
+            StepResult(
+                step_id="trigger",
+                name="Runner",
+                app="runner",
+                status="ERROR",
+                started_at=run.received_at,
+                finished_at=now,
+                input={},
+                output=None,
+                error=reason,
+            )
+        ],
+        refused=reason,
+        attempts=attempts,
+        replay_of=run.replay_of,
+    )
 
 
 def unloaded_delay(attempt: int) -> float:
