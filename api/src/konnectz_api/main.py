@@ -21,7 +21,7 @@ from konnectz_api.db import get_sessionmaker, make_read_pool
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
 from konnectz_api.fastreads import FastReads
-from konnectz_api.limits import BodyLimitMiddleware
+from konnectz_api.limits import BodyLimitMiddleware, JsonLimitMiddleware
 from konnectz_api.quota_service import serve_quota
 from konnectz_api.routes import (
     app_accounts,
@@ -115,6 +115,8 @@ def create_app() -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    # Every JSON body: its depth and characters (inside), after its size (outside: bounds what is buffered).
+    app.add_middleware(JsonLimitMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
     # The pages' hot read routes first: a request is matched against the routes in this order.
     hot = (konnects, folders, dashboard, task_logs)

@@ -152,13 +152,17 @@ async def konnect_is_live(conn: Conn, *, owner_id: int, konnect_id: int) -> bool
 
 
 async def folders_with_counts(conn: Conn, *, owner_id: int) -> list[tuple[int, str, int]]:
-    """(id, name, flows not deleted) of the owner's folders in creation order."""
+    """(id, name, flows not deleted) of the owner's folders in creation order: at most
+    ``quota.MAX_LISTED`` (the largest plan's folder cap), so the reply is bounded even for an account
+    that made more before the caps."""
+    from konnectz_api.crud.quota import MAX_LISTED
+
     cur = await conn.execute(
-        "SELECT f.id, f.name, coalesce(c.n, 0) FROM folders f LEFT JOIN ("
+        "SELECT f.id, f.name, coalesce(c.n, 0) FROM ("
+        "SELECT id, name FROM folders WHERE owner_id = %(o)s ORDER BY id LIMIT %(limit)s) f LEFT JOIN ("
         "SELECT folder_id, count(*) AS n FROM konnects WHERE owner_id = %(o)s AND folder_id IS NOT NULL "
-        "AND status <> %(deleted)s GROUP BY folder_id) c ON c.folder_id = f.id "
-        "WHERE f.owner_id = %(o)s ORDER BY f.id",
-        {"o": owner_id, "deleted": DELETED},
+        "AND status <> %(deleted)s GROUP BY folder_id) c ON c.folder_id = f.id ORDER BY f.id",
+        {"o": owner_id, "deleted": DELETED, "limit": MAX_LISTED},
     )
     return [(r[0], r[1], int(r[2])) for r in await cur.fetchall()]
 
