@@ -175,7 +175,7 @@ class ReadScope:
 
     ``run(query, **kwargs)`` takes a connection of the pool and calls ``query(conn, owner_id=…,
     **kwargs)`` (a function of :mod:`konnectz_api.crud.reads`). On the first call the sign-in check
-    (the user row and the revocation of the token's ``jti``) and the query are sent together in a
+    (the user row, its session version and the revocation of the token's ``jti``) and the query are sent together in a
     pipeline, with the owner the signed token names; the rows are returned only once the check
     passed (otherwise 401 and the rows are dropped). A team member reads the account they were added
     to: their access level is checked (and audited) through ``_team_account`` and the query is sent
@@ -206,10 +206,7 @@ class ReadScope:
                 check = await reads.send_session_check(conn, user_id=claims.user_id, jti=claims.jti)
                 result = await query(conn, owner_id=claims.user_id, **kwargs)
                 row = await reads.session_row_of(check)
-            if row is None or row.revoked:
-                raise Unauthorized(_EXPIRED)
-            cutoff = row.tokens_valid_after
-            if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
+            if row is None or row.revoked or row.session_version != claims.session_version:
                 raise Unauthorized(_EXPIRED)
             if row.member_kind != members.TEAM:
                 self._owner_id = claims.user_id
@@ -227,7 +224,7 @@ async def read_scope(
 
     The same rules, still checked in the database on every call (a logout or password change takes
     effect on the next request in every process): the token's signature and expiry here, then in
-    :meth:`ReadScope.run` its ``jti`` not revoked and its issue time after the user's cutoff. A team
+    :meth:`ReadScope.run` its ``jti`` not revoked and its session version the user's. A team
     member's call goes through ``_team_account`` (access level, audit) as every other route does.
     """
     if creds is None:

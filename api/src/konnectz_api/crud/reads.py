@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from psycopg import AsyncConnection, AsyncCursor
@@ -30,7 +30,7 @@ class SessionRow:
     """What the sign-in check needs of a user: team members take the full (sync) path."""
 
     member_kind: str | None
-    tokens_valid_after: datetime | None
+    session_version: int
     revoked: bool
 
 
@@ -39,7 +39,7 @@ async def send_session_check(conn: Conn, *, user_id: int, jti: str | None) -> As
     the token's ``jti`` was revoked, one query); in a pipeline its result is read later with
     :func:`session_row_of`."""
     return await conn.execute(
-        "SELECT u.member_kind, u.tokens_valid_after, "
+        "SELECT u.member_kind, u.session_version, "
         "EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = %(jti)s) "
         "FROM users u WHERE u.id = %(uid)s",
         {"uid": user_id, "jti": jti or ""},
