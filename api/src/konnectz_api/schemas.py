@@ -542,12 +542,16 @@ class TaskLogOut(BaseModel):
         default=1, description="Deliveries of the run to a worker (more than 1 when a runner died or was busy)"
     )
     replay_of: str | None = Field(default=None, description="run_id of the run this one replays")
+    replayed_as: str | None = Field(default=None, description="run_id of this run's latest replay")
 
 
 class ReplayOut(BaseModel):
     message: str
     run_id: str = Field(description="The new run's id; its task log has replay_of = the replayed run's run_id")
     replay_of: str
+    already_replayed: bool = Field(
+        default=False, description="true: the run was replayed before and this is that replay (nothing started)"
+    )
 
 
 class TaskLogList(BaseModel):

@@ -939,7 +939,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Signup */
+        /**
+         * Signup
+         * @description Creates the account and mails a verification link. Verification mails are limited per e-mail address (KONNECTZ_MAIL_MAX_PER_EMAIL) and per client address (KONNECTZ_MAIL_MAX_PER_ADDRESS) in a window of KONNECTZ_MAIL_WINDOW_SECONDS: beyond, 429 key TOO_MANY_MAILS with Retry-After.
+         */
         post: operations["signup_api_v1_signup_post"];
         delete?: never;
         options?: never;
@@ -1014,8 +1017,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replay a failed run
+         * Replay a failed run (once, unless again=true)
          * @description Run a failed run again: the request it was started with (kept in its task log) is stored as one new run of the same flow, with a new run_id, and its task log links back (`replay_of`). Only runs that ended in ERROR, of a flow that is published now, can be replayed; the new run executes the flow as published now. Answers 202 once the new run is stored (the runner executes it shortly). A request is kept for `KONNECTZ_REQUEST_RETENTION_DAYS` (30) after its run finished; an older one was deleted and answers 409.
+         *
+         *     **Once**: a run that was replayed already answers 200 with the first replay's `run_id`, `already_replayed: true` and the header `Idempotent-Replayed: true`, and starts nothing; a run that is itself a replay answers 409 with its `run_id` and `replay_of`. `again=true` asks for a new run explicitly in both cases. Replays asked for at the same time store one run (its id is derived from the run and the replay's number).
          */
         post: operations["replay_api_v1_task_logs__task_log_id__replay_post"];
         delete?: never;
@@ -1150,7 +1155,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a single-use password reset link
-         * @description Known e-mail: key SENT_RESET_INSTRUCTIONS and a mail with a link to /reset-password/{token} that works once and expires after KONNECTZ_RESET_TOKEN_MINUTES (a new request replaces the old link). Unknown e-mail: 404 with key SENT_RESET_INSTRUCTIONS_FAIL.
+         * @description Known e-mail: key SENT_RESET_INSTRUCTIONS and a mail with a link to /reset-password/{token} that works once and expires after KONNECTZ_RESET_TOKEN_MINUTES (a new request replaces the old link). Unknown e-mail: 404 with key SENT_RESET_INSTRUCTIONS_FAIL. Requests are limited per e-mail address (KONNECTZ_MAIL_MAX_PER_EMAIL) and per client address (KONNECTZ_MAIL_MAX_PER_ADDRESS) in a window of KONNECTZ_MAIL_WINDOW_SECONDS: beyond, 429 key TOO_MANY_MAILS with Retry-After.
          */
         post: operations["reset_password_email_api_v1_users_reset_password_email_post"];
         delete?: never;
@@ -2079,6 +2084,12 @@ export interface components {
         };
         /** ReplayOut */
         ReplayOut: {
+            /**
+             * Already Replayed
+             * @description true: the run was replayed before and this is that replay (nothing started)
+             * @default false
+             */
+            already_replayed: boolean;
             /** Message */
             message: string;
             /** Replay Of */
@@ -2293,6 +2304,11 @@ export interface components {
              * @description run_id of the run this one replays
              */
             replay_of?: string | null;
+            /**
+             * Replayed As
+             * @description run_id of this run's latest replay
+             */
+            replayed_as?: string | null;
             /**
              * Run Id
              * @description The run's id (what the webhook answered with)
@@ -4512,6 +4528,13 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            /** @description Too many mails for this e-mail or from this client (key TOO_MANY_MAILS) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     history_api_v1_task_logs_konnects_get: {
@@ -4644,7 +4667,10 @@ export interface operations {
     };
     replay_api_v1_task_logs__task_log_id__replay_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Start a new run even if this run was replayed already */
+                again?: boolean;
+            };
             header?: never;
             path: {
                 /** @description A positive 64-bit id */
@@ -4654,6 +4680,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Already replayed: the first replay's run, nothing started */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayOut"];
+                };
+            };
             /** @description Successful Response */
             202: {
                 headers: {
@@ -4672,7 +4707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description The run did not fail, its flow is not published, or its request was deleted */
+            /** @description The run did not fail, is itself a replay (then with run_id and replay_of), its flow is not published, or its request was deleted */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4959,6 +4994,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
+            };
+            /** @description Too many mails for this e-mail or from this client (key TOO_MANY_MAILS, Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -178,7 +178,7 @@ async def dashboard_stats(conn: Conn, *, owner_id: int) -> tuple[int, int, int, 
 
 @dataclass(frozen=True, slots=True)
 class LogPage:
-    #: (id, konnect_id, status, task_date, data, run_id, attempts, replay_of)
+    #: (id, konnect_id, status, task_date, data, run_id, attempts, replay_of, replayed_as)
     rows: list[tuple[Any, ...]]
     total: int
 
@@ -219,13 +219,13 @@ async def task_log_page(
     params["limit"] = page_size
     params["offset"] = (page_index - 1) * page_size
     cur = await conn.execute(
-        "SELECT t.id, t.konnect_id, t.status, t.task_date, t.data, t.run_id, t.attempts, t.replay_of, "
+        "SELECT t.id, t.konnect_id, t.status, t.task_date, t.data, t.run_id, t.attempts, t.replay_of, t.replayed_as, "
         f"count(*) OVER () {filtered} ORDER BY t.task_date DESC, t.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         params,
     )
     rows = await cur.fetchall()
     if rows:
-        return LogPage([r[:8] for r in rows], int(rows[0][8]))
+        return LogPage([r[:9] for r in rows], int(rows[0][9]))
     if page_index == 1:  # nothing on the first page: nothing at all
         return LogPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)
