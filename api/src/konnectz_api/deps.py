@@ -21,6 +21,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
+import psycopg
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from psycopg_pool import AsyncConnectionPool
@@ -198,6 +199,15 @@ class ReadScope:
         return self._owner_id
 
     async def run(self, query: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
+        try:
+            return await self._run(query, **kwargs)
+        except psycopg.OperationalError:
+            # A connection the database closed (it restarted): the pool's idle connections are checked
+            # (broken ones replaced) and the read runs once more; a second failure is the caller's 503.
+            await self._pool.check()
+            return await self._run(query, **kwargs)
+
+    async def _run(self, query: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         async with self._pool.connection() as conn:
             if self._owner_id is not None:
                 return await query(conn, owner_id=self._owner_id, **kwargs)

@@ -8,17 +8,28 @@ ApiError
  ├── Conflict          409
  ├── Unprocessable     422
  └── TooManyRequests   429 (optional headers, e.g. Retry-After)
+
+A database outage (the sync engine's or the async read pool's connection errors) is a 503 with
+``Retry-After``, one warning line, no traceback.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import OperationalError
+from psycopg_pool import PoolTimeout
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as SATimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger(__name__)
+DATABASE_DOWN = "The database is unavailable right now. Please try again shortly."
+DATABASE_RETRY_AFTER_SECONDS = 5
 
 
 class ApiError(Exception):
@@ -81,11 +92,18 @@ def install_error_handlers(app: FastAPI) -> None:
         errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
         return JSONResponse({"message": _describe(errors), "detail": errors}, status_code=422)
 
-    @app.exception_handler(OperationalError)
-    async def _database_down(request: Request, exc: OperationalError) -> JSONResponse:
+    async def _database_down(request: Request, exc: Exception) -> JSONResponse:
+        log.warning("%s %s: the database is unavailable (%s)", request.method, request.url.path, type(exc).__name__)
         return JSONResponse(
-            {"message": "The database is unavailable right now. Please try again shortly."}, status_code=503
+            {"message": DATABASE_DOWN},
+            status_code=503,
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
         )
+
+    # The sync engine's errors (SQLAlchemy wraps psycopg's) and the async read pool's (psycopg's own,
+    # and a pool that found no connection in time): an outage is a 503, never a 500.
+    for outage in (OperationalError, InterfaceError, SATimeoutError, psycopg.OperationalError, PoolTimeout):
+        app.add_exception_handler(outage, _database_down)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
