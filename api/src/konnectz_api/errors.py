@@ -16,6 +16,7 @@ A database outage (the sync engine's or the async read pool's connection errors)
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -23,13 +24,16 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from psycopg_pool import PoolTimeout
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SATimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 
 log = logging.getLogger(__name__)
 DATABASE_DOWN = "The database is unavailable right now. Please try again shortly."
 DATABASE_RETRY_AFTER_SECONDS = 5
+UNSTORABLE = "The request contains a value that cannot be stored (for example a NUL character in a text)."
 
 
 class ApiError(Exception):
@@ -74,6 +78,11 @@ class TooManyRequests(ApiError):
     status_code = 429
 
 
+#: Keys a route's own 422 carries, added to its validation errors too (by route path), so the route
+#: answers one documented shape: ``test_and_review``'s ``test_status``.
+VALIDATION_EXTRAS: dict[str, Callable[[str], dict[str, Any]]] = {}
+
+
 def _describe(errors: list[Any]) -> str:
     parts = []
     for err in errors[:5]:
@@ -90,7 +99,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
-        return JSONResponse({"message": _describe(errors), "detail": errors}, status_code=422)
+        message = _describe(errors)
+        extra = VALIDATION_EXTRAS.get(getattr(request.scope.get("route"), "path", ""))
+        return JSONResponse(
+            {"message": message, **(extra(message) if extra else {}), "detail": errors}, status_code=422
+        )
 
     async def _database_down(request: Request, exc: Exception) -> JSONResponse:
         log.warning("%s %s: the database is unavailable (%s)", request.method, request.url.path, type(exc).__name__)
@@ -104,6 +117,19 @@ def install_error_handlers(app: FastAPI) -> None:
     # and a pool that found no connection in time): an outage is a 503, never a 500.
     for outage in (OperationalError, InterfaceError, SATimeoutError, psycopg.OperationalError, PoolTimeout):
         app.add_exception_handler(outage, _database_down)
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(request: Request, exc: ClientDisconnect) -> Response:
+        # The client went away before its body arrived: nobody reads the reply. One line, no traceback.
+        log.warning("%s %s: the client disconnected before its request body was read", request.method, request.url.path)
+        return Response(status_code=400)
+
+    @app.exception_handler(DataError)
+    async def _unstorable(request: Request, exc: DataError) -> JSONResponse:
+        # A value PostgreSQL cannot store (a NUL character in text, a number out of range) that no
+        # validation caught: the request is refused, not the server broken.
+        log.warning("%s %s: refused a value the database cannot store (%s)", request.method, request.url.path, exc.orig)
+        return JSONResponse({"message": UNSTORABLE}, status_code=400)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -32,6 +32,13 @@ class SignupIn(BaseModel):
     password_confirmation: str
     is_admin: bool = False
 
+    @field_validator("first_name", "last_name")
+    @classmethod
+    def _no_control_characters(cls, value: str) -> str:
+        if any(ord(ch) < 32 for ch in value):
+            raise ValueError("must not contain control characters")
+        return value
+
 
 class EmailConfirmationIn(BaseModel):
     confirmation_token: str = Field(min_length=1, max_length=200)

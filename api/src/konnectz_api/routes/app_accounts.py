@@ -74,7 +74,12 @@ def authorized_app_accounts(
     )
 
 
-@router.post("/auth-url", response_model=AuthUrlOut, summary="How to connect an account of an app")
+@router.post(
+    "/auth-url",
+    response_model=AuthUrlOut,
+    summary="How to connect an account of an app",
+    responses={404: {"model": Message, "description": "No such app in the catalogue"}},
+)
 def auth_url(
     body: AuthUrlIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, index: IndexDep
 ) -> AuthUrlOut:
@@ -120,7 +125,10 @@ def auth_url(
     "/authorization",
     response_model=AuthorizationOut,
     summary="Connect an account: token fields (tested first) or the OAuth2 code",
-    responses={400: {"description": "The test request failed or the authorisation is invalid; message says why"}},
+    responses={
+        400: {"description": "The test request failed or the authorisation is invalid; message says why"},
+        404: {"model": Message, "description": "No such app in the catalogue"},
+    },
 )
 async def authorization(
     body: AuthorizationIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, index: IndexDep

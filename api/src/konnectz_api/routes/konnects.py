@@ -17,7 +17,7 @@ from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
 from konnectz_api.deployer import Deployer, DeployError, LocalDeployer
 from konnectz_api.deps import AccountAt, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
-from konnectz_api.errors import ApiError, Conflict, NotFound, Unprocessable
+from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User, konnect_app_names
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
@@ -322,6 +322,13 @@ async def update_status(
     return UpdateStatusOut(
         status="SUCCESS", message="SUCCESS", details=details, konnect_id=konnect.id, konnect_status=konnect.status
     )
+
+
+# An invalid body is a refused test too: its 422 carries test_status Error like the route's own.
+VALIDATION_EXTRAS["/api/v1/konnects/test_and_review"] = lambda message: {
+    "test_status": "Error",
+    "display_message": message,
+}
 
 
 @router.post(

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from konnectz_api.core.config import Settings
 from konnectz_api.core.security import create_access_token, hash_password, verify_password
@@ -101,6 +102,8 @@ async def _avatar(request: Request, user: User, session: SessionDep, settings: S
         raise too_large
     try:
         form = await request.form(max_files=1, max_fields=10)
+    except ClientDisconnect:
+        raise  # the client went away: one log line (konnectz_api.errors)
     except Exception as exc:  # malformed multipart, too many parts
         raise BadRequest(f"The upload could not be read: {exc}") from exc
     try:
