@@ -23,6 +23,17 @@ def test_logout_revokes_only_that_token(client, api):
     assert client.post("/api/v1/users/logout").status_code == 401
 
 
+def test_logout_everywhere_ends_every_token_issued_before_it(client, api):
+    email = api.signup_and_verify()
+    tokens = [api.login(email) for _ in range(3)]  # within the same second
+    r = client.post("/api/v1/users/logout?everywhere=true", headers=tokens[0])
+    assert r.status_code == 200 and r.json() == {"message": "Signed out everywhere"}
+    for headers in tokens:
+        assert client.get("/api/v1/users/profile", headers=headers).status_code == 401
+        assert client.get("/api/v1/konnects", headers=headers).status_code == 401
+    assert client.get("/api/v1/users/profile", headers=api.login(email)).status_code == 200
+
+
 def test_password_change_ends_other_sessions_and_returns_a_new_token(client, api):
     email = api.signup_and_verify()
     other = api.login(email)

@@ -1093,8 +1093,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * End this session
-         * @description Revokes the bearer token of the request: it is refused from now on, even before it expires.
+         * End this session (or every session)
+         * @description Revokes the bearer token of the request: it is refused from now on, even before it expires. With `everywhere=true` every token of the user issued before this call ends too (other browsers and devices), however close in time: the user's session version is incremented.
          */
         post: operations["logout_api_v1_users_logout_post"];
         delete?: never;
@@ -6636,7 +6636,10 @@ export interface operations {
     };
     logout_api_v1_users_logout_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description End every session of the user, not only this one */
+                everywhere?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6659,6 +6662,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
@@ -178,11 +178,21 @@ def profile(user: SignedInUser) -> User:
 @router.post(
     "/users/logout",
     response_model=Message,
-    summary="End this session",
-    description="Revokes the bearer token of the request: it is refused from now on, even before it expires.",
+    summary="End this session (or every session)",
+    description="Revokes the bearer token of the request: it is refused from now on, even before it expires. "
+    "With `everywhere=true` every token of the user issued before this call ends too (other browsers and "
+    "devices), however close in time: the user's session version is incremented.",
 )
-def logout(signed_in: CurrentClaims, session: SessionDep) -> Message:
-    _, claims = signed_in
+def logout(
+    signed_in: CurrentClaims,
+    session: SessionDep,
+    everywhere: Annotated[bool, Query(description="End every session of the user, not only this one")] = False,
+) -> Message:
+    user, claims = signed_in
     if claims.jti is not None:
         sessions.revoke(session, jti=claims.jti, expires_at=claims.expires_at)
+    if everywhere:
+        sessions.end_all_sessions(session, user_id=user.id)
+        session.commit()
+        return Message(message="Signed out everywhere")
     return Message(message="Signed out")
