@@ -52,7 +52,7 @@ from nats.js.kv import KeyValue
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
@@ -668,6 +668,13 @@ class ShedLoad:
         await self.app(scope, receive, send)
 
 
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """A sender that disconnected before its body arrived: nothing was accepted, nobody reads the reply.
+    One log line instead of a traceback."""
+    log.warning("%s %s: the client disconnected before its request body was read", request.method, request.url.path)
+    return Response(status_code=400)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     telemetry.setup_tracing("konnectz-runner")
     runner = Runner(settings or Settings())
@@ -689,6 +696,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         ],
         lifespan=lifespan,
         middleware=[Middleware(ShedLoad, runner=runner)],
+        exception_handlers={ClientDisconnect: _client_gone},
     )
     app.state.runner = runner
     return app

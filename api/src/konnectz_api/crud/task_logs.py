@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.orm import Session
 
 from konnectz_api.crud import requests, task_payloads
@@ -90,3 +90,13 @@ def trigger_output_of(session: Session, *, task_log: TaskLog) -> dict[str, Any] 
 
 def konnect_of(session: Session, *, task_log: TaskLog) -> Konnect | None:
     return session.get(Konnect, task_log.konnect_id)
+
+
+def record_replay(session: Session, *, task_log_id: int, run_id: str, generation: int) -> None:
+    """The run was replayed as ``run_id`` (its ``generation``-th replay); a later replay answers it. Commits."""
+    session.execute(
+        update(TaskLog)
+        .where(TaskLog.id == task_log_id, TaskLog.replays < generation)
+        .values(replayed_as=run_id, replays=generation)
+    )
+    session.commit()
