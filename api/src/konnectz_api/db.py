@@ -15,6 +15,7 @@ Connections are recycled after ``POOL_RECYCLE_SECONDS``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from functools import lru_cache
 
@@ -23,6 +24,7 @@ from psycopg import AsyncConnection
 from psycopg.types.json import set_json_loads
 from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import Engine, create_engine, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
@@ -66,7 +68,12 @@ async def get_session() -> AsyncIterator[Session]:
     try:
         yield session
     finally:
-        await run_in_threadpool(session.close)
+        try:
+            await run_in_threadpool(session.close)
+        except DBAPIError as exc:
+            # The reply is sent; PostgreSQL went away before the connection's ROLLBACK (a restart):
+            # the pool discards that connection. One line, not a traceback after the response.
+            logging.getLogger(__name__).warning("database connection lost while closing a session: %s", exc.orig)
 
 
 # --- the read pool: plain rows for the hot read routes ---------------------------------------
