@@ -32,6 +32,11 @@ CHROMIUM_ARGS = [
 
 NewContext = Callable[..., BrowserContext]
 
+# Assertions wait up to 15 s (Playwright's default is 5 s): CI runs three browsers, their platforms
+# and the other test workers on two cores, where a route change after Publish took over 5 s to
+# render. Checks that must be quick pass their own, shorter timeout.
+expect.set_options(timeout=15_000)
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:

@@ -23,25 +23,9 @@ import psycopg
 import pytest
 
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
+from konnectz_devstack.testing import list_calls, publish_canvas, sign_up, wait_until, webhook_canvas
 
 pytestmark = pytest.mark.integration
-
-
-def _list_calls(konnect_id: int, task_log_id: int) -> list[str]:
-    return [
-        "/api/v1/konnects?page_size=20&page_index=1",
-        "/api/v1/folders/list",
-        "/api/v1/dashboard/stats",
-        "/api/v1/task_logs/konnects?page_size=30&page_index=1",
-        f"/api/v1/task_logs/logs?konnect_id={konnect_id}&page_size=60&page_index=1",
-        f"/api/v1/task_logs/{task_log_id}/tasks",
-        f"/api/v1/konnects/{konnect_id}/edit",
-        "/api/v1/users/profile",
-        "/api/v1/users/usage",
-        "/api/v1/apps?page_size=20",
-        "/api/v1/members/audit_log",
-    ]
 
 
 def _pg_answers(dsn: str) -> bool:
@@ -73,7 +57,7 @@ def test_a_postgres_restart_under_load_is_never_a_500() -> None:
             return logs[0]["id"] if logs else None
 
         task_log_id = wait_until(first_log, what="a task log")
-        calls = _list_calls(konnect_id, task_log_id)
+        calls = list_calls(konnect_id, task_log_id)
         for path in calls:
             r = api.get(path, headers=headers)
             assert r.status_code == 200, (path, r.status_code, r.text)

@@ -14,7 +14,8 @@ and PostgreSQL once. Then:
   (in doubt: its request may or may not have reached the sink) is not repeated but ends as an
   ERROR task log saying so (``KONNECTZ_IN_DOUBT_STEPS=fail``, the default);
 - every other call's side effect arrived exactly once: a call without its effect is one of
-  those in-doubt ERROR task logs, and the test prints how many there were.
+  those in-doubt ERROR task logs, and the test prints how many there were;
+- after recovery every list call of the pages answers 200 on the first try (0 5xx).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import psycopg
 import pytest
 
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
+from konnectz_devstack.testing import list_calls, publish_canvas, sign_up, wait_until, webhook_canvas
 from konnectz_runner.journal import IN_DOUBT_ERROR
 
 pytestmark = pytest.mark.integration
@@ -112,6 +113,13 @@ async def _load(hook: str, acked: dict[int, str], progress: list[int]) -> Counte
     async with httpx.AsyncClient(timeout=10) as client:
         await asyncio.gather(*(sender(client) for _ in range(CONCURRENCY)))
     return answers
+
+
+def db_first_log(dsn: str, konnect_id: int) -> int:
+    with psycopg.connect(dsn) as db:
+        row = db.execute("SELECT min(id) FROM task_logs WHERE konnect_id = %s", (konnect_id,)).fetchone()
+    assert row is not None and row[0] is not None
+    return int(row[0])
 
 
 def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
@@ -207,6 +215,11 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
             f"setup {ready - started:.1f} s (boot {booted - started:.1f}, publish {published - booted:.1f}), "
             f"load {load_done - ready:.1f} s, drain {time.monotonic() - load_done:.1f} s"
         )
+        # After recovery every list call of the pages answers on the first try (no 5xx).
+        first_log = db_first_log(platform.postgres.dsn, konnect_id)
+        after = {path: api.get(path, headers=headers) for path in list_calls(konnect_id, first_log)}
+        failed = {path: (r.status_code, r.text[:200]) for path, r in after.items() if r.status_code != 200}
+        print(f"fault test: list calls after recovery {len(after)}, not 200: {failed}")
         # Outages are told in a line per change, not a traceback per attempt (there were 3,021 in 15 s).
         tracebacks = {
             name: (state / f"{name}.log").read_text(errors="replace").count("Traceback") for name in ("api", "runner")
@@ -218,6 +231,7 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
         assert len(logs) == CALLS and all(logs[n] == 1 for n in acked)
         assert set(missing_effects) <= in_doubt  # no effect only where the task log says why
         assert doubled_effects == [], f"side effects seen twice: {doubled_effects}"
+        assert failed == {}, failed
         assert max(attempts) >= 2  # runs held by a killed runner were taken over, and the history says so
     finally:
         supervisor.stop()

@@ -173,6 +173,23 @@ def publish_canvas(api: Any, headers: dict[str, str], canvas: dict[str, Any]) ->
     return dict(r.json())
 
 
+def list_calls(konnect_id: int, task_log_id: int) -> list[str]:
+    """Every list call the pages make for a user with a flow and a task log (fault tests read them all)."""
+    return [
+        "/api/v1/konnects?page_size=20&page_index=1",
+        "/api/v1/folders/list",
+        "/api/v1/dashboard/stats",
+        "/api/v1/task_logs/konnects?page_size=30&page_index=1",
+        f"/api/v1/task_logs/logs?konnect_id={konnect_id}&page_size=60&page_index=1",
+        f"/api/v1/task_logs/{task_log_id}/tasks",
+        f"/api/v1/konnects/{konnect_id}/edit",
+        "/api/v1/users/profile",
+        "/api/v1/users/usage",
+        "/api/v1/apps?page_size=20",
+        "/api/v1/members/audit_log",
+    ]
+
+
 def sign_in(api: Any, email: str, password: str) -> dict[str, str]:
     """Sign in with a solved captcha; the Authorization header."""
     from konnectz_api.captcha import solve
