@@ -184,8 +184,8 @@ def edit_konnect(konnect_id: IdPath, user: CurrentUser, session: SessionDep, set
 )
 def secret_names() -> SecretNames:
     return SecretNames(
-        names=list(step_secrets.SECRET_NAMES),  # type: ignore[arg-type]
-        name_parts=list(step_secrets.SECRET_NAME_PARTS),  # type: ignore[arg-type]
+        names=list(step_secrets.SECRET_NAMES),
+        name_parts=list(step_secrets.SECRET_NAME_PARTS),
         mask=step_secrets.MASK,
     )
 
