@@ -43,6 +43,7 @@ NOT_ACCOUNT_CALLS = {
     "/api/v1/users/update_user",
     "/api/v1/internal/credentials",
     "/api/v1/internal/webhook_secret",
+    "/api/v1/internal/step_secrets",
     "/api/v1/konnect_webhooks/capture_webhook_response/{webhookId}",
 }
 

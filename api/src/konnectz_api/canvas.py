@@ -76,6 +76,10 @@ class ConfigResponse(_Loose):
 class KeyEntry(_Loose):
     key: Text = ""
     value: Any = None
+    # A header or param value typed as secret (:mod:`konnectz_api.step_secrets`): stored encrypted in
+    # ``sealed`` (only the api writes it), with ``value`` empty.
+    secret: bool = False
+    sealed: str | None = None
 
 
 class ApiDetails(_Loose):

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
+from konnectz_api.step_secrets import MASK, SecretName, SecretNamePart
+
 PASSWORD_MIN = 8
 
 
@@ -390,8 +392,18 @@ class KonnectEdit(BaseModel):
     konnect_id: int
     konnect_name: str
     status: str
-    canvas_json: dict[str, Any]
+    canvas_json: dict[str, Any] = Field(
+        description="The editor document; a header or param row marked `secret` shows its value as the mask"
+    )
     webhook_url: str
+
+
+class SecretNames(BaseModel):
+    """Secrets typed into steps: the names secret by default (one list, :mod:`konnectz_api.step_secrets`)."""
+
+    names: list[SecretName] = Field(description="Whole names, in lower case")
+    name_parts: list[SecretNamePart] = Field(description="A name containing one of these, in lower case")
+    mask: Literal["••••••"] = Field(default=MASK, description="What replies show in place of a secret value")
 
 
 LooseId = int | str | None

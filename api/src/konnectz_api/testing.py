@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import httpx
 from sqlalchemy.orm import Session
 
-from konnectz_api import script_triggers, trigger_filter
+from konnectz_api import script_triggers, step_secrets, trigger_filter
 from konnectz_api.app_calls import AppCallError, app_client
 from konnectz_api.compile import ONLY_ONCE, CompileError, Plan, check_references, plan
 from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
@@ -97,8 +97,19 @@ def _test_view(activity: Any) -> Any:
     return output
 
 
+def _cipher(settings: Settings) -> Any:
+    from konnectz_api.broker import cipher
+
+    return cipher(settings)
+
+
 async def run_test(session: Session, settings: Settings, user: User, body: TestAndReviewIn) -> TestAndReviewOut:
     canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
+    if body.konnect_id is not None:
+        # Secret values typed into steps are encrypted before anything else sees the canvas; a masked
+        # one is the value stored for this konnect (what the test then uses, opened in _test_action).
+        stored = owned_konnect(session, user, body.konnect_id)
+        canvas = step_secrets.seal_canvas(canvas, stored.canvas_json, cipher=_cipher(settings), konnect_id=stored.id)
     try:
         flow = plan(canvas, require_linked=False)
     except CompileError as exc:
@@ -125,12 +136,13 @@ async def _test_trigger(
         konnect = Konnect(
             owner_id=user.id,
             status="Draft",
-            canvas_json=canvas,
+            canvas_json=step_secrets.mask_canvas(canvas),  # no secret value, not even for a moment
             webhook_token=new_token(),
             konnect_name=str(canvas.get("flowName") or "").strip(),
         )
         session.add(konnect)
         session.flush()
+        konnect.canvas_json = step_secrets.seal_canvas(canvas, None, cipher=_cipher(settings), konnect_id=konnect.id)
     else:
         konnect = owned_konnect(session, user, body.konnect_id)
         konnect.canvas_json = canvas
@@ -343,6 +355,7 @@ async def _test_action(
             owner_id=user.id,
             timezone=user_timezone(user),
             max_response_bytes=settings.test_max_response_bytes,
+            open_secrets=step_secrets.opener(_cipher(settings), konnect.id),
         )
         try:
             outcome = await asyncio.wait_for(run_step(step, ctx), settings.test_timeout_seconds + 5)

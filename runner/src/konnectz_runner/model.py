@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -33,11 +33,16 @@ class Strict(BaseModel):
 
 class KeyValue(Strict):
     """A key/value row. ``secret`` marks a value the task log must not show (a header or param
-    holding a credential); a secret header is also dropped on a redirect to another origin."""
+    holding a credential); a secret header is also dropped on a redirect to another origin.
+
+    ``sealed``: a value typed into a step as secret, encrypted by the api (``<key id>:<token>``,
+    readable only by the api); ``value`` is then empty and the runner asks the api for the plain
+    value when the step runs (:mod:`konnectz_runner.step_secrets`)."""
 
     key: str = Field(min_length=1)
     value: str = ""
     secret: bool = False
+    sealed: str | None = Field(default=None, max_length=8192)
 
 
 class StepBase(Strict):
@@ -62,6 +67,9 @@ class StepContext:
     warnings: list[str] = field(default_factory=list)
     # The largest response body an outbound call may read (Test & Review uses a smaller one).
     max_response_bytes: int = 10 * 1024 * 1024
+    # Opens sealed step secrets: (konnect id, sealed values) -> [(plain value, origin typed for)].
+    # None: the api's broker (:func:`konnectz_runner.step_secrets.broker_step_secrets`).
+    open_secrets: Callable[[int, list[str]], Awaitable[list[tuple[str, str | None]]]] | None = None
 
 
 @dataclass

@@ -488,6 +488,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/internal/step_secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The plain values of secrets typed into a konnect's steps (scoped token)
+         * @description The runner of konnect K opens the sealed header and param values of K's API Call steps (`KeyValue.sealed`, encrypted like app credentials) when a step runs. Bearer: K's scoped token. Only values sealed for K are opened (403 otherwise); the answer keeps the order of `sealed`.
+         */
+        post: operations["step_secrets_route_api_v1_internal_step_secrets_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/internal/webhook_secret": {
         parameters: {
             query?: never;
@@ -583,6 +603,26 @@ export interface paths {
          * @description Save as draft; with ``publish: true`` this is the same as publish_konnect.
          */
         post: operations["save_konnect_api_v1_konnects_save_konnect_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/konnects/secret_names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The header and parameter names whose values are secret by default, and the mask
+         * @description A step's header or query-parameter row marked `secret` is stored encrypted; every reply shows its value as `mask`, and sending `mask` back keeps the stored value. The editor marks a row secret by default when its name, in lower case, is one of `names` or contains one of `name_parts`.
+         */
+        get: operations["secret_names_api_v1_konnects_secret_names_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1874,7 +1914,10 @@ export interface components {
         };
         /** KonnectEdit */
         KonnectEdit: {
-            /** Canvas Json */
+            /**
+             * Canvas Json
+             * @description The editor document; a header or param row marked `secret` shows its value as the mask
+             */
             canvas_json: {
                 [key: string]: unknown;
             };
@@ -2203,6 +2246,29 @@ export interface components {
             /** Webhook Url */
             webhook_url: string;
         };
+        /**
+         * SecretNames
+         * @description Secrets typed into steps: the names secret by default (one list, :mod:`konnectz_api.step_secrets`).
+         */
+        SecretNames: {
+            /**
+             * Mask
+             * @description What replies show in place of a secret value
+             * @default ••••••
+             * @constant
+             */
+            mask: "••••••";
+            /**
+             * Name Parts
+             * @description A name containing one of these, in lower case
+             */
+            name_parts: ("token" | "secret" | "password" | "apikey" | "api-key")[];
+            /**
+             * Names
+             * @description Whole names, in lower case
+             */
+            names: ("authorization" | "proxy-authorization" | "x-api-key" | "api-key" | "cookie" | "set-cookie" | "x-auth-token")[];
+        };
         /** SetPlanIn */
         SetPlanIn: {
             /**
@@ -2236,6 +2302,28 @@ export interface components {
             password: string;
             /** Password Confirmation */
             password_confirmation: string;
+        };
+        /** StepSecret */
+        StepSecret: {
+            /**
+             * Origin
+             * @description scheme://host:port of the endpoint the value was typed for
+             */
+            origin: string | null;
+            /** Value */
+            value: string;
+        };
+        /** StepSecretsIn */
+        StepSecretsIn: {
+            /** Konnect Id */
+            konnect_id: number;
+            /** Sealed */
+            sealed: string[];
+        };
+        /** StepSecretsOut */
+        StepSecretsOut: {
+            /** Secrets */
+            secrets: components["schemas"]["StepSecret"][];
         };
         /** SubAccountIn */
         SubAccountIn: {
@@ -4541,6 +4629,75 @@ export interface operations {
             };
         };
     };
+    step_secrets_route_api_v1_internal_step_secrets_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StepSecretsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepSecretsOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
     webhook_secret_api_v1_internal_webhook_secret_post: {
         parameters: {
             query?: never;
@@ -4909,6 +5066,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    secret_names_api_v1_konnects_secret_names_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretNames"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };

@@ -2,6 +2,8 @@
 
 ``selectedValue``: ``wrap_in_array`` (NO or YES), ``payload_type`` (JSON only) and ``apiDetails``
 (``method``, ``endpointURL``, ``headers``, ``params``, ``body`` as lists of key/value entries).
+Header and param rows marked ``secret`` compile with their ``sealed`` value (encrypted by the api,
+:mod:`konnectz_api.step_secrets`), never with plain text; the runner opens it when the step runs.
 """
 
 from __future__ import annotations
@@ -16,13 +18,21 @@ PROVIDERS = ("api",)
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
-def key_values(node: Any, entries: Any, what: str) -> list[KeyValue]:
-    """Key/value rows; blank rows are dropped, a value without a key is refused."""
+def key_values(node: Any, entries: Any, what: str, *, secrets: bool = False) -> list[KeyValue]:
+    """Key/value rows; blank rows are dropped, a value without a key is refused. With ``secrets``,
+    a row marked secret compiles to its sealed value (a secret row without one must be typed again)."""
     out: list[KeyValue] = []
     for entry in entries or ():
         if isinstance(entry, str):
             raise fail(node, f"a {what} entry must have a key and a value")
         key = entry.key.strip()
+        if secrets and entry.secret:
+            if not key:
+                raise fail(node, f"a secret {what} entry has no key")
+            if not entry.sealed:
+                raise fail(node, f"the secret {what} {key!r} has no value: type it again")
+            out.append(KeyValue(key=key, value="", secret=True, sealed=entry.sealed))
+            continue
         try:
             value = text(entry.value)
         except TypeError as exc:
@@ -58,8 +68,8 @@ def compile_node(node: Any) -> ApiCallStep:
         name=node.detail.name or "API Call",
         method=method,
         url=url,
-        headers=key_values(node, details.headers, "header"),
-        params=key_values(node, details.params, "param"),
+        headers=key_values(node, details.headers, "header", secrets=True),
+        params=key_values(node, details.params, "param", secrets=True),
         body=key_values(node, details.body, "body"),
         payload_type="JSON",
         wrap_in_array=wrap == "YES",

@@ -19,9 +19,10 @@ from pydantic import BaseModel, Field
 from sqlalchemy import type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 
+from konnectz_api import step_secrets
 from konnectz_api.app_calls import AppCallError, app_client
 from konnectz_api.app_webhooks import secret_of
-from konnectz_api.broker import fresh_credentials, refresh_credentials
+from konnectz_api.broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_api.catalogue import AppIndex, get_index
 from konnectz_api.crud import app_accounts
 from konnectz_api.deps import SessionDep, SettingsDep
@@ -113,3 +114,45 @@ def webhook_secret(
     if not secret:
         raise NotFound("This konnect has no app webhook subscription")
     return WebhookSecretOut(secret=secret)
+
+
+class StepSecretsIn(BaseModel):
+    konnect_id: int = Field(ge=1, lt=2**63)
+    sealed: list[Annotated[str, Field(min_length=1, max_length=8192)]] = Field(min_length=1, max_length=400)
+
+
+class StepSecret(BaseModel):
+    value: str
+    origin: str | None = Field(description="scheme://host:port of the endpoint the value was typed for")
+
+
+class StepSecretsOut(BaseModel):
+    secrets: list[StepSecret]
+
+
+@router.post(
+    "/step_secrets",
+    response_model=StepSecretsOut,
+    summary="The plain values of secrets typed into a konnect's steps (scoped token)",
+    description="The runner of konnect K opens the sealed header and param values of K's API Call steps "
+    "(`KeyValue.sealed`, encrypted like app credentials) when a step runs. Bearer: K's scoped token. Only "
+    "values sealed for K are opened (403 otherwise); the answer keeps the order of `sealed`.",
+)
+def step_secrets_route(
+    body: StepSecretsIn,
+    session: SessionDep,
+    settings: SettingsDep,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> StepSecretsOut:
+    expected = konnect_token(settings.runner_credentials_key, body.konnect_id)
+    if creds is None or not hmac.compare_digest(creds.credentials, expected):
+        raise Unauthorized("A token scoped to this konnect is required")
+    konnect = session.get(Konnect, body.konnect_id)
+    if konnect is None or konnect.status == "DELETED":
+        raise NotFound("Konnect not found")
+    box = cipher(settings)
+    try:
+        opened = [step_secrets.open_sealed(s, cipher=box, konnect_id=konnect.id) for s in body.sealed]
+    except step_secrets.SealedError as exc:
+        raise Forbidden(str(exc)) from exc
+    return StepSecretsOut(secrets=[StepSecret(value=v, origin=o) for v, o in opened])

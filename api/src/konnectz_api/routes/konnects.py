@@ -10,7 +10,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from konnectz_api import app_webhooks, testing
+from konnectz_api import app_webhooks, step_secrets, testing
+from konnectz_api.broker import cipher
 from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities, members, reads
@@ -33,6 +34,7 @@ from konnectz_api.schemas import (
     RightApp,
     SaveKonnectIn,
     SaveKonnectOut,
+    SecretNames,
     TestAndReviewIn,
     TestAndReviewOut,
     TestRefusedOut,
@@ -167,12 +169,28 @@ def edit_konnect(konnect_id: IdPath, user: CurrentUser, session: SessionDep, set
         konnect_id=k.id,
         konnect_name=k.konnect_name,
         status=k.status,
-        canvas_json=k.canvas_json,
+        canvas_json=step_secrets.mask_canvas(k.canvas_json),
         webhook_url=webhook_url(settings, k),
     )
 
 
-def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn) -> Konnect:
+@router.get(
+    "/secret_names",
+    response_model=SecretNames,
+    summary="The header and parameter names whose values are secret by default, and the mask",
+    description="A step's header or query-parameter row marked `secret` is stored encrypted; every reply "
+    "shows its value as `mask`, and sending `mask` back keeps the stored value. The editor marks a row "
+    "secret by default when its name, in lower case, is one of `names` or contains one of `name_parts`.",
+)
+def secret_names() -> SecretNames:
+    return SecretNames(
+        names=list(step_secrets.SECRET_NAMES),
+        name_parts=list(step_secrets.SECRET_NAME_PARTS),
+        mask=step_secrets.MASK,
+    )
+
+
+def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn, settings: Settings) -> Konnect:
     """Saving needs a chosen trigger tested with Test & Review (which created the konnect_id)."""
     canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
     trigger = find_trigger(canvas)
@@ -182,7 +200,9 @@ def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn) -> Konnec
     tested = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=str(trigger.get("id")))
     if tested is None or tested.status != activities.SUCCESS:
         raise Unprocessable(TRIGGER_NOT_CHOSEN)
-    konnect.canvas_json = canvas
+    konnect.canvas_json = step_secrets.seal_canvas(
+        canvas, konnect.canvas_json, cipher=cipher(settings), konnect_id=konnect.id
+    )
     if body.canvas_name:
         konnect.konnect_name = str(canvas.get("flowName") or "").strip()
     session.flush()
@@ -249,7 +269,7 @@ async def save_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
 ) -> Any:
     """Save as draft; with ``publish: true`` this is the same as publish_konnect."""
-    konnect = _store_draft(session, user, body)
+    konnect = _store_draft(session, user, body, settings)
     session.commit()
     if body.publish:
         return await _publish(konnect, user, session, settings, deployer)
@@ -354,7 +374,7 @@ async def test_and_review(body: TestAndReviewIn, user: CurrentUser, session: Ses
     return await testing.run_test(session, settings, user, body)
 
 
-def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep) -> DeleteActivityOut:
+def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep, settings: Settings) -> DeleteActivityOut:
     konnect = _owned(session, user, body.konnect_id)
     if body.konnect_activity_id is None and body.nodeId is None:
         raise Unprocessable("konnect_activity_id or nodeId is required")
@@ -372,7 +392,9 @@ def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep) ->
         node_id=body.nodeId,
     )
     if canvas is not None:
-        konnect.canvas_json = canvas
+        konnect.canvas_json = step_secrets.seal_canvas(
+            canvas, konnect.canvas_json, cipher=cipher(settings), konnect_id=konnect.id
+        )
     session.commit()
     if not deleted:
         return DeleteActivityOut(status="SUCCESS", message="The node had no test result to delete")
@@ -384,12 +406,16 @@ def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep) ->
     response_model=DeleteActivityOut,
     responses={404: {"model": Message}, 409: {"model": Message}, 422: {"model": Message}},
 )
-def delete_activity(body: DeleteActivityIn, user: CurrentUser, session: SessionDep) -> DeleteActivityOut:
+def delete_activity(
+    body: DeleteActivityIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> DeleteActivityOut:
     """Delete a node's test result (when a tested node is deleted on the canvas); ``canvas_json``,
     when sent, replaces the draft's document. The trigger's cannot go while actions exist."""
-    return _delete_activity(body, user, session)
+    return _delete_activity(body, user, session, settings)
 
 
 @activity_router.post("/api/v1/konnects/delete_activity", response_model=DeleteActivityOut, include_in_schema=False)
-def delete_activity_single_slash(body: DeleteActivityIn, user: CurrentUser, session: SessionDep) -> DeleteActivityOut:
-    return _delete_activity(body, user, session)
+def delete_activity_single_slash(
+    body: DeleteActivityIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> DeleteActivityOut:
+    return _delete_activity(body, user, session, settings)

@@ -8,7 +8,9 @@ is a step ERROR.
 
 Headers and params marked ``secret`` (and headers whose names look like credentials, see
 :func:`konnectz_runner.outbound.is_secret_header`) show as ``***`` in the task log; secret headers are
-dropped when a redirect leads to another origin.
+dropped when a redirect leads to another origin. A secret typed into the step arrives sealed
+(``KeyValue.sealed``): it is opened through the api's broker when the step runs and sent only to the
+origin it was typed for (:mod:`konnectz_runner.step_secrets`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import Field
 
-from konnectz_runner import outbound
+from konnectz_runner import outbound, step_secrets
 from konnectz_runner.errors import StepError
 from konnectz_runner.model import KeyValue, Outcome, StepBase, StepContext
 from konnectz_runner.refs import build_json_body, resolve
@@ -55,20 +57,21 @@ async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | 
     error: str | None = None
     try:
         url = resolve(step.url, context, warnings).strip()
-        headers = {h.key: resolve(h.value, context, warnings) for h in step.headers}
-        param_values = [(p, resolve(p.value, context, warnings)) for p in step.params]
+        opened, opened_origins = await _open_sealed(step, ctx)
+        headers = {h.key: resolve(opened.get(id(h), h.value), context, warnings) for h in step.headers}
+        param_values = [(p, resolve(opened.get(id(p), p.value), context, warnings)) for p in step.params]
         params = httpx.QueryParams([(p.key, value) for p, value in param_values])
         body = (
             build_json_body(step.body, context, wrap_in_array=step.wrap_in_array, warnings=warnings)
             if step.body
             else None
         )
-        secret_headers = [h.key for h in step.headers if h.secret]
+        secret_headers = [h.key for h in step.headers if h.secret or h.sealed]
         recorded = {
             "method": step.method,
             "url": url,
             "headers": outbound.recorded_headers(headers, secret_headers),
-            "params": {p.key: outbound.REDACTED if p.secret else value for p, value in param_values},
+            "params": {p.key: outbound.REDACTED if p.secret or p.sealed else value for p, value in param_values},
         }
         if body is not None:
             recorded["body"] = body
@@ -80,6 +83,9 @@ async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | 
                 headers["Content-Type"] = "application/json"
         # Params are added to a query the URL may already carry (httpx's ``params=`` would replace it).
         target = parsed.copy_merge_params(params) if params else parsed
+        for row in (*step.headers, *step.params):
+            if row.sealed:
+                step_secrets.check_origin(row.key, opened_origins[id(row)], target)
         try:
             request = ctx.http.build_request(step.method, target, headers=headers, content=content)
         except ValueError as exc:  # e.g. a header value that is not ASCII
@@ -98,3 +104,17 @@ async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | 
     if warnings:
         recorded["warnings"] = warnings
     return Outcome(status="ERROR" if error else "SUCCESS", output=output, input=recorded, error=error)
+
+
+async def _open_sealed(step: ApiCallStep, ctx: StepContext) -> tuple[dict[int, str], dict[int, str | None]]:
+    """The plain values of the step's sealed rows (by row identity) and the origins they were typed for."""
+    rows = [row for row in (*step.headers, *step.params) if row.sealed]
+    if not rows:
+        return {}, {}
+    opener = ctx.open_secrets or step_secrets.broker_step_secrets
+    opened = await opener(ctx.konnect_id, [row.sealed or "" for row in rows])
+    if len(opened) != len(rows):
+        raise StepError("The step's secret values could not be read")
+    return {id(r): v for r, (v, _) in zip(rows, opened, strict=True)}, {
+        id(r): o for r, (_, o) in zip(rows, opened, strict=True)
+    }

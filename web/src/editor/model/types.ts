@@ -46,6 +46,8 @@ export interface SelectedAccount {
 export interface KeyValue {
   key: string;
   value: string;
+  /** API Call headers and params: the value is stored encrypted and read back as the mask (model/secrets.ts). */
+  secret?: boolean;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -52,8 +52,8 @@ export function ApiBody({ id, data }: { id: string; data: FlowNodeData }) {
           testId="api-endpoint-url"
         />
       </div>
-      <KeyValueList nodeId={id} label="Headers" items={details.headers} onChange={(headers) => setDetails({ headers }, `headers-${headers.length}`)} testId="api-header" />
-      <KeyValueList nodeId={id} label="Params" items={details.params} onChange={(params) => setDetails({ params }, `params-${params.length}`)} testId="api-param" />
+      <KeyValueList nodeId={id} label="Headers" items={details.headers} onChange={(headers) => setDetails({ headers }, `headers-${headers.length}`)} testId="api-header" secrets />
+      <KeyValueList nodeId={id} label="Params" items={details.params} onChange={(params) => setDetails({ params }, `params-${params.length}`)} testId="api-param" secrets />
       <KeyValueList nodeId={id} label="Body" items={details.body} onChange={(body) => setDetails({ body }, `body-${body.length}`)} testId="api-body" />
       <div className="kz-field-row">
         <div className="kz-field">
