@@ -24,6 +24,7 @@ export default defineConfig({
     css: false,
     pool: 'threads',
     include: ['src/**/*.test.{ts,tsx}'],
-    testTimeout: 20000,
+    // jsdom renders of whole pages take seconds each on a loaded two-core machine (20 s timed out there).
+    testTimeout: 60000,
   },
 });
