@@ -2,11 +2,15 @@ from __future__ import annotations
 
 import itertools
 import mailbox
+import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -14,6 +18,7 @@ from konnectz_api import captcha
 from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_engine, get_sessionmaker
 from konnectz_devstack import testing
+from konnectz_devstack._ports import free_port
 
 _counter = itertools.count()
 
@@ -159,3 +164,32 @@ class ApiHelper:
 @pytest.fixture
 def api(client, smtp_sink) -> ApiHelper:
     return ApiHelper(client, smtp_sink)
+
+
+@pytest.fixture(scope="module")
+def runner_url(nats_server) -> Iterator[str]:
+    """A real runner process (webhook ingress) on the session's NATS."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "KONNECTZ_NATS_URL": nats_server.url,
+        "KONNECTZ_RUNNER_HOST": "127.0.0.1",
+        "KONNECTZ_RUNNER_PORT": str(port),
+    }
+    proc = subprocess.Popen([sys.executable, "-m", "konnectz_runner", "serve"], env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90  # a loaded two-core CI machine
+        while True:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise AssertionError(f"the runner did not start within 90 s (exit code {proc.poll()})")
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

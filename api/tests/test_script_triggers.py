@@ -3,49 +3,14 @@ shows the script with the konnect's URL and turns RECEIVED once the script's req
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
-from konnectz_devstack._ports import free_port
 from konnectz_devstack.testing import webhook_canvas
 
 TEST = "/api/v1/konnects/test_and_review"
-
-
-@pytest.fixture(scope="module")
-def runner_url(nats_server) -> Iterator[str]:
-    """A real runner process (webhook ingress) on the session's NATS."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "KONNECTZ_NATS_URL": nats_server.url,
-        "KONNECTZ_RUNNER_HOST": "127.0.0.1",
-        "KONNECTZ_RUNNER_PORT": str(port),
-    }
-    proc = subprocess.Popen([sys.executable, "-m", "konnectz_runner", "serve"], env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise AssertionError("the runner did not start")
-            time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def forms_canvas() -> dict[str, Any]:

@@ -42,7 +42,9 @@ class KeyValue(Strict):
     key: str = Field(min_length=1)
     value: str = ""
     secret: bool = False
-    sealed: str | None = Field(default=None, max_length=8192)
+    # Left out of dumps when unset, so a Konnect without step secrets reads as before (and a null
+    # never meets the CRD's string type).
+    sealed: str | None = Field(default=None, max_length=8192, exclude_if=lambda v: v is None)
 
 
 class StepBase(Strict):
