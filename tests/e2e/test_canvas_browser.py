@@ -6,7 +6,7 @@ the flow published, run by a request to its webhook URL, and its task log seen.
 Flow 2: Scheduler (every 5 minutes) → Iterator → Data forwarder, tested, published, its tick run.
 Flow 3: a catalogue app's polling trigger with a token account added in the editor → another
 catalogue app's action, both served by local mocks; tested, published, a new item polled and run.
-Screenshots of every node type in both themes go to docs/screenshots/.
+Screenshots of every node type in both themes go to $KONNECTZ_SCREENSHOTS (docs/screenshots to refresh them).
 """
 
 from __future__ import annotations
