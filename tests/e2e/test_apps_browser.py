@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -35,7 +36,7 @@ from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webho
 pytestmark = pytest.mark.e2e
 NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
 REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "docs" / "screenshots"
+SCREENSHOTS = Path(os.environ.get("KONNECTZ_SCREENSHOTS") or tempfile.gettempdir() + "/konnectz-screenshots")
 TOKEN_APP, OAUTH_APP = 900001, 900002
 IN_USE = "Cannot delete this account as it contains active Konnectz"
 

@@ -6,13 +6,15 @@ the flow published, run by a request to its webhook URL, and its task log seen.
 Flow 2: Scheduler (every 5 minutes) → Iterator → Data forwarder, tested, published, its tick run.
 Flow 3: a catalogue app's polling trigger with a token account added in the editor → another
 catalogue app's action, both served by local mocks; tested, published, a new item polled and run.
-Screenshots of every node type in both themes go to docs/screenshots/.
+Screenshots of every node type in both themes go to $KONNECTZ_SCREENSHOTS (docs/screenshots to refresh them).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,7 +32,7 @@ from konnectz_devstack.testing import sign_in_through_form, sign_up, text_box, w
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "docs" / "screenshots"
+SHOTS = Path(os.environ.get("KONNECTZ_SCREENSHOTS") or tempfile.gettempdir() + "/konnectz-screenshots")
 ARTIFACTS = REPO / "test-results"
 PASSWORD = "a-long-password"
 NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py

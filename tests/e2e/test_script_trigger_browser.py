@@ -10,8 +10,10 @@ its task log seen. The popup is photographed in both themes.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,7 +29,7 @@ from konnectz_devstack.testing import sign_in_through_form, sign_up, text_box, w
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "docs" / "screenshots"
+SHOTS = Path(os.environ.get("KONNECTZ_SCREENSHOTS") or tempfile.gettempdir() + "/konnectz-screenshots")
 ARTIFACTS = REPO / "test-results"
 PASSWORD = "a-long-password"
 NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
