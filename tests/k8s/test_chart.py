@@ -54,8 +54,10 @@ def test_helm_lint_passes_and_the_values_schema_names_a_wrong_field(kube):
 def test_the_chart_crd_is_the_generated_one(kube):
     shown = kube.run(kube.helm, "show", "crds", str(CHART)).stdout
     generated = yaml.safe_load((REPO / "crds" / "konnects.konnectz.io.yaml").read_text())
-    (crd,) = _docs(shown)
-    assert crd == generated
+    crds = {d["metadata"]["name"]: d for d in _docs(shown)}
+    assert crds["konnects.konnectz.io"] == generated
+    # Kopf's peering resources, which the operator replicas elect their active one through.
+    assert {"kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"} <= set(crds)
 
 
 def test_every_optional_part_passes_a_server_side_dry_run(kube, namespace, tmp_path):
@@ -134,3 +136,84 @@ def test_helm_install_creates_every_object_and_the_pods_become_ready(kube, names
     kube.run(kube.helm, "uninstall", "kz", "-n", namespace, "--wait", timeout=180)
     left = kube.run(kube.kubectl, "get", "deployments,statefulsets", "-n", namespace, "-o", "name").stdout
     assert left.strip() == ""
+
+
+def _cluster_scoped(docs: list[dict]) -> list[str]:
+    return sorted(f"{d['kind']}/{d['metadata']['name']}" for d in docs if d["kind"].startswith("Cluster"))
+
+
+def test_cluster_scoped_names_carry_the_release_and_its_namespace(kube):
+    for extra in ([], ["--set", "operator.clusterWide=true"]):
+        one = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", "team-a", *TRIAL, *extra).stdout)
+        two = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", "team-b", *TRIAL, *extra).stdout)
+        assert _cluster_scoped(one), "the chart renders cluster-scoped objects"
+        assert not set(_cluster_scoped(one)) & set(_cluster_scoped(two)), (_cluster_scoped(one), _cluster_scoped(two))
+        assert all("team-a" in name for name in _cluster_scoped(one))
+        # A binding names the ClusterRole of its own release.
+        for doc in one:
+            if doc["kind"] == "ClusterRoleBinding":
+                assert "team-a" in doc["roleRef"]["name"]
+
+
+def test_the_operator_runs_two_replicas_in_one_peering_with_a_disruption_budget(kube):
+    docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", "team-a", *TRIAL).stdout)
+    operator = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-operator")
+    assert operator["spec"]["replicas"] == 2
+    container = operator["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POD_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    peering = next(d for d in docs if d["kind"] == "KopfPeering")
+    assert env["KONNECTZ_PEERING"]["value"] == peering["metadata"]["name"]
+    assert peering["metadata"]["namespace"] == "team-a"
+    budget = next(d for d in docs if d["kind"] == "PodDisruptionBudget" and "operator" in d["metadata"]["name"])
+    assert budget["spec"]["minAvailable"] == 1
+    assert (
+        budget["spec"]["selector"]["matchLabels"].items() <= operator["spec"]["template"]["metadata"]["labels"].items()
+    )
+    role = next(d for d in docs if d["kind"] == "Role" and d["metadata"]["name"] == "kz-konnectz-operator")
+    assert any("kopfpeerings" in rule["resources"] and "patch" in rule["verbs"] for rule in role["rules"])
+
+    single = _docs(kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "operator.replicas=1").stdout)
+    assert not [d for d in single if d["kind"] == "PodDisruptionBudget" and "operator" in d["metadata"]["name"]]
+
+
+def test_a_second_release_in_another_namespace_installs(kube, namespace):
+    other = f"{namespace}-b"
+    names: list[str] = []
+    for ns in (namespace, other):
+        kube.run(
+            kube.helm, "install", "kz", str(CHART), "-n", ns, "--create-namespace", *TRIAL, "--wait", "--timeout",
+            "120s", timeout=180,
+        )  # fmt: skip
+    try:
+        for ns in (namespace, other):
+            releases = json.loads(kube.run(kube.helm, "list", "-n", ns, "-o", "json").stdout)
+            assert [(r["name"], r["status"]) for r in releases] == [("kz", "deployed")]
+            # Each operator is bound to its own ClusterRole.
+            manifest = _docs(kube.run(kube.helm, "get", "manifest", "kz", "-n", ns).stdout)
+            (name,) = [d["metadata"]["name"] for d in manifest if d["kind"] == "ClusterRoleBinding"]
+            binding = json.loads(kube.run(kube.kubectl, "get", "clusterrolebinding", name, "-o", "json").stdout)
+            assert binding["subjects"][0]["namespace"] == ns
+            names.append(name)
+            ready = kube.run(kube.kubectl, "get", "deployment", "kz-konnectz-operator", "-n", ns, "-o", "json").stdout
+            assert json.loads(ready)["status"].get("readyReplicas") == 2
+        assert names[0] != names[1]
+    finally:
+        for ns in (other, namespace):
+            kube.run(kube.helm, "uninstall", "kz", "-n", ns, "--wait", timeout=180, check=False)
+        kube.run(kube.kubectl, "delete", "namespace", other, "--wait=false", check=False)
+
+
+def test_an_install_without_a_default_storage_class_says_what_to_set(kube, namespace):
+    # The test cluster has no StorageClass: with persistence on, the install stops at once.
+    refused = kube.run(
+        kube.helm, "install", "kz", str(CHART), "-n", namespace, "--set", "env=test", check=False, timeout=120
+    )
+    assert refused.returncode != 0
+    assert "no default StorageClass" in refused.stderr
+    assert "nats.persistence.storageClass=<class>" in refused.stderr
+    assert "postgresql.persistence.enabled=false" in refused.stderr
+    assert kube.run(kube.helm, "list", "-n", namespace, "-q").stdout.strip() == ""
+    # helm template (no cluster to ask) renders the claims as before.
+    rendered = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "--set", "env=test").stdout)
+    assert any(d["kind"] == "StatefulSet" and d["spec"].get("volumeClaimTemplates") for d in rendered)
