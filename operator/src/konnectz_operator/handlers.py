@@ -21,6 +21,7 @@ from .drift import drifted, owner_konnect
 from .errors import InvalidKonnect, UnsupportedKonnect, to_kopf_error
 from .pool import PoolError, RunnerPool, is_shared
 from .render import child_name, flow_json, form_url, render_children, webhook_url
+from .resolve import NotImported, Resolved, TokenMissing, resolve
 from .status import Phase, now_rfc3339, set_condition
 from .validation import validate_konnect
 
@@ -41,6 +42,9 @@ def configure(settings: kopf.OperatorSettings, memo: Any, logger: kopf.Logger, *
     settings.watching.server_timeout = config.watch_server_timeout
     settings.watching.client_timeout = config.watch_client_timeout
     settings.watching.connect_timeout = config.watch_connect_timeout
+    # A standby replica takes over when the active one's peering record is this old.
+    settings.peering.lifetime = config.peering_lifetime
+    settings.peering.stealth = True  # no log line per keep-alive
     # Kopf turns every log line of a handler into a Kubernetes Event on the object, including
     # "Handler 'drift-deployments' succeeded" on each child event: thousands of POSTs (and open
     # connections) at 500 Konnects. The Events people read are posted explicitly (Reconciled,
@@ -105,13 +109,42 @@ def entrypoint(body: kopf.Body, url: str | None) -> str | None:
     return url
 
 
+def mark_pending(body: kopf.Body, kube: Kube, message: str) -> None:
+    """Status Pending with ``message`` at once (not at the end of the handler), unless it says so already."""
+    status = body.get("status") or {}
+    if status.get("phase") == "Pending" and status.get("message") == message:
+        return
+    namespace = body.metadata.namespace or "default"
+    try:
+        status = {"phase": "Pending", "message": message}
+        kube.patch_status(API_VERSION, "Konnect", namespace, body.metadata.name or "", status)
+    except KubeError as exc:
+        if exc.status != 404:
+            raise
+
+
 def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.Logger) -> None:
     """Render the children of a Konnect, apply them, prune the ones it no longer has, report status."""
     config: OperatorSettings = memo["config"]
     kube: Kube = memo["kube"]
     try:
-        validate_konnect(body)
-        if is_shared(body.spec) and (not config.runner_pool_service or memo.get("pool") is None):
+        resolved: Resolved = resolve(kube, body)
+    except NotImported as exc:
+        # Not the operator's to decide: the api imports it (or says in status why it cannot).
+        if not (body.get("status") or {}).get("phase"):
+            patch.status["phase"] = "Pending"
+            patch.status["message"] = str(exc)
+        logger.info("Konnect not imported yet: %s", exc)
+        return
+    except TokenMissing as exc:
+        mark_pending(body, kube, str(exc))
+        raise kopf.TemporaryError(str(exc), delay=2.0) from exc
+    except KubeError as exc:
+        raise to_kopf_error(exc) from exc
+    konnect = kopf.Body(cast(kopf.RawBody, resolved.konnect))
+    try:
+        validate_konnect(konnect, resolved.token)
+        if is_shared(konnect.spec) and (not config.runner_pool_service or memo.get("pool") is None):
             raise UnsupportedKonnect(
                 "runnerMode shared needs the shared runner pool, which this installation does not run "
                 "(chart value runnerPool.enabled; operator setting KONNECTZ_RUNNER_POOL_SERVICE)"
@@ -121,7 +154,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
         _event(body, "Warning", reason=type(exc).__name__, message=str(exc))
         raise kopf.PermanentError(str(exc)) from exc
 
-    children = render_children(body, config)
+    children = render_children(konnect, config, resolved.token)
     kopf.adopt(children, owner=body)
     rendered: dict[tuple[str, str, str], Mapping[str, Any]] = memo.setdefault("rendered", {})
     try:
@@ -135,7 +168,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
             children,
             owner_uid=body.metadata.uid or "",
         )
-        actions += _hand_over(body, memo)
+        actions += _hand_over(body, memo, resolved)
     except (KubeError, PoolError) as exc:
         error = to_kopf_error(exc) if isinstance(exc, KubeError) else kopf.TemporaryError(str(exc), delay=10.0)
         permanent = isinstance(error, kopf.PermanentError)
@@ -164,13 +197,13 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
     )
     # None removes the key (merge patch) when the trigger is no longer a webhook.
     patch.status["runnerMode"] = body.spec.get("runnerMode", "dedicated")
-    url = webhook_url(body, config)
+    url = webhook_url(konnect, config)
     patch.status["webhookUrl"] = url
-    patch.status["entrypoint"] = entrypoint(body, url or form_url(body, config))
+    patch.status["entrypoint"] = entrypoint(konnect, url or form_url(konnect, config))
     logger.info("Konnect reconciled: %s", summary)
 
 
-def _hand_over(body: kopf.Body, memo: kopf.Memo) -> list[str]:
+def _hand_over(body: kopf.Body, memo: kopf.Memo, resolved: Resolved) -> list[str]:
     """Give a pool Konnect's flow to the shared runner pool, or take it back (paused, or no longer
     shared); what was done, for the Event."""
     pool: RunnerPool | None = memo.get("pool")
@@ -180,7 +213,7 @@ def _hand_over(body: kopf.Body, memo: kopf.Memo) -> list[str]:
         return []
     try:
         if is_shared(body.spec) and not body.spec.get("paused", False):
-            changed = pool.call(pool.publish(int(konnect_id), flow_json(body)))
+            changed = pool.call(pool.publish(int(konnect_id), flow_json(resolved.konnect, resolved.token)))
             return ["flow handed to the shared runner pool" if changed else "flow in the shared runner pool"]
         if pool.call(pool.withdraw(int(konnect_id))):
             return ["flow withdrawn from the shared runner pool"]
@@ -328,10 +361,11 @@ def repair_child(child: Mapping[str, Any], *, deleted: bool, kube: Kube, config:
     if konnect is None or (konnect.get("metadata") or {}).get("deletionTimestamp"):
         return None
     try:
-        validate_konnect(konnect)
-    except InvalidKonnect:
+        resolved = resolve(kube, konnect)
+        validate_konnect(resolved.konnect, resolved.token)
+    except (InvalidKonnect, NotImported, TokenMissing):
         return None
-    for rendered in render_children(konnect, config):
+    for rendered in render_children(resolved.konnect, config, resolved.token):
         if rendered["kind"] != child.get("kind") or rendered["metadata"]["name"] != meta.get("name"):
             continue
         live = None if deleted else child  # the event carries the live object
