@@ -89,7 +89,7 @@ def test_reconcile_applies_adopted_children_and_reports_ready(konnect, memo, kub
     status = patch["status"]
     assert status["phase"] == "Ready"
     assert status["observedGeneration"] == 3
-    assert status["webhookUrl"] == "http://kz-konnect-42.team-a.svc/hooks/<token in Secret konnect-42-trigger>"
+    assert status["webhookUrl"] == "http://kz-konnect-42.team-a.svc/hooks/<secret:konnect-42-trigger>"
     # The runner has its URL token from the Secret, by reference; the ConfigMap has none.
     deployment = kube.objects[("Deployment", "team-a", "kz-konnect-42")]
     env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -254,7 +254,7 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it_when_paused_or_dedicate
     assert patch.status["phase"] == "Ready" and patch.status["runnerMode"] == "shared"
     assert (
         patch.status["webhookUrl"]
-        == "http://konnectz-runner-pool.team-a.svc/hooks/<token in Secret konnect-42-trigger>"
+        == "http://konnectz-runner-pool.team-a.svc/hooks/<secret:konnect-42-trigger>"
     )
     assert "handed to the shared runner pool" in patch.status["message"]
 

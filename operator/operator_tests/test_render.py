@@ -193,13 +193,13 @@ def test_long_konnect_names_keep_label_values_valid(konnect, settings):
 
 def test_webhook_url_defaults_to_the_in_cluster_service(konnect, settings, token):
     url = webhook_url(konnect(), settings)
-    assert url == "http://kz-konnect-42.team-a.svc/hooks/<token in Secret konnect-42-trigger>"
+    assert url == "http://kz-konnect-42.team-a.svc/hooks/<secret:konnect-42-trigger>"
     assert token not in url  # status is readable by whoever may read Konnects
 
 
 def test_webhook_url_uses_the_public_base(konnect, token):
     settings = OperatorSettings(webhook_base_url="https://hooks.example.com/")
-    assert webhook_url(konnect(), settings) == "https://hooks.example.com/hooks/<token in Secret konnect-42-trigger>"
+    assert webhook_url(konnect(), settings) == "https://hooks.example.com/hooks/<secret:konnect-42-trigger>"
 
 
 def test_ingress_routes_exactly_the_token_path(konnect, token):
@@ -231,7 +231,7 @@ def test_a_form_konnect_routes_its_form_page_and_a_polling_konnect_gets_no_ingre
     form = konnect(trigger={"kind": "form"}, flow=flow(trigger=form_trigger))
     (path,) = render_ingress(form, settings, token)["spec"]["rules"][0]["http"]["paths"]
     assert path["path"] == f"/forms/{token}"
-    assert form_url(form, settings) == "https://hooks.example.com/forms/<token in Secret konnect-42-trigger>"
+    assert form_url(form, settings) == "https://hooks.example.com/forms/<secret:konnect-42-trigger>"
     assert webhook_url(form, settings) is None
     polling = [c["kind"] for c in render_children(konnect(trigger={"kind": "polling"}), settings)]
     assert polling == ["ConfigMap", "Deployment", "Service"]

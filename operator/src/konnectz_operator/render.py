@@ -140,7 +140,7 @@ def _token_secret(konnect: Mapping[str, Any]) -> str | None:
 def _token_placeholder(konnect: Mapping[str, Any]) -> str | None:
     """What status shows in place of the token (anyone who may read Konnects reads status)."""
     secret = _token_secret(konnect)
-    return f"<token in Secret {secret}>" if secret else None
+    return f"<secret:{secret}>" if secret else None
 
 
 def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: list[str]) -> Manifest:
