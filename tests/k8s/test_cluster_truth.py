@@ -254,14 +254,12 @@ def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(kube, 
         assert "changed in the cluster" in message and "kubectl-patch" in message
         assert url_in_cluster() == "https://crm.example.com/v3/contacts"
 
-        # The editor, reloaded, publishes the cluster's version with another name: no conflict.
-        fresh = api.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()["canvas_json"]
-        fresh["flowName"] = "Contacts (v3)"
-        r = api.post(
-            "/api/v1/konnects/publish_konnect",
-            headers=headers,
-            json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": fresh},
-        )
+        # The editor's version is kept as the draft; agreeing with the cluster's step (and renamed), it publishes.
+        draft = api.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()["canvas_json"]
+        assert draft["apps"][1]["data"]["selectedValue"]["apiDetails"]["endpointURL"].endswith("/v4/contacts")
+        canvas["apps"][1]["data"]["selectedValue"]["apiDetails"]["endpointURL"] = "https://crm.example.com/v3/contacts"
+        canvas["flowName"] = "Contacts (v3)"
+        r = api.post("/api/v1/konnects/publish_konnect", headers=headers, json=body)
         assert r.status_code == 200, r.text
         konnect = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
         assert konnect["spec"]["displayName"] == "Contacts (v3)"

@@ -22,11 +22,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Set
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, select, text, true
+from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.compile import CompileError, compile_flow
@@ -142,15 +143,8 @@ class ClusterSync:
             konnect_id = (item.get("spec") or {}).get("konnectId")
             if konnect_id is not None:
                 present.add(int(konnect_id))
-        with self.sessions() as session:
-            gone = session.scalars(
-                select(Konnect).where(Konnect.status == PUBLISHED, Konnect.id.not_in(present) if present else true())
-            ).all()
-            for konnect in gone:
-                log.info("cluster sync: konnect %s has no Konnect in %s: withdrawn", konnect.id, self.namespace)
-                konnect.status = DRAFT
-                konnect.published_spec = None
-            session.commit()
+        for konnect_id in self._withdraw(None, keep=present):
+            log.info("cluster sync: konnect %s has no Konnect in %s: withdrawn", konnect_id, self.namespace)
         return str((listed.get("metadata") or {}).get("resourceVersion") or "")
 
     # --- one Konnect ----------------------------------------------------------------------------
@@ -171,16 +165,21 @@ class ClusterSync:
     def withdraw(self, item: dict[str, Any]) -> None:
         """The Konnect is gone: its flow is a draft again (its runners went with the resource)."""
         konnect_id = (item.get("spec") or {}).get("konnectId")
-        if konnect_id is None:
-            return
+        if konnect_id is not None and self._withdraw([int(konnect_id)]):
+            log.info("cluster sync: Konnect %s deleted: flow %s withdrawn", item["metadata"]["name"], konnect_id)
+
+    def _withdraw(self, konnect_ids: list[int] | None, *, keep: Set[int] = frozenset()) -> list[int]:
+        """Published flows among ``konnect_ids`` (all but ``keep`` when None) become drafts. One
+        conditional UPDATE: a flow the user deleted or withdrew meanwhile stays as the user left it."""
+        query = update(Konnect).where(Konnect.status == PUBLISHED)
+        if konnect_ids is not None:
+            query = query.where(Konnect.id.in_(konnect_ids))
+        if keep:
+            query = query.where(Konnect.id.not_in(keep))
         with self.sessions() as session:
-            konnect = session.get(Konnect, int(konnect_id))
-            if konnect is None or konnect.status != PUBLISHED:
-                return
-            konnect.status = DRAFT
-            konnect.published_spec = None
+            done = list(session.scalars(query.values(status=DRAFT, published_spec=None).returning(Konnect.id)))
             session.commit()
-        log.info("cluster sync: Konnect %s deleted: flow %s withdrawn", item["metadata"]["name"], konnect_id)
+        return done
 
     def _refuse(self, item: dict[str, Any], message: str) -> None:
         """Say in the Konnect's status why the api does not take it (``kubectl get konnects``)."""

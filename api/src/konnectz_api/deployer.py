@@ -100,9 +100,9 @@ def _refusal(action: str, exc: Exception) -> DeployError:
             pass
         if exc.status == 409 and "conflict" in detail.lower():
             return DeployConflict(
-                "the flow was changed in the cluster since it was loaded here (kubectl or a GitOps tool), "
-                f"and publishing would overwrite that change: {detail}. Reload the flow to see the cluster's "
-                "version, or undo the change there."
+                "the flow was changed in the cluster (kubectl or a GitOps tool) in a way this version would "
+                f"overwrite: {detail}. To publish it, make it agree with the cluster's version (kubectl get "
+                "konnect shows it), or undo the change there."
             )
         return DeployError(f"Kubernetes refused to {action} ({exc.status}): {detail}")
     return DeployError(f"Kubernetes could not be reached to {action}: {type(exc).__name__}")
