@@ -7,6 +7,7 @@ install that creates every rendered object (pods are made Ready by kwok; no imag
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import yaml
@@ -94,8 +95,11 @@ def test_helm_install_creates_every_object_and_the_pods_become_ready(kube, names
         ("create", "konnects.konnectz.io", True),
         ("delete", "konnects.konnectz.io", True),
         ("patch", "konnects.konnectz.io --subresource=status", True),
+        ("watch", "konnects.konnectz.io", True),
         ("create", "deployments.apps", False),
         ("get", "secrets", False),
+        ("create", "secrets", True),  # the webhook token of each Konnect: written, never read
+        ("list", "secrets", False),
     ]:
         args = ["auth", "can-i", verb, *resource.split(), "-n", namespace, "--as", api_sa]
         can = kube.run(kube.kubectl, *args, check=False)
@@ -108,6 +112,25 @@ def test_helm_install_creates_every_object_and_the_pods_become_ready(kube, names
             kube.kubectl, "auth", "can-i", verb, "secrets", "-n", namespace, "--as", operator_sa, check=False
         )
         assert (can.stdout.strip() == "yes") is allowed, (verb, can.stdout, can.stderr)
+
+    # A viewer (the cluster's `view` role, into which the chart aggregates its Konnect viewer role)
+    # reads Konnects, whose spec and status hold no token, but not the Secrets that hold them.
+    kube.run(kube.kubectl, "create", "serviceaccount", "viewer", "-n", namespace)
+    kube.run(
+        kube.kubectl, "create", "rolebinding", "viewer", "-n", namespace, "--clusterrole=view",
+        f"--serviceaccount={namespace}:viewer",
+    )  # fmt: skip
+    viewer = f"system:serviceaccount:{namespace}:viewer"
+
+    def viewer_can(verb: str, resource: str) -> bool:
+        can = kube.run(kube.kubectl, "auth", "can-i", verb, resource, "-n", namespace, "--as", viewer, check=False)
+        return can.stdout.strip() == "yes"
+
+    deadline = time.monotonic() + 30  # the controller-manager aggregates the role
+    while not viewer_can("get", "konnects.konnectz.io") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert viewer_can("get", "konnects.konnectz.io") and viewer_can("list", "konnects.konnectz.io")
+    assert not viewer_can("get", "secrets") and not viewer_can("patch", "konnects.konnectz.io")
 
     # The shared runner pool runs as one Deployment that only takes pool runs, and the operator knows its Service.
     pool = next(d for d in rendered if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-runner-pool")
