@@ -66,6 +66,10 @@ def test_every_optional_part_passes_a_server_side_dry_run(kube, namespace, tmp_p
     kinds = sorted({d["kind"] for d in _docs(rendered)})
     for kind in ("ClusterRole", "Ingress", "PodDisruptionBudget", "StatefulSet", "Deployment", "Secret"):
         assert kind in kinds, kinds
+    # The chart's CRDs (Konnect, Kopf's peerings) are installed by Helm before the templates.
+    kube.run(kube.kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(CHART / "crds"))
+    for crd in ("konnects.konnectz.io", "kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"):
+        kube.run(kube.kubectl, "wait", "--for=condition=Established", "--timeout=60s", f"crd/{crd}")
     manifest = tmp_path / "everything.yaml"
     manifest.write_text(rendered)
     applied = kube.run(kube.kubectl, "apply", "--dry-run=server", "-n", namespace, "-f", str(manifest))
