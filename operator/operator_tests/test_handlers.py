@@ -252,10 +252,7 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it_when_paused_or_dedicate
     assert json.loads(pool.flows[42])["konnect_id"] == 42
     assert json.loads(pool.flows[42])["trigger"]["token"] == token  # the pool serves /hooks/<token>
     assert patch.status["phase"] == "Ready" and patch.status["runnerMode"] == "shared"
-    assert (
-        patch.status["webhookUrl"]
-        == "http://konnectz-runner-pool.team-a.svc/hooks/<secret:konnect-42-trigger>"
-    )
+    assert patch.status["webhookUrl"] == "http://konnectz-runner-pool.team-a.svc/hooks/<secret:konnect-42-trigger>"
     assert "handed to the shared runner pool" in patch.status["message"]
 
     shared["status"] = {"runnerMode": "shared"}
