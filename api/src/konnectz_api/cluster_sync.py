@@ -114,6 +114,8 @@ class ClusterSync:
                         allow_watch_bookmarks=True,
                     )
                     for event in stream:
+                        if event["type"] == "ERROR":  # e.g. the version expired: list again
+                            raise ApiException(status=410, reason="watch error")
                         obj = event["object"]
                         version = (obj.get("metadata") or {}).get("resourceVersion") or version
                         if event["type"] == "DELETED":
