@@ -70,14 +70,12 @@ class ClusterSync:
     """Reconciles the flows of the api's database with the Konnects of one namespace (a thread)."""
 
     def __init__(self, deployer: KubernetesDeployer, sessions: sessionmaker[Session], *, watch_seconds: int = 30):
-        from kubernetes import client
 
         self.deployer = deployer
         self.namespace = deployer.namespace
         self.sessions = sessions
         self.watch_seconds = watch_seconds
         self._api: Any = deployer._api
-        self._client = client
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.synced = threading.Event()  # set after the first full reconciliation
