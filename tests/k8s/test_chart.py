@@ -244,3 +244,15 @@ def test_an_install_without_a_default_storage_class_says_what_to_set(kube, names
     # helm template (no cluster to ask) renders the claims as before.
     rendered = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "--set", "env=test").stdout)
     assert any(d["kind"] == "StatefulSet" and d["spec"].get("volumeClaimTemplates") for d in rendered)
+
+
+def test_nats_max_payload_is_stated_and_above_the_streams_limits(kube):
+    from konnectz_runner.limits import EVENT_MAX_BYTES, NATS_MAX_PAYLOAD, RUN_MAX_BYTES
+
+    rendered = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL).stdout
+    (conf,) = [d for d in _docs(rendered) if d["kind"] == "ConfigMap" and "nats.conf" in d.get("data", {})]
+    assert f"max_payload: {NATS_MAX_PAYLOAD}" in conf["data"]["nats.conf"]
+    assert NATS_MAX_PAYLOAD > EVENT_MAX_BYTES > RUN_MAX_BYTES
+
+    small = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "nats.maxPayload=1048576", check=False)
+    assert small.returncode != 0 and "maxPayload" in small.stderr
