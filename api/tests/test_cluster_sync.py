@@ -37,6 +37,14 @@ class FakeDeployer:
     def __init__(self) -> None:
         self._api = FakeCustomObjects()
         self.tokens: dict[str, str] = {}
+        self.names: dict[int, str] = {}
+
+    def remember(self, konnect_id: int, name: str) -> None:
+        self.names[konnect_id] = name
+
+    def forget(self, konnect_id: int, name: str) -> None:
+        if self.names.get(konnect_id) == name:
+            del self.names[konnect_id]
 
     def apply(self, body: dict[str, Any]) -> dict[str, Any]:
         live = self._api.items[body["metadata"]["name"]]
@@ -94,7 +102,12 @@ def test_a_konnect_applied_with_kubectl_is_imported_for_its_owner_and_followed(a
     konnect = _konnect(spec["konnectId"])
     assert konnect.status == "Published" and konnect.konnect_name == "From Git"
     assert spec["ownerId"] == konnect.owner_id
-    assert items["git"]["metadata"]["labels"] == {"konnectz.io/owner": str(konnect.owner_id)}
+    assert items["git"]["metadata"]["labels"] == {
+        "konnectz.io/owner": str(konnect.owner_id),
+        "konnectz.io/konnect-id": str(konnect.id),
+    }
+    # The deployer finds the flow's Konnect under the name it was applied with (runs, withdraw).
+    assert sync.deployer.names[konnect.id] == "git"
     assert spec["trigger"] == {"kind": "webhook", "tokenSecret": "git-trigger"}
     assert sync.deployer.tokens["git"] == konnect.webhook_token  # the token goes to the Secret only
     assert konnect.published_spec is not None and konnect.published_spec["trigger"]["token"] == konnect.webhook_token
@@ -117,6 +130,7 @@ def test_a_konnect_applied_with_kubectl_is_imported_for_its_owner_and_followed(a
     # Deleted in the cluster: withdrawn.
     gone = items.pop("git")
     sync.withdraw(gone)
+    assert konnect.id not in sync.deployer.names
     assert _konnect(konnect.id).status == "Draft" and _konnect(konnect.id).published_spec is None
 
 
@@ -145,3 +159,55 @@ def test_at_start_a_published_flow_without_its_konnect_is_withdrawn(api, sync):
     sync.sync_all()  # the api restarts and finds "lost" gone
     assert _konnect(kept).status == "Published"
     assert _konnect(lost).status == "Draft"
+
+
+class RecordingCustomObjects(FakeCustomObjects):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, str]] = []
+
+    def list_namespaced_custom_object(self, group, version, namespace, plural, **kw: Any) -> dict[str, Any]:
+        self.calls.append(("list", kw.get("label_selector", "")))
+        key, _, value = kw.get("label_selector", "=").partition("=")
+        items = [i for i in self.items.values() if (i["metadata"].get("labels") or {}).get(key) == value]
+        return {"items": copy.deepcopy(items)}
+
+    def patch_namespaced_custom_object_status(self, group, version, namespace, plural, name, body, **_: Any) -> None:
+        self.calls.append(("status", name))
+        super().patch_namespaced_custom_object_status(group, version, namespace, plural, name, body)
+
+    def delete_namespaced_custom_object(self, group, version, namespace, plural, name, **_: Any) -> None:
+        self.calls.append(("delete", name))
+        self.items.pop(name)
+
+
+async def test_runs_and_withdrawals_reach_a_konnect_applied_under_a_name_of_its_own():
+    """An imported Konnect keeps its name (not konnect-<id>): today's runs go to its status and a
+    withdrawal deletes it, found by the id label when the cluster sync has not named it yet."""
+    from datetime import UTC, datetime
+
+    from konnectz_api.deployer import KubernetesDeployer
+    from konnectz_runner.events import TaskEvent
+
+    deployer = KubernetesDeployer.__new__(KubernetesDeployer)
+    deployer.namespace, deployer._names = "konnectz", {}
+    deployer._api = fake = RecordingCustomObjects()
+    fake.items["orders"] = applied("orders", "a@example.com")
+    fake.items["orders"]["spec"].update(konnectId=7, ownerId=3)
+    fake.items["orders"]["metadata"]["labels"] = {"konnectz.io/konnect-id": "7"}
+    now = datetime.now(UTC)
+    event = TaskEvent.model_validate(
+        {
+            "run_id": "r1", "konnect_id": 7, "owner_id": 3, "konnect_name": "Orders", "status": "SUCCESS",
+            "started_at": now, "finished_at": now, "trigger_id": "node-1", "trigger_output": {}, "steps": [],
+        }
+    )  # fmt: skip
+    await deployer.record_run(event, runs_today=1, failures_today=0)
+    assert fake.items["orders"]["status"]["runsToday"] == 1
+    assert fake.calls == [("list", "konnectz.io/konnect-id=7"), ("status", "orders")]
+    await deployer.record_run(event, runs_today=2, failures_today=0)  # remembered: no second lookup
+    assert fake.calls[-1] == ("status", "orders") and len(fake.calls) == 3
+    await deployer.unpublish(7)
+    assert fake.calls[-1] == ("delete", "orders") and "orders" not in fake.items
+    deployer.forget(7, "orders")
+    assert deployer.resource_name(7) == "konnect-7"  # a flow the api published itself

@@ -271,6 +271,21 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it_when_paused_or_dedicate
     assert patch.status["runnerMode"] == "dedicated"
 
 
+def test_a_deleted_shared_konnect_leaves_the_pool_on_its_deleted_event(konnect, memo, settings):
+    """Without a finalizer Kopf never calls the optional delete handler: the DELETED event does it."""
+    pool = FakePool()
+    memo["config"] = settings.model_copy(update={"runner_pool_service": "konnectz-runner-pool"})
+    memo["pool"] = pool
+    shared = konnect(runnerMode="shared")
+    _reconcile(shared, memo)
+    assert 42 in pool.flows
+    body = kopf.Body(shared)
+    handlers.konnect_gone(event={"type": "MODIFIED", "object": shared}, body=body, memo=memo, logger=log)
+    assert 42 in pool.flows
+    handlers.konnect_gone(event={"type": "DELETED", "object": shared}, body=body, memo=memo, logger=log)
+    assert pool.flows == {}
+
+
 def test_a_konnect_applied_without_ids_waits_for_the_api_to_import_it(konnect, memo, kube):
     applied = konnect()
     del applied["spec"]["konnectId"], applied["spec"]["ownerId"]
@@ -278,6 +293,22 @@ def test_a_konnect_applied_without_ids_waits_for_the_api_to_import_it(konnect, m
     assert kube.objects == {}
     assert patch.status["phase"] == "Pending"
     assert "konnectz.io/owner" in patch.status["message"]
+
+
+def test_the_pool_sweep_skips_a_konnect_the_api_has_not_imported(konnect, settings):
+    """A shared Konnect applied with kubectl has no konnectId until the api imports it (or ever, if
+    its owner is unknown): the sweep that withdraws the flows of deleted Konnects goes on."""
+    imported, applied, paused = konnect(), konnect(), konnect()
+    for item in (imported, applied, paused):
+        item["spec"]["runnerMode"] = "shared"
+    del applied["spec"]["konnectId"], applied["spec"]["ownerId"]
+    paused["spec"].update(konnectId=43, paused=True)
+
+    class Listing:
+        def request(self, method: str, path: str, **_: Any) -> dict[str, Any]:
+            return {"items": [imported, applied, paused]}
+
+    assert handlers._pool_konnect_ids(Listing(), settings) == {42}  # type: ignore[arg-type]
 
 
 def test_a_webhook_konnect_waits_for_its_token_secret(konnect, memo, kube):

@@ -39,6 +39,7 @@ from konnectz_runner.resource import (
     API_VERSION,
     GROUP,
     KIND,
+    KONNECT_ID_LABEL,
     OWNER_ANNOTATION,
     OWNER_LABEL,
     PLURAL,
@@ -165,6 +166,8 @@ class ClusterSync:
     def withdraw(self, item: dict[str, Any]) -> None:
         """The Konnect is gone: its flow is a draft again (its runners went with the resource)."""
         konnect_id = (item.get("spec") or {}).get("konnectId")
+        if konnect_id is not None:
+            self.deployer.forget(int(konnect_id), item["metadata"]["name"])
         if konnect_id is not None and self._withdraw([int(konnect_id)]):
             log.info("cluster sync: Konnect %s deleted: flow %s withdrawn", item["metadata"]["name"], konnect_id)
 
@@ -247,7 +250,11 @@ class ClusterSync:
             back: dict[str, Any] = {
                 "apiVersion": API_VERSION,
                 "kind": KIND,
-                "metadata": {"name": name, "namespace": self.namespace, "labels": {OWNER_LABEL: str(user.id)}},
+                "metadata": {
+                    "name": name,
+                    "namespace": self.namespace,
+                    "labels": {OWNER_LABEL: str(user.id), KONNECT_ID_LABEL: str(konnect.id)},
+                },
                 "spec": {"konnectId": konnect.id, "ownerId": user.id},
             }
             if kind in _TOKEN_KINDS:
@@ -256,6 +263,7 @@ class ClusterSync:
             if kind in _TOKEN_KINDS:
                 self.deployer.apply_token(name, token, (stored.get("metadata") or {}).get("uid", ""))
             session.commit()
+            self.deployer.remember(konnect.id, name)
             log.info("cluster sync: Konnect %s imported as flow %s of %s", name, konnect.id, email)
 
     def _follow(self, item: dict[str, Any]) -> None:
@@ -271,6 +279,7 @@ class ClusterSync:
                     f"and ownerId (the api assigns them) and name the owner in the annotation {OWNER_ANNOTATION}",
                 )
                 return
+            self.deployer.remember(konnect_id, item["metadata"]["name"])
             try:
                 flow = FlowSpec.model_validate(runner_flow(spec, konnect.webhook_token))
             except ValidationError:

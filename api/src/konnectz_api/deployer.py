@@ -18,6 +18,7 @@ from konnectz_api.bus import Bus
 from konnectz_runner.events import KV_KONNECTS, TaskEvent, konnect_key
 from konnectz_runner.resource import (
     GROUP,
+    KONNECT_ID_LABEL,
     OWNER_LABEL,
     PLURAL,
     VERSION,
@@ -132,6 +133,34 @@ class KubernetesDeployer:
         self._api = client.CustomObjectsApi(api_client)
         self._core = client.CoreV1Api(api_client)
         self.namespace = namespace
+        # The resource name of each flow's Konnect: konnect-<id> when the api created it, the name it
+        # was applied under when it came from kubectl. The cluster sync keeps it current (it sees
+        # every Konnect); a flow not in it is looked up by its KONNECT_ID_LABEL.
+        self._names: dict[int, str] = {}
+
+    def remember(self, konnect_id: int, name: str) -> None:
+        self._names[int(konnect_id)] = name
+
+    def forget(self, konnect_id: int, name: str) -> None:
+        if self._names.get(int(konnect_id)) == name:
+            del self._names[int(konnect_id)]
+
+    def resource_name(self, konnect_id: int) -> str:
+        """The name of the flow's Konnect (blocking: may ask the API server once)."""
+        konnect_id = int(konnect_id)
+        known = self._names.get(konnect_id)
+        if known is not None:
+            return known
+        found = self._api.list_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, PLURAL, label_selector=f"{KONNECT_ID_LABEL}={konnect_id}",
+            _request_timeout=15,
+        )  # fmt: skip
+        for item in found.get("items", []) if isinstance(found, dict) else []:
+            if (item.get("spec") or {}).get("konnectId") == konnect_id:
+                name = str(item["metadata"]["name"])
+                self.remember(konnect_id, name)
+                return name
+        return konnect_name(konnect_id)
 
     def apply(self, body: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply of (part of) a Konnect, not forced; the object as stored."""
@@ -169,7 +198,11 @@ class KubernetesDeployer:
             raise _refusal("store the webhook token", exc) from exc
 
     def _publish(self, spec: FlowSpec, owner_email: str | None) -> None:
-        body = konnect_resource(spec, self.namespace, runner_mode=self.runner_mode, owner_email=owner_email)
+        try:
+            name = self.resource_name(spec.konnect_id)
+        except Exception as exc:
+            raise _refusal("publish the konnect", exc) from exc
+        body = konnect_resource(spec, self.namespace, runner_mode=self.runner_mode, owner_email=owner_email, name=name)
         stored = self.apply(body)
         token = getattr(spec.trigger, "token", None)
         if token:
@@ -184,7 +217,7 @@ class KubernetesDeployer:
         def _delete() -> None:
             try:
                 self._api.delete_namespaced_custom_object(
-                    GROUP, VERSION, self.namespace, PLURAL, konnect_name(konnect_id), _request_timeout=15
+                    GROUP, VERSION, self.namespace, PLURAL, self.resource_name(konnect_id), _request_timeout=15
                 )
             except ApiException as exc:
                 if exc.status != 404:
@@ -216,8 +249,9 @@ class KubernetesDeployer:
 
         def _patch() -> None:
             try:
+                name = self.resource_name(event.konnect_id)
                 self._api.patch_namespaced_custom_object_status(
-                    GROUP, VERSION, self.namespace, PLURAL, konnect_name(event.konnect_id), patch, _request_timeout=15
+                    GROUP, VERSION, self.namespace, PLURAL, name, patch, _request_timeout=15
                 )
             except ApiException as exc:
                 if exc.status != 404:  # unpublished meanwhile: nothing to annotate

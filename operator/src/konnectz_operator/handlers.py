@@ -222,24 +222,40 @@ def _hand_over(body: kopf.Body, memo: kopf.Memo, resolved: Resolved) -> list[str
         raise PoolError(f"the shared runner pool (NATS) could not be reached: {exc or type(exc).__name__}") from exc
 
 
+def _leave_pool(body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger | logging.Logger) -> None:
+    pool: RunnerPool | None = memo.get("pool")
+    spec = body.get("spec") or {}
+    konnect_id = spec.get("konnectId")
+    if (
+        pool is not None
+        and konnect_id is not None
+        and (is_shared(spec) or (body.get("status") or {}).get("runnerMode") == "shared")
+    ):
+        try:
+            if pool.call(pool.withdraw(int(konnect_id))):
+                logger.info("Konnect deleted: flow %s withdrawn from the shared runner pool", konnect_id)
+        except Exception as exc:
+            logger.warning("Could not withdraw konnect %s from the shared runner pool yet: %s", konnect_id, exc)
+
+
 @kopf.on.delete(GROUP, VERSION, PLURAL, optional=True)
 def konnect_deleted(body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
     """Children go with their owner (garbage collection); a pool Konnect's flow leaves the pool.
 
-    ``optional``: no finalizer, so a Konnect is never stuck when the operator is away; what this
-    misses, the sweep of :func:`start_pool` finds.
+    ``optional``: no finalizer, so a Konnect is never stuck when the operator is away. Kopf calls
+    this only while something else's finalizer holds the Konnect; a Konnect without finalizers is
+    gone at once and :func:`konnect_gone` sees its DELETED event. What both miss (the operator was
+    away), the sweep of :func:`start_pool` finds.
     """
-    pool: RunnerPool | None = memo.get("pool")
-    konnect_id = body.spec.get("konnectId")
-    if (
-        pool is not None
-        and konnect_id is not None
-        and (is_shared(body.spec) or body.get("status", {}).get("runnerMode") == "shared")
-    ):
-        try:
-            pool.call(pool.withdraw(int(konnect_id)))
-        except Exception as exc:
-            logger.warning("Could not withdraw konnect %s from the shared runner pool yet: %s", konnect_id, exc)
+    _leave_pool(body, memo, logger)
+
+
+@kopf.on.event(GROUP, VERSION, PLURAL)
+def konnect_gone(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    """The DELETED watch event of a Konnect: its flow leaves the shared pool at once (no finalizer
+    needed; only the active peer handles events)."""
+    if event.get("type") == "DELETED":
+        _leave_pool(body, memo, logger)
 
 
 @kopf.on.startup()
@@ -282,6 +298,8 @@ def _pool_konnect_ids(kube: Kube, config: OperatorSettings) -> set[int]:
     for path in paths:
         for item in kube.request("GET", path).get("items") or []:
             spec = item.get("spec") or {}
+            if spec.get("konnectId") is None:  # applied with kubectl, not imported (yet): nothing in the pool
+                continue
             if is_shared(spec) and not spec.get("paused") and not (item.get("metadata") or {}).get("deletionTimestamp"):
                 wanted.add(int(spec["konnectId"]))
     return wanted

@@ -30,6 +30,7 @@ __all__ = [
     "API_VERSION",
     "GROUP",
     "KIND",
+    "KONNECT_ID_LABEL",
     "OWNER_ANNOTATION",
     "OWNER_LABEL",
     "PLURAL",
@@ -61,6 +62,9 @@ SHORT_NAMES = ("kz",)
 API_VERSION = f"{GROUP}/{VERSION}"
 # Label of every Konnect the api writes: the owning account's id (the flow list selects by it).
 OWNER_LABEL = "konnectz.io/owner"
+# Label of every Konnect with a flow in the api: the flow's id. A Konnect applied with kubectl keeps
+# its own name, so the api finds the resource of a flow by this label, not by konnect-<id>.
+KONNECT_ID_LABEL = "konnectz.io/konnect-id"
 # Annotation naming the owner by e-mail: the api writes it on publish; on a Konnect applied with
 # kubectl it says whose flow it is (the api imports it for that user, or refuses it with a message).
 OWNER_ANNOTATION = "konnectz.io/owner"
@@ -264,10 +268,12 @@ def konnect_resource(
     *,
     runner_mode: Literal["dedicated", "shared"] = "dedicated",
     owner_email: str | None = None,
+    name: str | None = None,
 ) -> dict[str, Any]:
     """The ``Konnect`` custom resource the api writes for a compiled flow (its token goes to
-    :func:`token_secret`)."""
-    name = konnect_name(flow.konnect_id)
+    :func:`token_secret`); ``name`` is the resource's (``konnect-<id>`` unless it was applied with
+    kubectl under a name of its own)."""
+    name = name or konnect_name(flow.konnect_id)
     trigger = _trigger(flow)
     if getattr(flow.trigger, "token", None):
         trigger.tokenSecret = token_secret_name(name)
@@ -279,7 +285,8 @@ def konnect_resource(
         trigger=trigger,
         flow=ResourceFlow.model_validate(resource_flow(flow)),
     )
-    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": {OWNER_LABEL: str(flow.owner_id)}}
+    labels = {OWNER_LABEL: str(flow.owner_id), KONNECT_ID_LABEL: str(flow.konnect_id)}
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
     if owner_email:
         metadata["annotations"] = {OWNER_ANNOTATION: owner_email}
     return {
