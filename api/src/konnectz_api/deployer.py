@@ -177,6 +177,12 @@ class KubernetesDeployer:
                 _content_type="application/apply-patch+yaml",
                 _request_timeout=15,
             )
+            if not isinstance(stored, dict):
+                # The client maps only 200 to a body: an apply that creates (201) answers None, and
+                # the token Secret needs the new Konnect's uid to be owned by it.
+                stored = self._api.get_namespaced_custom_object(
+                    GROUP, VERSION, self.namespace, PLURAL, name, _request_timeout=15
+                )
         except Exception as exc:
             raise _refusal("publish the konnect", exc) from exc
         return stored if isinstance(stored, dict) else {}

@@ -46,6 +46,10 @@ def validate_konnect(konnect: Mapping[str, Any], token: str | None = None) -> Fl
     flow = spec.get("flow")
     if not isinstance(flow, Mapping):
         raise InvalidKonnect("spec.flow must be an object (the compiled flow spec)")
+    flow_trigger = flow.get("trigger")
+    flow_kind = flow_trigger.get("kind") if isinstance(flow_trigger, Mapping) else None
+    if flow_kind is not None and flow_kind != kind:  # before the flow's own checks: the token follows the kind
+        raise InvalidKonnect(f"spec.flow.trigger.kind ({flow_kind}) differs from spec.trigger.kind ({kind})")
     try:
         parsed = FlowSpec.model_validate(runner_flow(spec, token))
     except ValidationError as exc:
