@@ -27,6 +27,14 @@ REPO = Path(__file__).resolve().parents[2]
 CRD = REPO / "crds" / "konnects.konnectz.io.yaml"
 PEERING_CRD = REPO / "charts" / "konnectz" / "crds" / "kopf-peering.yaml"
 PAUSED = "Pausing operations in favour of"
+RESUMED = "Resuming operations"
+
+
+def _paused(log: str) -> bool:
+    """Whether the replica is paused now. Kopf starts every replica paused until it has read the
+    peering: a standby that saw the active one first never logs PAUSED (and never RESUMED); one
+    that looked before the active one joined resumes, then logs PAUSED."""
+    return log.rfind(RESUMED) < log.rfind(PAUSED) or RESUMED not in log
 
 
 def wait_for(what: str, fn: Any, timeout: float = 60.0) -> Any:
@@ -115,7 +123,8 @@ def test_two_operator_replicas_one_active_and_the_standby_takes_over(kube, names
         assert peers["op-a"]["priority"] != peers["op-b"]["priority"]
         active = max(peers, key=lambda pod: peers[pod]["priority"])
         standby = "op-b" if active == "op-a" else "op-a"
-        wait_for("the standby to pause", lambda: PAUSED in logs[standby].read_text(), timeout=60)
+        wait_for("the active replica to resume", lambda: not _paused(logs[active].read_text()), timeout=60)
+        wait_for("the standby to stay paused", lambda: _paused(logs[standby].read_text()), timeout=60)
 
         create(konnect_body("konnect-1", 1, namespace))
         wait_for("the first Konnect to be Ready", lambda: _phase(custom, namespace, "konnect-1") == "Ready")
@@ -125,11 +134,13 @@ def test_two_operator_replicas_one_active_and_the_standby_takes_over(kube, names
         assert PAUSED not in logs[active].read_text()
 
         # The active replica dies without a goodbye; the standby resumes and handles new Konnects.
+        assert _paused(logs[standby].read_text())
+        before = len(logs[standby].read_text())
         procs[active].send_signal(signal.SIGKILL)
         procs[active].wait(timeout=10)
         create(konnect_body("konnect-2", 2, namespace))
         wait_for("the standby to take over", lambda: _phase(custom, namespace, "konnect-2") == "Ready", timeout=90)
-        assert "Resuming operations" in logs[standby].read_text()
+        assert RESUMED in logs[standby].read_text()[before:]
         assert procs[standby].poll() is None
 
         for name in ("konnect-1", "konnect-2"):
