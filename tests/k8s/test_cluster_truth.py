@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -32,6 +33,10 @@ pytestmark = pytest.mark.k8s
 REPO = Path(__file__).resolve().parents[2]
 CRD = REPO / "crds" / "konnects.konnectz.io.yaml"
 LAST_HANDLED = "kopf.zalando.org/last-handled-configuration"
+# The export of docs/kubernetes.md ("A GitOps round trip"): the spec without this installation's ids.
+EXPORT_JQ = """{apiVersion, kind,
+  metadata: {name: "orders", annotations: {"konnectz.io/owner": .metadata.annotations["konnectz.io/owner"]}},
+  spec: (.spec | del(.konnectId, .ownerId, .trigger.tokenSecret))}"""
 
 
 def wait_until(what: str, fn: Any, timeout: float = 60.0) -> Any:
@@ -197,7 +202,9 @@ def test_a_konnect_applied_with_kubectl_is_imported_runs_and_is_withdrawn_on_del
         shutil.rmtree(state, ignore_errors=True)
 
 
-def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(kube, namespace, konnect_crd, monkeypatch):
+def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(
+    kube, namespace, konnect_crd, monkeypatch, tmp_path
+):
     state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-edit-"))
     state.chmod(0o755)
     platform = make_platform(
@@ -264,6 +271,29 @@ def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(kube, 
         konnect = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
         assert konnect["spec"]["displayName"] == "Contacts (v3)"
         assert konnect["spec"]["flow"]["steps"][0]["url"] == "https://crm.example.com/v3/contacts"
+
+        # docs/kubernetes.md's GitOps export (the same jq), applied under a new name: imported as a
+        # flow of its own, with its own token (tokens never travel in YAML).
+        exported = subprocess.run(
+            [str(kube.kubectl), "-n", namespace, "get", "konnect", name, "-o", "json"],
+            env=kube.env, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        orders = subprocess.run(["jq", EXPORT_JQ], input=exported, capture_output=True, text=True, check=True).stdout
+        assert "konnectId" not in orders and token not in orders
+        (tmp_path / "orders.json").write_text(orders)
+        kube.run(kube.kubectl, "-n", namespace, "apply", "-f", str(tmp_path / "orders.json"))
+
+        def imported() -> dict[str, Any] | None:
+            items = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
+            return next((k for k in items if k["id"] != konnect_id and k["status"] == "Published"), None)
+
+        copy = wait_until("the exported flow to be imported", imported)
+        assert copy["konnect_name"] == "Contacts (v3)"
+        assert copy["webhook_url"].rsplit("/", 1)[1] != token
+        applied = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "orders")
+        assert applied["spec"]["konnectId"] == copy["id"]
+        assert applied["spec"]["trigger"]["tokenSecret"] == "orders-trigger"
+        assert applied["spec"]["flow"] == konnect["spec"]["flow"]
     finally:
         platform.stop()
         shutil.rmtree(state, ignore_errors=True)
