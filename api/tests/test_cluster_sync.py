@@ -211,3 +211,20 @@ async def test_runs_and_withdrawals_reach_a_konnect_applied_under_a_name_of_its_
     assert fake.calls[-1] == ("delete", "orders") and "orders" not in fake.items
     deployer.forget(7, "orders")
     assert deployer.resource_name(7) == "konnect-7"  # a flow the api published itself
+
+
+def test_an_apply_that_creates_reads_the_konnect_back_for_the_token_secret_owner():
+    """The kubernetes client gives no body for a 201: the new Konnect's uid is read back, so the
+    token Secret is owned by it (and goes with it)."""
+    from konnectz_api.deployer import KubernetesDeployer
+
+    class Creating(FakeCustomObjects):
+        def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **_: Any) -> None:
+            self.items[name] = {**copy.deepcopy(body), "metadata": {**body["metadata"], "uid": "uid-" + name}}
+            return None  # what the client answers for 201 Created
+
+    deployer = KubernetesDeployer.__new__(KubernetesDeployer)
+    deployer.namespace, deployer._names = "konnectz", {}
+    deployer._api = Creating()
+    stored = deployer.apply(applied("orders", "a@example.com"))
+    assert stored["metadata"]["uid"] == "uid-orders"
