@@ -205,30 +205,41 @@ def test_the_operator_runs_two_replicas_in_one_peering_with_a_disruption_budget(
 
 
 def test_a_second_release_in_another_namespace_installs(kube, namespace):
+    """Two releases side by side: one with the same name in another namespace would collide on
+    cluster-scoped names if they carried the release only; the second here also has a name of its own."""
     other = f"{namespace}-b"
+    releases = {namespace: "kz", other: "kzb"}
     names: list[str] = []
-    for ns in (namespace, other):
+    for ns, release in releases.items():
         kube.run(
-            kube.helm, "install", "kz", str(CHART), "-n", ns, "--create-namespace", *TRIAL, "--wait", "--timeout",
+            kube.helm, "install", release, str(CHART), "-n", ns, "--create-namespace", *TRIAL, "--wait", "--timeout",
             "120s", timeout=180,
         )  # fmt: skip
     try:
-        for ns in (namespace, other):
-            releases = json.loads(kube.run(kube.helm, "list", "-n", ns, "-o", "json").stdout)
-            assert [(r["name"], r["status"]) for r in releases] == [("kz", "deployed")]
+        # A third, same name as the first in yet another namespace: the API server accepts every object.
+        kube.run(
+            kube.helm, "install", "kz", str(CHART), "-n", f"{namespace}-c", "--create-namespace", *TRIAL,
+            "--dry-run=server", timeout=120,
+        )  # fmt: skip
+        for ns, release in releases.items():
+            listed = json.loads(kube.run(kube.helm, "list", "-n", ns, "-o", "json").stdout)
+            assert [(r["name"], r["status"]) for r in listed] == [(release, "deployed")]
             # Each operator is bound to its own ClusterRole.
-            manifest = _docs(kube.run(kube.helm, "get", "manifest", "kz", "-n", ns).stdout)
+            manifest = _docs(kube.run(kube.helm, "get", "manifest", release, "-n", ns).stdout)
             (name,) = [d["metadata"]["name"] for d in manifest if d["kind"] == "ClusterRoleBinding"]
+            assert name.startswith(f"{release}-konnectz-")  # the namespace follows, shortened with a hash when long
             binding = json.loads(kube.run(kube.kubectl, "get", "clusterrolebinding", name, "-o", "json").stdout)
             assert binding["subjects"][0]["namespace"] == ns
             names.append(name)
-            ready = kube.run(kube.kubectl, "get", "deployment", "kz-konnectz-operator", "-n", ns, "-o", "json").stdout
+            deployment = f"{release}-konnectz-operator"
+            ready = kube.run(kube.kubectl, "get", "deployment", deployment, "-n", ns, "-o", "json").stdout
             assert json.loads(ready)["status"].get("readyReplicas") == 2
         assert names[0] != names[1]
     finally:
-        for ns in (other, namespace):
-            kube.run(kube.helm, "uninstall", "kz", "-n", ns, "--wait", timeout=180, check=False)
-        kube.run(kube.kubectl, "delete", "namespace", other, "--wait=false", check=False)
+        for ns, release in reversed(releases.items()):
+            kube.run(kube.helm, "uninstall", release, "-n", ns, "--wait", timeout=180, check=False)
+        for ns in (other, f"{namespace}-c"):
+            kube.run(kube.kubectl, "delete", "namespace", ns, "--wait=false", check=False)
 
 
 def test_an_install_without_a_default_storage_class_says_what_to_set(kube, namespace):
