@@ -165,6 +165,20 @@ def _with_port(command: list[str], port: int) -> list[str]:
     return out
 
 
+@pytest.fixture
+def kube_mount(kube, tmp_path: Path) -> str:
+    """The test cluster's kubeconfig as a volume for a container (its user, uid 10001, can read it), with
+    the Konnect CRD installed. Outside a pod the api and the operator read ``$KUBECONFIG``."""
+    kube.run(kube.kubectl, "apply", "--server-side", "-f", str(REPO / "crds" / "konnects.konnectz.io.yaml"))
+    folder = tmp_path / "kube"
+    folder.mkdir()
+    folder.chmod(0o755)
+    tmp_path.chmod(0o755)
+    shutil.copy(kube.kubeconfig, folder / "config")
+    (folder / "config").chmod(0o644)
+    return f"{folder}:/kube:ro"
+
+
 def _database(postgres_server, name: str) -> str:
     with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
@@ -172,7 +186,9 @@ def _database(postgres_server, name: str) -> str:
     return postgres_server.url.rsplit("/", 1)[0] + f"/{name}"
 
 
-def test_the_api_image_migrates_and_serves_the_spa_and_apps(images, kube, namespace, postgres_server, nats_server):
+def test_the_api_image_migrates_and_serves_the_spa_and_apps(
+    images, kube, namespace, kube_mount, postgres_server, nats_server
+):
     api = _containers(kube, namespace)["api"]
     env = api["resolved_env"]
     assert env["KONNECTZ_CATALOGUE_DIR"] == "/app/catalogue"
@@ -184,7 +200,7 @@ def test_the_api_image_migrates_and_serves_the_spa_and_apps(images, kube, namesp
     (migrate,) = [c for c in api["init"] if c["name"] == "migrate"]
     with _container(images["api"], migrate["command"], env) as migrating:
         assert migrating.proc.wait(300) == 0, migrating.output()[-3000:]
-    with _container(images["api"], _with_port(api["command"], port), env) as running:
+    with _container(images["api"], _with_port(api["command"], port), env, volumes=(kube_mount,)) as running:
         _healthy(f"http://127.0.0.1:{port}/healthz", running, within=180)
         index = httpx.get(f"http://127.0.0.1:{port}/", timeout=10)  # the SPA built into the image
         assert index.status_code == 200 and '<div id="root"' in index.text
@@ -225,19 +241,12 @@ def test_the_runner_image_serves_the_pool(images, kube, namespace, nats_server):
         assert listed.returncode == 0, listed.stdout + listed.stderr
 
 
-def test_the_operator_image_connects_to_the_control_plane(images, kube, namespace, tmp_path):
+def test_the_operator_image_connects_to_the_control_plane(images, kube, namespace, kube_mount):
     operator = _containers(kube, namespace)["operator"]
     env = operator["resolved_env"]
-    kube.run(kube.kubectl, "apply", "--server-side", "-f", str(REPO / "crds" / "konnects.konnectz.io.yaml"))
-    kubeconfig = tmp_path / "kubeconfig"
-    shutil.copy(kube.kubeconfig, kubeconfig)
-    kubeconfig.chmod(0o644)
-    tmp_path.chmod(0o755)
     port = free_port()
     env.update(KUBECONFIG="/kube/config", KONNECTZ_LIVENESS_PORT=str(port), KONNECTZ_NAMESPACE=namespace)
-    with _container(
-        images["operator"], operator["command"], env, volumes=(f"{kubeconfig}:/kube/config:ro",)
-    ) as running:
+    with _container(images["operator"], operator["command"], env, volumes=(kube_mount,)) as running:
         _healthy(f"http://127.0.0.1:{port}/healthz", running, within=120)
         time.sleep(2)
         assert running.proc.poll() is None
