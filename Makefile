@@ -10,6 +10,8 @@ PY         := .venv/bin/python
 # pytest-xdist workers for `make test`: each has its own PostgreSQL, NATS, SMTP sink and platform;
 # the Kubernetes tests share one worker (one control plane). Most tests wait on I/O, so 3 on 2 cores.
 PYTEST_WORKERS ?= 3
+# Every tool and test reads the same cache (uv, the catalogue's package, Prism, the control plane).
+export KONNECTZ_CACHE := $(CACHE)
 export UV_PYTHON_DOWNLOADS := never
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
@@ -27,15 +29,17 @@ help:
 
 # --- installation -------------------------------------------------------------------------
 $(UV):
-	@echo "==> installing uv $(UV_VERSION) into $(TOOLS)"
+	@echo "==> installing uv $(UV_VERSION) into $(TOOLS) (about 10 s)"
 	python3 -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
 .venv/.installed: $(UV) $(PY_LOCKS)
+	@echo "==> installing the Python workspace into .venv (about 20 s with uv's cache warm, 1-2 min without)"
 	$(UV) sync --all-packages --frozen --quiet
 	@touch $@
 
 web/node_modules/.installed: web/package.json web/package-lock.json
+	@echo "==> installing the web packages (about 30 s with npm's cache warm, 1-2 min without)"
 	cd web && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -48,6 +52,7 @@ chromium:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 web/dist/index.html: web/node_modules/.installed $(shell find web/src web/public web/index.html web/vite.config.ts -type f 2>/dev/null)
+	@echo "==> building the web app into web/dist (about 20 s)"
 	cd web && npm run build --silent
 	@touch $@
 

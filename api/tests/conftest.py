@@ -38,6 +38,9 @@ def api_env(postgres_server, nats_server, smtp_sink) -> dict[str, str]:
         "KONNECTZ_WEBHOOK_BASE_URL": "http://hooks.test",
         "KONNECTZ_CAPTCHA_COST": "1",
         "KONNECTZ_CAPTCHA_MAX_NUMBER": "50",
+        # Every test signs its users up from one client address: the mail limits are tested on their own.
+        "KONNECTZ_MAIL_MAX_PER_ADDRESS": "100000",
+        "KONNECTZ_MAIL_MAX_PER_EMAIL": "1000",
         # Test & Review calls the tests' local HTTP servers.
         "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
     }

@@ -304,3 +304,28 @@ def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
         url, json={"account_id": other_account, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {token}"}
     )
     assert r.status_code == 403
+
+
+def test_app_accounts_are_capped_by_the_plan(client, api, fake):
+    from sqlalchemy import insert
+
+    from konnectz_api.crud.quota import PLANS
+    from konnectz_api.models import User
+
+    email = api.signup_and_verify()
+    headers = api.login(email)
+    cap = PLANS["Free"].app_accounts
+    with get_sessionmaker()() as session:
+        owner_id = session.scalar(select(User.id).where(User.email == email))
+        rows = [
+            {"owner_id": owner_id, "app_id": TOKEN_APP, "app_key": "fake_token", "label": f"a{i}", "credentials": "x"}
+            for i in range(cap - 1)
+        ]
+        session.execute(insert(AppAccount), rows)
+        session.commit()
+    body = {"app_id": TOKEN_APP, "auth_response": {"api_key": fake_apps.API_KEY}}
+    assert client.post("/api/v1/authorization", json=body, headers=headers).status_code == 200
+    over = client.post("/api/v1/authorization", json=body, headers=headers)
+    assert over.status_code == 403 and over.json()["key"] == "PLAN_LIMIT"
+    assert f"The Free plan allows {cap} app accounts" in over.json()["message"]
+    assert len(_accounts(client, headers)) == cap

@@ -145,8 +145,68 @@ def test_replay_of_a_failed_run_starts_one_linked_run(client, api, nats_server):
     # A withdrawn flow is not replayed.
     r = client.post(f"/api/v1/konnects/{konnect_id}/update_status", json={"status": "Draft"}, headers=headers)
     assert r.status_code == 200
-    refused = client.post(f"/api/v1/task_logs/{log['id']}/replay", headers=headers)
+    refused = client.post(f"/api/v1/task_logs/{log['id']}/replay?again=true", headers=headers)
     assert refused.status_code == 409 and refused.json()["message"] == "Publish the flow again to replay its runs"
+
+
+def _runs_stored(nats_url: str, konnect_id: int) -> int:
+    async def run() -> int:
+        nc = await nats.connect(nats_url)
+        try:
+            info = await nc.jetstream().stream_info(STREAM_RUNS, subjects_filter=run_subject(konnect_id))
+            return int((info.state.subjects or {}).get(run_subject(konnect_id), 0))
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+def test_a_run_is_replayed_once_unless_a_new_replay_is_asked_for(client, api, nats_server):
+    from concurrent.futures import ThreadPoolExecutor
+
+    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    failed = _event(konnect_id, owner_id)
+    _publish(nats_server.url, failed)
+    [log] = _logs(client, headers, konnect_id, 1)
+    url = f"/api/v1/task_logs/{log['id']}/replay"
+    before = _runs_stored(nats_server.url, konnect_id)
+
+    # Four replays at once (a double click, two tabs): one run stored, all answer it.
+    with ThreadPoolExecutor(4) as pool:
+        replies = list(pool.map(lambda _: client.post(url, headers=headers), range(4)))
+    assert all(r.status_code in (200, 202) for r in replies), [r.text for r in replies]
+    run_ids = {r.json()["run_id"] for r in replies}
+    assert len(run_ids) == 1, run_ids
+    (first,) = run_ids
+    assert _runs_stored(nats_server.url, konnect_id) == before + 1
+
+    # Later: the first replay's run again, nothing started, said so.
+    again = client.post(url, headers=headers)
+    assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["run_id"] == first and again.json()["already_replayed"] is True
+    assert again.json()["replay_of"] == failed.run_id
+    assert _runs_stored(nats_server.url, konnect_id) == before + 1
+    # The history links both ways: the first run names its replay, the replay its origin.
+    _publish(
+        nats_server.url, _event(konnect_id, owner_id, replay_of=failed.run_id).model_copy(update={"run_id": first})
+    )
+    logs = {item["run_id"]: item for item in _logs(client, headers, konnect_id, 2)}
+    assert logs[failed.run_id]["replayed_as"] == first and logs[first]["replay_of"] == failed.run_id
+
+    # A replay of the replay starts nothing unless asked for: 409 with its id and its origin.
+    refused = client.post(f"/api/v1/task_logs/{logs[first]['id']}/replay", headers=headers)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["run_id"] == first and refused.json()["replay_of"] == failed.run_id
+    assert "again=true" in refused.json()["message"]
+    assert _runs_stored(nats_server.url, konnect_id) == before + 1
+
+    # Asked for explicitly: one new run each time, linked to the same origin.
+    fresh = client.post(f"{url}?again=true", headers=headers)
+    assert fresh.status_code == 202 and fresh.json()["run_id"] not in (first, failed.run_id)
+    assert fresh.json()["already_replayed"] is False
+    assert _runs_stored(nats_server.url, konnect_id) == before + 2
+    assert client.post(url, headers=headers).json()["run_id"] == fresh.json()["run_id"]
+    assert _last_run(nats_server.url, konnect_id).replay_of == failed.run_id
 
 
 def _an_old_and_a_recent_run(client, api, nats_server):

@@ -98,6 +98,25 @@ def _handler(server: EchoServer) -> type[BaseHTTPRequestHandler]:
 
 
 @pytest.fixture(scope="session")
+def nats_server() -> Iterator[Any]:
+    """The runner tests' own NATS (one per xdist worker), not the one the api tests share: KZ_EVENTS
+    keeps an event only until the api's consumer stores it (interest retention), and an api of the
+    api tests in the same worker would take the events these tests read back."""
+    import shutil
+    import tempfile
+
+    from konnectz_devstack._nats import NatsServer
+    from konnectz_devstack._ports import free_port
+
+    base = Path(tempfile.mkdtemp(prefix="konnectz-nats-runner-"))
+    server = NatsServer(base, free_port())
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
 def echo_server() -> Iterator[EchoServer]:
     state = EchoServer(port=0)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))

@@ -19,7 +19,7 @@ from konnectz_runner.engine import execute
 from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, TaskEvent, ensure_streams, konnect_key
 from konnectz_runner.journal import BUSY_SECONDS, IN_DOUBT_ERROR, KV_STEPS, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.worker import ACK_WAIT_SECONDS
+from konnectz_runner.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS
 
 from .test_server import RunningRunner, new_spec, next_event, start_runner, wait_until
 
@@ -76,7 +76,9 @@ async def test_pure_steps_are_not_journaled(nc: NATS, echo: Any) -> None:
 async def test_runs_consumer_has_short_leases(shared_runner: RunningRunner, nc: NATS) -> None:
     info = await nc.jetstream().consumer_info(STREAM_RUNS, "runner")
     assert info.config.ack_wait == ACK_WAIT_SECONDS <= 10
-    assert info.config.max_deliver in (None, -1)  # never given up by the server: the worker ends runs itself
+    # Bounded: the worker ends a run as an ERROR task log on delivery MAX_ATTEMPTS; the deliveries after
+    # that only store that event, and the server stops offering the run after CONSUMER_MAX_DELIVER.
+    assert info.config.max_deliver == CONSUMER_MAX_DELIVER == 2 * MAX_ATTEMPTS
 
 
 async def test_idempotency_key_starts_one_run(shared_runner: RunningRunner, nc: NATS, echo: Any) -> None:

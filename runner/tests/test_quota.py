@@ -143,3 +143,21 @@ async def test_nats_gate_falls_back_to_one_request_per_run_without_the_batch_sub
         assert all(r.allowed for r in replies) and sorted(asked) == ["r0", "r1", "r2"]
     finally:
         await nc.close()
+
+
+def test_an_owner_is_blocked_at_ingress_only_when_no_task_is_left_and_only_for_a_while() -> None:
+    import time
+
+    from konnectz_runner.quota import QuotaBlock, QuotaBlocks, exhausted
+
+    assert exhausted(QuotaReply(allowed=False, reason="none", task_limit=5, task_consumed=5))
+    # Too few for this run, but a smaller run may fit: not blocked.
+    assert not exhausted(QuotaReply(allowed=False, reason="short", task_limit=5, task_consumed=4))
+    assert not exhausted(QuotaReply(allowed=True, task_limit=5, task_consumed=5))
+    assert not exhausted(QuotaReply(allowed=False, reason="Invalid quota request."))  # no limit known
+
+    blocks = QuotaBlocks()
+    blocks.note(QuotaBlock(owner_id=7, reason="Task quota exceeded", until=time.time() + 60))
+    blocks.note(QuotaBlock(owner_id=8, reason="old", until=time.time() - 1))
+    assert blocks.reason(7) == "Task quota exceeded"
+    assert blocks.reason(8) is None and blocks.reason(9) is None  # expired, unknown

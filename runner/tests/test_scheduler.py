@@ -22,7 +22,17 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from konnectz_devstack._ports import free_port
 from konnectz_runner.config import Settings
-from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, ensure_streams, konnect_key, run_subject
+from konnectz_runner.events import (
+    KV_KONNECTS,
+    STREAM_EVENTS,
+    STREAM_RUNS,
+    RunRequest,
+    TaskEvent,
+    ensure_streams,
+    event_subject,
+    konnect_key,
+    run_subject,
+)
 from konnectz_runner.netguard import parse_networks
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.scheduler import LocalScheduler, fire_due, last_fire
@@ -61,6 +71,18 @@ async def nc(nats_server: Any) -> AsyncIterator[NATS]:
     await ensure_streams(client.jetstream())
     yield client
     await client.drain()
+
+
+async def stored_events(nc: NATS, konnect_id: int) -> list[TaskEvent]:
+    sub = await nc.jetstream().pull_subscribe(
+        event_subject(konnect_id), stream=STREAM_EVENTS, config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
+    )
+    try:
+        msgs = await sub.fetch(20, timeout=0.5)
+    except nats.errors.TimeoutError:
+        msgs = []
+    await sub.unsubscribe()
+    return [TaskEvent.model_validate_json(m.data) for m in msgs]
 
 
 async def stored_runs(nc: NATS, konnect_id: int) -> list[RunRequest]:
@@ -127,19 +149,21 @@ async def test_tick_command_for_a_cronjob_starts_and_runs_the_due_fire_once(nc: 
 
         code, run_id, err = await tick()
         assert code == 0 and run_id, err
-        # The tick executed its run before exiting: the request was made, the event stored.
+        # The tick executed its run before exiting: the request was made, the event stored, and the
+        # run's message deleted from KZ_RUNS (its request now lives in the task event).
         [request] = echo.requests_to("/echo")
-        runs = await stored_runs(nc, spec.konnect_id)
-        assert [r.run_id for r in runs] == [run_id]
-        assert request.json() == {"at": runs[0].trigger_output["scheduled_at"]}
-        assert runs[0].scheduled_for is not None
-        assert datetime.now(UTC) - runs[0].scheduled_for < timedelta(minutes=2)
+        [event] = await stored_events(nc, spec.konnect_id)
+        assert event.run_id == run_id and event.status == "SUCCESS"
+        assert request.json() == {"at": event.trigger_output["scheduled_at"]}
+        scheduled_for = datetime.fromisoformat(event.trigger_output["scheduled_at"])
+        assert datetime.now(UTC) - scheduled_for < timedelta(minutes=2)
+        assert await stored_runs(nc, spec.konnect_id) == []
 
         again = await tick("--no-run")
-        if again[1]:  # the minute turned between the two ticks: that is the next fire
-            assert [r.run_id for r in await stored_runs(nc, spec.konnect_id)] == [run_id, again[1]]
+        if again[1]:  # the minute turned between the two ticks: that is the next fire (stored, not run)
+            assert [r.run_id for r in await stored_runs(nc, spec.konnect_id)] == [again[1]]
         else:
-            assert again[0] == 0 and [r.run_id for r in await stored_runs(nc, spec.konnect_id)] == [run_id]
+            assert again[0] == 0 and await stored_runs(nc, spec.konnect_id) == []
         assert len(echo.requests_to("/echo")) == 1  # --no-run executes nothing
 
         webhook = FlowSpec.model_validate(

@@ -167,3 +167,66 @@ async def test_attempts_are_reported(http: httpx.AsyncClient) -> None:
     await make_worker(js, http).handle(msg)  # type: ignore[arg-type]
     event = TaskEvent.model_validate_json(js.published[0][1])
     assert event.status == "SUCCESS" and event.attempts == 3 and msg.calls == ["ack"]
+
+
+class FakeSteps:
+    """The step journal's bucket, holding the results of earlier deliveries."""
+
+    def __init__(self, entries: dict[str, bytes]) -> None:
+        self.entries = entries
+
+    async def get(self, key: str) -> Any:
+        from nats.js.errors import KeyNotFoundError
+
+        if key not in self.entries:
+            raise KeyNotFoundError
+        return SimpleNamespace(value=self.entries[key])
+
+
+async def test_a_run_that_cannot_complete_keeps_its_finished_steps(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from konnectz_runner.events import StepResult
+    from konnectz_runner.journal import JournalEntry, step_key
+
+    now = datetime.now(UTC)
+    done = StepResult(step_id="node-2", name="S", status="SUCCESS", started_at=now, finished_at=now,
+                      input={"x": 1}, output={"status": 200})  # fmt: skip
+
+    async def broken(*args: Any, **kwargs: Any) -> TaskEvent:
+        raise RuntimeError("bug after node-2")
+
+    monkeypatch.setattr(worker_module, "execute", broken)
+    js = FakeJetStream()
+    worker = make_worker(js, http)
+    worker._steps = FakeSteps({step_key("run-1", "node-2"): JournalEntry(result=done).model_dump_json().encode()})  # type: ignore[assignment]
+    last = run_message(delivered=worker_module.MAX_ATTEMPTS)
+    await worker.handle(last)  # type: ignore[arg-type]
+    assert last.calls == ["ack"]
+    event = TaskEvent.model_validate_json(js.published[0][1])
+    assert event.status == "ERROR"
+    assert [(s.step_id, s.status) for s in event.steps] == [("node-2", "SUCCESS"), ("node-1", "ERROR")]
+    assert event.steps[0].output == {"status": 200}
+    assert "RuntimeError: bug after node-2" in (event.steps[1].error or "")
+
+
+class TooLargeForNats(FakeJetStream):
+    """A NATS whose max_payload is below Konnectz's limits: the first (whole) event is refused."""
+
+    async def publish(self, subject: str, payload: bytes, *, headers: dict[str, str], **kw: Any) -> Any:
+        import nats.errors
+
+        if len(payload) > 64 * 1024:
+            raise nats.errors.MaxPayloadError
+        return await super().publish(subject, payload, headers=headers, **kw)
+
+
+async def test_an_event_nats_refuses_as_too_large_is_stored_trimmed_not_retried(http: httpx.AsyncClient) -> None:
+    js = TooLargeForNats()
+    run = RunRequest(run_id="run-1", konnect_id=8, trigger_output={"big": "x" * 200_000}, received_at=datetime.now(UTC))
+    msg = FakeMsg(run.model_dump_json().encode())
+    await make_worker(js, http).handle(msg)  # type: ignore[arg-type]
+    assert msg.calls == ["ack"]  # not handed back: it would fail the same way for ever
+    event = TaskEvent.model_validate_json(js.published[0][1])
+    assert event.status == "SUCCESS" and [s.status for s in event.steps] == ["SUCCESS"]
+    assert event.trigger_output["truncated"] is True and "too large to keep" in event.trigger_output["message"]

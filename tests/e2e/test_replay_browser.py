@@ -103,6 +103,11 @@ def test_replay_a_failed_run_from_its_task_details(
     replayed = next(item for item in both if item["id"] != failed["id"])
     assert replayed["status"] == "SUCCESS" and replayed["replay_of"] == failed["run_id"]
     assert service.bodies == [{"customer": "Ada"}, {"customer": "Ada"}]  # the same request, once more
+    # A second click replays nothing more: the api answers the first replay, and the page says so.
+    details.get_by_test_id(f"replay-{failed['id']}").click()
+    expect(page.get_by_text("This run was replayed already")).to_be_visible()
+    time.sleep(1.0)
+    assert len(logs()) == 2 and len(service.bodies) == 2
     select_tab(page, "Success")
     page.get_by_test_id(f"tasklog-item-{replayed['id']}").click()
     expect(page.locator("[data-testid='run-facts']:visible")).to_contain_text("Replay of")

@@ -3,7 +3,8 @@
 An administrator gives an account the Agency plan with the documented command; the agency adds a
 sub-account with a quota of 2 tasks; the sub-account joins by the mailed link, publishes a flow with one
 action and posts to its webhook three times: two runs execute, the third is refused by the runner and
-shows as an ERROR task log with the reason. A team member with access Create cannot delete a flow.
+shows as an ERROR task log with the reason (not the request). Then the webhook is refused at ingress
+(402 with the reason; nothing stored, no task log). A team member with access Create cannot delete a flow.
 """
 
 from __future__ import annotations
@@ -159,9 +160,23 @@ def test_sub_account_quota_is_enforced_by_the_runner_and_team_access_by_the_api(
             refused["data"]["quota"]["error"],
         )
         assert len(receiver.requests) == 2  # the refused run called nothing
-        row = api.get("/api/v1/members/list_agency_users", headers=agency).json()["sub_accounts"][0]
-        assert (row["task"], row["task_consumed"], row["remaining"]) == (2, 2, 0)
-        assert api.get("/api/v1/users/usage", headers=agency).json()["task_consumed"] == 0  # the agency's own
+        # The refused run's task log says it was refused, not what was sent.
+        assert refused["data"]["node-1"] == {
+            "refused": True,
+            "message": "The run was refused, so its request was not kept.",
+        }
+        # From now on the quota is refused at ingress: 402 with the reason, nothing stored, no task log.
+        answers: list[httpx.Response] = []
+
+        def refused_at_ingress() -> httpx.Response | None:
+            answers.append(httpx.post(hook, json={"n": 4}, timeout=10))
+            return answers[-1] if answers[-1].status_code == 402 else None
+
+        assert "Task quota exceeded" in wait_until(refused_at_ingress, timeout=15).json()["message"]
+        accepted = sum(1 for a in answers if a.status_code == 200)  # before the runner heard of the refusal
+        assert accepted <= 1
+        url = f"/api/v1/task_logs/logs?konnect_id={konnect_id}"
+        wait_until(lambda: len(api.get(url, headers=sub).json()["task_logs"]) == 3 + accepted, timeout=20)
 
         # A team member with access Create cannot delete the owner's flow.
         owner = sign_up(api, "team@example.com", "team-password")

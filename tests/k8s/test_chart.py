@@ -187,3 +187,15 @@ def test_the_chart_points_the_api_and_the_pool_at_the_catalogue_in_their_images(
         (container,) = deployment["spec"]["template"]["spec"]["containers"]
         env = {e["name"]: e.get("value") for e in container["env"]}
         assert env["KONNECTZ_CATALOGUE_DIR"] == "/app/catalogue", name
+
+
+def test_nats_max_payload_is_stated_and_above_the_streams_limits(kube):
+    from konnectz_runner.limits import EVENT_MAX_BYTES, NATS_MAX_PAYLOAD, RUN_MAX_BYTES
+
+    rendered = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL).stdout
+    (conf,) = [d for d in _docs(rendered) if d["kind"] == "ConfigMap" and "nats.conf" in d.get("data", {})]
+    assert f"max_payload: {NATS_MAX_PAYLOAD}" in conf["data"]["nats.conf"]
+    assert NATS_MAX_PAYLOAD > EVENT_MAX_BYTES > RUN_MAX_BYTES
+
+    small = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "nats.maxPayload=1048576", check=False)
+    assert small.returncode != 0 and "maxPayload" in small.stderr

@@ -123,7 +123,8 @@ def _plan(args: argparse.Namespace) -> int:
 
     if args.plan_command == "list":
         for p in quota.PLANS.values():
-            print(f"{p.name}\t{p.task_limit} tasks\t{p.price}")
+            caps = f"{p.folders} folders\t{p.konnects} flows\t{p.app_accounts} app accounts"
+            print(f"{p.name}\t{p.task_limit} tasks\t{p.price}\t{caps}")
         return 0
     from konnectz_api.db import get_sessionmaker
 

@@ -6,6 +6,12 @@ harmless), one of their tasks, one DELETE of their quota reservations and one UP
 settle the tasks. A batch that cannot be stored is retried one event at a time, so one bad event
 cannot hold back the others. Payloads larger than ``task_payload_inline_bytes`` go to
 ``task_payloads`` (:mod:`konnectz_api.crud.task_payloads`).
+
+No event is retried for ever: one that could not be stored is handed back with a growing delay
+(2 s doubling to 60 s); while the database is unreachable that goes on (up to the consumer's
+``max_deliver``, :data:`~konnectz_runner.events.EVENTS_MAX_DELIVER`, about 3 hours), but an event the
+database refuses for its content (:data:`POISON_ATTEMPTS` times) is stored without its data, as an
+ERROR task log that says why (:func:`without_data`); so is any event on its last delivery.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from typing import Any
 
 import orjson
 from nats.aio.msg import Msg
-from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import FetchTimeoutError
 from psycopg.types.json import Jsonb
 from pydantic import ValidationError
@@ -34,11 +39,53 @@ from konnectz_api.crud import requests, task_payloads
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, User
-from konnectz_runner.events import STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
+from konnectz_runner.events import EVENTS_MAX_DELIVER, STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent, events_consumer_config
 from konnectz_runner.outage import Outage
 
 log = logging.getLogger(__name__)
-DURABLE = "api-task-logs"
+DURABLE = "api-task-logs"  # konnectz_runner.events.EVENTS_CONSUMER
+#: Deliveries of an event the database refuses for its content before it is stored without its data.
+POISON_ATTEMPTS = 3
+
+
+def _transient(error: BaseException) -> bool:
+    """A failure of the database connection (retry), not of the event's content."""
+    import psycopg
+    from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError, TimeoutError
+
+    return isinstance(
+        error, OperationalError | InterfaceError | DisconnectionError | TimeoutError | psycopg.OperationalError
+    ) or isinstance(error, OSError)
+
+
+def without_data(event: TaskEvent, error: BaseException, attempts: int) -> TaskEvent:
+    """The event as an ERROR task log without its data: the request and the steps' inputs and outputs
+    are replaced by why (the steps, their statuses and errors stay)."""
+    reason = (
+        f"The task log could not be stored as the runner sent it ({type(error).__name__}: {str(error)[:300]}); "
+        f"it was stored without its data after {attempts} attempts."
+    )
+    return event.model_copy(
+        update={
+            "status": "ERROR",
+            "trigger_output": {"dropped": True, "message": reason},
+            "steps": [
+                s.model_copy(update={"input": {}, "output": None, "error": s.error and s.error[:2000]})
+                for s in event.steps
+            ],
+            # Nothing of what was sent that the database could refuse: bounded numbers, no ids.
+            "attempts": max(1, min(event.attempts, 1000)),
+            "konnect_name": event.konnect_name[:200],
+            "trace_id": None,
+            "span_id": None,
+            "replay_of": None,
+        }
+    )
+
+
+def retry_delay(attempts: int) -> float:
+    """Seconds before an event that could not be stored is offered again: 2, 4, 8, ... up to 60."""
+    return float(min(2 ** max(attempts, 1), 60))
 
 
 def _log_data(event: TaskEvent) -> dict[str, Any]:
@@ -229,12 +276,10 @@ async def consume_task_events(
     await bus.ready.wait()
     js = bus.js
     batch = get_settings().task_events_batch
-    sub = await js.pull_subscribe(
-        SUBJECTS_EVENTS,
-        durable=DURABLE,
-        stream=STREAM_EVENTS,
-        config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30, max_ack_pending=max(1000, 4 * batch)),
-    )
+    config = events_consumer_config(max_ack_pending=max(1000, 4 * batch))
+    # Create or update: a consumer made by an older api gets the bounded max_deliver.
+    await js.add_consumer(STREAM_EVENTS, config=config)
+    sub = await js.pull_subscribe(SUBJECTS_EVENTS, durable=DURABLE, stream=STREAM_EVENTS, config=config)
 
     fetching = Outage("Task events (NATS)", log)
     storing = Outage("Storing task events (database)", log)
@@ -272,8 +317,17 @@ async def consume_task_events(
         latest: dict[int, TaskEvent] = {}
         for msg, event, stored in zip(good, events, outcomes, strict=True):
             if stored is None:
+                attempts = msg.metadata.num_delivered
+                assert error is not None
+                if attempts >= EVENTS_MAX_DELIVER - 1 or (not _transient(error) and attempts >= POISON_ATTEMPTS):
+                    stub = without_data(event, error, attempts)
+                    _stored, stub_error = await asyncio.to_thread(_store_batch, sessions, [stub])
+                    if stub_error is None:
+                        log.error("run %s: %s", event.run_id, stub.trigger_output["message"])
+                        await msg.ack()
+                        continue
                 with contextlib.suppress(Exception):
-                    await msg.nak(delay=2)
+                    await msg.nak(delay=retry_delay(attempts))
                 continue
             await msg.ack()
             if stored:

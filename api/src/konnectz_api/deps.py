@@ -10,14 +10,18 @@ check is one query: the user and whether the token was revoked.
   and no thread hop (team members take the full ``CurrentUser`` path, audit included).
 - ``CurrentUser``: the account whose data a call reads or changes. For a team member that is the account
   they were added to, and the member's access level is checked here, on every call, before the route
-  runs (:mod:`konnectz_api.crud.members`); each change a member makes is written to the audit log.
+  runs (:mod:`konnectz_api.crud.members`) from the route's meaning (its method and path template); a
+  route whose level depends on its body (a flow's status) uses ``AccountAt``, which reads the parsed,
+  validated body model, never a header. Each change a member makes is written to the audit log.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
+import psycopg
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from psycopg_pool import AsyncConnectionPool
@@ -62,43 +66,79 @@ async def signed_in_user(signed_in: Annotated[tuple[User, AccessClaims], Depends
     return signed_in[0]
 
 
-async def _body_status(request: Request) -> str | None:
-    """The ``status`` of a JSON body (a flow set to DELETED, an app account set to REMOVE), if any."""
-    if request.method in ("GET", "HEAD", "OPTIONS") or "json" not in request.headers.get("content-type", ""):
-        return None
-    try:
-        body = await request.json()
-    except ValueError:
-        return None  # the route answers the bad body with a 422
-    status = body.get("status") if isinstance(body, dict) else None
-    return status.upper()[:20] if isinstance(status, str) else None
+def route_path(request: Request) -> str:
+    """The path template of the route that serves ``request`` (``/api/v1/konnects/{konnect_id}/update_status``);
+    the URL's path only where no route was matched yet (the hot reads, whose paths have no parameters)."""
+    path = getattr(request.scope.get("route"), "path", None)
+    return path if isinstance(path, str) else request.url.path
+
+
+async def account_at(
+    signed_in: tuple[User, AccessClaims], session: Session, request: Request, level: str | None, *, note: str = ""
+) -> User:
+    """The account a call acts on. For a team member: their access level checked against ``level``
+    (None: the level of the route's meaning, :func:`konnectz_api.crud.members.required_level`) and
+    audited, with ``note`` (what the parsed body asked) in the audit entry."""
+    user = signed_in[0]
+    if user.member_kind != members.TEAM:
+        return user
+    return await run_in_threadpool(_team_account, session, user, request, level, note)
 
 
 async def current_user(
     signed_in: Annotated[tuple[User, AccessClaims], Depends(current_claims)],
     session: SessionDep,
     request: Request,
-    body_status: Annotated[str | None, Depends(_body_status)],
 ) -> User:
-    user = signed_in[0]
-    if user.member_kind != members.TEAM:
-        return user
-    return await run_in_threadpool(_team_account, session, user, request, body_status)
+    return await account_at(signed_in, session, request, None)
 
 
-def _team_account(session: Session, user: User, request: Request, body_status: str | None) -> User:
+class AccountAt:
+    """A dependency: the account of the call, for a route whose access level depends on its parsed
+    body. ``level_of`` reads the level from the validated body model (FastAPI parses the body once and
+    gives the same value to the route): ``Depends(AccountAt(UpdateStatusIn, lambda b: ...))`` with the
+    route's own body parameter named ``body``."""
+
+    def __init__(self, body_model: type[Any], level_of: Callable[[Any], str], note_of: Callable[[Any], str]) -> None:
+        self.level_of = level_of
+        self.note_of = note_of
+        self.__signature__ = _account_at_signature(body_model)
+
+    async def __call__(
+        self, signed_in: tuple[User, AccessClaims], session: Session, request: Request, body: Any
+    ) -> User:
+        return await account_at(signed_in, session, request, self.level_of(body), note=self.note_of(body))
+
+
+def _account_at_signature(body_model: type[Any]) -> inspect.Signature:
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature(
+        [
+            inspect.Parameter(
+                "signed_in", kind, annotation=Annotated[tuple[User, AccessClaims], Depends(current_claims)]
+            ),
+            inspect.Parameter("session", kind, annotation=SessionDep),
+            inspect.Parameter("request", kind, annotation=Request),
+            inspect.Parameter("body", kind, annotation=body_model),
+        ],
+        return_annotation=User,
+    )
+
+
+def _team_account(session: Session, user: User, request: Request, level: str | None, note: str = "") -> User:
     """The account a team member works in, after checking (and auditing) their access level."""
     account = session.get(User, user.parent_id) if user.parent_id is not None else None
     if account is None:
         raise Unauthorized("Your session has expired. Please sign in again.")
-    level = members.required_level(request.method, request.url.path, body_status)
+    if level is None:
+        level = members.required_level(request.method, route_path(request))
     allowed = members.allows(user.access, level)
     if level != members.READ:
         members.audit(
             session,
             account_id=account.id,
             actor=user,
-            action=f"{request.method} {request.url.path}" + (f" status={body_status}" if body_status else ""),
+            action=f"{request.method} {request.url.path}" + (f" {note}" if note else ""),
             outcome="allowed" if allowed else "denied",
             address=request.client.host if request.client else None,
         )
@@ -136,7 +176,7 @@ class ReadScope:
 
     ``run(query, **kwargs)`` takes a connection of the pool and calls ``query(conn, owner_id=…,
     **kwargs)`` (a function of :mod:`konnectz_api.crud.reads`). On the first call the sign-in check
-    (the user row and the revocation of the token's ``jti``) and the query are sent together in a
+    (the user row, its session version and the revocation of the token's ``jti``) and the query are sent together in a
     pipeline, with the owner the signed token names; the rows are returned only once the check
     passed (otherwise 401 and the rows are dropped). A team member reads the account they were added
     to: their access level is checked (and audited) through ``_team_account`` and the query is sent
@@ -159,6 +199,15 @@ class ReadScope:
         return self._owner_id
 
     async def run(self, query: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
+        try:
+            return await self._run(query, **kwargs)
+        except psycopg.OperationalError:
+            # A connection the database closed (it restarted): the pool's idle connections are checked
+            # (broken ones replaced) and the read runs once more; a second failure is the caller's 503.
+            await self._pool.check()
+            return await self._run(query, **kwargs)
+
+    async def _run(self, query: Callable[..., Awaitable[T]], /, **kwargs: Any) -> T:
         async with self._pool.connection() as conn:
             if self._owner_id is not None:
                 return await query(conn, owner_id=self._owner_id, **kwargs)
@@ -167,10 +216,7 @@ class ReadScope:
                 check = await reads.send_session_check(conn, user_id=claims.user_id, jti=claims.jti)
                 result = await query(conn, owner_id=claims.user_id, **kwargs)
                 row = await reads.session_row_of(check)
-            if row is None or row.revoked:
-                raise Unauthorized(_EXPIRED)
-            cutoff = row.tokens_valid_after
-            if cutoff is not None and (claims.issued_at is None or claims.issued_at < cutoff.replace(microsecond=0)):
+            if row is None or row.revoked or row.session_version != claims.session_version:
                 raise Unauthorized(_EXPIRED)
             if row.member_kind != members.TEAM:
                 self._owner_id = claims.user_id
@@ -188,7 +234,7 @@ async def read_scope(
 
     The same rules, still checked in the database on every call (a logout or password change takes
     effect on the next request in every process): the token's signature and expiry here, then in
-    :meth:`ReadScope.run` its ``jti`` not revoked and its issue time after the user's cutoff. A team
+    :meth:`ReadScope.run` its ``jti`` not revoked and its session version the user's. A team
     member's call goes through ``_team_account`` (access level, audit) as every other route does.
     """
     if creds is None:

@@ -21,8 +21,9 @@ from konnectz_api.db import get_sessionmaker, make_read_pool
 from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
 from konnectz_api.fastreads import FastReads
-from konnectz_api.limits import BodyLimitMiddleware
+from konnectz_api.limits import BodyLimitMiddleware, JsonLimitMiddleware
 from konnectz_api.quota_service import serve_quota
+from konnectz_api.responses import document_errors, install_error_schema
 from konnectz_api.routes import (
     app_accounts,
     apps,
@@ -117,15 +118,19 @@ def create_app() -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    # Every JSON body: its depth and characters (inside), after its size (outside: bounds what is buffered).
+    app.add_middleware(JsonLimitMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
     # The pages' hot read routes first: a request is matched against the routes in this order.
     hot = (konnects, folders, dashboard, task_logs)
     # Outermost: the hot GET routes of the pages skip FastAPI's per-request machinery (konnectz_api.fastreads).
     app.add_middleware(FastReads, fastapi_app=app, routers=[module.router for module in hot])
     routers = (system, auth, password_reset, profile, avatars, plans, members, apps, app_accounts, credentials)
-    for module in (*hot, *routers, konnect_webhooks, script_triggers, widgets):
-        app.include_router(module.router)
-    app.include_router(konnects.activity_router)
+    every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets)]
+    for router in (*every, konnects.activity_router):
+        document_errors(router)  # the 4xx and 503 each route can answer, from one table
+        app.include_router(router)
+    install_error_schema(app)
     if settings.web_dist and (settings.web_dist / "index.html").exists():
         _mount_spa(app, settings.web_dist)
     return app

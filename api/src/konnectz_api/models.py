@@ -48,8 +48,11 @@ class User(Base):
     # Password reset: only the SHA-256 digest of the single-use token is stored.
     reset_password_digest: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
     reset_password_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # Access tokens issued before this instant (whole seconds) are refused: set on password change/reset.
+    # When sessions were last ended (password change or reset); kept as a record.
     tokens_valid_after: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Every access token carries the version it was issued under (claim ``sv``); a password change or reset
+    # increments it, so every token issued before (however close in time) is refused.
+    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     current_plan: Mapped[str] = mapped_column(String(50), default="Free")
     preferred_language: Mapped[str] = mapped_column(String(10), default="en")
     country: Mapped[str | None] = mapped_column(String(100))
@@ -251,6 +254,9 @@ class TaskLog(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     # The run_id of the run this one replays (POST /api/v1/task_logs/{id}/replay).
     replay_of: Mapped[str | None] = mapped_column(String(64), index=True)
+    # The run_id of the latest replay of this run and how many were asked for: a second replay answers it.
+    replayed_as: Mapped[str | None] = mapped_column(String(64))
+    replays: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     tasks: Mapped[list[Task]] = relationship(
         back_populates="task_log", order_by="Task.position", cascade="all, delete-orphan"

@@ -82,14 +82,14 @@ async def _token_request(
     http: httpx.AsyncClient, guard: NetGuard, app: App, client: OAuthClient, url: str, form: dict[str, str]
 ) -> tuple[dict[str, Any], datetime | None]:
     oauth = _oauth(app)
-    request = AppRequest(method="POST", url=url, headers={"Accept": "application/json"}, form_body=dict(form))
+    body_form = dict(form)
+    request = AppRequest(method="POST", url=url, headers={"Accept": "application/json"}, form_body=body_form)
     if oauth.client_auth == "basic":
         pair = f"{client.client_id}:{client.client_secret}".encode()
         request.headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
         request.secret_headers.append("Authorization")
     else:
-        assert request.form_body is not None
-        request.form_body |= {"client_id": client.client_id, "client_secret": client.client_secret}
+        body_form |= {"client_id": client.client_id, "client_secret": client.client_secret}
     secrets_ = [client.client_secret, *form.values()]
     reply = await call_app(http, guard, request, secrets=secrets_)
     body = dig(reply.body, oauth.token_path) if oauth.token_path else reply.body

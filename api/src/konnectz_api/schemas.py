@@ -32,6 +32,13 @@ class SignupIn(BaseModel):
     password_confirmation: str
     is_admin: bool = False
 
+    @field_validator("first_name", "last_name")
+    @classmethod
+    def _no_control_characters(cls, value: str) -> str:
+        if any(ord(ch) < 32 for ch in value):
+            raise ValueError("must not contain control characters")
+        return value
+
 
 class EmailConfirmationIn(BaseModel):
     confirmation_token: str = Field(min_length=1, max_length=200)
@@ -542,12 +549,16 @@ class TaskLogOut(BaseModel):
         default=1, description="Deliveries of the run to a worker (more than 1 when a runner died or was busy)"
     )
     replay_of: str | None = Field(default=None, description="run_id of the run this one replays")
+    replayed_as: str | None = Field(default=None, description="run_id of this run's latest replay")
 
 
 class ReplayOut(BaseModel):
     message: str
     run_id: str = Field(description="The new run's id; its task log has replay_of = the replayed run's run_id")
     replay_of: str
+    already_replayed: bool = Field(
+        default=False, description="true: the run was replayed before and this is that replay (nothing started)"
+    )
 
 
 class TaskLogList(BaseModel):

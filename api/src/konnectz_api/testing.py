@@ -30,7 +30,7 @@ from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
 from konnectz_api.compilers._common import is_blank
 from konnectz_api.core.config import Settings
 from konnectz_api.core.security import new_token
-from konnectz_api.crud import activities
+from konnectz_api.crud import activities, caps
 from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
@@ -121,6 +121,7 @@ async def _test_trigger(
 ) -> TestAndReviewOut:
     node = flow.trigger
     if body.konnect_id is None:
+        caps.check(session, owner_id=user.id, kind="konnects")  # PlanLimit (403) beyond the plan's flows
         konnect = Konnect(
             owner_id=user.id,
             status="Draft",

@@ -8,6 +8,10 @@ http: 0.0.0.0:8222
 lame_duck_duration: 30s
 lame_duck_grace_period: 10s
 pid_file: /var/run/nats/nats.pid
+{{- if lt (int .Values.nats.maxPayload) 8388608 }}
+{{- fail "nats.maxPayload must be at least 8388608: the streams' max_msg_size (KZ_EVENTS 4 MiB) must fit" }}
+{{- end }}
+max_payload: {{ int .Values.nats.maxPayload }}
 jetstream {
   store_dir: /data
   max_memory_store: {{ .Values.nats.jetstream.maxMemoryStore }}

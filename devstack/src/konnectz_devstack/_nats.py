@@ -10,6 +10,10 @@ from pathlib import Path
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._ports import port_is_free, wait_for_port
 
+#: The server's max_payload: konnectz_runner.limits.NATS_MAX_PAYLOAD (the devstack does not import the
+#: runner; runner/tests/test_limits.py checks that they agree).
+NATS_MAX_PAYLOAD = 8 * 1024 * 1024
+
 
 def nats_server_binary() -> str:
     candidate = Path(sys.executable).parent / "nats-server"
@@ -38,11 +42,11 @@ class NatsServer:
         if not port_is_free(self.port):
             raise DevStackError(f"Port {self.port} (NATS) is busy: stop whatever uses it or set KONNECTZ_NATS_PORT.")
         self.base_dir.mkdir(parents=True, exist_ok=True)
-        config: list[str] = []
-        if self.sync_interval is not None:
-            conf = self.base_dir / "nats.conf"
-            conf.write_text(f"jetstream {{\n  sync_interval: {self.sync_interval}\n}}\n")
-            config = ["-c", str(conf)]
+        # max_payload stated, not defaulted (1 MB): above every stream's max_msg_size (konnectz_runner.limits).
+        conf = self.base_dir / "nats.conf"
+        jetstream = f"jetstream {{\n  sync_interval: {self.sync_interval}\n}}\n" if self.sync_interval else ""
+        conf.write_text(f"max_payload: {NATS_MAX_PAYLOAD}\n{jetstream}")
+        config = ["-c", str(conf)]
         self.proc = subprocess.Popen(
             [
                 nats_server_binary(),

@@ -174,10 +174,14 @@ class Platform:
         )
         self._procs.append((name, proc))
 
-    def _wait_http(self, name: str, url: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
+    def _wait_http(self, name: str, url: str, timeout: float = 180.0) -> None:
+        started = time.monotonic()
+        deadline, said = started + timeout, started
         last = ""
         while time.monotonic() < deadline:
+            if time.monotonic() - said >= 15:
+                said = time.monotonic()
+                self._say(f"still waiting for the {name} ({round(said - started)} s; a busy machine is slower)")
             for pname, proc in self._procs:
                 if proc.poll() is not None:
                     log = self.state_dir / f"{pname}.log"
@@ -194,14 +198,20 @@ class Platform:
             time.sleep(0.1)
         raise DevStackError(f"{name} did not become ready at {url}: {last}")
 
+    def _say(self, message: str) -> None:
+        if not self.quiet:
+            print(f"make dev: {message}", file=sys.stderr, flush=True)
+
     def start(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.check_ports()
         try:
+            self._say("starting PostgreSQL, NATS and the mail sink")
             self.postgres.start()
             self.nats.start()
             self.smtp.start()
             env = self.component_env()
+            self._say("migrating the database (about 10 s on a new one)")
             mig = subprocess.run(
                 [sys.executable, "-m", "konnectz_api", "migrate"], env=env, capture_output=True, text=True
             )
@@ -226,6 +236,7 @@ class Platform:
             )
             if self.ai is not None:
                 self._start_ai_host()
+            self._say("starting the api and the runner (about 15 s; the api loads the app catalogue)")
             self._wait_http("api", f"{self.api_url}/healthz")
             self._wait_http("runner", f"{self.runner_url}/healthz")
             if self.ai is not None:

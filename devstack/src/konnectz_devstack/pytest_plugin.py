@@ -70,6 +70,9 @@ def make_platform(state_dir: Path, **extra_env: str) -> Platform:
             # Tests post to their own local HTTP servers from flows.
             "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
             "KONNECTZ_CAPTCHA_MAX_NUMBER": "2000",
+            # Every test signs its users up from 127.0.0.1: the per-client mail limit is tested on its own.
+            "KONNECTZ_MAIL_MAX_PER_ADDRESS": "100000",
+            "KONNECTZ_MAIL_MAX_PER_EMAIL": "1000",
             **extra_env,
         },
     )

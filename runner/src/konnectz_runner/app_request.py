@@ -61,7 +61,7 @@ class AppRequest:
     params: list[tuple[str, str]] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
     json_body: Any = None
-    form_body: dict[str, str] | None = None
+    form_body: dict[str, str] | list[tuple[str, str]] | None = None
     secret_headers: list[str] = field(default_factory=list)
     secret_params: list[str] = field(default_factory=list)
     # Signs the built request (the aws_sigv4 hook); its headers never reach a log.
@@ -185,8 +185,19 @@ def _set_path(body: dict[str, Any], path: str, value: Any) -> None:
             raise conflict
 
 
+def _repeated_form(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """A form whose arrays repeat their key (``ids=1&ids=2``, OpenAPI's default); objects stay indexed."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in body.items():
+        if isinstance(value, list) and not any(isinstance(item, dict | list) for item in value):
+            pairs.extend((key, _text(item)) for item in value if item is not None)
+        else:
+            pairs.extend(_flatten_form({key: value}).items())
+    return pairs
+
+
 def _flatten_form(body: dict[str, Any], prefix: str = "") -> dict[str, str]:
-    """Nested form keys the way Stripe and Twilio read them: ``metadata[plan]=pro``."""
+    """Nested form keys the way Stripe reads them: ``metadata[plan]=pro``, ``ids[0]=1``."""
     flat: dict[str, str] = {}
     for key, value in body.items():
         name = f"{prefix}[{key}]" if prefix else key
@@ -319,6 +330,8 @@ def build_event_request(
     if body is not None:
         if op.content_type == "json":
             request.json_body = body
+        elif op.form_arrays == "repeat":
+            request.form_body = _repeated_form(body)
         else:
             request.form_body = _flatten_form(body)
     return request

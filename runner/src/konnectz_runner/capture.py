@@ -28,6 +28,8 @@ from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundErro
 from nats.js.kv import KeyValue
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from konnectz_runner.limits import CAPTURE_MSG_MAX_BYTES
+
 __all__ = [
     "CAPTURE_TTL_SECONDS",
     "KV_CAPTURING",
@@ -93,6 +95,7 @@ async def ensure_capture(js: JetStreamContext) -> None:
                     subjects=[SUBJECTS_CAPTURES],
                     storage=StorageType.FILE,
                     max_msgs_per_subject=1,
+                    max_msg_size=CAPTURE_MSG_MAX_BYTES,
                     max_age=CAPTURE_TTL_SECONDS,
                     max_bytes=MAX_CAPTURE_BYTES,
                     discard=DiscardPolicy.OLD,

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from konnectz_runner.limits import FORM_MAX_BYTES, RUN_MAX_BYTES, WEBHOOK_MAX_BYTES
 from konnectz_runner.netguard import IPNetwork, parse_networks
 
 __all__ = ["Settings"]
@@ -28,7 +29,10 @@ class Settings(BaseSettings):
     # with the Konnects of runnerMode shared) and consume only their runs (``kz.runs.pool.>``).
     pool: bool = False
     http_timeout_seconds: float = Field(default=30.0, gt=0)
-    max_body_bytes: int = Field(default=1024 * 1024, gt=0)
+    # Bodies of webhooks, app webhooks and captures, and of hosted forms (413 beyond); both below what
+    # a stored run may hold (konnectz_runner.limits).
+    max_body_bytes: int = Field(default=WEBHOOK_MAX_BYTES, gt=0, le=RUN_MAX_BYTES)
+    max_form_bytes: int = Field(default=FORM_MAX_BYTES, gt=0, le=RUN_MAX_BYTES)
     # Runs executed at the same time by one runner process.
     worker_concurrency: int = Field(default=256, ge=1)
     # Reserve each run's tasks with the api (NATS request-reply) before executing it; a run over its

@@ -1,10 +1,18 @@
 """The wire contract between webhook ingress, runner workers and the api, on NATS JetStream.
 
 - ``KZ_RUNS`` (subjects ``kz.runs.>``): one :class:`RunRequest` per accepted trigger, on
-  ``kz.runs.<konnect_id>`` with header ``Nats-Msg-Id = run_id``.
+  ``kz.runs.<konnect_id>`` with header ``Nats-Msg-Id = run_id``. A run is deleted from the stream as
+  soon as its worker acknowledged it (after its TaskEvent was stored; see
+  :mod:`konnectz_runner.worker`). The stream keeps limits retention, not work-queue: a work-queue
+  stream refuses overlapping consumers, which a local runner, a konnect's dedicated runner and a
+  ``tick`` need.
 - ``KZ_EVENTS`` (subjects ``kz.events.>``): one :class:`TaskEvent` per finished run, on
   ``kz.events.<konnect_id>`` with header ``Nats-Msg-Id = run_id``. The api stores it as one task
-  log and dedupes on ``run_id``, so a redelivered run is harmless.
+  log and dedupes on ``run_id``, so a redelivered run is harmless. Interest retention: an event is
+  deleted once the api's consumer (:data:`EVENTS_CONSUMER`, created with the stream) acknowledged it.
+
+Both streams, and ``KZ_CAPTURES``, have the explicit bounds of :mod:`konnectz_runner.limits`
+(``max_msg_size``, ``max_bytes``, ``max_age``).
 - ``KZ_KONNECTS`` (KV bucket): key ``konnect.<konnect_id>`` holds the published
   :class:`~konnectz_runner.spec.FlowSpec` as JSON. The LocalDeployer writes it; runners watch it.
 - ``KZ_RUNS`` also holds timers (subjects ``kz.timers.>``, the stream allows message schedules):
@@ -24,15 +32,38 @@
 
 from __future__ import annotations
 
+import copy
+import json
+import logging
 from typing import Any, Literal
 
 from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, PubAck, StorageType, StreamConfig
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DiscardPolicy,
+    KeyValueConfig,
+    PubAck,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
 from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
 from pydantic import AwareDatetime, BaseModel, ConfigDict
+from pydantic_core import PydanticSerializationError
+
+from konnectz_runner.limits import (
+    EVENT_MAX_BYTES,
+    EVENTS_MAX_AGE_SECONDS,
+    EVENTS_MAX_BYTES,
+    RUN_MAX_BYTES,
+    RUNS_MAX_AGE_SECONDS,
+)
 
 __all__ = [
     "DUPLICATE_WINDOW_SECONDS",
+    "EVENTS_CONSUMER",
+    "EVENTS_MAX_DELIVER",
     "KV_KONNECTS",
     "KV_POLLS",
     "KV_SCHEDULES",
@@ -46,14 +77,19 @@ __all__ = [
     "RunRequest",
     "StepResult",
     "TaskEvent",
+    "Unstorable",
+    "encode_run",
     "ensure_streams",
     "event_subject",
+    "events_consumer_config",
+    "fit_event",
     "konnect_key",
     "msg_id_headers",
     "pool_subjects",
     "publish_event",
     "publish_run",
     "run_subject",
+    "stream_configs",
     "use_pool_subjects",
 ]
 
@@ -68,6 +104,16 @@ KV_POLLS = "KZ_POLLS"
 # Publishes carrying the same Nats-Msg-Id within this window are stored once.
 DUPLICATE_WINDOW_SECONDS = 120.0
 _STREAM_NAME_IN_USE = 10058  # JetStream API error code
+#: The api's durable consumer of KZ_EVENTS; created with the stream so that events published before
+#: the api first started are kept (interest retention keeps a message only for existing consumers).
+EVENTS_CONSUMER = "api-task-logs"
+#: Deliveries of one task event to the api before it gives up on storing it as sent (it then stores
+#: an ERROR task log without the event's data, see konnectz_api.consumer). The api hands an event
+#: back with a growing delay (up to 60 s), so this outlasts a database outage of about 3 hours.
+EVENTS_MAX_DELIVER = 200
+EVENTS_ACK_WAIT_SECONDS = 30.0
+
+log = logging.getLogger(__name__)
 
 
 # Runs of konnects hosted by the shared runner pool (Kubernetes, runnerMode shared) live under
@@ -181,18 +227,172 @@ class TaskEvent(_Wire):
     replay_of: str | None = None
 
 
-async def _ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
+class Unstorable(ValueError):
+    """A run that can never be stored: ``status`` is the HTTP status that says so (400 or 413)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def encode_run(run: RunRequest) -> bytes:
+    """The run as stored in KZ_RUNS; raises :class:`Unstorable` for data that cannot be stored
+    (a lone surrogate, nesting too deep to serialise) or that is larger than
+    :data:`~konnectz_runner.limits.RUN_MAX_BYTES`."""
+    try:
+        data = run.model_dump_json().encode()
+    except (PydanticSerializationError, UnicodeError, RecursionError) as exc:
+        detail = str(exc).removeprefix("Error serializing to JSON: ")
+        if "surrogate" in detail:
+            detail = "it holds a lone UTF-16 surrogate (such as \\ud800), which is not a character"
+        raise Unstorable(400, f"The request cannot be stored as UTF-8 JSON: {detail}") from exc
+    if len(data) > RUN_MAX_BYTES:
+        raise Unstorable(
+            413, f"The request is {len(data)} bytes once stored as JSON; the limit is {RUN_MAX_BYTES} bytes"
+        )
+    return data
+
+
+def _drop(what: str, size: int) -> dict[str, Any]:
+    return {
+        "truncated": True,
+        "bytes": size,
+        "message": f"{what} ({size} bytes) was too large to keep in the task log (the limit of a run's "
+        f"task event is {EVENT_MAX_BYTES} bytes), so it was dropped.",
+    }
+
+
+def _size(value: Any) -> int:
+    try:
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return EVENT_MAX_BYTES + 1
+
+
+def fit_event(event: TaskEvent, limit: int = EVENT_MAX_BYTES) -> tuple[TaskEvent, bytes]:
+    """The event as stored in KZ_EVENTS, within ``limit`` bytes: when it is larger (or holds data
+    that cannot be stored as UTF-8 JSON), its largest values (the request, then the steps' inputs and
+    outputs, largest first) are replaced by a note saying why. Steps, statuses and errors stay."""
+    try:
+        data = event.model_dump_json().encode()
+        if len(data) <= limit:
+            return event, data
+    except (PydanticSerializationError, UnicodeError, RecursionError):
+        pass
+    trigger_output: dict[str, Any] = event.trigger_output
+    steps = [step.model_copy() for step in event.steps]
+    # (size, kind, index): the trigger's data is index -1.
+    parts: list[tuple[int, str, int]] = [(_size(trigger_output), "request", -1)]
+    for i, step in enumerate(steps):
+        parts.append((_size(step.input), "input", i))
+        if step.output is not None:
+            parts.append((_size(step.output), "output", i))
+    parts.sort(reverse=True)
+    fitted = event
+    for size, kind, index in parts:
+        if kind == "request":
+            trigger_output = _drop("The request", size)
+        elif kind == "input":
+            steps[index].input = _drop(f"The input of step {steps[index].step_id}", size)
+        else:
+            steps[index].output = _drop(f"The output of step {steps[index].step_id}", size)
+        fitted = event.model_copy(update={"trigger_output": trigger_output, "steps": steps})
+        try:
+            data = fitted.model_dump_json().encode()
+        except (PydanticSerializationError, UnicodeError, RecursionError):
+            continue
+        if len(data) <= limit:
+            return fitted, data
+    # Only the step list itself is too large (thousands of iterator items): keep the first ones.
+    while len(steps) > 1:
+        steps = steps[: len(steps) // 2]
+        fitted = fitted.model_copy(update={"steps": steps})
+        data = fitted.model_dump_json().encode()
+        if len(data) <= limit:
+            return fitted, data
+    return fitted, fitted.model_dump_json().encode()
+
+
+def stream_configs() -> list[StreamConfig]:
+    """KZ_RUNS and KZ_EVENTS as Konnectz creates them: retention and bounds stated, not defaulted."""
+    return [
+        StreamConfig(
+            name=STREAM_RUNS,
+            subjects=[SUBJECTS_RUNS, SUBJECTS_TIMERS],
+            storage=StorageType.FILE,
+            retention=RetentionPolicy.LIMITS,  # the worker deletes each finished run
+            max_msg_size=RUN_MAX_BYTES,
+            max_bytes=-1,  # see konnectz_runner.limits: back-pressure bounds it
+            max_age=RUNS_MAX_AGE_SECONDS,
+            discard=DiscardPolicy.OLD,  # message schedules refuse DiscardPolicy.NEW; only max_age discards
+            duplicate_window=DUPLICATE_WINDOW_SECONDS,
+            allow_msg_schedules=True,
+        ),
+        StreamConfig(
+            name=STREAM_EVENTS,
+            subjects=[SUBJECTS_EVENTS],
+            storage=StorageType.FILE,
+            retention=RetentionPolicy.INTEREST,
+            max_msg_size=EVENT_MAX_BYTES,
+            max_bytes=EVENTS_MAX_BYTES,
+            max_age=EVENTS_MAX_AGE_SECONDS,
+            discard=DiscardPolicy.NEW,
+            duplicate_window=DUPLICATE_WINDOW_SECONDS,
+        ),
+    ]
+
+
+def events_consumer_config(max_ack_pending: int = 2000) -> ConsumerConfig:
+    """The api's durable consumer of KZ_EVENTS."""
+    return ConsumerConfig(
+        durable_name=EVENTS_CONSUMER,
+        ack_policy=AckPolicy.EXPLICIT,
+        ack_wait=EVENTS_ACK_WAIT_SECONDS,
+        max_deliver=EVENTS_MAX_DELIVER,
+        max_ack_pending=max_ack_pending,
+        filter_subject=SUBJECTS_EVENTS,
+    )
+
+
+_BOUNDS = ("max_msg_size", "max_bytes", "max_age", "discard")
+
+
+async def _ensure_stream(js: JetStreamContext, config: StreamConfig, *, retention: bool = True) -> None:
+    """Create the stream, or apply the bounds of ``config`` to an existing one (and its retention,
+    unless ``retention`` is False: a new stream is then created with limits retention)."""
     assert config.name is not None
     try:
-        await js.stream_info(config.name)
-        return  # exists: leave it alone, a cluster install may have tuned replicas or limits
+        info = await js.stream_info(config.name)
     except NotFoundError:
-        pass
-    try:
-        await js.add_stream(config)
-    except BadRequestError as exc:
-        if exc.err_code != _STREAM_NAME_IN_USE:  # another process created it meanwhile
-            raise
+        if not retention:
+            config = copy.copy(config)
+            config.retention = RetentionPolicy.LIMITS
+        try:
+            await js.add_stream(config)
+        except BadRequestError as exc:
+            if exc.err_code != _STREAM_NAME_IN_USE:  # another process created it meanwhile
+                raise
+        return
+    # Exists: keep what a cluster install tuned (replicas, placement), but apply the bounds, and the
+    # retention where NATS allows changing it (limits -> interest).
+    current = info.config
+    changed = False
+    for field in _BOUNDS:
+        if getattr(current, field) != getattr(config, field):
+            setattr(current, field, getattr(config, field))
+            changed = True
+    if retention and current.retention != config.retention:
+        if config.retention == RetentionPolicy.INTEREST and current.retention == RetentionPolicy.LIMITS:
+            current.retention = config.retention
+            changed = True
+        else:
+            log.warning("Stream %s has %s retention, not %s", config.name, current.retention, config.retention)
+    if changed:
+        try:
+            await js.update_stream(current)
+        except Exception as exc:
+            log.warning("Stream %s: its bounds could not be applied (%s)", config.name, exc or type(exc).__name__)
 
 
 async def _allow_timers(js: JetStreamContext) -> None:
@@ -225,17 +425,16 @@ async def ensure_streams(js: JetStreamContext) -> None:
     from konnectz_runner.capture import ensure_capture
 
     await ensure_capture(js)
-    for name, subjects in ((STREAM_RUNS, [SUBJECTS_RUNS, SUBJECTS_TIMERS]), (STREAM_EVENTS, [SUBJECTS_EVENTS])):
-        await _ensure_stream(
-            js,
-            StreamConfig(
-                name=name,
-                subjects=subjects,
-                storage=StorageType.FILE,
-                duplicate_window=DUPLICATE_WINDOW_SECONDS,
-                allow_msg_schedules=True if name == STREAM_RUNS else None,
-            ),
-        )
+    runs, events = stream_configs()
+    await _ensure_stream(js, runs)
+    # KZ_EVENTS keeps an event only for the consumers that exist when it is stored (interest
+    # retention): the stream gets the api's consumer before it gets that retention.
+    await _ensure_stream(js, events, retention=False)
+    try:
+        await js.consumer_info(STREAM_EVENTS, EVENTS_CONSUMER)
+    except NotFoundError:
+        await js.add_consumer(STREAM_EVENTS, config=events_consumer_config())
+    await _ensure_stream(js, events)
     await _allow_timers(js)
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
@@ -244,8 +443,9 @@ async def ensure_streams(js: JetStreamContext) -> None:
     from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
     from konnectz_runner.journal import KV_STEPS
     from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
+    from konnectz_runner.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
 
-    for bucket, ttl in ((KV_STEPS, STEP_RETENTION), (KV_IDEMPOTENCY, KEY_RETENTION)):
+    for bucket, ttl in ((KV_STEPS, STEP_RETENTION), (KV_IDEMPOTENCY, KEY_RETENTION), (KV_QUOTA_BLOCKS, BLOCK_SECONDS)):
         await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
 
 
@@ -253,10 +453,11 @@ PUBLISH_TIMEOUT_SECONDS = 5.0
 
 
 async def publish_run(js: JetStreamContext, run: RunRequest, *, ack_timeout: float = PUBLISH_TIMEOUT_SECONDS) -> PubAck:
-    """Store a run in KZ_RUNS; returns once JetStream acknowledged it (raises otherwise)."""
+    """Store a run in KZ_RUNS; returns once JetStream acknowledged it (raises otherwise; raises
+    :class:`Unstorable` for a run that can never be stored)."""
     return await js.publish(
         run_subject(run.konnect_id),
-        run.model_dump_json().encode(),
+        encode_run(run),
         headers=msg_id_headers(run.run_id),
         timeout=ack_timeout,
         stream=STREAM_RUNS,
@@ -266,10 +467,12 @@ async def publish_run(js: JetStreamContext, run: RunRequest, *, ack_timeout: flo
 async def publish_event(
     js: JetStreamContext, event: TaskEvent, *, ack_timeout: float = PUBLISH_TIMEOUT_SECONDS
 ) -> PubAck:
-    """Store a task event in KZ_EVENTS; returns once JetStream acknowledged it (raises otherwise)."""
+    """Store a task event in KZ_EVENTS; returns once JetStream acknowledged it (raises otherwise).
+    An event larger than the stream allows is trimmed first (:func:`fit_event`)."""
+    _fitted, data = fit_event(event)
     return await js.publish(
         event_subject(event.konnect_id),
-        event.model_dump_json().encode(),
+        data,
         headers=msg_id_headers(event.run_id),
         timeout=ack_timeout,
         stream=STREAM_EVENTS,

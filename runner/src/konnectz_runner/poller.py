@@ -31,7 +31,7 @@ from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
 from konnectz_runner import outbound
 from konnectz_runner.errors import StepError
-from konnectz_runner.events import KV_POLLS, RunRequest, konnect_key, publish_run
+from konnectz_runner.events import KV_POLLS, RunRequest, Unstorable, konnect_key, publish_run
 from konnectz_runner.model import StepContext, utcnow
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.registry import KonnectRegistry
@@ -217,8 +217,17 @@ async def poll_once(
         )
         for key, item in items
     ]
+    stored: list[RunRequest] = []
     for run in runs:  # stored before the cursor: a crash in between re-polls and re-stores the same run ids
-        await publish_run(js, run)
+        try:
+            await publish_run(js, run)
+        except Unstorable as exc:  # an item that can never be stored: skipped (said so), not re-polled for ever
+            message = f"An item was skipped: {exc.message}"
+            log.warning("Polling konnect %s: %s", spec.konnect_id, message)
+            cursor_next = cursor_next.model_copy(update={"last_error": message})
+            continue
+        stored.append(run)
+    runs = stored
     if not await _store_cursor(js, spec.konnect_id, cursor_next, revision):
         log.info("Konnect %s was polled by another runner at the same time", spec.konnect_id)
     return runs

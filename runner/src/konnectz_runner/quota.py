@@ -15,6 +15,13 @@ that database. Over NATS request-reply on :data:`QUOTA_SUBJECT` the runner sends
 When no api answers (:class:`QuotaUnavailable`), the worker retries the run later; on its last delivery
 it is refused with that reason (fail closed).
 
+Refused at ingress: when a run is refused because its owner has no task left, the worker records a
+block (key ``owner.<id>`` in the ``KZ_QUOTA_BLOCKS`` bucket, kept :data:`BLOCK_SECONDS`). While it
+holds, the owner's webhooks and forms are answered ``402`` with the reason and nothing is stored
+(:class:`QuotaBlocks` follows the bucket, so ingress asks nothing per request). So a sender over
+quota costs at most one refused run (a task log without its body) per owner every
+:data:`BLOCK_SECONDS`; a new plan or a new month takes effect within that time.
+
 Batching: the runs a worker fetched together ask together. :class:`NatsQuotaGate` collects the
 reservations requested in the same turn of the event loop and sends them as one
 :class:`QuotaRequests` on :data:`QUOTA_MANY_SUBJECT`; the api decides them in order in one
@@ -25,27 +32,35 @@ older one) is asked one request at a time on :data:`QUOTA_SUBJECT`.
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 from typing import Protocol
 
 import nats.errors
 from nats.aio.client import Client as NATS
+from nats.js.kv import KeyValue
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from konnectz_runner.events import RunRequest, StepResult, TaskEvent
 from konnectz_runner.spec import FlowSpec
 
 __all__ = [
+    "BLOCK_SECONDS",
+    "KV_QUOTA_BLOCKS",
     "MAX_BATCH",
     "QUOTA_MANY_SUBJECT",
     "QUOTA_SUBJECT",
     "NatsQuotaGate",
+    "QuotaBlock",
+    "QuotaBlocks",
     "QuotaGate",
     "QuotaReplies",
     "QuotaReply",
     "QuotaRequest",
     "QuotaRequests",
     "QuotaUnavailable",
+    "block_owner",
+    "exhausted",
     "refused_event",
     "tasks_of",
 ]
@@ -54,6 +69,9 @@ QUOTA_SUBJECT = "kz.quota.reserve"
 QUOTA_MANY_SUBJECT = "kz.quota.reserve_many"
 #: Reservations sent in one request at most.
 MAX_BATCH = 500
+KV_QUOTA_BLOCKS = "KZ_QUOTA_BLOCKS"
+#: How long an owner without tasks left is refused at ingress before a run may ask the api again.
+BLOCK_SECONDS = 60.0
 
 
 class _Wire(BaseModel):
@@ -179,10 +197,12 @@ class NatsQuotaGate:
 
 
 def refused_event(spec: FlowSpec, run: RunRequest, reason: str) -> TaskEvent:
-    """The ERROR task event of a run that was refused before any step ran; it counts no task."""
+    """The ERROR task event of a run that was refused before any step ran; it counts no task. Its
+    request is not kept (only that it was refused and why): a sender over quota cannot fill the
+    history with bodies."""
     now = datetime.now(UTC)
     step = StepResult(
-        step_id="quota",  # not the trigger's id: the task log keeps the trigger's data beside the reason
+        step_id="quota",  # not the trigger's id: the task log keeps the trigger's note beside the reason
         name="Task quota",
         app="quota",
         status="ERROR",
@@ -201,7 +221,71 @@ def refused_event(spec: FlowSpec, run: RunRequest, reason: str) -> TaskEvent:
         started_at=run.received_at,
         finished_at=now,
         trigger_id=spec.trigger_id,
-        trigger_output=run.trigger_output,
+        trigger_output={"refused": True, "message": "The run was refused, so its request was not kept."},
         steps=[step],
         refused=reason,
     )
+
+
+class QuotaBlock(_Wire):
+    owner_id: int
+    reason: str
+    until: float  # epoch seconds
+
+
+def exhausted(reply: QuotaReply) -> bool:
+    """A refusal because the owner has no task left at all (not merely too few for this run)."""
+    return not reply.allowed and reply.task_limit > 0 and reply.task_consumed >= reply.task_limit
+
+
+def _block_key(owner_id: int) -> str:
+    return f"owner.{int(owner_id)}"
+
+
+async def block_owner(kv: KeyValue, owner_id: int, reason: str, *, seconds: float = BLOCK_SECONDS) -> None:
+    """Refuse ``owner_id``'s webhooks and forms at ingress for ``seconds`` (see the module)."""
+    block = QuotaBlock(owner_id=owner_id, reason=reason, until=time.time() + seconds)
+    await kv.put(_block_key(owner_id), block.model_dump_json().encode())
+
+
+class QuotaBlocks:
+    """The owners refused at ingress, followed by watching ``KZ_QUOTA_BLOCKS`` (entries expire there
+    without telling watchers: each carries its own end)."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, QuotaBlock] = {}
+
+    def reason(self, owner_id: int) -> str | None:
+        """Why ``owner_id``'s runs are refused now, or None."""
+        block = self._blocks.get(owner_id)
+        if block is None:
+            return None
+        if block.until <= time.time():
+            self._blocks.pop(owner_id, None)
+            return None
+        return block.reason
+
+    def note(self, block: QuotaBlock) -> None:
+        self._blocks[block.owner_id] = block
+
+    async def follow(self, kv: KeyValue) -> None:
+        """Follow the bucket until cancelled (the caller restarts it after a failure)."""
+        from nats.js.kv import KV_DEL, KV_PURGE
+
+        watcher = await kv.watchall()
+        try:
+            async for entry in watcher:
+                if entry is None:
+                    continue
+                if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
+                    self._blocks.pop(int(entry.key.removeprefix("owner.")), None)
+                    continue
+                try:
+                    self.note(QuotaBlock.model_validate_json(entry.value))
+                except ValueError:
+                    continue
+        finally:
+            try:
+                await watcher.stop()
+            except Exception:  # noqa: S110 - the connection may already be gone
+                pass

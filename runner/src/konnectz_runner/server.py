@@ -46,13 +46,15 @@ from typing import Any
 import httpx
 import nats
 import nats.aio.client
+import nats.errors
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
+from nats.js.errors import BadRequestError
 from nats.js.kv import KeyValue
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
@@ -69,11 +71,20 @@ from konnectz_runner.capture import (
 from konnectz_runner.config import Settings
 from konnectz_runner.election import Election
 from konnectz_runner.errors import ConfigError, StepError
-from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, ensure_streams, publish_run, use_pool_subjects
+from konnectz_runner.events import (
+    KV_KONNECTS,
+    STREAM_RUNS,
+    RunRequest,
+    Unstorable,
+    encode_run,
+    ensure_streams,
+    publish_run,
+    use_pool_subjects,
+)
 from konnectz_runner.netguard import NetGuard, outbound_transport
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
-from konnectz_runner.quota import NatsQuotaGate
+from konnectz_runner.quota import KV_QUOTA_BLOCKS, NatsQuotaGate, QuotaBlocks
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
 from konnectz_runner.signatures import verify_signature
@@ -157,6 +168,7 @@ class Runner:
         self.only_konnect: int | None = None
         self.nats_outage = Outage(f"NATS at {settings.nats_url}", log)
         self.webhook_secrets = SecretCache()
+        self.quota_blocks = QuotaBlocks()
 
     async def start(self) -> None:
         only_konnect: int | None = None
@@ -206,6 +218,7 @@ class Runner:
             await self.worker.start()
         self._background = [
             asyncio.create_task(self._follow_captures(), name="konnectz-captures"),
+            asyncio.create_task(self._follow_quota_blocks(), name="konnectz-quota-blocks"),
             asyncio.create_task(self._watch_queue(), name="konnectz-queue-depth"),
         ]
         # Schedules and polls are the first process's duty in a multi-process runner (the others serve
@@ -313,6 +326,17 @@ class Runner:
                 log.debug("Following %s failed (%s); again", KV_CAPTURING, exc or type(exc).__name__)
             await asyncio.sleep(1.0)
 
+    async def _follow_quota_blocks(self) -> None:
+        assert self.js is not None
+        while True:
+            try:
+                await self.quota_blocks.follow(await self.js.key_value(KV_QUOTA_BLOCKS))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.debug("Following %s failed (%s); again", KV_QUOTA_BLOCKS, exc or type(exc).__name__)
+            await asyncio.sleep(1.0)
+
     async def _watch_queue(self) -> None:
         """Keep ``queue_depth`` (accepted runs not finished) fresh for back-pressure and the metric."""
         assert self.js is not None
@@ -347,19 +371,51 @@ class Runner:
         return None
 
     async def accept(self, run: RunRequest) -> None:
-        """Store the run in JetStream; raises :class:`Unavailable` if it was not acknowledged."""
+        """Store the run in JetStream; raises :class:`Unavailable` if it was not acknowledged (a
+        transient condition), :class:`~konnectz_runner.events.Unstorable` if it never can be."""
         problem = self.nats_problem()
         if problem is not None:
             raise Unavailable(problem)
         assert self.js is not None
         try:
             await publish_run(self.js, run)
+        except Unstorable:
+            raise
+        except nats.errors.MaxPayloadError as exc:  # an external NATS with a smaller max_payload
+            limit = self.nc.max_payload if self.nc is not None else "?"
+            message = f"The request is larger than the NATS server accepts (max_payload {limit} bytes)"
+            raise Unstorable(413, message) from exc
+        except BadRequestError as exc:
+            if exc.err_code == _MESSAGE_TOO_LARGE:
+                raise Unstorable(413, f"The request is larger than the run queue accepts: {exc.description}") from exc
+            raise Unavailable(f"NATS did not store the run: {exc}") from exc
         except Exception as exc:
             raise Unavailable(f"NATS did not store the run: {exc or type(exc).__name__}") from exc
 
 
 class Unavailable(Exception):
-    """The run could not be stored; the caller must not be told it was accepted."""
+    """The run could not be stored now (transient); the caller must not be told it was accepted."""
+
+
+_MESSAGE_TOO_LARGE = 10054  # JetStream: message size exceeds the stream's max_msg_size
+
+
+def _unavailable(message: str, runner: Runner) -> JSONResponse:
+    """A 503 for a transient condition: the sender may retry after ``Retry-After`` seconds."""
+    return JSONResponse(
+        {"message": message}, status_code=503, headers={"Retry-After": str(runner.settings.retry_after_seconds)}
+    )
+
+
+def _over_quota(reason: str) -> JSONResponse:
+    """402: the owner has no task left; nothing is stored (konnectz_runner.quota)."""
+    return JSONResponse({"message": f"The run was refused, nothing was stored: {reason}"}, status_code=402)
+
+
+def _refused(exc: WebhookError | Unstorable, runner: Runner) -> JSONResponse:
+    if exc.status == 503:
+        return _unavailable(exc.message, runner)
+    return JSONResponse({"message": exc.message}, status_code=exc.status)
 
 
 def _runner(request: Request) -> Runner:
@@ -403,11 +459,19 @@ async def _capture_draft(request: Request, runner: Runner, token: str) -> JSONRe
         return JSONResponse({"status": "ok"})
     try:
         trigger_output = await read_trigger_output(request, runner.settings.max_body_bytes)
-    except WebhookError as exc:
-        return JSONResponse({"message": exc.message}, status_code=exc.status)
+        _check_capture(window, trigger_output)
+    except (WebhookError, Unstorable) as exc:
+        return _refused(exc, runner)
     if not await _store_capture(runner, window, trigger_output):
-        return JSONResponse({"message": "The request could not be captured, try again"}, status_code=503)
+        return _unavailable("The request could not be captured, try again", runner)
     return JSONResponse({"status": "captured"})
+
+
+def _check_capture(window: CaptureWindow, trigger_output: dict[str, Any]) -> None:
+    """Raise :class:`Unstorable` for a captured request that could never be stored."""
+    now = datetime.now(UTC)
+    run = RunRequest(run_id="capture", konnect_id=window.konnect_id, trigger_output=trigger_output, received_at=now)
+    encode_run(run)
 
 
 async def hook(request: Request) -> JSONResponse:
@@ -418,6 +482,10 @@ async def hook(request: Request) -> JSONResponse:
         return await _capture_draft(request, runner, token)
     if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
         return JSONResponse({"status": "ok"})
+    over_quota = runner.quota_blocks.reason(spec.owner_id)
+    if over_quota is not None:
+        telemetry.RUNS_REFUSED.labels("quota").inc()
+        return _over_quota(over_quota)
     if runner.overloaded():
         telemetry.RUNS_REFUSED.labels("backpressure").inc()
         return await _busy(runner)
@@ -448,7 +516,7 @@ async def hook(request: Request) -> JSONResponse:
     except WebhookError as exc:
         if lookup is not None:
             lookup.cancel()
-        return JSONResponse({"message": exc.message}, status_code=exc.status)
+        return _refused(exc, runner)
     with telemetry.span("webhook", {"konnectz.konnect_id": spec.konnect_id}) as span:
         run = RunRequest(
             run_id=uuid.uuid4().hex,
@@ -470,12 +538,17 @@ async def hook(request: Request) -> JSONResponse:
                     return reply
             else:
                 await runner.accept(run)
+        except Unstorable as exc:
+            if lookup is not None:
+                lookup.cancel()
+            telemetry.RUNS_REFUSED.labels("unstorable").inc()
+            return _refused(exc, runner)
         except Unavailable as exc:
             if lookup is not None:
                 lookup.cancel()
             telemetry.RUNS_REFUSED.labels("nats").inc()
             log.error("Webhook for konnect %s refused: %s", spec.konnect_id, exc)
-            return JSONResponse({"message": f"The run could not be stored, try again: {exc}"}, status_code=503)
+            return _unavailable(f"The run could not be stored, try again: {exc}", runner)
     telemetry.RUNS_ACCEPTED.labels("webhook").inc()
     window = await lookup if lookup is not None else runner.captures.get(token)
     if window is not None:
@@ -537,7 +610,7 @@ async def form(request: Request) -> Response:
         return HTMLResponse(render_form(trigger), headers=PAGE_HEADERS)
     as_json = _wants_json(request)
     try:
-        data = await read_trigger_output(request, runner.settings.max_body_bytes)
+        data = await read_trigger_output(request, runner.settings.max_form_bytes)
     except WebhookError as exc:
         if as_json:
             return JSONResponse({"message": exc.message}, status_code=exc.status)
@@ -555,18 +628,29 @@ async def form(request: Request) -> Response:
         received_at=datetime.now(UTC),
         source="form",
     )
+    over_quota = runner.quota_blocks.reason(spec.owner_id)
+    if over_quota is not None:
+        telemetry.RUNS_REFUSED.labels("quota").inc()
+        if as_json:
+            return _over_quota(over_quota)
+        return HTMLResponse(render_form(trigger, values=data), status_code=402, headers=PAGE_HEADERS)
     if runner.overloaded():
         telemetry.RUNS_REFUSED.labels("backpressure").inc()
         return await _busy(runner)
     try:
         await runner.accept(run)
         telemetry.RUNS_ACCEPTED.labels("form").inc()
+    except Unstorable as exc:
+        if as_json:
+            return _refused(exc, runner)
+        return HTMLResponse(render_form(trigger, values=data, errors={}), status_code=exc.status, headers=PAGE_HEADERS)
     except Unavailable as exc:
         log.error("Form submission for konnect %s refused: %s", spec.konnect_id, exc)
         message = "Your response could not be stored, please try again in a moment."
+        retry = {"Retry-After": str(runner.settings.retry_after_seconds)}
         if as_json:
-            return JSONResponse({"message": message}, status_code=503)
-        return HTMLResponse(render_form(trigger, values=data), status_code=503, headers=PAGE_HEADERS)
+            return _unavailable(message, runner)
+        return HTMLResponse(render_form(trigger, values=data), status_code=503, headers={**PAGE_HEADERS, **retry})
     if as_json:
         return JSONResponse({"status": "accepted", "run_id": run.run_id})
     return HTMLResponse(render_done(trigger), headers=PAGE_HEADERS)
@@ -608,6 +692,13 @@ class ShedLoad:
         await self.app(scope, receive, send)
 
 
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """A sender that disconnected before its body arrived: nothing was accepted, nobody reads the reply.
+    One log line instead of a traceback."""
+    log.warning("%s %s: the client disconnected before its request body was read", request.method, request.url.path)
+    return Response(status_code=400)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     telemetry.setup_tracing("konnectz-runner")
     runner = Runner(settings or Settings())
@@ -629,6 +720,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         ],
         lifespan=lifespan,
         middleware=[Middleware(ShedLoad, runner=runner)],
+        exception_handlers={ClientDisconnect: _client_gone},
     )
     app.state.runner = runner
     return app

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from nats.js import JetStreamContext
 from nats.js.api import PubAck
 
-from konnectz_runner.events import STREAM_RUNS, RunRequest, run_subject
+from konnectz_runner.events import STREAM_RUNS, RunRequest, encode_run, run_subject
 
 __all__ = ["PUBLISH_TIMEOUT_SECONDS", "continuation_key", "schedule_continuation", "schedule_run", "timer_subject"]
 
@@ -60,7 +60,7 @@ async def schedule_run(js: JetStreamContext, run: RunRequest, due: datetime, *, 
     }
     return await js.publish(
         timer_subject(run.konnect_id, key),
-        run.model_dump_json().encode(),
+        encode_run(run),
         headers=headers,
         stream=STREAM_RUNS,
         timeout=PUBLISH_TIMEOUT_SECONDS,

@@ -4,15 +4,20 @@
   ``{"data": value}``; invalid JSON is refused (400).
 - ``application/x-www-form-urlencoded`` and ``multipart/form-data``: a dict of fields (a field
   sent several times becomes a list; uploaded files are described, not stored).
-- any other or no content type: JSON if the body parses as JSON, else ``{"data": "<text>"}``.
+- any other or no content type: JSON if the body parses as JSON, else ``{"data": "<text>"}``; a
+  body that is not UTF-8 text (or holds control characters other than tab, line feed, carriage
+  return and form feed) is refused (415): binary data cannot be a run's input.
 - an empty body is ``{}``.
 - query parameters, when present, are added under ``"query"`` (a body key named ``query`` wins).
 - bodies larger than ``max_body_bytes`` are refused (413), without reading them whole.
+- JSON nested deeper than :data:`~konnectz_runner.limits.MAX_JSON_DEPTH` levels, and strings that
+  cannot be stored as UTF-8 (lone surrogates such as ``"\ud800"``), are refused (400).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -21,7 +26,12 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
-__all__ = ["WebhookError", "read_trigger_output"]
+from konnectz_runner.limits import MAX_JSON_DEPTH, TooDeep, check_depth
+
+__all__ = ["WebhookError", "parse_json", "read_trigger_output"]
+
+# C0 control characters a text body may not hold (tab, line feed, form feed and carriage return may).
+_BINARY = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
 class WebhookError(Exception):
@@ -55,6 +65,33 @@ async def _read_body(request: Request, max_bytes: int) -> bytes:
             raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def parse_json(body: bytes | str, *, depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse JSON, refusing (ValueError with the reason) nesting deeper than ``depth`` levels."""
+    try:
+        value = json.loads(body)
+    except RecursionError as exc:
+        raise TooDeep(depth) from exc
+    check_depth(value, depth)
+    return value
+
+
+def _text(body: bytes) -> str:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WebhookError(
+            415, f"The body is neither JSON nor UTF-8 text (byte {exc.start} is not UTF-8); send JSON, a form or text"
+        ) from exc
+    found = _BINARY.search(text)
+    if found is not None:
+        raise WebhookError(
+            415,
+            f"The body is neither JSON nor text: it holds the control character U+{ord(found.group()):04X} "
+            f"at {found.start()}; send JSON, a form or text",
+        )
+    return text
 
 
 def _as_object(value: Any) -> dict[str, Any]:
@@ -94,7 +131,9 @@ async def read_trigger_output(
         output = {}
     elif media_type == "application/json" or media_type.endswith("+json"):
         try:
-            output = _as_object(json.loads(body))
+            output = _as_object(parse_json(body))
+        except TooDeep as exc:
+            raise WebhookError(400, f"Invalid JSON body: {exc} (the limit is {exc.limit})") from exc
         except ValueError as exc:
             raise WebhookError(400, f"Invalid JSON body: {exc}") from exc
     elif media_type == "application/x-www-form-urlencoded":
@@ -104,9 +143,11 @@ async def read_trigger_output(
     elif media_type == "multipart/form-data":
         output = await _multipart(request, body)
     else:
-        text = body.decode("utf-8", errors="replace")
+        text = _text(body)
         try:
-            output = _as_object(json.loads(text))
+            output = _as_object(parse_json(text))
+        except TooDeep as exc:
+            raise WebhookError(400, f"Invalid JSON body: {exc} (the limit is {exc.limit})") from exc
         except ValueError:
             output = {"data": text}
     if request.query_params:

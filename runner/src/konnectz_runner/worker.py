@@ -18,6 +18,14 @@ A run for a konnect this runner has not loaded (it was published a moment ago, o
 reloaded after a NATS restart) is not dropped: it is handed back (``nak`` with a growing
 delay) and ends as an ERROR task log saying why on its last attempt.
 
+Bounds: the consumer's ``max_deliver`` is :data:`CONSUMER_MAX_DELIVER` (twice :data:`MAX_ATTEMPTS`:
+from attempt :data:`MAX_ATTEMPTS` on, a delivery only tries to store the run's ERROR event). A run the
+server stops offering even so is announced by its max-deliveries advisory: the worker then stores its
+ERROR event itself and deletes it (:meth:`RunWorker._gave_up`). A task event larger than KZ_EVENTS
+accepts is trimmed (:func:`konnectz_runner.events.fit_event`), so a large request can never make its
+run fail for ever. Once a run is acknowledged (its TaskEvent stored, or its delay's timer stored) the
+worker deletes its message from KZ_RUNS: the accepted request is kept in NATS only until it has run.
+
 A run that reaches a delay is suspended: its continuation is stored as a durable JetStream timer
 (:mod:`konnectz_runner.timers`) and only then the run message is acked. The timer comes back as a
 RunRequest with ``resume`` set and the same ``run_id``; that delivery runs the remaining steps and
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import threading
 from datetime import UTC, datetime
@@ -37,7 +46,8 @@ import httpx
 import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.api import AckPolicy, ConsumerConfig, RetentionPolicy
+from nats.js.errors import BadRequestError
 from nats.js.kv import KeyValue
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -52,19 +62,22 @@ from konnectz_runner.events import (
     RunRequest,
     StepResult,
     TaskEvent,
+    Unstorable,
+    fit_event,
     pool_subjects,
     publish_event,
     run_subject,
 )
-from konnectz_runner.journal import InDoubt, StepBusy, StepJournal
+from konnectz_runner.journal import InDoubt, JournalEntry, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
-from konnectz_runner.quota import QuotaGate, QuotaUnavailable, refused_event
+from konnectz_runner.quota import KV_QUOTA_BLOCKS, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
 
 __all__ = [
     "ACK_WAIT_SECONDS",
+    "CONSUMER_MAX_DELIVER",
     "MAX_ATTEMPTS",
     "MAX_DELIVER",
     "RunWorker",
@@ -81,7 +94,13 @@ ACK_WAIT_SECONDS = 10.0
 # so a run cannot be left unacknowledged and forgotten).
 MAX_ATTEMPTS = 10
 MAX_DELIVER = MAX_ATTEMPTS  # the former name
+#: The consumer's max_deliver: deliveries past MAX_ATTEMPTS only store the run's ERROR event.
+CONSUMER_MAX_DELIVER = 2 * MAX_ATTEMPTS
 PUBLISH_TIMEOUT_SECONDS = 10.0
+_MESSAGE_TOO_LARGE = 10054  # JetStream: message size exceeds the stream's max_msg_size
+MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
+#: What a task event is trimmed to when NATS refuses it as too large.
+FALLBACK_EVENT_BYTES = 64 * 1024
 
 
 def consumer_for(konnect_id: int | None) -> tuple[str, str]:
@@ -107,6 +126,7 @@ class RunWorker:
         max_deliver: int = MAX_ATTEMPTS,
         quota: QuotaGate | None = None,
         in_doubt: InDoubt = "fail",
+        consumer_max_deliver: int | None = None,
     ) -> None:
         self.js = js
         self.registry = registry
@@ -124,6 +144,10 @@ class RunWorker:
         self._steps: KeyValue | None = None
         self._fetching = Outage("Fetching runs from NATS", log)
         self._quota_checks = Outage("Task quota checks (api)", log)
+        self._delete_acked = False
+        self._blocks: KeyValue | None = None
+        self.consumer_max_deliver = consumer_max_deliver or max(CONSUMER_MAX_DELIVER, max_deliver + 1)
+        self._advisories: Any = None
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -131,13 +155,22 @@ class RunWorker:
             durable_name=durable,
             ack_policy=AckPolicy.EXPLICIT,
             ack_wait=self.ack_wait,
-            max_deliver=-1,
+            max_deliver=self.consumer_max_deliver,
             filter_subject=subject,
         )
-        # Create or update: a consumer left by an older runner gets the current lease settings.
+        # Create or update: a consumer left by an older runner gets the current lease and delivery settings.
         await self.js.add_consumer(STREAM_RUNS, config=config)
+        # A work-queue stream (made by hand) deletes acknowledged runs itself.
+        retention = (await self.js.stream_info(STREAM_RUNS)).config.retention
+        self._delete_acked = retention != RetentionPolicy.WORK_QUEUE
         self._steps = await StepJournal.bucket(self.js)
+        self._blocks = await self.js.key_value(KV_QUOTA_BLOCKS)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
+        nc = getattr(self.js, "_nc", None)
+        if nc is not None:  # the server's word that it stopped offering a run (max_deliver)
+            self._advisories = await nc.subscribe(
+                f"{MAX_DELIVERIES_ADVISORY}.{STREAM_RUNS}.{durable}", cb=self._gave_up
+            )
         self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
 
     async def stop(self, grace: float = 20.0) -> None:
@@ -151,6 +184,9 @@ class RunWorker:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self._advisories is not None:
+            with contextlib.suppress(Exception):
+                await self._advisories.unsubscribe()
         if self._sub is not None:
             # The durable consumer stays on the server; only this process's subscription goes.
             # (Left subscribed, a half-delivered fetch would keep NATS drain waiting.)
@@ -191,6 +227,7 @@ class RunWorker:
         except ValidationError as exc:
             log.error("Dropping an invalid run request on %s: %s", msg.subject, exc)
             await msg.term()
+            await self._delete(msg)  # never delivered again: nothing to keep it for
             return
         attempt = msg.metadata.num_delivered
         spec = self.registry.by_id(run.konnect_id)
@@ -223,6 +260,8 @@ class RunWorker:
                     self._quota_checks.ok()
                     if not decision.allowed:
                         refusal = decision.reason or "The run was refused: task quota exceeded."
+                        if exhausted(decision):
+                            await self._block(spec.owner_id, refusal)
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
             else:
@@ -256,6 +295,9 @@ class RunWorker:
                         await msg.nak(delay=5.0)
                         return
                     result = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
+                    # The steps that finished before (in this or an earlier delivery) stay in its task log.
+                    done = await self._journaled_steps(run, [step.id for step in spec.steps])
+                    result = result.model_copy(update={"steps": [*done, *result.steps]})
                 if isinstance(result, Suspended):
                     if await self._suspend(msg, run, result):
                         return
@@ -270,8 +312,8 @@ class RunWorker:
                     "span_id": f"{ctx.span_id:016x}" if ctx.span_id else None,
                 }
             )
-            await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
-            await msg.ack()
+            await self._publish(event)
+            await self._done(msg)
             telemetry.RUNS_FINISHED.labels(event.status).inc()
             log.debug("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
         except Exception as exc:
@@ -296,47 +338,100 @@ class RunWorker:
             f"The run was not executed: konnect {run.konnect_id} was not loaded on any runner after "
             f"{attempt} attempts (it was unpublished, or its runner could not load it)."
         )
-        event = TaskEvent(
-            run_id=run.run_id,
-            konnect_id=run.konnect_id,
-            owner_id=0,  # unknown here: the api takes the konnect's owner
-            konnect_name="",
-            status="ERROR",
-            started_at=run.received_at,
-            finished_at=datetime.now(UTC),
-            trigger_id="trigger",
-            trigger_output=run.trigger_output,
-            steps=[
-                StepResult(
-                    step_id="trigger",
-                    name="Runner",
-                    app="runner",
-                    status="ERROR",
-                    started_at=run.received_at,
-                    finished_at=datetime.now(UTC),
-                    input={},
-                    output=None,
-                    error=reason,
-                )
-            ],
-            refused=reason,
-            attempts=attempt,
-            replay_of=run.replay_of,
-        )
+        event = ended_event(run, reason, attempt)
         try:
-            await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
+            await self._publish(event)
         except Exception as exc:
             log.warning("Run %s: its ERROR event was not stored (%s); retrying", run.run_id, exc or type(exc).__name__)
             await msg.nak(delay=5.0)
             return
-        await msg.ack()
+        await self._done(msg)
         log.error("Run %s ended as ERROR: %s", run.run_id, reason)
+
+    async def _gave_up(self, advisory: Msg) -> None:
+        """The server stopped offering a run (its consumer's max_deliver): every delivery failed to store
+        its task event. End it as an ERROR task event (with the steps its journal holds), then delete it."""
+        try:
+            notice = json.loads(advisory.data)
+            seq, deliveries = int(notice["stream_seq"]), int(notice.get("deliveries") or 0)
+            stored = await self.js.get_msg(STREAM_RUNS, seq)
+            assert stored.data is not None
+            run = RunRequest.model_validate_json(stored.data)
+        except Exception as exc:  # already deleted (another runner ended it), or not a run
+            log.debug("Max-deliveries advisory not handled: %s", exc or type(exc).__name__)
+            return
+        reason = (
+            f"The run was ended after {deliveries} deliveries: none of them could store its outcome "
+            f"({self.consumer_max_deliver} at most)."
+        )
+        spec = self.registry.by_id(run.konnect_id)
+        done = await self._journaled_steps(run, [step.id for step in spec.steps] if spec is not None else [])
+        event = ended_event(run, reason, deliveries)
+        # Steps that ran count their tasks (refused is only for runs that ran nothing).
+        event = event.model_copy(update={"steps": [*done, *event.steps], "refused": None if done else reason})
+        try:
+            await self._publish(event)
+        except Exception as exc:  # left to the stream's max_age
+            log.error("Run %s: %s Its ERROR event was not stored either (%s).", run.run_id, reason, exc)
+            return
+        with contextlib.suppress(Exception):
+            await self.js.delete_msg(STREAM_RUNS, seq)
+        log.error("Run %s ended as ERROR: %s", run.run_id, reason)
+
+    async def _journaled_steps(self, run: RunRequest, step_ids: list[str]) -> list[StepResult]:
+        """The results the step journal holds for ``run`` (steps with effects that finished), in order."""
+        if self._steps is None:
+            return []
+        found: list[StepResult] = []
+        for step_id in step_ids:
+            try:
+                entry = await self._steps.get(step_key(run.run_id, step_id))
+                if entry.value and not entry.value.startswith(b'{"started":'):
+                    found.append(JournalEntry.model_validate_json(entry.value).result)
+            except Exception:  # noqa: S112 - not journaled (or unreadable): nothing to keep
+                continue
+        return found
+
+    async def _block(self, owner_id: int, reason: str) -> None:
+        """No task left: refuse the owner's webhooks at ingress for a while (konnectz_runner.quota)."""
+        if self._blocks is None:
+            return
+        try:
+            await block_owner(self._blocks, owner_id, reason)
+        except Exception as exc:  # a convenience: the run is refused all the same
+            log.warning("Could not record that owner %s has no task left: %s", owner_id, exc or type(exc).__name__)
+
+    async def _publish(self, event: TaskEvent) -> None:
+        """Store the run's event; one the server finds too large (a NATS or stream tuned below
+        Konnectz's limits) is trimmed to :data:`FALLBACK_EVENT_BYTES` and stored again."""
+        try:
+            await publish_event(self.js, event, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
+        except (nats.errors.MaxPayloadError, BadRequestError) as exc:
+            if isinstance(exc, BadRequestError) and exc.err_code != _MESSAGE_TOO_LARGE:
+                raise
+            log.warning("Run %s: its task event is too large for NATS (%s); storing it trimmed", event.run_id, exc)
+            fitted, _data = fit_event(event, FALLBACK_EVENT_BYTES)
+            await publish_event(self.js, fitted, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
+
+    async def _done(self, msg: Msg) -> None:
+        """Acknowledge a finished run and delete it from KZ_RUNS (its request now lives in the task log).
+        A failed delete leaves it to the stream's max_age."""
+        await msg.ack()
+        await self._delete(msg)
+
+    async def _delete(self, msg: Msg) -> None:
+        if self._delete_acked:
+            with contextlib.suppress(Exception):
+                await self.js.delete_msg(STREAM_RUNS, msg.metadata.sequence.stream)
 
     async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended) -> bool:
         """Store the run's continuation as a timer, then ack. False only on the last delivery's failure."""
         waiting = run.model_copy(update={"resume": suspended.continuation})
         try:
             await schedule_continuation(self.js, waiting, suspended.resume_at, suspended.continuation.after_step)
+        except Unstorable as exc:  # the run's data grew past what a stored run may hold
+            log.error("Run %s: the delay could not be stored (%s)", run.run_id, exc)
+            return False
         except Exception as exc:
             if msg.metadata.num_delivered >= self.max_deliver:
                 log.error("Run %s: the delay could not be stored (%s)", run.run_id, exc or type(exc).__name__)
@@ -344,9 +439,41 @@ class RunWorker:
             log.warning("Run %s: the delay could not be stored (%s); retrying", run.run_id, exc or type(exc).__name__)
             await msg.nak(delay=5.0)
             return True
-        await msg.ack()
+        await self._done(msg)
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True
+
+
+def ended_event(run: RunRequest, reason: str, attempts: int) -> TaskEvent:
+    """The ERROR task event of a run the runner ended without running it (again): why, in one step."""
+    now = datetime.now(UTC)
+    return TaskEvent(
+        run_id=run.run_id,
+        konnect_id=run.konnect_id,
+        owner_id=0,  # unknown here: the api takes the konnect's owner
+        konnect_name="",
+        status="ERROR",
+        started_at=run.received_at,
+        finished_at=now,
+        trigger_id="trigger",
+        trigger_output=run.trigger_output,
+        steps=[
+            StepResult(
+                step_id="trigger",
+                name="Runner",
+                app="runner",
+                status="ERROR",
+                started_at=run.received_at,
+                finished_at=now,
+                input={},
+                output=None,
+                error=reason,
+            )
+        ],
+        refused=reason,
+        attempts=attempts,
+        replay_of=run.replay_of,
+    )
 
 
 def unloaded_delay(attempt: int) -> float:

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 
 from konnectz_runner.app_request import build_event_request
@@ -345,6 +346,30 @@ def test_numeric_body_path_segments_are_list_indexes() -> None:
     for bad in ("message.to.x", "message.to.5.email", "message.to.0.email.address.more"):
         with pytest.raises(StepError, match="conflicts"):
             _set_path(body, bad, "v")
+
+
+@pytest.mark.parametrize(
+    ("form_arrays", "sent"),
+    [
+        ("repeat", "Sid=FW1&TestUsers=ada&TestUsers=bob&meta%5Bplan%5D=pro"),
+        ("indexed", "Sid=FW1&TestUsers%5B0%5D=ada&TestUsers%5B1%5D=bob&meta%5Bplan%5D=pro"),
+    ],
+)
+def test_form_arrays_repeat_their_key_or_are_indexed_as_the_operation_says(form_arrays: str, sent: str) -> None:
+    app = App.model_validate(
+        {"id": 778, "key": "forms", "name": "Forms", "source": {"kind": "curated"}, "base_url": "https://forms.example.com",
+         "auth": {"type": "none"},
+         "events": [{"key": "update", "kind": "action", "label": "Update",
+                     "operation": {"method": "POST", "path": "/flows", "content_type": "form",
+                                   "form_arrays": form_arrays},
+                     "fields": [{"key": "Sid", "label": "Sid", "location": "body"},
+                                {"key": "TestUsers", "label": "Users", "type": "array", "location": "body"},
+                                {"key": "meta", "label": "Meta", "type": "object", "location": "body"}]}]}
+    )  # fmt: skip
+    request = build_event_request(
+        app, app.events[0], {"Sid": "FW1", "TestUsers": ["ada", "bob"], "meta": {"plan": "pro"}}, {}
+    )
+    assert request.to_httpx(httpx.AsyncClient()).content.decode() == sent
 
 
 def test_gmail_raw_message_hook_builds_an_rfc2822_message() -> None:

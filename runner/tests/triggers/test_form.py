@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from konnectz_devstack._ports import free_port
 from konnectz_runner.config import Settings
 from konnectz_runner.events import KV_KONNECTS, STREAM_EVENTS, TaskEvent, ensure_streams, event_subject, konnect_key
+from konnectz_runner.limits import FORM_MAX_BYTES
 from konnectz_runner.netguard import parse_networks
 from konnectz_runner.server import create_app
 from konnectz_runner.spec import ApiCallStep, FlowSpec, FormTrigger, KeyValue
@@ -161,6 +162,9 @@ async def test_hosted_form_submission_runs_the_flow(nats_server: Any, runner_bas
             huge = await http.post(url, content=b"name=" + b"a" * (2 * 1024 * 1024),
                                    headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
             assert huge.status_code == 413
+            # A form's own limit (256 KiB) is below a webhook's: a 300 KB submission is a 413 that says so.
+            over = await http.post(url, json={"name": "a" * 300_000, "email": "ada@example.org"})
+            assert over.status_code == 413 and str(FORM_MAX_BYTES) in over.json()["message"]
 
         sub = await js.pull_subscribe(event_subject(spec.konnect_id), stream=STREAM_EVENTS,
                                       config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL))  # fmt: skip

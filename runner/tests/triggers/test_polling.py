@@ -173,6 +173,29 @@ async def test_polling_starts_one_run_per_new_item_and_keeps_an_inspectable_curs
 
 
 @pytest.mark.integration
+async def test_an_item_too_large_to_store_is_skipped_with_the_reason_not_polled_for_ever(
+    nc: NATS, app: FakeApp
+) -> None:
+    js = nc.jetstream()
+    spec = FlowSpec(
+        konnect_id=secrets.randbelow(10**9) + 10**6, owner_id=5, name="Big items", trigger_id="node-1",
+        trigger=PollingTrigger(url=app.url, items_path="items"),
+        steps=[ApiCallStep(id="node-2", name="Note", url="https://example.com/")],
+    )  # fmt: skip
+    guard = NetGuard(parse_networks("127.0.0.0/8"))
+    async with httpx.AsyncClient(timeout=5) as http:
+        assert await poll_once(js, spec, http=http, guard=guard, now=NOW) == []  # records item 1
+        app.items += [{"id": 2, "body": "\u0001" * 400_000}, {"id": 3, "title": "fits"}]  # 2.4 MB once stored
+        runs = await poll_once(js, spec, http=http, guard=guard, now=NOW)
+        assert [r.trigger_output["id"] for r in runs] == [3]
+        cursor, _ = await read_cursor(js, spec.konnect_id)
+        assert cursor.last_error is not None and "An item was skipped" in cursor.last_error
+        assert "once stored as JSON" in cursor.last_error
+        assert set(cursor.seen) == {"1", "2", "3"}  # the big one is not polled again
+        assert await poll_once(js, spec, http=http, guard=guard, now=NOW) == []
+
+
+@pytest.mark.integration
 async def test_cursor_command_prints_the_cursor(nats_server: Any, nc: NATS) -> None:
     import asyncio
     import os

@@ -939,7 +939,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Signup */
+        /**
+         * Signup
+         * @description Creates the account and mails a verification link. Verification mails are limited per e-mail address (KONNECTZ_MAIL_MAX_PER_EMAIL) and per client address (KONNECTZ_MAIL_MAX_PER_ADDRESS) in a window of KONNECTZ_MAIL_WINDOW_SECONDS: beyond, 429 key TOO_MANY_MAILS with Retry-After.
+         */
         post: operations["signup_api_v1_signup_post"];
         delete?: never;
         options?: never;
@@ -1014,8 +1017,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replay a failed run
+         * Replay a failed run (once, unless again=true)
          * @description Run a failed run again: the request it was started with (kept in its task log) is stored as one new run of the same flow, with a new run_id, and its task log links back (`replay_of`). Only runs that ended in ERROR, of a flow that is published now, can be replayed; the new run executes the flow as published now. Answers 202 once the new run is stored (the runner executes it shortly). A request is kept for `KONNECTZ_REQUEST_RETENTION_DAYS` (30) after its run finished; an older one was deleted and answers 409.
+         *
+         *     **Once**: a run that was replayed already answers 200 with the first replay's `run_id`, `already_replayed: true` and the header `Idempotent-Replayed: true`, and starts nothing; a run that is itself a replay answers 409 with its `run_id` and `replay_of`. `again=true` asks for a new run explicitly in both cases. Replays asked for at the same time store one run (its id is derived from the run and the replay's number).
          */
         post: operations["replay_api_v1_task_logs__task_log_id__replay_post"];
         delete?: never;
@@ -1088,8 +1093,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * End this session
-         * @description Revokes the bearer token of the request: it is refused from now on, even before it expires.
+         * End this session (or every session)
+         * @description Revokes the bearer token of the request: it is refused from now on, even before it expires. With `everywhere=true` every token of the user issued before this call ends too (other browsers and devices), however close in time: the user's session version is incremented.
          */
         post: operations["logout_api_v1_users_logout_post"];
         delete?: never;
@@ -1150,7 +1155,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a single-use password reset link
-         * @description Known e-mail: key SENT_RESET_INSTRUCTIONS and a mail with a link to /reset-password/{token} that works once and expires after KONNECTZ_RESET_TOKEN_MINUTES (a new request replaces the old link). Unknown e-mail: 404 with key SENT_RESET_INSTRUCTIONS_FAIL.
+         * @description Known e-mail: key SENT_RESET_INSTRUCTIONS and a mail with a link to /reset-password/{token} that works once and expires after KONNECTZ_RESET_TOKEN_MINUTES (a new request replaces the old link). Unknown e-mail: 404 with key SENT_RESET_INSTRUCTIONS_FAIL. Requests are limited per e-mail address (KONNECTZ_MAIL_MAX_PER_EMAIL) and per client address (KONNECTZ_MAIL_MAX_PER_ADDRESS) in a window of KONNECTZ_MAIL_WINDOW_SECONDS: beyond, 429 key TOO_MANY_MAILS with Retry-After.
          */
         post: operations["reset_password_email_api_v1_users_reset_password_email_post"];
         delete?: never;
@@ -1698,6 +1703,10 @@ export interface components {
              */
             email: string;
         };
+        /** ErrorReply */
+        ErrorReply: {
+            message: string;
+        };
         /** EventConfigList */
         EventConfigList: {
             /** App Event Configurations */
@@ -2079,6 +2088,12 @@ export interface components {
         };
         /** ReplayOut */
         ReplayOut: {
+            /**
+             * Already Replayed
+             * @description true: the run was replayed before and this is that replay (nothing started)
+             * @default false
+             */
+            already_replayed: boolean;
             /** Message */
             message: string;
             /** Replay Of */
@@ -2293,6 +2308,11 @@ export interface components {
              * @description run_id of the run this one replays
              */
             replay_of?: string | null;
+            /**
+             * Replayed As
+             * @description run_id of this run's latest replay
+             */
+            replayed_as?: string | null;
             /**
              * Run Id
              * @description The run's id (what the webhook answered with)
@@ -2634,6 +2654,33 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteActivityOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -2652,6 +2699,15 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -2659,6 +2715,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2685,6 +2750,24 @@ export interface operations {
                     "application/json": components["schemas"]["UsageOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description not an administrator */
             403: {
                 headers: {
@@ -2699,6 +2782,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2706,6 +2798,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2734,6 +2835,51 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2741,6 +2887,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2769,6 +2924,42 @@ export interface operations {
                     "application/json": components["schemas"]["AccountStatusOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description FAILURE: a published konnect uses the account */
             409: {
                 headers: {
@@ -2778,6 +2969,15 @@ export interface operations {
                     "application/json": components["schemas"]["AccountStatusOut"];
                 };
             };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2785,6 +2985,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2813,6 +3022,24 @@ export interface operations {
                     "application/json": components["schemas"]["AppList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2820,6 +3047,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2848,6 +3084,24 @@ export interface operations {
                     "application/json": components["schemas"]["AppList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2855,6 +3109,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2883,6 +3146,24 @@ export interface operations {
                     "application/json": components["schemas"]["AppList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2890,6 +3171,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2918,6 +3208,24 @@ export interface operations {
                     "application/json": components["schemas"]["AppList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2925,6 +3233,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2953,6 +3270,24 @@ export interface operations {
                     "application/json": components["schemas"]["AppList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2960,6 +3295,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -2986,6 +3330,33 @@ export interface operations {
                     "application/json": components["schemas"]["AppEventList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2993,6 +3364,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3021,6 +3401,33 @@ export interface operations {
                     "application/json": components["schemas"]["EventConfigList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3028,6 +3435,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3058,6 +3474,33 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigOptions"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3065,6 +3508,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3095,6 +3547,33 @@ export interface operations {
                     "application/json": components["schemas"]["FetchedFields"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3102,6 +3581,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3126,6 +3614,33 @@ export interface operations {
                     "application/json": components["schemas"]["AppAccountList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3133,6 +3648,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3159,6 +3683,51 @@ export interface operations {
                     "application/json": components["schemas"]["AuthUrlOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description No such app in the catalogue */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3166,6 +3735,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3192,6 +3770,24 @@ export interface operations {
                     "application/json": components["schemas"]["LoginOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3207,6 +3803,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
         };
     };
@@ -3239,6 +3844,42 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description No such app in the catalogue */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3246,6 +3887,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3286,6 +3936,15 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
         };
     };
     captcha_challenge_api_v1_captcha_challenge_get: {
@@ -3308,6 +3967,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
         };
     };
     stats_api_v1_dashboard_stats_get: {
@@ -3326,6 +3994,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DashboardStats"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3352,6 +4047,42 @@ export interface operations {
                     "application/json": components["schemas"]["FolderReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3359,6 +4090,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3379,6 +4119,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FolderList"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3408,6 +4175,33 @@ export interface operations {
                     "application/json": components["schemas"]["AssignOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description no such folder (or flow) of the signed-in user */
             404: {
                 headers: {
@@ -3417,6 +4211,15 @@ export interface operations {
                     "application/json": components["schemas"]["FailureReply"];
                 };
             };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description malformed id list */
             422: {
                 headers: {
@@ -3424,6 +4227,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3455,6 +4267,24 @@ export interface operations {
                     "application/json": components["schemas"]["KonnectList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description no such folder (or flow) of the signed-in user */
             404: {
                 headers: {
@@ -3471,6 +4301,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3496,6 +4335,24 @@ export interface operations {
                     "application/json": components["schemas"]["FolderRemoveOut"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description no such folder (or flow) of the signed-in user */
             404: {
                 headers: {
@@ -3512,6 +4369,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3541,6 +4407,33 @@ export interface operations {
                     "application/json": components["schemas"]["FolderReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description no such folder (or flow) of the signed-in user */
             404: {
                 headers: {
@@ -3550,6 +4443,15 @@ export interface operations {
                     "application/json": components["schemas"]["FailureReply"];
                 };
             };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3557,6 +4459,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3583,6 +4494,33 @@ export interface operations {
                     "application/json": components["schemas"]["CredentialsOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3590,6 +4528,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3616,6 +4563,33 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3623,6 +4597,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3646,6 +4629,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CaptureOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
             /** @description Not Found */
@@ -3709,6 +4710,24 @@ export interface operations {
                     "application/json": components["schemas"]["KonnectList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description unknown folder */
             404: {
                 headers: {
@@ -3725,6 +4744,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3749,6 +4777,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SaveKonnectOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
             /** @description Unprocessable Entity */
@@ -3793,6 +4857,42 @@ export interface operations {
                     "application/json": components["schemas"]["SaveKonnectOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -3835,6 +4935,33 @@ export interface operations {
                     "application/json": components["schemas"]["TestAndReviewOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -3844,6 +4971,15 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -3851,6 +4987,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TestRefusedOut"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3876,6 +5021,33 @@ export interface operations {
                     "application/json": components["schemas"]["KonnectEdit"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3883,6 +5055,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -3912,6 +5093,33 @@ export interface operations {
                     "application/json": components["schemas"]["UpdateStatusOut"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -3919,6 +5127,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
             /** @description Unprocessable Entity */
@@ -3963,12 +5180,39 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -3977,6 +5221,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4003,12 +5256,39 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -4017,6 +5297,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4043,12 +5332,39 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -4057,6 +5373,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4082,6 +5407,24 @@ export interface operations {
                     "application/json": components["schemas"]["AuditLogOut"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -4089,6 +5432,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4111,12 +5463,30 @@ export interface operations {
                     "application/json": components["schemas"]["AgencyList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
         };
     };
@@ -4138,12 +5508,30 @@ export interface operations {
                     "application/json": components["schemas"]["ResellerList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
         };
     };
@@ -4165,12 +5553,30 @@ export interface operations {
                     "application/json": components["schemas"]["TeamList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
         };
     };
@@ -4195,6 +5601,15 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
@@ -4209,6 +5624,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4234,6 +5658,15 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
@@ -4248,6 +5681,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4273,6 +5715,15 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
@@ -4287,6 +5738,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4313,12 +5773,39 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -4327,6 +5814,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4353,12 +5849,39 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -4367,6 +5890,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4393,12 +5925,39 @@ export interface operations {
                     "application/json": components["schemas"]["MemberReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description 'This feature is not available for {plan}', or a team member (ACCESS_DENIED) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -4407,6 +5966,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4427,6 +5995,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlanOut"][];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4450,6 +6027,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ScriptTriggerOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
             /** @description Not Found */
@@ -4503,6 +6098,24 @@ export interface operations {
                     "application/json": components["schemas"]["KeyReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -4510,6 +6123,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many mails for this e-mail or from this client (key TOO_MANY_MAILS) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4542,6 +6171,24 @@ export interface operations {
                     "application/json": components["schemas"]["KonnectList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -4549,6 +6196,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4581,6 +6237,24 @@ export interface operations {
                     "application/json": components["schemas"]["TaskLogList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description konnect_id is not one of the user's flows */
             404: {
                 headers: {
@@ -4597,6 +6271,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4631,6 +6314,24 @@ export interface operations {
                     "application/json": components["schemas"]["KonnectList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -4640,11 +6341,23 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
         };
     };
     replay_api_v1_task_logs__task_log_id__replay_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Start a new run even if this run was replayed already */
+                again?: boolean;
+            };
             header?: never;
             path: {
                 /** @description A positive 64-bit id */
@@ -4654,6 +6367,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Already replayed: the first replay's run, nothing started */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayOut"];
+                };
+            };
             /** @description Successful Response */
             202: {
                 headers: {
@@ -4661,6 +6383,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReplayOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
             /** @description Not Found */
@@ -4672,7 +6412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description The run did not fail, its flow is not published, or its request was deleted */
+            /** @description The run did not fail, is itself a replay (then with run_id and replay_of), its flow is not published, or its request was deleted */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4722,6 +6462,24 @@ export interface operations {
                     "application/json": components["schemas"]["TaskList"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -4738,6 +6496,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4771,12 +6538,39 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description mismatch or too short */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
         };
     };
@@ -4802,6 +6596,24 @@ export interface operations {
                     "application/json": components["schemas"]["KeyReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -4811,11 +6623,23 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
         };
     };
     logout_api_v1_users_logout_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description End every session of the user, not only this one */
+                everywhere?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4829,6 +6653,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4849,6 +6700,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Profile"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4886,6 +6755,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description The image is too large */
             413: {
                 headers: {
@@ -4899,6 +6777,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
         };
     };
@@ -4918,6 +6805,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProfileOptions"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4944,12 +6849,30 @@ export interface operations {
                     "application/json": components["schemas"]["KeyReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description No user with that e-mail (key SENT_RESET_INSTRUCTIONS_FAIL) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -4958,6 +6881,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many mails for this e-mail or from this client (key TOO_MANY_MAILS, Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -4984,6 +6923,33 @@ export interface operations {
                     "application/json": components["schemas"]["ProfileReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -4991,6 +6957,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -5024,6 +6999,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -5031,6 +7015,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -5051,6 +7044,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -5077,6 +7097,24 @@ export interface operations {
                     "application/json": components["schemas"]["KeyReply"];
                 };
             };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -5084,6 +7122,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -5104,6 +7151,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WidgetList"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -5128,6 +7193,15 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetOut"];
                 };
             };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
             /** @description Unknown widget, or no AI host configured (key AI_HOST_NOT_CONFIGURED) */
             404: {
                 headers: {
@@ -5142,6 +7216,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };
@@ -5166,6 +7249,15 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
         };
     };
     healthz_healthz_get: {
@@ -5184,6 +7276,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
         };

@@ -37,6 +37,10 @@ class Settings(BaseSettings):
     login_window_seconds: int = Field(default=900, ge=1)
     login_max_failures_per_email: int = Field(default=5, ge=1)
     login_max_failures_per_address: int = Field(default=30, ge=1)
+    # Password-reset and verification mails allowed per window, per e-mail address and per client address.
+    mail_window_seconds: int = Field(default=3600, ge=1)
+    mail_max_per_email: int = Field(default=5, ge=1)
+    mail_max_per_address: int = Field(default=30, ge=1)
 
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 1025

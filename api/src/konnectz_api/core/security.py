@@ -29,10 +29,13 @@ def verify_password(password_hash: str, password: str) -> bool:
         return False
 
 
-def create_access_token(*, user_id: int, secret: str, lifetime: timedelta) -> str:
+def create_access_token(*, user_id: int, secret: str, lifetime: timedelta, session_version: int = 0) -> str:
+    """A signed access token. ``session_version`` is the user's at sign-in: a password change or reset
+    increments the user's, which ends this token whatever its issue time."""
     now = datetime.now(UTC)
     payload: dict[str, Any] = {
         "sub": str(user_id),
+        "sv": session_version,
         "iat": now,
         "exp": now + lifetime,
         "typ": "access",
@@ -42,15 +45,25 @@ def create_access_token(*, user_id: int, secret: str, lifetime: timedelta) -> st
 
 
 class AccessClaims:
-    """What a valid access token says: who, its id (for revocation), when issued and when it expires."""
+    """What a valid access token says: who, its id (for revocation), its session version, when issued
+    and when it expires."""
 
-    __slots__ = ("expires_at", "issued_at", "jti", "user_id")
+    __slots__ = ("expires_at", "issued_at", "jti", "session_version", "user_id")
 
-    def __init__(self, *, user_id: int, jti: str | None, issued_at: datetime | None, expires_at: datetime) -> None:
+    def __init__(
+        self,
+        *,
+        user_id: int,
+        jti: str | None,
+        issued_at: datetime | None,
+        expires_at: datetime,
+        session_version: int = 0,
+    ) -> None:
         self.user_id = user_id
         self.jti = jti
         self.issued_at = issued_at
         self.expires_at = expires_at
+        self.session_version = session_version
 
 
 def _verify_access_claims(token: str, secret: str) -> AccessClaims | None:
@@ -62,13 +75,20 @@ def _verify_access_claims(token: str, secret: str) -> AccessClaims | None:
         user_id = int(payload["sub"])
         issued = datetime.fromtimestamp(int(payload["iat"]), UTC) if "iat" in payload else None
         expires = datetime.fromtimestamp(int(payload["exp"]), UTC)
+        version = payload.get("sv", 0)
+        if not isinstance(version, int) or isinstance(version, bool):
+            return None
     except (jwt.PyJWTError, TypeError, ValueError, OverflowError, OSError):
         return None
     if payload.get("typ") != "access":
         return None
     jti = payload.get("jti")
     return AccessClaims(
-        user_id=user_id, jti=jti if isinstance(jti, str) else None, issued_at=issued, expires_at=expires
+        user_id=user_id,
+        jti=jti if isinstance(jti, str) else None,
+        issued_at=issued,
+        expires_at=expires,
+        session_version=version,
     )
 
 

@@ -34,8 +34,11 @@ PUBLISHED = "Published"
 
 
 def list_accounts(session: Session, *, owner_id: int, app_id: int) -> list[AppAccount]:
+    """The owner's accounts of an app, oldest first, at most ``quota.MAX_LISTED`` (bounded like every list)."""
+    from konnectz_api.crud.quota import MAX_LISTED
+
     stmt = select(AppAccount).where(AppAccount.owner_id == owner_id, AppAccount.app_id == app_id)
-    return list(session.scalars(stmt.order_by(AppAccount.id)))
+    return list(session.scalars(stmt.order_by(AppAccount.id).limit(MAX_LISTED)))
 
 
 def counts_by_app(session: Session, *, owner_id: int, app_ids: list[int]) -> dict[int, int]:
@@ -67,6 +70,10 @@ def create_account(
     cipher: CredentialCipher,
     expires_at: datetime | None = None,
 ) -> AppAccount:
+    """Raises :class:`~konnectz_api.crud.caps.PlanLimit` beyond the plan's app accounts."""
+    from konnectz_api.crud import caps
+
+    caps.check(session, owner_id=owner_id, kind="app_accounts")
     account = AppAccount(
         owner_id=owner_id,
         app_id=app_id,

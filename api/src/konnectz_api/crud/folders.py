@@ -45,6 +45,10 @@ def count_konnects(session: Session, *, owner_id: int, folder_id: int) -> int:
 
 
 def create(session: Session, *, owner_id: int, name: str) -> Folder:
+    """Raises :class:`~konnectz_api.crud.caps.PlanLimit` beyond the plan's folders."""
+    from konnectz_api.crud import caps
+
+    caps.check(session, owner_id=owner_id, kind="folders")
     folder = Folder(owner_id=owner_id, name=name)
     session.add(folder)
     session.commit()

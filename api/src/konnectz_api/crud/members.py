@@ -6,8 +6,8 @@
 
   ========== ==================================================================
   Create       read everything; create, edit, publish and unpublish flows, folders and app accounts
-  Create/Delete  the same, and delete them (a DELETE call, a ``.../remove`` or ``.../delete`` path,
-               or a body with status DELETED or REMOVE)
+  Create/Delete  the same, and delete them (a DELETE call, a route ``.../remove`` or ``.../delete``,
+               a flow's status set to DELETED, an app account's update_status (REMOVE))
   FULL         the same, and read the account's audit log
   ========== ==================================================================
 
@@ -56,20 +56,28 @@ class MemberError(ValueError):
     """A member change that is refused, with the message for the user."""
 
 
-def required_level(method: str, path: str, body_status: str | None) -> str:
-    """The access level a call needs (see the module's table)."""
-    if path.startswith("/api/v1/members/audit_log"):
+def required_level(method: str, route_path: str) -> str:
+    """The access level a call needs by the route's meaning (see the module's table): its method and
+    its path *template* (``/api/v1/folders/{folder_id}/remove``), never the raw URL or a header.
+
+    A route whose level depends on what its body asks (a flow's status change) decides it from the
+    parsed, validated body instead (:func:`status_level`, :class:`konnectz_api.deps.AccountAt`).
+    """
+    if route_path.startswith("/api/v1/members/audit_log"):
         return FULL
-    if path.startswith(("/api/v1/members/", "/api/v1/admin/")):
+    if route_path.startswith(("/api/v1/members/", "/api/v1/admin/")):
         return OWNER
+    last = route_path.rstrip("/").rsplit("/", 1)[-1]
     if method in ("GET", "HEAD", "OPTIONS"):
-        last = path.rstrip("/").rsplit("/", 1)[-1]
         return DELETE if last in _DELETE_SEGMENTS else READ
-    if method == "DELETE" or path.rstrip("/").rsplit("/", 1)[-1] in _DELETE_SEGMENTS:
-        return DELETE
-    if body_status in _DELETE_STATUSES:
+    if method == "DELETE" or last in _DELETE_SEGMENTS:
         return DELETE
     return CREATE
+
+
+def status_level(status: str) -> str:
+    """The level of a status change read from a validated body: deleting needs Create/Delete."""
+    return DELETE if status.upper() in _DELETE_STATUSES else CREATE
 
 
 def allows(access: str | None, level: str) -> bool:

@@ -38,7 +38,8 @@ def consume_token(session: Session, *, token: str, password_hash: str) -> int | 
             password_hash=password_hash,
             reset_password_digest=None,
             reset_password_expires_at=None,
-            tokens_valid_after=func.now(),  # sessions signed in with the old password end
+            tokens_valid_after=func.now(),
+            session_version=User.session_version + 1,  # sessions signed in with the old password end
         )
         .returning(User.id)
     )

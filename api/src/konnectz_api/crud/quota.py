@@ -24,15 +24,24 @@ class Plan:
     name: str
     task_limit: int
     price: str
+    #: What an account of the plan can keep at once (konnectz_api.crud.caps): folders, flows (not
+    #: deleted) and app accounts. Team members work in the owner's account and share its caps.
+    folders: int
+    konnects: int
+    app_accounts: int
 
 
-#: The plans an administrator can assign (no payment provider is reachable: see the README).
+#: The plans an administrator can assign (no payment provider is reachable: see the README), and
+#: their caps; docs/account.md shows this table.
 PLANS: dict[str, Plan] = {
-    "Free": Plan("Free", 1_000, "$0"),
-    "Team": Plan("Team", 10_000, "$29/Month"),
-    "Agency": Plan("Agency", 50_000, "$99/Month"),
-    "Premium": Plan("Premium", 25_000, "$99/Year"),  # the dashboard's 'Upgrade to Premium' offer
+    "Free": Plan("Free", 1_000, "$0", folders=50, konnects=200, app_accounts=50),
+    "Team": Plan("Team", 10_000, "$29/Month", folders=500, konnects=2_000, app_accounts=500),
+    "Agency": Plan("Agency", 50_000, "$99/Month", folders=1_000, konnects=5_000, app_accounts=1_000),
+    # the dashboard's 'Upgrade to Premium' offer
+    "Premium": Plan("Premium", 25_000, "$99/Year", folders=500, konnects=2_000, app_accounts=500),
 }
+#: The most of anything a plan allows: list calls that are not paged answer at most this many items.
+MAX_LISTED = max(max(p.folders, p.app_accounts) for p in PLANS.values())
 
 
 class UnknownPlan(ValueError):

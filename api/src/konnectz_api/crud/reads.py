@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from psycopg import AsyncConnection, AsyncCursor
@@ -30,7 +30,7 @@ class SessionRow:
     """What the sign-in check needs of a user: team members take the full (sync) path."""
 
     member_kind: str | None
-    tokens_valid_after: datetime | None
+    session_version: int
     revoked: bool
 
 
@@ -39,7 +39,7 @@ async def send_session_check(conn: Conn, *, user_id: int, jti: str | None) -> As
     the token's ``jti`` was revoked, one query); in a pipeline its result is read later with
     :func:`session_row_of`."""
     return await conn.execute(
-        "SELECT u.member_kind, u.tokens_valid_after, "
+        "SELECT u.member_kind, u.session_version, "
         "EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = %(jti)s) "
         "FROM users u WHERE u.id = %(uid)s",
         {"uid": user_id, "jti": jti or ""},
@@ -152,13 +152,17 @@ async def konnect_is_live(conn: Conn, *, owner_id: int, konnect_id: int) -> bool
 
 
 async def folders_with_counts(conn: Conn, *, owner_id: int) -> list[tuple[int, str, int]]:
-    """(id, name, flows not deleted) of the owner's folders in creation order."""
+    """(id, name, flows not deleted) of the owner's folders in creation order: at most
+    ``quota.MAX_LISTED`` (the largest plan's folder cap), so the reply is bounded even for an account
+    that made more before the caps."""
+    from konnectz_api.crud.quota import MAX_LISTED
+
     cur = await conn.execute(
-        "SELECT f.id, f.name, coalesce(c.n, 0) FROM folders f LEFT JOIN ("
+        "SELECT f.id, f.name, coalesce(c.n, 0) FROM ("
+        "SELECT id, name FROM folders WHERE owner_id = %(o)s ORDER BY id LIMIT %(limit)s) f LEFT JOIN ("
         "SELECT folder_id, count(*) AS n FROM konnects WHERE owner_id = %(o)s AND folder_id IS NOT NULL "
-        "AND status <> %(deleted)s GROUP BY folder_id) c ON c.folder_id = f.id "
-        "WHERE f.owner_id = %(o)s ORDER BY f.id",
-        {"o": owner_id, "deleted": DELETED},
+        "AND status <> %(deleted)s GROUP BY folder_id) c ON c.folder_id = f.id ORDER BY f.id",
+        {"o": owner_id, "deleted": DELETED, "limit": MAX_LISTED},
     )
     return [(r[0], r[1], int(r[2])) for r in await cur.fetchall()]
 
@@ -178,7 +182,7 @@ async def dashboard_stats(conn: Conn, *, owner_id: int) -> tuple[int, int, int, 
 
 @dataclass(frozen=True, slots=True)
 class LogPage:
-    #: (id, konnect_id, status, task_date, data, run_id, attempts, replay_of)
+    #: (id, konnect_id, status, task_date, data, run_id, attempts, replay_of, replayed_as)
     rows: list[tuple[Any, ...]]
     total: int
 
@@ -219,13 +223,13 @@ async def task_log_page(
     params["limit"] = page_size
     params["offset"] = (page_index - 1) * page_size
     cur = await conn.execute(
-        "SELECT t.id, t.konnect_id, t.status, t.task_date, t.data, t.run_id, t.attempts, t.replay_of, "
+        "SELECT t.id, t.konnect_id, t.status, t.task_date, t.data, t.run_id, t.attempts, t.replay_of, t.replayed_as, "
         f"count(*) OVER () {filtered} ORDER BY t.task_date DESC, t.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         params,
     )
     rows = await cur.fetchall()
     if rows:
-        return LogPage([r[:8] for r in rows], int(rows[0][8]))
+        return LogPage([r[:9] for r in rows], int(rows[0][9]))
     if page_index == 1:  # nothing on the first page: nothing at all
         return LogPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)

@@ -35,11 +35,26 @@ from sqlalchemy.orm import Session
 from konnectz_api.crud import task_payloads
 from konnectz_api.models import RetentionCursor, Task, TaskLog
 
-__all__ = ["PurgeCursor", "is_purged", "purge", "purge_shared", "purged_stub", "trigger_key"]
+__all__ = ["PurgeCursor", "is_purged", "not_kept", "purge", "purge_shared", "purged_stub", "trigger_key"]
 
 
 def purged_stub(days: int) -> dict[str, str]:
     return {"request": "purged", "message": f"The request was deleted after the retention period ({days} days)."}
+
+
+#: The notes that stand for a request that was never kept whole: too large for a task event
+#: (konnectz_runner.events.fit_event), refused for its quota (konnectz_runner.quota.refused_event), or
+#: dropped because the database refused it (konnectz_api.consumer.without_data).
+_NOT_KEPT = ({"truncated", "bytes", "message"}, {"refused", "message"}, {"dropped", "message"})
+
+
+def not_kept(value: Any) -> str | None:
+    """Why a task log's request was not kept (its note's message), or None when it is the request."""
+    if isinstance(value, dict) and set(value) in _NOT_KEPT and isinstance(value.get("message"), str):
+        flag = next(k for k in value if k not in ("bytes", "message"))
+        if value[flag] is True:
+            return str(value["message"])
+    return None
 
 
 def is_purged(value: Any) -> bool:

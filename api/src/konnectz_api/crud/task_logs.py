@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.orm import Session
 
 from konnectz_api.crud import requests, task_payloads
 from konnectz_api.crud.konnects import day_end, day_start
+from konnectz_api.errors import Conflict
 from konnectz_api.models import Konnect, Task, TaskLog
 
 
@@ -65,9 +66,14 @@ def tasks_of(session: Session, *, task_log: TaskLog) -> list[Task]:
     return list(session.scalars(select(Task).where(Task.task_log_id == task_log.id).order_by(Task.position)))
 
 
+class RequestNotKept(Conflict):
+    """409: the run's request was never kept whole (too large for its task event, refused, dropped)."""
+
+
 def trigger_output_of(session: Session, *, task_log: TaskLog) -> dict[str, Any] | None:
     """The request a run was started with (its data entry that is not one of its steps), read back from
-    ``task_payloads`` when it was large; None once it was purged (past its retention period)."""
+    ``task_payloads`` when it was large; None once it was purged (past its retention period). Raises
+    :class:`RequestNotKept` when only a note stands for it."""
     steps = set(session.scalars(select(Task.step_id).where(Task.task_log_id == task_log.id)))
     data = task_payloads.restore(session, [(task_log.id, task_payloads.LOG_POSITION, task_log.data)])[0]
     if not isinstance(data, dict) or data.get("payload") == "purged":
@@ -76,8 +82,21 @@ def trigger_output_of(session: Session, *, task_log: TaskLog) -> dict[str, Any] 
     if key is None:
         return {}
     value = data[key]
+    reason = requests.not_kept(value)
+    if reason is not None:
+        raise RequestNotKept(f"{reason} It cannot be replayed.")
     return None if requests.is_purged(value) else dict(value)
 
 
 def konnect_of(session: Session, *, task_log: TaskLog) -> Konnect | None:
     return session.get(Konnect, task_log.konnect_id)
+
+
+def record_replay(session: Session, *, task_log_id: int, run_id: str, generation: int) -> None:
+    """The run was replayed as ``run_id`` (its ``generation``-th replay); a later replay answers it. Commits."""
+    session.execute(
+        update(TaskLog)
+        .where(TaskLog.id == task_log_id, TaskLog.replays < generation)
+        .values(replayed_as=run_id, replays=generation)
+    )
+    session.commit()

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pycountry
 from sqlalchemy.orm import Session
 
+from konnectz_api.crud import sessions
 from konnectz_api.models import User
 from konnectz_api.schemas import CountryOption, ProfileOptions, ProfileUpdate, TimezoneOption
 
@@ -71,8 +72,11 @@ def update_profile(session: Session, *, user: User, changes: ProfileUpdate) -> U
     return user
 
 
-def set_password(session: Session, *, user: User, password_hash: str) -> None:
-    """New password; every token issued before now stops working. Commits."""
+def set_password(session: Session, *, user: User, password_hash: str) -> int:
+    """New password; every token issued before now stops working. Commits; returns the new session version."""
     user.password_hash = password_hash
-    user.tokens_valid_after = datetime.now(UTC)
+    session.flush()
+    version = sessions.end_all_sessions(session, user_id=user.id)
     session.commit()
+    user.session_version = version
+    return version

@@ -16,9 +16,10 @@ from konnectz_api import oauth
 from konnectz_api.app_calls import AppCallError, app_client
 from konnectz_api.broker import cipher, connect_oauth_account, connect_token_account, oauth_client
 from konnectz_api.catalogue import AppIndex, get_index
-from konnectz_api.crud import app_accounts
-from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
+from konnectz_api.crud import app_accounts, members
+from konnectz_api.deps import AccountAt, CurrentUser, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, NotFound
+from konnectz_api.models import User
 from konnectz_api.schemas import (
     AccountStatusOut,
     AppAccountList,
@@ -73,7 +74,12 @@ def authorized_app_accounts(
     )
 
 
-@router.post("/auth-url", response_model=AuthUrlOut, summary="How to connect an account of an app")
+@router.post(
+    "/auth-url",
+    response_model=AuthUrlOut,
+    summary="How to connect an account of an app",
+    responses={404: {"model": Message, "description": "No such app in the catalogue"}},
+)
 def auth_url(
     body: AuthUrlIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, index: IndexDep
 ) -> AuthUrlOut:
@@ -119,7 +125,10 @@ def auth_url(
     "/authorization",
     response_model=AuthorizationOut,
     summary="Connect an account: token fields (tested first) or the OAuth2 code",
-    responses={400: {"description": "The test request failed or the authorisation is invalid; message says why"}},
+    responses={
+        400: {"description": "The test request failed or the authorisation is invalid; message says why"},
+        404: {"model": Message, "description": "No such app in the catalogue"},
+    },
 )
 async def authorization(
     body: AuthorizationIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, index: IndexDep
@@ -198,6 +207,12 @@ def update_label(account_id: AccountIdPath, body: UpdateLabelIn, user: CurrentUs
     return Message(message="SUCCESS")
 
 
+#: The only status this route takes is REMOVE: a team member needs Create/Delete, read from the parsed body.
+_REMOVE_ACCESS = AccountAt(
+    UpdateAccountStatusIn, lambda b: members.status_level(b.status), lambda b: f"status={b.status}"
+)
+
+
 @router.post(
     "/app_users/{account_id}/update_status",
     response_model=AccountStatusOut,
@@ -205,7 +220,10 @@ def update_label(account_id: AccountIdPath, body: UpdateLabelIn, user: CurrentUs
     responses={409: {"model": AccountStatusOut, "description": "FAILURE: a published konnect uses the account"}},
 )
 def update_status(
-    account_id: AccountIdPath, body: UpdateAccountStatusIn, user: CurrentUser, session: SessionDep
+    account_id: AccountIdPath,
+    body: UpdateAccountStatusIn,
+    user: Annotated[User, Depends(_REMOVE_ACCESS)],
+    session: SessionDep,
 ) -> AccountStatusOut | JSONResponse:
     account = app_accounts.get_account(session, owner_id=user.id, account_id=account_id)
     if account is None:

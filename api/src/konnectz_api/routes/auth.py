@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
@@ -18,7 +18,7 @@ from konnectz_api.core.security import (
     token_digest,
     verify_password,
 )
-from konnectz_api.crud import login_throttle, sessions
+from konnectz_api.crud import login_throttle, mail_throttle, sessions
 from konnectz_api.deps import CurrentClaims, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized, Unprocessable
 from konnectz_api.mail import send_mail
@@ -61,12 +61,23 @@ def user_exists(body: EmailIn, session: SessionDep) -> KeyReply:
     return KeyReply(key="NO_USER", message="This e-mail address is available.")
 
 
-@router.post("/signup", response_model=KeyReply, status_code=201)
-async def signup(body: SignupIn, session: SessionDep, settings: SettingsDep) -> KeyReply:
+@router.post(
+    "/signup",
+    response_model=KeyReply,
+    status_code=201,
+    description="Creates the account and mails a verification link. Verification mails are limited per e-mail "
+    "address (KONNECTZ_MAIL_MAX_PER_EMAIL) and per client address (KONNECTZ_MAIL_MAX_PER_ADDRESS) in a window "
+    "of KONNECTZ_MAIL_WINDOW_SECONDS: beyond, 429 key TOO_MANY_MAILS with Retry-After.",
+    responses={429: {"description": "Too many mails for this e-mail or from this client (key TOO_MANY_MAILS)"}},
+)
+async def signup(body: SignupIn, request: Request, session: SessionDep, settings: SettingsDep) -> KeyReply:
     if body.password != body.password_confirmation:
         raise Unprocessable(PASSWORD_MISMATCH, key="PASSWORD_MISMATCH")
     if _find_user(session, body.email):
         raise Conflict(EMAIL_IN_USE, key="USER_EXISTS")
+    mail_throttle.check_and_count(
+        session, settings, email=body.email, address=request.client.host if request.client else None
+    )
     token = new_token()
     user = User(
         email=body.email.lower(),
@@ -142,6 +153,7 @@ async def login(body: LoginIn, request: Request, session: SessionDep, settings: 
         login_throttle.record_failure(session, keys=[address], window=window)
         raise BadRequest(CAPTCHA_NOT_VERIFIED)
     user = _find_user(session, body.email)
+    version = user.session_version if user is not None else 0
     if user is None or not await run_in_threadpool(verify_password, user.password_hash, body.password):
         login_throttle.record_failure(session, keys=[address, email], window=window)
         raise Unauthorized(BAD_CREDENTIALS)
@@ -153,7 +165,8 @@ async def login(body: LoginIn, request: Request, session: SessionDep, settings: 
         if body.rememberMe
         else timedelta(minutes=settings.access_token_minutes)
     )
-    token = create_access_token(user_id=user.id, secret=settings.secret_key, lifetime=lifetime)
+    # The version read with the password hash above: a change committed meanwhile ends this token too.
+    token = create_access_token(user_id=user.id, secret=settings.secret_key, lifetime=lifetime, session_version=version)
     return LoginOut(auth_token=token, preferred_language=user.preferred_language, message="Signed in")
 
 
@@ -165,11 +178,21 @@ def profile(user: SignedInUser) -> User:
 @router.post(
     "/users/logout",
     response_model=Message,
-    summary="End this session",
-    description="Revokes the bearer token of the request: it is refused from now on, even before it expires.",
+    summary="End this session (or every session)",
+    description="Revokes the bearer token of the request: it is refused from now on, even before it expires. "
+    "With `everywhere=true` every token of the user issued before this call ends too (other browsers and "
+    "devices), however close in time: the user's session version is incremented.",
 )
-def logout(signed_in: CurrentClaims, session: SessionDep) -> Message:
-    _, claims = signed_in
+def logout(
+    signed_in: CurrentClaims,
+    session: SessionDep,
+    everywhere: Annotated[bool, Query(description="End every session of the user, not only this one")] = False,
+) -> Message:
+    user, claims = signed_in
     if claims.jti is not None:
         sessions.revoke(session, jti=claims.jti, expires_at=claims.expires_at)
+    if everywhere:
+        sessions.end_all_sessions(session, user_id=user.id)
+        session.commit()
+        return Message(message="Signed out everywhere")
     return Message(message="Signed out")

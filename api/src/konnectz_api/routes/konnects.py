@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -13,11 +13,11 @@ from starlette.responses import Response
 from konnectz_api import app_webhooks, testing
 from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
 from konnectz_api.core.config import Settings
-from konnectz_api.crud import activities, reads
+from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
 from konnectz_api.deployer import Deployer, DeployError, LocalDeployer
-from konnectz_api.deps import CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
-from konnectz_api.errors import ApiError, Conflict, NotFound, Unprocessable
+from konnectz_api.deps import AccountAt, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
+from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User, konnect_app_names
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
@@ -283,6 +283,10 @@ async def publish_konnect(
     return await save_konnect(body.model_copy(update={"publish": True}), user, session, settings, deployer)
 
 
+#: A team member's level for a status change is read from the parsed body: DELETED needs Create/Delete.
+_STATUS_ACCESS = AccountAt(UpdateStatusIn, lambda b: members.status_level(b.status), lambda b: f"status={b.status}")
+
+
 @router.post(
     "/{konnect_id}/update_status",
     response_model=UpdateStatusOut,
@@ -295,7 +299,7 @@ async def publish_konnect(
 async def update_status(
     konnect_id: IdPath,
     body: UpdateStatusIn,
-    user: CurrentUser,
+    user: Annotated[User, Depends(_STATUS_ACCESS)],
     session: SessionDep,
     settings: SettingsDep,
     deployer: DeployerDep,
@@ -318,6 +322,13 @@ async def update_status(
     return UpdateStatusOut(
         status="SUCCESS", message="SUCCESS", details=details, konnect_id=konnect.id, konnect_status=konnect.status
     )
+
+
+# An invalid body is a refused test too: its 422 carries test_status Error like the route's own.
+VALIDATION_EXTRAS["/api/v1/konnects/test_and_review"] = lambda message: {
+    "test_status": "Error",
+    "display_message": message,
+}
 
 
 @router.post(

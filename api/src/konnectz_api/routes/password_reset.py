@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.core.security import hash_password
+from konnectz_api.crud import mail_throttle
 from konnectz_api.crud import password_reset as crud
 from konnectz_api.deps import SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, NotFound
@@ -31,11 +32,19 @@ TOKEN_INVALID = "This password reset link is invalid, already used or expired. R
     description=(
         "Known e-mail: key SENT_RESET_INSTRUCTIONS and a mail with a link to /reset-password/{token} that "
         "works once and expires after KONNECTZ_RESET_TOKEN_MINUTES (a new request replaces the old link). "
-        "Unknown e-mail: 404 with key SENT_RESET_INSTRUCTIONS_FAIL."
+        "Unknown e-mail: 404 with key SENT_RESET_INSTRUCTIONS_FAIL. Requests are limited per e-mail address "
+        "(KONNECTZ_MAIL_MAX_PER_EMAIL) and per client address (KONNECTZ_MAIL_MAX_PER_ADDRESS) in a window of "
+        "KONNECTZ_MAIL_WINDOW_SECONDS: beyond, 429 key TOO_MANY_MAILS with Retry-After."
     ),
-    responses={404: {"description": "No user with that e-mail (key SENT_RESET_INSTRUCTIONS_FAIL)"}},
+    responses={
+        404: {"description": "No user with that e-mail (key SENT_RESET_INSTRUCTIONS_FAIL)"},
+        429: {"description": "Too many mails for this e-mail or from this client (key TOO_MANY_MAILS, Retry-After)"},
+    },
 )
-async def reset_password_email(body: EmailIn, session: SessionDep, settings: SettingsDep) -> KeyReply:
+async def reset_password_email(body: EmailIn, request: Request, session: SessionDep, settings: SettingsDep) -> KeyReply:
+    mail_throttle.check_and_count(
+        session, settings, email=body.email, address=request.client.host if request.client else None
+    )
     user = crud.find_user_by_email(session, email=body.email)
     if user is None:
         raise NotFound(UNKNOWN_USER, key="SENT_RESET_INSTRUCTIONS_FAIL")

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from konnectz_api.core.config import Settings
 from konnectz_api.core.security import create_access_token, hash_password, verify_password
@@ -101,6 +102,8 @@ async def _avatar(request: Request, user: User, session: SessionDep, settings: S
         raise too_large
     try:
         form = await request.form(max_files=1, max_fields=10)
+    except ClientDisconnect:
+        raise  # the client went away: one log line (konnectz_api.errors)
     except Exception as exc:  # malformed multipart, too many parts
         raise BadRequest(f"The upload could not be read: {exc}") from exc
     try:
@@ -141,9 +144,11 @@ def profile_options(user: SignedInUser) -> ProfileOptions:
     return crud.profile_options()
 
 
-def _fresh_token(settings: Settings, user_id: int, expires_at: datetime) -> str:
+def _fresh_token(settings: Settings, user_id: int, expires_at: datetime, session_version: int) -> str:
     lifetime = max(expires_at - datetime.now(UTC), timedelta(minutes=1))
-    return create_access_token(user_id=user_id, secret=settings.secret_key, lifetime=lifetime)
+    return create_access_token(
+        user_id=user_id, secret=settings.secret_key, lifetime=lifetime, session_version=session_version
+    )
 
 
 @router.post(
@@ -164,6 +169,6 @@ async def change_password(
         raise Unprocessable(PASSWORD_MISMATCH, key="PASSWORD_MISMATCH")
     if not await run_in_threadpool(verify_password, user.password_hash, body.current_password):
         raise BadRequest(WRONG_CURRENT, key="WRONG_PASSWORD")
-    crud.set_password(session, user=user, password_hash=await run_in_threadpool(hash_password, body.password))
-    token = _fresh_token(settings, user.id, claims.expires_at)
+    version = crud.set_password(session, user=user, password_hash=await run_in_threadpool(hash_password, body.password))
+    token = _fresh_token(settings, user.id, claims.expires_at, version)
     return PasswordChanged(key="UPDATE_SUCCESS", message="Password updated", auth_token=token)

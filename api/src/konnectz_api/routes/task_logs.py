@@ -6,7 +6,8 @@ from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
-from starlette.responses import Response
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse, Response
 
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import reads
@@ -16,7 +17,7 @@ from konnectz_api.crud.task_payloads import is_stub
 from konnectz_api.deps import BusDep, CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound, Unprocessable
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
-from konnectz_api.replay import replay_run
+from konnectz_api.replay import replay_run, replay_run_id
 from konnectz_api.replies import json_reply
 from konnectz_api.routes.konnects import item_dicts
 from konnectz_api.schemas import KonnectList, Message, ReplayOut, TaskList, TaskLogList, TaskOut
@@ -159,6 +160,7 @@ async def task_logs(
                     "run_id": r[5],
                     "attempts": r[6],
                     "replay_of": r[7],
+                    "replayed_as": r[8],
                 }
                 for r, data in zip(page.rows, datas, strict=True)
             ],
@@ -192,7 +194,12 @@ _REPLAY = (
     "run of the same flow, with a new run_id, and its task log links back (`replay_of`). Only runs that "
     "ended in ERROR, of a flow that is published now, can be replayed; the new run executes the flow as "
     "published now. Answers 202 once the new run is stored (the runner executes it shortly). A request is kept "
-    "for `KONNECTZ_REQUEST_RETENTION_DAYS` (30) after its run finished; an older one was deleted and answers 409."
+    "for `KONNECTZ_REQUEST_RETENTION_DAYS` (30) after its run finished; an older one was deleted and answers 409.\n\n"
+    "**Once**: a run that was replayed already answers 200 with the first replay's `run_id`, "
+    "`already_replayed: true` and the header `Idempotent-Replayed: true`, and starts nothing; a run that is "
+    "itself a replay answers 409 with its `run_id` and `replay_of`. `again=true` asks for a new run explicitly "
+    "in both cases. Replays asked for at the same time store one run (its id is derived from the run and "
+    "the replay's number)."
 )
 
 
@@ -201,24 +208,45 @@ _REPLAY = (
     response_model=ReplayOut,
     status_code=202,
     responses={
+        200: {"model": ReplayOut, "description": "Already replayed: the first replay's run, nothing started"},
         404: {"model": Message},
         409: {
             "model": Message,
-            "description": "The run did not fail, its flow is not published, or its request was deleted",
+            "description": "The run did not fail, is itself a replay (then with run_id and replay_of), its flow "
+            "is not published, or its request was deleted",
         },
         503: {"model": Message, "description": "NATS did not store the new run"},
     },
-    summary="Replay a failed run",
+    summary="Replay a failed run (once, unless again=true)",
     description=_REPLAY,
 )
 async def replay(
-    task_log_id: IdPath, user: CurrentUser, session: SessionDep, bus: BusDep, settings: SettingsDep
-) -> ReplayOut:
+    task_log_id: IdPath,
+    user: CurrentUser,
+    session: SessionDep,
+    bus: BusDep,
+    settings: SettingsDep,
+    again: Annotated[bool, Query(description="Start a new run even if this run was replayed already")] = False,
+) -> ReplayOut | JSONResponse:
     log = crud.get_owned(session, owner_id=user.id, task_log_id=task_log_id)
     if log is None:
         raise NotFound(f"Task log {task_log_id} not found")
     if log.status != "ERROR":
         raise Conflict("Only a failed run can be replayed")
+    if log.replayed_as is not None and not again:
+        reply = ReplayOut(
+            message="This run was replayed already: here is that replay. Ask with again=true for a new run.",
+            run_id=log.replayed_as,
+            replay_of=log.run_id,
+            already_replayed=True,
+        )
+        return JSONResponse(reply.model_dump(), status_code=200, headers={"Idempotent-Replayed": "true"})
+    if log.replay_of is not None and not again:
+        raise Conflict(
+            f"This run is itself a replay of run {log.replay_of}. Ask with again=true to replay it once more.",
+            run_id=log.run_id,
+            replay_of=log.replay_of,
+        )
     konnect = crud.konnect_of(session, task_log=log)
     if konnect is None or konnect.owner_id != user.id or konnect.status != "Published":
         raise Conflict("Publish the flow again to replay its runs")
@@ -228,5 +256,13 @@ async def replay(
             "The request of this run was deleted after the retention period "
             f"({settings.request_retention_days} days): it cannot be replayed"
         )
-    run_id = await replay_run(bus, konnect_id=log.konnect_id, trigger_output=trigger_output, replay_of=log.run_id)
+    generation = log.replays + 1
+    run_id = await replay_run(
+        bus,
+        konnect_id=log.konnect_id,
+        trigger_output=trigger_output,
+        replay_of=log.run_id,
+        run_id=replay_run_id(log.run_id, generation),
+    )
+    await run_in_threadpool(crud.record_replay, session, task_log_id=log.id, run_id=run_id, generation=generation)
     return ReplayOut(message="The run was replayed", run_id=run_id, replay_of=log.run_id)

@@ -4,7 +4,7 @@ import dayjs from 'dayjs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { queryClient } from '../../api/typed';
 import { mockFetch, renderRoutes } from '../../test/utils';
-import { REPLAY_DONE } from '../flows/ReplayButton';
+import { REPLAY_ALREADY, REPLAY_DONE } from '../flows/ReplayButton';
 import { HistoryPage, historyQuery } from './HistoryPage';
 
 const flow = (id: number) => ({
@@ -86,6 +86,40 @@ describe('HistoryPage', () => {
     await userEvent.click(within(failed).getByTestId('replay-501'));
     await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === '/api/v1/task_logs/501/replay')).toBe(true));
     expect(await screen.findByText(REPLAY_DONE)).toBeInTheDocument();
+  });
+
+  it('links a replay to its origin and asks for a new replay only explicitly', async () => {
+    const calls = mockFetch((c) => {
+      if (c.url.startsWith('/api/v1/task_logs/konnects?')) return { body: { konnects: [flow(3)], total_konnects: 1 } };
+      if (c.url.startsWith('/api/v1/task_logs/logs?konnect_id=3'))
+        return {
+          body: {
+            task_logs: [
+              { id: 601, konnect_id: 3, status: 'ERROR', task_date: '2026-11-21T11:00:00Z', data: {}, run_id: 'origin01', attempts: 1, replay_of: null, replayed_as: 'replay01' },
+              { id: 602, konnect_id: 3, status: 'ERROR', task_date: '2026-11-21T12:00:00Z', data: {}, run_id: 'replay01', attempts: 1, replay_of: 'origin01', replayed_as: null },
+              { id: 603, konnect_id: 3, status: 'ERROR', task_date: '2026-11-21T13:00:00Z', data: {}, run_id: 'plain001', attempts: 1, replay_of: null, replayed_as: null },
+            ],
+            total: 3,
+          },
+        };
+      if (c.url.startsWith('/api/v1/task_logs/601/replay'))
+        return { status: 202, body: { message: 'The run was replayed', run_id: 'replay02', replay_of: 'origin01', already_replayed: false } };
+      if (c.url.startsWith('/api/v1/task_logs/603/replay'))
+        return { status: 200, body: { message: 'already', run_id: 'replay03', replay_of: 'plain001', already_replayed: true } };
+      return undefined;
+    });
+    renderHistory();
+    await userEvent.click(await screen.findByTestId('history-open-3'));
+    expect(await screen.findByTestId('replayed-as-601')).toHaveTextContent('Replayed as replay01');
+    expect(screen.getByTestId('replay-of-602')).toHaveTextContent('Replay of origin01');
+    expect(screen.getByTestId('replay-601')).toHaveTextContent('Replay again');
+    expect(screen.getByTestId('replay-602')).toHaveTextContent('Replay again');
+    expect(screen.getByTestId('replay-603')).toHaveTextContent(/^Replay$/);
+    await userEvent.click(screen.getByTestId('replay-601'));
+    await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === '/api/v1/task_logs/601/replay?again=true')).toBe(true));
+    await userEvent.click(screen.getByTestId('replay-603'));
+    await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === '/api/v1/task_logs/603/replay')).toBe(true));
+    expect(await screen.findByText(REPLAY_ALREADY)).toBeInTheDocument();
   });
 
   it('filters with Go (search uses search_konnects) and Clear resets', async () => {

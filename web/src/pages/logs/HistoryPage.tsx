@@ -87,7 +87,16 @@ function FlowDrawer({ flow, onClose }: { flow: KonnectListItem | null; onClose: 
                 <Tag color={log.status === 'SUCCESS' ? 'green' : 'red'}>{log.status === 'SUCCESS' ? 'Success' : 'Error'}</Tag>
                 <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
                 {(log.attempts ?? 1) > 1 ? <Tag>{`${log.attempts} attempts`}</Tag> : null}
-                {log.replay_of ? <Tag color="blue">Replay</Tag> : null}
+                {log.replay_of ? (
+                  <Tag color="blue" title={`Replay of run ${log.replay_of}`} data-testid={`replay-of-${log.id}`}>
+                    {`Replay of ${log.replay_of.slice(0, 8)}`}
+                  </Tag>
+                ) : null}
+                {log.replayed_as ? (
+                  <Tag title={`Replayed as run ${log.replayed_as}`} data-testid={`replayed-as-${log.id}`}>
+                    {`Replayed as ${log.replayed_as.slice(0, 8)}`}
+                  </Tag>
+                ) : null}
                 <ReplayButton log={log} />
               </List.Item>
             )}

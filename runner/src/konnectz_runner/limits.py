@@ -1,0 +1,100 @@
+"""The size and depth limits of what Konnectz accepts and stores: one place, below what NATS can hold.
+
+Every accepted request becomes a message in JetStream, so each limit sits under the one after it:
+
+- a trigger's **body** (what the sender sends; refused with 413 before anything is stored):
+  :data:`WEBHOOK_MAX_BYTES` (webhooks, app webhooks and captures; ``KONNECTZ_MAX_BODY_BYTES``) and
+  :data:`FORM_MAX_BYTES` (hosted forms; ``KONNECTZ_MAX_FORM_BYTES``);
+- its **nesting**: at most :data:`MAX_JSON_DEPTH` levels of objects and arrays (400 beyond);
+- the **stored run** (the RunRequest as JSON, which can be larger than the body: a form's ``%01``
+  becomes ``\\u0001``): at most :data:`RUN_MAX_BYTES`, the ``KZ_RUNS`` stream's ``max_msg_size``
+  (413 beyond, before anything is stored);
+- the **task event** of a finished run (its request plus every step's input and output): at most
+  :data:`EVENT_MAX_BYTES`, ``KZ_EVENTS``' ``max_msg_size``. A larger event is trimmed (the largest
+  values replaced by a note saying why, the step list and statuses kept) by
+  :func:`konnectz_runner.events.fit_event`;
+- NATS' **max_payload** (:data:`NATS_MAX_PAYLOAD`), set in the server configuration of the dev stack,
+  the tests and the chart, is above all of them.
+
+The api checks every JSON request body against :data:`API_MAX_JSON_DEPTH` (its documents, canvas_json
+included, may hold a trigger's sample data a few levels down) and ``KONNECTZ_MAX_REQUEST_BYTES``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "API_MAX_JSON_DEPTH",
+    "CAPTURE_MSG_MAX_BYTES",
+    "EVENTS_MAX_AGE_SECONDS",
+    "EVENTS_MAX_BYTES",
+    "EVENT_MAX_BYTES",
+    "FORM_MAX_BYTES",
+    "MAX_JSON_DEPTH",
+    "NATS_MAX_PAYLOAD",
+    "RUNS_MAX_AGE_SECONDS",
+    "RUN_MAX_BYTES",
+    "WEBHOOK_MAX_BYTES",
+    "TooDeep",
+    "check_depth",
+]
+
+KIB = 1024
+MIB = 1024 * KIB
+
+#: Body of a webhook, an app webhook or a captured request (``KONNECTZ_MAX_BODY_BYTES``).
+WEBHOOK_MAX_BYTES = 1 * MIB
+#: Body of a hosted form's submission (``KONNECTZ_MAX_FORM_BYTES``).
+FORM_MAX_BYTES = 256 * KIB
+#: Levels of JSON objects and arrays in a trigger's data.
+MAX_JSON_DEPTH = 64
+#: Levels of JSON objects and arrays in a request body of the api (canvas_json holds sample data).
+API_MAX_JSON_DEPTH = 128
+
+#: One stored run (``KZ_RUNS`` max_msg_size).
+RUN_MAX_BYTES = 2 * MIB
+#: One task event (``KZ_EVENTS`` max_msg_size).
+EVENT_MAX_BYTES = 4 * MIB
+#: One captured request (``KZ_CAPTURES`` max_msg_size).
+CAPTURE_MSG_MAX_BYTES = 2 * MIB
+#: NATS' max_payload: above every stream's max_msg_size.
+NATS_MAX_PAYLOAD = 8 * MIB
+
+#: ``KZ_RUNS`` (a run is deleted by its worker once acknowledged, see konnectz_runner.worker) keeps a run at
+#: most this long (a delay waits at most 366 days). It has no max_bytes: NATS refuses message schedules
+#: (the delays' timers) on a stream that discards new messages, and discarding old ones would delete
+#: accepted runs. Its size is bounded by back-pressure instead: a runner answers 429 past
+#: ``KONNECTZ_MAX_QUEUED_RUNS`` waiting runs of at most RUN_MAX_BYTES each, and NATS refuses new runs
+#: (503 with Retry-After) when its JetStream store (``max_file_store``) is full.
+RUNS_MAX_AGE_SECONDS = 400 * 24 * 3600
+#: ``KZ_EVENTS`` (interest retention: an event is deleted when the api stored its task log): at most
+#: this much waiting and this old.
+EVENTS_MAX_BYTES = 4 * 1024 * MIB
+EVENTS_MAX_AGE_SECONDS = 7 * 24 * 3600
+
+
+class TooDeep(ValueError):
+    """A JSON value nested deeper than allowed."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"JSON nested deeper than {limit} levels")
+        self.limit = limit
+
+
+def check_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> None:
+    """Raise :class:`TooDeep` when ``value`` nests objects/arrays deeper than ``limit`` (iteratively:
+    no recursion, whatever the input)."""
+    if not isinstance(value, dict | list):
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            raise TooDeep(limit)
+        children = item.values() if isinstance(item, dict) else item
+        for child in children:
+            if isinstance(child, dict | list) and child:
+                stack.append((child, depth + 1))
+            elif isinstance(child, dict | list) and depth + 1 > limit:
+                raise TooDeep(limit)
