@@ -194,7 +194,10 @@ def test_the_api_image_migrates_and_serves_the_spa_and_apps(
     env = api["resolved_env"]
     assert env["KONNECTZ_CATALOGUE_DIR"] == "/app/catalogue"
     env.update(
-        KONNECTZ_DATABASE_URL=_database(postgres_server, "konnectz_image_api"), KONNECTZ_NATS_URL=nats_server.url
+        KONNECTZ_DATABASE_URL=_database(postgres_server, "konnectz_image_api"),
+        KONNECTZ_NATS_URL=nats_server.url,
+        KUBECONFIG="/kube/config",  # in a pod the api uses its service account
+        KONNECTZ_KUBE_NAMESPACE=namespace,
     )
     env.pop("KONNECTZ_DATABASE_PASSWORD", None)
     port = free_port()
