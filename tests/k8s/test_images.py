@@ -118,13 +118,39 @@ def _run_args(name: str, command: list[str], env: dict[str, str], volumes: tuple
     return [*args, name, "--", *command]
 
 
+class Containers:
+    """One working container per image for the module's tests: ``buildah from`` copies the image's whole
+    root filesystem on vfs (tens of seconds on a loaded machine), ``buildah run`` in it costs nothing."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def of(self, image: str) -> str:
+        if image not in self.names:
+            made = subprocess.run([*BUILDAH, "from", "--pull=false", image], capture_output=True, text=True, check=True)
+            self.names[image] = made.stdout.strip().splitlines()[-1]
+        return self.names[image]
+
+    def remove(self) -> None:
+        for name in self.names.values():
+            subprocess.run([*BUILDAH, "rm", name], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def containers(images) -> Iterator[Containers]:
+    made = Containers()
+    try:
+        yield made
+    finally:
+        made.remove()
+
+
 @contextmanager
 def _container(
-    image: str, command: list[str], env: dict[str, str], *, volumes: tuple[str, ...] = ()
+    containers: Containers, image: str, command: list[str], env: dict[str, str], *, volumes: tuple[str, ...] = ()
 ) -> Iterator[Running]:
-    """The image's container running ``command`` (chroot isolation: the machine's network)."""
-    made = subprocess.run([*BUILDAH, "from", "--pull=false", image], capture_output=True, text=True, check=True)
-    name = made.stdout.strip().splitlines()[-1]
+    """``command`` running in the image's container (chroot isolation: the machine's network)."""
+    name = containers.of(image)
     proc = subprocess.Popen(
         _run_args(name, command, env, volumes), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -137,7 +163,6 @@ def _container(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
-        subprocess.run([*BUILDAH, "rm", name], capture_output=True)
 
 
 def _healthy(url: str, running: Running, *, within: float) -> httpx.Response:
@@ -188,7 +213,7 @@ def _database(postgres_server, name: str) -> str:
 
 
 def test_the_api_image_migrates_and_serves_the_spa_and_apps(
-    images, kube, namespace, kube_mount, postgres_server, nats_server
+    images, containers, kube, namespace, kube_mount, postgres_server, nats_server
 ):
     api = _containers(kube, namespace)["api"]
     env = api["resolved_env"]
@@ -202,9 +227,9 @@ def test_the_api_image_migrates_and_serves_the_spa_and_apps(
     env.pop("KONNECTZ_DATABASE_PASSWORD", None)
     port = free_port()
     (migrate,) = [c for c in api["init"] if c["name"] == "migrate"]
-    with _container(images["api"], migrate["command"], env) as migrating:
+    with _container(containers, images["api"], migrate["command"], env) as migrating:
         assert migrating.proc.wait(300) == 0, migrating.output()[-3000:]
-    with _container(images["api"], _with_port(api["command"], port), env, volumes=(kube_mount,)) as running:
+    with _container(containers, images["api"], _with_port(api["command"], port), env, volumes=(kube_mount,)) as running:
         _healthy(f"http://127.0.0.1:{port}/healthz", running, within=180)
         index = httpx.get(f"http://127.0.0.1:{port}/", timeout=10)  # the SPA built into the image
         assert index.status_code == 200 and '<div id="root"' in index.text
@@ -234,10 +259,10 @@ def test_the_api_image_migrates_and_serves_the_spa_and_apps(
         ),
     ],
 )
-def test_an_image_without_a_catalogue_exits_at_once_with_one_line(images, image, command, line):
+def test_an_image_without_a_catalogue_exits_at_once_with_one_line(images, containers, image, command, line):
     started = time.monotonic()
     env = {"KONNECTZ_CATALOGUE_DIR": "/nowhere", "KONNECTZ_NATS_URL": "nats://127.0.0.1:9"}
-    with _container(images[image], ["python", "-m", command, "serve"], env) as running:
+    with _container(containers, images[image], ["python", "-m", command, "serve"], env) as running:
         output = running.proc.communicate(timeout=120)[0]
     assert running.proc.returncode != 0, output
     # What the component printed (buildah adds lines of its own about the exit status).
@@ -246,13 +271,13 @@ def test_an_image_without_a_catalogue_exits_at_once_with_one_line(images, image,
     assert time.monotonic() - started < 120
 
 
-def test_the_runner_image_serves_the_pool(images, kube, namespace, nats_server):
+def test_the_runner_image_serves_the_pool(images, containers, kube, namespace, nats_server):
     pool = _containers(kube, namespace)["runner-pool"]
     env = pool["resolved_env"]
     assert env["KONNECTZ_POOL"] == "true" and env["KONNECTZ_CATALOGUE_DIR"] == "/app/catalogue"
     env.update(KONNECTZ_NATS_URL=nats_server.url)
     port = free_port()
-    with _container(images["runner"], _with_port(pool["command"], port), env) as running:
+    with _container(containers, images["runner"], _with_port(pool["command"], port), env) as running:
         reply = _healthy(f"http://127.0.0.1:{port}/healthz", running, within=120)
         assert reply.json().get("status") == "ok", reply.text
         # The catalogue is in the image where the chart says (a step of a catalogue app loads it from there).
@@ -263,12 +288,12 @@ def test_the_runner_image_serves_the_pool(images, kube, namespace, nats_server):
         assert listed.returncode == 0, listed.stdout + listed.stderr
 
 
-def test_the_operator_image_connects_to_the_control_plane(images, kube, namespace, kube_mount):
+def test_the_operator_image_connects_to_the_control_plane(images, containers, kube, namespace, kube_mount):
     operator = _containers(kube, namespace)["operator"]
     env = operator["resolved_env"]
     port = free_port()
     env.update(KUBECONFIG="/kube/config", KONNECTZ_LIVENESS_PORT=str(port), KONNECTZ_NAMESPACE=namespace)
-    with _container(images["operator"], operator["command"], env, volumes=(kube_mount,)) as running:
+    with _container(containers, images["operator"], operator["command"], env, volumes=(kube_mount,)) as running:
         _healthy(f"http://127.0.0.1:{port}/healthz", running, within=120)
         time.sleep(2)
         assert running.proc.poll() is None
