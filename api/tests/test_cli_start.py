@@ -46,3 +46,20 @@ def test_serve_with_invalid_settings_names_the_setting() -> None:
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("konnectz-api: cannot start: invalid settings ("), lines
+
+
+def test_serve_with_the_kubernetes_deployer_and_no_cluster_configuration_exits_with_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
+    env.update(
+        KONNECTZ_DEPLOYER="kubernetes", KUBECONFIG=str(tmp_path / "none"), KONNECTZ_NATS_URL="nats://127.0.0.1:9"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "konnectz_api", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("konnectz-api: cannot start: kubernetes deployer: "), lines

@@ -98,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cannot_start() -> str | None:
-    """Why the api cannot start (its settings or the app catalogue are unusable), checked before the
-    server opens anything: a broken image or configuration exits at once with one line."""
+    """Why the api cannot start (its settings, the kubernetes deployer's cluster configuration or the app
+    catalogue are unusable), checked before the server opens anything: a broken image or configuration
+    exits at once with one line."""
     from pydantic import ValidationError
 
     from konnectz_runner.catalogue import CatalogueError
@@ -108,7 +109,17 @@ def _cannot_start() -> str | None:
         from konnectz_api.catalogue import get_index
         from konnectz_api.core.config import get_settings
 
-        get_settings()
+        settings = get_settings()
+        if settings.deployer == "kubernetes":
+            from kubernetes import config as kube_config
+
+            try:
+                kube_config.load_incluster_config()
+            except kube_config.ConfigException:
+                try:
+                    kube_config.load_kube_config()
+                except (kube_config.ConfigException, OSError) as exc:
+                    return f"kubernetes deployer: no service account and no usable kubeconfig ({exc})"
         get_index()
     except ValidationError as exc:
         errors = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
