@@ -143,3 +143,19 @@ def test_metrics_move_when_events_are_stored(client, api):
         - _sample(before, "konnectz_step_seconds_count", steps)
         == 8
     )
+
+
+def test_runs_and_failures_today_are_counted_per_konnect_for_the_resource_status(client, api):
+    """What `kubectl get konnects` shows in RUNS-TODAY and FAILURES-TODAY (the consumer's count)."""
+    from konnectz_api.consumer import _counts_today
+
+    _, owner_id, konnect_id = _owner_and_konnect(api)
+    _, other_owner, other_konnect = _owner_and_konnect(api)
+    events = [_event(konnect_id, owner_id) for _ in range(3)] + [_event(konnect_id, owner_id, status="ERROR")]
+    events.append(_event(other_konnect, other_owner, status="ERROR"))
+    yesterday = _event(konnect_id, owner_id, status="ERROR")
+    yesterday = yesterday.model_copy(update={"finished_at": yesterday.finished_at - timedelta(days=1)})
+    with get_sessionmaker()() as s:
+        assert all(store_events(s, [*events, yesterday]))
+    counts = _counts_today(get_sessionmaker(), events)
+    assert counts == {konnect_id: (4, 1), other_konnect: (1, 1)}

@@ -37,6 +37,13 @@ def make_flow(*, konnect_id: int = 42, owner_id: int = 7, trigger: dict[str, Any
     }
 
 
+def in_spec(flow: dict[str, Any]) -> dict[str, Any]:
+    """The flow as spec.flow holds it: no ids, no token (konnectz_runner.resource.resource_flow)."""
+    out = {k: v for k, v in flow.items() if k not in ("konnect_id", "owner_id")}
+    out["trigger"] = {k: v for k, v in (flow.get("trigger") or {}).items() if k != "token"}
+    return out
+
+
 def make_konnect(
     name: str = "konnect-42",
     namespace: str = "team-a",
@@ -45,10 +52,13 @@ def make_konnect(
     flow: dict[str, Any] | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
-    trig = trigger if trigger is not None else {"kind": "webhook"}
+    trig = dict(trigger if trigger is not None else {"kind": "webhook"})
+    if trig["kind"] in ("webhook", "form"):
+        trig.setdefault("tokenSecret", f"{name}-trigger")
     if flow is None:
         flow_trigger = {"kind": "webhook", "token": TOKEN} if trig["kind"] == "webhook" else {"kind": "schedule"}
         flow = make_flow(trigger=flow_trigger)
+    flow = in_spec(flow)
     return {
         "apiVersion": "konnectz.io/v1alpha1",
         "kind": "Konnect",

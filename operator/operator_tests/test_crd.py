@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -10,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from konnectz_api.deployer import konnect_resource
 from konnectz_operator.crd import konnect_crd, render_yaml, structural
-from konnectz_runner.resource import KonnectSpec
+from konnectz_runner.resource import KonnectSpec, runner_flow, token_secret
 from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,8 +84,8 @@ def test_the_generated_crd_is_structural_and_typed_down_to_the_steps() -> None:
     assert step["properties"]["method"]["enum"] == ["GET", "POST", "PUT", "PATCH", "DELETE"]
     assert "kind" in step["properties"]
     assert [c["name"] for c in version["additionalPrinterColumns"]] == [
-        "Konnect-ID", "Owner", "Trigger", "Phase", "Entrypoint", "Last-Run", "Outcome", "Age",
-        "Last-Schedule", "Message",
+        "Konnect-ID", "Owner", "Trigger", "Phase", "Entrypoint", "Last-Run", "Outcome", "Runs-Today",
+        "Failures-Today", "Age", "Last-Schedule", "Message",
     ]  # fmt: skip
 
 
@@ -103,9 +105,18 @@ def test_the_resource_the_api_writes_parses_as_the_spec_model() -> None:
         trigger=WebhookTrigger(token="t" * 32),
         steps=[ApiCallStep(id="node-2", name="Call", url="https://example.com")],
     )
-    resource = konnect_resource(flow, "konnectz")
+    resource = konnect_resource(flow, "konnectz", owner_email="ada@example.com")
     assert resource["metadata"]["name"] == "konnect-3"
+    assert resource["metadata"]["annotations"] == {"konnectz.io/owner": "ada@example.com"}
     spec = KonnectSpec.model_validate(resource["spec"])
-    assert spec.flow == flow
     assert spec.trigger.kind == "webhook"
+    # The token is not in the spec: it is in the Secret the trigger names, and the runner's flow is
+    # the spec's flow with the ids and that token put back.
+    assert "t" * 32 not in json.dumps(resource)
+    assert spec.trigger.tokenSecret == "konnect-3-trigger"
+    assert "konnect_id" not in resource["spec"]["flow"] and "owner_id" not in resource["spec"]["flow"]
+    assert FlowSpec.model_validate(runner_flow(resource["spec"], "t" * 32)) == flow
+    secret = token_secret("konnect-3", "konnectz", "t" * 32, owner_uid="uid-1")
+    assert base64.b64decode(secret["data"]["token"]).decode() == "t" * 32
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
     assert "image" not in resource["spec"]

@@ -289,11 +289,12 @@ def test_the_konnect_the_api_publishes_is_accepted_by_crd_and_operator(crd_schem
     from konnectz_api.deployer import konnect_resource
     from konnectz_runner.spec import FlowSpec
 
-    resource = konnect_resource(FlowSpec.model_validate(flow()), "konnectz")
+    published = FlowSpec.model_validate(flow())
+    resource = konnect_resource(published, "konnectz")
 
     assert _validate(resource, crd_schema) == []
     assert resource["apiVersion"] == "konnectz.io/v1alpha1"
-    validate_konnect(resource)
+    assert validate_konnect(resource, published.trigger.token) == published
     kinds = [c["kind"] for c in render_children(resource, settings)]
     assert kinds == ["ConfigMap", "Deployment", "Service"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import json
 import logging
@@ -14,6 +15,7 @@ import pytest
 from konnectz_operator import handlers
 from konnectz_operator.apply import KubeError, connect
 from konnectz_operator.config import OperatorSettings
+from operator_tests.conftest import TOKEN
 
 log = logging.getLogger("test")
 
@@ -21,6 +23,10 @@ log = logging.getLogger("test")
 class FakeKube:
     def __init__(self) -> None:
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        # The api's token Secrets, read by name (not children of the operator).
+        self.secrets: dict[tuple[str, str], dict[str, Any]] = {
+            ("team-a", "konnect-42-trigger"): {"data": {"token": base64.b64encode(TOKEN.encode()).decode()}}
+        }
         self.fail_create: KubeError | None = None
         self.status_patches: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -41,6 +47,8 @@ class FakeKube:
         return obj
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        if kind == "Secret" and (namespace, name) in self.secrets:
+            return self.secrets[(namespace, name)]
         return self.objects.get((kind, namespace, name))
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
@@ -81,7 +89,12 @@ def test_reconcile_applies_adopted_children_and_reports_ready(konnect, memo, kub
     status = patch["status"]
     assert status["phase"] == "Ready"
     assert status["observedGeneration"] == 3
-    assert status["webhookUrl"] == f"http://kz-konnect-42.team-a.svc/hooks/{token}"
+    assert status["webhookUrl"] == "http://kz-konnect-42.team-a.svc/hooks/<secret:konnect-42-trigger>"
+    # The runner has its URL token from the Secret, by reference; the ConfigMap has none.
+    deployment = kube.objects[("Deployment", "team-a", "kz-konnect-42")]
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["KONNECTZ_TRIGGER_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "konnect-42-trigger", "key": "token"}
+    assert token not in json.dumps(kube.objects[("ConfigMap", "team-a", "kz-konnect-42")])
     (ready,) = status["conditions"]
     assert (ready["type"], ready["status"], ready["reason"], ready["observedGeneration"]) == (
         "Ready",
@@ -106,7 +119,7 @@ def test_reconcile_is_idempotent_and_patches_existing_children(konnect, memo, ku
 def test_switching_to_a_schedule_prunes_the_webhook_workloads(konnect, memo, kube, monkeypatch):
     _reconcile(konnect(), memo)
     # The runner's FlowSpec has no schedule trigger yet: check the operator's side only.
-    monkeypatch.setattr(handlers, "validate_konnect", lambda body: None)
+    monkeypatch.setattr(handlers, "validate_konnect", lambda body, token=None: None)
     patch = _reconcile(konnect(trigger={"kind": "schedule", "schedule": "*/5 * * * *"}), memo)
 
     assert sorted(kind for kind, _, _ in kube.objects) == ["ConfigMap", "CronJob"]
@@ -116,9 +129,9 @@ def test_switching_to_a_schedule_prunes_the_webhook_workloads(konnect, memo, kub
 
 def test_an_invalid_spec_fails_permanently_with_a_reason(konnect, memo, kube):
     bad = konnect()
-    bad["spec"]["konnectId"] = 99
+    bad["spec"]["flow"]["steps"] = []
     patch = kopf.Patch()
-    with pytest.raises(kopf.PermanentError, match=r"differs from spec\.konnectId"):
+    with pytest.raises(kopf.PermanentError, match=r"spec\.flow is not a valid flow spec: steps"):
         handlers.reconcile(kopf.Body(bad), patch, memo, log)
 
     assert kube.objects == {}
@@ -237,8 +250,9 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it_when_paused_or_dedicate
     patch = _reconcile(shared, memo)
     assert kube.objects == {}  # no workload of its own
     assert json.loads(pool.flows[42])["konnect_id"] == 42
+    assert json.loads(pool.flows[42])["trigger"]["token"] == token  # the pool serves /hooks/<token>
     assert patch.status["phase"] == "Ready" and patch.status["runnerMode"] == "shared"
-    assert patch.status["webhookUrl"] == f"http://konnectz-runner-pool.team-a.svc/hooks/{token}"
+    assert patch.status["webhookUrl"] == "http://konnectz-runner-pool.team-a.svc/hooks/<secret:konnect-42-trigger>"
     assert "handed to the shared runner pool" in patch.status["message"]
 
     shared["status"] = {"runnerMode": "shared"}
@@ -255,3 +269,52 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it_when_paused_or_dedicate
     assert pool.flows == {}
     assert sorted(kind for kind, _, _ in kube.objects) == ["ConfigMap", "Deployment", "Service"]
     assert patch.status["runnerMode"] == "dedicated"
+
+
+def test_a_deleted_shared_konnect_leaves_the_pool_on_its_deleted_event(konnect, memo, settings):
+    """Without a finalizer Kopf never calls the optional delete handler: the DELETED event does it."""
+    pool = FakePool()
+    memo["config"] = settings.model_copy(update={"runner_pool_service": "konnectz-runner-pool"})
+    memo["pool"] = pool
+    shared = konnect(runnerMode="shared")
+    _reconcile(shared, memo)
+    assert 42 in pool.flows
+    body = kopf.Body(shared)
+    handlers.konnect_gone(event={"type": "MODIFIED", "object": shared}, body=body, memo=memo, logger=log)
+    assert 42 in pool.flows
+    handlers.konnect_gone(event={"type": "DELETED", "object": shared}, body=body, memo=memo, logger=log)
+    assert pool.flows == {}
+
+
+def test_a_konnect_applied_without_ids_waits_for_the_api_to_import_it(konnect, memo, kube):
+    applied = konnect()
+    del applied["spec"]["konnectId"], applied["spec"]["ownerId"]
+    patch = _reconcile(applied, memo)
+    assert kube.objects == {}
+    assert patch.status["phase"] == "Pending"
+    assert "konnectz.io/owner" in patch.status["message"]
+
+
+def test_the_pool_sweep_skips_a_konnect_the_api_has_not_imported(konnect, settings):
+    """A shared Konnect applied with kubectl has no konnectId until the api imports it (or ever, if
+    its owner is unknown): the sweep that withdraws the flows of deleted Konnects goes on."""
+    imported, applied, paused = konnect(), konnect(), konnect()
+    for item in (imported, applied, paused):
+        item["spec"]["runnerMode"] = "shared"
+    del applied["spec"]["konnectId"], applied["spec"]["ownerId"]
+    paused["spec"].update(konnectId=43, paused=True)
+
+    class Listing:
+        def request(self, method: str, path: str, **_: Any) -> dict[str, Any]:
+            return {"items": [imported, applied, paused]}
+
+    assert handlers._pool_konnect_ids(Listing(), settings) == {42}  # type: ignore[arg-type]
+
+
+def test_a_webhook_konnect_waits_for_its_token_secret(konnect, memo, kube):
+    kube.secrets.clear()
+    with pytest.raises(kopf.TemporaryError, match="konnect-42-trigger"):
+        _reconcile(konnect(), memo)
+    assert kube.objects == {}
+    [(_, name, status)] = kube.status_patches
+    assert (name, status["phase"]) == ("konnect-42", "Pending")

@@ -24,7 +24,7 @@ DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 
 def _env(container: dict) -> dict[str, str]:
-    return {item["name"]: item["value"] for item in container["env"]}
+    return {item["name"]: item.get("value") for item in container["env"]}
 
 
 def test_webhook_trigger_renders_configmap_deployment_service(konnect, settings):
@@ -161,14 +161,15 @@ def test_a_changed_flow_changes_the_pod_template(konnect, settings):
     assert ann_a["konnectz.io/flow-sha256"] != ann_b["konnectz.io/flow-sha256"]
 
 
-def test_flow_json_round_trips_through_flowspec(konnect, flow, settings):
+def test_flow_json_round_trips_through_flowspec(konnect, flow, settings, token):
     k = konnect(flow=flow())
     data = render_configmap(k, settings)["data"]["flow.json"]
 
-    assert json.loads(data) == k["spec"]["flow"]
-    parsed = FlowSpec.model_validate_json(data)
-    assert parsed == FlowSpec.model_validate(k["spec"]["flow"])
-    assert json.loads(parsed.model_dump_json()) == k["spec"]["flow"]
+    # spec.flow with the spec's ids, and no token (the runner has it from the Konnect's Secret).
+    assert json.loads(data) == {**k["spec"]["flow"], "konnect_id": 42, "owner_id": 7}
+    assert token not in data
+    parsed = FlowSpec.model_validate_json(data.replace('"kind": "webhook"', f'"kind": "webhook", "token": "{token}"'))
+    assert parsed == FlowSpec.model_validate(flow())
     assert "ünïcode" in data
 
 
@@ -191,12 +192,14 @@ def test_long_konnect_names_keep_label_values_valid(konnect, settings):
 
 
 def test_webhook_url_defaults_to_the_in_cluster_service(konnect, settings, token):
-    assert webhook_url(konnect(), settings) == f"http://kz-konnect-42.team-a.svc/hooks/{token}"
+    url = webhook_url(konnect(), settings)
+    assert url == "http://kz-konnect-42.team-a.svc/hooks/<secret:konnect-42-trigger>"
+    assert token not in url  # status is readable by whoever may read Konnects
 
 
 def test_webhook_url_uses_the_public_base(konnect, token):
     settings = OperatorSettings(webhook_base_url="https://hooks.example.com/")
-    assert webhook_url(konnect(), settings) == f"https://hooks.example.com/hooks/{token}"
+    assert webhook_url(konnect(), settings) == "https://hooks.example.com/hooks/<secret:konnect-42-trigger>"
 
 
 def test_ingress_routes_exactly_the_token_path(konnect, token):
@@ -204,7 +207,7 @@ def test_ingress_routes_exactly_the_token_path(konnect, token):
     k = konnect()
     kinds = [c["kind"] for c in render_children(k, settings)]
     assert kinds == ["ConfigMap", "Deployment", "Service", "Ingress"]
-    ing = render_ingress(k, settings)
+    ing = render_ingress(k, settings, token)
     assert ing["spec"]["ingressClassName"] == "nginx"
     (rule,) = ing["spec"]["rules"]
     assert rule["host"] == "hooks.example.com"
@@ -226,9 +229,9 @@ def test_a_form_konnect_routes_its_form_page_and_a_polling_konnect_gets_no_ingre
     settings = OperatorSettings(webhook_ingress_host="hooks.example.com", webhook_base_url="https://hooks.example.com")
     form_trigger = {"kind": "form", "token": token, "fields": [{"key": "email", "label": "E-mail"}]}
     form = konnect(trigger={"kind": "form"}, flow=flow(trigger=form_trigger))
-    (path,) = render_ingress(form, settings)["spec"]["rules"][0]["http"]["paths"]
+    (path,) = render_ingress(form, settings, token)["spec"]["rules"][0]["http"]["paths"]
     assert path["path"] == f"/forms/{token}"
-    assert form_url(form, settings) == f"https://hooks.example.com/forms/{token}"
+    assert form_url(form, settings) == "https://hooks.example.com/forms/<secret:konnect-42-trigger>"
     assert webhook_url(form, settings) is None
     polling = [c["kind"] for c in render_children(konnect(trigger={"kind": "polling"}), settings)]
     assert polling == ["ConfigMap", "Deployment", "Service"]

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from konnectz_runner.registry import KV_DEL, KonnectRegistry, apply_entry
+import json
+
+import pytest
+
+from konnectz_runner.errors import ConfigError
+from konnectz_runner.registry import KV_DEL, KonnectRegistry, apply_entry, load_spec_file
 from konnectz_runner.spec import ApiCallStep, FlowSpec, ScheduleTrigger, WebhookTrigger
 
 
@@ -53,3 +58,25 @@ def test_a_full_load_replaces_everything() -> None:
     initial.put(_schedule(2))
     registry.replace_all(initial)
     assert registry.by_id(9) is None and registry.by_id(1) == _webhook(1) and registry.specs() == [_schedule(2)]
+
+
+def test_a_spec_file_without_its_token_gets_the_one_from_the_secret(tmp_path):
+    """Kubernetes: the operator's ConfigMap has no URL token; the runner has it from the Konnect's
+    Secret (KONNECTZ_TRIGGER_TOKEN) and serves /hooks/<that token>."""
+    token = "whk_" + "5" * 24
+    flow = {
+        "konnect_id": 9,
+        "owner_id": 1,
+        "name": "Hook",
+        "trigger_id": "node-1",
+        "trigger": {"kind": "webhook"},
+        "steps": [{"kind": "api_call", "id": "node-2", "name": "Call", "url": "https://example.com"}],
+    }
+    path = tmp_path / "flow.json"
+    path.write_text(json.dumps(flow))
+    assert load_spec_file(path, token).trigger.token == token
+    with pytest.raises(ConfigError, match="not a valid flow spec"):
+        load_spec_file(path)  # no token anywhere: refused at start, with the file named
+    path.write_text("{not json")
+    with pytest.raises(ConfigError, match="not JSON"):
+        load_spec_file(path, token)

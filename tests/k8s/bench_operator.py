@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from konnectz_runner.resource import GROUP, PLURAL, VERSION
+from konnectz_runner.resource import GROUP, PLURAL, VERSION, konnect_resource, token_secret
+from konnectz_runner.spec import FlowSpec
 
 pytestmark = pytest.mark.k8s
 
@@ -51,12 +52,18 @@ def _konnect(i: int) -> dict[str, Any]:
             }
         ],
     }
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "Konnect",
-        "metadata": {"name": f"konnect-{i}"},
-        "spec": {"konnectId": i, "ownerId": flow["owner_id"], "trigger": {"kind": "webhook"}, "flow": flow},
-    }
+    return konnect_resource(FlowSpec.model_validate(flow), "unused")
+
+
+def _create(custom: client.CustomObjectsApi, core: client.CoreV1Api, namespace: str, i: int) -> None:
+    """The Konnect and the Secret of its webhook token, as the api writes them."""
+    body = _konnect(i)
+    body["metadata"]["namespace"] = namespace
+    created = custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    token = f"whk_{i:032d}"
+    core.create_namespaced_secret(
+        namespace, token_secret(f"konnect-{i}", namespace, token, owner_uid=created["metadata"]["uid"])
+    )
 
 
 def _rss_mib(pid: int) -> float:
@@ -96,7 +103,7 @@ def bench_operator_reconciles_500_konnects(kube, namespace, tmp_path):
         with ThreadPoolExecutor(max_workers=16) as pool:
             list(
                 pool.map(
-                    lambda i: custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, _konnect(i)),
+                    lambda i: _create(custom, client.CoreV1Api(kube.api), namespace, i),
                     range(1, COUNT + 1),
                 )
             )

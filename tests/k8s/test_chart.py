@@ -7,6 +7,7 @@ install that creates every rendered object (pods are made Ready by kwok; no imag
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import yaml
@@ -54,8 +55,10 @@ def test_helm_lint_passes_and_the_values_schema_names_a_wrong_field(kube):
 def test_the_chart_crd_is_the_generated_one(kube):
     shown = kube.run(kube.helm, "show", "crds", str(CHART)).stdout
     generated = yaml.safe_load((REPO / "crds" / "konnects.konnectz.io.yaml").read_text())
-    (crd,) = _docs(shown)
-    assert crd == generated
+    crds = {d["metadata"]["name"]: d for d in _docs(shown)}
+    assert crds["konnects.konnectz.io"] == generated
+    # Kopf's peering resources, which the operator replicas elect their active one through.
+    assert {"kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"} <= set(crds)
 
 
 def test_every_optional_part_passes_a_server_side_dry_run(kube, namespace, tmp_path):
@@ -63,6 +66,10 @@ def test_every_optional_part_passes_a_server_side_dry_run(kube, namespace, tmp_p
     kinds = sorted({d["kind"] for d in _docs(rendered)})
     for kind in ("ClusterRole", "Ingress", "PodDisruptionBudget", "StatefulSet", "Deployment", "Secret"):
         assert kind in kinds, kinds
+    # The chart's CRDs (Konnect, Kopf's peerings) are installed by Helm before the templates.
+    kube.run(kube.kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(CHART / "crds"))
+    for crd in ("konnects.konnectz.io", "kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"):
+        kube.run(kube.kubectl, "wait", "--for=condition=Established", "--timeout=60s", f"crd/{crd}")
     manifest = tmp_path / "everything.yaml"
     manifest.write_text(rendered)
     applied = kube.run(kube.kubectl, "apply", "--dry-run=server", "-n", namespace, "-f", str(manifest))
@@ -92,8 +99,11 @@ def test_helm_install_creates_every_object_and_the_pods_become_ready(kube, names
         ("create", "konnects.konnectz.io", True),
         ("delete", "konnects.konnectz.io", True),
         ("patch", "konnects.konnectz.io --subresource=status", True),
+        ("watch", "konnects.konnectz.io", True),
         ("create", "deployments.apps", False),
         ("get", "secrets", False),
+        ("create", "secrets", True),  # the webhook token of each Konnect: written, never read
+        ("list", "secrets", False),
     ]:
         args = ["auth", "can-i", verb, *resource.split(), "-n", namespace, "--as", api_sa]
         can = kube.run(kube.kubectl, *args, check=False)
@@ -106,6 +116,25 @@ def test_helm_install_creates_every_object_and_the_pods_become_ready(kube, names
             kube.kubectl, "auth", "can-i", verb, "secrets", "-n", namespace, "--as", operator_sa, check=False
         )
         assert (can.stdout.strip() == "yes") is allowed, (verb, can.stdout, can.stderr)
+
+    # A viewer (the cluster's `view` role, into which the chart aggregates its Konnect viewer role)
+    # reads Konnects, whose spec and status hold no token, but not the Secrets that hold them.
+    kube.run(kube.kubectl, "create", "serviceaccount", "viewer", "-n", namespace)
+    kube.run(
+        kube.kubectl, "create", "rolebinding", "viewer", "-n", namespace, "--clusterrole=view",
+        f"--serviceaccount={namespace}:viewer",
+    )  # fmt: skip
+    viewer = f"system:serviceaccount:{namespace}:viewer"
+
+    def viewer_can(verb: str, resource: str) -> bool:
+        can = kube.run(kube.kubectl, "auth", "can-i", verb, resource, "-n", namespace, "--as", viewer, check=False)
+        return can.stdout.strip() == "yes"
+
+    deadline = time.monotonic() + 30  # the controller-manager aggregates the role
+    while not viewer_can("get", "konnects.konnectz.io") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert viewer_can("get", "konnects.konnectz.io") and viewer_can("list", "konnects.konnectz.io")
+    assert not viewer_can("get", "secrets") and not viewer_can("patch", "konnects.konnectz.io")
 
     # The shared runner pool runs as one Deployment that only takes pool runs, and the operator knows its Service.
     pool = next(d for d in rendered if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-runner-pool")
@@ -134,6 +163,98 @@ def test_helm_install_creates_every_object_and_the_pods_become_ready(kube, names
     kube.run(kube.helm, "uninstall", "kz", "-n", namespace, "--wait", timeout=180)
     left = kube.run(kube.kubectl, "get", "deployments,statefulsets", "-n", namespace, "-o", "name").stdout
     assert left.strip() == ""
+
+
+def _cluster_scoped(docs: list[dict]) -> list[str]:
+    return sorted(f"{d['kind']}/{d['metadata']['name']}" for d in docs if d["kind"].startswith("Cluster"))
+
+
+def test_cluster_scoped_names_carry_the_release_and_its_namespace(kube):
+    for extra in ([], ["--set", "operator.clusterWide=true"]):
+        one = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", "team-a", *TRIAL, *extra).stdout)
+        two = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", "team-b", *TRIAL, *extra).stdout)
+        assert _cluster_scoped(one), "the chart renders cluster-scoped objects"
+        assert not set(_cluster_scoped(one)) & set(_cluster_scoped(two)), (_cluster_scoped(one), _cluster_scoped(two))
+        assert all("team-a" in name for name in _cluster_scoped(one))
+        # A binding names the ClusterRole of its own release.
+        for doc in one:
+            if doc["kind"] == "ClusterRoleBinding":
+                assert "team-a" in doc["roleRef"]["name"]
+
+
+def test_the_operator_runs_two_replicas_in_one_peering_with_a_disruption_budget(kube):
+    docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", "team-a", *TRIAL).stdout)
+    operator = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-operator")
+    assert operator["spec"]["replicas"] == 2
+    container = operator["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POD_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    peering = next(d for d in docs if d["kind"] == "KopfPeering")
+    assert env["KONNECTZ_PEERING"]["value"] == peering["metadata"]["name"]
+    assert peering["metadata"]["namespace"] == "team-a"
+    budget = next(d for d in docs if d["kind"] == "PodDisruptionBudget" and "operator" in d["metadata"]["name"])
+    assert budget["spec"]["minAvailable"] == 1
+    assert (
+        budget["spec"]["selector"]["matchLabels"].items() <= operator["spec"]["template"]["metadata"]["labels"].items()
+    )
+    role = next(d for d in docs if d["kind"] == "Role" and d["metadata"]["name"] == "kz-konnectz-operator")
+    assert any("kopfpeerings" in rule["resources"] and "patch" in rule["verbs"] for rule in role["rules"])
+
+    single = _docs(kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "operator.replicas=1").stdout)
+    assert not [d for d in single if d["kind"] == "PodDisruptionBudget" and "operator" in d["metadata"]["name"]]
+
+
+def test_a_second_release_in_another_namespace_installs(kube, namespace):
+    """Two releases side by side: one with the same name in another namespace would collide on
+    cluster-scoped names if they carried the release only; the second here also has a name of its own."""
+    other = f"{namespace}-b"
+    releases = {namespace: "kz", other: "kzb"}
+    names: list[str] = []
+    for ns, release in releases.items():
+        kube.run(
+            kube.helm, "install", release, str(CHART), "-n", ns, "--create-namespace", *TRIAL, "--wait", "--timeout",
+            "120s", timeout=180,
+        )  # fmt: skip
+    try:
+        # A third, same name as the first in yet another namespace: the API server accepts every object.
+        kube.run(
+            kube.helm, "install", "kz", str(CHART), "-n", f"{namespace}-c", "--create-namespace", *TRIAL,
+            "--dry-run=server", timeout=120,
+        )  # fmt: skip
+        for ns, release in releases.items():
+            listed = json.loads(kube.run(kube.helm, "list", "-n", ns, "-o", "json").stdout)
+            assert [(r["name"], r["status"]) for r in listed] == [(release, "deployed")]
+            # Each operator is bound to its own ClusterRole.
+            manifest = _docs(kube.run(kube.helm, "get", "manifest", release, "-n", ns).stdout)
+            (name,) = [d["metadata"]["name"] for d in manifest if d["kind"] == "ClusterRoleBinding"]
+            assert name.startswith(f"{release}-konnectz-")  # the namespace follows, shortened with a hash when long
+            binding = json.loads(kube.run(kube.kubectl, "get", "clusterrolebinding", name, "-o", "json").stdout)
+            assert binding["subjects"][0]["namespace"] == ns
+            names.append(name)
+            deployment = f"{release}-konnectz-operator"
+            ready = kube.run(kube.kubectl, "get", "deployment", deployment, "-n", ns, "-o", "json").stdout
+            assert json.loads(ready)["status"].get("readyReplicas") == 2
+        assert names[0] != names[1]
+    finally:
+        for ns, release in reversed(releases.items()):
+            kube.run(kube.helm, "uninstall", release, "-n", ns, "--wait", timeout=180, check=False)
+        for ns in (other, f"{namespace}-c"):
+            kube.run(kube.kubectl, "delete", "namespace", ns, "--wait=false", check=False)
+
+
+def test_an_install_without_a_default_storage_class_says_what_to_set(kube, namespace):
+    # The test cluster has no StorageClass: with persistence on, the install stops at once.
+    refused = kube.run(
+        kube.helm, "install", "kz", str(CHART), "-n", namespace, "--set", "env=test", check=False, timeout=120
+    )
+    assert refused.returncode != 0
+    assert "no default StorageClass" in refused.stderr
+    assert "nats.persistence.storageClass=<class>" in refused.stderr
+    assert "postgresql.persistence.enabled=false" in refused.stderr
+    assert kube.run(kube.helm, "list", "-n", namespace, "-q").stdout.strip() == ""
+    # helm template (no cluster to ask) renders the claims as before.
+    rendered = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "--set", "env=test").stdout)
+    assert any(d["kind"] == "StatefulSet" and d["spec"].get("volumeClaimTemplates") for d in rendered)
 
 
 def test_nats_max_payload_is_stated_and_above_the_streams_limits(kube):

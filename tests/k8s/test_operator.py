@@ -6,6 +6,8 @@ test cluster does the garbage collection of the children when a Konnect is delet
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +21,7 @@ from kubernetes import client
 from kubernetes.client import ApiException
 
 from konnectz_operator.apply import Kube
-from konnectz_runner.resource import GROUP, PLURAL, VERSION
+from konnectz_runner.resource import GROUP, PLURAL, VERSION, token_secret
 
 pytestmark = pytest.mark.k8s
 
@@ -45,7 +47,14 @@ def wait_for(what: str, fn: Callable[[], T | None], timeout: float = 60.0) -> T:
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
+def runner_flow_of(konnect_id: int) -> dict[str, Any]:
+    """The flow a runner executes (ids and token in it): what the api compiles."""
+    flow = konnect_body("unused", konnect_id)["spec"]["flow"]
+    return {**flow, "konnect_id": konnect_id, "owner_id": 7, "trigger": {"kind": "webhook", "token": TOKEN}}
+
+
 def konnect_body(name: str, konnect_id: int = 42, **spec: Any) -> dict[str, Any]:
+    """A Konnect as the api writes it: no ids and no token in the flow; the token in a Secret."""
     return {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "Konnect",
@@ -54,14 +63,12 @@ def konnect_body(name: str, konnect_id: int = 42, **spec: Any) -> dict[str, Any]
             "konnectId": konnect_id,
             "ownerId": 7,
             "displayName": "Order to CRM",
-            "trigger": {"kind": "webhook"},
+            "trigger": {"kind": "webhook", "tokenSecret": f"{name}-trigger"},
             "flow": {
                 "version": 1,
-                "konnect_id": konnect_id,
-                "owner_id": 7,
                 "name": "Order to CRM",
                 "trigger_id": "node-1",
-                "trigger": {"kind": "webhook", "token": TOKEN},
+                "trigger": {"kind": "webhook"},
                 "steps": [
                     {
                         "kind": "api_call",
@@ -107,13 +114,22 @@ def _custom(kube) -> client.CustomObjectsApi:
     return client.CustomObjectsApi(kube.api)
 
 
+def _create(kube, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Create the Konnect and, as the api does, the Secret of its webhook token."""
+    created = _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    name = body["metadata"]["name"]
+    secret = token_secret(name, namespace, TOKEN, owner_uid=created["metadata"]["uid"])
+    client.CoreV1Api(kube.api).create_namespaced_secret(namespace, secret)
+    return dict(created)
+
+
 def _get_konnect(kube, namespace: str, name: str) -> dict[str, Any]:
     return _custom(kube).get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
 
 
 def test_konnect_becomes_ready_with_owned_children_and_is_garbage_collected(kube, namespace, operator):
     objects = _objects(kube)
-    created = _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, konnect_body("orders"))
+    created = _create(kube, namespace, konnect_body("orders"))
     uid = created["metadata"]["uid"]
 
     konnect = wait_for(
@@ -121,7 +137,8 @@ def test_konnect_becomes_ready_with_owned_children_and_is_garbage_collected(kube
         lambda: (k := _get_konnect(kube, namespace, "orders")).get("status", {}).get("phase") == "Ready" and k,
     )
     status = konnect["status"]
-    assert status["webhookUrl"] == f"https://hooks.example.com/hooks/{TOKEN}"
+    assert status["webhookUrl"] == "https://hooks.example.com/hooks/<secret:orders-trigger>"
+    assert TOKEN not in json.dumps(konnect)  # spec, status, Kopf's last-handled annotation
     assert status["observedGeneration"] == konnect["metadata"]["generation"]
     (ready,) = [c for c in status["conditions"] if c["type"] == "Ready"]
     assert ready["status"] == "True"
@@ -136,8 +153,14 @@ def test_konnect_becomes_ready_with_owned_children_and_is_garbage_collected(kube
         assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == ("Konnect", "orders", uid, True)
         assert obj["metadata"]["labels"]["konnectz.io/konnect"] == "orders"
         children[kind] = obj
-    assert '"token": "' + TOKEN + '"' in children["ConfigMap"]["data"]["flow.json"]
+    assert TOKEN not in children["ConfigMap"]["data"]["flow.json"]
+    assert '"konnect_id": 42' in children["ConfigMap"]["data"]["flow.json"]
     container = children["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    token_ref = {
+        "name": "KONNECTZ_TRIGGER_TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "orders-trigger", "key": "token"}},
+    }
+    assert token_ref in container["env"]
     assert container["image"] == "konnectz-runner:test"
     assert {"name": "KONNECTZ_NATS_URL", "value": "nats://nats.example:4222"} in container["env"]
     assert objects.get("batch/v1", "CronJob", namespace, "kz-orders") is None
@@ -168,7 +191,7 @@ def _events(kube, namespace: str, name: str) -> list[dict[str, Any]]:
 
 def test_a_deleted_or_edited_child_returns_within_ten_seconds_and_an_event_says_so(kube, namespace, operator):
     objects = _objects(kube)
-    _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, konnect_body("drift"))
+    _create(kube, namespace, konnect_body("drift"))
     wait_for("Ready", lambda: _get_konnect(kube, namespace, "drift").get("status", {}).get("phase") == "Ready")
     wait_for("a Reconciled event", lambda: any(e["reason"] == "Reconciled" for e in _events(kube, namespace, "drift")))
     first = objects.get("apps/v1", "Deployment", namespace, "kz-drift")
@@ -207,7 +230,7 @@ def test_a_deleted_or_edited_child_returns_within_ten_seconds_and_an_event_says_
     objects.patch({**configmap, "data": {"flow.json": "{}"}})
     wait_for(
         "the flow restored",
-        lambda: TOKEN in objects.get("v1", "ConfigMap", namespace, "kz-drift")["data"]["flow.json"],
+        lambda: '"konnect_id": 42' in objects.get("v1", "ConfigMap", namespace, "kz-drift")["data"]["flow.json"],
         timeout=10,
     )
     wait_for(
@@ -219,14 +242,14 @@ def test_a_deleted_or_edited_child_returns_within_ten_seconds_and_an_event_says_
 
 def test_a_flow_that_disagrees_with_the_spec_fails_with_a_message(kube, namespace, operator):
     body = konnect_body("mismatch")
-    body["spec"]["flow"]["konnect_id"] = 43
+    body["spec"]["trigger"] = {"kind": "schedule", "schedule": "0 * * * *"}
     _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
 
     konnect = wait_for(
         "Konnect phase Failed",
         lambda: (k := _get_konnect(kube, namespace, "mismatch")).get("status", {}).get("phase") == "Failed" and k,
     )
-    assert "differs from spec.konnectId" in konnect["status"]["message"]
+    assert "differs from spec.trigger.kind" in konnect["status"]["message"]
     assert _objects(kube).get("apps/v1", "Deployment", namespace, "kz-mismatch") is None
     _custom(kube).delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "mismatch")
 
@@ -240,7 +263,6 @@ def test_a_flow_that_disagrees_with_the_spec_fails_with_a_message(kube, namespac
         (lambda b: b["spec"].update(runnerMode="elsewhere"), "spec.runnerMode"),
         (lambda b: b["spec"]["flow"]["steps"][0].update(method="FETCH"), "spec.flow.steps[0].method"),
         (lambda b: b["spec"]["flow"]["steps"][0].update(kind="teleport"), "spec.flow.steps[0].kind"),
-        (lambda b: b["spec"]["flow"]["trigger"].update(token="short"), "spec.flow.trigger.token"),
     ],
 )
 def test_the_api_server_rejects_invalid_konnects(kube, namespace, konnect_crd, mutate, field):
@@ -269,7 +291,7 @@ def test_every_rendered_child_is_accepted_and_re_applied_by_the_api_server(kube,
     schedule["metadata"]["namespace"] = namespace
 
     for body in (webhook, schedule):
-        for child in render_children(body, settings):
+        for child in render_children(body, settings, TOKEN):
             assert apply(objects, child) == "created", child["kind"]
     ingress = objects.get("networking.k8s.io/v1", "Ingress", namespace, "kz-hooked")
     assert ingress is not None
@@ -293,20 +315,36 @@ def test_the_api_publishes_with_server_side_apply_and_kubectl_get_tells_what_run
     import asyncio
     from datetime import UTC, datetime
 
-    from konnectz_api.deployer import DeployError, KubernetesDeployer
+    from konnectz_api.deployer import DeployConflict, DeployError, KubernetesDeployer
     from konnectz_runner.events import TaskEvent
     from konnectz_runner.spec import FlowSpec
 
-    flow = FlowSpec.model_validate(konnect_body("unused", konnect_id=77)["spec"]["flow"])
+    flow = FlowSpec.model_validate(runner_flow_of(77))
     deployer = KubernetesDeployer(namespace, api_client=kube.api)
-    asyncio.run(deployer.publish(flow))
+    asyncio.run(deployer.publish(flow, owner_email="ada@example.com"))
     ready = wait_for("the published Konnect to be Ready", lambda: _ready(kube, namespace, "konnect-77"))
-    assert ready["status"]["entrypoint"] == f"https://hooks.example.com/hooks/{TOKEN}"
+    assert ready["status"]["entrypoint"] == "https://hooks.example.com/hooks/<secret:konnect-77-trigger>"
     assert ready["metadata"]["managedFields"][0]["manager"] == "konnectz-api"
+    assert TOKEN not in json.dumps(ready)
+    secret = client.CoreV1Api(kube.api).read_namespaced_secret("konnect-77-trigger", namespace)
+    assert base64.b64decode(secret.data["token"]).decode() == TOKEN
+    assert secret.metadata.owner_references[0].uid == ready["metadata"]["uid"]  # goes with the Konnect
 
     # Publishing a change is an apply of the same object, not a conflict.
-    asyncio.run(deployer.publish(flow.model_copy(update={"name": "Order to CRM v2"})))
+    asyncio.run(deployer.publish(flow.model_copy(update={"name": "Order to CRM v2"}), owner_email="ada@example.com"))
     assert _get_konnect(kube, namespace, "konnect-77")["spec"]["displayName"] == "Order to CRM v2"
+
+    # A field changed by someone else (kubectl) is not overwritten: the publish is a conflict.
+    edit = [{"op": "replace", "path": "/spec/flow/steps/0/url", "value": "https://crm.example.com/edited"}]
+    kube.run(kube.kubectl, "patch", "konnect", "konnect-77", "-n", namespace, "--type=json", "-p", json.dumps(edit))
+    other = flow.model_copy(update={"steps": [flow.steps[0].model_copy(update={"url": "https://crm.example.com/v9"})]})
+    with pytest.raises(DeployConflict, match="kubectl-patch"):
+        asyncio.run(deployer.publish(other, owner_email="ada@example.com"))
+    assert _get_konnect(kube, namespace, "konnect-77")["spec"]["flow"]["steps"][0]["url"].endswith("/edited")
+    same = flow.model_copy(
+        update={"steps": [flow.steps[0].model_copy(update={"url": "https://crm.example.com/edited"})]}
+    )
+    asyncio.run(deployer.publish(same, owner_email="ada@example.com"))  # agreeing with the cluster: fine
 
     now = datetime.now(UTC)
     run = TaskEvent(
@@ -321,13 +359,17 @@ def test_the_api_publishes_with_server_side_apply_and_kubectl_get_tells_what_run
         trigger_output={},
         steps=[],
     )
-    asyncio.run(deployer.record_run(run))
+    asyncio.run(deployer.record_run(run, runs_today=3, failures_today=1))
     table = kube.run(kube.kubectl, "get", "konnects", "-n", namespace).stdout.splitlines()
     header = table[0].split()
-    assert header == ["NAME", "KONNECT-ID", "OWNER", "TRIGGER", "PHASE", "ENTRYPOINT", "LAST-RUN", "OUTCOME", "AGE"]
+    assert header == [
+        "NAME", "KONNECT-ID", "OWNER", "TRIGGER", "PHASE", "ENTRYPOINT", "LAST-RUN", "OUTCOME", "RUNS-TODAY",
+        "FAILURES-TODAY", "AGE",
+    ]  # fmt: skip
     row = dict(zip(header, table[1].split(), strict=False))
-    assert row["OWNER"] == "7" and row["TRIGGER"] == "webhook" and row["PHASE"] == "Ready"
-    assert row["ENTRYPOINT"].endswith(TOKEN) and row["OUTCOME"] == "ERROR"
+    assert row["OWNER"] == "ada@example.com" and row["TRIGGER"] == "webhook" and row["PHASE"] == "Ready"
+    assert row["ENTRYPOINT"].endswith("<secret:konnect-77-trigger>") and row["OUTCOME"] == "ERROR"
+    assert (row["RUNS-TODAY"], row["FAILURES-TODAY"]) == ("3", "1")
     # The operator's next reconcile keeps the run fields the api wrote.
     _custom(kube).patch_namespaced_custom_object(
         GROUP, VERSION, namespace, PLURAL, "konnect-77", {"spec": {"paused": True}}
@@ -355,3 +397,20 @@ def _ready(kube, namespace: str, name: str) -> dict[str, Any] | None:
     except ApiException:
         return None
     return konnect if (konnect.get("status") or {}).get("phase") == "Ready" else None
+
+
+def test_a_konnect_is_pending_from_the_start_and_a_token_in_its_spec_is_refused(kube, namespace, konnect_crd, tmp_path):
+    """No operator here: PHASE shows Pending all the same. kubectl (strict field validation) refuses
+    a token in the spec, naming the field."""
+    _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, konnect_body("waiting"))
+    assert _get_konnect(kube, namespace, "waiting")["status"]["phase"] == "Pending"
+    row = kube.run(kube.kubectl, "get", "konnect", "waiting", "-n", namespace, "--no-headers").stdout.split()
+    assert "Pending" in row
+
+    leaky = konnect_body("leaky")
+    leaky["spec"]["flow"]["trigger"]["token"] = TOKEN
+    path = tmp_path / "leaky.json"
+    path.write_text(json.dumps(leaky))
+    refused = kube.run(kube.kubectl, "apply", "-n", namespace, "-f", str(path), check=False)
+    assert refused.returncode != 0
+    assert "spec.flow.trigger.token" in refused.stderr

@@ -134,9 +134,11 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
                 k = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, other)
                 return k if (k.get("status") or {}).get("phase") == "Ready" else None
 
-            assert konnect["status"]["webhookUrl"] == published["webhook_url"]
+            assert konnect["status"]["webhookUrl"] == f"{hooks}/hooks/<secret:{name}-trigger>"
             assert published["webhook_url"].startswith(hooks + "/hooks/")
             assert "password" not in json.dumps(konnect["spec"]).lower()
+            # The webhook token is in the Konnect's Secret, not in the resource (spec, status, annotations).
+            assert published["webhook_url"].rsplit("/", 1)[1] not in json.dumps(konnect)
             # The flow list shows the phase of the resource.
             listed = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
             assert [(k["id"], k["phase"]) for k in listed] == [(published["konnect_id"], "Ready")]
@@ -281,7 +283,8 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it(kube, namespace, konnec
             konnect = wait_until("the pool Konnect to be Ready", ready)
             assert konnect["spec"]["runnerMode"] == "shared" and konnect["status"]["runnerMode"] == "shared"
             token = published["webhook_url"].rsplit("/", 1)[1]
-            assert konnect["status"]["webhookUrl"] == f"http://konnectz-runner-pool.{namespace}.svc/hooks/{token}"
+            pool_url = f"http://konnectz-runner-pool.{namespace}.svc/hooks/<secret:{name}-trigger>"
+            assert konnect["status"]["webhookUrl"] == pool_url and token not in json.dumps(konnect)
             with pytest.raises(ApiException) as info:  # no workload of its own
                 client.AppsV1Api(kube.api).read_namespaced_deployment(f"kz-{name}", namespace)
             assert info.value.status == 404

@@ -22,6 +22,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import UTC
 from typing import Any
 
 import orjson
@@ -246,6 +247,26 @@ def store_event(session: Session, event: TaskEvent) -> bool:
     return store_events(session, [event])[0]
 
 
+def _counts_today(sessions: sessionmaker[Session], events: list[TaskEvent]) -> dict[int, tuple[int, int]]:
+    """(runs, failures) of each event's konnect on the UTC day of its run, from the task logs
+    (one query on the (owner, konnect, status, date) index)."""
+    if not events:
+        return {}
+    day = min(e.finished_at for e in events).astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    pairs = {(e.owner_id, e.konnect_id) for e in events}
+    sql = text(
+        "SELECT konnect_id, count(*), count(*) FILTER (WHERE status = 'ERROR') FROM task_logs "
+        "WHERE (owner_id, konnect_id) IN "
+        "(SELECT * FROM unnest(CAST(:owners AS bigint[]), CAST(:konnects AS bigint[]))) "
+        "AND task_date >= :day GROUP BY konnect_id"
+    )
+    with sessions() as session:
+        rows = session.execute(
+            sql, {"owners": [o for o, _ in pairs], "konnects": [k for _, k in pairs], "day": day}
+        ).all()
+    return {int(k): (int(runs), int(failures)) for k, runs, failures in rows}
+
+
 def _store_batch(
     sessions: sessionmaker[Session], events: list[TaskEvent]
 ) -> tuple[list[bool | None], Exception | None]:
@@ -332,10 +353,16 @@ async def consume_task_events(
             await msg.ack()
             if stored:
                 latest[event.konnect_id] = event
-        if deployer is not None:
+        if deployer is not None and latest:
+            try:
+                today = await asyncio.to_thread(_counts_today, sessions, list(latest.values()))
+            except Exception as exc:  # the counts are a courtesy too
+                log.warning("could not count today's runs: %s", exc)
+                today = {}
             for event in latest.values():  # the resource shows the latest run of each konnect
+                runs, failures = today.get(event.konnect_id, (None, None))
                 try:
-                    await deployer.record_run(event)
+                    await deployer.record_run(event, runs_today=runs, failures_today=failures)
                 except DeployError as exc:  # the task log holds the run; the resource status is a courtesy
                     log.warning("run %s: %s", event.run_id, exc)
 

@@ -15,6 +15,7 @@ from starlette.staticfiles import StaticFiles
 
 from konnectz_api.bus import Bus
 from konnectz_api.catalogue import get_index
+from konnectz_api.cluster_sync import ClusterSync
 from konnectz_api.consumer import consume_task_events, purge_payloads_forever
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker, make_read_pool
@@ -82,10 +83,18 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.supervised = [consumer, quota_server, purger]
     for task in app.state.supervised:
         task.start()
+    # Kubernetes: the Konnects are the published state; follow them (imports, edits, deletions).
+    app.state.cluster_sync = sync = (
+        ClusterSync(deployer, get_sessionmaker()) if isinstance(deployer, KubernetesDeployer) else None
+    )
+    if sync is not None:
+        sync.start()
     try:
         yield
     finally:
         # Bounded: the whole shutdown ends within SHUTDOWN_SECONDS (NATS drain included).
+        if sync is not None:
+            sync.stop()
         stop.set()
         await asyncio.gather(*(task.stop(within=3.0) for task in (consumer, quota_server, purger)))
         await bus.close(within=5.0)

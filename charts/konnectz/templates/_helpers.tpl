@@ -160,3 +160,19 @@ app.kubernetes.io/component: {{ .component }}
       # An existingSecret made before this key existed: the api derives a key, runners get no token.
       optional: true
 {{- end }}
+
+{{/* Prefix of cluster-scoped objects (ClusterRoles and their bindings): the release and its
+     namespace, so releases of the same name in two namespaces never share or clash over one. */}}
+{{- define "konnectz.clusterPrefix" -}}
+{{- $prefix := printf "%s-%s" (include "konnectz.fullname" .) .Release.Namespace }}
+{{- if gt (len $prefix) 40 }}
+{{- /* shortened, with a hash of the whole so two long namespaces still differ */ -}}
+{{- $prefix = printf "%s-%s" ($prefix | trunc 31 | trimSuffix "-") ($prefix | sha256sum | trunc 8) }}
+{{- end }}
+{{- $prefix }}
+{{- end }}
+
+{{/* Name of the KopfPeering object the operator replicas elect their active one through. */}}
+{{- define "konnectz.peeringName" -}}
+{{- printf "%s-operator" (include "konnectz.fullname" .) }}
+{{- end }}

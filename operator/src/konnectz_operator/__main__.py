@@ -1,4 +1,8 @@
-"""``python -m konnectz_operator``: run the operator (Kopf, standalone, no peering).
+"""``python -m konnectz_operator``: run the operator (Kopf).
+
+With ``KONNECTZ_PEERING`` (the chart sets it) every replica joins that Kopf peering object with a
+random priority: all but the highest pause, so one replica is active and the others stand by
+until its record is older than ``KONNECTZ_PEERING_LIFETIME`` seconds. Without it, standalone.
 
 ``python -m konnectz_operator crd [--check] [FILE ...]`` writes (or checks) the generated Konnect
 CRD, by default crds/konnects.konnectz.io.yaml and charts/konnectz/crds/konnects.konnectz.io.yaml.
@@ -9,6 +13,7 @@ Liveness: ``http://0.0.0.0:$KONNECTZ_LIVENESS_PORT/healthz`` (0 disables it).
 
 from __future__ import annotations
 
+import secrets
 import sys
 
 # Kopf imports the official ``kubernetes`` client when it is installed (to type its objects);
@@ -29,8 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     kopf.configure(verbose="--verbose" in args or "-v" in args)
     from . import handlers  # noqa: F401 - registers the handlers in Kopf's default registry
 
+    peering = config.peering.strip()
     kopf.run(
-        standalone=True,
+        standalone=not peering,
+        peering_name=peering or None,
+        # Equal priorities pause every peer (Kopf's rule); a random one makes exactly one active.
+        priority=config.peering_priority or secrets.randbelow(2**31 - 1) + 1,
         clusterwide=not namespaces,
         namespaces=namespaces,
         liveness_endpoint=f"http://0.0.0.0:{config.liveness_port}/healthz" if config.liveness_port else None,

@@ -53,6 +53,12 @@ class OperatorSettings(BaseSettings):
     # Namespace(s) the operator watches; empty means all namespaces (needs a ClusterRole).
     namespace: str = ""
 
+    # Kopf peering object shared by the replicas (KopfPeering, or ClusterKopfPeering when the
+    # operator watches every namespace); empty runs standalone. The priority is random unless set.
+    peering: str = ""
+    peering_priority: int = Field(default=0, ge=0)
+    peering_lifetime: int = Field(default=20, ge=10, le=600)
+
     # Watch-stream timeouts (seconds): without them a silently dead watch stream is never noticed.
     watch_server_timeout: int = Field(default=300, ge=10)
     watch_client_timeout: int = Field(default=330, ge=10)

@@ -186,9 +186,12 @@ def _model_schema(model: type[Any]) -> dict[str, Any]:
 
 def konnect_crd() -> dict[str, Any]:
     spec = _model_schema(KonnectSpec)
-    spec["description"] = "Desired state, written by the api on publish."
+    spec["description"] = "Desired state, written by the api on publish or applied with kubectl (the api imports it)."
     status = _model_schema(KonnectStatus)
-    status["description"] = "Observed state, written by the operator."
+    status["description"] = "Observed state, written by the operator (and the run counts by the api)."
+    # Pending from the moment the resource exists: the API server defaults a missing status when it
+    # reads the object from etcd, before the operator has written anything.
+    status["default"] = {"phase": "Pending"}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",

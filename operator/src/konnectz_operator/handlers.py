@@ -21,6 +21,7 @@ from .drift import drifted, owner_konnect
 from .errors import InvalidKonnect, UnsupportedKonnect, to_kopf_error
 from .pool import PoolError, RunnerPool, is_shared
 from .render import child_name, flow_json, form_url, render_children, webhook_url
+from .resolve import NotImported, Resolved, TokenMissing, resolve
 from .status import Phase, now_rfc3339, set_condition
 from .validation import validate_konnect
 
@@ -41,6 +42,9 @@ def configure(settings: kopf.OperatorSettings, memo: Any, logger: kopf.Logger, *
     settings.watching.server_timeout = config.watch_server_timeout
     settings.watching.client_timeout = config.watch_client_timeout
     settings.watching.connect_timeout = config.watch_connect_timeout
+    # A standby replica takes over when the active one's peering record is this old.
+    settings.peering.lifetime = config.peering_lifetime
+    settings.peering.stealth = True  # no log line per keep-alive
     # Kopf turns every log line of a handler into a Kubernetes Event on the object, including
     # "Handler 'drift-deployments' succeeded" on each child event: thousands of POSTs (and open
     # connections) at 500 Konnects. The Events people read are posted explicitly (Reconciled,
@@ -105,13 +109,42 @@ def entrypoint(body: kopf.Body, url: str | None) -> str | None:
     return url
 
 
+def mark_pending(body: kopf.Body, kube: Kube, message: str) -> None:
+    """Status Pending with ``message`` at once (not at the end of the handler), unless it says so already."""
+    status = body.get("status") or {}
+    if status.get("phase") == "Pending" and status.get("message") == message:
+        return
+    namespace = body.metadata.namespace or "default"
+    try:
+        status = {"phase": "Pending", "message": message}
+        kube.patch_status(API_VERSION, "Konnect", namespace, body.metadata.name or "", status)
+    except KubeError as exc:
+        if exc.status != 404:
+            raise
+
+
 def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.Logger) -> None:
     """Render the children of a Konnect, apply them, prune the ones it no longer has, report status."""
     config: OperatorSettings = memo["config"]
     kube: Kube = memo["kube"]
     try:
-        validate_konnect(body)
-        if is_shared(body.spec) and (not config.runner_pool_service or memo.get("pool") is None):
+        resolved: Resolved = resolve(kube, body)
+    except NotImported as exc:
+        # Not the operator's to decide: the api imports it (or says in status why it cannot).
+        if not (body.get("status") or {}).get("phase"):
+            patch.status["phase"] = "Pending"
+            patch.status["message"] = str(exc)
+        logger.info("Konnect not imported yet: %s", exc)
+        return
+    except TokenMissing as exc:
+        mark_pending(body, kube, str(exc))
+        raise kopf.TemporaryError(str(exc), delay=2.0) from exc
+    except KubeError as exc:
+        raise to_kopf_error(exc) from exc
+    konnect = kopf.Body(cast(kopf.RawBody, resolved.konnect))
+    try:
+        validate_konnect(konnect, resolved.token)
+        if is_shared(konnect.spec) and (not config.runner_pool_service or memo.get("pool") is None):
             raise UnsupportedKonnect(
                 "runnerMode shared needs the shared runner pool, which this installation does not run "
                 "(chart value runnerPool.enabled; operator setting KONNECTZ_RUNNER_POOL_SERVICE)"
@@ -121,7 +154,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
         _event(body, "Warning", reason=type(exc).__name__, message=str(exc))
         raise kopf.PermanentError(str(exc)) from exc
 
-    children = render_children(body, config)
+    children = render_children(konnect, config, resolved.token)
     kopf.adopt(children, owner=body)
     rendered: dict[tuple[str, str, str], Mapping[str, Any]] = memo.setdefault("rendered", {})
     try:
@@ -135,7 +168,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
             children,
             owner_uid=body.metadata.uid or "",
         )
-        actions += _hand_over(body, memo)
+        actions += _hand_over(body, memo, resolved)
     except (KubeError, PoolError) as exc:
         error = to_kopf_error(exc) if isinstance(exc, KubeError) else kopf.TemporaryError(str(exc), delay=10.0)
         permanent = isinstance(error, kopf.PermanentError)
@@ -164,13 +197,13 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
     )
     # None removes the key (merge patch) when the trigger is no longer a webhook.
     patch.status["runnerMode"] = body.spec.get("runnerMode", "dedicated")
-    url = webhook_url(body, config)
+    url = webhook_url(konnect, config)
     patch.status["webhookUrl"] = url
-    patch.status["entrypoint"] = entrypoint(body, url or form_url(body, config))
+    patch.status["entrypoint"] = entrypoint(konnect, url or form_url(konnect, config))
     logger.info("Konnect reconciled: %s", summary)
 
 
-def _hand_over(body: kopf.Body, memo: kopf.Memo) -> list[str]:
+def _hand_over(body: kopf.Body, memo: kopf.Memo, resolved: Resolved) -> list[str]:
     """Give a pool Konnect's flow to the shared runner pool, or take it back (paused, or no longer
     shared); what was done, for the Event."""
     pool: RunnerPool | None = memo.get("pool")
@@ -180,7 +213,7 @@ def _hand_over(body: kopf.Body, memo: kopf.Memo) -> list[str]:
         return []
     try:
         if is_shared(body.spec) and not body.spec.get("paused", False):
-            changed = pool.call(pool.publish(int(konnect_id), flow_json(body)))
+            changed = pool.call(pool.publish(int(konnect_id), flow_json(resolved.konnect, resolved.token)))
             return ["flow handed to the shared runner pool" if changed else "flow in the shared runner pool"]
         if pool.call(pool.withdraw(int(konnect_id))):
             return ["flow withdrawn from the shared runner pool"]
@@ -189,24 +222,40 @@ def _hand_over(body: kopf.Body, memo: kopf.Memo) -> list[str]:
         raise PoolError(f"the shared runner pool (NATS) could not be reached: {exc or type(exc).__name__}") from exc
 
 
+def _leave_pool(body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger | logging.Logger) -> None:
+    pool: RunnerPool | None = memo.get("pool")
+    spec = body.get("spec") or {}
+    konnect_id = spec.get("konnectId")
+    if (
+        pool is not None
+        and konnect_id is not None
+        and (is_shared(spec) or (body.get("status") or {}).get("runnerMode") == "shared")
+    ):
+        try:
+            if pool.call(pool.withdraw(int(konnect_id))):
+                logger.info("Konnect deleted: flow %s withdrawn from the shared runner pool", konnect_id)
+        except Exception as exc:
+            logger.warning("Could not withdraw konnect %s from the shared runner pool yet: %s", konnect_id, exc)
+
+
 @kopf.on.delete(GROUP, VERSION, PLURAL, optional=True)
 def konnect_deleted(body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
     """Children go with their owner (garbage collection); a pool Konnect's flow leaves the pool.
 
-    ``optional``: no finalizer, so a Konnect is never stuck when the operator is away; what this
-    misses, the sweep of :func:`start_pool` finds.
+    ``optional``: no finalizer, so a Konnect is never stuck when the operator is away. Kopf calls
+    this only while something else's finalizer holds the Konnect; a Konnect without finalizers is
+    gone at once and :func:`konnect_gone` sees its DELETED event. What both miss (the operator was
+    away), the sweep of :func:`start_pool` finds.
     """
-    pool: RunnerPool | None = memo.get("pool")
-    konnect_id = body.spec.get("konnectId")
-    if (
-        pool is not None
-        and konnect_id is not None
-        and (is_shared(body.spec) or body.get("status", {}).get("runnerMode") == "shared")
-    ):
-        try:
-            pool.call(pool.withdraw(int(konnect_id)))
-        except Exception as exc:
-            logger.warning("Could not withdraw konnect %s from the shared runner pool yet: %s", konnect_id, exc)
+    _leave_pool(body, memo, logger)
+
+
+@kopf.on.event(GROUP, VERSION, PLURAL)
+def konnect_gone(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    """The DELETED watch event of a Konnect: its flow leaves the shared pool at once (no finalizer
+    needed; only the active peer handles events)."""
+    if event.get("type") == "DELETED":
+        _leave_pool(body, memo, logger)
 
 
 @kopf.on.startup()
@@ -249,6 +298,8 @@ def _pool_konnect_ids(kube: Kube, config: OperatorSettings) -> set[int]:
     for path in paths:
         for item in kube.request("GET", path).get("items") or []:
             spec = item.get("spec") or {}
+            if spec.get("konnectId") is None:  # applied with kubectl, not imported (yet): nothing in the pool
+                continue
             if is_shared(spec) and not spec.get("paused") and not (item.get("metadata") or {}).get("deletionTimestamp"):
                 wanted.add(int(spec["konnectId"]))
     return wanted
@@ -328,10 +379,11 @@ def repair_child(child: Mapping[str, Any], *, deleted: bool, kube: Kube, config:
     if konnect is None or (konnect.get("metadata") or {}).get("deletionTimestamp"):
         return None
     try:
-        validate_konnect(konnect)
-    except InvalidKonnect:
+        resolved = resolve(kube, konnect)
+        validate_konnect(resolved.konnect, resolved.token)
+    except (InvalidKonnect, NotImported, TokenMissing):
         return None
-    for rendered in render_children(konnect, config):
+    for rendered in render_children(resolved.konnect, config, resolved.token):
         if rendered["kind"] != child.get("kind") or rendered["metadata"]["name"] != meta.get("name"):
             continue
         live = None if deleted else child  # the event carries the live object

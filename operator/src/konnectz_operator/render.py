@@ -14,6 +14,11 @@ Children of a Konnect ``NAME`` share the name :func:`child_name` (``kz-NAME``):
   has a delay (it resumes delayed runs on time, between ticks);
 - with a credentials key configured, also a Secret holding the konnect's credential-broker token
   (the runner's ``KONNECTZ_CREDENTIALS_TOKEN``).
+
+The runner's flow is ``spec.flow`` with the spec's ids (:func:`konnectz_runner.resource.runner_flow`).
+The URL token of a webhook or form is never rendered into a ConfigMap or a pod spec:
+the runner gets it from the Secret ``spec.trigger.tokenSecret`` (``KONNECTZ_TRIGGER_TOKEN``, a
+``secretKeyRef``); only the Ingress, which routes that exact path, is given the token itself.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from konnectz_runner.broker_token import ENV_TOKEN, ENV_URL, konnect_token
+from konnectz_runner.resource import TOKEN_KEY, runner_flow
 
 from .config import OperatorSettings
 
@@ -48,6 +54,7 @@ __all__ = [
 
 FLOW_KEY = "flow.json"
 SECRET_TOKEN_KEY = "credentials-token"  # noqa: S105 - a key name in the Secret
+ENV_TRIGGER_TOKEN = "KONNECTZ_TRIGGER_TOKEN"  # noqa: S105 - the name of an environment variable
 FLOW_DIR = "/etc/konnectz"
 FLOW_FILE = f"{FLOW_DIR}/{FLOW_KEY}"
 RUNNER_NAME = "konnectz-runner"
@@ -102,9 +109,11 @@ def child_labels(konnect: Mapping[str, Any]) -> dict[str, str]:
     return labels
 
 
-def flow_json(konnect: Mapping[str, Any]) -> str:
-    """The flow spec as the runner reads it: canonical JSON (sorted keys), so equal flows hash equal."""
-    return json.dumps(_spec(konnect).get("flow") or {}, sort_keys=True, ensure_ascii=False, indent=2)
+def flow_json(konnect: Mapping[str, Any], token: str | None = None) -> str:
+    """The flow spec as the runner reads it (``spec.flow`` with the spec's ids): canonical JSON (sorted
+    keys), so equal flows hash equal. Without ``token`` (the ConfigMap) the trigger has none; the
+    runner adds it from its Secret."""
+    return json.dumps(runner_flow(_spec(konnect), token), sort_keys=True, ensure_ascii=False, indent=2)
 
 
 def _metadata(konnect: Mapping[str, Any], **extra: Any) -> Manifest:
@@ -120,10 +129,18 @@ def _image(konnect: Mapping[str, Any], settings: OperatorSettings) -> str:
     return str(_spec(konnect).get("image") or settings.runner_image)
 
 
-def _webhook_token(konnect: Mapping[str, Any]) -> str | None:
-    trigger = (_spec(konnect).get("flow") or {}).get("trigger") or {}
-    token = trigger.get("token")
-    return str(token) if token else None
+def _token_secret(konnect: Mapping[str, Any]) -> str | None:
+    """The Secret holding the URL token of a webhook or form trigger."""
+    trigger = _spec(konnect).get("trigger") or {}
+    if trigger.get("kind") not in ("webhook", "form") or not trigger.get("tokenSecret"):
+        return None
+    return str(trigger["tokenSecret"])
+
+
+def _token_placeholder(konnect: Mapping[str, Any]) -> str | None:
+    """What status shows in place of the token (anyone who may read Konnects reads status)."""
+    secret = _token_secret(konnect)
+    return f"<secret:{secret}>" if secret else None
 
 
 def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: list[str]) -> Manifest:
@@ -139,6 +156,9 @@ def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: 
     if settings.credentials_key and _spec(konnect).get("konnectId") is not None:
         secret = {"name": child_name(name), "key": SECRET_TOKEN_KEY}
         env.append({"name": ENV_TOKEN, "valueFrom": {"secretKeyRef": secret}})
+    token_secret = _token_secret(konnect)
+    if token_secret:
+        env.append({"name": ENV_TRIGGER_TOKEN, "valueFrom": {"secretKeyRef": {"name": token_secret, "key": TOKEN_KEY}}})
     reserved = {item["name"] for item in env}
     env += [{"name": key, "value": value} for key, value in sorted(settings.runner_env.items()) if key not in reserved]
     return {
@@ -287,10 +307,10 @@ def render_cronjob(konnect: Mapping[str, Any], settings: OperatorSettings) -> Ma
     return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": _metadata(konnect), "spec": cron_spec}
 
 
-def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
+def render_ingress(konnect: Mapping[str, Any], settings: OperatorSettings, token: str | None = None) -> Manifest:
     """Route ``/hooks/<token>`` (a webhook) or ``/forms/<token>`` (a hosted form), matched exactly, on
     ``webhook_ingress_host`` to the runner Service."""
-    token = _webhook_token(konnect) or ""
+    token = token or ""
     prefix = "forms" if (_spec(konnect).get("trigger") or {}).get("kind") == "form" else "hooks"
     spec: Manifest = {
         "rules": [
@@ -327,7 +347,7 @@ def _service(konnect: Mapping[str, Any], settings: OperatorSettings) -> str:
     return settings.runner_pool_service if _shared(konnect) else child_name(_meta(konnect)[0])
 
 
-def render_children(konnect: Mapping[str, Any], settings: OperatorSettings) -> list[Manifest]:
+def render_children(konnect: Mapping[str, Any], settings: OperatorSettings, token: str | None = None) -> list[Manifest]:
     """All children the Konnect should have, ConfigMap first (the pods mount it).
 
     A Konnect of the shared runner pool has no workload of its own (its flow goes to the pool
@@ -336,7 +356,7 @@ def render_children(konnect: Mapping[str, Any], settings: OperatorSettings) -> l
     kind = (_spec(konnect).get("trigger") or {}).get("kind")
     if _shared(konnect):
         if settings.webhook_ingress_host and kind in ("webhook", "form"):
-            return [render_ingress(konnect, settings)]
+            return [render_ingress(konnect, settings, token)]
         return []
     children = [render_configmap(konnect, settings)]
     if settings.credentials_key and _spec(konnect).get("konnectId") is not None:
@@ -351,24 +371,26 @@ def render_children(konnect: Mapping[str, Any], settings: OperatorSettings) -> l
         children += [render_deployment(konnect, settings), render_service(konnect, settings)]
         # Webhooks and forms are called from outside; a polling runner only calls out.
         if settings.webhook_ingress_host and kind in ("webhook", "form"):
-            children.append(render_ingress(konnect, settings))
+            children.append(render_ingress(konnect, settings, token))
     return children
 
 
 def form_url(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:
-    """Where the hosted form of a form-input Konnect is served, or None for other triggers."""
-    if (_spec(konnect).get("trigger") or {}).get("kind") != "form" or not _webhook_token(konnect):
+    """Where the hosted form of a form-input Konnect is served (the token shown as the Secret that
+    holds it), or None for other triggers."""
+    if (_spec(konnect).get("trigger") or {}).get("kind") != "form" or not _token_placeholder(konnect):
         return None
     _, namespace = _meta(konnect)
     base = settings.webhook_base_url or f"http://{_service(konnect, settings)}.{namespace}.svc"
-    return f"{base}/forms/{_webhook_token(konnect)}"
+    return f"{base}/forms/{_token_placeholder(konnect)}"
 
 
 def webhook_url(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:
-    """Where the webhook of the Konnect is called, or None for other triggers."""
+    """Where the webhook of the Konnect is called (the token shown as the Secret that holds it), or
+    None for other triggers."""
     if (_spec(konnect).get("trigger") or {}).get("kind") != "webhook":
         return None
-    token = _webhook_token(konnect)
+    token = _token_placeholder(konnect)
     if token is None:
         return None
     if settings.webhook_base_url:

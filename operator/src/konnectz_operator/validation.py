@@ -13,7 +13,7 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from konnectz_runner.resource import TriggerKind
+from konnectz_runner.resource import TriggerKind, runner_flow
 from konnectz_runner.spec import FlowSpec
 
 from .errors import InvalidKonnect, UnsupportedKonnect
@@ -31,8 +31,9 @@ def _errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def validate_konnect(konnect: Mapping[str, Any]) -> FlowSpec:
-    """Return the parsed flow of a Konnect, or raise :class:`InvalidKonnect` saying what is wrong."""
+def validate_konnect(konnect: Mapping[str, Any], token: str | None = None) -> FlowSpec:
+    """Return the flow a Konnect runs (``spec.flow`` with the spec's ids and the URL ``token``), or raise
+    :class:`InvalidKonnect` saying what is wrong."""
     spec = konnect.get("spec") or {}
     if spec.get("runnerMode", "dedicated") not in ("dedicated", "shared"):
         raise UnsupportedKonnect(f"runnerMode {spec.get('runnerMode')!r} is not supported; use dedicated or shared")
@@ -45,18 +46,14 @@ def validate_konnect(konnect: Mapping[str, Any]) -> FlowSpec:
     flow = spec.get("flow")
     if not isinstance(flow, Mapping):
         raise InvalidKonnect("spec.flow must be an object (the compiled flow spec)")
+    flow_trigger = flow.get("trigger")
+    flow_kind = flow_trigger.get("kind") if isinstance(flow_trigger, Mapping) else None
+    if flow_kind is not None and flow_kind != kind:  # before the flow's own checks: the token follows the kind
+        raise InvalidKonnect(f"spec.flow.trigger.kind ({flow_kind}) differs from spec.trigger.kind ({kind})")
     try:
-        parsed = FlowSpec.model_validate(dict(flow))
+        parsed = FlowSpec.model_validate(runner_flow(spec, token))
     except ValidationError as exc:
         raise InvalidKonnect(f"spec.flow is not a valid flow spec: {_errors(exc)}") from exc
-    if parsed.konnect_id != spec.get("konnectId"):
-        raise InvalidKonnect(
-            f"spec.flow.konnect_id ({parsed.konnect_id}) differs from spec.konnectId ({spec.get('konnectId')})"
-        )
-    if parsed.owner_id != spec.get("ownerId"):
-        raise InvalidKonnect(
-            f"spec.flow.owner_id ({parsed.owner_id}) differs from spec.ownerId ({spec.get('ownerId')})"
-        )
     if parsed.trigger.kind != kind:
         raise InvalidKonnect(f"spec.flow.trigger.kind ({parsed.trigger.kind}) differs from spec.trigger.kind ({kind})")
     return parsed

@@ -86,7 +86,7 @@ async def tick(
     then (``run``) execute the konnect's waiting runs."""
     from konnectz_runner.server import connect_nats
 
-    spec = load_spec_file(spec_file)
+    spec = load_spec_file(spec_file, settings.trigger_token)
     if not isinstance(spec.trigger, ScheduleTrigger):
         raise ConfigError(f"konnect {spec.konnect_id} has a {spec.trigger.kind} trigger: only schedules tick")
     nc = await connect_nats(settings.nats_url)

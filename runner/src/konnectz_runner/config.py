@@ -25,6 +25,8 @@ class Settings(BaseSettings):
     # Kubernetes mode: the operator mounts one FlowSpec JSON; the runner then serves only that
     # konnect, consumes only its runs, and does not watch the KZ_KONNECTS bucket.
     spec_file: Path | None = None
+    # ... and the URL token of its webhook or form trigger (from the Konnect's Secret; not in the file).
+    trigger_token: str = Field(default="", repr=False)
     # Kubernetes shared pool: serve every konnect of the KZ_KONNECTS bucket (which the operator fills
     # with the Konnects of runnerMode shared) and consume only their runs (``kz.runs.pool.>``).
     pool: bool = False

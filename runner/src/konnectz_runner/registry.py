@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 from pathlib import Path
 
@@ -23,9 +24,19 @@ log = logging.getLogger(__name__)
 KEY_PREFIX = "konnect."
 
 
-def load_spec_file(path: Path) -> FlowSpec:
+def load_spec_file(path: Path, trigger_token: str = "") -> FlowSpec:
+    """The flow spec in ``path``; a webhook or form trigger gets ``trigger_token`` (Kubernetes: the
+    operator's ConfigMap carries no token, the runner reads it from the Konnect's Secret)."""
     try:
-        return FlowSpec.model_validate_json(path.read_bytes())
+        data = json.loads(path.read_bytes())
+        trigger = data.get("trigger") if isinstance(data, dict) else None
+        if trigger_token and isinstance(trigger, dict) and trigger.get("kind") in ("webhook", "form"):
+            trigger["token"] = trigger_token
+        return FlowSpec.model_validate(data)
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            raise ConfigError(f"The spec file {path} is not a valid flow spec: {exc}") from exc
+        raise ConfigError(f"The spec file {path} is not JSON: {exc}") from exc
     except OSError as exc:
         raise ConfigError(f"Cannot read the spec file {path}: {exc}") from exc
     except ValidationError as exc:

@@ -5,36 +5,52 @@ The api's deployer writes Konnects with :func:`konnect_resource`, the operator r
 copy in the chart) is generated from these models by ``make gen-crd``
 (``python -m konnectz_operator crd``); ``make test`` fails when the file is stale.
 
-``spec.flow`` is the compiled :class:`~konnectz_runner.spec.FlowSpec` itself, typed in the CRD down
-to each trigger and step kind, so ``kubectl apply`` of a wrong Konnect is refused with the field named.
+``spec.flow`` is the compiled :class:`~konnectz_runner.spec.FlowSpec`, typed in the CRD down to each
+trigger and step kind, so ``kubectl apply`` of a wrong Konnect is refused with the field named, and
+without what is not the flow's to say: the ids (``spec.konnectId`` / ``spec.ownerId``, which the api
+sets when it imports a Konnect applied with kubectl) and the URL token of a webhook or form trigger,
+which lives in a Secret owned by the Konnect (``spec.trigger.tokenSecret``), never in the spec.
+:func:`runner_flow` puts the three back for the runner.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import base64
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from konnectz_runner.spec import FlowSpec
-from konnectz_runner.triggers.schedule import ScheduleTrigger, cron_lines
+from konnectz_runner.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, WebhookTrigger
+from konnectz_runner.triggers.schedule import cron_lines
 
 __all__ = [
     "API_VERSION",
     "GROUP",
     "KIND",
+    "KONNECT_ID_LABEL",
+    "OWNER_ANNOTATION",
     "OWNER_LABEL",
     "PLURAL",
     "PRINTER_COLUMNS",
     "SHORT_NAMES",
     "SINGULAR",
+    "TOKEN_KEY",
     "VERSION",
     "Condition",
     "KonnectSpec",
     "KonnectStatus",
     "KonnectTrigger",
+    "ResourceFlow",
     "TriggerKind",
     "konnect_name",
     "konnect_resource",
+    "resource_flow",
+    "runner_flow",
+    "token_secret",
+    "token_secret_name",
 ]
 
 GROUP = "konnectz.io"
@@ -46,6 +62,14 @@ SHORT_NAMES = ("kz",)
 API_VERSION = f"{GROUP}/{VERSION}"
 # Label of every Konnect the api writes: the owning account's id (the flow list selects by it).
 OWNER_LABEL = "konnectz.io/owner"
+# Label of every Konnect with a flow in the api: the flow's id. A Konnect applied with kubectl keeps
+# its own name, so the api finds the resource of a flow by this label, not by konnect-<id>.
+KONNECT_ID_LABEL = "konnectz.io/konnect-id"
+# Annotation naming the owner by e-mail: the api writes it on publish; on a Konnect applied with
+# kubectl it says whose flow it is (the api imports it for that user, or refuses it with a message).
+OWNER_ANNOTATION = "konnectz.io/owner"
+# Key of the URL token in the Secret spec.trigger.tokenSecret names.
+TOKEN_KEY = "token"  # noqa: S105 - a key name in the Secret
 
 TriggerKind = Literal["webhook", "schedule", "form", "polling"]
 Phase = Literal["Pending", "Ready", "Paused", "Failed"]
@@ -80,13 +104,42 @@ class KonnectTrigger(_Resource):
     timezone: str | None = Field(
         default=None, max_length=64, description="IANA time zone of the schedule, e.g. Europe/Berlin (default UTC)."
     )
+    tokenSecret: str | None = Field(
+        default=None,
+        max_length=253,
+        description="Secret (key `token`) holding the URL token of a webhook or form trigger, owned by the "
+        "Konnect; the api writes both. The token is never in the spec.",
+    )
+
+
+_NOT_IN_SPEC = Field(default=None, exclude=True)
+
+
+class _WebhookInSpec(WebhookTrigger):
+    token: SkipJsonSchema[str | None] = _NOT_IN_SPEC  # type: ignore[assignment]
+
+
+class _FormInSpec(FormTrigger):
+    token: SkipJsonSchema[str | None] = _NOT_IN_SPEC  # type: ignore[assignment]
+
+
+class ResourceFlow(FlowSpec):
+    """The flow as ``spec.flow`` holds it: a :class:`FlowSpec` without its ids and URL token."""
+
+    konnect_id: SkipJsonSchema[int | None] = _NOT_IN_SPEC  # type: ignore[assignment]
+    owner_id: SkipJsonSchema[int | None] = _NOT_IN_SPEC  # type: ignore[assignment]
+    trigger: Annotated[_WebhookInSpec | ScheduleTrigger | _FormInSpec | PollingTrigger, Field(discriminator="kind")]
 
 
 class KonnectSpec(_Resource):
-    """Desired state, written by the api on publish."""
+    """Desired state: written by the api on publish, or by anyone with kubectl (the api imports it)."""
 
-    konnectId: int = Field(ge=1, description="Id of the konnect in the api database.")
-    ownerId: int = Field(ge=1, description="Id of the user (account) that owns the konnect.")
+    konnectId: int | None = Field(
+        default=None, ge=1, description="Id of the konnect in the api database (the api sets it when it imports one)."
+    )
+    ownerId: int | None = Field(
+        default=None, ge=1, description="Id of the user who owns the konnect (the api sets it from the annotation)."
+    )
     displayName: str | None = Field(default=None, max_length=255, description="Name shown in the product; free text.")
     paused: bool = Field(
         default=False,
@@ -99,7 +152,9 @@ class KonnectSpec(_Resource):
         "shared runs it in the shared runner pool (no workload of its own; for accounts with thousands of flows).",
     )
     trigger: KonnectTrigger
-    flow: FlowSpec = Field(description="The compiled flow spec (konnectz_runner.spec.FlowSpec).")
+    flow: ResourceFlow = Field(
+        description="The compiled flow spec (konnectz_runner.spec.FlowSpec) without its ids and URL token."
+    )
     image: str | None = Field(default=None, min_length=1, description="Override of the runner image for this konnect.")
     replicas: int | None = Field(
         default=None,
@@ -139,6 +194,9 @@ class KonnectStatus(BaseModel):
     lastRunTime: AwareDatetime | None = Field(default=None, description="When the latest run finished (from the api).")
     lastRunStatus: Literal["SUCCESS", "ERROR"] | None = None
     lastRunId: str | None = None
+    runsDay: str | None = Field(default=None, description="The UTC day runsToday and failuresToday count (YYYY-MM-DD).")
+    runsToday: int | None = Field(default=None, ge=0, description="Runs finished on runsDay (from the api).")
+    failuresToday: int | None = Field(default=None, ge=0, description="Of those, the runs that ended in ERROR.")
     message: str | None = None
     conditions: list[Condition] | None = Field(
         default=None,
@@ -150,12 +208,14 @@ class KonnectStatus(BaseModel):
 # ended. The status message (why it failed) is in `-o wide` and in the Events of `kubectl describe`.
 PRINTER_COLUMNS: tuple[dict[str, Any], ...] = (
     {"name": "Konnect-ID", "type": "integer", "jsonPath": ".spec.konnectId"},
-    {"name": "Owner", "type": "integer", "jsonPath": ".spec.ownerId"},
+    {"name": "Owner", "type": "string", "jsonPath": ".metadata.annotations.konnectz\\.io/owner"},
     {"name": "Trigger", "type": "string", "jsonPath": ".spec.trigger.kind"},
     {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
     {"name": "Entrypoint", "type": "string", "jsonPath": ".status.entrypoint"},
     {"name": "Last-Run", "type": "date", "jsonPath": ".status.lastRunTime"},
     {"name": "Outcome", "type": "string", "jsonPath": ".status.lastRunStatus"},
+    {"name": "Runs-Today", "type": "integer", "jsonPath": ".status.runsToday"},
+    {"name": "Failures-Today", "type": "integer", "jsonPath": ".status.failuresToday"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     {"name": "Last-Schedule", "type": "date", "jsonPath": ".status.lastScheduleTime", "priority": 1},
     {"name": "Message", "type": "string", "jsonPath": ".status.message", "priority": 1},
@@ -175,26 +235,79 @@ def _trigger(flow: FlowSpec) -> KonnectTrigger:
     return KonnectTrigger(kind=flow.trigger.kind)
 
 
+def token_secret_name(name: str) -> str:
+    """The Secret holding the URL token of the Konnect ``name`` (written by the api)."""
+    return f"{name}-trigger"
+
+
+def resource_flow(flow: FlowSpec) -> dict[str, Any]:
+    """``spec.flow`` of a compiled flow: everything but the ids and the URL token."""
+    data = flow.model_dump(mode="json")
+    data.pop("konnect_id", None)
+    data.pop("owner_id", None)
+    data["trigger"].pop("token", None)
+    return data
+
+
+def runner_flow(spec: Mapping[str, Any], token: str | None) -> dict[str, Any]:
+    """The flow a runner executes (a :class:`FlowSpec` as a dict): ``spec.flow`` with the ids of the
+    spec and the URL token from the Secret put back."""
+    flow = dict(spec.get("flow") or {})
+    flow["konnect_id"] = spec.get("konnectId")
+    flow["owner_id"] = spec.get("ownerId")
+    trigger = dict(flow.get("trigger") or {})
+    if token is not None and trigger.get("kind") in ("webhook", "form"):
+        trigger["token"] = token
+    flow["trigger"] = trigger
+    return flow
+
+
 def konnect_resource(
-    flow: FlowSpec, namespace: str, *, runner_mode: Literal["dedicated", "shared"] = "dedicated"
+    flow: FlowSpec,
+    namespace: str,
+    *,
+    runner_mode: Literal["dedicated", "shared"] = "dedicated",
+    owner_email: str | None = None,
+    name: str | None = None,
 ) -> dict[str, Any]:
-    """The ``Konnect`` custom resource the api writes for a compiled flow."""
+    """The ``Konnect`` custom resource the api writes for a compiled flow (its token goes to
+    :func:`token_secret`); ``name`` is the resource's (``konnect-<id>`` unless it was applied with
+    kubectl under a name of its own)."""
+    name = name or konnect_name(flow.konnect_id)
+    trigger = _trigger(flow)
+    if getattr(flow.trigger, "token", None):
+        trigger.tokenSecret = token_secret_name(name)
     spec = KonnectSpec(
         konnectId=flow.konnect_id,
         ownerId=flow.owner_id,
         displayName=flow.name,
         runnerMode=runner_mode,
-        trigger=_trigger(flow),
-        flow=flow,
+        trigger=trigger,
+        flow=ResourceFlow.model_validate(resource_flow(flow)),
     )
+    labels = {OWNER_LABEL: str(flow.owner_id), KONNECT_ID_LABEL: str(flow.konnect_id)}
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
+    if owner_email:
+        metadata["annotations"] = {OWNER_ANNOTATION: owner_email}
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
-        "metadata": {
-            "name": konnect_name(flow.konnect_id),
-            "namespace": namespace,
-            "labels": {OWNER_LABEL: str(flow.owner_id)},
-        },
+        "metadata": metadata,
         # Unset optional fields are left out; the flow is kept whole (the runner reads it back as is).
-        "spec": {**spec.model_dump(mode="json", exclude_none=True), "flow": flow.model_dump(mode="json")},
+        "spec": {**spec.model_dump(mode="json", exclude_none=True), "flow": resource_flow(flow)},
     }
+
+
+def token_secret(name: str, namespace: str, token: str, *, owner_uid: str | None = None) -> dict[str, Any]:
+    """The Secret of a Konnect's URL token; owned by the Konnect (so it goes with it) when its uid is known."""
+    metadata: dict[str, Any] = {
+        "name": token_secret_name(name),
+        "namespace": namespace,
+        "labels": {"app.kubernetes.io/part-of": "konnectz", "konnectz.io/konnect": name},
+    }
+    if owner_uid:
+        metadata["ownerReferences"] = [
+            {"apiVersion": API_VERSION, "kind": KIND, "name": name, "uid": owner_uid, "controller": False}
+        ]
+    data = {TOKEN_KEY: base64.b64encode(token.encode()).decode()}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": "Opaque", "data": data}

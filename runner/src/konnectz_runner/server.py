@@ -169,7 +169,7 @@ class Runner:
                 raise ConfigError("KONNECTZ_POOL and KONNECTZ_SPEC_FILE exclude each other")
             use_pool_subjects()
         if self.settings.spec_file is not None:
-            spec = load_spec_file(self.settings.spec_file)
+            spec = load_spec_file(self.settings.spec_file, self.settings.trigger_token)
             self.registry.put(spec)
             only_konnect = spec.konnect_id
         self.nc = await connect_nats(

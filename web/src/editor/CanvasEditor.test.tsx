@@ -197,6 +197,23 @@ describe('CanvasEditor', () => {
     expect(await screen.findByText('Endpoint URL is required')).toBeInTheDocument();
   });
 
+  it('shows the conflict of a publish over a change made in the cluster and stays in the editor', async () => {
+    const conflict =
+      'The konnect was saved but not published: the flow was changed in the cluster (kubectl or a GitOps tool) in a ' +
+      'way this version would overwrite: Apply failed with 1 conflict: conflict with "kubectl-patch": .spec.flow.steps. ' +
+      "To publish it, make it agree with the cluster's version (kubectl get konnect shows it), or undo the change there.";
+    backend((c) =>
+      c.url === '/api/v1/konnects/publish_konnect' ? { status: 409, body: { message: conflict, konnect_id: 9 } } : undefined,
+    );
+    const { router } = renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    await testTrigger();
+    await userEvent.click(screen.getByTestId('publish-flow'));
+    expect(await screen.findByText(conflict)).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/create');
+    expect(screen.getByTestId('publish-flow')).not.toBeDisabled();
+  });
+
   it('refuses to save or publish before the trigger was tested (no konnect_id), without a call', async () => {
     const calls = backend();
     const { router } = renderEditor();

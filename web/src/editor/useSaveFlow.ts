@@ -1,11 +1,15 @@
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import { errorMessage } from '../api/client';
+import { ApiError, errorMessage } from '../api/client';
 import { konnectsApi } from '../api/endpoints';
 import { useToast } from '../lib/useToast';
 import { useEditorStoreApi } from './EditorContext';
 import { TOAST_MS } from './model/rules';
 import { buildSaveRequest, NO_TRIGGER_WARNING } from './save';
+
+/** Seconds a publish refused with 409 stays on screen: the message says what changed in the cluster
+ *  (kubectl, a GitOps tool) and how to publish; it is long, and the editor keeps the user's version. */
+export const CONFLICT_TOAST_S = 15;
 
 /**
  * Save (draft) and Publish: both show the server message and go to /flows/home. Without a tested
@@ -30,7 +34,8 @@ export function useSaveFlow() {
       navigate('/flows/home');
       return true;
     } catch (err) {
-      void toast.error(errorMessage(err, 'Something went wrong!'), TOAST_MS / 1000);
+      const conflict = err instanceof ApiError && err.status === 409;
+      void toast.error(errorMessage(err, 'Something went wrong!'), conflict ? CONFLICT_TOAST_S : TOAST_MS / 1000);
       setSaving(null);
       return false;
     }

@@ -16,7 +16,7 @@ from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, co
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
-from konnectz_api.deployer import Deployer, DeployError, LocalDeployer
+from konnectz_api.deployer import DeployConflict, Deployer, DeployError, LocalDeployer
 from konnectz_api.deps import AccountAt, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
@@ -51,6 +51,12 @@ TRIGGER_WITH_ACTIONS = "Cannot delete Trigger while Action present."
 
 class DeployUnavailable(ApiError):
     status_code = 503
+
+
+class ChangedInCluster(ApiError):
+    """The published Konnect was changed with kubectl (or GitOps) in a field this publish would overwrite."""
+
+    status_code = 409
 
 
 webhook_url = testing.webhook_url
@@ -246,7 +252,10 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
         session.rollback()
         return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
     try:
-        await deployer.publish(spec)
+        await deployer.publish(spec, owner_email=user.email)
+    except DeployConflict as exc:
+        session.rollback()
+        raise ChangedInCluster(f"The konnect was saved but not published: {exc}", konnect_id=konnect.id) from exc
     except DeployError as exc:
         await app_webhooks.unsubscribe(session, settings, konnect)
         session.commit()
@@ -263,7 +272,7 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
 @router.post(
     "/save_konnect",
     response_model=SaveKonnectOut,
-    responses={422: {"model": Message}, 503: {"model": Message}},
+    responses={409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
 )
 async def save_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
@@ -292,7 +301,7 @@ async def _unpublish(konnect: Konnect, deployer: Deployer, session: SessionDep, 
 @router.post(
     "/publish_konnect",
     response_model=SaveKonnectOut,
-    responses={422: {"model": Message}, 503: {"model": Message}},
+    responses={409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
 )
 async def publish_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
@@ -310,7 +319,7 @@ _STATUS_ACCESS = AccountAt(UpdateStatusIn, lambda b: members.status_level(b.stat
 @router.post(
     "/{konnect_id}/update_status",
     response_model=UpdateStatusOut,
-    responses={404: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
+    responses={404: {"model": Message}, 409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
     summary="Publish, withdraw (Draft) or delete (DELETED) a flow",
     description="`Published` compiles the flow and hands it to the runners; `Draft` withdraws it from the "
     "runners; `DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` "

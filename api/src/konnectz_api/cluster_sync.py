@@ -1,0 +1,337 @@
+"""The api's view of published flows follows the cluster's Konnects (Kubernetes deployer only).
+
+The Konnect resource is the published state; PostgreSQL holds drafts. At start the api lists the
+Konnects of its namespace and reconciles every flow with them, then follows a watch:
+
+- a Konnect without ``spec.konnectId`` was applied with kubectl (or a GitOps tool): it is
+  imported for the user its ``konnectz.io/owner`` annotation names by e-mail (a new flow,
+  Published, with a canvas made from the spec), and the api writes back the ids, the owner label
+  and the ``tokenSecret`` reference (server-side apply, never forced) and the token's Secret. An
+  unknown owner or an invalid flow is refused in the Konnect's status (phase Failed, message);
+- a Konnect of a flow of this api that was edited in the cluster updates that flow (its published
+  spec and canvas), so the editor shows the change;
+- a deleted Konnect withdraws its flow (Draft), and so does, at start, a Published flow whose
+  Konnect is gone.
+
+Every replica of the api runs this; an import holds a PostgreSQL advisory lock on the Konnect's
+name and reads the resource again, so two replicas import it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Set
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import func, select, text, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from konnectz_api.compile import CompileError, compile_flow
+from konnectz_api.core.security import new_token
+from konnectz_api.decompile import canvas_of
+from konnectz_api.deployer import DeployError, KubernetesDeployer
+from konnectz_api.models import Konnect, User
+from konnectz_runner.resource import (
+    API_VERSION,
+    GROUP,
+    KIND,
+    KONNECT_ID_LABEL,
+    OWNER_ANNOTATION,
+    OWNER_LABEL,
+    PLURAL,
+    VERSION,
+    runner_flow,
+    token_secret_name,
+)
+from konnectz_runner.spec import FlowSpec
+
+__all__ = ["ClusterSync"]
+
+log = logging.getLogger(__name__)
+PUBLISHED = "Published"
+DRAFT = "Draft"
+_TOKEN_KINDS = ("webhook", "form")
+
+
+def _lock_key(namespace: str, name: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"konnect:{namespace}/{name}".encode()).digest()[:8], "big", signed=True)
+
+
+def _problem(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()))
+    return f"spec.flow.{loc}: {err.get('msg')}" if loc else str(err.get("msg"))
+
+
+class ClusterSync:
+    """Reconciles the flows of the api's database with the Konnects of one namespace (a thread)."""
+
+    def __init__(self, deployer: KubernetesDeployer, sessions: sessionmaker[Session], *, watch_seconds: int = 30):
+
+        self.deployer = deployer
+        self.namespace = deployer.namespace
+        self.sessions = sessions
+        self.watch_seconds = watch_seconds
+        self._api: Any = deployer._api
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.synced = threading.Event()  # set after the first full reconciliation
+
+    # --- the loop -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="konnectz-cluster-sync", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        from kubernetes import watch
+        from kubernetes.client.exceptions import ApiException
+
+        failing = False
+        while not self._stop.is_set():
+            try:
+                version = self.sync_all()
+                self.synced.set()
+                if failing:
+                    log.info("cluster sync: following the Konnects of %s again", self.namespace)
+                failing = False
+                while not self._stop.is_set():
+                    stream = watch.Watch().stream(
+                        self._api.list_namespaced_custom_object,
+                        GROUP,
+                        VERSION,
+                        self.namespace,
+                        PLURAL,
+                        resource_version=version,
+                        timeout_seconds=self.watch_seconds,
+                        allow_watch_bookmarks=True,
+                    )
+                    for event in stream:
+                        if event["type"] == "ERROR":  # e.g. the version expired: list again
+                            raise ApiException(status=410, reason="watch error")
+                        obj = event["object"]
+                        version = (obj.get("metadata") or {}).get("resourceVersion") or version
+                        if event["type"] == "DELETED":
+                            self.withdraw(obj)
+                        elif event["type"] in ("ADDED", "MODIFIED"):
+                            self.reconcile(obj)
+                        if self._stop.is_set():
+                            break
+            except ApiException as exc:
+                if exc.status != 410:  # 410: the version is too old; list again
+                    if not failing:
+                        log.warning("cluster sync: %s %s; trying again", exc.status, exc.reason)
+                    failing = True
+                    self._stop.wait(2.0)
+            except Exception as exc:
+                if not failing:
+                    log.warning("cluster sync failed (%s); trying again", exc or type(exc).__name__)
+                failing = True
+                self._stop.wait(2.0)
+
+    def sync_all(self) -> str:
+        """Reconcile every flow with the Konnects there are now; the list's resourceVersion."""
+        listed = self._api.list_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, _request_timeout=30)
+        present: set[int] = set()
+        for item in listed.get("items") or []:
+            self.reconcile(item)
+            konnect_id = (item.get("spec") or {}).get("konnectId")
+            if konnect_id is not None:
+                present.add(int(konnect_id))
+        for konnect_id in self._withdraw(None, keep=present):
+            log.info("cluster sync: konnect %s has no Konnect in %s: withdrawn", konnect_id, self.namespace)
+        return str((listed.get("metadata") or {}).get("resourceVersion") or "")
+
+    # --- one Konnect ----------------------------------------------------------------------------
+    def reconcile(self, item: dict[str, Any]) -> None:
+        meta = item.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            return
+        try:
+            if (item.get("spec") or {}).get("konnectId") is None:
+                self._import(item)
+            else:
+                self._follow(item)
+        except DeployError as exc:
+            self._refuse(item, f"could not be imported: {exc}")
+        except Exception:
+            log.exception("cluster sync: Konnect %s/%s", self.namespace, meta.get("name"))
+
+    def withdraw(self, item: dict[str, Any]) -> None:
+        """The Konnect is gone: its flow is a draft again (its runners went with the resource)."""
+        konnect_id = (item.get("spec") or {}).get("konnectId")
+        if konnect_id is not None:
+            self.deployer.forget(int(konnect_id), item["metadata"]["name"])
+        if konnect_id is not None and self._withdraw([int(konnect_id)]):
+            log.info("cluster sync: Konnect %s deleted: flow %s withdrawn", item["metadata"]["name"], konnect_id)
+
+    def _withdraw(self, konnect_ids: list[int] | None, *, keep: Set[int] = frozenset()) -> list[int]:
+        """Published flows among ``konnect_ids`` (all but ``keep`` when None) become drafts. One
+        conditional UPDATE: a flow the user deleted or withdrew meanwhile stays as the user left it."""
+        query = update(Konnect).where(Konnect.status == PUBLISHED)
+        if konnect_ids is not None:
+            query = query.where(Konnect.id.in_(konnect_ids))
+        if keep:
+            query = query.where(Konnect.id.not_in(keep))
+        with self.sessions() as session:
+            done = list(session.scalars(query.values(status=DRAFT, published_spec=None).returning(Konnect.id)))
+            session.commit()
+        return done
+
+    def _refuse(self, item: dict[str, Any], message: str) -> None:
+        """Say in the Konnect's status why the api does not take it (``kubectl get konnects``)."""
+        name = item["metadata"]["name"]
+        status = item.get("status") or {}
+        if status.get("phase") == "Failed" and status.get("message") == message:
+            return
+        log.warning("cluster sync: Konnect %s/%s %s", self.namespace, name, message)
+        body = {"status": {"phase": "Failed", "message": message}}
+        try:
+            self._api.patch_namespaced_custom_object_status(
+                GROUP, VERSION, self.namespace, PLURAL, name, body, _request_timeout=15
+            )
+        except Exception as exc:
+            log.warning("cluster sync: could not write the status of %s: %s", name, exc)
+
+    def _import(self, item: dict[str, Any]) -> None:
+        meta = item["metadata"]
+        name = meta["name"]
+        email = str((meta.get("annotations") or {}).get(OWNER_ANNOTATION) or "").strip()
+        if not email:
+            self._refuse(item, f"has no owner: name a Konnectz user by e-mail in the annotation {OWNER_ANNOTATION}")
+            return
+        with self.sessions() as session:
+            session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _lock_key(self.namespace, name)})
+            from kubernetes.client.exceptions import ApiException
+
+            try:
+                live = self._api.get_namespaced_custom_object(
+                    GROUP, VERSION, self.namespace, PLURAL, name, _request_timeout=15
+                )
+            except ApiException as exc:
+                if exc.status == 404:
+                    return
+                raise
+            spec = live.get("spec") or {}
+            if spec.get("konnectId") is not None:
+                return  # imported meanwhile (another replica)
+            user = session.scalar(select(User).where(func.lower(User.email) == email.lower()))
+            if user is None:
+                self._refuse(live, f"names the owner {email!r} ({OWNER_ANNOTATION}), who is not a Konnectz user here")
+                return
+            kind = (spec.get("trigger") or {}).get("kind")
+            token = new_token()
+            konnect = Konnect(
+                owner_id=user.id,
+                status=PUBLISHED,
+                canvas_json={},
+                webhook_token=token,
+                konnect_name=str(spec.get("displayName") or (spec.get("flow") or {}).get("name") or name)[:255],
+            )
+            session.add(konnect)
+            session.flush()
+            try:
+                flow = FlowSpec.model_validate(
+                    runner_flow({**spec, "konnectId": konnect.id, "ownerId": user.id}, token)
+                )
+            except ValidationError as exc:
+                session.rollback()
+                self._refuse(live, f"has an invalid flow: {_problem(exc)}")
+                return
+            konnect.canvas_json = canvas_of(flow)
+            konnect.published_spec = flow.model_dump(mode="json")
+            konnect.published_at = datetime.now(UTC)
+            back: dict[str, Any] = {
+                "apiVersion": API_VERSION,
+                "kind": KIND,
+                "metadata": {
+                    "name": name,
+                    "namespace": self.namespace,
+                    "labels": {OWNER_LABEL: str(user.id), KONNECT_ID_LABEL: str(konnect.id)},
+                },
+                "spec": {"konnectId": konnect.id, "ownerId": user.id},
+            }
+            if kind in _TOKEN_KINDS:
+                back["spec"]["trigger"] = {"kind": kind, "tokenSecret": token_secret_name(name)}
+            stored = self.deployer.apply(back)
+            if kind in _TOKEN_KINDS:
+                self.deployer.apply_token(name, token, (stored.get("metadata") or {}).get("uid", ""))
+            session.commit()
+            self.deployer.remember(konnect.id, name)
+            log.info("cluster sync: Konnect %s imported as flow %s of %s", name, konnect.id, email)
+
+    def _follow(self, item: dict[str, Any]) -> None:
+        """A Konnect of a flow of this api: take over what was changed in the cluster."""
+        spec = item.get("spec") or {}
+        konnect_id = int(spec["konnectId"])
+        with self.sessions() as session:
+            konnect = session.get(Konnect, konnect_id)
+            if konnect is None or konnect.owner_id != spec.get("ownerId") or konnect.status == "DELETED":
+                self._refuse(
+                    item,
+                    f"names konnectId {konnect_id}, which is not a flow of its owner here: leave out konnectId "
+                    f"and ownerId (the api assigns them) and name the owner in the annotation {OWNER_ANNOTATION}",
+                )
+                return
+            self.deployer.remember(konnect_id, item["metadata"]["name"])
+            try:
+                flow = FlowSpec.model_validate(runner_flow(spec, konnect.webhook_token))
+            except ValidationError:
+                return  # the operator reports it in the status
+            published = flow.model_dump(mode="json")
+            if konnect.status == PUBLISHED and konnect.published_spec == published:
+                return
+            before = self._compiled(session, konnect)
+            if before is None or _without_name(before) != _without_name(flow):
+                unchanged = _unchanged(before, flow)
+                konnect.canvas_json = canvas_of(flow, konnect.canvas_json, unchanged=unchanged)
+                konnect.konnect_name = str(spec.get("displayName") or flow.name)[:255]
+            konnect.published_spec = published
+            konnect.status = PUBLISHED
+            konnect.published_at = konnect.published_at or datetime.now(UTC)
+            session.commit()
+        log.info("cluster sync: flow %s follows its Konnect %s", konnect_id, item["metadata"]["name"])
+
+    @staticmethod
+    def _compiled(session: Session, konnect: Konnect) -> FlowSpec | None:
+        """The flow the draft's canvas compiles to (None when it does not)."""
+        user = session.get(User, konnect.owner_id)
+        if user is None:
+            return None
+        from konnectz_api.testing import user_timezone
+
+        try:
+            return compile_flow(
+                konnect.canvas_json,
+                konnect_id=konnect.id,
+                owner_id=konnect.owner_id,
+                name=(konnect.published_spec or {}).get("name") or konnect.konnect_name,
+                webhook_token=konnect.webhook_token,
+                timezone=user_timezone(user),
+            )
+        except (CompileError, Exception):
+            return None
+
+
+def _without_name(flow: FlowSpec) -> dict[str, Any]:
+    return flow.model_dump(mode="json", exclude={"name"})
+
+
+def _unchanged(before: FlowSpec | None, after: FlowSpec) -> set[str]:
+    """Node ids whose compiled step (or trigger) is the same in both flows."""
+    if before is None:
+        return set()
+    same: set[str] = set()
+    if before.trigger_id == after.trigger_id and before.trigger == after.trigger:
+        same.add(after.trigger_id)
+    old = {step.id: step for step in before.steps}
+    for step in after.steps:
+        if old.get(step.id) == step:
+            same.add(step.id)
+    return same

@@ -1,0 +1,230 @@
+"""The api follows the cluster's Konnects (cluster_sync.py), with the Kubernetes API in memory.
+
+PostgreSQL is real (the api's test database); tests/k8s/test_cluster_truth.py runs the same
+against a real API server, operator and runner.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from konnectz_api.cluster_sync import ClusterSync
+from konnectz_api.db import get_sessionmaker
+from konnectz_api.models import Konnect
+from konnectz_runner.resource import GROUP, VERSION
+
+
+class FakeCustomObjects:
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, Any]] = {}
+
+    def list_namespaced_custom_object(self, group, version, namespace, plural, **_: Any) -> dict[str, Any]:
+        return {"items": [copy.deepcopy(i) for i in self.items.values()], "metadata": {"resourceVersion": "1"}}
+
+    def get_namespaced_custom_object(self, group, version, namespace, plural, name, **_: Any) -> dict[str, Any]:
+        return copy.deepcopy(self.items[name])
+
+    def patch_namespaced_custom_object_status(self, group, version, namespace, plural, name, body, **_: Any) -> None:
+        self.items[name].setdefault("status", {}).update(body["status"])
+
+
+class FakeDeployer:
+    namespace = "konnectz"
+
+    def __init__(self) -> None:
+        self._api = FakeCustomObjects()
+        self.tokens: dict[str, str] = {}
+        self.names: dict[int, str] = {}
+
+    def remember(self, konnect_id: int, name: str) -> None:
+        self.names[konnect_id] = name
+
+    def forget(self, konnect_id: int, name: str) -> None:
+        if self.names.get(konnect_id) == name:
+            del self.names[konnect_id]
+
+    def apply(self, body: dict[str, Any]) -> dict[str, Any]:
+        live = self._api.items[body["metadata"]["name"]]
+        live["metadata"].setdefault("labels", {}).update(body["metadata"].get("labels") or {})
+        for key, value in body["spec"].items():
+            live["spec"][key] = {**live["spec"].get(key, {}), **value} if isinstance(value, dict) else value
+        return copy.deepcopy(live)
+
+    def apply_token(self, name: str, token: str, owner_uid: str) -> None:
+        assert owner_uid == "uid-" + name
+        self.tokens[name] = token
+
+
+def applied(name: str, owner: str | None, url: str = "https://crm.example.com/contacts") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "konnectz", "uid": "uid-" + name}
+    if owner is not None:
+        meta["annotations"] = {"konnectz.io/owner": owner}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Konnect",
+        "metadata": meta,
+        "spec": {
+            "displayName": "From Git",
+            "trigger": {"kind": "webhook"},
+            "flow": {
+                "name": "From Git",
+                "trigger_id": "node-1",
+                "trigger": {"kind": "webhook"},
+                "steps": [{"kind": "api_call", "id": "node-2", "name": "Call", "method": "POST", "url": url}],
+            },
+        },
+    }
+
+
+@pytest.fixture
+def sync(client) -> ClusterSync:
+    return ClusterSync(FakeDeployer(), get_sessionmaker())  # type: ignore[arg-type]
+
+
+def _konnect(konnect_id: int) -> Konnect:
+    with get_sessionmaker()() as session:
+        konnect = session.get(Konnect, konnect_id)
+        assert konnect is not None
+        session.expunge(konnect)
+        return konnect
+
+
+def test_a_konnect_applied_with_kubectl_is_imported_for_its_owner_and_followed(api, sync):
+    email = api.signup_and_verify()
+    items = sync.deployer._api.items
+    items["git"] = applied("git", email.upper())  # e-mail case does not matter
+    sync.reconcile(copy.deepcopy(items["git"]))
+
+    spec = items["git"]["spec"]
+    konnect = _konnect(spec["konnectId"])
+    assert konnect.status == "Published" and konnect.konnect_name == "From Git"
+    assert spec["ownerId"] == konnect.owner_id
+    assert items["git"]["metadata"]["labels"] == {
+        "konnectz.io/owner": str(konnect.owner_id),
+        "konnectz.io/konnect-id": str(konnect.id),
+    }
+    # The deployer finds the flow's Konnect under the name it was applied with (runs, withdraw).
+    assert sync.deployer.names[konnect.id] == "git"
+    assert spec["trigger"] == {"kind": "webhook", "tokenSecret": "git-trigger"}
+    assert sync.deployer.tokens["git"] == konnect.webhook_token  # the token goes to the Secret only
+    assert konnect.published_spec is not None and konnect.published_spec["trigger"]["token"] == konnect.webhook_token
+    nodes = {n["id"]: n for n in konnect.canvas_json["apps"]}
+    assert nodes["node-2"]["data"]["selectedValue"]["apiDetails"]["endpointURL"] == "https://crm.example.com/contacts"
+
+    sync.reconcile(copy.deepcopy(items["git"]))  # seen again (the api's own write): nothing new
+    assert _konnect(konnect.id).published_at == konnect.published_at
+
+    # An edit in the cluster updates the flow, canvas included.
+    items["git"]["spec"]["flow"]["steps"][0]["url"] = "https://crm.example.com/v2"
+    sync.reconcile(copy.deepcopy(items["git"]))
+    edited = _konnect(konnect.id)
+    assert (
+        edited.published_spec is not None and edited.published_spec["steps"][0]["url"] == "https://crm.example.com/v2"
+    )
+    nodes = {n["id"]: n for n in edited.canvas_json["apps"]}
+    assert nodes["node-2"]["data"]["selectedValue"]["apiDetails"]["endpointURL"] == "https://crm.example.com/v2"
+
+    # Deleted in the cluster: withdrawn.
+    gone = items.pop("git")
+    sync.withdraw(gone)
+    assert konnect.id not in sync.deployer.names
+    assert _konnect(konnect.id).status == "Draft" and _konnect(konnect.id).published_spec is None
+
+
+def test_an_unknown_or_missing_owner_and_a_foreign_id_are_refused_in_the_status(api, sync):
+    items = sync.deployer._api.items
+    items["nobody"] = applied("nobody", None)
+    items["stranger"] = applied("stranger", "stranger@example.com")
+    items["foreign"] = applied("foreign", api.signup_and_verify())
+    items["foreign"]["spec"].update(konnectId=999_999_999, ownerId=1)
+    for name in ("nobody", "stranger", "foreign"):
+        sync.reconcile(copy.deepcopy(items[name]))
+        assert items[name]["status"]["phase"] == "Failed", name
+    assert "konnectz.io/owner" in items["nobody"]["status"]["message"]
+    assert "'stranger@example.com'" in items["stranger"]["status"]["message"]
+    assert "999999999" in items["foreign"]["status"]["message"]
+    assert "konnectId" not in items["stranger"]["spec"]
+
+
+def test_at_start_a_published_flow_without_its_konnect_is_withdrawn(api, sync):
+    email = api.signup_and_verify()
+    items = sync.deployer._api.items
+    items["kept"] = applied("kept", email)
+    items["lost"] = applied("lost", email)
+    sync.sync_all()
+    kept, lost = items["kept"]["spec"]["konnectId"], items.pop("lost")["spec"]["konnectId"]
+    sync.sync_all()  # the api restarts and finds "lost" gone
+    assert _konnect(kept).status == "Published"
+    assert _konnect(lost).status == "Draft"
+
+
+class RecordingCustomObjects(FakeCustomObjects):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, str]] = []
+
+    def list_namespaced_custom_object(self, group, version, namespace, plural, **kw: Any) -> dict[str, Any]:
+        self.calls.append(("list", kw.get("label_selector", "")))
+        key, _, value = kw.get("label_selector", "=").partition("=")
+        items = [i for i in self.items.values() if (i["metadata"].get("labels") or {}).get(key) == value]
+        return {"items": copy.deepcopy(items)}
+
+    def patch_namespaced_custom_object_status(self, group, version, namespace, plural, name, body, **_: Any) -> None:
+        self.calls.append(("status", name))
+        super().patch_namespaced_custom_object_status(group, version, namespace, plural, name, body)
+
+    def delete_namespaced_custom_object(self, group, version, namespace, plural, name, **_: Any) -> None:
+        self.calls.append(("delete", name))
+        self.items.pop(name)
+
+
+async def test_runs_and_withdrawals_reach_a_konnect_applied_under_a_name_of_its_own():
+    """An imported Konnect keeps its name (not konnect-<id>): today's runs go to its status and a
+    withdrawal deletes it, found by the id label when the cluster sync has not named it yet."""
+    from datetime import UTC, datetime
+
+    from konnectz_api.deployer import KubernetesDeployer
+    from konnectz_runner.events import TaskEvent
+
+    deployer = KubernetesDeployer.__new__(KubernetesDeployer)
+    deployer.namespace, deployer._names = "konnectz", {}
+    deployer._api = fake = RecordingCustomObjects()
+    fake.items["orders"] = applied("orders", "a@example.com")
+    fake.items["orders"]["spec"].update(konnectId=7, ownerId=3)
+    fake.items["orders"]["metadata"]["labels"] = {"konnectz.io/konnect-id": "7"}
+    now = datetime.now(UTC)
+    event = TaskEvent.model_validate(
+        {
+            "run_id": "r1", "konnect_id": 7, "owner_id": 3, "konnect_name": "Orders", "status": "SUCCESS",
+            "started_at": now, "finished_at": now, "trigger_id": "node-1", "trigger_output": {}, "steps": [],
+        }
+    )  # fmt: skip
+    await deployer.record_run(event, runs_today=1, failures_today=0)
+    assert fake.items["orders"]["status"]["runsToday"] == 1
+    assert fake.calls == [("list", "konnectz.io/konnect-id=7"), ("status", "orders")]
+    await deployer.record_run(event, runs_today=2, failures_today=0)  # remembered: no second lookup
+    assert fake.calls[-1] == ("status", "orders") and len(fake.calls) == 3
+    await deployer.unpublish(7)
+    assert fake.calls[-1] == ("delete", "orders") and "orders" not in fake.items
+    deployer.forget(7, "orders")
+    assert deployer.resource_name(7) == "konnect-7"  # a flow the api published itself
+
+
+def test_an_apply_that_creates_reads_the_konnect_back_for_the_token_secret_owner():
+    """The kubernetes client gives no body for a 201: the new Konnect's uid is read back, so the
+    token Secret is owned by it (and goes with it)."""
+    from konnectz_api.deployer import KubernetesDeployer
+
+    class Creating(FakeCustomObjects):
+        def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **_: Any) -> None:
+            self.items[name] = {**copy.deepcopy(body), "metadata": {**body["metadata"], "uid": "uid-" + name}}
+            return None  # what the client answers for 201 Created
+
+    deployer = KubernetesDeployer.__new__(KubernetesDeployer)
+    deployer.namespace, deployer._names = "konnectz", {}
+    deployer._api = Creating()
+    stored = deployer.apply(applied("orders", "a@example.com"))
+    assert stored["metadata"]["uid"] == "uid-orders"

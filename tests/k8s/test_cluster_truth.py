@@ -1,0 +1,299 @@
+"""The Konnect is the source of truth, both ways, on the real API server of tests/cluster.
+
+The api (Kubernetes deployer), PostgreSQL, NATS and a runner run as local processes (the runner,
+started with KONNECTZ_POOL, plays the shared pool); the operator runs in-process. A Konnect
+applied with kubectl is imported into the api for the user its owner annotation names and runs;
+an edit in the cluster shows in the editor; a stale editor publish is refused with a conflict
+instead of overwriting it; kubectl delete withdraws the flow; no token is in spec or annotations.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from kopf.testing import KopfRunner
+from kubernetes import client
+from kubernetes.client import ApiException
+
+from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import publish_canvas, sign_up, test_trigger, webhook_canvas
+from konnectz_runner.resource import GROUP, PLURAL, VERSION
+
+pytestmark = pytest.mark.k8s
+
+REPO = Path(__file__).resolve().parents[2]
+CRD = REPO / "crds" / "konnects.konnectz.io.yaml"
+LAST_HANDLED = "kopf.zalando.org/last-handled-configuration"
+# The export of docs/kubernetes.md ("A GitOps round trip"): the spec without this installation's ids.
+EXPORT_JQ = """{apiVersion, kind,
+  metadata: {name: "orders", annotations: {"konnectz.io/owner": .metadata.annotations["konnectz.io/owner"]}},
+  spec: (.spec | del(.konnectId, .ownerId, .trigger.tokenSecret))}"""
+
+
+def wait_until(what: str, fn: Any, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+        except ApiException as exc:
+            last = f"{exc.status} {exc.reason}"
+        else:
+            if last:
+                return last
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+@pytest.fixture(scope="module")
+def konnect_crd(kube) -> None:
+    kube.run(kube.kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(CRD))
+    kube.run(kube.kubectl, "wait", "--for=condition=Established", "--timeout=60s", "crd/konnects.konnectz.io")
+
+
+def gitops_yaml(namespace: str, receiver_url: str, owner: str) -> str:
+    """A flow as someone writes it for Git: no ids, no token, the owner by e-mail."""
+    return yaml.safe_dump(
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "Konnect",
+            "metadata": {
+                "name": "orders-from-git",
+                "namespace": namespace,
+                "annotations": {"konnectz.io/owner": owner},
+            },
+            "spec": {
+                "displayName": "Orders from Git",
+                "runnerMode": "shared",
+                "trigger": {"kind": "webhook"},
+                "flow": {
+                    "name": "Orders from Git",
+                    "trigger_id": "node-1",
+                    "trigger": {"kind": "webhook"},
+                    "steps": [
+                        {
+                            "kind": "api_call",
+                            "id": "node-2",
+                            "name": "Notify",
+                            "method": "POST",
+                            "url": f"{receiver_url}/orders",
+                            "body": [{"key": "customer", "value": "{{node-1.name}}"}],
+                        }
+                    ],
+                },
+            },
+        }
+    )
+
+
+def test_a_konnect_applied_with_kubectl_is_imported_runs_and_is_withdrawn_on_delete(
+    kube, namespace, konnect_crd, receiver, monkeypatch, tmp_path
+):
+    state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-truth-"))
+    state.chmod(0o755)
+    platform = make_platform(
+        state,
+        KONNECTZ_DEPLOYER="kubernetes",
+        KONNECTZ_KUBE_NAMESPACE=namespace,
+        KUBECONFIG=str(kube.kubeconfig),
+        KONNECTZ_POOL="true",
+    )
+    platform.start()
+    monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
+    monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
+    monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SERVICE", "konnectz-runner-pool")
+    monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SWEEP_SECONDS", "1")
+    custom = client.CustomObjectsApi(kube.api)
+    args = ["run", "--standalone", "-n", namespace, "-m", "konnectz_operator.handlers"]
+    try:
+        with KopfRunner(args, timeout=180) as operator:
+            api = httpx.Client(base_url=platform.api_url, timeout=30)
+            headers = sign_up(api, "gitops@example.com", "correct horse battery")
+
+            # A Konnect naming nobody is refused in its status, with the reason.
+            stranger = tmp_path / "stranger.yaml"
+            stranger.write_text(
+                gitops_yaml(namespace, receiver.url, "nobody@example.com").replace("orders-from-git", "stranger")
+            )
+            kube.run(kube.kubectl, "apply", "-f", str(stranger))
+
+            def refused() -> str | None:
+                got = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "stranger")
+                status = got.get("status")
+                return (status or {}).get("message") if (status or {}).get("phase") == "Failed" else None
+
+            assert "nobody@example.com" in wait_until("the stranger to be refused", refused)
+
+            manifest = tmp_path / "flow.yaml"
+            manifest.write_text(gitops_yaml(namespace, receiver.url, "gitops@example.com"))
+            applied = kube.run(kube.kubectl, "apply", "-f", str(manifest))
+            assert "created" in applied.stdout
+
+            # PHASE is Pending from the moment the resource exists; OWNER is the e-mail.
+            table = kube.run(kube.kubectl, "get", "konnects", "-n", namespace, "--no-headers").stdout
+            row = next(line.split() for line in table.splitlines() if line.startswith("orders-from-git"))
+            assert "gitops@example.com" in row
+
+            def listed() -> list[dict[str, Any]] | None:
+                items = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
+                return [k for k in items if k["phase"] == "Ready"] or None
+
+            (flow,) = wait_until("the imported flow in the flow list, Ready", listed, timeout=90)
+            assert flow["konnect_name"] == "Orders from Git" and flow["status"] == "Published"
+            token = flow["webhook_url"].rsplit("/", 1)[1]
+
+            konnect = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "orders-from-git")
+            assert konnect["spec"]["konnectId"] == flow["id"]
+            assert konnect["spec"]["trigger"]["tokenSecret"] == "orders-from-git-trigger"
+            # No token anywhere in the resource: spec, status, Kopf's last-handled annotation.
+            assert LAST_HANDLED in konnect["metadata"]["annotations"]
+            assert token not in json.dumps(konnect)
+            secret = client.CoreV1Api(kube.api).read_namespaced_secret("orders-from-git-trigger", namespace)
+            assert secret.metadata.owner_references[0].uid == konnect["metadata"]["uid"]
+
+            # The editor opens it: a canvas with the webhook and the API call from the YAML.
+            edit = api.get(f"/api/v1/konnects/{flow['id']}/edit", headers=headers).json()
+            nodes = {n["id"]: n for n in edit["canvas_json"]["apps"]}
+            assert nodes["node-1"]["type"] == "WebhookInner"
+            assert nodes["node-2"]["data"]["selectedValue"]["apiDetails"]["endpointURL"] == f"{receiver.url}/orders"
+
+            # It runs: the pool runner serves its webhook (the operator handed it the token).
+            hook = f"{platform.runner_url}/hooks/{token}"
+
+            def post() -> httpx.Response | None:
+                resp = httpx.post(hook, json={"name": "From Git"}, timeout=5)
+                return resp if resp.status_code == 200 else None
+
+            wait_until("the pool runner to serve the imported webhook", post)
+            wait_until("the API call", lambda: receiver.requests)
+            assert receiver.requests[0]["body"]["customer"] == "From Git"
+
+            def counted() -> dict[str, Any] | None:
+                status = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "orders-from-git")[
+                    "status"
+                ]
+                return status if status.get("runsToday") == 1 else None
+
+            status = wait_until("runs today in the status", counted)
+            assert status["failuresToday"] == 0 and status["lastRunStatus"] == "SUCCESS"
+
+            # kubectl delete withdraws the flow in the api.
+            kube.run(kube.kubectl, "delete", "konnect", "orders-from-git", "-n", namespace)
+
+            def withdrawn() -> bool:
+                items = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
+                return [k["status"] for k in items if k["id"] == flow["id"]] == ["Draft"]
+
+            wait_until("the flow to be withdrawn", withdrawn)
+            wait_until("the pool to drop the webhook", lambda: httpx.post(hook, json={}).status_code == 404)
+            custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "stranger")
+        assert operator.exception is None, operator.output
+    finally:
+        platform.stop()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(
+    kube, namespace, konnect_crd, monkeypatch, tmp_path
+):
+    state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-edit-"))
+    state.chmod(0o755)
+    platform = make_platform(
+        state,
+        KONNECTZ_DEPLOYER="kubernetes",
+        KONNECTZ_KUBE_NAMESPACE=namespace,
+        KUBECONFIG=str(kube.kubeconfig),
+        KONNECTZ_POOL="true",
+    )
+    platform.start()
+    custom = client.CustomObjectsApi(kube.api)
+    try:
+        api = httpx.Client(base_url=platform.api_url, timeout=30)
+        headers = sign_up(api, "editor@example.com", "correct horse battery")
+        canvas = webhook_canvas("https://crm.example.com/v1/contacts", name="Contacts")
+        published = publish_canvas(api, headers, canvas)
+        konnect_id = published["konnect_id"]
+        name = f"konnect-{konnect_id}"
+        token = published["webhook_url"].rsplit("/", 1)[1]
+
+        def url_in_cluster() -> str:
+            k = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+            return str(k["spec"]["flow"]["steps"][0]["url"])
+
+        konnect = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+        assert konnect["metadata"]["annotations"]["konnectz.io/owner"] == "editor@example.com"
+        assert token not in json.dumps(konnect)
+        assert (konnect.get("status") or {}).get("phase") == "Pending"  # no operator here: Pending all the same
+
+        # Editor → resource: a changed URL is published to the Konnect.
+        canvas["apps"][1]["data"]["selectedValue"]["apiDetails"]["endpointURL"] = "https://crm.example.com/v2/contacts"
+        test_trigger(api, headers, canvas, konnect_id)
+        body = {"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas}
+        r = api.post("/api/v1/konnects/publish_konnect", headers=headers, json=body)
+        assert r.status_code == 200, r.text
+        assert url_in_cluster() == "https://crm.example.com/v2/contacts"
+
+        # kubectl → editor: an edit in the cluster shows in the editor.
+        patch = [{"op": "replace", "path": "/spec/flow/steps/0/url", "value": "https://crm.example.com/v3/contacts"}]
+        kube.run(kube.kubectl, "patch", "konnect", name, "-n", namespace, "--type=json", "-p", json.dumps(patch))
+
+        def edited_in_editor() -> bool:
+            edit = api.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()
+            nodes = {n["id"]: n for n in edit["canvas_json"]["apps"]}
+            return nodes["node-2"]["data"]["selectedValue"]["apiDetails"]["endpointURL"].endswith("/v3/contacts")
+
+        wait_until("the kubectl edit to show in the editor", edited_in_editor)
+
+        # A stale editor (still showing v2) publishing a change of that step: a conflict, not an overwrite.
+        canvas["apps"][1]["data"]["selectedValue"]["apiDetails"]["endpointURL"] = "https://crm.example.com/v4/contacts"
+        r = api.post("/api/v1/konnects/publish_konnect", headers=headers, json=body)
+        assert r.status_code == 409, r.text
+        message = r.json()["message"]
+        assert "changed in the cluster" in message and "kubectl-patch" in message
+        assert url_in_cluster() == "https://crm.example.com/v3/contacts"
+
+        # The editor's version is kept as the draft; agreeing with the cluster's step (and renamed), it publishes.
+        draft = api.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()["canvas_json"]
+        assert draft["apps"][1]["data"]["selectedValue"]["apiDetails"]["endpointURL"].endswith("/v4/contacts")
+        canvas["apps"][1]["data"]["selectedValue"]["apiDetails"]["endpointURL"] = "https://crm.example.com/v3/contacts"
+        canvas["flowName"] = "Contacts (v3)"
+        r = api.post("/api/v1/konnects/publish_konnect", headers=headers, json=body)
+        assert r.status_code == 200, r.text
+        konnect = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+        assert konnect["spec"]["displayName"] == "Contacts (v3)"
+        assert konnect["spec"]["flow"]["steps"][0]["url"] == "https://crm.example.com/v3/contacts"
+
+        # docs/kubernetes.md's GitOps export (the same jq), applied under a new name: imported as a
+        # flow of its own, with its own token (tokens never travel in YAML).
+        exported = subprocess.run(
+            [str(kube.kubectl), "-n", namespace, "get", "konnect", name, "-o", "json"],
+            env=kube.env, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        orders = subprocess.run(["jq", EXPORT_JQ], input=exported, capture_output=True, text=True, check=True).stdout
+        assert "konnectId" not in orders and token not in orders
+        (tmp_path / "orders.json").write_text(orders)
+        kube.run(kube.kubectl, "-n", namespace, "apply", "-f", str(tmp_path / "orders.json"))
+
+        def imported() -> dict[str, Any] | None:
+            items = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
+            return next((k for k in items if k["id"] != konnect_id and k["status"] == "Published"), None)
+
+        copy = wait_until("the exported flow to be imported", imported)
+        assert copy["konnect_name"] == "Contacts (v3)"
+        assert copy["webhook_url"].rsplit("/", 1)[1] != token
+        applied = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "orders")
+        assert applied["spec"]["konnectId"] == copy["id"]
+        assert applied["spec"]["trigger"]["tokenSecret"] == "orders-trigger"
+        assert applied["spec"]["flow"] == konnect["spec"]["flow"]
+    finally:
+        platform.stop()
+        shutil.rmtree(state, ignore_errors=True)
