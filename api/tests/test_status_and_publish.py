@@ -29,9 +29,19 @@ def _step(step_id: str, **extra: Any) -> dict[str, Any]:
 def _event(konnect_id: int, owner_id: int, status: str, steps: list[dict[str, Any]], **extra: Any) -> TaskEvent:
     now = datetime.now(UTC).isoformat()
     return TaskEvent.model_validate(
-        {"run_id": uuid.uuid4().hex, "konnect_id": konnect_id, "owner_id": owner_id, "konnect_name": "f",
-         "status": status, "started_at": now, "finished_at": now, "trigger_id": "node-1",
-         "trigger_output": {"name": "Ada"}, "steps": steps, **extra}  # fmt: skip
+        {
+            "run_id": uuid.uuid4().hex,
+            "konnect_id": konnect_id,
+            "owner_id": owner_id,
+            "konnect_name": "f",
+            "status": status,
+            "started_at": now,
+            "finished_at": now,
+            "trigger_id": "node-1",
+            "trigger_output": {"name": "Ada"},
+            "steps": steps,
+            **extra,
+        }
     )
 
 
@@ -56,8 +66,9 @@ def test_log_status_tells_the_outcomes_apart() -> None:
 def test_live_trigger_in_words() -> None:
     every = {"schedule_type": "AtRegularIntervals", "every": 5, "time_span": "Minutes", "start": "2026-06-01T10:23"}
     assert describe_schedule(every, "Europe/Berlin") == "Every 5 minutes from 2026-06-01 10:23 (Europe/Berlin)"
-    assert live_trigger({"kind": "schedule", "schedule": {"schedule_type": "Everyday", "schedule_time": "09:30"},
-                         "timezone": "UTC"}) == ("schedule", "Every day at 09:30 (UTC)")  # fmt: skip
+    assert live_trigger(
+        {"kind": "schedule", "schedule": {"schedule_type": "Everyday", "schedule_time": "09:30"}, "timezone": "UTC"}
+    ) == ("schedule", "Every day at 09:30 (UTC)")
     assert live_trigger({"kind": "webhook", "token": "t"}) == ("webhook", None)
     assert live_trigger(None) == (None, None)
 

@@ -47,7 +47,7 @@ describe('HistoryPage', () => {
     expect(await screen.findByTestId('history-row-30')).toBeInTheDocument();
     expect(screen.queryByTestId('history-row-31')).not.toBeInTheDocument();
     for (const col of ['Name', 'Creation Date', 'Status', 'Action']) expect(screen.getAllByText(col).length).toBeGreaterThan(0);
-    expect(within(screen.getByTestId('history-status-3')).getByText('3')).toBeInTheDocument();
+    expect(within(screen.getByTestId('history-status-3')).getByText('3 success')).toBeInTheDocument();
     await userEvent.click(screen.getByTestId('history-more'));
     expect(await screen.findByTestId('history-row-45')).toBeInTheDocument();
     expect(screen.getByText('End of List - No More Flows to Load')).toBeInTheDocument();
