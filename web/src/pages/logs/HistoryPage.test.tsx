@@ -57,7 +57,7 @@ describe('HistoryPage', () => {
     const drawer = await screen.findByTestId('history-drawer');
     expect(drawer).toHaveTextContent('Flow 3');
     expect(await within(drawer).findByTestId('history-log-501')).toHaveTextContent('Error');
-  });
+  }, 45_000); // 45 rows, each with its run counts as tags: slow in jsdom on a loaded machine
 
   it('replays a failed run from the drawer and shows attempts', async () => {
     const calls = mockFetch((c) => {
