@@ -188,6 +188,9 @@ class Konnect(Base):
     webhook_token: Mapped[str] = mapped_column(String(64), unique=True)
     published_spec: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # A Published flow whose canvas_json was saved since it was published: the saved changes are a
+    # pending draft beside the live version (published_spec keeps running until Publish).
+    draft_pending: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
+from konnectz_api.live_trigger import TriggerKind
 from konnectz_api.step_secrets import MASK, SecretName, SecretNamePart
+from konnectz_api.task_status import TaskLogStatus
 
 PASSWORD_MIN = 8
 
@@ -355,6 +357,11 @@ class SaveKonnectOut(BaseModel):
     konnect_id: int
     konnect_status: str
     webhook_url: str
+    draft_pending: bool = Field(
+        default=False,
+        description="true: the flow is live (Published) and the saved changes wait beside the live version "
+        "until Publish; the live version keeps running",
+    )
 
 
 class RightApp(BaseModel):
@@ -370,11 +377,22 @@ class KonnectItem(BaseModel):
     konnect_name: str
     status: str
     created_at: datetime
-    success_task_count: int
-    error_task_count: int
+    success_task_count: int = Field(description="Runs that did every step (status SUCCESS)")
+    error_task_count: int = Field(description="Failed runs: status ERROR, IN_DOUBT or REFUSED")
+    filtered_task_count: int = Field(default=0, description="Runs stopped by a filter (status FILTERED)")
     left_app: LeftApp | None
     right_apps: list[RightApp]
-    webhook_url: str
+    webhook_url: str = Field(
+        description="The flow's webhook address; it starts runs only when trigger_kind is webhook (or form, "
+        "whose page is under /forms/)"
+    )
+    trigger_kind: TriggerKind | None = Field(
+        default=None, description="The live version's trigger kind; null for a flow that is not published"
+    )
+    schedule: str | None = Field(default=None, description="A live schedule trigger in words, with its time zone")
+    draft_pending: bool = Field(
+        default=False, description="A live flow with saved changes waiting beside the live version"
+    )
     folder_id: int | None = None
     phase: str | None = Field(
         default=None,
@@ -392,6 +410,9 @@ class KonnectEdit(BaseModel):
     konnect_id: int
     konnect_name: str
     status: str
+    draft_pending: bool = Field(
+        default=False, description="canvas_json holds saved changes not yet published beside the live version"
+    )
     canvas_json: dict[str, Any] = Field(
         description="The editor document; a header or param row marked `secret` shows its value as the mask"
     )
@@ -553,7 +574,11 @@ class DashboardStats(BaseModel):
 class TaskLogOut(BaseModel):
     id: int
     konnect_id: int
-    status: str
+    status: TaskLogStatus = Field(
+        description="SUCCESS: every step ran; FILTERED: a filter stopped the run; ERROR: a step failed; "
+        "IN_DOUBT: the runner stopped during a step with effects (not run again); REFUSED: refused before any "
+        "step (the task quota). Task logs older than these statuses hold SUCCESS or ERROR."
+    )
     task_date: datetime
     data: dict[str, Any]
     run_id: str = Field(default="", description="The run's id (what the webhook answered with)")

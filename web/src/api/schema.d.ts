@@ -601,6 +601,10 @@ export interface paths {
         /**
          * Save Konnect
          * @description Save as draft; with ``publish: true`` this is the same as publish_konnect.
+         *
+         *     Saving a Published flow keeps it live: the changes are stored beside the live version
+         *     (``draft_pending``), which keeps running until Publish (a publish that fails keeps them pending
+         *     too). Taking a flow offline is only ``update_status`` Draft.
          */
         post: operations["save_konnect_api_v1_konnects_save_konnect_post"];
         delete?: never;
@@ -690,7 +694,7 @@ export interface paths {
         put?: never;
         /**
          * Publish, withdraw (Draft) or delete (DELETED) a flow
-         * @description `Published` compiles the flow and hands it to the runners; `Draft` withdraws it from the runners; `DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` is `SUCCESS` and `details` says what happened; a flow the deployer cannot withdraw stays as it was (503).
+         * @description `Published` compiles the flow and hands it to the runners; `Draft` withdraws it from the runners (the only way to take a live flow offline: saving a live flow keeps it live); `DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` is `SUCCESS` and `details` says what happened; a flow the deployer cannot withdraw stays as it was (503).
          */
         post: operations["update_status_api_v1_konnects__konnect_id__update_status_post"];
         delete?: never;
@@ -1921,6 +1925,12 @@ export interface components {
             canvas_json: {
                 [key: string]: unknown;
             };
+            /**
+             * Draft Pending
+             * @description canvas_json holds saved changes not yet published beside the live version
+             * @default false
+             */
+            draft_pending: boolean;
             /** Konnect Id */
             konnect_id: number;
             /** Konnect Name */
@@ -1937,8 +1947,23 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
-            /** Error Task Count */
+            /**
+             * Draft Pending
+             * @description A live flow with saved changes waiting beside the live version
+             * @default false
+             */
+            draft_pending: boolean;
+            /**
+             * Error Task Count
+             * @description Failed runs: status ERROR, IN_DOUBT or REFUSED
+             */
             error_task_count: number;
+            /**
+             * Filtered Task Count
+             * @description Runs stopped by a filter (status FILTERED)
+             * @default 0
+             */
+            filtered_task_count: number;
             /** Folder Id */
             folder_id?: number | null;
             /** Id */
@@ -1953,11 +1978,27 @@ export interface components {
             phase?: string | null;
             /** Right Apps */
             right_apps: components["schemas"]["RightApp"][];
+            /**
+             * Schedule
+             * @description A live schedule trigger in words, with its time zone
+             */
+            schedule?: string | null;
             /** Status */
             status: string;
-            /** Success Task Count */
+            /**
+             * Success Task Count
+             * @description Runs that did every step (status SUCCESS)
+             */
             success_task_count: number;
-            /** Webhook Url */
+            /**
+             * Trigger Kind
+             * @description The live version's trigger kind; null for a flow that is not published
+             */
+            trigger_kind?: ("webhook" | "form" | "schedule" | "polling") | null;
+            /**
+             * Webhook Url
+             * @description The flow's webhook address; it starts runs only when trigger_kind is webhook (or form, whose page is under /forms/)
+             */
             webhook_url: string;
         };
         /** KonnectList */
@@ -2186,6 +2227,12 @@ export interface components {
         };
         /** SaveKonnectOut */
         SaveKonnectOut: {
+            /**
+             * Draft Pending
+             * @description true: the flow is live (Published) and the saved changes wait beside the live version until Publish; the live version keeps running
+             * @default false
+             */
+            draft_pending: boolean;
             /** Konnect Id */
             konnect_id: number;
             /** Konnect Status */
@@ -2407,8 +2454,12 @@ export interface components {
              * @default
              */
             run_id: string;
-            /** Status */
-            status: string;
+            /**
+             * Status
+             * @description SUCCESS: every step ran; FILTERED: a filter stopped the run; ERROR: a step failed; IN_DOUBT: the runner stopped during a step with effects (not run again); REFUSED: refused before any step (the task quota). Task logs older than these statuses hold SUCCESS or ERROR.
+             * @enum {string}
+             */
+            status: "SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED";
             /**
              * Task Date
              * Format: date-time
@@ -6366,8 +6417,8 @@ export interface operations {
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
                 end_date?: string | null;
-                /** @description Only flows with at least one run of this outcome (Success or Error) */
-                status?: ("SUCCESS" | "ERROR") | null;
+                /** @description Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED (stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT or REFUSED */
+                status?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
             };
             header?: never;
             path?: never;
@@ -6426,7 +6477,8 @@ export interface operations {
         parameters: {
             query?: {
                 konnect_id?: number | null;
-                task_log_type?: ("SUCCESS" | "ERROR") | null;
+                /** @description SUCCESS, FILTERED, IN_DOUBT, REFUSED; ERROR takes every failed run */
+                task_log_type?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
                 /** @description On or after this day (UTC) */
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
@@ -6509,8 +6561,8 @@ export interface operations {
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
                 end_date?: string | null;
-                /** @description Only flows with at least one run of this outcome (Success or Error) */
-                status?: ("SUCCESS" | "ERROR") | null;
+                /** @description Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED (stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT or REFUSED */
+                status?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
             };
             header?: never;
             path?: never;
