@@ -93,8 +93,9 @@ gen-crd: .venv/.installed
 check-crd: .venv/.installed
 	$(PY) -m konnectz_operator crd --check
 
-web-check: web/node_modules/.installed
-	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent
+# The initial script's budget reads web/dist: web-check depends on the build, so it checks a fresh one.
+web-check: web/node_modules/.installed web/dist/index.html
+	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent && npm run check:size --silent
 
 test: install chromium web-build cluster-build catalogue catalogue-mocks lint typecheck check-types check-crd check-catalogue web-check
 	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup

@@ -19,7 +19,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js'],
+    files: ['eslint.config.js', 'scripts/**/*.mjs'],
     extends: [js.configs.recommended],
     languageOptions: { globals: { ...globals.node } },
   },

@@ -40,3 +40,19 @@ def test_invalid_network_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KONNECTZ_ALLOW_PRIVATE_NETWORKS", "everything")
     with pytest.raises(ValueError):
         Settings()
+
+
+def test_runner_processes_auto_is_one_per_core_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from konnectz_runner import config
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2})
+    monkeypatch.setenv("KONNECTZ_RUNNER_PROCESSES", "auto")
+    assert Settings().runner_processes == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(32)))
+    assert Settings().runner_processes == config.MAX_AUTO_PROCESSES == 8
+    monkeypatch.setenv("KONNECTZ_RUNNER_PROCESSES", "2")  # an explicit number wins
+    assert Settings().runner_processes == 2
+    monkeypatch.delenv("KONNECTZ_RUNNER_PROCESSES")
+    assert Settings().runner_processes == 1  # the runner alone (Kubernetes, tests): one unless told

@@ -231,6 +231,7 @@ function init(args)
   counter = 0
   ok = 0
   bad = 0
+  quota = 0
 end
 function request()
   counter = counter + 1
@@ -244,16 +245,18 @@ function response(status, headers, body)
     if id then out:write(id, "\n") end
   else
     bad = bad + 1
+    if status == 402 then quota = quota + 1 end
   end
 end
 function done(summary, latency, requests)
-  local o, b = 0, 0
+  local o, b, q = 0, 0, 0
   for _, t in ipairs(threads) do
     o = o + t:get("ok")
     b = b + t:get("bad")
+    q = q + t:get("quota")
   end
-  io.write(string.format('KZJSON {"ok":%d,"bad":%d,"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,' ..
-    '"max_us":%d,"socket_errors":%d}\n', o, b, summary.requests, summary.duration,
+  io.write(string.format('KZJSON {"ok":%d,"bad":%d,"quota":%d,"requests":%d,"duration_us":%d,"p50_us":%d,' ..
+    '"p99_us":%d,"max_us":%d,"socket_errors":%d}\n', o, b, q, summary.requests, summary.duration,
     latency:percentile(50), latency:percentile(99), latency.max,
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
 end
@@ -268,6 +271,8 @@ class Load:
     p50_ms: float
     p99_ms: float
     acked: set[str] = field(default_factory=set)
+    #: Of ``refused``: the 402 answers of a webhook whose owner is over the task quota.
+    quota: int = 0
 
 
 def run_wrk(url: str, connections: int, seconds: float, work: Path, prefix: str) -> Load:
@@ -289,6 +294,7 @@ def run_wrk(url: str, connections: int, seconds: float, work: Path, prefix: str)
     return Load(
         ok=data["ok"],
         refused=data["bad"] + data["socket_errors"],
+        quota=data["quota"],
         seconds=data["duration_us"] / 1e6,
         p50_ms=data["p50_us"] / 1000,
         p99_ms=data["p99_us"] / 1000,
@@ -324,7 +330,7 @@ def run_vegeta(url: str, rate: int, seconds: float, work: Path, prefix: str) -> 
     encoded = subprocess.run([vegeta, "encode", "-to=json", str(results)], check=True, capture_output=True).stdout
     latencies: list[float] = []
     acked: set[str] = set()
-    refused = 0
+    refused = quota = 0
     for raw in encoded.splitlines():
         hit = json.loads(raw)
         latencies.append(hit["latency"] / 1e6)
@@ -332,10 +338,12 @@ def run_vegeta(url: str, rate: int, seconds: float, work: Path, prefix: str) -> 
             acked.add(json.loads(base64.b64decode(hit["body"]))["run_id"])
         else:
             refused += 1
+            quota += hit["code"] == 402
     latencies.sort()
     return Load(
         ok=len(acked),
         refused=refused,
+        quota=quota,
         seconds=seconds,
         p50_ms=latencies[len(latencies) // 2],
         p99_ms=latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
@@ -442,6 +450,35 @@ def publish(platform: Platform, sink: Sink) -> tuple[int, str]:
 
 
 # --- phases -----------------------------------------------------------------------------------------
+# Runs the quota refused after their webhook was accepted: stored as a task log whose one step is
+# the "quota" step (konnectz_runner.quota.refused_event).
+QUOTA_REFUSED_SQL = (
+    "SELECT count(*) FROM task_logs l JOIN tasks t ON t.task_log_id = l.id"
+    " WHERE l.konnect_id = %s AND t.step_id = 'quota'"
+)
+
+
+def quota_refused_runs(dsn: str, konnect_id: int) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(QUOTA_REFUSED_SQL, (konnect_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def quota_line(rows: list[dict[str, Any]]) -> str:
+    """One line on the task quota, which stays on in the bench as in ``make dev``: how many runs it
+    refused (402 answers and accepted runs refused before executing), so a low figure is not mistaken
+    for the runner's speed."""
+    answered = sum(r.get("quota_402", 0) for r in rows)
+    stored = sum(r.get("quota_refused_runs", 0) for r in rows)
+    if answered or stored:
+        return (
+            f"QUOTA: {answered + stored} runs were refused for the task quota ({answered} webhooks answered 402,"
+            f" {stored} accepted runs refused before executing): the quota is on (KONNECTZ_ENFORCE_QUOTA=true,"
+            " as in make dev), so these figures do not measure the runner alone"
+        )
+    return "quota: on (KONNECTZ_ENFORCE_QUOTA=true, as in make dev); no run was refused for quota"
+
+
 def measure(platform: Platform, konnect_id: int, hook: str, sink: Sink, name: str, work: Path) -> dict[str, Any]:
     pids = {n: p.pid for n, p in platform._procs if n in ("api", "runner")}
     stores = {"nats": platform.nats.proc.pid if platform.nats.proc else 0, "postgres": _postmaster(platform)}
@@ -450,6 +487,7 @@ def measure(platform: Platform, konnect_id: int, hook: str, sink: Sink, name: st
     with psycopg.connect(platform.postgres.dsn, autocommit=True) as conn:
         row = conn.execute("SELECT count(*) FROM task_logs WHERE konnect_id = %s", (konnect_id,)).fetchone()
         before = int(row[0]) if row else 0
+    quota_before = quota_refused_runs(platform.postgres.dsn, konnect_id)
     prefix = f"{name}-{uuid.uuid4().hex[:6]}"
     with Sampler(platform.postgres.dsn, konnect_id, pids) as sampler:
         start = time.monotonic()
@@ -479,6 +517,7 @@ def measure(platform: Platform, konnect_id: int, hook: str, sink: Sink, name: st
             )
         }
     missing = len(load.acked - stored.keys())
+    quota_refused = quota_refused_runs(platform.postgres.dsn, konnect_id) - quota_before
     doubled_logs = sum(n - 1 for n in Counter(stored.values()).values() if n > 1)
     time.sleep(1.2)  # nginx flushes its log every second
     sink_seen = {s: n for s, n in sink.seqs().items() if s.startswith(prefix + "-")}
@@ -487,6 +526,8 @@ def measure(platform: Platform, konnect_id: int, hook: str, sink: Sink, name: st
         "phase": name,
         "acked": load.ok,
         "refused": load.refused,
+        "quota_402": load.quota,
+        "quota_refused_runs": quota_refused,
         "ack_per_s": round(load.ok / load.seconds, 1),
         "p50_ack_ms": round(load.p50_ms, 2),
         "p99_ack_ms": round(load.p99_ms, 2),
@@ -687,6 +728,8 @@ def test_runner_bench(work: Path) -> None:
         print(_table(results["load"], ["phase", "ack_per_s", "p50_ack_ms", "p99_ack_ms", "refused", "persisted_per_s",
                                        "drain_s", "acked_missing", "doubled_task_logs", "doubled_side_effects",
                                        "peak_rss_mib", "cpu_ms_per_run"]))  # fmt: skip
+    if results["load"]:
+        print(quota_line(results["load"]))
     if results["scale"]:
         print(_table(results["scale"], ["konnects", "load_s", "idle_rss_mib", "publish_to_live_ms"]))
     print(f"written to {out}")

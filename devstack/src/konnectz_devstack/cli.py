@@ -23,6 +23,33 @@ def _int_env(name: str, default: int) -> int:
         raise SystemExit(f"{name} must be a port number, got {raw!r}") from None
 
 
+#: ``KONNECTZ_RUNNER_PROCESSES=auto`` (``make dev``'s default): one runner process per core, at most
+#: this many (each holds every konnect; konnectz_runner.config.MAX_AUTO_PROCESSES is the same bound).
+MAX_AUTO_RUNNER_PROCESSES = 8
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def runner_processes(raw: str | None) -> int:
+    """The runner processes ``make dev`` starts: ``KONNECTZ_RUNNER_PROCESSES`` when it is a number,
+    one per core (at most :data:`MAX_AUTO_RUNNER_PROCESSES`) when it is unset, empty or ``auto``."""
+    value = (raw or "auto").strip().lower()
+    if value == "auto":
+        return max(1, min(_cores(), MAX_AUTO_RUNNER_PROCESSES))
+    try:
+        count = int(value)
+    except ValueError:
+        raise SystemExit(f"KONNECTZ_RUNNER_PROCESSES must be a number or 'auto', got {raw!r}") from None
+    if not 1 <= count <= 64:
+        raise SystemExit(f"KONNECTZ_RUNNER_PROCESSES must be between 1 and 64, got {count}")
+    return count
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="konnectz-dev", description=__doc__)
     parser.add_argument("--state-dir", default=os.environ.get("KONNECTZ_STATE_DIR", str(REPO_ROOT / ".konnectz")))
@@ -41,9 +68,11 @@ def main(argv: list[str] | None = None) -> int:
         nats=_int_env("KONNECTZ_NATS_PORT", 14222),
         smtp=_int_env("KONNECTZ_SMTP_PORT", 1025),
     )
+    processes = runner_processes(os.environ.get("KONNECTZ_RUNNER_PROCESSES"))
     platform = Platform(
         state_dir=Path(args.state_dir),
         ports=ports,
+        extra_env={"KONNECTZ_RUNNER_PROCESSES": str(processes)},
         web_dist=Path(args.web_dist),
         ai=args.ai,
         ai_port=_int_env("KONNECTZ_AI_PORT", 3000),
@@ -65,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         "\nKonnectz is running:\n"
         f"  app and API     {platform.api_url}\n"
         f"  webhooks        {platform.runner_url}/hooks/<token>\n"
+        f"  runner          {processes} process{'es' if processes > 1 else ''}"
+        " (KONNECTZ_RUNNER_PROCESSES: 'auto' = one per core, at most 8, or a number)\n"
         f"  dev mailbox     {platform.api_url}/dev/mail\n"
         + (f"  AI host         http://127.0.0.1:{platform.ai_port} ({platform.ai})\n" if platform.ai else "")
         + f"  state           {platform.state_dir}\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -11,7 +12,20 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from konnectz_runner.limits import FORM_MAX_BYTES, RUN_MAX_BYTES, WEBHOOK_MAX_BYTES
 from konnectz_runner.netguard import IPNetwork, parse_networks
 
-__all__ = ["Settings"]
+__all__ = ["MAX_AUTO_PROCESSES", "Settings", "auto_processes"]
+
+#: ``KONNECTZ_RUNNER_PROCESSES=auto`` starts one process per core, at most this many (each process
+#: holds every konnect, so memory grows with the count; beyond 8 the stores are the bottleneck).
+MAX_AUTO_PROCESSES = 8
+
+
+def auto_processes() -> int:
+    """One runner process per core this process may run on, between 1 and :data:`MAX_AUTO_PROCESSES`."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_AUTO_PROCESSES))
 
 
 class Settings(BaseSettings):
@@ -74,10 +88,18 @@ class Settings(BaseSettings):
     http_client: Literal["aiohttp", "httpx"] = "aiohttp"
     # Runner processes sharing the listening socket (konnectz_runner.processes): one interpreter uses
     # at most one core, so a runner with N processes can use N. Each process holds every konnect.
+    # "auto": one per core, at most MAX_AUTO_PROCESSES (what ``make dev`` starts unless told otherwise).
     runner_processes: int = Field(default=1, ge=1, le=64)
     # Whether this process runs the runner's single duties (schedules, polling); set by the parent of
     # a multi-process runner for all its children but the first.
     runner_primary: bool = True
+
+    @field_validator("runner_processes", mode="before")
+    @classmethod
+    def _auto_processes(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return auto_processes()
+        return value
 
     @field_validator("allow_private_networks", mode="before")
     @classmethod

@@ -10,8 +10,8 @@ import {
   ToolOutlined,
   UserOutlined,
 } from '@ant-design/icons';
-import { Avatar, Button, Dropdown, Layout, Menu, Tooltip, Typography } from 'antd';
-import { useEffect, type ReactNode } from 'react';
+import { Avatar, Button, Dropdown, Layout, Menu, Spin, Tooltip, Typography } from 'antd';
+import { Suspense, useEffect, type ReactNode } from 'react';
 import { Outlet, useLocation, useNavigate } from 'react-router';
 import { activeNavKey, headingFor, NAV, type NavKey } from './nav';
 import { useProfile } from './profileStore';
@@ -93,7 +93,9 @@ export function AppShell() {
           </div>
         </Layout.Header>
         <Layout.Content className="kz-content">
-          <Outlet />
+          <Suspense fallback={<Spin className="kz-page-loading" size="large" />}>
+            <Outlet />
+          </Suspense>
         </Layout.Content>
       </Layout>
     </Layout>
