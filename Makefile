@@ -24,6 +24,7 @@ help:
 	@echo "make test   - install what is needed and run every check (lint, types, unit, integration, k8s, e2e)"
 	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
 	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_runner.resource"
+	@echo "make images    - build the api, runner and operator images with buildah (no Docker daemon needed)"
 	@echo "make bench     - api calls on a large seeded database, the runner under webhook load (docs/performance.md), the operator"
 
 # --- installation -------------------------------------------------------------------------
@@ -97,7 +98,7 @@ check-crd: .venv/.installed
 web-check: web/node_modules/.installed web/dist/index.html
 	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent && npm run check:size --silent
 
-test: install chromium web-build cluster-build catalogue catalogue-mocks lint typecheck check-types check-crd check-catalogue web-check
+test: install chromium web-build cluster-build catalogue catalogue-mocks test-images lint typecheck check-types check-crd check-catalogue web-check
 	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup
 
 # Benchmarks: tests/bench (api, KONNECTZ_BENCH=1) and bench_*.py files with bench_* functions in

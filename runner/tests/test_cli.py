@@ -61,3 +61,23 @@ async def test_serve_fails_cleanly_on_a_bad_spec_file(nats_server: Any, tmp_path
     output, _ = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode != 0
     assert b"not a valid flow spec" in output
+
+
+def test_serve_without_a_catalogue_exits_at_once(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KONNECTZ_CATALOGUE_DIR": str(tmp_path / "missing"), "KONNECTZ_NATS_URL": "nats://127.0.0.1:9"}
+    done = subprocess.run(
+        [sys.executable, "-m", "konnectz_runner", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"konnectz-runner: cannot start: app catalogue: {tmp_path / 'missing' / 'apps'}: no such catalogue directory"
+        " (set KONNECTZ_CATALOGUE_DIR)"
+    ]

@@ -257,6 +257,59 @@ def test_an_install_without_a_default_storage_class_says_what_to_set(kube, names
     assert any(d["kind"] == "StatefulSet" and d["spec"].get("volumeClaimTemplates") for d in rendered)
 
 
+def _pool_scaling(kube, *extra: str) -> tuple[dict, list[dict]]:
+    docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", "kz", *TRIAL, *extra).stdout)
+    (pool,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-runner-pool"]
+    scalers = [d for d in docs if d["kind"] in ("ScaledObject", "HorizontalPodAutoscaler")]
+    return pool, scalers
+
+
+def test_the_pool_scales_with_keda_on_its_consumer_backlog_or_with_an_hpa(kube, namespace, tmp_path):
+    pool, scalers = _pool_scaling(kube)
+    assert scalers == [] and pool["spec"]["replicas"] == 2  # off by default: a fixed pool
+
+    pool, (scaled,) = _pool_scaling(
+        kube, "--set", "runnerPool.autoscaling.mode=keda", "--set", "runnerPool.autoscaling.maxReplicas=30"
+    )
+    assert "replicas" not in pool["spec"]  # KEDA owns the replica count
+    assert scaled["kind"] == "ScaledObject" and scaled["spec"]["scaleTargetRef"]["name"] == pool["metadata"]["name"]
+    assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (2, 30)
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["type"] == "nats-jetstream"
+    assert trigger["metadata"]["stream"] == "KZ_RUNS" and trigger["metadata"]["consumer"] == "runner-pool"
+    assert trigger["metadata"]["natsServerMonitoringEndpoint"] == "kz-konnectz-nats-headless.kz.svc.cluster.local:8222"
+    assert trigger["metadata"]["lagThreshold"] == "200"
+
+    pool, (hpa,) = _pool_scaling(kube, "--set", "runnerPool.autoscaling.mode=hpa")
+    assert hpa["kind"] == "HorizontalPodAutoscaler" and "replicas" not in pool["spec"]
+    assert hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
+    # The HPA is a valid object for the API server.
+    hpa["metadata"].pop("namespace")  # rendered for release namespace kz; checked in the test's own
+    manifest = tmp_path / "hpa.yaml"
+    manifest.write_text(yaml.safe_dump(hpa))
+    applied = kube.run(kube.kubectl, "apply", "--dry-run=server", "-n", namespace, "-f", str(manifest))
+    assert "(server dry run)" in applied.stdout
+
+    wrong = kube.run(
+        kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "runnerPool.autoscaling.mode=vpa", check=False
+    )
+    assert wrong.returncode != 0 and "/runnerPool/autoscaling/mode" in wrong.stderr
+    external = kube.run(
+        kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "nats.enabled=false", "--set", "nats.url=nats://n:4222",
+        "--set", "runnerPool.autoscaling.mode=keda", check=False,
+    )  # fmt: skip
+    assert external.returncode != 0 and "natsMonitoringEndpoint is required" in external.stderr
+
+
+def test_the_chart_points_the_api_and_the_pool_at_the_catalogue_in_their_images(kube):
+    docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL).stdout)
+    for name in ("kz-konnectz-api", "kz-konnectz-runner-pool"):
+        (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == name]
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["KONNECTZ_CATALOGUE_DIR"] == "/app/catalogue", name
+
+
 def test_nats_max_payload_is_stated_and_above_the_streams_limits(kube):
     from konnectz_runner.limits import EVENT_MAX_BYTES, NATS_MAX_PAYLOAD, RUN_MAX_BYTES
 

@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         import uvicorn
 
+        problem = _cannot_start()
+        if problem is not None:
+            print(f"konnectz-api: cannot start: {problem}", file=sys.stderr)
+            return 1
         uvicorn.run("konnectz_api.main:app", host=args.host, port=args.port, log_level="info", proxy_headers=True)
         return 0
     if args.command == "migrate":
@@ -91,6 +95,38 @@ def main(argv: list[str] | None = None) -> int:
         print(get_settings().runner_credentials_key)
         return 0
     return 2
+
+
+def _cannot_start() -> str | None:
+    """Why the api cannot start (its settings, the kubernetes deployer's cluster configuration or the app
+    catalogue are unusable), checked before the server opens anything: a broken image or configuration
+    exits at once with one line."""
+    from pydantic import ValidationError
+
+    from konnectz_runner.catalogue import CatalogueError
+
+    try:
+        from konnectz_api.catalogue import get_index
+        from konnectz_api.core.config import get_settings
+
+        settings = get_settings()
+        if settings.deployer == "kubernetes":
+            from kubernetes import config as kube_config
+
+            try:
+                kube_config.load_incluster_config()
+            except kube_config.ConfigException:
+                try:
+                    kube_config.load_kube_config()
+                except (kube_config.ConfigException, OSError) as exc:
+                    return f"kubernetes deployer: no service account and no usable kubeconfig ({exc})"
+        get_index()
+    except ValidationError as exc:
+        errors = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
+        return f"invalid settings ({errors})"
+    except (CatalogueError, OSError) as exc:
+        return f"app catalogue: {exc}"
+    return None
 
 
 def _plan(args: argparse.Namespace) -> int:

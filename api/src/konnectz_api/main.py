@@ -60,6 +60,9 @@ def _deployer(settings: Settings, bus: Bus) -> Deployer:
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings = get_settings()
+    # Load and validate the app catalogue before anything is opened: an api that cannot serve apps
+    # fails here, with nothing left running behind it (the CLI checks it first and exits at once).
+    get_index()
     setup_tracing("konnectz-api")
     bus = Bus(settings.nats_url)
     bus.start()
@@ -67,7 +70,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.deployer = deployer = _deployer(settings, bus)
     app.state.read_pool = read_pool = make_read_pool(settings.database_url)
     await read_pool.open()
-    get_index()  # load and validate the app catalogue before serving
     # What is loaded by now (modules, the catalogue index: about 190,000 objects) lives as long as the
     # process: keep it out of the cyclic collector's scans. A full collection over it took 110-130 ms
     # on the bench machine, a stall of every request in flight on that worker (the api bench's p99).

@@ -111,6 +111,8 @@ app.kubernetes.io/component: {{ .component }}
 {{ include "konnectz.databaseEnv" . | trim }}
 - name: KONNECTZ_NATS_URL
   value: {{ include "konnectz.natsUrl" . | quote }}
+- name: KONNECTZ_CATALOGUE_DIR
+  value: {{ .Values.catalogueDir | quote }}
 - name: KONNECTZ_RUNNER_MODE
   value: {{ ternary .Values.runnerPool.defaultMode "dedicated" .Values.runnerPool.enabled | quote }}
 - name: KONNECTZ_SECRET_KEY

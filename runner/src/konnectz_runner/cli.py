@@ -118,6 +118,16 @@ async def cursor(konnect_id: int, settings: Settings) -> str:
         await nc.drain()
 
 
+def _cannot_serve() -> str | None:
+    """Why ``serve`` cannot start: the app catalogue its flows' app steps read is missing."""
+    from konnectz_runner.catalogue import default_root
+
+    apps = default_root() / "apps"
+    if not apps.is_dir():
+        return f"app catalogue: {apps}: no such catalogue directory (set KONNECTZ_CATALOGUE_DIR)"
+    return None
+
+
 def _parser(settings: Settings) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="konnectz-runner", description="Konnectz flow runner")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -142,6 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser(settings).parse_args(argv)
     if args.command == "serve":
         import uvicorn
+
+        problem = _cannot_serve()
+        if problem is not None:
+            print(f"konnectz-runner: cannot start: {problem}", file=sys.stderr)
+            return 1
 
         from konnectz_runner.server import create_app
 

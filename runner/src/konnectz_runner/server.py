@@ -23,7 +23,9 @@ its own NATS connection, ``worker_thread``), so ingress under load does not crow
 
 In local mode (no spec file) a :class:`~konnectz_runner.scheduler.LocalScheduler` also starts the
 runs of schedule konnects; a :class:`~konnectz_runner.poller.LocalPoller` polls the polling konnects
-(in both modes).
+(in both modes). In the shared pool (``KONNECTZ_POOL``) only the runner elected among the pool's
+replicas (:mod:`konnectz_runner.election`, a NATS KV lock with a TTL) runs them, so a schedule fires
+once per slot and a source is polled once per interval however many replicas run.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from konnectz_runner.capture import (
     publish_capture,
 )
 from konnectz_runner.config import Settings
+from konnectz_runner.election import Election
 from konnectz_runner.errors import ConfigError, StepError
 from konnectz_runner.events import (
     KV_KONNECTS,
@@ -132,6 +135,10 @@ async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, 
             await asyncio.sleep(1.0)
 
 
+# The lock of the pool's single duties (schedules and polls) in the KZ_LEADERS bucket.
+POOL_DUTIES = "pool-duties"
+
+
 class Runner:
     """Everything the runner process holds while it runs."""
 
@@ -146,6 +153,7 @@ class Runner:
         self.worker: RunWorker | None = None
         self.scheduler: LocalScheduler | None = None
         self.poller: LocalPoller | None = None
+        self.election: Election | None = None
         self._watch_supervisor: asyncio.Task[None] | None = None
         self._rewatch = asyncio.Event()
         self.captures = CaptureCache()
@@ -214,21 +222,15 @@ class Runner:
             asyncio.create_task(self._watch_queue(), name="konnectz-queue-depth"),
         ]
         # Schedules and polls are the first process's duty in a multi-process runner (the others serve
-        # webhooks and execute runs).
-        if only_konnect is None and self.settings.runner_primary:
-            # local mode starts schedules itself; on Kubernetes a CronJob ticks
-            self.scheduler = LocalScheduler(self.js, self.registry)
-            self.scheduler.start()
+        # webhooks and execute runs); in the shared pool, only of the runner elected among its replicas.
         if self.settings.runner_primary:
-            # Polling konnects are polled by the runner that hosts them (local, or their own Deployment).
-            self.poller = LocalPoller(
-                self.js,
-                self.registry,
-                http=self.http,
-                guard=self.guard,
-                max_interval_seconds=self.settings.max_poll_interval_seconds,
-            )
-            self.poller.start()
+            if self.settings.pool:
+                self.election = Election(
+                    self.js, POOL_DUTIES, on_elected=self._start_duties, on_deposed=self._stop_duties
+                )
+                self.election.start()
+            else:
+                await self._start_duties()
         # Everything loaded so far (the konnects, the modules) lives as long as the process: keep it out
         # of the cyclic garbage collector's scans, and collect the young generation less often. With
         # 100,000 konnects a full collection otherwise stalls requests for tens of milliseconds.
@@ -237,11 +239,33 @@ class Runner:
         gc.set_threshold(10_000, 20, 20)
         log.info("Runner ready: %d konnect(s)", len(self.registry))
 
+    async def _start_duties(self) -> None:
+        """Start firing schedules and polling sources (local mode: schedules; a konnect's own Deployment:
+        its polls; the pool: both, on the elected runner)."""
+        assert self.js is not None and self.http is not None
+        if self.only_konnect is None:  # on Kubernetes a dedicated schedule konnect is ticked by its CronJob
+            self.scheduler = LocalScheduler(self.js, self.registry)
+            self.scheduler.start()
+        self.poller = LocalPoller(
+            self.js,
+            self.registry,
+            http=self.http,
+            guard=self.guard,
+            max_interval_seconds=self.settings.max_poll_interval_seconds,
+        )
+        self.poller.start()
+
+    async def _stop_duties(self) -> None:
+        scheduler, poller, self.scheduler, self.poller = self.scheduler, self.poller, None, None
+        if scheduler is not None:
+            await scheduler.stop()
+        if poller is not None:
+            await poller.stop()
+
     async def stop(self) -> None:
-        if self.scheduler is not None:
-            await self.scheduler.stop()
-        if self.poller is not None:
-            await self.poller.stop()
+        if self.election is not None:
+            await self.election.stop()  # ends the duties and frees the lock for another pool runner
+        await self._stop_duties()
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
