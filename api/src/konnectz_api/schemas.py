@@ -278,6 +278,9 @@ class AuthUrlIn(BaseModel):
     app_id: int = Field(ge=1, lt=2**31)
     redirect_url: str = Field(default="", max_length=2000)
     app_user_id: int | None = Field(default=None, ge=1, lt=2**63, description="Re-authorise this account")
+    method: Literal["oauth", "token"] | None = Field(
+        default=None, description="token: an OAuth2 app's second method (a pasted token), when its manifest has one"
+    )
 
 
 class AuthUrlOut(BaseModel):
@@ -287,10 +290,36 @@ class AuthUrlOut(BaseModel):
     instructions: str = ""
 
 
+class OAuthClientOut(BaseModel):
+    """An OAuth2 app's client on this server, as the Manage Accounts drawer shows it (never the secret)."""
+
+    app_id: int
+    app_key: str
+    configured: bool
+    source: Literal["environment", "settings"] | None = Field(
+        description="environment: KONNECTZ_OAUTH_CLIENTS (wins, read-only here); settings: entered by an administrator"
+    )
+    client_id: str | None = Field(description="Shown to those who can configure it only")
+    client_secret: str | None = Field(description="The mask when a secret is stored, else null: never the secret")
+    redirect_url: str = Field(description="The redirect URL to register with the provider")
+    can_configure: bool = Field(description="The caller may enter or remove the client (an administrator)")
+    token_method: str | None = Field(description="The label of the app's second method (a pasted token), if any")
+
+
+class OAuthClientIn(BaseModel):
+    client_id: str = Field(min_length=1, max_length=500)
+    client_secret: str = Field(
+        default="", max_length=2000, description="Empty or the mask: keep the stored secret (required the first time)"
+    )
+
+
 class AuthorizationIn(BaseModel):
     app_id: int = Field(ge=1, lt=2**31)
     redirect_url: str = Field(default="", max_length=2000)
     app_user_id: int | None = Field(default=None, ge=1, lt=2**63)
+    method: Literal["oauth", "token"] | None = Field(
+        default=None, description="token: connect an OAuth2 app with its token method's fields"
+    )
     auth_response: dict[str, str] = Field(
         max_length=50,
         description="Token apps: field id to value. OAuth2 apps: code and state from the provider's redirect.",
