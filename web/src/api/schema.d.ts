@@ -25,6 +25,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/oauth_clients/{app_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Enter an OAuth2 app's client id and secret (administrators; the secret is stored encrypted) */
+        put: operations["put_oauth_client_api_v1_admin_oauth_clients__app_id__put"];
+        post?: never;
+        /** Remove an OAuth2 app's client entered in the UI (administrators) */
+        delete: operations["delete_oauth_client_api_v1_admin_oauth_clients__app_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/users/plan": {
         parameters: {
             query?: never;
@@ -244,6 +262,23 @@ export interface paths {
         };
         /** The caller's accounts of an app */
         get: operations["authorized_app_accounts_api_v1_apps__app_id__authorized_app_accounts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apps/{app_id}/oauth_client": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether an OAuth2 app can be connected on this server, and the redirect URL to register */
+        get: operations["get_oauth_client_api_v1_apps__app_id__oauth_client_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1542,6 +1577,11 @@ export interface components {
              */
             app_user_id?: number | null;
             /**
+             * Method
+             * @description token: an OAuth2 app's second method (a pasted token), when its manifest has one
+             */
+            method?: ("oauth" | "token") | null;
+            /**
              * Redirect Url
              * @default
              */
@@ -1583,6 +1623,11 @@ export interface components {
             auth_response: {
                 [key: string]: string;
             };
+            /**
+             * Method
+             * @description token: connect an OAuth2 app with its token method's fields
+             */
+            method?: ("oauth" | "token") | null;
             /**
              * Redirect Url
              * @default
@@ -2079,6 +2124,59 @@ export interface components {
         Message: {
             /** Message */
             message: string;
+        };
+        /** OAuthClientIn */
+        OAuthClientIn: {
+            /** Client Id */
+            client_id: string;
+            /**
+             * Client Secret
+             * @description Empty or the mask: keep the stored secret (required the first time)
+             * @default
+             */
+            client_secret: string;
+        };
+        /**
+         * OAuthClientOut
+         * @description An OAuth2 app's client on this server, as the Manage Accounts drawer shows it (never the secret).
+         */
+        OAuthClientOut: {
+            /** App Id */
+            app_id: number;
+            /** App Key */
+            app_key: string;
+            /**
+             * Can Configure
+             * @description The caller may enter or remove the client (an administrator)
+             */
+            can_configure: boolean;
+            /**
+             * Client Id
+             * @description Shown to those who can configure it only
+             */
+            client_id: string | null;
+            /**
+             * Client Secret
+             * @description The mask when a secret is stored, else null: never the secret
+             */
+            client_secret: string | null;
+            /** Configured */
+            configured: boolean;
+            /**
+             * Redirect Url
+             * @description The redirect URL to register with the provider
+             */
+            redirect_url: string;
+            /**
+             * Source
+             * @description environment: KONNECTZ_OAUTH_CLIENTS (wins, read-only here); settings: entered by an administrator
+             */
+            source: ("environment" | "settings") | null;
+            /**
+             * Token Method
+             * @description The label of the app's second method (a pasted token), if any
+             */
+            token_method: string | null;
         };
         /** OptionOut */
         OptionOut: {
@@ -2854,6 +2952,165 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    put_oauth_client_api_v1_admin_oauth_clients__app_id__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OAuthClientIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClientOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description set by KONNECTZ_OAUTH_CLIENTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    delete_oauth_client_api_v1_admin_oauth_clients__app_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClientOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
@@ -3764,6 +4021,64 @@ export interface operations {
             };
             /** @description Not allowed: the access level, the plan or the role does not allow this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    get_oauth_client_api_v1_apps__app_id__oauth_client_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClientOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
