@@ -262,3 +262,17 @@ def test_an_oauth_app_connects_with_a_pasted_token_without_an_oauth_client(clien
     # A token app has no second method.
     r = client.post("/api/v1/auth-url", json={"app_id": TOKEN_APP, "method": "token"}, headers=user)
     assert r.json()["type"] == "token"
+
+
+def test_the_admin_command_grants_and_revokes(client, api, fake):
+    from konnectz_api.cli import main
+
+    email = api.signup_and_verify()
+    headers = api.login(email)
+    status = f"/api/v1/apps/{OAUTH_APP}/oauth_client"
+    assert client.get(status, headers=headers).json()["can_configure"] is False
+    assert main(["admin", "grant", email.upper()]) == 0
+    assert client.get(status, headers=headers).json()["can_configure"] is True
+    assert main(["admin", "revoke", email]) == 0
+    assert client.get(status, headers=headers).json()["can_configure"] is False
+    assert main(["admin", "grant", "nobody@example.invalid"]) == 1
