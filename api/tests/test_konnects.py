@@ -116,8 +116,12 @@ def test_publish_hands_the_compiled_spec_to_the_runners(client, api, nats_server
     assert spec.steps[0].url == "https://api.example.com/orders"
     assert spec.steps[0].body[0].value == "{{node-1.name}}"
 
-    # Saving again makes it a draft and withdraws it from the runners.
+    # Saving again keeps it live (the changes wait beside the live version: test_status_and_publish.py);
+    # withdrawing is the explicit update_status Draft.
     r = _save(client, headers, api.canvas(), konnect_id=body["konnect_id"])
+    assert r.json()["konnect_status"] == "Published" and r.json()["draft_pending"] is True
+    assert _kv_get(nats_server.url, body["konnect_id"]) is not None
+    r = client.post(f"/api/v1/konnects/{body['konnect_id']}/update_status", json={"status": "Draft"}, headers=headers)
     assert r.json()["konnect_status"] == "Draft"
     assert _kv_get(nats_server.url, body["konnect_id"]) is None
 

@@ -198,3 +198,37 @@ async def test_local_runner_starts_a_due_schedule_end_to_end(nats_server: Any, n
         server.should_exit = True
         await asyncio.wait_for(task, 30)
         await (await js.key_value(KV_KONNECTS)).delete(konnect_key(spec.konnect_id))
+
+
+async def test_a_schedule_published_while_running_first_fires_at_the_next_slot(nc: NATS) -> None:
+    """Published at 10:23:51 to run every 5 minutes from 10:23: the first run is 10:28 (what the
+    trigger's test answered as "Next run"), not at once for the 10:23 slot."""
+    running = schedule_spec(EVERY_7)
+    registry = KonnectRegistry()
+    registry.put(running)
+    now = [z("2026-06-01T10:23:51")]
+    scheduler = LocalScheduler(nc.jetstream(), registry, clock=lambda: now[0])
+    await scheduler.tick()  # the runner's first pass: specs present at start catch up within the grace
+    published = schedule_spec(
+        {"schedule_type": "AtRegularIntervals", "every": 5, "time_span": "Minutes", "start": "2026-06-01T10:23"}
+    )
+    registry.put(published)
+    now[0] = z("2026-06-01T10:23:52")
+    assert [r for r in await scheduler.tick() if r.konnect_id == published.konnect_id] == []
+    now[0] = z("2026-06-01T10:27:59")
+    assert [r for r in await scheduler.tick() if r.konnect_id == published.konnect_id] == []
+    now[0] = z("2026-06-01T10:28:00")
+    [run] = [r for r in await scheduler.tick() if r.konnect_id == published.konnect_id]
+    assert run.scheduled_for == z("2026-06-01T10:28")
+    assert await stored_runs(nc, published.konnect_id) == [run]
+
+
+async def test_the_runner_starting_still_catches_up_a_fire_within_the_grace(nc: NATS) -> None:
+    spec = schedule_spec(
+        {"schedule_type": "AtRegularIntervals", "every": 5, "time_span": "Minutes", "start": "2026-06-01T10:23"}
+    )
+    registry = KonnectRegistry()
+    registry.put(spec)
+    scheduler = LocalScheduler(nc.jetstream(), registry, clock=lambda: z("2026-06-01T10:24:30"))
+    [run] = await scheduler.tick()
+    assert run.scheduled_for == z("2026-06-01T10:23")

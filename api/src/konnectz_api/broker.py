@@ -20,11 +20,11 @@ from sqlalchemy.orm import Session
 from konnectz_api.app_calls import AppCallError, Reply, call_app
 from konnectz_api.core.config import Settings
 from konnectz_api.core.crypto import CredentialCipher
-from konnectz_api.crud import app_accounts
+from konnectz_api.crud import app_accounts, oauth_clients
 from konnectz_api.models import AppAccount
 from konnectz_api.oauth import OAuthClient, refresh
 from konnectz_runner.app_request import AppRequest, build_test_request, dig, hook_error, is_expired, secret_values
-from konnectz_runner.manifest import App
+from konnectz_runner.manifest import App, TokenField
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.refs import resolve
 
@@ -34,6 +34,7 @@ __all__ = [
     "connect_oauth_account",
     "connect_token_account",
     "fresh_credentials",
+    "not_configured_message",
     "oauth_client",
     "refresh_credentials",
 ]
@@ -45,11 +46,25 @@ def cipher(settings: Settings) -> CredentialCipher:
     return CredentialCipher.from_settings(settings.encryption_key, settings.old_encryption_keys)
 
 
-def oauth_client(settings: Settings, app: App) -> OAuthClient:
-    config = settings.oauth_clients.get(app.key)
-    if not config or not config.get("client_id"):
-        raise AppCallError(f"{app.name} is not configured for OAuth2 on this server (no client id)")
-    return OAuthClient(config["client_id"], config.get("client_secret", ""))
+def not_configured_message(app: App) -> str:
+    """What to do when an OAuth2 app has no client: where to enter it, the variable, the token way."""
+    message = (
+        f"{app.name} is not configured for OAuth2 on this server (no client id). An administrator can enter the "
+        f"client id and secret of an OAuth app registered with {app.name} in Applications > {app.name} > Manage "
+        f'Accounts, or set KONNECTZ_OAUTH_CLIENTS on the api ({{"{app.key}": {{"client_id": "...", '
+        '"client_secret": "..."}}).'
+    )
+    if app.auth.token_method is not None:
+        message += f" You can also connect with a {app.auth.token_method.label.lower()} instead."
+    return message
+
+
+def oauth_client(session: Session, settings: Settings, app: App) -> OAuthClient:
+    """The app's OAuth client: ``KONNECTZ_OAUTH_CLIENTS`` first, else what an administrator entered."""
+    config = oauth_clients.resolve(session, settings, app.key, cipher=cipher(settings))
+    if config is None:
+        raise AppCallError(not_configured_message(app))
+    return OAuthClient(config.client_id, config.client_secret)
 
 
 async def _label_from_test(
@@ -79,9 +94,12 @@ async def connect_token_account(
     app: App,
     values: dict[str, str],
     count: int,
+    fields: Sequence[TokenField] | None = None,
 ) -> AppAccount:
-    credentials = {f.key: (values.get(f.key) or f.default or "").strip() for f in app.auth.fields}
-    missing = [f.label for f in app.auth.fields if f.required and not credentials[f.key]]
+    """``fields``: the token fields to read (default: the app's; an OAuth2 app's ``token_method`` fields)."""
+    wanted = app.auth.fields if fields is None else fields
+    credentials = {f.key: (values.get(f.key) or f.default or "").strip() for f in wanted}
+    missing = [f.label for f in wanted if f.required and not credentials[f.key]]
     if missing:
         raise AppCallError("Please fill " + ", ".join(missing))
     label = await _label_from_test(http, guard, app, credentials, f"{app.name} Account #{count + 1}")
@@ -135,7 +153,10 @@ async def refresh_credentials(
 ) -> dict[str, Any]:
     box = cipher(settings)
     credentials = app_accounts.credentials_of(account, cipher=box)
-    fresh, expires_at = await refresh(http, guard, app, oauth_client(settings, app), credentials=credentials)
+    if not credentials.get("refresh_token"):
+        # A pasted token (token_method) or a provider without refresh: no OAuth client is needed to say so.
+        raise AppCallError(f"The {app.name} account's token was refused or expired: connect the account again")
+    fresh, expires_at = await refresh(http, guard, app, oauth_client(session, settings, app), credentials=credentials)
     app_accounts.store_credentials(session, account=account, credentials=fresh, cipher=box, expires_at=expires_at)
     return fresh
 

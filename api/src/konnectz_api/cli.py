@@ -1,4 +1,4 @@
-"""``python -m konnectz_api serve|migrate|openapi|captcha|plan|credentials-key``."""
+"""``python -m konnectz_api serve|migrate|openapi|captcha|plan|admin|credentials-key``."""
 
 from __future__ import annotations
 
@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     plan_set.add_argument("email")
     plan_set.add_argument("plan", help="Free, Team, Agency or Premium")
     plan_sub.add_parser("list", help="list the plans and their task limits")
+    admin = sub.add_parser("admin", help="make a user an administrator (assigns plans, configures OAuth apps)")
+    admin.add_argument("action", choices=["grant", "revoke"])
+    admin.add_argument("email")
     sub.add_parser(
         "credentials-key",
         help="print KONNECTZ_CREDENTIALS_KEY for shared runners (derived from KONNECTZ_SECRET_KEY)",
@@ -88,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         return _captcha(args.url)
     if args.command == "plan":
         return _plan(args)
+    if args.command == "admin":
+        return _admin(args.email, grant=args.action == "grant")
     if args.command == "credentials-key":
         from konnectz_api.core.config import get_settings
 
@@ -127,6 +132,23 @@ def _cannot_start() -> str | None:
     except (CatalogueError, OSError) as exc:
         return f"app catalogue: {exc}"
     return None
+
+
+def _admin(email: str, *, grant: bool) -> int:
+    from sqlalchemy import func, select
+
+    from konnectz_api.db import get_sessionmaker
+    from konnectz_api.models import User
+
+    with get_sessionmaker()() as session:
+        user = session.scalar(select(User).where(func.lower(User.email) == email.lower()))
+        if user is None:
+            print(f"No user with e-mail {email}", file=sys.stderr)
+            return 1
+        user.is_admin = grant
+        session.commit()
+        print(f"{user.email}: {'administrator' if grant else 'not an administrator'}")
+    return 0
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -40,6 +40,7 @@ from konnectz_api.crud import requests, task_payloads
 from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, User
+from konnectz_api.task_status import log_status
 from konnectz_runner.events import EVENTS_MAX_DELIVER, STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent, events_consumer_config
 from konnectz_runner.outage import Outage
 
@@ -177,7 +178,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "run_id": event.run_id,
                 "owner_id": event.owner_id,
                 "konnect_id": event.konnect_id,
-                "status": event.status,
+                "status": log_status(event),
                 "started_at": event.started_at,
                 "task_date": event.finished_at,
                 "data": data,
@@ -196,7 +197,10 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
     tasks = []
     for run_id, task_log_id in inserted.items():
         for position, step in enumerate(valid[run_id].steps):
-            full = jsonb_safe({"input": step.input, "output": step.output, "error": step.error})
+            record: dict[str, Any] = {"input": step.input, "output": step.output, "error": step.error}
+            if step.stop is not None:  # a filter that did not pass: why the run (or its item) stopped
+                record["stop"] = step.stop
+            full = jsonb_safe(record)
             data, size = task_payloads.offload(full, limit=limit)
             if size is not None:
                 external.append((run_id, position, size, full))

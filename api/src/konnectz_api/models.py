@@ -124,6 +124,22 @@ class AppAccount(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 
+class OAuthClientConfig(Base):
+    """An OAuth app (client id and secret) an administrator entered for a catalogue app, by app key.
+
+    ``client_secret`` is sealed with the credential cipher (core.crypto) and never returned.
+    ``KONNECTZ_OAUTH_CLIENTS`` wins over a row for the same app (konnectz_api.crud.oauth_clients).
+    """
+
+    __tablename__ = "oauth_clients"
+
+    app_key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    client_id: Mapped[str] = mapped_column(Text)
+    client_secret: Mapped[str] = mapped_column(Text)
+    updated_by: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="SET NULL"))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
 class AppWebhookSubscription(Base):
     """A published konnect's app webhook trigger: the app's subscription (``external_id``, the rest of
     its reply in ``state``) and the signing secret deliveries are verified with (encrypted)."""
@@ -188,6 +204,9 @@ class Konnect(Base):
     webhook_token: Mapped[str] = mapped_column(String(64), unique=True)
     published_spec: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # A Published flow whose canvas_json was saved since it was published: the saved changes are a
+    # pending draft beside the live version (published_spec keeps running until Publish).
+    draft_pending: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
+from konnectz_api.live_trigger import TriggerKind
 from konnectz_api.step_secrets import MASK, SecretName, SecretNamePart
+from konnectz_api.task_status import TaskLogStatus
 
 PASSWORD_MIN = 8
 
@@ -276,6 +278,9 @@ class AuthUrlIn(BaseModel):
     app_id: int = Field(ge=1, lt=2**31)
     redirect_url: str = Field(default="", max_length=2000)
     app_user_id: int | None = Field(default=None, ge=1, lt=2**63, description="Re-authorise this account")
+    method: Literal["oauth", "token"] | None = Field(
+        default=None, description="token: an OAuth2 app's second method (a pasted token), when its manifest has one"
+    )
 
 
 class AuthUrlOut(BaseModel):
@@ -285,10 +290,36 @@ class AuthUrlOut(BaseModel):
     instructions: str = ""
 
 
+class OAuthClientOut(BaseModel):
+    """An OAuth2 app's client on this server, as the Manage Accounts drawer shows it (never the secret)."""
+
+    app_id: int
+    app_key: str
+    configured: bool
+    source: Literal["environment", "settings"] | None = Field(
+        description="environment: KONNECTZ_OAUTH_CLIENTS (wins, read-only here); settings: entered by an administrator"
+    )
+    client_id: str | None = Field(description="Shown to those who can configure it only")
+    client_secret: str | None = Field(description="The mask when a secret is stored, else null: never the secret")
+    redirect_url: str = Field(description="The redirect URL to register with the provider")
+    can_configure: bool = Field(description="The caller may enter or remove the client (an administrator)")
+    token_method: str | None = Field(description="The label of the app's second method (a pasted token), if any")
+
+
+class OAuthClientIn(BaseModel):
+    client_id: str = Field(min_length=1, max_length=500)
+    client_secret: str = Field(
+        default="", max_length=2000, description="Empty or the mask: keep the stored secret (required the first time)"
+    )
+
+
 class AuthorizationIn(BaseModel):
     app_id: int = Field(ge=1, lt=2**31)
     redirect_url: str = Field(default="", max_length=2000)
     app_user_id: int | None = Field(default=None, ge=1, lt=2**63)
+    method: Literal["oauth", "token"] | None = Field(
+        default=None, description="token: connect an OAuth2 app with its token method's fields"
+    )
     auth_response: dict[str, str] = Field(
         max_length=50,
         description="Token apps: field id to value. OAuth2 apps: code and state from the provider's redirect.",
@@ -355,6 +386,11 @@ class SaveKonnectOut(BaseModel):
     konnect_id: int
     konnect_status: str
     webhook_url: str
+    draft_pending: bool = Field(
+        default=False,
+        description="true: the flow is live (Published) and the saved changes wait beside the live version "
+        "until Publish; the live version keeps running",
+    )
 
 
 class RightApp(BaseModel):
@@ -370,11 +406,22 @@ class KonnectItem(BaseModel):
     konnect_name: str
     status: str
     created_at: datetime
-    success_task_count: int
-    error_task_count: int
+    success_task_count: int = Field(description="Runs that did every step (status SUCCESS)")
+    error_task_count: int = Field(description="Failed runs: status ERROR, IN_DOUBT or REFUSED")
+    filtered_task_count: int = Field(default=0, description="Runs stopped by a filter (status FILTERED)")
     left_app: LeftApp | None
     right_apps: list[RightApp]
-    webhook_url: str
+    webhook_url: str = Field(
+        description="The flow's webhook address; it starts runs only when trigger_kind is webhook (or form, "
+        "whose page is under /forms/)"
+    )
+    trigger_kind: TriggerKind | None = Field(
+        default=None, description="The live version's trigger kind; null for a flow that is not published"
+    )
+    schedule: str | None = Field(default=None, description="A live schedule trigger in words, with its time zone")
+    draft_pending: bool = Field(
+        default=False, description="A live flow with saved changes waiting beside the live version"
+    )
     folder_id: int | None = None
     phase: str | None = Field(
         default=None,
@@ -392,6 +439,9 @@ class KonnectEdit(BaseModel):
     konnect_id: int
     konnect_name: str
     status: str
+    draft_pending: bool = Field(
+        default=False, description="canvas_json holds saved changes not yet published beside the live version"
+    )
     canvas_json: dict[str, Any] = Field(
         description="The editor document; a header or param row marked `secret` shows its value as the mask"
     )
@@ -553,7 +603,11 @@ class DashboardStats(BaseModel):
 class TaskLogOut(BaseModel):
     id: int
     konnect_id: int
-    status: str
+    status: TaskLogStatus = Field(
+        description="SUCCESS: every step ran; FILTERED: a filter stopped the run; ERROR: a step failed; "
+        "IN_DOUBT: the runner stopped during a step with effects (not run again); REFUSED: refused before any "
+        "step (the task quota). Task logs older than these statuses hold SUCCESS or ERROR."
+    )
     task_date: datetime
     data: dict[str, Any]
     run_id: str = Field(default="", description="The run's id (what the webhook answered with)")

@@ -53,6 +53,7 @@ __all__ = [
     "Source",
     "TestRequest",
     "TokenField",
+    "TokenMethod",
     "TriggerStrategy",
     "WebhookSubscription",
     "path_params",
@@ -166,6 +167,17 @@ class TokenField(Strict):
         return data
 
 
+class TokenMethod(Strict):
+    """A second way to connect an OAuth2 app: a token the user pastes (GitHub personal access token,
+    Slack bot token). Its fields are credentials under the names the app's injections already read
+    (usually ``access_token``), so the same requests, test and label work for both kinds of account.
+    """
+
+    label: str = Field(min_length=1, description='What the token is called, e.g. "Personal access token"')
+    fields: list[TokenField] = Field(min_length=1)
+    instructions: str = ""
+
+
 class Injection(Strict):
     """Where a credential goes in each request. ``value`` is a template over ``auth.*``."""
 
@@ -201,6 +213,9 @@ class ExpiryRule(Strict):
 class Auth(Strict):
     type: AuthType
     oauth2: OAuth2 | None = None
+    token_method: TokenMethod | None = Field(
+        default=None, description="OAuth2 apps: also connectable with a pasted token (no OAuth app needed)"
+    )
     fields: list[TokenField] = Field(default_factory=list)
     inject: list[Injection] = Field(default_factory=list)
     basic: BasicAuth | None = None
@@ -218,6 +233,8 @@ class Auth(Strict):
     def _consistent(self) -> Auth:
         if (self.type == "oauth2") != (self.oauth2 is not None):
             raise ValueError("auth.oauth2 is given exactly when auth.type is oauth2")
+        if self.token_method is not None and self.type != "oauth2":
+            raise ValueError("auth.token_method is a second method of an oauth2 app")
         if self.type in ("api_key", "bearer", "basic", "aws_sigv4") and not self.fields:
             raise ValueError(f"auth type {self.type} needs token fields")
         if self.type == "basic" and self.basic is None:
@@ -225,7 +242,10 @@ class Auth(Strict):
         keys = [f.key for f in self.fields]
         if len(set(keys)) != len(keys):
             raise ValueError("token field keys must be unique")
-        known = set(keys) | {"access_token", "refresh_token", "token_type", "instance_url"}
+        alternative = [f.key for f in self.token_method.fields] if self.token_method else []
+        if len(set(alternative)) != len(alternative):
+            raise ValueError("token_method field keys must be unique")
+        known = set(keys) | set(alternative) | {"access_token", "refresh_token", "token_type", "instance_url"}
         templates = [i.value for i in self.inject]
         if self.basic:
             templates += [self.basic.username, self.basic.password]
@@ -240,7 +260,8 @@ class Auth(Strict):
 
     @property
     def secret_keys(self) -> frozenset[str]:
-        keys = {f.key for f in self.fields if f.secret}
+        fields = [*self.fields, *(self.token_method.fields if self.token_method else [])]
+        keys = {f.key for f in fields if f.secret}
         return frozenset(keys | {"access_token", "refresh_token"})
 
 

@@ -17,7 +17,11 @@ coalesce into the latest one.
 Callers:
 
 - local mode (``make dev``): :class:`LocalScheduler`, a loop in the ``serve`` process that wakes
-  each second and ticks a schedule konnect when its next fire is due;
+  each second and ticks a schedule konnect when its next fire is due. Its first pass (the runner
+  starting) catches up a fire missed within ``grace``; a schedule that appears later (published,
+  or changed, while the runner runs) first fires at the first fire *after* it appeared, the "Next
+  run" its test showed: a schedule published at 10:23:51 to run every 5 minutes from 10:23 first
+  runs at 10:28, not at once for 10:23;
 - Kubernetes: the operator's CronJob runs ``konnectz-runner tick --spec-file F``. Its cron line
   (:func:`~konnectz_runner.triggers.schedule.cron_lines`, written into the Konnect by
   :func:`~konnectz_runner.resource.konnect_resource`) ticks at least at every fire; a tick that is
@@ -112,6 +116,9 @@ class LocalScheduler:
         # (konnect id, trigger as JSON) -> when to tick next; a changed schedule is a new key.
         self._next: dict[tuple[int, str], datetime | None] = {}
         self._task: asyncio.Task[None] | None = None
+        # After the first pass, a schedule seen for the first time was published (or changed) just
+        # now: its fires before that are not caught up.
+        self._passed = False
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop(), name="konnectz-scheduler")
@@ -147,11 +154,15 @@ class LocalScheduler:
                 due = self._next[key]
                 if due is None or now < due:
                     continue
-            # New here (catch up a fire missed within the grace) or due now.
+            elif self._passed:  # published or changed while running: the first fire after now
+                self._next[key] = next_fire(trigger, now)
+                continue
+            # New at start (catch up a fire missed within the grace) or due now.
             run = await fire_due(self.js, spec, now, grace=self.grace)
             if run is not None:
                 started.append(run)
             self._next[key] = next_fire(trigger, now)
         for gone in set(self._next) - live:
             del self._next[gone]
+        self._passed = True
         return started

@@ -6,11 +6,13 @@
  * 'Cannot delete this account as it contains active Konnectz' while a published konnect uses
  * one), and adds one: OAuth2 apps through the popup, token apps through their fields.
  * Opening it for an app that has nothing to manage shows '{app name} is not manageable.' and
- * closes it again.
+ * closes it again. OAuth2 apps also show their OAuth app (OAuthClientSettings: an administrator enters
+ * client id and secret, others learn what to ask for; New Account waits until one is configured) and,
+ * where the manifest offers one, a second way in: "Use a personal access token" (TokenFieldsForm).
  *
  *   <ManageAccountsDrawer app={app} appIndex={1} open={open} onClose={close} onAccountsChanged={reload} />
  */
-import { DeleteOutlined, PlusOutlined } from '@ant-design/icons';
+import { DeleteOutlined, KeyOutlined, PlusOutlined } from '@ant-design/icons';
 import { useQueryClient } from '@tanstack/react-query';
 import { Avatar, Button, Drawer, Empty, Popconfirm, Space, Spin, Tooltip, Typography } from 'antd';
 import { useEffect, useState } from 'react';
@@ -27,6 +29,7 @@ import {
   MSG_SOMETHING_WRONG,
 } from './constants';
 import { manageRefusal, type ManagedApp } from './manageable';
+import { OAuthClientSettings, useOAuthClientStatus } from './OAuthClientSettings';
 import { TokenFieldsForm } from './TokenFieldsForm';
 import { useOAuthPopup } from './useOAuthPopup';
 
@@ -48,11 +51,16 @@ export function ManageAccountsDrawer({ app, appIndex, open, onClose, onAccountsC
   const toast = useToast();
   const queryClient = useQueryClient();
   const refusal = manageRefusal(app, appIndex);
-  const [adding, setAdding] = useState(false);
+  /** fields: a token app's form; token: an OAuth2 app's pasted-token form. */
+  const [adding, setAdding] = useState<'fields' | 'token' | null>(null);
   const init = { params: { path: { app_id: app.id } } };
   const accounts = $api.useQuery('get', ACCOUNTS_PATH, init, { enabled: open && refusal === null });
   const rename = $api.useMutation('post', '/api/v1/app_users/{account_id}/update_label');
   const remove = $api.useMutation('post', '/api/v1/app_users/{account_id}/update_status');
+  const client = useOAuthClientStatus(app, open && refusal === null);
+  // Without the status (an older api, an error) New Account behaves as before: the popup says why.
+  const oauthMissing = app.auth_type === 'OAuth2' && client.data?.configured === false;
+  const tokenMethod = app.auth_type === 'OAuth2' ? (client.data?.token_method ?? null) : null;
 
   useEffect(() => {
     if (open && refusal !== null) {
@@ -65,7 +73,7 @@ export function ManageAccountsDrawer({ app, appIndex, open, onClose, onAccountsC
   const [wasOpen, setWasOpen] = useState(open);
   if (open !== wasOpen) {
     setWasOpen(open);
-    if (!open) setAdding(false);
+    if (!open) setAdding(null);
   }
 
   const reload = async () => {
@@ -86,7 +94,7 @@ export function ManageAccountsDrawer({ app, appIndex, open, onClose, onAccountsC
       if (!popup.open(app.id)) toast.error('The browser blocked the popup. Please allow popups for this site.');
       return;
     }
-    setAdding(true);
+    setAdding('fields');
   };
 
   const onRename = (account: AppAccount, value: string) => {
@@ -188,22 +196,35 @@ export function ManageAccountsDrawer({ app, appIndex, open, onClose, onAccountsC
       }
       footer={
         adding ? null : (
-          <Button type="primary" icon={<PlusOutlined />} onClick={newAccount} block>
-            New Account
-          </Button>
+          <Space orientation="vertical" style={{ width: '100%' }}>
+            <Button type="primary" icon={<PlusOutlined />} onClick={newAccount} block disabled={oauthMissing}>
+              New Account
+            </Button>
+            {tokenMethod ? (
+              <Button icon={<KeyOutlined />} onClick={() => setAdding('token')} block data-testid="use-token-method">
+                Use a {tokenMethod.toLowerCase()}
+              </Button>
+            ) : null}
+          </Space>
         )
       }
     >
+      {app.auth_type === 'OAuth2' && client.data ? (
+        <div style={{ marginBottom: 16 }}>
+          <OAuthClientSettings app={app} status={client.data} />
+        </div>
+      ) : null}
       {body}
       {adding ? (
         <div className="kz-account-new">
           <TokenFieldsForm
             app={app}
+            method={adding === 'token' ? 'token' : undefined}
             onAdded={() => {
-              setAdding(false);
+              setAdding(null);
               void reload();
             }}
-            onCancel={() => setAdding(false)}
+            onCancel={() => setAdding(null)}
           />
         </div>
       ) : null}

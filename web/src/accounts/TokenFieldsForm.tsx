@@ -2,7 +2,8 @@
  * New Account for token apps: the app's fields (POST /api/v1/auth-url answers type `token` with
  * them), one required input each, Add and Cancel. Add posts the values to /api/v1/authorization
  * as `auth_response` (field id to value); the api runs the app's test request before it saves the
- * account. The server's status text is shown for success and failure.
+ * account. The server's status text is shown for success and failure. With `method="token"` the same
+ * form connects an OAuth2 app with a pasted token (GitHub personal access token, Slack bot token).
  */
 import { Alert, Button, Form, Input, Space, Spin, Typography } from 'antd';
 import { ApiError } from '../api/client';
@@ -16,6 +17,8 @@ export interface TokenFieldsFormProps {
   /** Called after the account was saved (reload the list). */
   onAdded: (accountId: number) => void;
   onCancel: () => void;
+  /** `token`: an OAuth2 app's second method (a pasted token, its manifest's token_method). */
+  method?: 'token';
 }
 
 /** The server's status text of a failed add (spec: shown for success and failure). */
@@ -28,11 +31,11 @@ export function addFailureText(err: unknown): string {
   return MSG_SOMETHING_WRONG;
 }
 
-export function TokenFieldsForm({ app, onAdded, onCancel }: TokenFieldsFormProps) {
+export function TokenFieldsForm({ app, onAdded, onCancel, method }: TokenFieldsFormProps) {
   const toast = useToast();
   const [form] = Form.useForm<Record<string, string>>();
   const redirectUrl = `${window.location.origin}${OAUTH_RESPONSE_PATH}`;
-  const fields = $api.useQuery('post', '/api/v1/auth-url', { body: { app_id: app.id, redirect_url: redirectUrl } });
+  const fields = $api.useQuery('post', '/api/v1/auth-url', { body: { app_id: app.id, redirect_url: redirectUrl, method } });
   const add = $api.useMutation('post', '/api/v1/authorization');
 
   if (fields.isPending) return <Spin data-testid="token-fields-loading" />;
@@ -47,7 +50,7 @@ export function TokenFieldsForm({ app, onAdded, onCancel }: TokenFieldsFormProps
   const submit = (values: Record<string, string>) => {
     const auth_response = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, (v ?? '').trim()]));
     add.mutate(
-      { body: { app_id: app.id, redirect_url: redirectUrl, auth_response } },
+      { body: { app_id: app.id, redirect_url: redirectUrl, auth_response, method } },
       {
         onSuccess: (data) => {
           toast.success(data.status);

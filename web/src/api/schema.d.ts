@@ -25,6 +25,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/oauth_clients/{app_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Enter an OAuth2 app's client id and secret (administrators; the secret is stored encrypted) */
+        put: operations["put_oauth_client_api_v1_admin_oauth_clients__app_id__put"];
+        post?: never;
+        /** Remove an OAuth2 app's client entered in the UI (administrators) */
+        delete: operations["delete_oauth_client_api_v1_admin_oauth_clients__app_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/users/plan": {
         parameters: {
             query?: never;
@@ -244,6 +262,23 @@ export interface paths {
         };
         /** The caller's accounts of an app */
         get: operations["authorized_app_accounts_api_v1_apps__app_id__authorized_app_accounts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apps/{app_id}/oauth_client": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether an OAuth2 app can be connected on this server, and the redirect URL to register */
+        get: operations["get_oauth_client_api_v1_apps__app_id__oauth_client_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -601,6 +636,10 @@ export interface paths {
         /**
          * Save Konnect
          * @description Save as draft; with ``publish: true`` this is the same as publish_konnect.
+         *
+         *     Saving a Published flow keeps it live: the changes are stored beside the live version
+         *     (``draft_pending``), which keeps running until Publish (a publish that fails keeps them pending
+         *     too). Taking a flow offline is only ``update_status`` Draft.
          */
         post: operations["save_konnect_api_v1_konnects_save_konnect_post"];
         delete?: never;
@@ -690,7 +729,7 @@ export interface paths {
         put?: never;
         /**
          * Publish, withdraw (Draft) or delete (DELETED) a flow
-         * @description `Published` compiles the flow and hands it to the runners; `Draft` withdraws it from the runners; `DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` is `SUCCESS` and `details` says what happened; a flow the deployer cannot withdraw stays as it was (503).
+         * @description `Published` compiles the flow and hands it to the runners; `Draft` withdraws it from the runners (the only way to take a live flow offline: saving a live flow keeps it live); `DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` is `SUCCESS` and `details` says what happened; a flow the deployer cannot withdraw stays as it was (503).
          */
         post: operations["update_status_api_v1_konnects__konnect_id__update_status_post"];
         delete?: never;
@@ -1538,6 +1577,11 @@ export interface components {
              */
             app_user_id?: number | null;
             /**
+             * Method
+             * @description token: an OAuth2 app's second method (a pasted token), when its manifest has one
+             */
+            method?: ("oauth" | "token") | null;
+            /**
              * Redirect Url
              * @default
              */
@@ -1579,6 +1623,11 @@ export interface components {
             auth_response: {
                 [key: string]: string;
             };
+            /**
+             * Method
+             * @description token: connect an OAuth2 app with its token method's fields
+             */
+            method?: ("oauth" | "token") | null;
             /**
              * Redirect Url
              * @default
@@ -1921,6 +1970,12 @@ export interface components {
             canvas_json: {
                 [key: string]: unknown;
             };
+            /**
+             * Draft Pending
+             * @description canvas_json holds saved changes not yet published beside the live version
+             * @default false
+             */
+            draft_pending: boolean;
             /** Konnect Id */
             konnect_id: number;
             /** Konnect Name */
@@ -1937,8 +1992,23 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
-            /** Error Task Count */
+            /**
+             * Draft Pending
+             * @description A live flow with saved changes waiting beside the live version
+             * @default false
+             */
+            draft_pending: boolean;
+            /**
+             * Error Task Count
+             * @description Failed runs: status ERROR, IN_DOUBT or REFUSED
+             */
             error_task_count: number;
+            /**
+             * Filtered Task Count
+             * @description Runs stopped by a filter (status FILTERED)
+             * @default 0
+             */
+            filtered_task_count: number;
             /** Folder Id */
             folder_id?: number | null;
             /** Id */
@@ -1953,11 +2023,27 @@ export interface components {
             phase?: string | null;
             /** Right Apps */
             right_apps: components["schemas"]["RightApp"][];
+            /**
+             * Schedule
+             * @description A live schedule trigger in words, with its time zone
+             */
+            schedule?: string | null;
             /** Status */
             status: string;
-            /** Success Task Count */
+            /**
+             * Success Task Count
+             * @description Runs that did every step (status SUCCESS)
+             */
             success_task_count: number;
-            /** Webhook Url */
+            /**
+             * Trigger Kind
+             * @description The live version's trigger kind; null for a flow that is not published
+             */
+            trigger_kind?: ("webhook" | "form" | "schedule" | "polling") | null;
+            /**
+             * Webhook Url
+             * @description The flow's webhook address; it starts runs only when trigger_kind is webhook (or form, whose page is under /forms/)
+             */
             webhook_url: string;
         };
         /** KonnectList */
@@ -2038,6 +2124,59 @@ export interface components {
         Message: {
             /** Message */
             message: string;
+        };
+        /** OAuthClientIn */
+        OAuthClientIn: {
+            /** Client Id */
+            client_id: string;
+            /**
+             * Client Secret
+             * @description Empty or the mask: keep the stored secret (required the first time)
+             * @default
+             */
+            client_secret: string;
+        };
+        /**
+         * OAuthClientOut
+         * @description An OAuth2 app's client on this server, as the Manage Accounts drawer shows it (never the secret).
+         */
+        OAuthClientOut: {
+            /** App Id */
+            app_id: number;
+            /** App Key */
+            app_key: string;
+            /**
+             * Can Configure
+             * @description The caller may enter or remove the client (an administrator)
+             */
+            can_configure: boolean;
+            /**
+             * Client Id
+             * @description Shown to those who can configure it only
+             */
+            client_id: string | null;
+            /**
+             * Client Secret
+             * @description The mask when a secret is stored, else null: never the secret
+             */
+            client_secret: string | null;
+            /** Configured */
+            configured: boolean;
+            /**
+             * Redirect Url
+             * @description The redirect URL to register with the provider
+             */
+            redirect_url: string;
+            /**
+             * Source
+             * @description environment: KONNECTZ_OAUTH_CLIENTS (wins, read-only here); settings: entered by an administrator
+             */
+            source: ("environment" | "settings") | null;
+            /**
+             * Token Method
+             * @description The label of the app's second method (a pasted token), if any
+             */
+            token_method: string | null;
         };
         /** OptionOut */
         OptionOut: {
@@ -2186,6 +2325,12 @@ export interface components {
         };
         /** SaveKonnectOut */
         SaveKonnectOut: {
+            /**
+             * Draft Pending
+             * @description true: the flow is live (Published) and the saved changes wait beside the live version until Publish; the live version keeps running
+             * @default false
+             */
+            draft_pending: boolean;
             /** Konnect Id */
             konnect_id: number;
             /** Konnect Status */
@@ -2407,8 +2552,12 @@ export interface components {
              * @default
              */
             run_id: string;
-            /** Status */
-            status: string;
+            /**
+             * Status
+             * @description SUCCESS: every step ran; FILTERED: a filter stopped the run; ERROR: a step failed; IN_DOUBT: the runner stopped during a step with effects (not run again); REFUSED: refused before any step (the task quota). Task logs older than these statuses hold SUCCESS or ERROR.
+             * @enum {string}
+             */
+            status: "SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED";
             /**
              * Task Date
              * Format: date-time
@@ -2803,6 +2952,165 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    put_oauth_client_api_v1_admin_oauth_clients__app_id__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OAuthClientIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClientOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description set by KONNECTZ_OAUTH_CLIENTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    delete_oauth_client_api_v1_admin_oauth_clients__app_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClientOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
@@ -3713,6 +4021,64 @@ export interface operations {
             };
             /** @description Not allowed: the access level, the plan or the role does not allow this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    get_oauth_client_api_v1_apps__app_id__oauth_client_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClientOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6366,8 +6732,8 @@ export interface operations {
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
                 end_date?: string | null;
-                /** @description Only flows with at least one run of this outcome (Success or Error) */
-                status?: ("SUCCESS" | "ERROR") | null;
+                /** @description Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED (stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT or REFUSED */
+                status?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
             };
             header?: never;
             path?: never;
@@ -6426,7 +6792,8 @@ export interface operations {
         parameters: {
             query?: {
                 konnect_id?: number | null;
-                task_log_type?: ("SUCCESS" | "ERROR") | null;
+                /** @description SUCCESS, FILTERED, IN_DOUBT, REFUSED; ERROR takes every failed run */
+                task_log_type?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
                 /** @description On or after this day (UTC) */
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
@@ -6509,8 +6876,8 @@ export interface operations {
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
                 end_date?: string | null;
-                /** @description Only flows with at least one run of this outcome (Success or Error) */
-                status?: ("SUCCESS" | "ERROR") | null;
+                /** @description Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED (stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT or REFUSED */
+                status?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
             };
             header?: never;
             path?: never;

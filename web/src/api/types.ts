@@ -127,11 +127,14 @@ export interface EditKonnectResponse {
   status: KonnectStatus;
   canvas_json: Partial<CanvasJson> | null;
   webhook_url?: string | null;
+  /** A live flow whose saved changes wait beside the live version (KonnectEdit.draft_pending). */
+  draft_pending?: components['schemas']['KonnectEdit']['draft_pending'];
 }
 
 // ---- task logs --------------------------------------------------------------
 
-export type TaskLogType = 'SUCCESS' | 'ERROR';
+/** A task log's status (the api's enum): the values a task_log_type or history status filter takes. */
+export type TaskLogType = components['schemas']['TaskLogOut']['status'];
 
 export type TaskLog = components['schemas']['TaskLogOut'];
 

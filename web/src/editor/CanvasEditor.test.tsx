@@ -8,6 +8,7 @@ import { useSession } from '../lib/sessionStore';
 import { RequireSession } from '../shell/RequireSession';
 import { mockFetch, renderRoutes, type FetchCall } from '../test/utils';
 import { CanvasEditor } from './CanvasEditor';
+import { LIVE_PROMPT } from './EditorTopBar';
 import { apiApp, webhookApp } from './model/fixtures';
 import { WEBHOOK_URL_MISSING } from './nodes/webhook/WebhookNode';
 
@@ -233,6 +234,55 @@ describe('CanvasEditor', () => {
     expect(await screen.findByText('Do You Want to Save the Flow?')).toBeInTheDocument();
     await userEvent.click(screen.getByTestId('leave-no'));
     await waitFor(() => expect(router.state.location.pathname).toBe('/flows/home'));
+  });
+
+  function liveFlow(status: 'Published' | 'Draft' = 'Published') {
+    const saved = {
+      apps: [
+        {
+          id: 'node-1',
+          type: 'WebhookInner',
+          position: { x: 0, y: 0 },
+          data: {
+            node_id: 'node-1',
+            app_detail: { ...webhookApp, app_index: 1, side: 'left', webhook_url: 'http://127.0.0.1:8081/hooks/abc' },
+            selectedEvent: { id: 'catch_hook', name: 'Catch Webhook' },
+            app_status: { type: 'Success' },
+            configResponses: [],
+          },
+        },
+      ],
+      links: [],
+      dataForSelect: {},
+      flowName: 'Live one',
+    };
+    return backend((c) =>
+      c.url === '/api/v1/konnects/4/edit'
+        ? { body: { konnect_id: 4, konnect_name: 'Live one', status, draft_pending: false, canvas_json: saved } }
+        : undefined,
+    );
+  }
+
+  it('leaves an unchanged published flow without asking to save, and calls nothing', async () => {
+    const calls = liveFlow();
+    const { router } = renderEditor('/create/4');
+    expect(await screen.findByTestId('editor-live')).toHaveTextContent('Live');
+    await userEvent.click(screen.getByTestId('editor-dashboard'));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/flows/home'));
+    expect(screen.queryByText('Do You Want to Save the Flow?')).not.toBeInTheDocument();
+    expect(calls.filter((c) => /save_konnect|publish_konnect|update_status|delete/.test(c.url))).toHaveLength(0);
+  });
+
+  it('asks before leaving a changed live flow, saying the live version keeps running', async () => {
+    liveFlow();
+    renderEditor('/create/4');
+    expect(await screen.findByTestId('editor-live')).toBeInTheDocument();
+    await userEvent.type(screen.getByTestId('flow-name'), ' v2');
+    await userEvent.click(screen.getByTestId('editor-dashboard'));
+    expect(await screen.findByText('Do You Want to Save the Flow?')).toBeInTheDocument();
+    expect(screen.getByText(LIVE_PROMPT)).toBeInTheDocument();
+    expect(screen.getByTestId('leave-yes')).toHaveTextContent('Save as pending draft');
+    expect(screen.getByTestId('leave-publish')).toHaveTextContent('Publish');
   });
 
   it('ends the session on a 401', async () => {

@@ -1,20 +1,27 @@
 import { HomeOutlined } from '@ant-design/icons';
-import { Button, Modal, Space } from 'antd';
+import { Button, Modal, Space, Tag, Tooltip } from 'antd';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { ThemeSwitch } from '../shell/ThemeSwitch';
 import { deleteDraft } from './api/editorApi';
 import { FlowNameInput } from './components/FlowNameInput';
 import { useEditor, useEditorStoreApi } from './EditorContext';
+import { hasUnsavedChanges } from './store';
 import { useSaveFlow } from './useSaveFlow';
 
 export const SAVE_PROMPT = 'Do You Want to Save the Flow?';
+/** The prompt's text for a live flow: what each choice does to the live version. */
+export const LIVE_PROMPT =
+  'This flow is live. Save keeps the live version running and stores your changes as a pending draft beside it; Publish makes them live; No leaves without saving.';
+export const LIVE_SAVE_HINT = 'Saves your changes beside the live version, which keeps running until you publish them.';
 
 /** Dashboard (with the save prompt), the flow name, the theme switch, Save and Publish. */
 export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
   const navigate = useNavigate();
   const store = useEditorStoreApi();
   const hasNodes = useEditor((s) => s.apps.length > 0);
+  const live = useEditor((s) => s.loadedStatus === 'Published');
+  const pending = useEditor((s) => s.draftPending);
   const { save, saving } = useSaveFlow();
   const [prompt, setPrompt] = useState(false);
 
@@ -27,15 +34,28 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
 
   return (
     <div className="kz-editor-bar">
-      <Button icon={<HomeOutlined />} onClick={() => (hasNodes ? setPrompt(true) : navigate('/flows/home'))} data-testid="editor-dashboard">
+      <Button
+        icon={<HomeOutlined />}
+        onClick={() => (hasNodes && hasUnsavedChanges(store.getState()) ? setPrompt(true) : navigate('/flows/home'))}
+        data-testid="editor-dashboard"
+      >
         Dashboard
       </Button>
       <FlowNameInput />
+      {live ? (
+        <Tooltip title={pending ? 'Saved changes wait beside the live version until you publish them.' : 'This flow is published and runs.'}>
+          <Tag color={pending ? 'blue' : 'green'} data-testid="editor-live">
+            {pending ? 'Live · unpublished changes' : 'Live'}
+          </Tag>
+        </Tooltip>
+      ) : null}
       <Space className="kz-editor-actions">
         <ThemeSwitch />
-        <Button onClick={() => void save(false)} loading={saving === 'save'} disabled={saving !== null} data-testid="save-flow">
-          Save
-        </Button>
+        <Tooltip title={live ? LIVE_SAVE_HINT : undefined}>
+          <Button onClick={() => void save(false)} loading={saving === 'save'} disabled={saving !== null} data-testid="save-flow">
+            {live ? 'Save as draft' : 'Save'}
+          </Button>
+        </Tooltip>
         <Button type="primary" onClick={() => void save(true)} loading={saving === 'publish'} disabled={saving !== null} data-testid="publish-flow">
           Publish
         </Button>
@@ -50,7 +70,7 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
           </Button>,
           <Button
             key="yes"
-            type="primary"
+            type={live ? 'default' : 'primary'}
             loading={saving === 'save'}
             onClick={async () => {
               const ok = await save(false);
@@ -58,11 +78,27 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
             }}
             data-testid="leave-yes"
           >
-            Yes
+            {live ? 'Save as pending draft' : 'Yes'}
           </Button>,
+          ...(live
+            ? [
+                <Button
+                  key="publish"
+                  type="primary"
+                  loading={saving === 'publish'}
+                  onClick={async () => {
+                    const ok = await save(true);
+                    if (!ok) setPrompt(false);
+                  }}
+                  data-testid="leave-publish"
+                >
+                  Publish
+                </Button>,
+              ]
+            : []),
         ]}
       >
-        Your changes are kept as a draft when you save.
+        {live ? LIVE_PROMPT : 'Your changes are kept as a draft when you save.'}
       </Modal>
     </div>
   );

@@ -24,6 +24,8 @@ export function FlowLoader({ id, children }: { id: string | undefined; children:
           store.getState().loadSaved(fromCanvasJson(canvas, res.webhook_url), {
             konnectId: res.konnect_id,
             flowName: res.konnect_name ?? canvas.flowName ?? '',
+            status: res.status,
+            draftPending: res.draft_pending ?? false,
           });
         } else {
           void toast.warning('This flow cannot be opened in the editor.');

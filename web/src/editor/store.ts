@@ -25,6 +25,11 @@ export interface EditorState extends Flow {
 
   /** Tested nodes that were deleted (kept for undo, spec §4). */
   trash: FlowNode[];
+  /** The loaded flow's fingerprint ({@link flowFingerprint}): leaving without a change does not prompt. */
+  loadedFingerprint: string | null;
+  /** The loaded flow's status (Published: live) and whether saved changes wait beside the live version. */
+  loadedStatus: string | null;
+  draftPending: boolean;
 
   dispatch: (op: Operation, coalesceKey?: string) => void;
   /** Status and test results: applied without an undo step. */
@@ -39,7 +44,31 @@ export interface EditorState extends Flow {
   /** Puts dragged nodes back where the drag started (a refused move). */
   cancelDrag: () => void;
   setFlowName: (name: string) => void;
-  loadSaved: (flow: Flow, opts: { konnectId: number | null; flowName: string }) => void;
+  loadSaved: (
+    flow: Flow,
+    opts: { konnectId: number | null; flowName: string; status?: string | null; draftPending?: boolean },
+  ) => void;
+}
+
+/** Node data that the editor changes by itself (status spinners, collapsed sections): not an edit. */
+const VOLATILE_DATA = new Set(['app_status']);
+
+/** What saving would store of the flow (nodes, links, positions, name), without the editor's own UI state. */
+export function flowFingerprint(state: Pick<EditorState, 'apps' | 'links' | 'flowName'>): string {
+  const apps = state.apps.map((n) => ({
+    id: n.id,
+    type: n.type,
+    x: Math.round(n.position.x),
+    y: Math.round(n.position.y),
+    data: Object.fromEntries(Object.entries(n.data as Record<string, unknown>).filter(([k]) => !VOLATILE_DATA.has(k))),
+  }));
+  const links = state.links.map((l) => [l.id, l.source, l.target, l.sourceHandle ?? null, l.targetHandle ?? null]);
+  return JSON.stringify({ apps, links, name: state.flowName.trim() });
+}
+
+/** True when the canvas differs from what was loaded (always, for a flow that was never saved). */
+export function hasUnsavedChanges(state: EditorState): boolean {
+  return state.loadedFingerprint === null || flowFingerprint(state) !== state.loadedFingerprint;
 }
 
 function pushCapped(stack: Flow[], item: Flow): Flow[] {
@@ -61,6 +90,9 @@ export function createEditorStore(initial?: Partial<Flow>) {
     dragStart: null,
     lastCoalesceKey: null,
     trash: [],
+    loadedFingerprint: null,
+    loadedStatus: null,
+    draftPending: false,
 
     dispatch: (op, coalesceKey) => {
       const state = get();
@@ -143,7 +175,7 @@ export function createEditorStore(initial?: Partial<Flow>) {
 
     setFlowName: (name) => set({ flowName: name, nameSet: name.trim() !== '' }),
 
-    loadSaved: (flow, { konnectId, flowName }) =>
+    loadSaved: (flow, { konnectId, flowName, status = null, draftPending = false }) =>
       set({
         apps: flow.apps,
         links: flow.links,
@@ -153,6 +185,9 @@ export function createEditorStore(initial?: Partial<Flow>) {
         flowName,
         nameSet: flowName.trim() !== '',
         lastCoalesceKey: null,
+        loadedFingerprint: flowFingerprint({ apps: flow.apps, links: flow.links, flowName }),
+        loadedStatus: status,
+        draftPending,
       }),
   }));
 }

@@ -6,6 +6,7 @@ import { $api } from '../api/typed';
 import type { KonnectListItem } from '../api/types';
 import { DASHBOARD_PAGE_SIZE, DASHBOARD_RECENT, PREMIUM_PRICE } from '../lib/constants';
 import { flowLabel, statusLabel } from '../lib/names';
+import { RunCountTags } from '../lib/taskStatus';
 import { clearSession } from '../lib/session';
 import { formatDate, TaskLogModal } from './flows/TaskLogModal';
 
@@ -58,6 +59,11 @@ export function Dashboard() {
       title: 'Status',
       key: 'status',
       render: (_, k) => <Tag color={k.status === 'Published' ? 'green' : 'default'}>{statusLabel(k.status)}</Tag>,
+    },
+    {
+      title: 'Runs',
+      key: 'runs',
+      render: (_, k) => <RunCountTags counts={k} testId={`recent-counts-${k.id}`} />,
     },
     {
       title: 'Logs',

@@ -5,16 +5,18 @@ Every function is scoped to one owner; deleted flows (status DELETED) are never 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
-from typing import Literal
+from typing import Any, Literal
 
 from sqlalchemy import ScalarSelect, Select, case, exists, func, select, true
 from sqlalchemy.orm import Session, aliased, defer
 
 from konnectz_api.models import Konnect, TaskLog, User
 from konnectz_api.params import like_pattern
+from konnectz_api.task_status import ERROR_STATUSES, statuses_for
 
 DELETED = "DELETED"
 HOME: Literal["home"] = "home"
@@ -26,7 +28,9 @@ FolderFilter = int | Literal["home"] | None
 class Page:
     konnects: list[Konnect]
     total: int
-    counts: dict[int, tuple[int, int]]  # konnect id -> (success, error) task logs
+    counts: dict[int, tuple[int, int, int]]  # konnect id -> (success, error, filtered) task logs
+    #: konnect id -> published_spec.trigger of the Published ones (what the lists show of the live trigger)
+    triggers: dict[int, Any] = dataclasses.field(default_factory=dict)
 
 
 def day_start(d: date) -> datetime:
@@ -62,25 +66,31 @@ def _filtered(
         stmt = stmt.where(Konnect.folder_id == folder)
     if log_status is not None:
         stmt = stmt.where(
-            exists().where(TaskLog.owner_id == owner_id, TaskLog.konnect_id == Konnect.id, TaskLog.status == log_status)
+            exists().where(
+                TaskLog.owner_id == owner_id,
+                TaskLog.konnect_id == Konnect.id,
+                TaskLog.status.in_(statuses_for(log_status)),
+            )
         )
     return stmt
 
 
-def task_counts(session: Session, *, owner_id: int, konnect_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
-    """(success, error) task logs per konnect, counted in the database."""
+def task_counts(session: Session, *, owner_id: int, konnect_ids: Sequence[int]) -> dict[int, tuple[int, int, int]]:
+    """(success, error, filtered) task logs per konnect, counted in the database (error: ERROR,
+    IN_DOUBT and REFUSED)."""
     if not konnect_ids:
         return {}
     rows = session.execute(
         select(
             TaskLog.konnect_id,
             func.count(case((TaskLog.status == "SUCCESS", 1))),
-            func.count(case((TaskLog.status == "ERROR", 1))),
+            func.count(case((TaskLog.status.in_(ERROR_STATUSES), 1))),
+            func.count(case((TaskLog.status == "FILTERED", 1))),
         )
         .where(TaskLog.owner_id == owner_id, TaskLog.konnect_id.in_(list(konnect_ids)))
         .group_by(TaskLog.konnect_id)
     )
-    return {kid: (ok, err) for kid, ok, err in rows}
+    return {kid: (ok, err, filtered) for kid, ok, err, filtered in rows}
 
 
 def list_page(
@@ -118,15 +128,26 @@ def list_page(
     )
     row_konnect = aliased(Konnect, page)
 
-    def log_count(status: str) -> ScalarSelect[int]:
+    def log_count(*statuses: str) -> ScalarSelect[int]:
         return (
             select(func.count())
-            .where(TaskLog.owner_id == owner_id, TaskLog.konnect_id == page.c.id, TaskLog.status == status)
+            .where(TaskLog.owner_id == owner_id, TaskLog.konnect_id == page.c.id, TaskLog.status.in_(statuses))
             .scalar_subquery()
         )
 
+    live = aliased(Konnect)
+    trigger = (
+        select(live.published_spec["trigger"]).where(live.id == page.c.id, live.status == "Published").scalar_subquery()
+    )
     rows = session.execute(
-        select(row_konnect, page.c.total, log_count("SUCCESS"), log_count("ERROR"))
+        select(
+            row_konnect,
+            page.c.total,
+            log_count("SUCCESS"),
+            log_count(*ERROR_STATUSES),
+            log_count("FILTERED"),
+            trigger,
+        )
         .options(defer(row_konnect.published_spec))
         .order_by(page.c.created_at.desc(), page.c.id.desc())
     ).all()
@@ -134,7 +155,12 @@ def list_page(
         total = int(rows[0][1])
     else:  # past the last page: the window had no row to carry the total
         total = session.scalar(select(func.count()).select_from(stmt.with_only_columns(Konnect.id).subquery())) or 0
-    return Page([r[0] for r in rows], total, {r[0].id: (int(r[2]), int(r[3])) for r in rows})
+    return Page(
+        [r[0] for r in rows],
+        total,
+        {r[0].id: (int(r[2]), int(r[3]), int(r[4])) for r in rows},
+        {r[0].id: r[5] for r in rows if r[5] is not None},
+    )
 
 
 def owned_ids(session: Session, *, owner_id: int, ids: Sequence[int]) -> set[int]:

@@ -21,6 +21,7 @@ from psycopg import AsyncConnection, AsyncCursor
 from konnectz_api.crud.konnects import DELETED, HOME, FolderFilter, day_end, day_start
 from konnectz_api.crud.task_payloads import LOG_POSITION, PURGED_MESSAGE, is_stub
 from konnectz_api.params import like_pattern
+from konnectz_api.task_status import statuses_for
 
 Conn = AsyncConnection[tuple[Any, ...]]
 
@@ -54,7 +55,7 @@ async def session_row_of(cur: AsyncCursor[tuple[Any, ...]]) -> SessionRow | None
 # konnects: id, konnect_name, status, created_at, folder_id, webhook_token, app_names, and canvas_json only
 # where app_names was never derived (rows written without the ORM): the lists never load whole canvases.
 KONNECT_COLUMNS = (
-    "k.id, k.konnect_name, k.status, k.created_at, k.folder_id, k.webhook_token, k.app_names, "
+    "k.id, k.konnect_name, k.status, k.created_at, k.folder_id, k.webhook_token, k.app_names, k.draft_pending, "
     "CASE WHEN k.app_names IS NULL THEN k.canvas_json END AS canvas_json"
 )
 
@@ -62,7 +63,8 @@ KONNECT_COLUMNS = (
 @dataclass(frozen=True, slots=True)
 class KonnectPage:
     #: (id, konnect_name, status, created_at, folder_id, webhook_token, app_names, canvas_json or None,
-    #:  success, error)
+    #:  success, error (ERROR, IN_DOUBT, REFUSED), filtered, draft_pending, live trigger (published_spec.trigger
+    #:  of a Published flow, else None))
     rows: list[tuple[Any, ...]]
     total: int
 
@@ -112,9 +114,9 @@ async def konnect_page(
     if log_status is not None:
         where.append(
             "EXISTS (SELECT 1 FROM task_logs l WHERE l.owner_id = %(owner)s AND l.konnect_id = k.id "
-            "AND l.status = %(log_status)s)"
+            "AND l.status = ANY(%(log_status)s))"
         )
-        params["log_status"] = log_status
+        params["log_status"] = list(statuses_for(log_status))
     filtered = f"FROM konnects k WHERE {' AND '.join(where)}"
     params["limit"] = page_size
     params["offset"] = (page_index - 1) * page_size
@@ -126,7 +128,11 @@ async def konnect_page(
         "(SELECT count(*) FROM task_logs l WHERE l.owner_id = %(owner)s AND l.konnect_id = p.id "
         "AND l.status = 'SUCCESS'), "
         "(SELECT count(*) FROM task_logs l WHERE l.owner_id = %(owner)s AND l.konnect_id = p.id "
-        "AND l.status = 'ERROR') "
+        "AND l.status IN ('ERROR', 'IN_DOUBT', 'REFUSED')), "
+        "(SELECT count(*) FROM task_logs l WHERE l.owner_id = %(owner)s AND l.konnect_id = p.id "
+        "AND l.status = 'FILTERED'), "
+        "p.draft_pending, "
+        "(SELECT s.published_spec -> 'trigger' FROM konnects s WHERE s.id = p.id AND p.status = 'Published') "
         f"FROM (SELECT {KONNECT_COLUMNS}, count(*) OVER () AS total {filtered} "
         "ORDER BY k.created_at DESC, k.id DESC LIMIT %(limit)s OFFSET %(offset)s) p "
         "ORDER BY p.created_at DESC, p.id DESC",
@@ -134,7 +140,7 @@ async def konnect_page(
     )
     rows = await cur.fetchall()
     if rows:
-        return KonnectPage([(*r[:8], r[9], r[10]) for r in rows], int(rows[0][8]))
+        return KonnectPage([(*r[:8], *r[9:14]) for r in rows], int(rows[0][8]))
     if page_index == 1:  # nothing on the first page: nothing at all
         return KonnectPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)
@@ -211,8 +217,8 @@ async def task_log_page(
         params["konnect"] = konnect_id
         params["deleted"] = DELETED
     if log_type is not None:
-        where.append("t.status = %(log_type)s")
-        params["log_type"] = log_type
+        where.append("t.status = ANY(%(log_type)s)")
+        params["log_type"] = list(statuses_for(log_type))
     if start_date is not None:
         where.append("t.task_date >= %(start)s")
         params["start"] = day_start(start_date)

@@ -16,9 +16,9 @@ from konnectz_api import oauth
 from konnectz_api.app_calls import AppCallError, app_client
 from konnectz_api.broker import cipher, connect_oauth_account, connect_token_account, oauth_client
 from konnectz_api.catalogue import AppIndex, get_index
-from konnectz_api.crud import app_accounts, members
-from konnectz_api.deps import AccountAt, CurrentUser, SessionDep, SettingsDep
-from konnectz_api.errors import BadRequest, NotFound
+from konnectz_api.crud import app_accounts, members, oauth_clients
+from konnectz_api.deps import AccountAt, CurrentUser, SessionDep, SettingsDep, SignedInUser
+from konnectz_api.errors import BadRequest, Conflict, Forbidden, NotFound
 from konnectz_api.models import User
 from konnectz_api.schemas import (
     AccountStatusOut,
@@ -29,11 +29,14 @@ from konnectz_api.schemas import (
     AuthUrlIn,
     AuthUrlOut,
     Message,
+    OAuthClientIn,
+    OAuthClientOut,
     TokenFieldOut,
     UpdateAccountStatusIn,
     UpdateLabelIn,
 )
-from konnectz_runner.manifest import App
+from konnectz_api.step_secrets import MASK
+from konnectz_runner.manifest import App, TokenField
 
 router = APIRouter(prefix="/api/v1", tags=["app accounts"])
 
@@ -49,6 +52,12 @@ def _app(index: AppIndex, app_id: int) -> App:
     if app is None:
         raise NotFound(f"App {app_id} not found")
     return app
+
+
+def _token_fields(fields: list[TokenField]) -> list[TokenFieldOut]:
+    return [
+        TokenFieldOut(id=f.key, name=f.label, instructions=f.help, secret=f.secret, required=f.required) for f in fields
+    ]
 
 
 def _check_redirect(settings: SettingsDep, redirect_url: str) -> str:
@@ -89,14 +98,19 @@ def auth_url(
     if auth.type == "none":
         return AuthUrlOut(type="none", auth_url=None)
     if auth.type != "oauth2":
-        fields = [
-            TokenFieldOut(id=f.key, name=f.label, instructions=f.help, secret=f.secret, required=f.required)
-            for f in auth.fields
-        ]
-        return AuthUrlOut(type="token", auth_url=None, fields=fields, instructions=auth.instructions)
+        return AuthUrlOut(
+            type="token", auth_url=None, fields=_token_fields(auth.fields), instructions=auth.instructions
+        )
+    if body.method == "token":
+        if auth.token_method is None:
+            raise BadRequest(f"{app.name} connects through OAuth2 only")
+        method = auth.token_method
+        return AuthUrlOut(
+            type="token", auth_url=None, fields=_token_fields(method.fields), instructions=method.instructions
+        )
     redirect_url = _check_redirect(settings, body.redirect_url)
     try:
-        client = oauth_client(settings, app)
+        client = oauth_client(session, settings, app)
     except AppCallError as exc:
         raise BadRequest(str(exc)) from exc
     if body.app_user_id is not None:
@@ -139,8 +153,12 @@ async def authorization(
         async with app_client(settings) as (http, guard):
             if app.auth.type == "none":
                 raise BadRequest(f"{app.name} needs no account")
-            if app.auth.type != "oauth2":
-                unknown = set(body.auth_response) - {f.key for f in app.auth.fields}
+            token_method = app.auth.token_method if body.method == "token" else None
+            if body.method == "token" and app.auth.type == "oauth2" and token_method is None:
+                raise BadRequest(f"{app.name} connects through OAuth2 only")
+            if app.auth.type != "oauth2" or token_method is not None:
+                fields = token_method.fields if token_method is not None else app.auth.fields
+                unknown = set(body.auth_response) - {f.key for f in fields}
                 if unknown:
                     raise BadRequest(f"Unknown fields: {', '.join(sorted(unknown))}")
                 account = await connect_token_account(
@@ -152,6 +170,7 @@ async def authorization(
                     app=app,
                     values=body.auth_response,
                     count=count,
+                    fields=fields,
                 )
             else:
                 if "error" in body.auth_response:
@@ -176,7 +195,7 @@ async def authorization(
                     http,
                     guard,
                     app,
-                    oauth_client(settings, app),
+                    oauth_client(session, settings, app),
                     code=code,
                     verifier=verifier,
                     redirect_url=pending.redirect_url,
@@ -232,3 +251,103 @@ def update_status(
         return JSONResponse({"message": "FAILURE", "details": IN_USE}, status_code=409)
     app_accounts.remove_account(session, account=account)
     return AccountStatusOut(message="SUCCESS", details="Account removed")
+
+
+# --- OAuth apps entered in the UI (konnectz_api.crud.oauth_clients: who may, and env-wins) ---------------
+
+OAUTH_RESPONSE_PATH = "/oauth/response"
+OAuthAppIdPath = Annotated[int, Path(ge=1, lt=2**31)]
+
+
+def _oauth_app(index: AppIndex, app_id: int) -> App:
+    app = _app(index, app_id)
+    if app.auth.type != "oauth2":
+        raise BadRequest(f"{app.name} does not use OAuth2")
+    return app
+
+
+def _client_out(session: SessionDep, settings: SettingsDep, app: App, *, can_configure: bool) -> OAuthClientOut:
+    found = oauth_clients.resolve(session, settings, app.key, cipher=None)
+    return OAuthClientOut(
+        app_id=app.id,
+        app_key=app.key,
+        configured=found is not None,
+        source=found.source if found else None,
+        client_id=found.client_id if found and can_configure else None,
+        client_secret=MASK if found and can_configure else None,
+        redirect_url=settings.public_url.rstrip("/") + OAUTH_RESPONSE_PATH,
+        can_configure=can_configure,
+        token_method=app.auth.token_method.label if app.auth.token_method else None,
+    )
+
+
+def oauth_admin(user: SignedInUser, session: SessionDep) -> User:
+    """An administrator (is_admin, or the single account holder of the install); checked before the body."""
+    if not oauth_clients.can_configure(session, user):
+        raise Forbidden("Only an administrator can configure OAuth apps.")
+    return user
+
+
+OAuthAdmin = Annotated[User, Depends(oauth_admin)]
+
+
+@router.get(
+    "/apps/{app_id}/oauth_client",
+    response_model=OAuthClientOut,
+    tags=["apps"],
+    summary="Whether an OAuth2 app can be connected on this server, and the redirect URL to register",
+)
+def get_oauth_client(
+    app_id: OAuthAppIdPath, user: SignedInUser, session: SessionDep, settings: SettingsDep, index: IndexDep
+) -> OAuthClientOut:
+    app = _oauth_app(index, app_id)
+    return _client_out(session, settings, app, can_configure=oauth_clients.can_configure(session, user))
+
+
+@router.put(
+    "/admin/oauth_clients/{app_id}",
+    response_model=OAuthClientOut,
+    summary="Enter an OAuth2 app's client id and secret (administrators; the secret is stored encrypted)",
+    responses={403: {"description": "not an administrator"}, 409: {"description": "set by KONNECTZ_OAUTH_CLIENTS"}},
+)
+def put_oauth_client(
+    app_id: OAuthAppIdPath,
+    body: OAuthClientIn,
+    user: OAuthAdmin,
+    session: SessionDep,
+    settings: SettingsDep,
+    index: IndexDep,
+) -> OAuthClientOut:
+    app = _oauth_app(index, app_id)
+    found = oauth_clients.resolve(session, settings, app.key, cipher=None)
+    if found is not None and found.source == "environment":
+        raise Conflict(
+            f"{app.name}'s OAuth app is set by KONNECTZ_OAUTH_CLIENTS on the server, which wins; change it there"
+        )
+    secret = body.client_secret.strip()
+    keep = secret in ("", MASK)
+    if keep and found is None:
+        raise BadRequest("Please fill Client Secret")
+    oauth_clients.save(
+        session,
+        app_key=app.key,
+        client_id=body.client_id.strip(),
+        client_secret=None if keep else secret,
+        cipher=cipher(settings),
+        user_id=user.id,
+    )
+    return _client_out(session, settings, app, can_configure=True)
+
+
+@router.delete(
+    "/admin/oauth_clients/{app_id}",
+    response_model=OAuthClientOut,
+    summary="Remove an OAuth2 app's client entered in the UI (administrators)",
+    responses={403: {"description": "not an administrator"}},
+)
+def delete_oauth_client(
+    app_id: OAuthAppIdPath, user: OAuthAdmin, session: SessionDep, settings: SettingsDep, index: IndexDep
+) -> OAuthClientOut:
+    app = _oauth_app(index, app_id)
+    oauth_clients.remove(session, app.key)
+    return _client_out(session, settings, app, can_configure=True)

@@ -20,6 +20,7 @@ from konnectz_api.deployer import DeployConflict, Deployer, DeployError, LocalDe
 from konnectz_api.deps import AccountAt, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
+from konnectz_api.live_trigger import live_trigger
 from konnectz_api.models import Konnect, User, konnect_app_names
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
 from konnectz_api.replies import json_reply
@@ -73,7 +74,8 @@ def to_items(page: konnect_crud.Page, settings: Settings) -> list[KonnectItem]:
     for k in page.konnects:
         names = k.app_names or konnect_app_names(k.canvas_json)
         left, right = names["left"], names["right"]
-        ok, err = page.counts.get(k.id, (0, 0))
+        ok, err, filtered = page.counts.get(k.id, (0, 0, 0))
+        kind, schedule = live_trigger(page.triggers.get(k.id))
         items.append(
             KonnectItem(
                 id=k.id,
@@ -82,9 +84,13 @@ def to_items(page: konnect_crud.Page, settings: Settings) -> list[KonnectItem]:
                 created_at=k.created_at,
                 success_task_count=ok,
                 error_task_count=err,
+                filtered_task_count=filtered,
                 left_app=LeftApp(name=left) if left else None,
                 right_apps=[RightApp(app_name=n) for n in right],
                 webhook_url=webhook_url(settings, k),
+                trigger_kind=kind,
+                schedule=schedule,
+                draft_pending=k.draft_pending,
                 folder_id=k.folder_id,
             )
         )
@@ -95,10 +101,11 @@ def item_dicts(rows: list[tuple[Any, ...]], settings: Settings) -> list[dict[str
     """The ``KonnectItem`` replies of :func:`konnectz_api.crud.reads.konnect_page` rows, as plain dicts."""
     base = settings.webhook_base_url.rstrip("/")
     items = []
-    for kid, name, status, created_at, folder_id, token, names, canvas, ok, err in rows:
+    for kid, name, status, created_at, folder_id, token, names, canvas, ok, err, filtered, pending, live in rows:
         if names is None:
             names = konnect_app_names(canvas)
         left, right = names["left"], names["right"]
+        kind, schedule = live_trigger(live)
         items.append(
             {
                 "id": kid,
@@ -107,9 +114,13 @@ def item_dicts(rows: list[tuple[Any, ...]], settings: Settings) -> list[dict[str
                 "created_at": created_at,
                 "success_task_count": ok,
                 "error_task_count": err,
+                "filtered_task_count": filtered,
                 "left_app": {"name": left} if left else None,
                 "right_apps": [{"app_name": n} for n in right],
                 "webhook_url": f"{base}/hooks/{token}",
+                "trigger_kind": kind,
+                "schedule": schedule,
+                "draft_pending": bool(pending),
                 "folder_id": folder_id,
                 "phase": None,
             }
@@ -175,6 +186,7 @@ def edit_konnect(konnect_id: IdPath, user: CurrentUser, session: SessionDep, set
         konnect_id=k.id,
         konnect_name=k.konnect_name,
         status=k.status,
+        draft_pending=k.status == "Published" and k.draft_pending,
         canvas_json=step_secrets.mask_canvas(k.canvas_json),
         webhook_url=webhook_url(settings, k),
     )
@@ -215,6 +227,12 @@ def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn, settings:
     return konnect
 
 
+#: Save on a live flow: what the user is told (the flow stays live).
+PENDING_SAVED = (
+    "Changes saved as a draft beside the live version: the live flow keeps running. Publish to make them live."
+)
+
+
 def _reply(settings: Settings, konnect: Konnect, message: str) -> SaveKonnectOut:
     return SaveKonnectOut(
         status="SUCCESS",
@@ -222,6 +240,7 @@ def _reply(settings: Settings, konnect: Konnect, message: str) -> SaveKonnectOut
         konnect_id=konnect.id,
         konnect_status=konnect.status,
         webhook_url=webhook_url(settings, konnect),
+        draft_pending=konnect.status == "Published" and konnect.draft_pending,
     )
 
 
@@ -265,6 +284,7 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
     konnect.status = "Published"
     konnect.published_spec = spec.model_dump(mode="json")
     konnect.published_at = datetime.now(UTC)
+    konnect.draft_pending = False
     session.commit()
     return _reply(settings, konnect, "Konnect published successfully")
 
@@ -277,16 +297,19 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
 async def save_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
 ) -> Any:
-    """Save as draft; with ``publish: true`` this is the same as publish_konnect."""
+    """Save as draft; with ``publish: true`` this is the same as publish_konnect.
+
+    Saving a Published flow keeps it live: the changes are stored beside the live version
+    (``draft_pending``), which keeps running until Publish (a publish that fails keeps them pending
+    too). Taking a flow offline is only ``update_status`` Draft."""
     konnect = _store_draft(session, user, body, settings)
+    if konnect.status == "Published":
+        konnect.draft_pending = True
     session.commit()
     if body.publish:
         return await _publish(konnect, user, session, settings, deployer)
-    if konnect.status == "Published":  # the spec: Save keeps the flow as Draft
-        await _unpublish(konnect, deployer, session, settings)
-        konnect.status = "Draft"
-        konnect.published_spec = None
-        session.commit()
+    if konnect.status == "Published":
+        return _reply(settings, konnect, PENDING_SAVED)
     return _reply(settings, konnect, "Konnect saved as draft")
 
 
@@ -322,7 +345,8 @@ _STATUS_ACCESS = AccountAt(UpdateStatusIn, lambda b: members.status_level(b.stat
     responses={404: {"model": Message}, 409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
     summary="Publish, withdraw (Draft) or delete (DELETED) a flow",
     description="`Published` compiles the flow and hands it to the runners; `Draft` withdraws it from the "
-    "runners; `DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` "
+    "runners (the only way to take a live flow offline: saving a live flow keeps it live); "
+    "`DELETED` withdraws it and hides it from every list (the SPA's delete). On success `message` "
     "is `SUCCESS` and `details` says what happened; a flow the deployer cannot withdraw stays as it was (503).",
 )
 async def update_status(
@@ -345,6 +369,7 @@ async def update_status(
             await _unpublish(konnect, deployer, session, settings)
         konnect.status = body.status
         konnect.published_spec = None
+        konnect.draft_pending = False
         session.commit()
         withdrawn = "withdrawn from the runners and " if was_published else ""
         details = f"Flow {withdrawn}deleted" if body.status == DELETED else f"Flow {withdrawn}saved as draft"

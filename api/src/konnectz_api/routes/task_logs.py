@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
@@ -21,15 +21,22 @@ from konnectz_api.replay import replay_run, replay_run_id
 from konnectz_api.replies import json_reply
 from konnectz_api.routes.konnects import item_dicts
 from konnectz_api.schemas import KonnectList, Message, ReplayOut, TaskList, TaskLogList, TaskOut
+from konnectz_api.task_status import ERROR_STATUSES, TaskLogStatus
 
 router = APIRouter(prefix="/api/v1/task_logs", tags=["task logs"])
 
 HISTORY_PAGE_SIZE = 30
-LogType = Literal["SUCCESS", "ERROR"]
+#: SUCCESS, FILTERED, IN_DOUBT, REFUSED select that status; ERROR every failed run (ERROR, IN_DOUBT,
+#: REFUSED), as before the finer statuses (konnectz_api.task_status).
+LogType = TaskLogStatus
 StartDate = Annotated[date | None, Query(description="On or after this day (UTC)")]
 EndDate = Annotated[date | None, Query(description="On or before this day (UTC)")]
 HistoryStatus = Annotated[
-    LogType | None, Query(description="Only flows with at least one run of this outcome (Success or Error)")
+    LogType | None,
+    Query(
+        description="Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED "
+        "(stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT or REFUSED"
+    ),
 ]
 _HISTORY = (
     "Flow history: the signed-in user's flows (newest first) with the number of successful and failed runs. "
@@ -125,7 +132,9 @@ async def search_history(
 async def task_logs(
     reader: Reader,
     konnect_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
-    task_log_type: LogType | None = None,
+    task_log_type: Annotated[
+        LogType | None, Query(description="SUCCESS, FILTERED, IN_DOUBT, REFUSED; ERROR takes every failed run")
+    ] = None,
     start_date: StartDate = None,
     end_date: EndDate = None,
     page_index: PageIndex = 1,
@@ -231,7 +240,7 @@ async def replay(
     log = crud.get_owned(session, owner_id=user.id, task_log_id=task_log_id)
     if log is None:
         raise NotFound(f"Task log {task_log_id} not found")
-    if log.status != "ERROR":
+    if log.status not in ERROR_STATUSES:
         raise Conflict("Only a failed run can be replayed")
     if log.replayed_as is not None and not again:
         reply = ReplayOut(

@@ -28,6 +28,7 @@ const konnects = [
     left_app: { name: 'Webhook' },
     right_apps: [{ app_name: 'API Call' }],
     webhook_url: 'http://127.0.0.1:8080/hooks/published',
+    trigger_kind: 'webhook',
     folder_id: null,
   },
 ];

@@ -4,12 +4,14 @@ import {
   Button,
   Empty,
   Input,
+  Modal,
   Popconfirm,
   Result,
   Select,
   Space,
   Switch,
   Table,
+  Tag,
   Tooltip,
   Typography,
   type ButtonProps,
@@ -23,6 +25,7 @@ import type { KonnectListItem } from '../../api/types';
 import { FLOW_SEARCH_MIN, FLOWS_PAGE_SIZE } from '../../lib/constants';
 import { CopyButton } from '../../lib/CopyButton';
 import { flowLabel, statusLabel } from '../../lib/names';
+import { RunCountTags } from '../../lib/taskStatus';
 import { useToast } from '../../lib/useToast';
 import { FolderSidebar, invalidateFlows } from './FolderSidebar';
 import { TaskLogModal } from './TaskLogModal';
@@ -37,6 +40,36 @@ function useDebounced<T>(value: T, ms: number): T {
     return () => window.clearTimeout(t);
   }, [value, ms]);
   return debounced;
+}
+
+/** What taking a flow offline does, said in its confirmation. */
+export const OFFLINE_CONSEQUENCE = 'Its webhook will stop answering; runs stop. Its task logs stay.';
+
+/** Only webhook-like triggers have a URL that starts runs: a schedule shows when it runs, a poll what it does. */
+export function TriggerCell({ flow }: { flow: KonnectListItem }) {
+  if (flow.status !== 'Published') return <Typography.Text type="secondary">-</Typography.Text>;
+  if (flow.trigger_kind === 'schedule') {
+    return (
+      <Typography.Text data-testid={`flow-schedule-${flow.id}`}>{flow.schedule ?? 'On a schedule'}</Typography.Text>
+    );
+  }
+  if (flow.trigger_kind === 'polling') {
+    return (
+      <Typography.Text type="secondary" data-testid={`flow-polling-${flow.id}`}>
+        Checks {flow.left_app?.name ?? 'the app'} for new items
+      </Typography.Text>
+    );
+  }
+  if (flow.trigger_kind !== 'webhook' && flow.trigger_kind !== 'form') return <Typography.Text type="secondary">-</Typography.Text>;
+  const url = flow.trigger_kind === 'form' ? flow.webhook_url.replace('/hooks/', '/forms/') : flow.webhook_url;
+  return (
+    <Space size="small" className="kz-webhook-cell">
+      <Typography.Text code ellipsis={{ tooltip: url }} data-testid={`flow-webhook-url-${flow.id}`}>
+        {url}
+      </Typography.Text>
+      <CopyButton size="small" text={url} testId={`flow-webhook-copy-${flow.id}`} />
+    </Space>
+  );
 }
 
 /** The spec's toast for a bulk move. */
@@ -64,6 +97,7 @@ export function FlowsPage() {
 function FlowList({ index }: { index: string }) {
   const navigate = useNavigate();
   const toast = useToast();
+  const [modal, modalHolder] = Modal.useModal();
   const [search, setSearch] = useState('');
   const [pageSize, setPageSize] = useState(FLOWS_PAGE_SIZE);
   const [logsFor, setLogsFor] = useState<KonnectListItem | null>(null);
@@ -126,6 +160,18 @@ function FlowList({ index }: { index: string }) {
     invalidateFlows();
   };
 
+  /** Taking a live flow offline is always explicit and confirmed, with what it does. */
+  const confirmOffline = (k: KonnectListItem) => {
+    void modal.confirm({
+      title: `Take "${flowLabel(k)}" offline?`,
+      content: OFFLINE_CONSEQUENCE,
+      okText: 'Take offline',
+      okButtonProps: { danger: true, 'data-testid': `flow-offline-ok-${k.id}` } as ButtonProps,
+      cancelText: 'Keep it live',
+      onOk: () => setStatus(k, 'Draft'),
+    });
+  };
+
   const move = async () => {
     if (selected.length === 0) {
       void toast.warning('No flows selected');
@@ -163,27 +209,29 @@ function FlowList({ index }: { index: string }) {
           <Switch
             size="small"
             checked={k.status === 'Published'}
-            onChange={(on) => void setStatus(k, on ? 'Published' : 'Draft')}
+            onChange={(on) => (on ? void setStatus(k, 'Published') : confirmOffline(k))}
             data-testid={`flow-switch-${k.id}`}
           />
           <span data-testid={`flow-status-${k.id}`}>{statusLabel(k.status)}</span>
+          {k.status === 'Published' && k.draft_pending ? (
+            <Tooltip title="Saved changes wait beside the live version; the live version keeps running until you publish them.">
+              <Tag color="blue" data-testid={`flow-pending-${k.id}`}>
+                Unpublished changes
+              </Tag>
+            </Tooltip>
+          ) : null}
         </Space>
       ),
     },
     {
-      title: 'Webhook URL',
+      title: 'Trigger',
       key: 'webhook',
-      render: (_, k) =>
-        k.status === 'Published' && k.webhook_url ? (
-          <Space size="small" className="kz-webhook-cell">
-            <Typography.Text code ellipsis={{ tooltip: k.webhook_url }} data-testid={`flow-webhook-url-${k.id}`}>
-              {k.webhook_url}
-            </Typography.Text>
-            <CopyButton size="small" text={k.webhook_url} testId={`flow-webhook-copy-${k.id}`} />
-          </Space>
-        ) : (
-          <Typography.Text type="secondary">-</Typography.Text>
-        ),
+      render: (_, k) => <TriggerCell flow={k} />,
+    },
+    {
+      title: 'Runs',
+      key: 'runs',
+      render: (_, k) => <RunCountTags counts={k} testId={`flow-counts-${k.id}`} />,
     },
     {
       title: 'Actions',
@@ -213,6 +261,7 @@ function FlowList({ index }: { index: string }) {
 
   return (
     <>
+      {modalHolder}
       <div className="kz-toolbar kz-flows-toolbar">
         <Input
           allowClear

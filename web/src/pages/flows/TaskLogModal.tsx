@@ -1,9 +1,10 @@
-/** Per-flow task logs: Success and Error tabs, a log list, details and tasks of one log. */
+/** Per-flow task logs: Success, Stopped by filter and Error tabs, a log list (each run's status in words), details and tasks of one log. */
 import { Descriptions, Empty, List, Modal, Space, Spin, Tabs, Tag, Typography } from 'antd';
 import dayjs from 'dayjs';
 import { useEffect, useState } from 'react';
 import { taskLogsApi } from '../../api/endpoints';
 import type { Task, TaskLog, TaskLogType } from '../../api/types';
+import { TaskStatusTag } from '../../lib/taskStatus';
 import { ReplayButton, RunFacts } from './ReplayButton';
 
 export function formatValue(value: unknown): string {
@@ -110,6 +111,7 @@ function LogTab({ konnectId, type }: { konnectId: number; type: TaskLogType }) {
             onClick={() => setSelected(log)}
           >
             <span>#{log.id}</span>
+            <TaskStatusTag status={log.status} testId={`tasklog-status-${log.id}`} />
             <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
           </List.Item>
         )}
@@ -129,6 +131,7 @@ export function TaskLogModal({ konnectId, title, onClose }: { konnectId: number 
           destroyOnHidden
           items={[
             { key: 'SUCCESS', label: 'Success', children: <LogTab konnectId={konnectId} type="SUCCESS" /> },
+            { key: 'FILTERED', label: 'Stopped by filter', children: <LogTab konnectId={konnectId} type="FILTERED" /> },
             { key: 'ERROR', label: 'Error', children: <LogTab konnectId={konnectId} type="ERROR" /> },
           ]}
         />

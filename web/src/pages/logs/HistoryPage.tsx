@@ -20,9 +20,10 @@ import {
 import type { Dayjs } from 'dayjs';
 import { useEffect, useRef, useState } from 'react';
 import { $api } from '../../api/typed';
-import type { KonnectListItem } from '../../api/types';
+import type { KonnectListItem, TaskLogType } from '../../api/types';
 import { FLOW_SEARCH_MIN, HISTORY_PAGE_SIZE } from '../../lib/constants';
 import { flowLabel, statusLabel } from '../../lib/names';
+import { RunCountTags, STATUS_FILTER_OPTIONS, TaskStatusTag } from '../../lib/taskStatus';
 import { ReplayButton } from '../flows/ReplayButton';
 import { formatDate } from '../flows/TaskLogModal';
 
@@ -30,7 +31,7 @@ export interface HistoryFilters {
   search: string;
   start: Dayjs | null;
   end: Dayjs | null;
-  status: 'SUCCESS' | 'ERROR' | null;
+  status: TaskLogType | null;
 }
 
 const EMPTY: HistoryFilters = { search: '', start: null, end: null, status: null };
@@ -43,7 +44,7 @@ export function historyQuery(filters: HistoryFilters, pages: number) {
     search_query?: string;
     start_date?: string;
     end_date?: string;
-    status?: 'SUCCESS' | 'ERROR';
+    status?: TaskLogType;
   } = { page_size: HISTORY_PAGE_SIZE * pages, page_index: 1 };
   const search = filters.search.trim();
   if (search.length >= FLOW_SEARCH_MIN) query.search_query = search;
@@ -72,6 +73,7 @@ function FlowDrawer({ flow, onClose }: { flow: KonnectListItem | null; onClose: 
               {[flow.left_app?.name, ...flow.right_apps.map((a) => a.app_name)].filter(Boolean).join(' → ')}
             </Descriptions.Item>
             <Descriptions.Item label="Success">{flow.success_task_count}</Descriptions.Item>
+            <Descriptions.Item label="Stopped by filter">{flow.filtered_task_count ?? 0}</Descriptions.Item>
             <Descriptions.Item label="Error">{flow.error_task_count}</Descriptions.Item>
           </Descriptions>
           <Typography.Title level={5} className="kz-drawer-title">
@@ -84,7 +86,7 @@ function FlowDrawer({ flow, onClose }: { flow: KonnectListItem | null; onClose: 
             locale={{ emptyText: 'No Task Logs Found' }}
             renderItem={(log) => (
               <List.Item data-testid={`history-log-${log.id}`}>
-                <Tag color={log.status === 'SUCCESS' ? 'green' : 'red'}>{log.status === 'SUCCESS' ? 'Success' : 'Error'}</Tag>
+                <TaskStatusTag status={log.status} testId={`history-log-status-${log.id}`} />
                 <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
                 {(log.attempts ?? 1) > 1 ? <Tag>{`${log.attempts} attempts`}</Tag> : null}
                 {log.replay_of ? (
@@ -162,10 +164,11 @@ export function HistoryPage() {
       title: 'Status',
       key: 'status',
       render: (_, k) => (
-        <Tooltip title={`Success: ${k.success_task_count} · Error: ${k.error_task_count}`}>
+        <Tooltip
+          title={`Success: ${k.success_task_count} · Stopped by filter: ${k.filtered_task_count ?? 0} · Error: ${k.error_task_count}`}
+        >
           <Space size={4} data-testid={`history-status-${k.id}`}>
-            <Tag color="green">{k.success_task_count}</Tag>
-            <Tag color="red">{k.error_task_count}</Tag>
+            <RunCountTags counts={k} testId={`history-counts-${k.id}`} />
             <Typography.Text type="secondary">{statusLabel(k.status)}</Typography.Text>
           </Space>
         </Tooltip>
@@ -206,15 +209,12 @@ export function HistoryPage() {
           onChange={(d) => setDraft({ ...draft, end: d })}
           data-testid="history-end"
         />
-        <Select<'SUCCESS' | 'ERROR'>
+        <Select<TaskLogType>
           allowClear
           placeholder="Status"
           value={draft.status ?? undefined}
           onChange={(v) => setDraft({ ...draft, status: v ?? null })}
-          options={[
-            { value: 'SUCCESS', label: 'Success' },
-            { value: 'ERROR', label: 'Error' },
-          ]}
+          options={STATUS_FILTER_OPTIONS}
           className="kz-history-status"
           data-testid="history-status"
         />

@@ -1,0 +1,51 @@
+"""A task log's status: what happened to the run, in one word.
+
+The runner's task event says SUCCESS or ERROR (the wire format is unchanged); the api stores a
+finer status, derived from what the event already carries:
+
+- ``SUCCESS``: every step ran (after an iterator: at least one item went through every step).
+- ``FILTERED``: a Filter's conditions did not pass and the run stopped there (after an iterator:
+  every item stopped at a filter). Nothing failed; the later steps did not run.
+- ``ERROR``: a step failed.
+- ``IN_DOUBT``: the runner stopped while a step with effects ran; it was not run again
+  (:data:`konnectz_runner.journal.IN_DOUBT_ERROR`). A kind of error: replayable.
+- ``REFUSED``: refused before any step ran (the task quota): ``TaskEvent.refused``. A kind of error.
+
+Task logs written before these statuses existed hold SUCCESS or ERROR only. A replay is not a status
+of its own: a run's ``replay_of`` / ``replayed_as`` say that (the replayed run keeps its status).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from konnectz_runner.events import TaskEvent
+from konnectz_runner.journal import IN_DOUBT_ERROR
+
+__all__ = ["ERROR_STATUSES", "STATUSES", "TaskLogStatus", "log_status", "statuses_for"]
+
+TaskLogStatus = Literal["SUCCESS", "FILTERED", "ERROR", "IN_DOUBT", "REFUSED"]
+STATUSES: tuple[str, ...] = get_args(TaskLogStatus)
+#: The failed runs: what the ERROR filter (and error_task_count) takes in, and what can be replayed.
+ERROR_STATUSES: tuple[str, ...] = ("ERROR", "IN_DOUBT", "REFUSED")
+
+
+def log_status(event: TaskEvent) -> TaskLogStatus:
+    """The task log's status of a finished run."""
+    if event.refused is not None:
+        return "REFUSED"
+    if event.status == "ERROR":
+        return "IN_DOUBT" if any(s.error == IN_DOUBT_ERROR for s in event.steps) else "ERROR"
+    if any(s.stop is not None and s.item_index is None for s in event.steps):
+        return "FILTERED"
+    items = {s.item_index for s in event.steps if s.item_index is not None}
+    stopped = {s.item_index for s in event.steps if s.item_index is not None and s.stop is not None}
+    if items and items == stopped:
+        return "FILTERED"
+    return "SUCCESS"
+
+
+def statuses_for(wanted: str) -> tuple[str, ...]:
+    """The stored statuses a filter value selects: ERROR takes every failed run (ERROR, IN_DOUBT,
+    REFUSED, as before these existed), any other value itself."""
+    return ERROR_STATUSES if wanted == "ERROR" else (wanted,)

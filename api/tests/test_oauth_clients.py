@@ -1,0 +1,278 @@
+"""OAuth apps entered in the UI: stored encrypted, never returned, used for the flow; the access rule; the
+environment variable winning; an OAuth2 app's second method (a pasted token). Against the local fake
+provider of ``fake_apps`` (an http.server with /authorize and /token)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import httpx
+import pytest
+from sqlalchemy import delete, update
+
+from konnectz_api.broker import cipher
+from konnectz_api.catalogue import get_index, load_index
+from konnectz_api.core.config import get_settings
+from konnectz_api.crud import oauth_clients
+from konnectz_api.db import get_sessionmaker
+from konnectz_api.deps import app_settings
+from konnectz_api.models import OAuthClientConfig, User
+from konnectz_runner.netguard import parse_networks
+
+_spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
+fake_apps = sys.modules.get("fake_apps") or importlib.util.module_from_spec(_spec)
+if "fake_apps" not in sys.modules:
+    sys.modules["fake_apps"] = fake_apps
+    _spec.loader.exec_module(fake_apps)
+
+OAUTH_APP, TOKEN_APP = 900002, 900001
+REDIRECT = "http://app.test/oauth/response"
+MASK = "••••••"
+
+
+def _settings(env_clients: dict) -> object:
+    return get_settings().model_copy(
+        update={"allow_private_networks": parse_networks("127.0.0.0/8"), "oauth_clients": env_clients}
+    )
+
+
+def _forget_stored() -> None:
+    with get_sessionmaker()() as session:
+        session.execute(delete(OAuthClientConfig).where(OAuthClientConfig.app_key == "fake_oauth"))
+        session.commit()
+
+
+@pytest.fixture
+def fake(client, tmp_path):
+    """The fake provider; its OAuth2 app also takes a pasted token; no client in the environment."""
+    server = fake_apps.FakeApp().start()
+    fake_apps.write_manifests(tmp_path, server.url)
+    manifest = tmp_path / "fake_oauth.json"
+    app = json.loads(manifest.read_text())
+    app["auth"]["token_method"] = {
+        "label": "Personal access token",
+        "fields": [{"key": "access_token", "label": "Personal access token", "help": "Settings > Tokens"}],
+    }
+    manifest.write_text(json.dumps(app))
+    index = load_index(extra_dirs=[tmp_path])
+    overrides = client.app.dependency_overrides
+    overrides[get_index] = lambda: index
+    overrides[app_settings] = lambda: _settings({})
+    _forget_stored()
+    yield server
+    overrides.pop(get_index, None)
+    overrides.pop(app_settings, None)
+    server.stop()
+    _forget_stored()
+
+
+def _admin(api) -> dict[str, str]:
+    email = api.signup_and_verify()
+    with get_sessionmaker()() as session:
+        session.execute(update(User).where(User.email == email).values(is_admin=True))
+        session.commit()
+    return api.login(email)
+
+
+def _authorize(client, headers, fake) -> dict:
+    reply = client.post("/api/v1/auth-url", json={"app_id": OAUTH_APP, "redirect_url": REDIRECT}, headers=headers)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["type"] == "oauth"
+    url = reply.json()["auth_url"]
+    assert parse_qs(urlparse(url).query)["client_id"] == [fake_apps.CLIENT_ID] and fake_apps.CLIENT_SECRET not in url
+    consent = httpx.get(url, follow_redirects=False)
+    assert consent.status_code == 302 and consent.headers["location"].startswith(REDIRECT)
+    return {k: v[0] for k, v in parse_qs(urlparse(consent.headers["location"]).query).items()}
+
+
+def _accounts(client, headers) -> list[dict]:
+    r = client.get(f"/api/v1/apps/{OAUTH_APP}/authorized_app_accounts", headers=headers)
+    return r.json()["authorized_app_accounts"]
+
+
+def test_an_admin_enters_the_client_it_is_stored_encrypted_masked_and_used(client, api, fake):
+    admin, user = _admin(api), api.new_user()
+    url = f"/api/v1/admin/oauth_clients/{OAUTH_APP}"
+
+    # Not configured: every message says what to do.
+    status = client.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=admin).json()
+    assert status == {
+        "app_id": OAUTH_APP,
+        "app_key": "fake_oauth",
+        "configured": False,
+        "source": None,
+        "client_id": None,
+        "client_secret": None,
+        "redirect_url": REDIRECT,
+        "can_configure": True,
+        "token_method": "Personal access token",
+    }
+    refused = client.post("/api/v1/auth-url", json={"app_id": OAUTH_APP, "redirect_url": REDIRECT}, headers=user)
+    message = refused.json()["message"]
+    assert refused.status_code == 400 and "not configured for OAuth2" in message
+    assert "Manage Accounts" in message and "KONNECTZ_OAUTH_CLIENTS" in message and '"fake_oauth"' in message
+    assert "personal access token instead" in message
+
+    # The first save needs the secret.
+    assert client.put(url, json={"client_id": fake_apps.CLIENT_ID}, headers=admin).status_code == 400
+    saved = client.put(
+        url, json={"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}, headers=admin
+    )
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["client_secret"] == MASK and saved.json()["source"] == "settings"
+    assert saved.json()["client_id"] == fake_apps.CLIENT_ID and fake_apps.CLIENT_SECRET not in saved.text
+    with get_sessionmaker()() as session:
+        row = session.get(OAuthClientConfig, "fake_oauth")
+        assert fake_apps.CLIENT_SECRET not in row.client_secret
+        assert cipher(get_settings()).decrypt(row.client_secret) == {"client_secret": fake_apps.CLIENT_SECRET}
+    # Others see that it is configured, not the client.
+    seen = client.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=user).json()
+    assert seen["configured"] and not seen["can_configure"]
+    assert seen["client_id"] is None and seen["client_secret"] is None
+
+    # The flow completes with the stored client (the fake's /token checks id and secret), the account is listed.
+    back = _authorize(client, user, fake)
+    r = client.post(
+        "/api/v1/authorization",
+        json={"app_id": OAUTH_APP, "redirect_url": REDIRECT, "auth_response": back},
+        headers=user,
+    )
+    assert r.status_code == 200, r.text
+    assert [a["name"] for a in _accounts(client, user)] == ["Ada at Fake"]
+    token_form = next(q["body"] for q in fake.requests if q["path"] == "/token")
+    assert token_form["client_secret"] == fake_apps.CLIENT_SECRET
+
+    # Sending the mask back keeps the secret; a new secret replaces it.
+    kept = client.put(url, json={"client_id": fake_apps.CLIENT_ID, "client_secret": MASK}, headers=admin)
+    assert kept.status_code == 200
+    with get_sessionmaker()() as session:
+        found = oauth_clients.resolve(session, get_settings(), "fake_oauth", cipher=cipher(get_settings()))
+        assert found is not None and found.client_secret == fake_apps.CLIENT_SECRET
+    client.put(url, json={"client_id": fake_apps.CLIENT_ID, "client_secret": "wrong"}, headers=admin)
+    back = _authorize(client, user, fake)
+    bad = client.post("/api/v1/authorization", json={"app_id": OAUTH_APP, "auth_response": back}, headers=user)
+    assert bad.status_code == 400 and "wrong" not in bad.text
+
+    # Removed: not configured again.
+    gone = client.delete(url, headers=admin)
+    assert gone.status_code == 200 and gone.json()["configured"] is False
+    assert (
+        client.post("/api/v1/auth-url", json={"app_id": OAUTH_APP, "redirect_url": REDIRECT}, headers=user).status_code
+        == 400
+    )
+
+
+def test_only_an_administrator_configures_oauth_clients(client, api, fake):
+    user = api.new_user()  # one of many account holders, not is_admin
+    url = f"/api/v1/admin/oauth_clients/{OAUTH_APP}"
+    body = {"client_id": "x", "client_secret": "y"}
+    assert client.put(url, json=body, headers=user).status_code == 403
+    assert client.delete(url, headers=user).status_code == 403
+    # Refused before the body is read: an empty body is a 403 too, not a 422.
+    assert client.put(url, json={}, headers=user).status_code == 403
+    assert client.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=user).json()["can_configure"] is False
+    # Token apps have no OAuth client.
+    admin = _admin(api)
+    assert client.put(f"/api/v1/admin/oauth_clients/{TOKEN_APP}", json=body, headers=admin).status_code == 400
+
+
+def test_the_single_account_holder_is_an_administrator(client):
+    """In a single-user install the owner configures OAuth apps; team members and sub-accounts never do."""
+    with get_sessionmaker()() as session:
+        session.execute(delete(User))  # rolled back below: the install as if it had no user yet
+        owner = User(email="owner@single.test", password_hash="x")
+        session.add(owner)
+        session.flush()
+        assert oauth_clients.can_configure(session, owner)
+        member = User(email="member@single.test", password_hash="x", parent_id=owner.id, member_kind="team")
+        session.add(member)
+        session.flush()
+        assert oauth_clients.can_configure(session, owner) and not oauth_clients.can_configure(session, member)
+        other = User(email="other@single.test", password_hash="x")
+        session.add(other)
+        session.flush()
+        assert not oauth_clients.can_configure(session, owner)
+        other.is_admin = True
+        assert oauth_clients.can_configure(session, other)
+        session.rollback()
+
+
+def test_the_environment_variable_wins(client, api, fake):
+    admin = _admin(api)
+    with get_sessionmaker()() as session:
+        oauth_clients.save(
+            session,
+            app_key="fake_oauth",
+            client_id="stored-id",
+            client_secret="stored-secret",
+            cipher=cipher(get_settings()),
+            user_id=None,
+        )
+    env = {"fake_oauth": {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}}
+    client.app.dependency_overrides[app_settings] = lambda: _settings(env)
+    status = client.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=admin).json()
+    assert status["source"] == "environment" and status["client_id"] == fake_apps.CLIENT_ID
+    r = client.put(
+        f"/api/v1/admin/oauth_clients/{OAUTH_APP}", json={"client_id": "a", "client_secret": "b"}, headers=admin
+    )
+    assert r.status_code == 409 and "KONNECTZ_OAUTH_CLIENTS" in r.json()["message"]
+    user = api.new_user()
+    back = _authorize(client, user, fake)  # asserts the environment's client id
+    r = client.post("/api/v1/authorization", json={"app_id": OAUTH_APP, "auth_response": back}, headers=user)
+    assert r.status_code == 200, r.text
+
+
+def test_an_oauth_app_connects_with_a_pasted_token_without_an_oauth_client(client, api, fake):
+    user = api.new_user()
+    fields = client.post(
+        "/api/v1/auth-url", json={"app_id": OAUTH_APP, "redirect_url": REDIRECT, "method": "token"}, headers=user
+    )
+    assert fields.status_code == 200, fields.text
+    assert fields.json()["type"] == "token" and fields.json()["fields"] == [
+        {
+            "id": "access_token",
+            "name": "Personal Access Token",
+            "instructions": "Settings > Tokens",
+            "secret": True,
+            "required": True,
+        }
+    ]
+    body = {"app_id": OAUTH_APP, "method": "token"}
+    wrong = client.post("/api/v1/authorization", json={**body, "auth_response": {"access_token": "nope"}}, headers=user)
+    assert wrong.status_code == 400 and "nope" not in wrong.text
+    unknown = client.post("/api/v1/authorization", json={**body, "auth_response": {"code": "x"}}, headers=user)
+    assert unknown.status_code == 400 and "Unknown fields" in unknown.json()["message"]
+    token = fake.issue()["access_token"]
+    ok = client.post("/api/v1/authorization", json={**body, "auth_response": {"access_token": token}}, headers=user)
+    assert ok.status_code == 200, ok.text
+    assert [a["name"] for a in _accounts(client, user)] == ["Ada at Fake"]
+    # The account works like an OAuth one (the same injection); a revoked token asks to connect again,
+    # it does not ask for an OAuth client.
+    account_id = ok.json()["app_user_id"]
+    base = f"/api/v1/apps/{OAUTH_APP}/app_events/create_task/event_config/right"
+    r = client.get(f"{base}/project/details?app_account_id={account_id}", headers=user)
+    assert r.status_code == 200 and len(r.json()["options"]) == 2, r.text
+    fake.tokens.clear()
+    r = client.get(f"{base}/project/details?app_account_id={account_id}", headers=user)
+    assert "connect the account again" in r.text and "not configured" not in r.text
+    # A token app has no second method.
+    r = client.post("/api/v1/auth-url", json={"app_id": TOKEN_APP, "method": "token"}, headers=user)
+    assert r.json()["type"] == "token"
+
+
+def test_the_admin_command_grants_and_revokes(client, api, fake):
+    from konnectz_api.cli import main
+
+    email = api.signup_and_verify()
+    headers = api.login(email)
+    status = f"/api/v1/apps/{OAUTH_APP}/oauth_client"
+    assert client.get(status, headers=headers).json()["can_configure"] is False
+    assert main(["admin", "grant", email.upper()]) == 0
+    assert client.get(status, headers=headers).json()["can_configure"] is True
+    assert main(["admin", "revoke", email]) == 0
+    assert client.get(status, headers=headers).json()["can_configure"] is False
+    assert main(["admin", "grant", "nobody@example.invalid"]) == 1

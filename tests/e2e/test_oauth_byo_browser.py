@@ -1,0 +1,117 @@
+"""Bring your own OAuth app, in a real headless Chromium against the real stack.
+
+A fresh install without ``KONNECTZ_OAUTH_CLIENTS``: its first (and only) account holder is its
+administrator. The local fake provider (``api/tests/fake_apps.py``: an http.server with a consent page
+at /authorize and a token endpoint checking the client and PKCE) joins the catalogue. In the Manage
+Accounts drawer the owner sees that the app is not configured and the redirect URL to register, enters
+client id and secret, and New Account's popup then completes the authorisation against the provider;
+the account is listed.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext, expect
+
+from konnectz_devstack import Platform
+from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import sign_up
+
+pytestmark = pytest.mark.e2e
+NewContext = Callable[..., BrowserContext]
+REPO = Path(__file__).resolve().parents[2]
+OAUTH_APP = 900002
+
+_spec = importlib.util.spec_from_file_location("fake_apps", REPO / "api" / "tests" / "fake_apps.py")
+assert _spec is not None and _spec.loader is not None
+fake_apps = importlib.util.module_from_spec(_spec)
+sys.modules["fake_apps"] = fake_apps
+_spec.loader.exec_module(fake_apps)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[Any]:
+    server = fake_apps.FakeApp().start()
+    server.consent = True
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(fake: Any) -> Iterator[Platform]:
+    """A platform of its own (a single-user install), no OAuth client in the environment."""
+    web_dist = REPO / "web" / "dist"
+    if not (web_dist / "index.html").exists():
+        pytest.fail("web/dist is missing: run `make web-build` first")
+    state = Path(tempfile.mkdtemp(prefix="konnectz-byo-oauth-e2e-"))
+    catalogue = state / "catalogue"
+    (catalogue / "apps").mkdir(parents=True)
+    for manifest in (REPO / "catalogue" / "apps").iterdir():
+        (catalogue / "apps" / manifest.name).symlink_to(manifest)
+    fake_apps.write_manifests(catalogue / "apps", fake.url)
+    platform = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS="{}")
+    platform.web_dist = web_dist
+    platform.start()
+    yield platform
+    platform.stop()
+    shutil.rmtree(state, ignore_errors=True)
+
+
+def test_the_owner_enters_the_oauth_app_and_the_popup_completes(
+    new_context: NewContext, stack: Platform, fake: Any
+) -> None:
+    api = httpx.Client(base_url=stack.api_url, timeout=30)
+    headers = sign_up(api, f"owner-{time.time_ns()}@example.com", "owner-password-1", first_name="Ada")
+    record = {"token": headers["Authorization"].removeprefix("Bearer "), "keepMeLoggedIn": True, "lang": "en"}
+    cookie = base64.b64encode(json.dumps({**record, "appId": None}).encode()).decode()
+    context = new_context(stack.api_url)
+    context.add_cookies([{"name": "jwtToken", "value": cookie, "url": stack.api_url}])
+    page = context.new_page()
+
+    page.goto("/applications")
+    page.get_by_test_id("applications-search").fill("Fake OA")
+    page.get_by_test_id(f"app-card-{OAUTH_APP}").click()
+    expect(page.get_by_text("- Manage Accounts")).to_be_visible()
+
+    # Not configured: the owner (the single account holder) gets the form and the redirect URL to register.
+    expect(page.get_by_text("Fake OAuth App is not configured for OAuth2 on this server yet.")).to_be_visible()
+    expect(page.get_by_test_id("oauth-redirect-url")).to_contain_text("/oauth/response")
+    expect(page.get_by_role("button", name="New Account")).to_be_disabled()
+    form = page.get_by_test_id("oauth-client-form")
+    form.get_by_label("Client ID").fill(fake_apps.CLIENT_ID)
+    form.get_by_label("Client Secret").fill(fake_apps.CLIENT_SECRET)
+    form.get_by_role("button", name="Save OAuth app").click()
+    expect(page.get_by_text("Fake OAuth App's OAuth app saved")).to_be_visible()
+    expect(page.get_by_test_id("oauth-client-settings")).to_contain_text(fake_apps.CLIENT_ID)
+    expect(page.get_by_test_id("oauth-client-settings")).not_to_contain_text(fake_apps.CLIENT_SECRET)
+    status = api.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=headers).json()
+    assert status["configured"] and status["source"] == "settings" and status["client_secret"] == "••••••"
+
+    # New Account: the popup goes to the provider's consent page, comes back and closes; the account is listed.
+    with page.expect_popup() as opened:
+        page.get_by_role("button", name="New Account").click()
+    popup = opened.value
+    popup.wait_for_url(f"{fake.url}/authorize?**")
+    assert f"client_id={fake_apps.CLIENT_ID}" in popup.url
+    expect(popup.get_by_text("Konnectz wants to use your Fake account")).to_be_visible()
+    with popup.expect_event("close", timeout=30_000):
+        popup.locator("#allow").click()
+    expect(page.get_by_test_id("accounts-list")).to_contain_text("Ada at Fak...")
+    token_form = next(r["body"] for r in fake.requests if r["path"] == "/token")
+    assert token_form["client_secret"] == fake_apps.CLIENT_SECRET
+    (account,) = api.get(f"/api/v1/apps/{OAUTH_APP}/authorized_app_accounts", headers=headers).json()[
+        "authorized_app_accounts"
+    ]
+    assert account["name"] == "Ada at Fake"
