@@ -115,3 +115,61 @@ def test_unknown_ids_are_404(client, api, path):
 )
 def test_hostile_ids_are_422(client, api, path):
     assert client.get(path, headers=api.new_user()).status_code == 422
+
+
+def test_search_ranks_the_exact_name_then_curated_apps_first(client, api):
+    headers = api.new_user()
+    found = client.get("/api/v1/apps?search_query=github&page_size=1000", headers=headers).json()["apps"]
+    assert found[0]["provider"] == "github" and found[0]["name"] == "GitHub" and found[0]["status"] == "Active"
+    index = get_index()
+    curated = [index.summary(a["id"]).curated for a in found]  # type: ignore[union-attr]
+    assert curated == sorted(curated, reverse=True), "curated apps come before generated ones"
+    names = [a["name"] for a in found]
+    assert len(set(names)) == len(names)
+    google = client.get("/api/v1/apps?search_query=Google&page_size=1000", headers=headers).json()["apps"]
+    assert {a["provider"] for a in google[:4]} == {"google_sheets", "google_drive", "google_calendar", "google_forms"}
+
+
+def test_every_icon_is_served_by_the_api(client, api):
+    headers = api.new_user()
+    apps = []
+    for page in (1, 2):
+        apps += client.get(f"/api/v1/apps?page_size=1000&page_index={page}", headers=headers).json()["apps"]
+    assert len(apps) == len(get_index().listings["all"])
+    assert all(a["image_url"] == f"/api/v1/apps/{a['id']}/icon" for a in apps)
+    github = next(a for a in apps if a["provider"] == "github")
+    reply = client.get(github["image_url"])  # no sign-in: an <img> sends no token
+    assert reply.status_code == 200 and reply.headers["content-type"].startswith("image/svg+xml")
+    assert reply.content.startswith(b"<svg") and b">GH</text>" in reply.content
+    assert "default-src 'none'" in reply.headers["content-security-policy"]
+    assert reply.headers["x-content-type-options"] == "nosniff"
+    assert client.get(github["image_url"]).content == reply.content  # the same bytes every time
+    generated = next(a for a in apps if a["status"] == "Beta")
+    other = client.get(generated["image_url"])
+    assert other.status_code == 200 and other.content.startswith(b"<svg") and other.content != reply.content
+    assert client.get("/api/v1/apps/999/icon").status_code == 404
+
+
+def test_a_bundled_icon_is_served_instead_of_the_monogram(client, api, tmp_path):
+    index = get_index()
+    slack = next(e for e in index.listings["all"] if e.key == "slack")
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+    (tmp_path / "icons").mkdir()
+    (tmp_path / "icons" / "slack.png").write_bytes(png)
+    root, index.root = index.root, tmp_path
+    try:
+        reply = client.get(f"/api/v1/apps/{slack.id}/icon")
+    finally:
+        index.root = root
+    assert reply.status_code == 200 and reply.headers["content-type"] == "image/png" and reply.content == png
+
+
+def test_monogram_initials():
+    from konnectz_api.app_icons import initials
+
+    assert initials("GitHub") == "GH"
+    assert initials("Google Sheets") == "GS"
+    assert initials("Amazon Simple Email Service (v2)") == "AS"
+    assert initials("GitHub v3 REST API (Enterprise Server 3.7)") == "GH"
+    assert initials("Slack") == "S"
+    assert initials("API") == "AP"

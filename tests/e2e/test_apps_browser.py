@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -185,7 +186,10 @@ def test_search_add_rename_and_remove_a_token_account(new_context: NewContext, s
     expect(cards).to_have_count(1)
     card = page.get_by_test_id(f"app-card-{TOKEN_APP}")
     expect(card).to_contain_text("Fake To...")  # names over 9 characters: 7 plus '...'
-    expect(card.locator("img")).to_have_attribute("src", "/app-placeholder.svg")  # no http logo
+    # its icon comes from the api (a monogram: the fake app bundles none), no third-party host
+    expect(card.locator("img")).to_have_attribute("src", f"/api/v1/apps/{TOKEN_APP}/icon")
+    srcs = page.locator("img").evaluate_all("els => els.map(e => new URL(e.src, location.href).host)")
+    assert set(srcs) <= {urlsplit(page.url).netloc}
 
     # Open it: no account yet.
     card.click()

@@ -52,9 +52,10 @@ class AppSummary:
     can_act: bool
     is_add_on: bool
     haystack: str  # lower-cased name and key
+    curated: bool = False  # a hand-written manifest (not generated from an OpenAPI document)
 
     @classmethod
-    def of(cls, data: dict[str, Any]) -> AppSummary:
+    def of(cls, data: dict[str, Any], *, curated: bool = False) -> AppSummary:
         kinds = {e.get("kind") for e in data.get("events", [])}
         app_type = data.get("app_type", "api")
         return cls(
@@ -70,6 +71,7 @@ class AppSummary:
             can_act=bool(kinds & {"action", "search"}),
             is_add_on=app_type == "ADD_ON",
             haystack=f"{data['name'].lower()}\n{data['key']}",
+            curated=curated,
         )
 
 
@@ -95,8 +97,8 @@ class AppIndex:
         self._bundle = bundle
         self._cache: OrderedDict[int, App] = OrderedDict()
         self._cache_size = cache_size
-        summaries = [AppSummary.of(a.model_dump(mode="json", include=_SUMMARY_FIELDS)) for a in apps]
-        summaries += [AppSummary.of(d) for d in raw or []]
+        summaries = [AppSummary.of(a.model_dump(mode="json", include=_SUMMARY_FIELDS), curated=True) for a in apps]
+        summaries += [AppSummary.of(d, curated=True) for d in raw or []]
         summaries += [AppSummary.of(d) for d in (bundle.summaries if bundle is not None else [])]
         seen: set[int] = set()
         for summary in summaries:
@@ -111,8 +113,13 @@ class AppIndex:
             "actions": [e for e in entries if e.can_act and not e.is_add_on],
             "add_ons": [e for e in entries if e.is_add_on],
         }
-        self._visible = {e.id for e in entries}
+        self._visible = {e.id: e for e in entries}
         self.stats: dict[str, Any] = {}
+        self.root: Path | None = None  # the catalogue directory (bundled icons), when loaded from one
+
+    def summary(self, app_id: int) -> AppSummary | None:
+        """What a listing shows of a visible app, without reading its manifest."""
+        return self._visible.get(app_id)
 
     def get(self, app_id: int) -> App | None:
         if app_id not in self._visible:
@@ -135,11 +142,25 @@ class AppIndex:
         return app
 
     def search(self, listing: Listing, query: str | None, *, limit: int, offset: int) -> tuple[list[AppSummary], int]:
-        """One page of a listing; ``query`` filters by name when it has at least 2 characters."""
+        """One page of a listing; ``query`` filters by name and key when it has at least 2 characters.
+
+        Matches are ranked: the app named exactly so first, then curated apps before generated
+        ones, then names that start with the query, then by name (``github``: the curated GitHub,
+        then the generated GitHub Enterprise Server documents).
+        """
         entries = self.listings[listing]
         needle = (query or "").strip().lower()
         if len(needle) >= SEARCH_MIN_CHARS:
-            entries = [e for e in entries if needle in e.haystack]
+            entries = sorted(
+                (e for e in entries if needle in e.haystack),
+                key=lambda e: (
+                    e.name.lower() != needle,
+                    not e.curated,
+                    not e.name.lower().startswith(needle),
+                    e.name.lower(),
+                    e.id,
+                ),
+            )
         return entries[offset : offset + limit], len(entries)
 
 
@@ -153,6 +174,7 @@ def load_index(root: Path | None = None, *, extra_dirs: list[Path] | None = None
     bundle = root / GENERATED_BUNDLE
     generated = BundleIndex.open(bundle) if bundle.is_file() else None
     index = AppIndex(curated.apps, bundle=generated)
+    index.root = root
     index.stats = {
         "apps": len(index.listings["all"]),
         "apps_with_triggers": len(index.listings["triggers"]),

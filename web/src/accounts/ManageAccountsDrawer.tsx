@@ -28,6 +28,7 @@ import {
   MSG_RENAMED,
   MSG_SOMETHING_WRONG,
 } from './constants';
+import { sameOriginImage } from '../lib/appImage';
 import { manageRefusal, type ManagedApp } from './manageable';
 import { OAuthClientSettings, useOAuthClientStatus } from './OAuthClientSettings';
 import { TokenFieldsForm } from './TokenFieldsForm';
@@ -189,7 +190,7 @@ export function ManageAccountsDrawer({ app, appIndex, open, onClose, onAccountsC
       destroyOnHidden
       title={
         <Space data-testid="manage-accounts-title">
-          {app.image_url ? <Avatar size="small" src={app.image_url} shape="square" /> : null}
+          {sameOriginImage(app.image_url) ? <Avatar size="small" src={sameOriginImage(app.image_url)} shape="square" /> : null}
           <span>{app.name}</span>
           <span>- Manage Accounts</span>
         </Space>

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
+from fastapi.responses import Response
 from starlette.requests import Request
 
 from konnectz_api.app_calls import AppCallError, app_client, call_app
+from konnectz_api.app_icons import bundled_icon, icon_path, monogram_svg
 from konnectz_api.broker import call_with_account
 from konnectz_api.catalogue import AppIndex, AppSummary, Listing, get_index
 from konnectz_api.crud import app_accounts
@@ -52,7 +54,7 @@ def _app_out(app: AppSummary, counts: dict[int, int]) -> AppOut:
     return AppOut(
         id=app.id,
         name=app.name,
-        image_url=app.logo_url,
+        image_url=icon_path(app.id),
         status=app.status,
         account_count=counts.get(app.id, 0),
         provider=app.key,
@@ -86,6 +88,31 @@ _route("/get_allapps", "all", "All apps")
 _route("/get_triggers", "triggers", "Apps that can start a konnect")
 _route("/get_actions", "actions", "Apps with actions or searches")
 _route("/add_on_apps", "add_ons", "The in-house add-ons")
+
+
+_ICON_HEADERS = {
+    "Cache-Control": "public, max-age=86400",
+    "X-Content-Type-Options": "nosniff",
+    # An SVG opened on its own runs nothing and loads nothing.
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+}
+
+
+@router.get(
+    "/{app_id}/icon",
+    response_class=Response,
+    summary="An app's icon: the catalogue's bundled image, else a monogram SVG (no sign-in: <img> sends no token)",
+    responses={200: {"content": {"image/svg+xml": {}, "image/png": {}}}, 404: {"description": "No such app"}},
+)
+def app_icon(index: IndexDep, app_id: AppId) -> Response:
+    app = index.summary(app_id)
+    if app is None:
+        raise NotFound(f"App {app_id} not found")
+    bundled = bundled_icon(index.root, app.key) if index.root is not None else None
+    if bundled is not None:
+        path, media_type = bundled
+        return Response(path.read_bytes(), media_type=media_type, headers=_ICON_HEADERS)
+    return Response(monogram_svg(app.key, app.name), media_type="image/svg+xml", headers=_ICON_HEADERS)
 
 
 def _app(index: AppIndex, app_id: int) -> App:

@@ -1,14 +1,16 @@
 import { ApiOutlined, AppstoreOutlined, LinkOutlined } from '@ant-design/icons';
 import { Avatar } from 'antd';
 import { useState } from 'react';
+import { sameOriginImage } from '../../lib/appImage';
 
 /**
- * An app's image, or an icon while the image is not loaded: when image_url is not an http URL,
- * fails, or never answers (offline), the icon shows instead of an empty square.
+ * An app's image (served by the api), or an icon while the image is not loaded: when image_url is
+ * not a path of this origin (no third-party host is asked), fails, or never answers, the icon shows
+ * instead of an empty square.
  */
 export function AppIcon({ name, provider, imageUrl, size = 40 }: { name: string; provider: string; imageUrl: string | null; size?: number }) {
   const icon = provider === 'webhook' ? <LinkOutlined /> : provider === 'api' ? <ApiOutlined /> : <AppstoreOutlined />;
-  const src = imageUrl && /^https?:\/\//.test(imageUrl) ? imageUrl : undefined;
+  const src = sameOriginImage(imageUrl);
   const [loaded, setLoaded] = useState<string | null>(null);
   const shown = src !== undefined && loaded === src;
   return (

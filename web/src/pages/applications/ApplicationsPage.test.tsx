@@ -5,12 +5,12 @@ import { readSession, writeSession } from '../../lib/session';
 import { type FetchCall, mockFetch, renderRoutes } from '../../test/utils';
 import { ApplicationsPage, appImage, nextPageSize, PLACEHOLDER_IMAGE, serverSearch } from './ApplicationsPage';
 
-/** A catalogue of `size` apps; every 10th is Beta, app 3 has two accounts, odd ids have no http image. */
+/** A catalogue of `size` apps; every 10th is Beta, app 3 has two accounts, odd ids have an external image (never loaded). */
 function catalogue(size: number) {
   return Array.from({ length: size }, (_, i) => ({
     id: i + 1,
     name: i === 0 ? 'Google Sheets' : `App ${i + 1}`,
-    image_url: i % 2 ? 'https://logos.test/app.png' : 'app.png',
+    image_url: i % 2 ? `/api/v1/apps/${i + 1}/icon` : 'https://logos.test/app.png',
     status: (i + 1) % 10 === 0 ? 'Beta' : 'Active',
     account_count: i === 2 ? 2 : 0,
     provider: `app${i + 1}`,
@@ -90,7 +90,11 @@ describe('ApplicationsPage', () => {
     const sheets = screen.getByTestId('app-card-1');
     expect(within(sheets).getByText('Google ...')).toBeInTheDocument();
     expect(sheets.querySelector('img')?.getAttribute('src')).toBe(PLACEHOLDER_IMAGE);
-    expect(screen.getByTestId('app-card-2').querySelector('img')?.getAttribute('src')).toBe('https://logos.test/app.png');
+    expect(screen.getByTestId('app-card-2').querySelector('img')?.getAttribute('src')).toBe('/api/v1/apps/2/icon');
+    // no tile asks a third-party host
+    const hosts = [...document.querySelectorAll('img')].map((img) => new URL(img.getAttribute('src') ?? '', window.location.href).host);
+    expect(hosts.length).toBeGreaterThan(0);
+    expect(new Set(hosts)).toEqual(new Set([window.location.host]));
     expect(within(screen.getByTestId('app-card-3')).getByText('2')).toBeInTheDocument();
     expect(within(screen.getByTestId('app-card-4')).queryByText('0')).not.toBeInTheDocument();
     expect(within(screen.getByTestId('app-card-10')).getByText('Beta')).toBeInTheDocument();
@@ -156,9 +160,11 @@ describe('ApplicationsPage', () => {
     expect(readSession()).toBeNull();
   });
 
-  it('helpers: placeholder for non-http images, search only from 2 characters', () => {
-    expect(appImage('https://x/y.png')).toBe('https://x/y.png');
-    expect(appImage('http://x/y.png')).toBe('http://x/y.png');
+  it('helpers: placeholder for images not on this origin, search only from 2 characters', () => {
+    expect(appImage('/api/v1/apps/7/icon')).toBe('/api/v1/apps/7/icon');
+    expect(appImage('https://x/y.png')).toBe(PLACEHOLDER_IMAGE);
+    expect(appImage('http://x/y.png')).toBe(PLACEHOLDER_IMAGE);
+    expect(appImage('//x/y.png')).toBe(PLACEHOLDER_IMAGE);
     expect(appImage('javascript:alert(1)')).toBe(PLACEHOLDER_IMAGE);
     expect(appImage(null)).toBe(PLACEHOLDER_IMAGE);
     expect(serverSearch(' g ')).toBeUndefined();

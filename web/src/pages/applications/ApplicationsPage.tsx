@@ -16,6 +16,7 @@ import { ManageAccountsDrawer } from '../../accounts';
 import type { components } from '../../api/schema';
 import { $api } from '../../api/typed';
 import { APP_SEARCH_MIN } from '../../lib/constants';
+import { sameOriginImage } from '../../lib/appImage';
 import { pickerName } from '../../lib/names';
 import { clearSession } from '../../lib/session';
 
@@ -27,9 +28,9 @@ export const APPS_MAX = 1000;
 export const SEARCH_DEBOUNCE_MS = 300;
 export const PLACEHOLDER_IMAGE = '/app-placeholder.svg';
 
-/** The image of an app, or the placeholder when image_url is not an http(s) URL. */
+/** The image of an app (its icon served by the api), or the placeholder when image_url is not a path of this origin. */
 export function appImage(imageUrl: string | null | undefined): string {
-  return imageUrl && /^https?:\/\//i.test(imageUrl) ? imageUrl : PLACEHOLDER_IMAGE;
+  return sameOriginImage(imageUrl) ?? PLACEHOLDER_IMAGE;
 }
 
 /** The next page size after a scroll to the end: +20, or null above 1000 apps. */
