@@ -173,3 +173,19 @@ def test_monogram_initials():
     assert initials("GitHub v3 REST API (Enterprise Server 3.7)") == "GH"
     assert initials("Slack") == "S"
     assert initials("API") == "AP"
+
+
+def test_the_built_in_triggers_and_add_ons_have_their_own_icons(client, api):
+    """The built-ins (webhook, scheduler, form, the add-ons) ship an icon in catalogue/icons: a glyph
+    of what they do, not a monogram; every bundled icon belongs to an app of the catalogue."""
+    index = get_index()
+    assert index.root is not None
+    bundled = {p.stem for p in (index.root / "icons").iterdir()}
+    keys = {e.key: e for e in index.listings["all"]}
+    built_ins = {"webhook", "scheduler", "form_input", "api", "conditioner", "formatter", "iterator", "delay"}
+    assert built_ins <= bundled and bundled <= set(keys)
+    for key in sorted(bundled):
+        reply = client.get(f"/api/v1/apps/{keys[key].id}/icon")
+        assert reply.status_code == 200 and reply.headers["content-type"].startswith("image/svg+xml")
+        assert reply.content == (index.root / "icons" / f"{key}.svg").read_bytes()
+        assert b"<path" in reply.content and b"</text>" not in reply.content  # a glyph, not initials
