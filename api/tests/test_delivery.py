@@ -306,7 +306,7 @@ def test_a_run_no_runner_could_load_is_logged_for_the_konnect_owner(client, api,
     event = _event(konnect_id, 0, refused=reason, attempts=10)
     _publish(nats_server.url, event)
     [log] = _logs(client, headers, konnect_id, 1)
-    assert log["status"] == "ERROR" and log["attempts"] == 10
+    assert log["status"] == "REFUSED" and log["attempts"] == 10
     tasks = client.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()["tasks"]
     assert tasks[0]["data"]["error"].startswith("HTTP 500")
 

@@ -142,7 +142,7 @@ def test_a_refused_run_is_an_error_task_log_and_counts_nothing(client, api):
     with get_sessionmaker()() as s:
         assert quota.usage(s, owner_id=owner_id) == (10, 10)
     logs = client.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
-    assert logs[0]["status"] == "ERROR"
+    assert logs[0]["status"] == "REFUSED"
     # Only that it was refused and why: not the request's body (a sender over quota cannot fill storage).
     assert logs[0]["data"] == {
         "node-1": {"refused": True, "message": "The run was refused, so its request was not kept."},
@@ -190,8 +190,8 @@ async def test_the_worker_reserves_over_nats_and_refuses_over_quota(client, api,
             logs = await _wait_logs(client, headers, konnect_id, 3)
         finally:
             await worker.stop()
-    assert sorted(log["status"] for log in logs) == ["ERROR", "SUCCESS", "SUCCESS"]
-    refused = next(log for log in logs if log["status"] == "ERROR")
+    assert sorted(log["status"] for log in logs) == ["REFUSED", "SUCCESS", "SUCCESS"]
+    refused = next(log for log in logs if log["status"] == "REFUSED")
     assert (
         "Task quota exceeded: this run needs 2 task(s) but only 1 of the 5 tasks" in refused["data"]["quota"]["error"]
     )

@@ -203,7 +203,7 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_
     page.get_by_test_id("trigger-picker-search").fill("sched")
     page.get_by_test_id("app-tile-scheduler").click()
     _choose(page, "schedule-type-node-1", "schedule-kind-AtRegularIntervals")
-    text_box(page, "schedule-every-node-1").fill("5")
+    text_box(page, "schedule-every-node-1").fill("1")
     expect(page.get_by_test_id("node-node-1")).to_contain_text("1 to 59")
     _test_node(page, "node-1")
     expect(page.get_by_test_id("response-node-1")).to_contain_text("scheduled_at")
@@ -230,8 +230,9 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_
     expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("red")
     _both_themes(page, "data-forwarder", "node-3")
 
-    konnect_id = _publish(page, "Colours every 5 minutes")
-    # The local scheduler starts the fire of the publishing minute at its next tick.
+    konnect_id = _publish(page, "Colours every minute")
+    # A schedule first fires at the first slot after it was published (the next minute here), not at
+    # once for the slot it was published in.
     open_task_log(page, konnect_id, "green")
 
 

@@ -12,9 +12,9 @@ and PostgreSQL once. Then:
 - the sink saw each call's side effect at most once: the step journal keeps a redelivered run
   from repeating a step that finished, and a step that was running when its runner was SIGKILLed
   (in doubt: its request may or may not have reached the sink) is not repeated but ends as an
-  ERROR task log saying so (``KONNECTZ_IN_DOUBT_STEPS=fail``, the default);
+  IN_DOUBT task log saying so (``KONNECTZ_IN_DOUBT_STEPS=fail``, the default);
 - every other call's side effect arrived exactly once: a call without its effect is one of
-  those in-doubt ERROR task logs, and the test prints how many there were;
+  those IN_DOUBT task logs, and the test prints how many there were;
 - after recovery every list call of the pages answers 200 on the first try (0 5xx).
 """
 
@@ -192,7 +192,7 @@ def test_acknowledged_webhooks_survive_crashes_and_restarts(sink: Sink) -> None:
                 int(n)
                 for (n,) in db.execute(
                     "SELECT l.data->'node-1'->>'n' FROM task_logs l JOIN tasks t ON t.task_log_id = l.id "
-                    "WHERE l.konnect_id = %s AND l.status = 'ERROR' AND t.data->>'error' = %s",
+                    "WHERE l.konnect_id = %s AND l.status = 'IN_DOUBT' AND t.data->>'error' = %s",
                     (konnect_id, IN_DOUBT_ERROR),
                 ).fetchall()
             }

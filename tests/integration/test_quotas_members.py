@@ -3,7 +3,7 @@
 An administrator gives an account the Agency plan with the documented command; the agency adds a
 sub-account with a quota of 2 tasks; the sub-account joins by the mailed link, publishes a flow with one
 action and posts to its webhook three times: two runs execute, the third is refused by the runner and
-shows as an ERROR task log with the reason (not the request). Then the webhook is refused at ingress
+shows as a REFUSED task log with the reason (not the request). Then the webhook is refused at ingress
 (402 with the reason; nothing stored, no task log). A team member with access Create cannot delete a flow.
 """
 
@@ -153,8 +153,8 @@ def test_sub_account_quota_is_enforced_by_the_runner_and_team_access_by_the_api(
             return found if len(found) == 3 else []
 
         task_logs = wait_until(logs, timeout=40)
-        assert sorted(t["status"] for t in task_logs) == ["ERROR", "SUCCESS", "SUCCESS"]
-        refused = next(t for t in task_logs if t["status"] == "ERROR")
+        assert sorted(t["status"] for t in task_logs) == ["REFUSED", "SUCCESS", "SUCCESS"]
+        refused = next(t for t in task_logs if t["status"] == "REFUSED")
         assert re.search(
             r"Task quota exceeded: this run needs 1 task\(s\) but only 0 of the 2 tasks",
             refused["data"]["quota"]["error"],

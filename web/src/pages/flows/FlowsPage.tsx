@@ -205,7 +205,7 @@ function FlowList({ index }: { index: string }) {
       key: 'status',
       width: 170,
       render: (_, k) => (
-        <Space>
+        <Space wrap size={4}>
           <Switch
             size="small"
             checked={k.status === 'Published'}
@@ -226,11 +226,13 @@ function FlowList({ index }: { index: string }) {
     {
       title: 'Trigger',
       key: 'webhook',
+      ellipsis: true,
       render: (_, k) => <TriggerCell flow={k} />,
     },
     {
       title: 'Runs',
       key: 'runs',
+      width: 120,
       render: (_, k) => <RunCountTags counts={k} testId={`flow-counts-${k.id}`} />,
     },
     {

@@ -86,7 +86,7 @@ function FlowDrawer({ flow, onClose }: { flow: KonnectListItem | null; onClose: 
             locale={{ emptyText: 'No Task Logs Found' }}
             renderItem={(log) => (
               <List.Item data-testid={`history-log-${log.id}`}>
-                <TaskStatusTag status={log.status} testId={`history-log-status-${log.id}`} />
+                <TaskStatusTag status={log.status} testId={`history-run-status-${log.id}`} />
                 <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
                 {(log.attempts ?? 1) > 1 ? <Tag>{`${log.attempts} attempts`}</Tag> : null}
                 {log.replay_of ? (
