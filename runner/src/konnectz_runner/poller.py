@@ -18,7 +18,6 @@ starts nothing. ``konnectz-runner cursor --konnect-id N`` prints a cursor.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from konnectz_runner.model import StepContext, utcnow
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.spec import FlowSpec
+from konnectz_runner.ticking import Ticking
 
 if TYPE_CHECKING:
     from konnectz_runner.manifest import App
@@ -233,9 +233,12 @@ async def poll_once(
     return runs
 
 
-class LocalPoller:
+class LocalPoller(Ticking):
     """Polls the polling konnects of a registry each ``interval_seconds`` (at most
     ``max_interval_seconds`` apart when given: ``KONNECTZ_MAX_POLL_INTERVAL_SECONDS``)."""
+
+    task_name = "konnectz-poller"
+    failure = "Polling failed"
 
     def __init__(
         self,
@@ -256,26 +259,9 @@ class LocalPoller:
         self.clock = clock
         self.max_interval_seconds = max_interval_seconds
         self._next: dict[tuple[int, str], datetime] = {}
-        self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="konnectz-poller")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self.tick()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("Polling failed (%s); retrying", exc or type(exc).__name__)
-            await asyncio.sleep(self.wake)
+    def period(self) -> float:
+        return float(self.wake)
 
     async def tick(self) -> list[RunRequest]:
         """Poll every konnect whose interval has passed; returns the runs started."""

@@ -31,8 +31,6 @@ Callers:
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -45,6 +43,7 @@ from konnectz_runner.events import KV_SCHEDULES, RunRequest, konnect_key, publis
 from konnectz_runner.model import utcnow
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.spec import FlowSpec
+from konnectz_runner.ticking import Ticking
 from konnectz_runner.triggers.schedule import ScheduleTrigger, due_fire, fire_run_id, next_fire, trigger_output
 
 __all__ = ["GRACE", "LocalScheduler", "fire_due", "last_fire"]
@@ -96,8 +95,11 @@ async def fire_due(
     return run
 
 
-class LocalScheduler:
+class LocalScheduler(Ticking):
     """Ticks the schedule konnects of a registry when their next fire is due (local mode)."""
+
+    task_name = "konnectz-scheduler"
+    failure = "Scheduling failed"
 
     def __init__(
         self,
@@ -115,29 +117,12 @@ class LocalScheduler:
         self.clock = clock
         # (konnect id, trigger as JSON) -> when to tick next; a changed schedule is a new key.
         self._next: dict[tuple[int, str], datetime | None] = {}
-        self._task: asyncio.Task[None] | None = None
         # After the first pass, a schedule seen for the first time was published (or changed) just
         # now: its fires before that are not caught up.
         self._passed = False
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="konnectz-scheduler")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self.tick()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # NATS down: the next pass tries again (within the grace)
-                log.warning("Scheduling failed (%s); retrying", exc or type(exc).__name__)
-            await asyncio.sleep(self.interval)
+    def period(self) -> float:
+        return float(self.interval)
 
     async def tick(self) -> list[RunRequest]:
         """One pass: start every due fire; returns the runs started."""
