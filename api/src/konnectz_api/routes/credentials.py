@@ -24,6 +24,7 @@ from konnectz_api.app_calls import AppCallError, app_client
 from konnectz_api.app_webhooks import secret_of
 from konnectz_api.broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_api.catalogue import AppIndex, get_index
+from konnectz_api.core.config import Settings
 from konnectz_api.crud import app_accounts
 from konnectz_api.deps import SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound, Unauthorized
@@ -44,6 +45,13 @@ class CredentialsOut(BaseModel):
     credentials: dict[str, Any]
 
 
+def _require_konnect_token(settings: Settings, creds: HTTPAuthorizationCredentials | None, konnect_id: int) -> None:
+    """401 unless the bearer is konnect ``konnect_id``'s scoped token (compared in constant time)."""
+    expected = konnect_token(settings.runner_credentials_key, konnect_id)
+    if creds is None or not hmac.compare_digest(creds.credentials, expected):
+        raise Unauthorized("A token scoped to this konnect is required")
+
+
 @router.post("/credentials", response_model=CredentialsOut, summary="A fresh credential for a runner (scoped token)")
 async def credentials(
     body: CredentialsIn,
@@ -52,9 +60,7 @@ async def credentials(
     index: Annotated[AppIndex, Depends(get_index)],
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> CredentialsOut:
-    expected = konnect_token(settings.runner_credentials_key, body.konnect_id)
-    if creds is None or not hmac.compare_digest(creds.credentials, expected):
-        raise Unauthorized("A token scoped to this konnect is required")
+    _require_konnect_token(settings, creds, body.konnect_id)
     konnect = session.get(Konnect, body.konnect_id)
     if konnect is None or konnect.status == "DELETED":
         raise NotFound("Konnect not found")
@@ -107,9 +113,7 @@ def webhook_secret(
     settings: SettingsDep,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> WebhookSecretOut:
-    expected = konnect_token(settings.runner_credentials_key, body.konnect_id)
-    if creds is None or not hmac.compare_digest(creds.credentials, expected):
-        raise Unauthorized("A token scoped to this konnect is required")
+    _require_konnect_token(settings, creds, body.konnect_id)
     secret = secret_of(session, settings, body.konnect_id)
     if not secret:
         raise NotFound("This konnect has no app webhook subscription")
@@ -144,9 +148,7 @@ def step_secrets_route(
     settings: SettingsDep,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> StepSecretsOut:
-    expected = konnect_token(settings.runner_credentials_key, body.konnect_id)
-    if creds is None or not hmac.compare_digest(creds.credentials, expected):
-        raise Unauthorized("A token scoped to this konnect is required")
+    _require_konnect_token(settings, creds, body.konnect_id)
     konnect = session.get(Konnect, body.konnect_id)
     if konnect is None or konnect.status == "DELETED":
         raise NotFound("Konnect not found")
