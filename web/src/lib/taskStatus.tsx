@@ -55,7 +55,7 @@ export interface RunCounts {
 export function RunCountTags({ counts, testId }: { counts: RunCounts; testId?: string }) {
   const filtered = counts.filtered_task_count ?? 0;
   return (
-    <Space size={4} data-testid={testId}>
+    <Space size={4} wrap data-testid={testId}>
       <Tag color="green" data-testid={testId && `${testId}-success`}>{`${counts.success_task_count} success`}</Tag>
       {filtered > 0 ? (
         <Tag color="gold" data-testid={testId && `${testId}-filtered`}>{`${filtered} stopped by filter`}</Tag>

@@ -198,6 +198,7 @@ function FlowList({ index }: { index: string }) {
     {
       title: 'Name',
       key: 'name',
+      minWidth: 160, // names wrap between words, never inside one
       render: (_, k) => <Typography.Text strong>{flowLabel(k)}</Typography.Text>,
     },
     {
@@ -237,6 +238,7 @@ function FlowList({ index }: { index: string }) {
       title: 'Actions',
       key: 'actions',
       width: 150,
+      fixed: 'right', // Edit, Logs and Delete stay on screen when the table is wider than the page
       render: (_, k) => (
         <Space>
           <Tooltip title="Edit">
