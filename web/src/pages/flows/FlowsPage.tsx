@@ -198,7 +198,6 @@ function FlowList({ index }: { index: string }) {
     {
       title: 'Name',
       key: 'name',
-      minWidth: 160, // names wrap between words, never inside one
       render: (_, k) => <Typography.Text strong>{flowLabel(k)}</Typography.Text>,
     },
     {
