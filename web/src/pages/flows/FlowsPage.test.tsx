@@ -90,6 +90,16 @@ describe('FlowsPage', () => {
     expect(await within(sidebar).findByText('Sales')).toBeInTheDocument();
   });
 
+  it('keeps every row\'s actions on screen and lets the run counts wrap in a narrow table', async () => {
+    fakeApi();
+    renderFlows();
+    const edit = await screen.findByTestId('flow-edit-2');
+    // The Actions column is fixed to the right edge: a wide row scrolls under it (a flow with every
+    // kind of run at 1440 px pushed Edit, Logs and Delete off screen).
+    expect(edit.closest('td')?.className).toMatch(/ant-table-cell-fix-(right|end)/);
+    expect(screen.getByTestId('flow-counts-2')).toHaveStyle({ flexWrap: 'wrap' });
+  });
+
   it('shows the empty sidebar text and the unknown-folder text', async () => {
     mockFetch((c) => {
       if (c.url === '/api/v1/folders/list') return { body: { status: 'SUCCESS', message: 'SUCCESS', folders: [] } };

@@ -239,6 +239,7 @@ function FlowList({ index }: { index: string }) {
       title: 'Actions',
       key: 'actions',
       width: 150,
+      fixed: 'right', // Edit, Logs and Delete stay on screen when the table is wider than the page
       render: (_, k) => (
         <Space>
           <Tooltip title="Edit">

@@ -14,6 +14,8 @@ interface Props {
 export function ConfigField({ nodeId, field, onChange, onSelect, onOpen }: Props) {
   const value = field.value === undefined || field.value === null ? '' : String(field.value);
   const testId = `config-${nodeId}-${field.config_key}`;
+  // A chosen option shows its name ("Launch"), not the id the step stores ("1"); free text shows as typed.
+  const chosen = (field.options ?? []).find((o) => String(o.id) === value);
   return (
     <div className="kz-field">
       <span className="kz-field-label">
@@ -23,7 +25,8 @@ export function ConfigField({ nodeId, field, onChange, onSelect, onOpen }: Props
       {field.type === 'select' ? (
         <AutoComplete
           className="nodrag"
-          value={value}
+          value={chosen ? chosen.name : value}
+          title={chosen ? `${chosen.name} (${chosen.id})` : undefined}
           placeholder="Choose or type a value"
           options={(field.options ?? []).map((o) => ({ value: o.id, label: o.name }))}
           filterOption={(input, option) =>

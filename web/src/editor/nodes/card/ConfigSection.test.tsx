@@ -91,6 +91,7 @@ describe('configuration section', () => {
     const sheet = within(node).getByTestId('config-node-2-sheet').querySelector('input')!;
     await userEvent.click(sheet);
     await userEvent.click(await screen.findByText('Sales'));
+    expect(sheet).toHaveValue('Sales'); // the option's name is shown; its id (s1) is what the step stores
     await waitFor(() => {
       const call = calls.find((c) => c.url.startsWith('/api/v1/apps/700/app_events/add_row/event_config/right/tab/details'));
       expect(call?.url).toContain('prevSequence=1');

@@ -1,0 +1,357 @@
+"""A new user's first journey, in a real headless Chromium against the real stack, once per theme.
+
+Each theme gets a fresh install (its own platform: the first start shows the sign-in screen with its
+REGISTER NOW tab, and the first account holder is the install's owner, who may enter OAuth apps).
+Through the UI only: sign up, verify the email from the dev mailbox, sign in (the ALTCHA widget
+solves its proof of work); in the Manage Accounts drawer of a catalogue app served by a local fake
+provider (``api/tests/fake_apps.py``) enter its OAuth app (client id and secret) and connect an
+account through the provider's consent popup; build Webhook → Filter (priority is high) → the app's
+Create Task, test every step, publish; post a passing and a failing input to the webhook and see the
+runs labelled "Success" and "Stopped by filter" in the flow's task log and in FLOW HISTORY; open the
+live flow in the editor and go back without changes: no save prompt, the flow stays live and its
+webhook still runs. Screenshots ``journey-<n>-<stage>-<theme>.png`` go to $KONNECTZ_SCREENSHOTS
+(docs/screenshots to refresh the ones docs/journey.md shows).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+
+from konnectz_devstack import Platform
+from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.testing import sign_in, sign_in_through_form, text_box, wait_until
+
+pytestmark = pytest.mark.e2e
+NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
+REPO = Path(__file__).resolve().parents[2]
+SHOTS = Path(os.environ.get("KONNECTZ_SCREENSHOTS") or tempfile.gettempdir() + "/konnectz-screenshots")
+ARTIFACTS = REPO / "test-results"
+OAUTH_APP = 900002
+PASSWORD = "journey-password-1"
+SAVE_PROMPT = "Do You Want to Save the Flow?"
+THEME_KEY = "konnectz.theme"
+
+_spec = importlib.util.spec_from_file_location("fake_apps", REPO / "api" / "tests" / "fake_apps.py")
+assert _spec is not None and _spec.loader is not None
+fake_apps = importlib.util.module_from_spec(_spec)
+sys.modules["fake_apps"] = fake_apps
+_spec.loader.exec_module(fake_apps)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[Any]:
+    """The fake provider: consent page, token endpoint (PKCE), and the app's API (/me, /projects, /tasks)."""
+    server = fake_apps.FakeApp().start()
+    server.consent = True
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fresh_install(fake: Any) -> Iterator[Platform]:
+    """A platform of its own per journey (a fresh install: no user yet, no OAuth client in the
+    environment), with the real catalogue, the long tail if built, and the fake provider's apps."""
+    web_dist = REPO / "web" / "dist"
+    if not (web_dist / "index.html").exists():
+        pytest.fail("web/dist is missing: run `make web-build` first")
+    state = Path(tempfile.mkdtemp(prefix="konnectz-journey-e2e-"))
+    catalogue = state / "catalogue"
+    (catalogue / "apps").mkdir(parents=True)
+    for manifest in (REPO / "catalogue" / "apps").iterdir():
+        (catalogue / "apps" / manifest.name).symlink_to(manifest)
+    fake_apps.write_manifests(catalogue / "apps", fake.url)
+    bundle = REPO / "catalogue" / "build" / "generated.json"
+    if bundle.exists():  # the applications page then shows the 1,000+ apps a real install has
+        (catalogue / "build").mkdir()
+        (catalogue / "build" / "generated.json").symlink_to(bundle)
+    platform = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS="{}")
+    platform.web_dist = web_dist
+    platform.start()
+    yield platform
+    platform.stop()
+    shutil.rmtree(state, ignore_errors=True)
+
+
+class Shots:
+    """``journey-<n>-<stage>-<theme>.png``, numbered in the order they are taken."""
+
+    def __init__(self, theme: str) -> None:
+        self.theme = theme
+        self.n = 0
+        SHOTS.mkdir(parents=True, exist_ok=True)
+
+    def take(self, page: Page, stage: str) -> None:
+        self.n += 1
+        expect(page.locator(".ant-message-notice")).to_have_count(0)  # toasts gone (about 3 s)
+        page.mouse.move(5, 450)  # no hover state in the picture
+        page.wait_for_timeout(500)  # drawer, modal and toast animations
+        page.screenshot(path=str(SHOTS / f"journey-{self.n}-{stage}-{self.theme}.png"))
+
+
+def _mail_link(platform: Platform, email: str) -> str:
+    def link() -> str:
+        for mail in httpx.get(f"{platform.api_url}/dev/mail.json").json():
+            if mail["to"] == email:
+                return next(u for u in mail["links"] if "/verify-email/" in u)
+        return ""
+
+    return wait_until(link, timeout=30, what=f"the verification mail to {email}")
+
+
+def _choose(page: Page, select_id: str, option_id: str) -> None:
+    page.get_by_test_id(select_id).click()
+    option = page.locator(f".ant-select-dropdown:visible [data-testid='{option_id}']")
+    expect(option).to_be_visible()
+    option.dispatch_event("click")  # the card may still be settling after the canvas fitted it
+    expect(option).to_have_count(0)
+
+
+def _reference(page: Page, field_id: str, search: str) -> None:
+    """Type '@' and part of a key, and pick the reference from the mention list."""
+    box = text_box(page, field_id)
+    box.click()
+    box.press_sequentially("@" + search, delay=30)
+    option = page.locator(".ant-mentions-dropdown:visible .ant-mentions-dropdown-menu-item").first
+    expect(option).to_be_visible()
+    option.click()
+
+
+def _add(page: Page, tool: str, provider: str, search: str) -> None:
+    page.get_by_test_id(tool).click()
+    page.get_by_test_id("action-drawer-search").fill(search)
+    page.locator(f".ant-drawer:visible [data-testid='app-tile-{provider}']").first.click()
+    page.wait_for_timeout(400)  # the canvas fits the new card into view
+
+
+def _test_node(page: Page, node_id: str) -> None:
+    page.get_by_test_id(f"node-test-{node_id}").click()
+    if page.get_by_test_id(f"trigger-test-proceed-{node_id}").count():
+        page.get_by_test_id(f"trigger-test-proceed-{node_id}").click()
+    expect(page.get_by_test_id(f"status-{node_id}")).to_have_attribute("data-status", "Success", timeout=30_000)
+
+
+def _post(url: str, body: dict[str, Any]) -> None:
+    wait_until(lambda: httpx.post(url, json=body, timeout=10).status_code == 200, timeout=30, what=f"POST {body}")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_new_users_first_flow(new_context: NewContext, fresh_install: Platform, fake: Any, theme: str) -> None:
+    started = time.monotonic()
+    platform = fresh_install
+    shots = Shots(theme)
+    context = new_context(platform.api_url)
+    # The theme chosen before the first page (the switch stores it; popups share the storage).
+    context.add_init_script(f"localStorage.getItem('{THEME_KEY}') || localStorage.setItem('{THEME_KEY}', '{theme}')")
+    page = context.new_page()
+    email = f"ada-{theme}-{time.time_ns()}@example.com"
+    try:
+        # 1. First start: the sign-in screen; REGISTER NOW; sign up, verify the email, sign in.
+        page.goto("/")
+        expect(page.get_by_test_id("login-email")).to_be_visible()
+        shots.take(page, "first-start")
+        page.get_by_role("tab", name="REGISTER NOW").click()
+        page.wait_for_url("**/signup")
+        page.get_by_test_id("signup-email").fill(email)
+        page.get_by_test_id("signup-continue").click()
+        page.get_by_test_id("signup-first-name").fill("Ada")
+        page.get_by_test_id("signup-last-name").fill("Lovelace")
+        page.get_by_test_id("signup-password").fill(PASSWORD)
+        page.get_by_test_id("signup-password-confirmation").fill(PASSWORD)
+        shots.take(page, "sign-up")
+        page.get_by_test_id("signup-submit").click()
+        expect(page.get_by_test_id("signup-done")).to_contain_text(email)
+        page.goto(_mail_link(platform, email))
+        expect(page.get_by_test_id("verify-status")).to_contain_text("Verification Completed")
+        sign_in_through_form(page, email, PASSWORD)
+        expect(page.get_by_test_id("stat-total")).to_contain_text("0")
+        assert (page.locator(".kz-dark").count() > 0) == (theme == "dark")
+        shots.take(page, "dashboard")
+
+        # 2. The app's OAuth app, entered by the owner in Manage Accounts; then an account through the popup.
+        page.get_by_test_id("nav-applications").click()
+        page.wait_for_url("**/applications")
+        page.get_by_test_id("applications-search").fill("Fake OAuth")
+        page.get_by_test_id(f"app-card-{OAUTH_APP}").click()
+        expect(page.get_by_text("- Manage Accounts")).to_be_visible()
+        expect(page.get_by_text("Fake OAuth App is not configured for OAuth2 on this server yet.")).to_be_visible()
+        expect(page.get_by_test_id("oauth-redirect-url")).to_contain_text("/oauth/response")
+        expect(page.get_by_role("button", name="New Account")).to_be_disabled()
+        form = page.get_by_test_id("oauth-client-form")
+        form.get_by_label("Client ID").fill(fake_apps.CLIENT_ID)
+        form.get_by_label("Client Secret").fill(fake_apps.CLIENT_SECRET)
+        shots.take(page, "oauth-app")
+        form.get_by_role("button", name="Save OAuth app").click()
+        expect(page.get_by_text("Fake OAuth App's OAuth app saved")).to_be_visible()
+        expect(page.get_by_test_id("oauth-client-settings")).to_contain_text(fake_apps.CLIENT_ID)
+        with page.expect_popup() as opened:
+            page.get_by_role("button", name="New Account").click()
+        popup = opened.value
+        popup.wait_for_url(f"{fake.url}/authorize?**")
+        expect(popup.get_by_text("Konnectz wants to use your Fake account")).to_be_visible()
+        shots.n += 1
+        popup.screenshot(path=str(SHOTS / f"journey-{shots.n}-consent-{theme}.png"))
+        with popup.expect_event("close", timeout=30_000):
+            popup.locator("#allow").click()
+        expect(page.get_by_test_id("accounts-list")).to_contain_text("Ada at Fak...")
+        shots.take(page, "account-connected")
+
+        # 3. Webhook → Filter → Create Task of the app, each step tested; published.
+        page.keyboard.press("Escape")
+        page.get_by_test_id("nav-home").click()
+        page.wait_for_url("**/dashboard")
+        page.get_by_test_id("create-flow").click()
+        page.wait_for_url("**/create")
+        page.get_by_test_id("trigger-picker-search").fill("web")
+        page.get_by_test_id("app-tile-webhook").click()
+        page.get_by_test_id("capture-node-1").click()
+        url = page.get_by_test_id("webhook-url").inner_text(timeout=30_000).strip()
+        assert "/hooks/" in url
+        sample = {"title": "Ship the release", "priority": "high"}
+        wait_until(lambda: httpx.post(url, json=sample).status_code < 300, timeout=30, what="the draft's webhook URL")
+        expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
+        expect(page.get_by_test_id("response-node-1")).to_contain_text("priority")
+
+        _add(page, "add-ons", "conditioner", "fil")
+        _reference(page, "condition-field-node-2-0", "prio")
+        expect(text_box(page, "condition-field-node-2-0")).to_have_value("{{node-1.priority}}")
+        _choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
+        page.get_by_test_id("condition-value-node-2-0").fill("high")
+        _test_node(page, "node-2")
+
+        _add(page, "add-action", "fake_oauth", "Fake OAuth")
+        _choose(page, "event-select-node-3", "event-option-create_task")
+        page.get_by_test_id("account-select-node-3").click()
+        account = page.locator(".ant-select-dropdown:visible [data-testid^='account-option-']").first
+        expect(account).to_contain_text("Ada at Fake")
+        account.dispatch_event("click")
+        page.get_by_test_id("config-node-3-project").click()
+        project = page.locator(".ant-select-dropdown:visible .ant-select-item-option", has_text="Launch")
+        expect(project).to_be_visible()  # the options come from the app's API, with the connected account
+        project.click()
+        expect(text_box(page, "config-node-3-project")).to_have_value("Launch")  # its name; the step stores id 1
+        _reference(page, "config-node-3-title", "tit")
+        expect(text_box(page, "config-node-3-title")).to_have_value("{{node-1.title}}")
+        before = len(fake.tasks)
+        _test_node(page, "node-3")
+        assert len(fake.tasks) == before + 1 and fake.tasks[-1]["title"] == "Ship the release", fake.tasks
+        assert str(fake.tasks[-1]["project"]) == "1", fake.tasks
+        page.get_by_test_id("eagle-eye").click()
+        page.get_by_test_id("flow-name").click()
+        page.get_by_test_id("flow-name").fill("Urgent requests to tasks")
+        shots.take(page, "flow-built")
+        page.get_by_test_id("publish-flow").click()
+        page.wait_for_url("**/flows/home")
+        row = page.locator("[data-testid^='flow-row-']", has_text="Urgent requests to tasks").first
+        expect(row).to_be_visible()
+        konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
+        expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_have_text("Published", timeout=30_000)
+        expect(page.get_by_test_id(f"flow-switch-{konnect_id}")).to_have_attribute("aria-checked", "true")
+
+        # 4. One input passes the filter, one fails it: "Success" and "Stopped by filter".
+        headers = sign_in(httpx.Client(base_url=platform.api_url, timeout=30), email, PASSWORD)
+
+        def logs() -> list[dict[str, Any]]:
+            reply = httpx.get(f"{platform.api_url}/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers)
+            return reply.json()["task_logs"]
+
+        before = len(fake.tasks)
+        _post(url, {"title": "Fix the login bug", "priority": "high"})
+        _post(url, {"title": "Tidy the wiki", "priority": "low"})
+        wait_until(lambda: len(logs()) >= 2, timeout=60, what="the two runs' task logs")
+        assert [t["title"] for t in fake.tasks[before:]] == ["Fix the login bug"], fake.tasks
+        page.reload()
+        expect(page.get_by_test_id(f"flow-counts-{konnect_id}-success")).to_have_text("1 success")
+        expect(page.get_by_test_id(f"flow-counts-{konnect_id}-filtered")).to_have_text("1 stopped by filter")
+        expect(page.get_by_test_id(f"flow-counts-{konnect_id}-error")).to_have_text("0 failed")
+        for action in ("edit", "logs", "delete"):  # on screen at 1440 px, with every kind of run counted
+            box = page.get_by_test_id(f"flow-{action}-{konnect_id}").bounding_box()
+            assert box is not None and box["x"] + box["width"] <= 1440, (action, box)
+        copy = page.get_by_test_id(f"flow-webhook-copy-{konnect_id}")  # the URL's Copy stays in its cell
+        cell = page.get_by_test_id(f"flow-row-{konnect_id}").locator("td", has=copy).bounding_box()
+        box = copy.bounding_box()
+        assert box is not None and cell is not None, (box, cell)
+        assert box["x"] + box["width"] <= cell["x"] + cell["width"], (box, cell)
+        shots.take(page, "runs-counted")
+
+        page.get_by_test_id(f"flow-logs-{konnect_id}").click()
+        items = page.locator(".ant-modal:visible [data-testid^='tasklog-item-']")
+        expect(items).to_have_count(1)
+        expect(items.first.locator("[data-testid^='tasklog-status-']")).to_have_text("Success")
+        tab = page.get_by_role("tab", name="Stopped by filter")
+        for _ in range(20):  # a click during the modal's zoom animation can be lost
+            tab.click()
+            try:
+                expect(tab).to_have_attribute("aria-selected", "true", timeout=1000)
+                break
+            except AssertionError:
+                continue
+        expect(items).to_have_count(1)
+        status = items.first.locator("[data-testid^='tasklog-status-']")
+        expect(status).to_have_text("Stopped by filter")
+        expect(status).to_have_attribute("data-status", "FILTERED")
+        details = page.get_by_test_id("tasklog-details")
+        for _ in range(10):
+            items.first.click()
+            try:
+                expect(details).to_be_visible(timeout=1000)
+                break
+            except AssertionError:
+                continue
+        expect(details).to_contain_text("Tidy the wiki")
+        shots.take(page, "filtered-run")
+        page.keyboard.press("Escape")
+        expect(page.locator(".ant-modal:visible")).to_have_count(0)
+
+        page.get_by_test_id("nav-history").click()
+        page.wait_for_url("**/logs")
+        page.get_by_test_id(f"history-open-{konnect_id}").click()
+        drawer = page.get_by_test_id("history-drawer")
+        expect(drawer.locator("[data-testid^='history-log-status-']")).to_have_count(2)
+        expect(drawer.locator("[data-testid^='history-log-status-'][data-status='FILTERED']")).to_have_text(
+            "Stopped by filter"
+        )
+        expect(drawer.locator("[data-testid^='history-log-status-'][data-status='SUCCESS']")).to_have_text("Success")
+        shots.take(page, "history")
+        page.keyboard.press("Escape")
+
+        # 5. The live flow opened in the editor and left unchanged: no prompt, still live, still runs.
+        page.get_by_test_id("nav-flows").click()
+        page.wait_for_url("**/flows/home")
+        page.get_by_test_id(f"flow-edit-{konnect_id}").click()
+        page.wait_for_url(f"**/create/{konnect_id}")
+        expect(page.get_by_test_id("editor-live")).to_have_text("Live")
+        expect(page.get_by_test_id("node-node-3")).to_contain_text("Create Task")
+        expect(page.get_by_test_id("flow-name")).to_have_value("Urgent requests to tasks")
+        expect(text_box(page, "config-node-3-project")).to_have_value("Launch")
+        page.get_by_test_id("eagle-eye").click()
+        shots.take(page, "live-flow")
+        page.get_by_test_id("editor-dashboard").click()
+        page.wait_for_url("**/flows/home")
+        expect(page.get_by_text(SAVE_PROMPT)).to_have_count(0)
+        expect(page.get_by_test_id(f"flow-switch-{konnect_id}")).to_have_attribute("aria-checked", "true")
+        expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_have_text("Published")
+        expect(page.get_by_test_id(f"flow-pending-{konnect_id}")).to_have_count(0)
+        reply = httpx.post(url, json={"title": "Write the release notes", "priority": "high"}, timeout=10)
+        assert 200 <= reply.status_code < 300, reply.text
+        wait_until(lambda: len(logs()) >= 3, timeout=60, what="the third run's task log")
+        assert fake.tasks[-1]["title"] == "Write the release notes", fake.tasks
+        page.reload()
+        expect(page.get_by_test_id(f"flow-counts-{konnect_id}-success")).to_have_text("2 success")
+        expect(page.get_by_test_id(f"flow-switch-{konnect_id}")).to_have_attribute("aria-checked", "true")
+        shots.take(page, "still-live")
+    finally:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"journey-{theme}-last-page.png"))
+        print(f"journey ({theme}): {time.monotonic() - started:.0f} s")
