@@ -1,13 +1,16 @@
 """What the browser tests share: Debian's Chromium (one browser per module), browser contexts with
-the suite's viewport and timeout, and a page on the session's platform.
+the suite's viewport and timeout, a page on the session's platform, and the local fake provider
+(``api/tests/fake_apps.py``) with a catalogue that holds its apps.
 
 A test module may override ``page`` (the canvas tests use a larger viewport through ``new_context``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -132,3 +135,55 @@ def choose_tab(page: Page, name: str) -> None:
 def select_tab() -> Callable[[Page, str], None]:
     """:func:`choose_tab` for the tests (the conftest is not importable under importlib mode)."""
     return choose_tab
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _load_fake_apps() -> Any:
+    if "fake_apps" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("fake_apps", REPO / "api" / "tests" / "fake_apps.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["fake_apps"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["fake_apps"]
+
+
+@pytest.fixture(scope="module")
+def fake_apps() -> Any:
+    """The fake provider's module: ``FakeApp``, ``CLIENT_ID``, ``CLIENT_SECRET``, ``API_KEY``…"""
+    return _load_fake_apps()
+
+
+@pytest.fixture(scope="module")
+def fake(fake_apps: Any) -> Iterator[Any]:
+    """The fake provider: consent page, token endpoint (PKCE), and the app's API (/me, /projects, /tasks)."""
+    server = fake_apps.FakeApp().start()
+    server.consent = True
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def fake_catalogue(fake: Any, fake_apps: Any) -> Callable[[Path], Path]:
+    """``fake_catalogue(state)``: a catalogue under ``state`` with the real manifests, the long tail
+    when built (``make catalogue``: the applications page then shows the 1,000+ apps a real install
+    has), the bundled icons and the fake provider's apps. Fails when the SPA is not built."""
+
+    def make(state: Path) -> Path:
+        if not (REPO / "web" / "dist" / "index.html").exists():
+            pytest.fail("web/dist is missing: run `make web-build` first")
+        catalogue = state / "catalogue"
+        (catalogue / "apps").mkdir(parents=True)
+        for manifest in (REPO / "catalogue" / "apps").iterdir():
+            (catalogue / "apps" / manifest.name).symlink_to(manifest)
+        fake_apps.write_manifests(catalogue / "apps", fake.url)
+        (catalogue / "icons").symlink_to(REPO / "catalogue" / "icons")
+        bundle = REPO / "catalogue" / "build" / "generated.json"
+        if bundle.exists():
+            (catalogue / "build").mkdir()
+            (catalogue / "build" / "generated.json").symlink_to(bundle)
+        return catalogue
+
+    return make

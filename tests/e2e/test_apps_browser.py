@@ -14,11 +14,9 @@ docs/screenshots/.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -41,42 +39,17 @@ SCREENSHOTS = Path(os.environ.get("KONNECTZ_SCREENSHOTS") or tempfile.gettempdir
 TOKEN_APP, OAUTH_APP = 900001, 900002
 IN_USE = "Cannot delete this account as it contains active Konnectz"
 
-_spec = importlib.util.spec_from_file_location("fake_apps", REPO / "api" / "tests" / "fake_apps.py")
-assert _spec is not None and _spec.loader is not None
-fake_apps = importlib.util.module_from_spec(_spec)
-sys.modules["fake_apps"] = fake_apps
-_spec.loader.exec_module(fake_apps)
-
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[Any]:
-    server = fake_apps.FakeApp().start()
-    server.consent = True
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def stack(fake: Any) -> Iterator[Platform]:
+def stack(fake_catalogue: Callable[[Path], Path], fake_apps: Any) -> Iterator[Platform]:
     """The platform with the real catalogue plus the two fake apps, and the built SPA."""
-    web_dist = REPO / "web" / "dist"
-    if not (web_dist / "index.html").exists():
-        pytest.fail("web/dist is missing: run `make web-build` first")
     state = Path(tempfile.mkdtemp(prefix="konnectz-apps-e2e-"))
-    catalogue = state / "catalogue"
-    (catalogue / "apps").mkdir(parents=True)
-    for manifest in (REPO / "catalogue" / "apps").iterdir():
-        (catalogue / "apps" / manifest.name).symlink_to(manifest)
-    fake_apps.write_manifests(catalogue / "apps", fake.url)
-    bundle = REPO / "catalogue" / "build" / "generated.json"
-    if bundle.exists():  # the long tail (`make catalogue`): search then runs over 1,000+ apps
-        (catalogue / "build").mkdir()
-        (catalogue / "build" / "generated.json").symlink_to(bundle)
+    catalogue = fake_catalogue(state)
     clients = {"fake_oauth": {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}}
     platform = make_platform(
         state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS=json.dumps(clients)
     )
-    platform.web_dist = web_dist
+    platform.web_dist = REPO / "web" / "dist"
     platform.start()
     yield platform
     platform.stop()
@@ -165,7 +138,9 @@ def _open_app(page: Page, query: str, app_id: int) -> None:
     expect(page.get_by_text("- Manage Accounts")).to_be_visible()
 
 
-def test_search_add_rename_and_remove_a_token_account(new_context: NewContext, stack: Platform, fake: Any) -> None:
+def test_search_add_rename_and_remove_a_token_account(
+    new_context: NewContext, stack: Platform, fake: Any, fake_apps: Any
+) -> None:
     api = httpx.Client(base_url=stack.api_url, timeout=30)
     context, headers = _signed_in(new_context, stack, api)
     page = context.new_page()

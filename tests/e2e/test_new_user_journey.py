@@ -15,10 +15,8 @@ webhook still runs. Screenshots ``journey-<n>-<stage>-<theme>.png`` go to $KONNE
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -43,41 +41,15 @@ PASSWORD = "journey-password-1"
 SAVE_PROMPT = "Do You Want to Save the Flow?"
 THEME_KEY = "konnectz.theme"
 
-_spec = importlib.util.spec_from_file_location("fake_apps", REPO / "api" / "tests" / "fake_apps.py")
-assert _spec is not None and _spec.loader is not None
-fake_apps = importlib.util.module_from_spec(_spec)
-sys.modules["fake_apps"] = fake_apps
-_spec.loader.exec_module(fake_apps)
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[Any]:
-    """The fake provider: consent page, token endpoint (PKCE), and the app's API (/me, /projects, /tasks)."""
-    server = fake_apps.FakeApp().start()
-    server.consent = True
-    yield server
-    server.stop()
-
 
 @pytest.fixture
-def fresh_install(fake: Any) -> Iterator[Platform]:
+def fresh_install(fake_catalogue: Callable[[Path], Path], fake_apps: Any) -> Iterator[Platform]:
     """A platform of its own per journey (a fresh install: no user yet, no OAuth client in the
     environment), with the real catalogue, the long tail if built, and the fake provider's apps."""
-    web_dist = REPO / "web" / "dist"
-    if not (web_dist / "index.html").exists():
-        pytest.fail("web/dist is missing: run `make web-build` first")
     state = Path(tempfile.mkdtemp(prefix="konnectz-journey-e2e-"))
-    catalogue = state / "catalogue"
-    (catalogue / "apps").mkdir(parents=True)
-    for manifest in (REPO / "catalogue" / "apps").iterdir():
-        (catalogue / "apps" / manifest.name).symlink_to(manifest)
-    fake_apps.write_manifests(catalogue / "apps", fake.url)
-    bundle = REPO / "catalogue" / "build" / "generated.json"
-    if bundle.exists():  # the applications page then shows the 1,000+ apps a real install has
-        (catalogue / "build").mkdir()
-        (catalogue / "build" / "generated.json").symlink_to(bundle)
+    catalogue = fake_catalogue(state)
     platform = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS="{}")
-    platform.web_dist = web_dist
+    platform.web_dist = REPO / "web" / "dist"
     platform.start()
     yield platform
     platform.stop()
@@ -147,7 +119,9 @@ def _post(url: str, body: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_a_new_users_first_flow(new_context: NewContext, fresh_install: Platform, fake: Any, theme: str) -> None:
+def test_a_new_users_first_flow(
+    new_context: NewContext, fresh_install: Platform, fake: Any, theme: str, fake_apps: Any
+) -> None:
     started = time.monotonic()
     platform = fresh_install
     shots = Shots(theme)
@@ -318,11 +292,11 @@ def test_a_new_users_first_flow(new_context: NewContext, fresh_install: Platform
         page.wait_for_url("**/logs")
         page.get_by_test_id(f"history-open-{konnect_id}").click()
         drawer = page.get_by_test_id("history-drawer")
-        expect(drawer.locator("[data-testid^='history-log-status-']")).to_have_count(2)
-        expect(drawer.locator("[data-testid^='history-log-status-'][data-status='FILTERED']")).to_have_text(
+        expect(drawer.locator("[data-testid^='history-run-status-']")).to_have_count(2)
+        expect(drawer.locator("[data-testid^='history-run-status-'][data-status='FILTERED']")).to_have_text(
             "Stopped by filter"
         )
-        expect(drawer.locator("[data-testid^='history-log-status-'][data-status='SUCCESS']")).to_have_text("Success")
+        expect(drawer.locator("[data-testid^='history-run-status-'][data-status='SUCCESS']")).to_have_text("Success")
         shots.take(page, "history")
         page.keyboard.press("Escape")
 

@@ -11,10 +11,8 @@ the account is listed.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -34,35 +32,14 @@ NewContext = Callable[..., BrowserContext]
 REPO = Path(__file__).resolve().parents[2]
 OAUTH_APP = 900002
 
-_spec = importlib.util.spec_from_file_location("fake_apps", REPO / "api" / "tests" / "fake_apps.py")
-assert _spec is not None and _spec.loader is not None
-fake_apps = importlib.util.module_from_spec(_spec)
-sys.modules["fake_apps"] = fake_apps
-_spec.loader.exec_module(fake_apps)
-
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[Any]:
-    server = fake_apps.FakeApp().start()
-    server.consent = True
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def stack(fake: Any) -> Iterator[Platform]:
+def stack(fake_catalogue: Callable[[Path], Path], fake_apps: Any) -> Iterator[Platform]:
     """A platform of its own (a single-user install), no OAuth client in the environment."""
-    web_dist = REPO / "web" / "dist"
-    if not (web_dist / "index.html").exists():
-        pytest.fail("web/dist is missing: run `make web-build` first")
     state = Path(tempfile.mkdtemp(prefix="konnectz-byo-oauth-e2e-"))
-    catalogue = state / "catalogue"
-    (catalogue / "apps").mkdir(parents=True)
-    for manifest in (REPO / "catalogue" / "apps").iterdir():
-        (catalogue / "apps" / manifest.name).symlink_to(manifest)
-    fake_apps.write_manifests(catalogue / "apps", fake.url)
+    catalogue = fake_catalogue(state)
     platform = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS="{}")
-    platform.web_dist = web_dist
+    platform.web_dist = REPO / "web" / "dist"
     platform.start()
     yield platform
     platform.stop()
@@ -70,7 +47,7 @@ def stack(fake: Any) -> Iterator[Platform]:
 
 
 def test_the_owner_enters_the_oauth_app_and_the_popup_completes(
-    new_context: NewContext, stack: Platform, fake: Any
+    new_context: NewContext, stack: Platform, fake: Any, fake_apps: Any
 ) -> None:
     api = httpx.Client(base_url=stack.api_url, timeout=30)
     headers = sign_up(api, f"owner-{time.time_ns()}@example.com", "owner-password-1", first_name="Ada")
