@@ -157,3 +157,26 @@ async def make_ctx() -> AsyncIterator[Any]:
             )
 
         yield build
+
+
+@pytest.fixture(scope="module")
+async def nc(nats_server: Any) -> AsyncIterator[Any]:
+    """A NATS connection with every stream the runner uses (one per test module)."""
+    import nats
+
+    from konnectz_runner.events import ensure_streams
+
+    client = await nats.connect(nats_server.url)
+    await ensure_streams(client.jetstream())
+    yield client
+    await client.drain()
+
+
+@pytest.fixture(scope="module")
+async def shared_runner(nats_server: Any) -> AsyncIterator[Any]:
+    """A runner (webhook server, worker, scheduler) shared by a test module's tests."""
+    from .test_server import start_runner
+
+    running = await start_runner(nats_server.url)
+    yield running
+    await running.stop()

@@ -6,39 +6,22 @@ import asyncio
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-import nats
 import pytest
 from nats.aio.client import Client as NATS
 
 from konnectz_runner.engine import execute
-from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, TaskEvent, ensure_streams, konnect_key
+from konnectz_runner.events import KV_KONNECTS, STREAM_RUNS, RunRequest, TaskEvent, konnect_key
 from konnectz_runner.journal import BUSY_SECONDS, IN_DOUBT_ERROR, KV_STEPS, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS
 
-from .test_server import RunningRunner, new_spec, next_event, start_runner, wait_until
+from .test_server import RunningRunner, new_spec, next_event, wait_until
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-async def nc(nats_server: Any) -> AsyncIterator[NATS]:
-    client = await nats.connect(nats_server.url)
-    await ensure_streams(client.jetstream())
-    yield client
-    await client.drain()
-
-
-@pytest.fixture(scope="module")
-async def shared_runner(nats_server: Any) -> AsyncIterator[RunningRunner]:
-    running = await start_runner(nats_server.url)
-    yield running
-    await running.stop()
 
 
 async def test_a_redelivered_run_does_not_repeat_finished_steps(nc: NATS, echo: Any) -> None:

@@ -118,22 +118,7 @@ def test_an_event_larger_than_the_stream_takes_is_trimmed_keeping_steps_and_stat
     assert fitted_bad.trigger_output.get("truncated") is True
 
 
-@pytest.fixture(scope="module")
-async def nc(nats_server: Any) -> AsyncIterator[NATS]:
-    client = await nats.connect(nats_server.url)
-    await ensure_streams(client.jetstream())
-    yield client
-    await client.drain()
-
-
-@pytest.fixture(scope="module")
-async def runner(nats_server: Any) -> AsyncIterator[RunningRunner]:
-    running = await start_runner(nats_server.url)
-    yield running
-    await running.stop()
-
-
-async def test_nats_and_every_stream_and_consumer_state_their_bounds(nc: NATS, runner: RunningRunner) -> None:
+async def test_nats_and_every_stream_and_consumer_state_their_bounds(nc: NATS, shared_runner: RunningRunner) -> None:
     js = nc.jetstream()
     assert nc.max_payload == limits.NATS_MAX_PAYLOAD  # the server's configuration, not NATS' 1 MB default
     runs = (await js.stream_info(STREAM_RUNS)).config
@@ -149,14 +134,14 @@ async def test_nats_and_every_stream_and_consumer_state_their_bounds(nc: NATS, r
     assert (await js.consumer_info(STREAM_EVENTS, EVENTS_CONSUMER)).config.max_deliver == EVENTS_MAX_DELIVER
 
 
-async def _publish(nc: NATS, runner: RunningRunner, url: str) -> tuple[int, str]:
+async def _publish(nc: NATS, shared_runner: RunningRunner, url: str) -> tuple[int, str]:
     spec = new_spec(url)
     await (await nc.jetstream().key_value(KV_KONNECTS)).put(
         konnect_key(spec.konnect_id), spec.model_dump_json().encode()
     )
-    await wait_until(lambda: runner.runner.registry.by_id(spec.konnect_id) is not None)
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
     assert spec.trigger.kind == "webhook"
-    return spec.konnect_id, f"{runner.base}/hooks/{spec.trigger.token}"
+    return spec.konnect_id, f"{shared_runner.base}/hooks/{spec.trigger.token}"
 
 
 async def _stored_runs(nc: NATS, konnect_id: int) -> int:
@@ -165,9 +150,9 @@ async def _stored_runs(nc: NATS, konnect_id: int) -> int:
 
 
 async def test_hostile_bodies_get_a_4xx_that_says_why_and_nothing_is_stored(
-    nc: NATS, runner: RunningRunner, echo: Any
+    nc: NATS, shared_runner: RunningRunner, echo: Any
 ) -> None:
-    konnect_id, hook = await _publish(nc, runner, echo.base + "/echo")
+    konnect_id, hook = await _publish(nc, shared_runner, echo.base + "/echo")
     json_type = {"Content-Type": "application/json"}
     cases = [
         # (body, headers, status, words in the message)
@@ -196,11 +181,11 @@ async def test_hostile_bodies_get_a_4xx_that_says_why_and_nothing_is_stored(
 
 
 async def test_a_webhook_just_under_the_limit_is_accepted_runs_once_and_leaves_kz_runs(
-    nc: NATS, runner: RunningRunner, echo: Any
+    nc: NATS, shared_runner: RunningRunner, echo: Any
 ) -> None:
     """The issue's case: 1,047,999 bytes were acknowledged, then redelivered for ever (maximum payload
     exceeded). Now it ends as one task event, and its request is gone from NATS once it ran."""
-    konnect_id, hook = await _publish(nc, runner, echo.base + "/echo")
+    konnect_id, hook = await _publish(nc, shared_runner, echo.base + "/echo")
     padding = "p" * (1_047_999 - len('{"order": {"id": 7}, "pad": ""}'))
     body = json.dumps({"order": {"id": 7}, "pad": padding}).encode()
     assert len(body) == 1_047_999

@@ -115,21 +115,6 @@ def new_spec(url: str, *, konnect_id: int | None = None, token: str | None = Non
     )
 
 
-@pytest.fixture(scope="module")
-async def nc(nats_server: Any) -> AsyncIterator[NATS]:
-    client = await nats.connect(nats_server.url)
-    await ensure_streams(client.jetstream())
-    yield client
-    await client.drain()
-
-
-@pytest.fixture(scope="module")
-async def shared_runner(nats_server: Any) -> AsyncIterator[RunningRunner]:
-    running = await start_runner(nats_server.url)
-    yield running
-    await running.stop()
-
-
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=10) as client:

@@ -13,7 +13,6 @@ import json
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes.client import ApiException
 
+from konnectz_devstack import testing
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import publish_canvas, sign_up, test_trigger, webhook_canvas
 from konnectz_runner.resource import GROUP, PLURAL, VERSION
@@ -39,19 +39,9 @@ EXPORT_JQ = """{apiVersion, kind,
   spec: (.spec | del(.konnectId, .ownerId, .trigger.tokenSecret))}"""
 
 
-def wait_until(what: str, fn: Any, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-        except ApiException as exc:
-            last = f"{exc.status} {exc.reason}"
-        else:
-            if last:
-                return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+def wait_until(what: str, fn: Any, timeout: float = 60.0, interval: float = 0.2) -> Any:
+    """Until ``fn`` answers something truthy; an ApiException (not made yet) counts as not yet."""
+    return testing.wait_until(fn, timeout, interval, what, retry_on=(ApiException,))
 
 
 @pytest.fixture(scope="module")

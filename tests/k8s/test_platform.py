@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes.client import ApiException
 
+from konnectz_devstack import testing
 from konnectz_devstack.pytest_plugin import free_port, make_platform
 from konnectz_devstack.testing import publish_canvas, sign_up, webhook_canvas
 from konnectz_runner.resource import GROUP, PLURAL, VERSION
@@ -35,19 +35,9 @@ REPO = Path(__file__).resolve().parents[2]
 CRD = REPO / "crds" / "konnects.konnectz.io.yaml"
 
 
-def wait_until(what: str, fn, timeout: float = 60.0, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-        except ApiException as exc:
-            last = f"{exc.status} {exc.reason}"
-        else:
-            if last:
-                return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+def wait_until(what: str, fn: Any, timeout: float = 60.0, interval: float = 0.2) -> Any:
+    """Until ``fn`` answers something truthy; an ApiException (not made yet) counts as not yet."""
+    return testing.wait_until(fn, timeout, interval, what, retry_on=(ApiException,))
 
 
 EVERY_MINUTE = {

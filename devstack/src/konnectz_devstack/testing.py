@@ -32,14 +32,25 @@ __all__ = [
 T = TypeVar("T")
 
 
-def wait_until(fn: Callable[[], T], timeout: float = 30.0, interval: float = 0.1, what: str = "condition") -> T:
-    """Call ``fn`` until it returns something truthy; that value, or AssertionError after ``timeout`` s."""
+def wait_until(
+    fn: Callable[[], T],
+    timeout: float = 30.0,
+    interval: float = 0.1,
+    what: str = "condition",
+    retry_on: tuple[type[Exception], ...] = (),
+) -> T:
+    """Call ``fn`` until it returns something truthy; that value, or AssertionError after ``timeout`` s.
+    An exception of ``retry_on`` (a 404 of a resource not made yet) counts as not yet."""
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
+        try:
+            last = fn()
+        except retry_on as exc:
+            last = exc
+        else:
+            if last:
+                return last
         time.sleep(interval)
     raise AssertionError(f"{what} not met in {timeout} s (last: {last!r})")
 
