@@ -76,6 +76,14 @@ class NodeApp:
     trigger: bool
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def node_apps(session: Session, *, task_log: TaskLog) -> dict[str, NodeApp]:
     """The nodes of the run's flow (its current canvas) by node id; a canvas of any shape gives what it can."""
     canvas = session.scalar(select(Konnect.canvas_json).where(Konnect.id == task_log.konnect_id))
@@ -84,14 +92,14 @@ def node_apps(session: Session, *, task_log: TaskLog) -> dict[str, NodeApp]:
     for node in apps if isinstance(apps, list) else []:
         if not isinstance(node, dict) or not isinstance(node.get("id"), str):
             continue
-        data = node.get("data") if isinstance(node.get("data"), dict) else {}
-        detail = data.get("app_detail") if isinstance(data.get("app_detail"), dict) else {}
+        data = _dict(node.get("data"))
+        detail = _dict(data.get("app_detail"))
         raw_id = detail.get("id")
         app_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
         if isinstance(raw_id, str) and raw_id.isdigit() and len(raw_id) < 19:
             app_id = int(raw_id)
-        name = detail.get("name") if isinstance(detail.get("name"), str) else ""
-        provider = detail.get("provider") if isinstance(detail.get("provider"), str) else ""
+        name = _text(detail.get("name"))
+        provider = _text(detail.get("provider"))
         found[node["id"]] = NodeApp(
             name=name[:200], app_id=app_id, provider=provider[:100], trigger=detail.get("app_index") == 1
         )
