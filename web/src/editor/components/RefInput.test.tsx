@@ -61,6 +61,7 @@ describe('RefInput', () => {
     expect(chips[1]).toHaveAttribute('title', '{{node-1.customer.name}}');
     // A step no longer on the canvas shows red.
     expect(chips[2].className).toContain('error');
+    expect(chips[2]).toHaveAttribute('title', '{{node-7.gone}} (this step is no longer in the flow)');
     expect(screen.getByTestId('field')).toHaveValue('Total: {{node-1.amount}} for {{node-1.customer.name}} ({{node-7.gone}})');
   });
 

@@ -1,5 +1,5 @@
 import { LinkOutlined } from '@ant-design/icons';
-import { Mentions, Tag, Tooltip } from 'antd';
+import { Mentions, Tag } from 'antd';
 import { useMemo, useState } from 'react';
 import { useEditor } from '../EditorContext';
 import type { FlowNode } from '../model/types';
@@ -26,18 +26,17 @@ export function RefChips({ apps, value, testId }: { apps: FlowNode[]; value: str
       {refs.map((r) => {
         const missing = stepLabel(apps, r.nodeId) === undefined;
         return (
-          <Tooltip key={r.raw} title={missing ? `${r.raw} (this step is no longer in the flow)` : r.raw}>
-            <Tag
-              className="kz-ref-chip"
-              color={missing ? 'error' : 'processing'}
-              icon={<LinkOutlined />}
-              title={r.raw}
-              data-ref={r.raw}
-              data-testid="ref-chip"
-            >
-              {referenceLabel(apps, r.nodeId, r.path)}
-            </Tag>
-          </Tooltip>
+          <Tag
+            key={r.raw}
+            className="kz-ref-chip"
+            color={missing ? 'error' : 'processing'}
+            icon={<LinkOutlined />}
+            title={missing ? `${r.raw} (this step is no longer in the flow)` : r.raw}
+            data-ref={r.raw}
+            data-testid="ref-chip"
+          >
+            {referenceLabel(apps, r.nodeId, r.path)}
+          </Tag>
         );
       })}
     </div>
