@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import nats
@@ -309,6 +309,23 @@ def test_a_run_no_runner_could_load_is_logged_for_the_konnect_owner(client, api,
     assert log["status"] == "REFUSED" and log["attempts"] == 10
     tasks = client.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()["tasks"]
     assert tasks[0]["data"]["error"].startswith("HTTP 500")
+
+
+def test_a_runs_steps_carry_their_app_and_duration(client, api, nats_server):
+    """The task log reads like the flow: each step's app (id and provider from the canvas), when it
+    started and how long it took; the reply names the trigger too."""
+    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    event = _event(konnect_id, owner_id, "SUCCESS")
+    step = event.steps[0]
+    slow = step.model_copy(update={"started_at": step.finished_at - timedelta(milliseconds=1500)})
+    _publish(nats_server.url, event.model_copy(update={"steps": [slow]}))
+    [log] = _logs(client, headers, konnect_id, 1)
+    reply = client.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()
+    [task] = reply["tasks"]
+    assert task["app_name"] == "API Call" and task["provider"] == "api" and task["app_id"] == 2
+    assert task["duration_ms"] == 1500 and task["started_at"] is not None
+    assert task["data"]["output"] == {"status": 201}
+    assert reply["trigger"] == {"step_id": "node-1", "app_name": "Webhook", "app_id": 1, "provider": "webhook"}
 
 
 def test_healthz_reports_a_crashed_consumer(client):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -29,6 +30,9 @@ from playwright.sync_api import BrowserContext, Page, expect
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import sign_in_through_form, sign_up, text_box, wait_until
+
+#: How a reference chip joins a step and its keys ("Webhook \u203a amount").
+SEP = "\u203a"
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -159,6 +163,10 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     _add(page, "add-ons", "conditioner", "fil")
     _reference(page, "condition-field-node-2-0", "stat")
     expect(text_box(page, "condition-field-node-2-0")).to_have_value("{{node-1.status}}")
+    # The stored template shows as a chip in words, the template on hover.
+    chip = page.get_by_test_id("condition-field-node-2-0-refs").get_by_test_id("ref-chip")
+    expect(chip).to_have_text(f"Webhook {SEP} status")
+    expect(chip).to_have_attribute("title", "{{node-1.status}}")
     _choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
     page.get_by_test_id("condition-value-node-2-0").fill("paid")
     _test_node(page, "node-2")
@@ -167,8 +175,17 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     # Formatter: the customer's name in title case.
     _add(page, "add-ons", "formatter", "form")
     _choose(page, "addon-node-3-operation", "addon-option-operation-text.title")
+    expect(page.get_by_test_id("node-summary-node-3")).to_have_text("Title case")
+    expect(page.get_by_test_id("addon-node-3-operation")).to_contain_text("Title case")
+    # '@' offers only keys that exist: nothing for a key no step has.
+    box = text_box(page, "addon-node-3-input")
+    box.click()
+    box.press_sequentially("@nosuchkey", delay=30)
+    expect(page.locator(".ant-mentions-dropdown:visible")).to_contain_text("No field matches 'nosuchkey'")
+    box.fill("")
     _reference(page, "addon-node-3-input", "customer.na")
     expect(text_box(page, "addon-node-3-input")).to_have_value("{{node-1.customer.name}}")
+    expect(page.get_by_test_id("addon-node-3-input-refs")).to_have_text(f"Webhook {SEP} customer {SEP} name")
     _test_node(page, "node-3")
     expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("Ada Lovelace")
     _both_themes(page, "formatter", "node-3")
@@ -196,6 +213,15 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     wait_until(lambda: len(receiver.requests) > before, timeout=20, what="the API call of the run")
     assert receiver.requests[-1]["body"] == {"name": "Dear Grace Hopper", "email": "grace@example.com"}
     open_task_log(page, konnect_id, "Grace Hopper")
+    # The run reads like the flow: the trigger by its name, each step by its app, status in words and duration.
+    details = page.get_by_test_id("tasklog-details")
+    expect(details.get_by_test_id("run-data-node-1")).to_contain_text("Webhook")
+    expect(details.locator("[data-testid^='task-app-']")).to_have_count(3)
+    expect(details.locator("[data-testid^='task-app-']").first).not_to_have_text(re.compile(r"^node-\d+$"))
+    expect(details.locator("[data-testid^='task-status-']").first).to_have_text("Success")
+    duration = re.compile(r"^\d+(\.\d)? (ms|s)$|min")
+    expect(details.locator("[data-testid^='task-duration-']").first).to_have_text(duration)
+    expect(details.locator("pre.kz-json")).to_have_count(0)
 
 
 def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_task_log) -> None:

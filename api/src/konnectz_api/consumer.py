@@ -116,6 +116,7 @@ TASK_COLUMNS = {
     "step_id": "text",
     "app_name": "text",
     "status": "text",
+    "started_at": "timestamptz",
     "task_date": "timestamptz",
     "data": "jsonb",
 }
@@ -211,6 +212,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                     "step_id": step.step_id,
                     "app_name": step.name,
                     "status": step.status,
+                    "started_at": step.started_at,
                     "task_date": step.finished_at,
                     "data": data,
                 }

@@ -293,6 +293,8 @@ class Task(Base):
     step_id: Mapped[str] = mapped_column(String(100))
     app_name: Mapped[str] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(10))
+    #: When the step started (NULL for tasks stored before migration 0015); task_date is when it ended.
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     task_date: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     data: Mapped[dict[str, Any]] = mapped_column(JsonType)
 

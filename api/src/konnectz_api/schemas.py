@@ -632,17 +632,31 @@ class TaskLogList(BaseModel):
     total: int
 
 
+class StepApp(BaseModel):
+    """Which app or add-on a step of the flow is, read from the flow's canvas (its current version)."""
+
+    step_id: str
+    app_name: str
+    app_id: int | None = Field(default=None, description="Catalogue app id (its icon: /api/v1/apps/{app_id}/icon)")
+    provider: str = Field(default="", description="The app's key or the add-on (webhook, filter, formatter, ...)")
+
+
 class TaskOut(BaseModel):
     id: int
-    task_date: datetime
+    task_date: datetime = Field(description="When the step ended")
     step_id: str
     app_name: str
     status: str
-    data: dict[str, Any]
+    data: dict[str, Any] = Field(description="input, output, error and (a filter that stopped the run) stop")
+    started_at: datetime | None = Field(default=None, description="When the step started (unknown for old tasks)")
+    duration_ms: int | None = Field(default=None, description="task_date - started_at in milliseconds")
+    app_id: int | None = Field(default=None, description="The step's catalogue app id, when the flow still has it")
+    provider: str = Field(default="", description="The step's app key or add-on, when the flow still has it")
 
 
 class TaskList(BaseModel):
     tasks: list[TaskOut]
+    trigger: StepApp | None = Field(default=None, description="The flow's trigger (the run's data holds its output)")
 
 
 # --- Members (routes/members.py) -------------------------------------------------------------------------

@@ -2465,6 +2465,27 @@ export interface components {
             /** Password Confirmation */
             password_confirmation: string;
         };
+        /**
+         * StepApp
+         * @description Which app or add-on a step of the flow is, read from the flow's canvas (its current version).
+         */
+        StepApp: {
+            /**
+             * App Id
+             * @description Catalogue app id (its icon: /api/v1/apps/{app_id}/icon)
+             */
+            app_id?: number | null;
+            /** App Name */
+            app_name: string;
+            /**
+             * Provider
+             * @description The app's key or the add-on (webhook, filter, formatter, ...)
+             * @default
+             */
+            provider: string;
+            /** Step Id */
+            step_id: string;
+        };
         /** StepSecret */
         StepSecret: {
             /**
@@ -2529,6 +2550,8 @@ export interface components {
         TaskList: {
             /** Tasks */
             tasks: components["schemas"]["TaskOut"][];
+            /** @description The flow's trigger (the run's data holds its output) */
+            trigger?: components["schemas"]["StepApp"] | null;
         };
         /** TaskLogList */
         TaskLogList: {
@@ -2583,14 +2606,38 @@ export interface components {
         };
         /** TaskOut */
         TaskOut: {
+            /**
+             * App Id
+             * @description The step's catalogue app id, when the flow still has it
+             */
+            app_id?: number | null;
             /** App Name */
             app_name: string;
-            /** Data */
+            /**
+             * Data
+             * @description input, output, error and (a filter that stopped the run) stop
+             */
             data: {
                 [key: string]: unknown;
             };
+            /**
+             * Duration Ms
+             * @description task_date - started_at in milliseconds
+             */
+            duration_ms?: number | null;
             /** Id */
             id: number;
+            /**
+             * Provider
+             * @description The step's app key or add-on, when the flow still has it
+             * @default
+             */
+            provider: string;
+            /**
+             * Started At
+             * @description When the step started (unknown for old tasks)
+             */
+            started_at?: string | null;
             /** Status */
             status: string;
             /** Step Id */
@@ -2598,6 +2645,7 @@ export interface components {
             /**
              * Task Date
              * Format: date-time
+             * @description When the step ended
              */
             task_date: string;
         };

@@ -12,8 +12,6 @@ export interface ReferenceOption {
 
 export const reference = (nodeId: string, path: string) => `{{${nodeId}.${path}}}`;
 
-const PATH_RE = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/;
-
 /** The output keys of a node: from its test response, else from its additional (output) fields. */
 export function nodeOutputKeys(node: FlowNode): string[] {
   let raw = node.data.response_payload?.raw_response;
@@ -26,31 +24,70 @@ export function nodeOutputKeys(node: FlowNode): string[] {
   return keys;
 }
 
-/**
- * Options for the '@' mention list of a field: every output key of the earlier nodes (from their
- * test responses), plus, while the user types a path, a free reference to that path on each one.
- */
-export function referenceOptions(upstream: FlowNode[], search: string): ReferenceOption[] {
-  const out: ReferenceOption[] = [];
-  const seen = new Set<string>();
-  const add = (value: string, label: string) => {
-    if (seen.has(value)) return;
-    seen.add(value);
-    out.push({ value, label });
-  };
-  const needle = search.trim().toLowerCase();
-  for (const node of upstream) {
-    const app = node.data.app_detail.name;
-    for (const key of nodeOutputKeys(node)) {
-      if (needle && !key.toLowerCase().includes(needle) && !app.toLowerCase().includes(needle)) continue;
-      add(reference(node.id, key), `${app} (${node.id}) › ${key}`);
-    }
-  }
-  const path = search.trim();
-  if (path && PATH_RE.test(path)) {
-    for (const node of upstream) add(reference(node.id, path), `${node.data.app_detail.name} (${node.id}) › ${path}`);
+/** A reference found in a field's text. */
+export interface FoundReference {
+  /** The template as stored, `{{node-1.customer.name}}`. */
+  raw: string;
+  nodeId: string;
+  path: string;
+}
+
+const REF_RE = /\{\{\s*([A-Za-z0-9_$-]+)\.([^{}\s]+)\s*\}\}/g;
+
+/** The references of a text, each once, in order. */
+export function findReferences(text: string): FoundReference[] {
+  const out: FoundReference[] = [];
+  for (const m of text.matchAll(REF_RE)) {
+    if (!out.some((r) => r.raw === m[0])) out.push({ raw: m[0], nodeId: m[1], path: m[2] });
   }
   return out;
+}
+
+/**
+ * A step as people name it: its app's (or add-on's) name; when two steps share a name, its step
+ * number follows ("Formatter (step 3)"). Undefined when the flow has no such node.
+ */
+export function stepLabel(apps: FlowNode[], nodeId: string): string | undefined {
+  const index = apps.findIndex((n) => n.id === nodeId);
+  if (index < 0) return undefined;
+  const detail = apps[index].data.app_detail;
+  const name = detail.name.trim() || detail.provider || nodeId;
+  const twins = apps.filter((n) => (n.data.app_detail.name.trim() || n.data.app_detail.provider || n.id) === name);
+  return twins.length > 1 ? `${name} (step ${index + 1})` : name;
+}
+
+/** "Webhook › customer › name" for `{{node-1.customer.name}}`; a missing step keeps its node id. */
+export function referenceLabel(apps: FlowNode[], nodeId: string, path: string): string {
+  return [stepLabel(apps, nodeId) ?? nodeId, ...path.split('.')].join(' › ');
+}
+
+/**
+ * Options for the '@' mention list of a field: the output keys of the earlier nodes (their test
+ * responses, else their declared output fields) whose path contains the typed text (any case).
+ * Only keys that exist are offered: nothing is made up from the typed text.
+ */
+export function referenceOptions(upstream: FlowNode[], search: string, apps: FlowNode[] = upstream): ReferenceOption[] {
+  const out: ReferenceOption[] = [];
+  const seen = new Set<string>();
+  const needle = search.trim().toLowerCase();
+  for (const node of upstream) {
+    for (const key of nodeOutputKeys(node)) {
+      if (needle && !key.toLowerCase().includes(needle)) continue;
+      const value = reference(node.id, key);
+      if (seen.has(value)) continue;
+      seen.add(value);
+      out.push({ value, label: referenceLabel(apps, node.id, key) });
+    }
+  }
+  return out;
+}
+
+/** What the '@' list says when it is empty. */
+export function noReferenceText(upstream: FlowNode[], search: string): string {
+  if (upstream.length === 0) return 'No earlier steps';
+  const typed = search.trim();
+  if (typed) return `No field matches '${typed}'`;
+  return 'Test the earlier steps to list their fields';
 }
 
 /** Mentions insert '@' + value; a reference is stored without the '@'. */

@@ -8,7 +8,8 @@ import { DASHBOARD_PAGE_SIZE, DASHBOARD_RECENT, PREMIUM_PRICE } from '../lib/con
 import { flowLabel, statusLabel } from '../lib/names';
 import { RunCountTags } from '../lib/taskStatus';
 import { clearSession } from '../lib/session';
-import { formatDate, TaskLogModal } from './flows/TaskLogModal';
+import { TaskLogModal } from './flows/TaskLogModal';
+import { formatDate } from './flows/TaskSteps';
 
 /** A two-slice pie (consumed vs available) drawn with SVG. */
 export function TasksPie({ consumed, available }: { consumed: number; available: number }) {

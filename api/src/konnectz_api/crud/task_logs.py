@@ -66,6 +66,46 @@ def tasks_of(session: Session, *, task_log: TaskLog) -> list[Task]:
     return list(session.scalars(select(Task).where(Task.task_log_id == task_log.id).order_by(Task.position)))
 
 
+@dataclass(frozen=True)
+class NodeApp:
+    """A node of a flow's canvas: its app's name, catalogue id (None for add-ons) and provider."""
+
+    name: str
+    app_id: int | None
+    provider: str
+    trigger: bool
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def node_apps(session: Session, *, task_log: TaskLog) -> dict[str, NodeApp]:
+    """The nodes of the run's flow (its current canvas) by node id; a canvas of any shape gives what it can."""
+    canvas = session.scalar(select(Konnect.canvas_json).where(Konnect.id == task_log.konnect_id))
+    apps = canvas.get("apps") if isinstance(canvas, dict) else None
+    found: dict[str, NodeApp] = {}
+    for node in apps if isinstance(apps, list) else []:
+        if not isinstance(node, dict) or not isinstance(node.get("id"), str):
+            continue
+        data = _dict(node.get("data"))
+        detail = _dict(data.get("app_detail"))
+        raw_id = detail.get("id")
+        app_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
+        if isinstance(raw_id, str) and raw_id.isdigit() and len(raw_id) < 19:
+            app_id = int(raw_id)
+        name = _text(detail.get("name"))
+        provider = _text(detail.get("provider"))
+        found[node["id"]] = NodeApp(
+            name=name[:200], app_id=app_id, provider=provider[:100], trigger=detail.get("app_index") == 1
+        )
+    return found
+
+
 class RequestNotKept(Conflict):
     """409: the run's request was never kept whole (too large for its task event, refused, dropped)."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -20,7 +20,7 @@ from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, Search
 from konnectz_api.replay import replay_run, replay_run_id
 from konnectz_api.replies import json_reply
 from konnectz_api.routes.konnects import item_dicts
-from konnectz_api.schemas import KonnectList, Message, ReplayOut, TaskList, TaskLogList, TaskOut
+from konnectz_api.schemas import KonnectList, Message, ReplayOut, StepApp, TaskList, TaskLogList, TaskOut
 from konnectz_api.task_status import ERROR_STATUSES, TaskLogStatus
 
 router = APIRouter(prefix="/api/v1/task_logs", tags=["task logs"])
@@ -190,12 +190,43 @@ def tasks(task_log_id: IdPath, user: CurrentUser, session: SessionDep) -> TaskLi
         raise NotFound(f"Task log {task_log_id} not found")
     steps = crud.tasks_of(session, task_log=log)
     datas = payloads.restore(session, [(log.id, t.position, t.data) for t in steps])
+    nodes = crud.node_apps(session, task_log=log)
+    missing = crud.NodeApp(name="", app_id=None, provider="", trigger=False)
+    step_ids = {t.step_id for t in steps}
+    # The trigger: the canvas's trigger node, else the run's data entry that is no step.
+    trigger_id = next((k for k, n in nodes.items() if n.trigger), None) or next(
+        (k for k in log.data if k not in step_ids), None
+    )
+    trigger = None
+    if trigger_id is not None:
+        node = nodes.get(trigger_id, missing)
+        trigger = StepApp(
+            step_id=trigger_id, app_name=node.name or "Trigger", app_id=node.app_id, provider=node.provider
+        )
     return TaskList(
         tasks=[
-            TaskOut(id=t.id, task_date=t.task_date, step_id=t.step_id, app_name=t.app_name, status=t.status, data=data)
+            TaskOut(
+                id=t.id,
+                task_date=t.task_date,
+                step_id=t.step_id,
+                app_name=t.app_name,
+                status=t.status,
+                data=data,
+                started_at=t.started_at,
+                duration_ms=_duration_ms(t.started_at, t.task_date),
+                app_id=nodes.get(t.step_id, missing).app_id,
+                provider=nodes.get(t.step_id, missing).provider,
+            )
             for t, data in zip(steps, datas, strict=True)
-        ]
+        ],
+        trigger=trigger,
     )
+
+
+def _duration_ms(started: datetime | None, ended: datetime) -> int | None:
+    if started is None:
+        return None
+    return max(0, round((ended - started).total_seconds() * 1000))
 
 
 _REPLAY = (

@@ -1,8 +1,10 @@
-import { Mentions } from 'antd';
+import { LinkOutlined } from '@ant-design/icons';
+import { Mentions, Tag } from 'antd';
 import { useMemo, useState } from 'react';
 import { useEditor } from '../EditorContext';
+import type { FlowNode } from '../model/types';
 import { upstreamNodes } from '../model/operations';
-import { referenceOptions, stripMentionPrefix } from '../references';
+import { findReferences, noReferenceText, referenceLabel, referenceOptions, stepLabel, stripMentionPrefix } from '../references';
 
 interface Props {
   nodeId: string;
@@ -13,32 +15,65 @@ interface Props {
 }
 
 /**
- * A text field of a node; typing '@' lists the output keys of earlier nodes. Choosing one
- * replaces the '@…' typed at the caret by the reference, adding no space (`split=""`).
+ * The references of a field's text as chips ("Webhook › amount"); each chip's tooltip is the stored
+ * template. A reference to a step that is no longer on the canvas shows red.
+ */
+export function RefChips({ apps, value, testId }: { apps: FlowNode[]; value: string; testId?: string }) {
+  const refs = findReferences(value);
+  if (refs.length === 0) return null;
+  return (
+    <div className="kz-ref-chips" data-testid={testId && `${testId}-refs`}>
+      {refs.map((r) => {
+        const missing = stepLabel(apps, r.nodeId) === undefined;
+        return (
+          <Tag
+            key={r.raw}
+            className="kz-ref-chip"
+            color={missing ? 'error' : 'processing'}
+            icon={<LinkOutlined />}
+            title={missing ? `${r.raw} (this step is no longer in the flow)` : r.raw}
+            data-ref={r.raw}
+            data-testid="ref-chip"
+          >
+            {referenceLabel(apps, r.nodeId, r.path)}
+          </Tag>
+        );
+      })}
+    </div>
+  );
+}
+
+/**
+ * A text field of a node; typing '@' lists the output keys of earlier nodes that contain the typed
+ * text. Choosing one replaces the '@…' typed at the caret by the reference, adding no space
+ * (`split=""`). The text keeps the template; its references show as chips below the field.
  */
 export function RefInput({ nodeId, value, onChange, placeholder, testId }: Props) {
   const apps = useEditor((s) => s.apps);
   const [search, setSearch] = useState('');
   const upstream = useMemo(() => upstreamNodes(apps, nodeId), [apps, nodeId]);
   const options = useMemo(
-    () => referenceOptions(upstream, search).map((o) => ({ ...o, 'data-testid': `ref-option-${o.value}` })),
-    [upstream, search],
+    () => referenceOptions(upstream, search, apps).map((o) => ({ ...o, title: o.value, 'data-testid': `ref-option-${o.value}` })),
+    [upstream, search, apps],
   );
 
   return (
-    <Mentions
-      className="nodrag nopan nowheel"
-      prefix="@"
-      split=""
-      autoSize={{ minRows: 1, maxRows: 4 }}
-      value={value}
-      placeholder={placeholder}
-      options={options}
-      filterOption={false}
-      notFoundContent={upstream.length ? 'Test the earlier steps to list their keys' : 'No earlier steps'}
-      onSearch={(text) => setSearch(text)}
-      onChange={(text) => onChange(stripMentionPrefix(text))}
-      data-testid={testId}
-    />
+    <div className="kz-ref-input">
+      <Mentions
+        className="nodrag nopan nowheel"
+        prefix="@"
+        split=""
+        autoSize={{ minRows: 1, maxRows: 4 }}
+        value={value}
+        placeholder={placeholder}
+        options={options}
+        filterOption={false}
+        notFoundContent={<span data-testid="ref-none">{noReferenceText(upstream, search)}</span>}
+        onSearch={(text) => setSearch(text)}
+        onChange={(text) => onChange(stripMentionPrefix(text))}
+        data-testid={testId}
+      />
+      <RefChips apps={apps} value={value} testId={testId} />
+    </div>
   );
 }

@@ -224,10 +224,16 @@ describe('FlowsPage', () => {
     await userEvent.click(await screen.findByTestId('flow-logs-2'));
     await userEvent.click(await screen.findByTestId('tasklog-item-31'));
     const details = await screen.findByTestId('tasklog-details');
-    expect(details).toHaveTextContent('request');
-    expect(details).toHaveTextContent('"email": "a@b.c"');
+    // The run's data and each step as key-value rows; the JSON on demand.
+    const request = await within(details).findByTestId('run-data-request');
+    expect(within(request).getByText('email')).toBeInTheDocument();
+    expect(within(request).getByText('a@b.c')).toBeInTheDocument();
+    expect(details).not.toHaveTextContent('"email": "a@b.c"');
     expect(await within(details).findByText('API Call')).toBeInTheDocument();
-    expect(details).toHaveTextContent('"status_code": 200');
+    expect(within(details).getByTestId('task-status-7')).toHaveTextContent('Success');
+    expect(details).not.toHaveTextContent('"status_code": 200');
+    await userEvent.click(within(details).getByTestId('task-json-7-toggle'));
+    expect(within(details).getByTestId('task-json-7')).toHaveTextContent('"status_code": 200');
     await userEvent.click(screen.getByRole('tab', { name: 'Error' }));
     expect(await screen.findByText('No Task Logs Found')).toBeInTheDocument();
   });

@@ -1,60 +1,15 @@
-/** Per-flow task logs: Success, Stopped by filter and Error tabs, a log list (each run's status in words), details and tasks of one log. */
-import { Descriptions, Empty, List, Modal, Space, Spin, Tabs, Tag, Typography } from 'antd';
-import dayjs from 'dayjs';
+/** Per-flow task logs: Success, Stopped by filter and Error tabs, a log list (each run's status in words), and one run's details: its trigger data and its steps (TaskSteps). */
+import { Empty, List, Modal, Space, Spin, Tabs, Typography } from 'antd';
 import { useEffect, useState } from 'react';
 import { taskLogsApi } from '../../api/endpoints';
-import type { Task, TaskLog, TaskLogType } from '../../api/types';
+import type { TaskLog, TaskLogType } from '../../api/types';
 import { TaskStatusTag } from '../../lib/taskStatus';
 import { ReplayButton, RunFacts } from './ReplayButton';
-
-export function formatValue(value: unknown): string {
-  if (typeof value === 'string') return value;
-  return JSON.stringify(value, null, 2) ?? String(value);
-}
-
-export const formatDate = (value: string) => (dayjs(value).isValid() ? dayjs(value).format('DD MMM YYYY, HH:mm:ss') : value);
+import { formatDate, RunData, StepList } from './TaskSteps';
 
 type Loaded<T> = { key: string; items: T[]; failed: boolean };
 
-function TaskList({ logId }: { logId: number }) {
-  const [loaded, setLoaded] = useState<Loaded<Task> | null>(null);
-  const key = String(logId);
-
-  useEffect(() => {
-    let live = true;
-    taskLogsApi
-      .tasks(logId)
-      .then((res) => live && setLoaded({ key, items: res.tasks ?? [], failed: false }))
-      .catch(() => live && setLoaded({ key, items: [], failed: true }));
-    return () => {
-      live = false;
-    };
-  }, [logId, key]);
-
-  if (!loaded || loaded.key !== key) return <Spin />;
-  if (loaded.items.length === 0) return <Empty description="No Task Found" />;
-  return (
-    <List
-      size="small"
-      dataSource={loaded.items}
-      renderItem={(task) => (
-        <List.Item data-testid={`task-${task.id}`}>
-          <div className="kz-task">
-            <div>
-              <Typography.Text strong>{task.app_name}</Typography.Text> <Tag>{task.step_id}</Tag>
-              <Tag color={task.status.toUpperCase() === 'SUCCESS' ? 'green' : 'red'}>{task.status}</Tag>
-              <Typography.Text type="secondary">{formatDate(task.task_date)}</Typography.Text>
-            </div>
-            <pre className="kz-json">{formatValue(task.data)}</pre>
-          </div>
-        </List.Item>
-      )}
-    />
-  );
-}
-
 function LogDetails({ log }: { log: TaskLog }) {
-  const entries = Object.entries(log.data ?? {});
   return (
     <div data-testid="tasklog-details" className="kz-tasklog-details">
       <Space style={{ justifyContent: 'space-between', width: '100%' }}>
@@ -62,19 +17,9 @@ function LogDetails({ log }: { log: TaskLog }) {
         <ReplayButton log={log} />
       </Space>
       <RunFacts log={log} />
-      {entries.length === 0 ? (
-        <Empty description="No Label Found" />
-      ) : (
-        <Descriptions column={1} size="small" bordered>
-          {entries.map(([k, v]) => (
-            <Descriptions.Item key={k} label={k}>
-              <pre className="kz-json">{formatValue(v)}</pre>
-            </Descriptions.Item>
-          ))}
-        </Descriptions>
-      )}
-      <Typography.Title level={5}>Tasks</Typography.Title>
-      <TaskList logId={log.id} />
+      <RunData log={log} />
+      <Typography.Title level={5}>Steps</Typography.Title>
+      <StepList logId={log.id} />
     </div>
   );
 }

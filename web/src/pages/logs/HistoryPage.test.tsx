@@ -88,6 +88,48 @@ describe('HistoryPage', () => {
     expect(await screen.findByText(REPLAY_DONE)).toBeInTheDocument();
   });
 
+  it("unfolds a run's steps in the drawer: app name, status in words, duration, rows, JSON on demand", async () => {
+    const calls = mockFetch((c) => {
+      if (c.url.startsWith('/api/v1/task_logs/konnects?')) return { body: { konnects: [flow(3)], total_konnects: 1 } };
+      if (c.url.startsWith('/api/v1/task_logs/logs?konnect_id=3'))
+        return { body: { task_logs: [{ id: 501, konnect_id: 3, status: 'ERROR', task_date: '2026-11-21T11:00:00Z', data: {} }], total: 1 } };
+      if (c.url === '/api/v1/task_logs/501/tasks')
+        return {
+          body: {
+            tasks: [
+              {
+                id: 71,
+                step_id: 'node-2',
+                app_name: 'API Call',
+                app_id: 2,
+                provider: 'api',
+                status: 'ERROR',
+                started_at: '2026-11-21T10:59:58Z',
+                task_date: '2026-11-21T11:00:00Z',
+                duration_ms: 2000,
+                data: { input: { url: 'https://api.example.com/orders' }, output: null, error: 'HTTP 500' },
+              },
+            ],
+          },
+        };
+      return undefined;
+    });
+    renderHistory();
+    await userEvent.click(await screen.findByTestId('history-open-3'));
+    const run = await screen.findByTestId('history-log-501');
+    expect(within(run).queryByTestId('history-steps-501')).not.toBeInTheDocument();
+    expect(calls.some((c) => c.url.endsWith('/tasks'))).toBe(false); // fetched when unfolded
+    await userEvent.click(within(run).getByTestId('history-steps-toggle-501'));
+    const step = await within(run).findByTestId('task-71');
+    expect(within(step).getByTestId('task-app-71')).toHaveTextContent('API Call');
+    expect(within(step).getByTestId('task-status-71')).toHaveTextContent('Error');
+    expect(within(step).getByTestId('task-duration-71')).toHaveTextContent('2 s');
+    expect(within(step).getByText('https://api.example.com/orders')).toBeInTheDocument();
+    expect(within(step).getByTestId('task-error-71')).toHaveTextContent('HTTP 500');
+    await userEvent.click(within(step).getByTestId('task-json-71-toggle'));
+    expect(within(step).getByTestId('task-json-71')).toHaveTextContent('"url": "https://api.example.com/orders"');
+  });
+
   it('links a replay to its origin and asks for a new replay only explicitly', async () => {
     const calls = mockFetch((c) => {
       if (c.url.startsWith('/api/v1/task_logs/konnects?')) return { body: { konnects: [flow(3)], total_konnects: 1 } };

@@ -1,5 +1,5 @@
 /** /logs — FLOW HISTORY: the user's flows with their Success/Error run counts, filters and a detail drawer. */
-import { EyeOutlined } from '@ant-design/icons';
+import { DownOutlined, EyeOutlined, UpOutlined } from '@ant-design/icons';
 import { keepPreviousData } from '@tanstack/react-query';
 import {
   Button,
@@ -20,12 +20,12 @@ import {
 import type { Dayjs } from 'dayjs';
 import { useEffect, useRef, useState } from 'react';
 import { $api } from '../../api/typed';
-import type { KonnectListItem, TaskLogType } from '../../api/types';
+import type { KonnectListItem, TaskLog, TaskLogType } from '../../api/types';
 import { FLOW_SEARCH_MIN, HISTORY_PAGE_SIZE } from '../../lib/constants';
 import { flowLabel, statusLabel } from '../../lib/names';
 import { RunCountTags, STATUS_FILTER_OPTIONS, TaskStatusTag } from '../../lib/taskStatus';
 import { ReplayButton } from '../flows/ReplayButton';
-import { formatDate } from '../flows/TaskLogModal';
+import { formatDate, StepList } from '../flows/TaskSteps';
 
 export interface HistoryFilters {
   search: string;
@@ -52,6 +52,47 @@ export function historyQuery(filters: HistoryFilters, pages: number) {
   if (filters.end) query.end_date = filters.end.format('YYYY-MM-DD');
   if (filters.status) query.status = filters.status;
   return query;
+}
+
+/** One run in the drawer: its status, date, attempts and replays; "Steps" unfolds its steps (app, status, duration, input and output). */
+function HistoryRun({ log }: { log: TaskLog }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <List.Item data-testid={`history-log-${log.id}`}>
+      <div className="kz-history-run">
+        <Space wrap size={8}>
+          <TaskStatusTag status={log.status} testId={`history-run-status-${log.id}`} />
+          <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
+          {(log.attempts ?? 1) > 1 ? <Tag>{`${log.attempts} attempts`}</Tag> : null}
+          {log.replay_of ? (
+            <Tag color="blue" title={`Replay of run ${log.replay_of}`} data-testid={`replay-of-${log.id}`}>
+              {`Replay of ${log.replay_of.slice(0, 8)}`}
+            </Tag>
+          ) : null}
+          {log.replayed_as ? (
+            <Tag title={`Replayed as run ${log.replayed_as}`} data-testid={`replayed-as-${log.id}`}>
+              {`Replayed as ${log.replayed_as.slice(0, 8)}`}
+            </Tag>
+          ) : null}
+          <Button
+            size="small"
+            icon={open ? <UpOutlined /> : <DownOutlined />}
+            onClick={() => setOpen(!open)}
+            aria-expanded={open}
+            data-testid={`history-steps-toggle-${log.id}`}
+          >
+            Steps
+          </Button>
+          <ReplayButton log={log} />
+        </Space>
+        {open && (
+          <div className="kz-history-steps" data-testid={`history-steps-${log.id}`}>
+            <StepList logId={log.id} />
+          </div>
+        )}
+      </div>
+    </List.Item>
+  );
 }
 
 function FlowDrawer({ flow, onClose }: { flow: KonnectListItem | null; onClose: () => void }) {
@@ -84,24 +125,7 @@ function FlowDrawer({ flow, onClose }: { flow: KonnectListItem | null; onClose: 
             loading={logs.isPending}
             dataSource={logs.data?.task_logs ?? []}
             locale={{ emptyText: 'No Task Logs Found' }}
-            renderItem={(log) => (
-              <List.Item data-testid={`history-log-${log.id}`}>
-                <TaskStatusTag status={log.status} testId={`history-run-status-${log.id}`} />
-                <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
-                {(log.attempts ?? 1) > 1 ? <Tag>{`${log.attempts} attempts`}</Tag> : null}
-                {log.replay_of ? (
-                  <Tag color="blue" title={`Replay of run ${log.replay_of}`} data-testid={`replay-of-${log.id}`}>
-                    {`Replay of ${log.replay_of.slice(0, 8)}`}
-                  </Tag>
-                ) : null}
-                {log.replayed_as ? (
-                  <Tag title={`Replayed as run ${log.replayed_as}`} data-testid={`replayed-as-${log.id}`}>
-                    {`Replayed as ${log.replayed_as.slice(0, 8)}`}
-                  </Tag>
-                ) : null}
-                <ReplayButton log={log} />
-              </List.Item>
-            )}
+            renderItem={(log) => <HistoryRun log={log} />}
           />
         </div>
       )}

@@ -7,6 +7,8 @@ import { AppIcon } from '../../components/AppIcon';
 import { manageRefusal } from '../../../accounts';
 import { useEditor } from '../../EditorContext';
 import { MSG, supportsTimer, TOAST_MS } from '../../model/rules';
+import { GENERATOR_LABELS } from '../generator/labels';
+import { operationLabel } from '../formatter/operations';
 import type { FlowNodeData } from '../../model/types';
 import { StatusIndicator } from './StatusIndicator';
 import { useNodeActions } from './useNodeActions';
@@ -17,6 +19,15 @@ function HeaderButton({ title, icon, onClick, testId }: { title: string; icon: R
       <Button className="nodrag" size="small" type="text" icon={icon} onClick={onClick} aria-label={title} data-testid={testId} />
     </Tooltip>
   );
+}
+
+/** What the card does, in words, beside its name: an add-on's chosen operation, else the chosen event. */
+export function nodeSummary(data: FlowNodeData): string | null {
+  const addon = data.selectedAddonsValue ?? {};
+  const provider = data.app_detail.provider;
+  if (provider === 'formatter' && typeof addon.operation === 'string' && addon.operation) return operationLabel(addon.operation);
+  if (provider === 'generator' && typeof addon.what === 'string' && addon.what) return GENERATOR_LABELS[addon.what] ?? addon.what;
+  return data.selectedEvent?.name || null;
 }
 
 interface Props {
@@ -32,6 +43,7 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
   const toast = useToast();
   const { remove, refresh, deselect } = useNodeActions(id);
   const name = data.app_detail.name;
+  const summary = nodeSummary(data);
   // The trigger cannot be deleted while an action exists: its Delete says so.
   const lockedTrigger = useEditor((s) => data.app_detail.app_index === 1 && s.apps.length > 1);
   const manage = () => {
@@ -47,7 +59,11 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
           {nodeCardName(name)}
         </span>
       </Tooltip>
-      {data.selectedEvent && <span className="kz-node-event">{data.selectedEvent.name}</span>}
+      {summary && (
+        <span className="kz-node-event" data-testid={`node-summary-${id}`}>
+          {summary}
+        </span>
+      )}
       <span className="kz-node-spacer" />
       <StatusIndicator data={data} />
       <HeaderButton title="Manage App" icon={<SettingOutlined />} onClick={manage} testId={`node-manage-${id}`} />

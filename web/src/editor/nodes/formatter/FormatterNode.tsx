@@ -3,11 +3,11 @@ import { memo } from 'react';
 import type { FlowNode } from '../../model/types';
 import { AddonSelect, AddonText } from '../card/AddonFields';
 import { NodeCard } from '../card/NodeCard';
-import { FORMATTER_OPERATIONS, OPTION_LABELS } from './operations';
+import { canonicalOperation, FORMATTER_OPERATIONS, operationOptions, OPTION_LABELS } from './operations';
 
 /** Formatter: one function applied to an input (text, number and date formats). */
 function FormatterNodeView({ id, data, selected }: NodeProps<FlowNode>) {
-  const operation = String(data.selectedAddonsValue?.operation ?? '');
+  const operation = canonicalOperation(String(data.selectedAddonsValue?.operation ?? ''));
   return (
     <NodeCard id={id} data={data} selected={selected}>
       <AddonSelect
@@ -15,7 +15,7 @@ function FormatterNodeView({ id, data, selected }: NodeProps<FlowNode>) {
         data={data}
         name="operation"
         label="Operation"
-        options={Object.keys(FORMATTER_OPERATIONS).map((op) => ({ value: op, label: op }))}
+        options={operationOptions()}
       />
       <AddonText id={id} data={data} name="input" label="Input" required />
       {(FORMATTER_OPERATIONS[operation] ?? []).map((opt) => (

@@ -1,0 +1,122 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { queryClient } from '../../api/typed';
+import type { TaskLog } from '../../api/types';
+import { mockFetch, renderAt } from '../../test/utils';
+import { formatDuration, kvRows, RunData, StepList, summarise } from './TaskSteps';
+
+const log: TaskLog = {
+  id: 31,
+  konnect_id: 2,
+  status: 'SUCCESS',
+  task_date: '2026-11-21T10:00:02Z',
+  data: { 'node-1': { amount: 12, customer: { name: 'Ada', address: { city: 'London' } } }, 'node-2': { output: 'ADA' } },
+  run_id: 'r1',
+  attempts: 1,
+};
+
+const reply = {
+  trigger: { step_id: 'node-1', app_name: 'Webhook', app_id: 1, provider: 'webhook' },
+  tasks: [
+    {
+      id: 7,
+      step_id: 'node-2',
+      app_name: 'Formatter',
+      app_id: 12,
+      provider: 'formatter',
+      status: 'SUCCESS',
+      started_at: '2026-11-21T10:00:00.500Z',
+      task_date: '2026-11-21T10:00:02Z',
+      duration_ms: 1500,
+      data: { input: { operation: 'text.upper', input: 'ada' }, output: { output: 'ADA' }, error: null },
+    },
+    {
+      id: 8,
+      step_id: 'node-3',
+      app_name: 'Filter',
+      app_id: 13,
+      provider: 'filter',
+      status: 'SUCCESS',
+      started_at: '2026-11-21T10:00:02Z',
+      task_date: '2026-11-21T10:00:02Z',
+      duration_ms: 4,
+      data: { input: {}, output: null, error: null, stop: 'status is not Equal To paid' },
+    },
+    {
+      id: 9,
+      step_id: 'node-4',
+      app_name: 'API Call',
+      app_id: 2,
+      provider: 'api',
+      status: 'ERROR',
+      started_at: null,
+      task_date: '2026-11-21T10:00:03Z',
+      duration_ms: null,
+      data: { input: { url: 'https://x' }, output: null, error: 'HTTP 500 from https://x' },
+    },
+  ],
+};
+
+describe('task steps', () => {
+  beforeEach(() => queryClient.clear());
+
+  it('formats durations and summarises nested values', () => {
+    expect(formatDuration(850)).toBe('850 ms');
+    expect(formatDuration(1500)).toBe('1.5 s');
+    expect(formatDuration(2000)).toBe('2 s');
+    expect(formatDuration(125_000)).toBe('2 min 5 s');
+    expect(formatDuration(null)).toBeNull();
+    expect(summarise(['a', 'b'])).toBe('a, b');
+    expect(summarise([{ a: 1 }, { a: 2 }])).toBe('2 items');
+    expect(summarise({ a: 1, b: 2 })).toBe('2 fields');
+    expect(kvRows(log.data['node-1'])).toEqual([
+      { key: 'amount', value: '12' },
+      { key: 'customer.name', value: 'Ada' },
+      { key: 'customer.address', value: '1 field' },
+    ]);
+  });
+
+  it("lists each step by its app's name and icon, its status in words, its duration and its input/output rows; JSON on demand", async () => {
+    const calls = mockFetch((c) => (c.url === '/api/v1/task_logs/31/tasks' ? { body: reply } : undefined));
+    renderAt(<StepList logId={31} />);
+    const step = await screen.findByTestId('task-7');
+    expect(within(step).getByTestId('task-app-7')).toHaveTextContent('Formatter');
+    expect(step.querySelector('img[data-testid="app-icon-probe"]')).toHaveAttribute('src', '/api/v1/apps/12/icon');
+    expect(within(step).getByTestId('task-status-7')).toHaveTextContent('Success');
+    expect(within(step).getByTestId('task-duration-7')).toHaveTextContent('1.5 s');
+    const input = within(step).getByTestId('task-input-7');
+    expect(within(input).getByText('operation')).toBeInTheDocument();
+    expect(within(input).getByText('text.upper')).toBeInTheDocument();
+    expect(within(within(step).getByTestId('task-output-7')).getByText('ADA')).toBeInTheDocument();
+    // No raw JSON until asked for.
+    expect(within(step).queryByTestId('task-json-7')).not.toBeInTheDocument();
+    await userEvent.click(within(step).getByTestId('task-json-7-toggle'));
+    expect(within(step).getByTestId('task-json-7')).toHaveTextContent('"operation": "text.upper"');
+    await userEvent.click(within(step).getByTestId('task-json-7-toggle'));
+    expect(within(step).queryByTestId('task-json-7')).not.toBeInTheDocument();
+
+    // A filter that stopped the run: its words, colour and reason.
+    const filter = screen.getByTestId('task-8');
+    expect(within(filter).getByTestId('task-status-8')).toHaveTextContent('Stopped by filter');
+    expect(within(filter).getByTestId('task-status-8').className).toContain('gold');
+    expect(within(filter).getByTestId('task-stop-8')).toHaveTextContent('status is not Equal To paid');
+    // A failed step shows its error in red; an old task without a start shows no duration.
+    const failed = screen.getByTestId('task-9');
+    expect(within(failed).getByTestId('task-status-9')).toHaveTextContent('Error');
+    expect(within(failed).getByTestId('task-status-9').className).toContain('red');
+    expect(within(failed).getByTestId('task-error-9')).toHaveTextContent('HTTP 500 from https://x');
+    expect(within(failed).queryByTestId('task-duration-9')).not.toBeInTheDocument();
+    expect(calls.filter((c) => c.url === '/api/v1/task_logs/31/tasks')).toHaveLength(1);
+  });
+
+  it("shows the run's trigger data under the trigger's name, not the steps' entries again", async () => {
+    mockFetch((c) => (c.url === '/api/v1/task_logs/31/tasks' ? { body: reply } : undefined));
+    renderAt(<RunData log={log} />);
+    const trigger = await screen.findByTestId('run-data-node-1');
+    expect(trigger).toHaveTextContent('Webhook');
+    expect(trigger).toHaveTextContent('Trigger');
+    expect(within(trigger).getByText('customer.name')).toBeInTheDocument();
+    expect(screen.queryByTestId('run-data-node-2')).not.toBeInTheDocument();
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * The steps of one run as the flow reads: each step's app (name and icon), its status in words and
+ * colour, how long it took, and its input and output as key-value rows; the JSON on demand.
+ * Used by the task-log modal of a flow and by the history drawer.
+ */
+import { useQuery } from '@tanstack/react-query';
+import { Alert, Button, Descriptions, Empty, List, Space, Spin, Tag, Tooltip, Typography } from 'antd';
+import dayjs from 'dayjs';
+import { useState, type ReactNode } from 'react';
+import { taskLogsApi } from '../../api/endpoints';
+import type { Task, TaskLog, TasksResponse } from '../../api/types';
+import { AppIcon } from '../../editor/components/AppIcon';
+import { TaskStatusTag } from '../../lib/taskStatus';
+
+/** How many rows a key-value view shows before '+N more'. */
+export const KV_ROWS = 30;
+
+export const formatDate = (value: string) => (dayjs(value).isValid() ? dayjs(value).format('DD MMM YYYY, HH:mm:ss') : value);
+
+/** A duration in words: "850 ms", "1.5 s", "2 min 5 s"; unknown (old runs): null. */
+export function formatDuration(ms: number | null | undefined): string | null {
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return null;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${Number((ms / 1000).toFixed(ms < 10_000 ? 1 : 0))} s`;
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  return seconds ? `${minutes} min ${seconds} s` : `${minutes} min`;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One value in a cell: text as it is; a list or an object summarised ("3 items", "4 fields"). */
+export function summarise(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'string') return value === '' ? '(empty)' : value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '(no items)';
+    const simple = value.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v));
+    if (simple && value.length <= 5) return value.map((v) => String(v)).join(', ');
+    return `${value.length} items`;
+  }
+  if (isPlainObject(value)) {
+    const n = Object.keys(value).length;
+    return n === 0 ? '(empty)' : `${n} field${n === 1 ? '' : 's'}`;
+  }
+  return String(value);
+}
+
+/**
+ * The rows of a key-value view: the top-level keys, an object's keys one level down joined by
+ * '.' ("customer.name"); anything deeper is summarised.
+ */
+export function kvRows(data: unknown): { key: string; value: string }[] {
+  if (!isPlainObject(data)) return data === null || data === undefined ? [] : [{ key: 'value', value: summarise(data) }];
+  const rows: { key: string; value: string }[] = [];
+  for (const [key, value] of Object.entries(data)) {
+    if (isPlainObject(value) && Object.keys(value).length > 0) {
+      for (const [sub, inner] of Object.entries(value)) rows.push({ key: `${key}.${sub}`, value: summarise(inner) });
+    } else rows.push({ key, value: summarise(value) });
+  }
+  return rows;
+}
+
+/** Key-value rows of `data`, '+N more' past {@link KV_ROWS}. */
+export function KeyValues({ title, data, testId }: { title?: ReactNode; data: unknown; testId?: string }) {
+  const [all, setAll] = useState(false);
+  const rows = kvRows(data);
+  const shown = all ? rows : rows.slice(0, KV_ROWS);
+  if (rows.length === 0)
+    return (
+      <Descriptions title={title} size="small" column={1} data-testid={testId}>
+        <Descriptions.Item label="">
+          <Typography.Text type="secondary">Nothing</Typography.Text>
+        </Descriptions.Item>
+      </Descriptions>
+    );
+  return (
+    <div data-testid={testId}>
+      <Descriptions title={title} size="small" column={1} bordered>
+        {shown.map((r) => (
+          <Descriptions.Item key={r.key} label={r.key}>
+            <span className="kz-kv-value">{r.value}</span>
+          </Descriptions.Item>
+        ))}
+      </Descriptions>
+      {rows.length > shown.length && (
+        <Button type="link" size="small" onClick={() => setAll(true)}>
+          +{rows.length - shown.length} more
+        </Button>
+      )}
+    </div>
+  );
+}
+
+/** A "JSON" toggle that shows `data` as JSON below it. */
+export function JsonToggle({ data, testId }: { data: unknown; testId: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div>
+      <Button size="small" type={open ? 'default' : 'link'} onClick={() => setOpen(!open)} aria-expanded={open} data-testid={`${testId}-toggle`}>
+        {open ? 'Hide JSON' : 'JSON'}
+      </Button>
+      {open && (
+        <pre className="kz-json" data-testid={testId}>
+          {JSON.stringify(data, null, 2)}
+        </pre>
+      )}
+    </div>
+  );
+}
+
+/** The icon the editor shows for the app or add-on: the api's image of a catalogue app, else its antd icon. */
+export function StepIcon({ name, appId, provider }: { name: string; appId?: number | null; provider?: string }) {
+  return <AppIcon name={name} provider={provider ?? ''} imageUrl={appId ? `/api/v1/apps/${appId}/icon` : null} size={24} />;
+}
+
+/** A step's status: Success / Error, or Stopped by filter for a filter that stopped the run. */
+export function stepStatus(task: Task): string {
+  if (task.data && typeof task.data.stop === 'string' && task.data.stop) return 'FILTERED';
+  return task.status.toUpperCase();
+}
+
+function StepItem({ task, index }: { task: Task; index: number }) {
+  const duration = formatDuration(task.duration_ms);
+  const data = task.data ?? {};
+  const error = typeof data.error === 'string' && data.error ? data.error : null;
+  const stop = typeof data.stop === 'string' && data.stop ? data.stop : null;
+  return (
+    <List.Item data-testid={`task-${task.id}`}>
+      <div className="kz-task">
+        <Space wrap size={8} className="kz-task-head">
+          <Typography.Text type="secondary">{index + 1}.</Typography.Text>
+          <StepIcon name={task.app_name} appId={task.app_id} provider={task.provider} />
+          <Tooltip title={`Step ${task.step_id}`}>
+            <Typography.Text strong data-testid={`task-app-${task.id}`}>
+              {task.app_name}
+            </Typography.Text>
+          </Tooltip>
+          <TaskStatusTag status={stepStatus(task)} testId={`task-status-${task.id}`} />
+          {duration && (
+            <Tooltip title={task.started_at ? `Started ${formatDate(task.started_at)}` : undefined}>
+              <Tag data-testid={`task-duration-${task.id}`}>{duration}</Tag>
+            </Tooltip>
+          )}
+          <Typography.Text type="secondary">{formatDate(task.task_date)}</Typography.Text>
+        </Space>
+        {error && <Alert type="error" showIcon title={error} data-testid={`task-error-${task.id}`} />}
+        {stop && <Alert type="warning" showIcon title={stop} data-testid={`task-stop-${task.id}`} />}
+        <div className="kz-task-io">
+          <KeyValues title="Input" data={data.input ?? {}} testId={`task-input-${task.id}`} />
+          {data.output !== undefined && data.output !== null && <KeyValues title="Output" data={data.output} testId={`task-output-${task.id}`} />}
+        </div>
+        <JsonToggle data={data} testId={`task-json-${task.id}`} />
+      </div>
+    </List.Item>
+  );
+}
+
+/** The steps of a run, fetched once per run (cached: the modal and the drawer share it). */
+export function useRunSteps(logId: number) {
+  return useQuery<TasksResponse>({ queryKey: ['task-log-steps', logId], queryFn: () => taskLogsApi.tasks(logId), staleTime: 30_000 });
+}
+
+export function StepList({ logId }: { logId: number }) {
+  const steps = useRunSteps(logId);
+  if (steps.isPending) return <Spin />;
+  if (steps.isError) return <Alert type="error" title="The steps of this run could not be loaded." />;
+  const tasks = steps.data.tasks ?? [];
+  if (tasks.length === 0) return <Empty description="No Task Found" />;
+  return <List size="small" dataSource={tasks} data-testid={`steps-${logId}`} renderItem={(task, i) => <StepItem task={task} index={i} />} />;
+}
+
+/**
+ * What the run received: the trigger's data under its app's name and icon. Entries of the run's
+ * data that are neither the trigger nor a step (older runs) follow under their own keys.
+ */
+export function RunData({ log }: { log: TaskLog }) {
+  const steps = useRunSteps(log.id);
+  const data = log.data ?? {};
+  // Which entry is the trigger and which are steps comes with the steps (else every entry shows by its key).
+  if (steps.isPending) return <Spin />;
+  const stepIds = new Set((steps.data?.tasks ?? []).map((t) => t.step_id));
+  const trigger = steps.data?.trigger ?? null;
+  const entries = Object.entries(data).filter(([k]) => !stepIds.has(k));
+  if (entries.length === 0) return <Empty description="No Label Found" />;
+  return (
+    <div className="kz-run-data">
+      {entries.map(([key, value]) => {
+        const isTrigger = trigger?.step_id === key;
+        return (
+          <div key={key} className="kz-run-entry" data-testid={`run-data-${key}`}>
+            <Space size={8}>
+              {isTrigger && <StepIcon name={trigger.app_name} appId={trigger.app_id} provider={trigger.provider} />}
+              <Typography.Text strong>{isTrigger ? trigger.app_name : key}</Typography.Text>
+              {isTrigger && <Tag>Trigger</Tag>}
+            </Space>
+            <KeyValues data={value} />
+            <JsonToggle data={value} testId={`run-json-${key}`} />
+          </div>
+        );
+      })}
+    </div>
+  );
+}
