@@ -171,7 +171,10 @@ describe('node cards', () => {
     await userEvent.click(screen.getByTestId('add-action'));
     await userEvent.click(await screen.findByTestId('app-tile-api'));
     expect(await screen.findByTestId('node-delay-node-2')).toBeInTheDocument();
-    expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Loading');
+    // Never tested: a static 'Not tested' state, no spinner.
+    expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Draft');
+    expect(screen.getByTestId('status-node-2')).toHaveTextContent('Not tested');
+    expect(screen.getByTestId('node-node-2').querySelector('.anticon-loading')).toBeNull();
     await userEvent.click(screen.getByTestId('node-test-node-2'));
     expect(await screen.findByText('Test Your API Call after testing your Triggering app')).toBeInTheDocument();
     expect(calls.some((c) => c.url.includes('test_and_review'))).toBe(false);
