@@ -1,4 +1,5 @@
-import { Button, Checkbox, Drawer, Radio, Space, Typography } from 'antd';
+import { Button, Checkbox, Radio, Space, Typography } from 'antd';
+import { Drawer } from '../../../lib/Drawer';
 import { useState } from 'react';
 import { useEditorStoreApi } from '../../EditorContext';
 import type { FlowNodeData } from '../../model/types';
