@@ -8,6 +8,7 @@ import { DASHBOARD_PAGE_SIZE, DASHBOARD_RECENT, PREMIUM_PRICE } from '../lib/con
 import { flowLabel, statusLabel } from '../lib/names';
 import { RunCountTags } from '../lib/taskStatus';
 import { clearSession } from '../lib/session';
+import { PlanButton } from './account/PlanChange';
 import { formatDate, TaskLogModal } from './flows/TaskLogModal';
 
 /** A two-slice pie (consumed vs available) drawn with SVG. */
@@ -111,7 +112,8 @@ export function Dashboard() {
             <Typography.Title level={3} className="kz-price">
               <CrownOutlined /> {PREMIUM_PRICE}
             </Typography.Title>
-            <Typography.Text type="secondary">More tasks, premium apps and priority support.</Typography.Text>
+            <Typography.Paragraph type="secondary">More tasks, premium apps and priority support.</Typography.Paragraph>
+            <PlanButton plan="Premium" label="Upgrade" testId="premium-upgrade" />
           </Card>
         </Col>
         <Col xs={24} md={12} xl={6}>

@@ -4,6 +4,7 @@ import { queryClient } from '../../api/typed';
 import { readSession, writeSession } from '../../lib/session';
 import { useSession } from '../../lib/sessionStore';
 import { renderRoutes } from '../../test/utils';
+import { useProfile } from '../../shell/profileStore';
 import { AccountPage } from './AccountPage';
 
 interface Call {
@@ -135,5 +136,32 @@ describe('AccountPage', () => {
     render('/account/subscription');
     expect(await screen.findByTestId('subscription-plan')).toHaveTextContent(/^Complete$/);
     expect(screen.getByTestId('billing-usage')).not.toHaveTextContent('Team');
+  });
+
+  it('shows every plan as a card with an action; a change explains how an administrator assigns the plan', async () => {
+    useProfile.setState({ profile: { ...PROFILE } as never });
+    fakeApi((c) =>
+      c.path === '/api/v1/users/usage'
+        ? { body: { current_plan: 'Free', task_limit: 1000, task_consumed: 0, task_available: 1000 } }
+        : c.path === '/api/v1/plans'
+          ? {
+              body: [
+                { name: 'Free', task_limit: 1000, price: '$0' },
+                { name: 'Team', task_limit: 10000, price: '$29/Month' },
+                { name: 'Premium', task_limit: 25000, price: '$99/Year' },
+              ],
+            }
+          : { status: 404, body: { message: 'nope' } },
+    );
+    render('/account/subscription');
+    expect(await screen.findByTestId('plan-card-Premium')).toHaveTextContent('$99/Year');
+    expect(screen.getByTestId('plan-action-Free')).toBeDisabled();
+    expect(screen.getByTestId('plan-action-Free')).toHaveTextContent('Current Plan');
+    expect(screen.getByTestId('plan-action-Team')).toHaveTextContent('Change to Complete');
+    fireEvent.click(screen.getByTestId('plan-action-Premium'));
+    expect(await screen.findByTestId('plan-change-command')).toHaveTextContent(
+      'python -m konnectz_api plan set ada@example.com Premium',
+    );
+    expect(screen.getByTestId('plan-change-modal')).toHaveTextContent('POST /api/v1/admin/users/plan');
   });
 });

@@ -9,6 +9,8 @@ import { useToast } from '../../lib/useToast';
 import { useProfile } from '../../shell/profileStore';
 import { AvatarTab } from './AvatarTab';
 import { MembersTab } from './MembersTab';
+import { PlanCards } from './PlanChange';
+import { planLabel } from './planLabel';
 
 const TABS = [
   { key: 'profile', label: 'Profile' },
@@ -135,21 +137,20 @@ export function PasswordTab() {
   );
 }
 
-/** The plan's name, as the product spec has it: 'Complete' for Team (task usage is on the dashboard). */
-export function planLabel(plan: string): string {
-  return plan === 'Team' ? 'Complete' : plan;
-}
 
 export function BillingTab() {
   const usage = $api.useQuery('get', '/api/v1/users/usage');
   if (usage.isPending) return <Skeleton active />;
   if (!usage.data) return <Empty description="Your usage could not be loaded." />;
   return (
+    <>
     <div data-testid="billing-usage">
       <Typography.Title level={4} data-testid="subscription-plan">
         {planLabel(usage.data.current_plan)}
       </Typography.Title>
     </div>
+    <PlanCards current={usage.data.current_plan} />
+    </>
   );
 }
 
