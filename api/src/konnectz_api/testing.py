@@ -294,6 +294,10 @@ def _app_webhook_sample(node: Any, trigger: Any) -> tuple[Any, str]:
     )
 
 
+#: How many upcoming fires a schedule trigger's test lists.
+NEXT_RUNS_SHOWN = 3
+
+
 def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
     """What a schedule or form trigger will output, for the later steps to map, and a message."""
     if trigger.kind == "schedule":
@@ -303,7 +307,13 @@ def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
         if fire is None:
             raise TestRefused(f"{trigger.schedule.schedule_type}: this schedule has no run in the future")
         output = trigger_output(trigger, fire)
-        return output, f"Next run: {output['local_time']} ({trigger.timezone})"
+        # A schedule's test starts no run: it shows when the next runs will start (up to three).
+        fires = [fire]
+        while len(fires) < NEXT_RUNS_SHOWN and (later := next_fire(trigger, fires[-1])) is not None:
+            fires.append(later)
+        times = ", ".join(trigger_output(trigger, f)["local_time"] for f in fires)
+        label = "Next run" if len(fires) == 1 else "Next runs"
+        return output, f"{label}: {times} ({trigger.timezone})"
     if trigger.kind == "form":
         form_url = hook_url.replace("/hooks/", "/forms/", 1)
         sample = {f.key: f.placeholder or f.label for f in trigger.fields}
