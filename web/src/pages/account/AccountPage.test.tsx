@@ -80,6 +80,7 @@ describe('AccountPage', () => {
     await waitFor(() => expect(first).toHaveValue('Ada'));
     expect(screen.getByTestId('profile-email')).toBeDisabled();
     fireEvent.change(first, { target: { value: 'Grace' } });
+    expect(screen.getByTestId('profile-save')).toHaveTextContent(/^Save Changes$/);
     fireEvent.click(screen.getByTestId('profile-save'));
     await waitFor(() => expect(calls.some((c) => c.method === 'POST')).toBe(true));
     const post = calls.find((c) => c.method === 'POST')!;

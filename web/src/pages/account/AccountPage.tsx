@@ -87,7 +87,7 @@ export function ProfileTab() {
       </Form.Item>
       <Typography.Paragraph type="secondary">Plan: {profile.data.current_plan}</Typography.Paragraph>
       <Button type="primary" htmlType="submit" disabled={update.isPending} data-testid="profile-save">
-        {update.isPending ? 'Please Wait' : 'Save'}
+        {update.isPending ? 'Please Wait' : 'Save Changes'}
       </Button>
     </Form>
   );
@@ -144,12 +144,12 @@ export function BillingTab() {
   if (!usage.data) return <Empty description="Your usage could not be loaded." />;
   return (
     <>
-    <div data-testid="billing-usage">
-      <Typography.Title level={4} data-testid="subscription-plan">
-        {planLabel(usage.data.current_plan)}
-      </Typography.Title>
-    </div>
-    <PlanCards current={usage.data.current_plan} />
+      <div data-testid="billing-usage">
+        <Typography.Title level={4} data-testid="subscription-plan">
+          {planLabel(usage.data.current_plan)}
+        </Typography.Title>
+      </div>
+      <PlanCards current={usage.data.current_plan} />
     </>
   );
 }
