@@ -327,6 +327,12 @@ def test_capture_needs_a_webhook_trigger(client, api, fake_api):
     r = _test(client, headers, once, "node-1", konnect_id)
     assert r.status_code == 200, r.text
     assert r.json()["display_message"].startswith("Next run: 2999-01-02T08:15:00"), r.json()["display_message"]
+    # The owner's time zone as a GMT offset: wall times in it, named as given.
+    assert client.post("/api/v1/users/profile", json={"timezone": "GMT+05:30"}, headers=headers).status_code == 200
+    r = _test(client, headers, scheduled, "node-1", konnect_id)
+    assert r.status_code == 200, r.text
+    assert r.json()["raw_response"]["local_time"].endswith("T09:30:00+05:30")
+    assert r.json()["display_message"].endswith("(GMT+05:30)")
 
 
 def test_nul_characters_are_stored_not_500(client, api, fake_api, runner_url):

@@ -63,7 +63,12 @@ class ProfileUpdate(BaseModel):
     first_name: str | None = Field(default=None, min_length=1, max_length=100)
     last_name: str | None = Field(default=None, max_length=100)
     country: str | None = Field(default=None, max_length=100, description="ISO 3166-1 alpha-2 code, e.g. DE")
-    timezone: str | None = Field(default=None, max_length=64, description="IANA time zone, e.g. Europe/Berlin")
+    timezone: str | None = Field(
+        default=None,
+        max_length=64,
+        description="A GMT offset GMT+HH:MM or GMT-HH:MM (hours 00-14, minutes 00, 15, 30 or 45), e.g. GMT+05:30, "
+        "or an IANA time zone of the options, e.g. Europe/Berlin; anything else is a 422 that says why",
+    )
 
     @field_validator("first_name", "last_name", "country", "timezone")
     @classmethod

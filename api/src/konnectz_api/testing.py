@@ -18,7 +18,6 @@ import asyncio
 import uuid
 from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import httpx
 from sqlalchemy.orm import Session
@@ -39,6 +38,7 @@ from konnectz_runner.errors import StepError
 from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.steps import run_step
+from konnectz_runner.timezones import parse_zone
 from konnectz_runner.triggers.polling import PollingTrigger
 
 __all__ = [
@@ -78,9 +78,10 @@ def owned_konnect(session: Session, user: User, konnect_id: int) -> Konnect:
 
 
 def user_timezone(user: User) -> str:
+    """The owner's time zone (an IANA name or a GMT offset such as GMT+05:30); UTC when unset or unknown."""
     try:
-        ZoneInfo(user.timezone or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
+        parse_zone(user.timezone or "UTC")
+    except ValueError:
         return "UTC"
     return user.timezone or "UTC"
 

@@ -2281,7 +2281,7 @@ export interface components {
             last_name?: string | null;
             /**
              * Timezone
-             * @description IANA time zone, e.g. Europe/Berlin
+             * @description A GMT offset GMT+HH:MM or GMT-HH:MM (hours 00-14, minutes 00, 15, 30 or 45), e.g. GMT+05:30, or an IANA time zone of the options, e.g. Europe/Berlin; anything else is a 422 that says why
              */
             timezone?: string | null;
         };

@@ -5,7 +5,7 @@ import { readSession, writeSession } from '../../lib/session';
 import { useSession } from '../../lib/sessionStore';
 import { renderRoutes } from '../../test/utils';
 import { useProfile } from '../../shell/profileStore';
-import { AccountPage } from './AccountPage';
+import { AccountPage, timezoneGroups } from './AccountPage';
 
 interface Call {
   method: string;
@@ -31,7 +31,10 @@ const OPTIONS = {
     { value: 'DE', label: 'Germany' },
     { value: 'JP', label: 'Japan' },
   ],
-  timezones: [{ value: 'Europe/Berlin', label: '(GMT+01:00) Europe/Berlin', offset_minutes: 60 }],
+  timezones: [
+    { value: 'GMT+05:30', label: 'GMT+05:30 (Asia/Colombo, Asia/Kolkata)', offset_minutes: 330 },
+    { value: 'Europe/Berlin', label: '(GMT+01:00) Europe/Berlin', offset_minutes: 60 },
+  ],
 };
 
 /** openapi-fetch hands fetch a Request: record method, path, JSON body and the bearer token. */
@@ -87,6 +90,25 @@ describe('AccountPage', () => {
     expect(post.body).toMatchObject({ first_name: 'Grace', last_name: 'L' });
     expect(post.auth).toBe('Bearer old-token');
     expect(await screen.findByText('Profile updated')).toBeInTheDocument();
+  });
+
+  it('offers time zones as GMT offsets first, then regions, and saves a GMT offset', async () => {
+    expect(timezoneGroups(OPTIONS.timezones).map((g) => [g.label, g.options.map((o) => o.value)])).toEqual([
+      ['GMT offsets', ['GMT+05:30']],
+      ['Regions (follow daylight saving time)', ['Europe/Berlin']],
+    ]);
+    const calls = fakeApi((c) => {
+      if (c.path === '/api/v1/users/profile' && c.method === 'GET') return { body: { ...PROFILE, timezone: 'GMT+05:30' } };
+      if (c.path === '/api/v1/users/profile/options') return { body: OPTIONS };
+      if (c.path === '/api/v1/users/profile' && c.method === 'POST')
+        return { body: { key: 'UPDATE_SUCCESS', message: 'ok', profile: { ...PROFILE, timezone: 'GMT+05:30' } } };
+      return { status: 404, body: { message: 'nope' } };
+    });
+    render('/account/profile');
+    expect(await screen.findByText('GMT+05:30 (Asia/Colombo, Asia/Kolkata)')).toBeInTheDocument();
+    fireEvent.click(screen.getByTestId('profile-save'));
+    await waitFor(() => expect(calls.some((c) => c.method === 'POST')).toBe(true));
+    expect(calls.find((c) => c.method === 'POST')!.body).toMatchObject({ timezone: 'GMT+05:30' });
   });
 
   it('changes the password, keeps the session with the new token, shows the server message on failure', async () => {

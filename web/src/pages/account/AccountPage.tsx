@@ -27,6 +27,17 @@ interface ProfileValues {
   timezone: string | null;
 }
 
+/** The spec's form first (GMT offsets, fixed), then regions (IANA zones, with daylight saving time). */
+export function timezoneGroups(zones: { value: string; label: string }[]) {
+  const option = (z: { value: string; label: string }) => ({ value: z.value, label: z.label });
+  const gmt = zones.filter((z) => z.value.startsWith('GMT'));
+  const regions = zones.filter((z) => !z.value.startsWith('GMT'));
+  return [
+    { label: 'GMT offsets', options: gmt.map(option) },
+    { label: 'Regions (follow daylight saving time)', options: regions.map(option) },
+  ].filter((g) => g.options.length > 0);
+}
+
 export function ProfileTab() {
   const [form] = Form.useForm<ProfileValues>();
   const toast = useToast();
@@ -80,7 +91,7 @@ export function ProfileTab() {
           showSearch={{ optionFilterProp: 'label' }}
           allowClear
           loading={options.isPending}
-          options={(options.data?.timezones ?? []).map((z) => ({ value: z.value, label: z.label }))}
+          options={timezoneGroups(options.data?.timezones ?? [])}
           placeholder="Select your time zone"
           data-testid="profile-timezone"
         />
