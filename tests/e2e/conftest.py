@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,9 @@ def open_task_log() -> OpenTaskLog:
 
     def open_(page: Page, konnect_id: int, expected: str) -> None:
         items = page.locator("[data-testid^='tasklog-item-']")
-        for _ in range(60):
+        # A schedule's first fire may be up to its interval (5 minutes in the tests) after publishing.
+        deadline = time.monotonic() + 420
+        while time.monotonic() < deadline:
             page.get_by_test_id(f"flow-logs-{konnect_id}").click()
             try:
                 expect(items.first).to_be_visible(timeout=1000)
