@@ -16,8 +16,14 @@ export default tseslint.config(
     rules: {
       ...reactHooks.configs.recommended.rules,
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // Drawers come from src/lib/Drawer (Esc closes them even when a tooltip opened above).
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'antd', importNames: ['Drawer'], message: "Use Drawer from src/lib/Drawer (Esc closes it reliably)." }] },
+      ],
     },
   },
+  { files: ['src/lib/Drawer.tsx'], rules: { 'no-restricted-imports': 'off' } },
   {
     files: ['eslint.config.js', 'scripts/**/*.mjs'],
     extends: [js.configs.recommended],

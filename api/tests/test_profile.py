@@ -67,8 +67,41 @@ def test_profile_options_come_from_maintained_lists(client, api):
     assert len(zones) > 300
     assert zones["Asia/Kolkata"]["label"] == "(GMT+05:30) Asia/Kolkata"
     assert zones["Asia/Kolkata"]["offset_minutes"] == 330
-    offsets = [z["offset_minutes"] for z in opts["timezones"]]
-    assert offsets == sorted(offsets)
+    # The spec's form first: GMT offsets (with places that use them now), then IANA zones; each sorted.
+    gmt = [z for z in opts["timezones"] if z["value"].startswith("GMT")]
+    iana = [z for z in opts["timezones"] if not z["value"].startswith("GMT")]
+    assert opts["timezones"] == gmt + iana
+    assert {"GMT+05:30", "GMT-03:00", "GMT+00:00", "GMT+05:45"} <= {z["value"] for z in gmt}
+    kolkata = next(z for z in gmt if z["value"] == "GMT+05:30")
+    assert kolkata["offset_minutes"] == 330 and kolkata["label"].startswith("GMT+05:30 (")
+    assert "Asia/Kolkata" in kolkata["label"]
+    for group in (gmt, iana):
+        offsets = [z["offset_minutes"] for z in group]
+        assert offsets == sorted(offsets)
+
+
+def test_profile_accepts_gmt_offsets_strictly(client, api):
+    h = api.new_user()
+    for good in ("GMT+05:30", "GMT-03:00", "GMT+14:00", "GMT-12:00", "GMT+00:00", "GMT+05:45"):
+        r = client.post("/api/v1/users/profile", json={"timezone": good}, headers=h)
+        assert r.status_code == 200, (good, r.text)
+        assert r.json()["profile"]["timezone"] == good
+    for bad, why in (
+        ("GMT+15:00", "hours"),
+        ("GMT+14:30", "at most"),
+        ("GMT+05:20", "minutes"),
+        ("GMT+5:30", "GMT+HH:MM"),
+        ("GMT+05:30:00", "GMT+HH:MM"),
+        ("GMT+\u0665\u0660:\u0663\u0660", "GMT+HH:MM"),
+        ("GMT+05", "GMT+HH:MM"),
+        ("GMT 05:30", "unknown time zone"),
+        ("UTC+05:30", "unknown time zone"),
+    ):
+        r = client.post("/api/v1/users/profile", json={"timezone": bad}, headers=h)
+        assert r.status_code == 422, (bad, r.text)
+        assert why in r.json()["message"], (bad, r.json())
+    # The refused values did not replace the last good one.
+    assert client.get("/api/v1/users/profile", headers=h).json()["timezone"] == "GMT+05:45"
 
 
 def test_change_password(client, api):

@@ -311,7 +311,10 @@ def test_capture_needs_a_webhook_trigger(client, api, fake_api):
     scheduled["apps"][0]["data"]["selectedValue"] = {"schedule_type": "Everyday", "schedule_time": "09:30"}
     r = _test(client, headers, scheduled, "node-1", konnect_id)
     assert r.status_code == 200, r.text
-    assert r.json()["display_message"].startswith("Next run: ")
+    # The test lists the next three runs (the owner's wall times), the first one is the sample.
+    message = r.json()["display_message"]
+    assert message.startswith("Next runs: "), message
+    assert message.count("T09:30:00") == 3, message
     assert r.json()["raw_response"]["schedule_type"] == "Everyday"
     assert "T09:30:00" in r.json()["raw_response"]["local_time"]  # the owner's wall time
     client.post(
@@ -319,6 +322,17 @@ def test_capture_needs_a_webhook_trigger(client, api, fake_api):
     )
     r = client.post(f"/api/v1/konnect_webhooks/capture_webhook_response/{konnect_id}", headers=headers)
     assert r.status_code == 422, r.text
+    once = json.loads(json.dumps(scheduled))
+    once["apps"][0]["data"]["selectedValue"] = {"schedule_type": "Once", "schedule_time": "2999-01-02 08:15"}
+    r = _test(client, headers, once, "node-1", konnect_id)
+    assert r.status_code == 200, r.text
+    assert r.json()["display_message"].startswith("Next run: 2999-01-02T08:15:00"), r.json()["display_message"]
+    # The owner's time zone as a GMT offset: wall times in it, named as given.
+    assert client.post("/api/v1/users/profile", json={"timezone": "GMT+05:30"}, headers=headers).status_code == 200
+    r = _test(client, headers, scheduled, "node-1", konnect_id)
+    assert r.status_code == 200, r.text
+    assert r.json()["raw_response"]["local_time"].endswith("T09:30:00+05:30")
+    assert r.json()["display_message"].endswith("(GMT+05:30)")
 
 
 def test_nul_characters_are_stored_not_500(client, api, fake_api, runner_url):

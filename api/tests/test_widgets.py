@@ -14,9 +14,19 @@ SECRET = "ai-host-secret-0123456789abcdef0123456789"
 def test_no_ai_host_configured(client, api):
     headers = api.new_user()
     assert client.get("/api/v1/widgets/active", headers=headers).json() == {"widgets": [], "ai_host_configured": False}
-    r = client.get("/api/v1/widgets/details/chatflows", headers=headers)
-    assert r.status_code == 404 and r.json()["key"] == "AI_HOST_NOT_CONFIGURED"
-    assert r.json()["message"] == "No AI host is configured for this Konnectz installation."
+    # A 200 that says so (no 404 in the browser's console): the pages tell what to start.
+    for name, title in (("chatflows", "Chatflows"), ("agentflows", "Agentflows"), ("tools", "Tools")):
+        r = client.get(f"/api/v1/widgets/details/{name}", headers=headers)
+        assert r.status_code == 200, r.text
+        assert r.json() == {
+            "id": name,
+            "name": title,
+            "configured": False,
+            "url": None,
+            "message": "No AI host is configured for this Konnectz installation.",
+        }
+    assert client.get("/api/v1/widgets/details/nope", headers=headers).status_code == 404
+    assert client.get("/api/v1/widgets/details/chatflows").status_code == 401
     assert client.get("/api/v1/widgets/active").status_code == 401
 
 
@@ -32,7 +42,7 @@ def test_frames_carry_a_scoped_auth_token(client, api):
         assert body["ai_host_configured"] is True
         assert [w["id"] for w in body["widgets"]] == ["chatflows", "agentflows", "tools", "ai"]
         r = client.get("/api/v1/widgets/details/agentflows", headers=headers)
-        assert r.status_code == 200 and r.json()["name"] == "Agentflows"
+        assert r.status_code == 200 and r.json()["name"] == "Agentflows" and r.json()["configured"] is True
         url = urlsplit(r.json()["url"])
         assert (url.scheme, url.netloc, url.path) == ("https", "ai.example.com", "/base/agentflows")
         query = parse_qs(url.query)

@@ -11,6 +11,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -94,13 +95,17 @@ def open_task_log() -> OpenTaskLog:
 
     def open_(page: Page, konnect_id: int, expected: str) -> None:
         items = page.locator("[data-testid^='tasklog-item-']")
-        for _ in range(60):
+        # A schedule's first fire may be up to its interval (5 minutes in the tests) after publishing.
+        deadline = time.monotonic() + 420
+        while time.monotonic() < deadline:
             page.get_by_test_id(f"flow-logs-{konnect_id}").click()
             try:
                 expect(items.first).to_be_visible(timeout=1000)
             except AssertionError:
-                page.keyboard.press("Escape")
-                expect(items.first).to_be_hidden(timeout=5000)
+                # Its close button, not Esc: antd gives Esc to the tooltip of the button just clicked
+                # when that tooltip opened after the modal, and the modal would stay open.
+                page.locator(".ant-modal-wrap:visible .ant-modal-close").first.click()
+                expect(page.locator(".ant-modal-wrap:visible")).to_have_count(0, timeout=5000)
                 continue
             details = page.get_by_test_id("tasklog-details")
             for _ in range(10):

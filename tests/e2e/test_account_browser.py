@@ -88,7 +88,17 @@ def test_members_avatar_and_ai_pages(new_context: NewContext, platform: Platform
     _signup(platform, email, password)
     context = new_context(platform.api_url)
     page = context.new_page()
+    # Without an AI host nothing fails in the browser: no console error, no refused widgets call.
+    console_errors: list[str] = []
+    refused: list[str] = []
+    page.on(
+        "console",
+        lambda m: console_errors.append(f"{m.text} {m.location.get('url', '')}") if m.type == "error" else None,
+    )
+    page.on("response", lambda r: refused.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     _login(page, email, password)
+    expect(page.get_by_test_id("card-premium")).to_be_visible()
+    page.wait_for_load_state("networkidle")
 
     # Members: add a team member with access Create.
     page.goto("/account/members")
@@ -128,7 +138,10 @@ def test_members_avatar_and_ai_pages(new_context: NewContext, platform: Platform
         expect(page.locator("h3", has_text=title).first).to_be_visible()
         expect(page.get_by_test_id("ai-not-configured")).to_contain_text("No AI host is configured")
         expect(page.get_by_text("Coming soon")).to_have_count(0)
+        expect(page.get_by_test_id("ai-start-command")).to_contain_text("make dev AI=flowise")
     _shot(page, "ai")
+    assert not [e for e in console_errors if "widgets" in e or "404" in e], console_errors
+    assert not [r for r in refused if "/widgets/" in r], refused
     context.close()
 
 

@@ -231,17 +231,34 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_
     _choose(page, "schedule-type-node-1", "schedule-kind-AtRegularIntervals")
     text_box(page, "schedule-every-node-1").fill("1")
     expect(page.get_by_test_id("node-node-1")).to_contain_text("1 to 59")
-    _test_node(page, "node-1")
+    # A Scheduler's test has no AND/OR drawer: it lists the next runs.
+    page.get_by_test_id("node-test-node-1").click()
+    expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
+    expect(page.get_by_test_id("trigger-test-proceed-node-1")).to_have_count(0)
+    expect(page.get_by_test_id("schedule-next-runs-node-1").locator("li")).to_have_count(3)
     expect(page.get_by_test_id("response-node-1")).to_contain_text("scheduled_at")
     _both_themes(page, "scheduler-trigger", "node-1")
 
     _add(page, "add-ons", "iterator", "iter")
     text_box(page, "addon-node-2-list").fill("red,green,blue")
+    # Never tested: a static 'Not tested', no spinner; the card has no permanent iterator hint.
+    expect(page.get_by_test_id("status-node-2")).to_contain_text("Not tested")
+    expect(page.get_by_test_id("node-node-2").locator(".anticon-loading")).to_have_count(0)
+    expect(page.get_by_test_id("node-node-2")).not_to_contain_text("The iterator can only be used once.")
     _test_node(page, "node-2")
-    # A second iterator is refused.
-    _add(page, "add-ons", "iterator", "iter")
-    expect(page.locator(".ant-message").get_by_text("The iterator can only be used once.")).to_be_visible()
-    page.locator(".ant-drawer:visible .ant-drawer-close").click()
+    # A second iterator is refused: its tile is disabled and its tooltip says why.
+    page.get_by_test_id("add-ons").click()
+    page.get_by_test_id("action-drawer-search").fill("iter")
+    tile = page.locator(".ant-drawer:visible [data-testid='app-tile-iterator']").first
+    expect(tile).to_be_disabled()
+    tile.locator("xpath=..").hover()
+    expect(page.locator(".ant-tooltip:visible", has_text="The iterator can only be used once.")).to_be_visible()
+    # The grid fills the drawer's width.
+    grid = page.locator(".ant-drawer:visible .kz-app-grid").bounding_box()
+    body = page.locator(".ant-drawer:visible .ant-drawer-body").bounding_box()
+    assert grid and body and grid["width"] > body["width"] * 0.8, (grid, body)
+    # Esc closes the drawer, even with a tooltip opened above it.
+    page.keyboard.press("Escape")
     expect(page.locator(".ant-drawer:visible")).to_have_count(0)
     _both_themes(page, "iterator", "node-2")
 

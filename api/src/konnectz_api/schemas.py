@@ -63,7 +63,12 @@ class ProfileUpdate(BaseModel):
     first_name: str | None = Field(default=None, min_length=1, max_length=100)
     last_name: str | None = Field(default=None, max_length=100)
     country: str | None = Field(default=None, max_length=100, description="ISO 3166-1 alpha-2 code, e.g. DE")
-    timezone: str | None = Field(default=None, max_length=64, description="IANA time zone, e.g. Europe/Berlin")
+    timezone: str | None = Field(
+        default=None,
+        max_length=64,
+        description="A GMT offset GMT+HH:MM or GMT-HH:MM (hours 00-14, minutes 00, 15, 30 or 45), e.g. GMT+05:30, "
+        "or an IANA time zone of the options, e.g. Europe/Berlin; anything else is a 422 that says why",
+    )
 
     @field_validator("first_name", "last_name", "country", "timezone")
     @classmethod
@@ -762,6 +767,17 @@ class WidgetOut(BaseModel):
     id: str
     name: str
     url: str = Field(description="The frame URL on the AI host, with authToken appended")
+
+
+class WidgetDetails(BaseModel):
+    """One AI frame. Without an AI host ``configured`` is false and ``url`` null (a 200, not an error:
+    the page then says how to start one)."""
+
+    id: str
+    name: str
+    configured: bool = Field(description="False when no AI host is configured (KONNECTZ_AI_HOST_URL unset)")
+    url: str | None = Field(description="The frame URL on the AI host, with authToken appended; null if not configured")
+    message: str | None = Field(default=None, description="Why there is no frame, when configured is false")
 
 
 class WidgetList(BaseModel):

@@ -18,7 +18,6 @@ import asyncio
 import uuid
 from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import httpx
 from sqlalchemy.orm import Session
@@ -39,6 +38,7 @@ from konnectz_runner.errors import StepError
 from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard, guarded_transport
 from konnectz_runner.steps import run_step
+from konnectz_runner.timezones import parse_zone
 from konnectz_runner.triggers.polling import PollingTrigger
 
 __all__ = [
@@ -78,9 +78,10 @@ def owned_konnect(session: Session, user: User, konnect_id: int) -> Konnect:
 
 
 def user_timezone(user: User) -> str:
+    """The owner's time zone (an IANA name or a GMT offset such as GMT+05:30); UTC when unset or unknown."""
     try:
-        ZoneInfo(user.timezone or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
+        parse_zone(user.timezone or "UTC")
+    except ValueError:
         return "UTC"
     return user.timezone or "UTC"
 
@@ -294,6 +295,10 @@ def _app_webhook_sample(node: Any, trigger: Any) -> tuple[Any, str]:
     )
 
 
+#: How many upcoming fires a schedule trigger's test lists.
+NEXT_RUNS_SHOWN = 3
+
+
 def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
     """What a schedule or form trigger will output, for the later steps to map, and a message."""
     if trigger.kind == "schedule":
@@ -303,7 +308,13 @@ def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
         if fire is None:
             raise TestRefused(f"{trigger.schedule.schedule_type}: this schedule has no run in the future")
         output = trigger_output(trigger, fire)
-        return output, f"Next run: {output['local_time']} ({trigger.timezone})"
+        # A schedule's test starts no run: it shows when the next runs will start (up to three).
+        fires = [fire]
+        while len(fires) < NEXT_RUNS_SHOWN and (later := next_fire(trigger, fires[-1])) is not None:
+            fires.append(later)
+        times = ", ".join(trigger_output(trigger, f)["local_time"] for f in fires)
+        label = "Next run" if len(fires) == 1 else "Next runs"
+        return output, f"{label}: {times} ({trigger.timezone})"
     if trigger.kind == "form":
         form_url = hook_url.replace("/hooks/", "/forms/", 1)
         sample = {f.key: f.placeholder or f.label for f in trigger.fields}

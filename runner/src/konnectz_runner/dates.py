@@ -19,10 +19,9 @@ Rules, the same everywhere a date is handled:
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from babel.core import Locale, UnknownLocaleError
 from babel.dates import format_datetime
@@ -30,6 +29,7 @@ from dateutil import parser as date_parser
 from dateutil.relativedelta import relativedelta
 
 from konnectz_runner.errors import StepError
+from konnectz_runner.timezones import parse_zone
 
 __all__ = [
     "DATE_UNITS",
@@ -50,12 +50,12 @@ _MAX_TEXT = 200
 _TIMESTAMP = re.compile(r"-?\d+(\.\d+)?")
 
 
-def zone(name: str) -> ZoneInfo:
-    """The time zone called ``name`` (IANA, e.g. ``Europe/Berlin``), or a StepError."""
+def zone(name: str) -> tzinfo:
+    """The time zone ``name`` (IANA, e.g. ``Europe/Berlin``, or a GMT offset, ``GMT+05:30``), or a StepError."""
     try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise StepError(f"Unknown time zone {name!r}") from exc
+        return parse_zone(name)
+    except ValueError as exc:
+        raise StepError(f"Unknown time zone {name[:64]!r}") from exc
 
 
 def parse_locale(name: str) -> Locale:
@@ -65,7 +65,7 @@ def parse_locale(name: str) -> Locale:
         raise StepError(f"Unknown locale {name!r}") from exc
 
 
-def _normalize(local: datetime, tz: ZoneInfo) -> datetime:
+def _normalize(local: datetime, tz: tzinfo) -> datetime:
     """``local`` (wall clock in ``tz``) as a real instant in ``tz``: skipped times move forward by the gap."""
     aware = local.replace(tzinfo=tz, fold=0)
     return aware.astimezone(UTC).astimezone(tz)
@@ -82,7 +82,7 @@ def _from_timestamp(number: Decimal, unit: str) -> datetime:
 
 def parse_date(
     value: Any,
-    tz: ZoneInfo,
+    tz: tzinfo,
     *,
     from_format: Literal["auto", "unix", "unix_ms"] = "auto",
     day_first: bool = False,
@@ -115,7 +115,7 @@ def parse_date(
     return parsed
 
 
-def format_date(moment: datetime, fmt: str, tz: ZoneInfo, locale: str = "en_US") -> str | int:
+def format_date(moment: datetime, fmt: str, tz: tzinfo, locale: str = "en_US") -> str | int:
     """``moment`` in ``tz`` as ``iso``, ``date``, ``time``, ``unix``, ``unix_ms`` or an LDML pattern."""
     local = moment.astimezone(tz)
     name = fmt.strip() or "iso"
@@ -135,7 +135,7 @@ def format_date(moment: datetime, fmt: str, tz: ZoneInfo, locale: str = "en_US")
         raise StepError(f"Invalid date format {fmt!r}: {exc}") from exc
 
 
-def shift(moment: datetime, amount: int, unit: str, tz: ZoneInfo) -> datetime:
+def shift(moment: datetime, amount: int, unit: str, tz: tzinfo) -> datetime:
     """``moment`` moved by ``amount`` ``unit`` (negative goes back); see the module rules for DST."""
     try:
         if unit in ("minutes", "hours"):

@@ -10,7 +10,6 @@ are resolved by :mod:`konnectz_runner.refs` (plain string templating, never an e
 from __future__ import annotations
 
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 
@@ -18,6 +17,7 @@ from konnectz_runner.model import KeyValue, Strict
 from konnectz_runner.steps import Step
 from konnectz_runner.steps.api_call import ApiCallStep
 from konnectz_runner.steps.iterator import ONLY_ONCE
+from konnectz_runner.timezones import parse_zone
 from konnectz_runner.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, Trigger, WebhookTrigger
 
 __all__ = [
@@ -47,15 +47,17 @@ class FlowSpec(Strict):
     trigger_id: str = Field(min_length=1, description='Node id of the trigger node, e.g. "node-1"')
     trigger: Trigger
     steps: list[Step] = Field(min_length=1)
-    timezone: str = Field(default="UTC", description="The owner's IANA time zone: dates without an offset are in it")
+    timezone: str = Field(
+        default="UTC",
+        max_length=64,
+        description="The owner's time zone, IANA (Europe/Berlin) or a GMT offset (GMT+05:30): "
+        "dates without an offset are in it",
+    )
 
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {value!r}") from exc
+        parse_zone(value)  # ValueError says why
         return value
 
     @model_validator(mode="after")

@@ -14,7 +14,8 @@
  */
 import { DeleteOutlined, KeyOutlined, PlusOutlined } from '@ant-design/icons';
 import { useQueryClient } from '@tanstack/react-query';
-import { Avatar, Button, Drawer, Empty, Popconfirm, Space, Spin, Tooltip, Typography } from 'antd';
+import { Avatar, Button, Empty, Popconfirm, Space, Spin, Tooltip, Typography } from 'antd';
+import { Drawer } from '../lib/Drawer';
 import { useEffect, useState } from 'react';
 import { ApiError, errorMessage } from '../api/client';
 import { $api } from '../api/typed';

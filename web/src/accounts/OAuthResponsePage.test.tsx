@@ -4,7 +4,11 @@ import { queryClient } from '../api/typed';
 import { writeSession } from '../lib/session';
 import { mockFetch, renderRoutes } from '../test/utils';
 import { OAUTH_PENDING_KEY } from './constants';
-import { OAuthResponsePage, popupWindow } from './OAuthResponsePage';
+import { setUnauthorizedHandler } from '../api/client';
+import { routes as appRoutes } from '../App';
+import { clearSession } from '../lib/session';
+import { useSession } from '../lib/sessionStore';
+import { OAuthResponsePage, popupWindow, SIGNED_OUT_TEXT } from './OAuthResponsePage';
 
 const routes = [
   { path: '/oauth/response', element: <OAuthResponsePage /> },
@@ -93,5 +97,37 @@ describe('OAuthResponsePage', () => {
     renderRoutes(routes, '/oauth/response/99999999999999999999/x');
     expect(await screen.findByText('Unknown app.')).toBeInTheDocument();
     expect(calls).toHaveLength(0);
+  });
+
+  it("a signed-out window: the app's route shows the wait screen and starts, without a session", async () => {
+    clearSession();
+    useSession.setState({ session: null });
+    const calls = mockFetch((c) =>
+      c.url === '/api/v1/auth-url' ? { body: { type: 'oauth', auth_url: 'http://provider.test/a' } } : undefined,
+    );
+    const assign = vi.spyOn(popupWindow, 'assign').mockImplementation(() => {});
+    vi.spyOn(popupWindow, 'forget').mockImplementation(() => {});
+    const { router } = renderRoutes(appRoutes, '/oauth/response/12/url-token');
+    expect(await screen.findByText('Please wait while we connect your account...')).toBeInTheDocument();
+    await waitFor(() => expect(assign).toHaveBeenCalledWith('http://provider.test/a'));
+    expect(router.state.location.pathname).toBe('/oauth/response/12/url-token');
+    expect(calls[0].headers.authorization).toBe('Bearer url-token');
+  });
+
+  it('a signed-out window with a token the api refuses (401) stays here and says what to do, no /login', async () => {
+    clearSession();
+    useSession.setState({ session: null });
+    const toLogin = vi.fn();
+    const restore = setUnauthorizedHandler(toLogin); // what the app does by default: go to /login
+    try {
+      mockFetch((c) => (c.url === '/api/v1/auth-url' ? { status: 401, body: { message: 'Not authenticated' } } : undefined));
+      vi.spyOn(popupWindow, 'forget').mockImplementation(() => {});
+      const { router } = renderRoutes(appRoutes, '/oauth/response/12/expired');
+      expect(await screen.findByText(SIGNED_OUT_TEXT)).toBeInTheDocument();
+      expect(toLogin).not.toHaveBeenCalled();
+      expect(router.state.location.pathname).toBe('/oauth/response/12/expired');
+    } finally {
+      restore();
+    }
   });
 });

@@ -9,11 +9,13 @@
  *    posts the reply to /api/v1/authorization, which checks the signed single-use state, swaps the
  *    code (PKCE) and saves the account; then the window closes itself and the opener, which polls
  *    it every 2 s, reloads its account list.
- * A failure stays on screen with a Close button.
+ * A failure stays on screen with a Close button. The page needs no session of its own (a signed-out
+ * window shows it too): a 401 never sends this window to /login, it says what to do instead.
  */
 import { Button, Result, Spin } from 'antd';
 import { useEffect, useRef, useState } from 'react';
 import { useLocation, useParams } from 'react-router';
+import { ApiError, setUnauthorizedHandler } from '../api/client';
 import { fetchClient } from '../api/typed';
 import { sessionToken } from '../lib/session';
 import { OAUTH_PENDING_KEY, OAUTH_RESPONSE_PATH } from './constants';
@@ -49,6 +51,14 @@ function readPending(): Pending | null {
   return null;
 }
 
+/** What a 401 (no session in this window, an expired or wrong token) shows. */
+export const SIGNED_OUT_TEXT =
+  'This window is not signed in to Konnectz (or its sign-in expired). Sign in in the Konnectz window, then start again from New Account.';
+
+function failureText(err: unknown): string {
+  return err instanceof ApiError && err.status === 401 ? SIGNED_OUT_TEXT : addFailureText(err);
+}
+
 /** Requests from the popup carry the session's token; the URL's token stands in when there is no session cookie. */
 function authHeaders(token: string): Record<string, string> {
   return !sessionToken() && token ? { Authorization: `Bearer ${token}` } : {};
@@ -62,6 +72,9 @@ export function OAuthResponsePage() {
   const [state, setState] = useState<State>({ phase: 'working', text: 'Please wait while we connect your account...' });
   const started = useRef(false);
 
+  // The popup's wait screen stays up without a session: no hand-over to /login on a 401 here.
+  useEffect(() => setUnauthorizedHandler(() => undefined), []);
+
   useEffect(() => {
     if (started.current) return; // StrictMode runs effects twice; the OAuth state is single-use
     started.current = true;
@@ -74,7 +87,7 @@ export function OAuthResponsePage() {
       const { data, error } = await fetchClient
         .POST('/api/v1/auth-url', { body: { app_id: appId, redirect_url: redirectUrl }, headers: authHeaders(token) })
         .catch((err: unknown) => ({ data: undefined, error: err }));
-      if (error || !data) return fail(addFailureText(error));
+      if (error || !data) return fail(failureText(error));
       if (data.type !== 'oauth' || !data.auth_url) return fail('This app is connected with its token fields, not here.');
       popupWindow.assign(data.auth_url);
     };
@@ -91,7 +104,7 @@ export function OAuthResponsePage() {
         .catch((err: unknown) => ({ data: undefined, error: err }));
       sessionStorage.removeItem(OAUTH_PENDING_KEY);
       popupWindow.forget();
-      if (error || !data) return fail(addFailureText(error));
+      if (error || !data) return fail(failureText(error));
       setState({ phase: 'done', text: data.status });
       setTimeout(() => popupWindow.close(), CLOSE_AFTER_MS);
     };

@@ -1361,7 +1361,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One AI frame: chatflows, agentflows, tools or ai */
+        /**
+         * One AI frame: chatflows, agentflows, tools or ai
+         * @description Without an AI host (KONNECTZ_AI_HOST_URL unset) a 200 with configured false, url null and a message: the pages say how to start one (`make dev AI=flowise`).
+         */
         get: operations["details_api_v1_widgets_details__widget_id__get"];
         put?: never;
         post?: never;
@@ -2281,7 +2284,7 @@ export interface components {
             last_name?: string | null;
             /**
              * Timezone
-             * @description IANA time zone, e.g. Europe/Berlin
+             * @description A GMT offset GMT+HH:MM or GMT-HH:MM (hours 00-14, minutes 00, 15, 30 or 45), e.g. GMT+05:30, or an IANA time zone of the options, e.g. Europe/Berlin; anything else is a 422 that says why
              */
             timezone?: string | null;
         };
@@ -2905,6 +2908,32 @@ export interface components {
         WebhookSecretOut: {
             /** Secret */
             secret: string;
+        };
+        /**
+         * WidgetDetails
+         * @description One AI frame. Without an AI host ``configured`` is false and ``url`` null (a 200, not an error:
+         *     the page then says how to start one).
+         */
+        WidgetDetails: {
+            /**
+             * Configured
+             * @description False when no AI host is configured (KONNECTZ_AI_HOST_URL unset)
+             */
+            configured: boolean;
+            /** Id */
+            id: string;
+            /**
+             * Message
+             * @description Why there is no frame, when configured is false
+             */
+            message?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Url
+             * @description The frame URL on the AI host, with authToken appended; null if not configured
+             */
+            url: string | null;
         };
         /** WidgetList */
         WidgetList: {
@@ -7883,7 +7912,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WidgetOut"];
+                    "application/json": components["schemas"]["WidgetDetails"];
                 };
             };
             /** @description Sign in first: no token, or a token that expired or was ended */
@@ -7895,7 +7924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorReply"];
                 };
             };
-            /** @description Unknown widget, or no AI host configured (key AI_HOST_NOT_CONFIGURED) */
+            /** @description Unknown widget */
             404: {
                 headers: {
                     [name: string]: unknown;

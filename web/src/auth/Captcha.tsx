@@ -4,9 +4,13 @@
  * challenge from the api, solves it in a worker when the user ticks the box, and
  * reports the payload to send with the form ('verified'), or null otherwise.
  * (Widget 3.x takes the challenge URL in `challenge`; 2.x's `challengeurl` is gone.)
+ * The widget follows the app's theme: its colours are ALTCHA's CSS variables, set from antd's
+ * tokens, and its `color-scheme` is the theme's (its defaults use `light-dark()`).
  */
+import { theme } from 'antd';
 import type {} from 'altcha/types/react';
-import { forwardRef, useEffect, useImperativeHandle, useRef } from 'react';
+import { forwardRef, useEffect, useImperativeHandle, useRef, type CSSProperties } from 'react';
+import { useTheme } from '../theme/theme';
 
 export const CAPTCHA_CHALLENGE_URL = '/api/v1/captcha/challenge';
 
@@ -23,8 +27,26 @@ interface Props {
   onChange: (payload: string | null) => void;
 }
 
+/** ALTCHA's colour variables from antd's tokens of the current theme. */
+export function useCaptchaStyle(): CSSProperties {
+  const mode = useTheme((s) => s.mode);
+  const { token } = theme.useToken();
+  return {
+    colorScheme: mode,
+    '--altcha-color-base': token.colorBgContainer,
+    '--altcha-color-base-content': token.colorText,
+    '--altcha-border-color': token.colorBorder,
+    '--altcha-checkbox-border-color': token.colorBorder,
+    '--altcha-input-background-color': token.colorBgContainer,
+    '--altcha-input-color': token.colorText,
+    '--altcha-color-primary': token.colorPrimary,
+    '--altcha-color-neutral-content': token.colorTextSecondary,
+  } as CSSProperties;
+}
+
 export const Captcha = forwardRef<CaptchaHandle, Props>(function Captcha({ onChange }, ref) {
   const el = useRef<AltchaElement>(null);
+  const style = useCaptchaStyle();
   const onChangeRef = useRef(onChange);
 
   useEffect(() => {
@@ -53,7 +75,7 @@ export const Captcha = forwardRef<CaptchaHandle, Props>(function Captcha({ onCha
 
   return (
     <div className="kz-captcha" data-testid="login-captcha">
-      <altcha-widget ref={el} challenge={CAPTCHA_CHALLENGE_URL} />
+      <altcha-widget ref={el} challenge={CAPTCHA_CHALLENGE_URL} style={style} data-theme={style.colorScheme} />
     </div>
   );
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { readSession } from '../lib/session';
 import { useSession } from '../lib/sessionStore';
 import { mockFetch, renderRoutes } from '../test/utils';
+import { useTheme } from '../theme/theme';
 import { AuthScreen } from './AuthScreen';
 
 function renderLogin() {
@@ -33,6 +34,21 @@ describe('LoginForm', () => {
     expect(screen.getByText('Keep me logged in')).toBeInTheDocument();
     expect(screen.getByText('Forgot Password')).toHaveAttribute('href', '/forgot-password');
     expect(document.querySelector('altcha-widget')?.getAttribute('challenge')).toBe('/api/v1/captcha/challenge');
+  });
+
+  it('the captcha follows the theme (color-scheme and colours), light and dark', () => {
+    useTheme.setState({ mode: 'dark' });
+    try {
+      renderLogin();
+      const widget = document.querySelector<HTMLElement>('altcha-widget')!;
+      expect(widget.style.colorScheme).toBe('dark');
+      expect(widget.style.getPropertyValue('--altcha-color-base').toLowerCase()).toBe('#102042');
+      act(() => useTheme.setState({ mode: 'light' }));
+      expect(widget.style.colorScheme).toBe('light');
+      expect(widget.style.getPropertyValue('--altcha-color-base').toLowerCase()).toBe('#ffffff');
+    } finally {
+      useTheme.setState({ mode: 'light' });
+    }
   });
 
   it('shows the required-field messages', async () => {

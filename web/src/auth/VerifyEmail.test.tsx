@@ -15,6 +15,8 @@ describe('VerifyEmail', () => {
     expect(screen.getByRole('link', { name: 'Sign In' })).toHaveAttribute('href', '/login');
     expect(calls).toHaveLength(1);
     expect(calls[0].body).toEqual({ confirmation_token: 'tok-ok' });
+    // Every auth view but the login shows the Terms & Conditions notice.
+    expect(screen.getByTestId('verify-terms')).toHaveTextContent(/^By clicking continue, you agree/);
   });
 
   it('shows Failed with the spec text', async () => {

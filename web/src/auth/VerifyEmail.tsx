@@ -1,8 +1,8 @@
-import { Result } from 'antd';
+import { Result, Typography } from 'antd';
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { authApi } from '../api/endpoints';
-import { MSG } from './validation';
+import { MSG, TERMS_NOTICE } from './validation';
 
 type Status = 'pending' | 'completed' | 'failed';
 
@@ -44,17 +44,22 @@ export function VerifyEmail() {
   const status: Status = !result || result.token !== token ? 'pending' : result.ok ? 'completed' : 'failed';
 
   return (
-    <Result
-      status={status === 'pending' ? 'info' : status === 'completed' ? 'success' : 'error'}
-      title={<span data-testid="verify-status">{TITLES[status]}</span>}
-      subTitle={
-        status === 'completed'
-          ? 'Your email address is verified. You can sign in now.'
-          : status === 'failed'
-            ? MSG.verifyFailed
-            : 'We are verifying your email address.'
-      }
-      extra={status === 'completed' ? <Link to="/login">Sign In</Link> : null}
-    />
+    <>
+      <Result
+        status={status === 'pending' ? 'info' : status === 'completed' ? 'success' : 'error'}
+        title={<span data-testid="verify-status">{TITLES[status]}</span>}
+        subTitle={
+          status === 'completed'
+            ? 'Your email address is verified. You can sign in now.'
+            : status === 'failed'
+              ? MSG.verifyFailed
+              : 'We are verifying your email address.'
+        }
+        extra={status === 'completed' ? <Link to="/login">Sign In</Link> : null}
+      />
+      <Typography.Paragraph type="secondary" className="kz-terms" data-testid="verify-terms">
+        {TERMS_NOTICE}
+      </Typography.Paragraph>
+    </>
   );
 }

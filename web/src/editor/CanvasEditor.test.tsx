@@ -9,7 +9,8 @@ import { RequireSession } from '../shell/RequireSession';
 import { mockFetch, renderRoutes, type FetchCall } from '../test/utils';
 import { CanvasEditor } from './CanvasEditor';
 import { LIVE_PROMPT } from './EditorTopBar';
-import { apiApp, webhookApp } from './model/fixtures';
+import { addOn, apiApp, webhookApp } from './model/fixtures';
+import { MSG } from './model/rules';
 import { WEBHOOK_URL_MISSING } from './nodes/webhook/WebhookNode';
 
 function backend(extra?: (c: FetchCall) => { status?: number; body: unknown } | undefined) {
@@ -75,6 +76,32 @@ describe('CanvasEditor', () => {
     expect(await screen.findByTestId('app-tile-webhook')).toHaveTextContent('Webhook');
     expect(screen.getByTestId('flow-name')).toHaveAttribute('placeholder', 'Name of the Flow');
     expect(screen.getByTestId('add-action')).toBeDisabled();
+  });
+
+  it('offers a second iterator only as a disabled tile saying why; no permanent hint on the card', async () => {
+    const iterator = addOn('iterator', 'Iterator', 7);
+    backend((c) =>
+      c.url.split('?')[0] === '/api/v1/apps/add_on_apps' ? { body: { apps: [apiApp, iterator], total_apps: 2 } } : undefined,
+    );
+    renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-webhook'));
+    await userEvent.click(screen.getByTestId('add-action'));
+    expect(await screen.findByTestId('app-tile-iterator')).toBeEnabled();
+    await userEvent.click(screen.getByTestId('app-tile-iterator'));
+    expect(await screen.findByTestId('node-node-2')).toBeInTheDocument();
+    expect(screen.queryByText(MSG.iteratorOnce)).not.toBeInTheDocument();
+
+    await userEvent.click(screen.getByTestId('add-action'));
+    const tile = await screen.findByTestId('app-tile-iterator');
+    expect(tile).toBeDisabled();
+    expect(tile).toHaveAccessibleName(`Iterator: ${MSG.iteratorOnce}`);
+    await userEvent.hover(tile.parentElement as HTMLElement);
+    expect(await screen.findByText(MSG.iteratorOnce)).toBeInTheDocument();
+    expect(screen.getByTestId('app-tile-api')).toBeEnabled();
+    // Esc closes the drawer, wherever the focus is.
+    fireEvent.keyDown(document.body, { key: 'Escape' });
+    await waitFor(() => expect(screen.queryByTestId('app-tile-iterator')).not.toBeInTheDocument());
+    expect(screen.queryByTestId('node-node-3')).not.toBeInTheDocument();
   });
 
   it('warns and does not call the api when saving without a trigger', async () => {

@@ -171,7 +171,12 @@ export function EditorCanvas() {
           void fitView({ padding: 0.2, duration: 200 });
         }}
       />
-      <ActionDrawer mode={drawer} onClose={() => setDrawer(null)} onPick={pickAction} />
+      <ActionDrawer
+        mode={drawer}
+        onClose={() => setDrawer(null)}
+        onPick={pickAction}
+        hasIterator={apps.some((n) => n.data.app_detail.provider === 'iterator')}
+      />
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { screen, waitFor } from '@testing-library/react';
+import { fireEvent, screen, waitFor } from '@testing-library/react';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { queryClient } from '../api/typed';
 import { readSession, writeSession } from '../lib/session';
@@ -55,6 +55,9 @@ describe('Dashboard', () => {
     expect(screen.getByTestId('tasks-limit')).toHaveTextContent('Limit: 1000');
     expect(screen.getByText('Upgrade to Premium')).toBeInTheDocument();
     expect(screen.getByText(/\$99\/Year/)).toBeInTheDocument();
+    // The $99/Year card has its action: how to get the Premium plan.
+    fireEvent.click(screen.getByTestId('premium-upgrade'));
+    expect(await screen.findByTestId('plan-change-command')).toHaveTextContent(/plan set \S+ Premium$/);
     expect(screen.getByText('Extra Tasks')).toBeInTheDocument();
     expect(await screen.findByText('Flow 6')).toBeInTheDocument();
     expect(screen.queryByText('Flow 7')).not.toBeInTheDocument();

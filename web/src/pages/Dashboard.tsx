@@ -8,6 +8,7 @@ import { DASHBOARD_PAGE_SIZE, DASHBOARD_RECENT, PREMIUM_PRICE } from '../lib/con
 import { flowLabel, statusLabel } from '../lib/names';
 import { RunCountTags } from '../lib/taskStatus';
 import { clearSession } from '../lib/session';
+import { PlanButton } from './account/PlanChange';
 import { TaskLogModal } from './flows/TaskLogModal';
 import { formatDate } from './flows/TaskSteps';
 
@@ -112,7 +113,8 @@ export function Dashboard() {
             <Typography.Title level={3} className="kz-price">
               <CrownOutlined /> {PREMIUM_PRICE}
             </Typography.Title>
-            <Typography.Text type="secondary">More tasks, premium apps and priority support.</Typography.Text>
+            <Typography.Paragraph type="secondary">More tasks, premium apps and priority support.</Typography.Paragraph>
+            <PlanButton plan="Premium" label="Upgrade" testId="premium-upgrade" />
           </Card>
         </Col>
         <Col xs={24} md={12} xl={6}>

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from konnectz_api.compilers._common import TriggerInput, fail
+from konnectz_runner.timezones import parse_zone
 from konnectz_runner.triggers import ScheduleTrigger
 from konnectz_runner.triggers.schedule import schedule_from_editor
 
@@ -29,7 +29,7 @@ def compile_trigger(node: Any, given: TriggerInput) -> ScheduleTrigger:
     values = _values(node)
     if not values.get("schedule_type"):
         raise fail(node, "Please fill the values of mandatory fields before Testing")
-    now_local = datetime.now(ZoneInfo(given.timezone)).replace(tzinfo=None)
+    now_local = datetime.now(parse_zone(given.timezone)).replace(tzinfo=None)
     try:
         schedule = schedule_from_editor(values, now_local=now_local)
         return ScheduleTrigger(timezone=given.timezone, schedule=schedule)

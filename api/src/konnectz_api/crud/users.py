@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from konnectz_api.crud import sessions
 from konnectz_api.models import User
 from konnectz_api.schemas import CountryOption, ProfileOptions, ProfileUpdate, TimezoneOption
+from konnectz_runner.timezones import OFFSET_MINUTES, gmt_offset_minutes, offset_name
 
 EDITABLE_FIELDS = ("first_name", "last_name", "country", "timezone")
 
@@ -20,28 +21,39 @@ class InvalidProfile(ValueError):
     """A profile value outside the maintained lists (the message says which)."""
 
 
-def _offset_label(minutes: int) -> str:
-    sign = "+" if minutes >= 0 else "-"
-    hours, mins = divmod(abs(minutes), 60)
-    return f"GMT{sign}{hours:02d}:{mins:02d}"
+#: How many zone names a GMT offset's label lists as examples.
+_EXAMPLES = 3
 
 
 @functools.lru_cache(maxsize=1)
 def profile_options() -> ProfileOptions:
-    """Countries from ISO 3166 (pycountry) and IANA zones (zoneinfo/tzdata), zones sorted by GMT offset."""
+    """Countries from ISO 3166 (pycountry); time zones as the spec shows them, GMT offsets first
+    (``GMT+05:30``, each with a few places that use it now), then IANA zones (zoneinfo/tzdata),
+    which follow daylight saving time, both sorted by their offset now."""
     countries = sorted(
         (CountryOption(value=c.alpha_2, label=c.name) for c in pycountry.countries), key=lambda c: c.label
     )
     now = datetime.now(UTC)
     zones = []
+    places: dict[int, list[str]] = {}
     for name in zoneinfo.available_timezones():
         if "/" not in name or name.startswith(("Etc/", "SystemV/", "US/")) or name == "posixrules":
             continue
         offset = now.astimezone(zoneinfo.ZoneInfo(name)).utcoffset()
         minutes = int(offset.total_seconds() // 60) if offset is not None else 0
-        zones.append(TimezoneOption(value=name, label=f"({_offset_label(minutes)}) {name}", offset_minutes=minutes))
+        zones.append(TimezoneOption(value=name, label=f"({offset_name(minutes)}) {name}", offset_minutes=minutes))
+        places.setdefault(minutes, []).append(name)
     zones.sort(key=lambda z: (z.offset_minutes, z.value))
-    return ProfileOptions(countries=countries, timezones=zones)
+    offsets = [
+        TimezoneOption(
+            value=offset_name(minutes),
+            label=f"{offset_name(minutes)} ({', '.join(sorted(places[minutes])[:_EXAMPLES])})",
+            offset_minutes=minutes,
+        )
+        for minutes in sorted(places)
+        if abs(minutes) % 60 in OFFSET_MINUTES
+    ]
+    return ProfileOptions(countries=countries, timezones=offsets + zones)
 
 
 def _valid_country(value: str) -> str:
@@ -52,8 +64,16 @@ def _valid_country(value: str) -> str:
 
 
 def _valid_timezone(value: str) -> str:
+    """An IANA zone of the options, or any valid GMT offset (GMT+05:30; hours 00-14, minutes 00/15/30/45)."""
+    try:
+        if gmt_offset_minutes(value) is not None:
+            return value
+    except ValueError as exc:
+        raise InvalidProfile(f"timezone: {exc}") from exc
     if value not in {z.value for z in profile_options().timezones}:
-        raise InvalidProfile(f"timezone: unknown time zone {value[:64]!r}")
+        raise InvalidProfile(
+            f"timezone: unknown time zone {value[:64]!r}; give an IANA name (Europe/Berlin) or a GMT offset (GMT+05:30)"
+        )
     return value
 
 

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from konnectz_api import widgets as ai
 from konnectz_api.deps import SettingsDep, SignedInUser
 from konnectz_api.errors import NotFound
-from konnectz_api.schemas import WidgetList, WidgetOut
+from konnectz_api.schemas import WidgetDetails, WidgetList, WidgetOut
 
 router = APIRouter(prefix="/api/v1/widgets", tags=["widgets"])
 NOT_CONFIGURED = "No AI host is configured for this Konnectz installation."
@@ -29,14 +29,17 @@ def active(user: SignedInUser, settings: SettingsDep) -> WidgetList:
 
 @router.get(
     "/details/{widget_id}",
-    response_model=WidgetOut,
+    response_model=WidgetDetails,
     summary="One AI frame: chatflows, agentflows, tools or ai",
-    responses={404: {"description": "Unknown widget, or no AI host configured (key AI_HOST_NOT_CONFIGURED)"}},
+    description="Without an AI host (KONNECTZ_AI_HOST_URL unset) a 200 with configured false, url null and a "
+    "message: the pages say how to start one (`make dev AI=flowise`).",
+    responses={404: {"description": "Unknown widget"}},
 )
-def details(widget_id: str, user: SignedInUser, settings: SettingsDep) -> WidgetOut:
+def details(widget_id: str, user: SignedInUser, settings: SettingsDep) -> WidgetDetails:
     widget = next((w for w in ai.widgets(settings) if w.id == widget_id), None)
     if widget is None:
         raise NotFound("No such widget")
     if not settings.ai_host_url:
-        raise NotFound(NOT_CONFIGURED, key="AI_HOST_NOT_CONFIGURED")
-    return WidgetOut(id=widget.id, name=widget.name, url=ai.frame_url(settings, widget, ai.ai_token(settings, user)))
+        return WidgetDetails(id=widget.id, name=widget.name, configured=False, url=None, message=NOT_CONFIGURED)
+    url = ai.frame_url(settings, widget, ai.ai_token(settings, user))
+    return WidgetDetails(id=widget.id, name=widget.name, configured=True, url=url)

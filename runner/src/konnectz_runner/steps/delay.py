@@ -17,9 +17,8 @@ NATS (see :mod:`konnectz_runner.timers`). A wait is at most :data:`MAX_DELAY`.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Literal
-from zoneinfo import ZoneInfo
 
 from dateutil import parser as date_parser
 from dateutil.relativedelta import relativedelta
@@ -27,6 +26,7 @@ from pydantic import Field, model_validator
 
 from konnectz_runner.model import Outcome, StepBase, StepContext
 from konnectz_runner.refs import resolve
+from konnectz_runner.timezones import parse_zone
 from konnectz_runner.triggers.schedule import local_to_utc
 
 __all__ = [
@@ -98,7 +98,7 @@ def from_timer_config(
     return DelayStep(id=id, name=name, mode="for", amount=int(text), unit=unit)
 
 
-def resume_time(step: DelayStep, started: datetime, zone: ZoneInfo, until: str | None = None) -> datetime:
+def resume_time(step: DelayStep, started: datetime, zone: tzinfo, until: str | None = None) -> datetime:
     """When a delay started at ``started`` (aware) ends, in UTC. ``until`` is the resolved until text."""
     if step.mode == "for":
         assert step.amount is not None
@@ -135,7 +135,7 @@ async def run(step: DelayStep, ctx: StepContext) -> Outcome:
     if warnings:
         recorded["warnings"] = warnings
     try:
-        resume_at = resume_time(step, now, ZoneInfo(ctx.timezone), until_text)
+        resume_at = resume_time(step, now, parse_zone(ctx.timezone), until_text)
     except (ValueError, OverflowError) as exc:
         return Outcome.failed(str(exc), input=recorded)
     if resume_at - now > MAX_DELAY:

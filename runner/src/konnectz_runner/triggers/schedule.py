@@ -33,16 +33,16 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from datetime import time as WallTime
 from typing import Annotated, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil import parser as date_parser
 from dateutil import rrule as rrule_mod
 from pydantic import Field, WithJsonSchema, field_validator
 
 from konnectz_runner.model import Strict
+from konnectz_runner.timezones import cron_zone, parse_zone
 
 __all__ = [
     "SPANS",
@@ -175,27 +175,26 @@ class ScheduleTrigger(Strict):
     """Runs start on a schedule in ``timezone``; see the module documentation for DST rules."""
 
     kind: Literal["schedule"] = "schedule"
-    timezone: str = Field(default="UTC", max_length=64, description="IANA time zone, e.g. Europe/Berlin")
+    timezone: str = Field(
+        default="UTC", max_length=64, description="IANA time zone (Europe/Berlin) or a GMT offset (GMT+05:30)"
+    )
     schedule: Schedule
 
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {value!r}") from exc
+        parse_zone(value)  # ValueError says why
         return value
 
     @property
-    def zone(self) -> ZoneInfo:
-        return ZoneInfo(self.timezone)
+    def zone(self) -> tzinfo:
+        return parse_zone(self.timezone)
 
 
 # --- local wall time -> instant (the DST rules) -------------------------------------------------
 
 
-def local_kind(wall: datetime, zone: ZoneInfo) -> Literal["normal", "ambiguous", "nonexistent"]:
+def local_kind(wall: datetime, zone: tzinfo) -> Literal["normal", "ambiguous", "nonexistent"]:
     """Whether the naive local ``wall`` time occurs once, twice (fall back) or never (spring forward)."""
     early = wall.replace(tzinfo=zone, fold=0)
     late = wall.replace(tzinfo=zone, fold=1)
@@ -206,7 +205,7 @@ def local_kind(wall: datetime, zone: ZoneInfo) -> Literal["normal", "ambiguous",
     return "ambiguous" if round_trip == wall else "nonexistent"
 
 
-def local_to_utc(wall: datetime, zone: ZoneInfo) -> datetime:
+def local_to_utc(wall: datetime, zone: tzinfo) -> datetime:
     """The instant of the naive local time ``wall`` in ``zone`` (RFC 5545 §3.3.5).
 
     - normal: the one instant;
@@ -363,7 +362,7 @@ def _field(values: set[int]) -> str:
     return ",".join(str(v) for v in sorted(values))
 
 
-def _wall_times(zone: ZoneInfo, at: WallTime, days: list[date]) -> tuple[set[int], set[int]]:
+def _wall_times(zone: tzinfo, at: WallTime, days: list[date]) -> tuple[set[int], set[int]]:
     """Minutes and hours a wall time ``at`` can fire at on ``days``, DST gaps included.
 
     A time in a spring-forward gap fires after the gap (02:30 → 03:30); the CronJob must tick then
@@ -408,18 +407,31 @@ def cron_lines(trigger: ScheduleTrigger, *, today: date | None = None) -> list[C
         step = math.gcd(schedule.every, 24)
         hour = "*" if step == 1 else str(first.hour) if step == 24 else f"{first.hour % step}-23/{step}"
         return [CronLine(f"{first.minute} {hour} * * *", UTC_ZONE, exact=24 % schedule.every == 0)]
+    named = cron_zone(trigger.timezone)
+    if named is None:
+        # A GMT offset with minutes (GMT+05:30) has no tz database name for the CronJob: a fixed
+        # offset has no DST, so the wall time is one UTC minute; tick at it hourly in UTC, and
+        # ``tick`` starts a run only for a real fire.
+        if isinstance(schedule, Once):
+            at = schedule.at.time()
+        elif isinstance(schedule, AtRegularIntervals):
+            at = schedule.start.time()
+        else:
+            at = schedule.schedule_time
+        utc_minute = local_to_utc(datetime.combine(today, at), zone).minute
+        return [CronLine(f"{utc_minute} * * * *", UTC_ZONE, exact=False)]
     if isinstance(schedule, Once):
         minutes, hours = _wall_times(zone, schedule.at.time(), [schedule.at.date()])
         line = f"{_field(minutes)} {_field(hours)} {schedule.at.day} {schedule.at.month} *"
         # Cron has no year: the line ticks yearly, and only the tick in the right year is due.
-        return [CronLine(line, trigger.timezone, exact=False)]
+        return [CronLine(line, named, exact=False)]
     if isinstance(schedule, AtRegularIntervals):  # Days or Weeks
         minutes, hours = _wall_times(zone, schedule.start.time(), _scan_days(today))
         weekday = "*"
         if schedule.time_span == "Weeks":
             weekday = str((schedule.start.weekday() + 1) % 7)
         exact = schedule.every == 1 and len(minutes) == len(hours) == 1
-        return [CronLine(f"{_field(minutes)} {_field(hours)} * * {weekday}", trigger.timezone, exact=exact)]
+        return [CronLine(f"{_field(minutes)} {_field(hours)} * * {weekday}", named, exact=exact)]
     days = [d for d in _scan_days(today) if _day_matches(schedule, d)]
     minutes, hours = _wall_times(zone, schedule.schedule_time, days)
     day_of_month, day_of_week = "*", "*"
@@ -428,7 +440,7 @@ def cron_lines(trigger: ScheduleTrigger, *, today: date | None = None) -> list[C
     elif isinstance(schedule, DaysOfTheMonth):
         day_of_month = _field(set(schedule.dates))
     exact = len(minutes) == len(hours) == 1
-    return [CronLine(f"{_field(minutes)} {_field(hours)} {day_of_month} * {day_of_week}", trigger.timezone, exact)]
+    return [CronLine(f"{_field(minutes)} {_field(hours)} {day_of_month} * {day_of_week}", named, exact)]
 
 
 # --- the editor's Scheduler values -> a schedule ----------------------------------------------------

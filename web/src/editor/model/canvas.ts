@@ -26,7 +26,9 @@ export function isLoadableCanvas(json: Partial<CanvasJson> | null | undefined): 
 
 export function fromCanvasJson(json: CanvasJson, webhookUrl?: string | null): Flow {
   const apps: FlowNode[] = json.apps.map((n) => {
-    const node: FlowNode = { id: n.id, type: n.type, position: n.position, data: n.data };
+    // No test is in flight in a flow just loaded: a saved Loading (older drafts) reads as not tested.
+    const data = n.data.app_status?.type === 'Loading' ? { ...n.data, app_status: { ...n.data.app_status, type: 'Draft' as const } } : n.data;
+    const node: FlowNode = { id: n.id, type: n.type, position: n.position, data };
     if (webhookUrl && isTriggerNode(node) && node.type === 'WebhookInner' && !node.data.app_detail.webhook_url) {
       return { ...node, data: { ...node.data, app_detail: { ...node.data.app_detail, webhook_url: webhookUrl } } };
     }

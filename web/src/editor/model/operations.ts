@@ -144,7 +144,8 @@ export function buildNode(app: App, id: string, appIndex: number, position: { x:
     },
     selectedEvent: FIXED_EVENTS[app.provider] ?? null,
     selectedAccount: null,
-    app_status: { type: trigger ? 'Draft' : 'Loading', collapseEventAccount: false, collapseConfiguration: false },
+    // Never tested: a static Draft state ("Not tested"); Loading only while a test is in flight.
+    app_status: { type: 'Draft', collapseEventAccount: false, collapseConfiguration: false },
     configResponses: [],
     response_payload: null,
     ...initialData(app, type),

@@ -4,7 +4,8 @@ import { queryClient } from '../../api/typed';
 import { readSession, writeSession } from '../../lib/session';
 import { useSession } from '../../lib/sessionStore';
 import { renderRoutes } from '../../test/utils';
-import { AccountPage } from './AccountPage';
+import { useProfile } from '../../shell/profileStore';
+import { AccountPage, timezoneGroups } from './AccountPage';
 
 interface Call {
   method: string;
@@ -30,7 +31,10 @@ const OPTIONS = {
     { value: 'DE', label: 'Germany' },
     { value: 'JP', label: 'Japan' },
   ],
-  timezones: [{ value: 'Europe/Berlin', label: '(GMT+01:00) Europe/Berlin', offset_minutes: 60 }],
+  timezones: [
+    { value: 'GMT+05:30', label: 'GMT+05:30 (Asia/Colombo, Asia/Kolkata)', offset_minutes: 330 },
+    { value: 'Europe/Berlin', label: '(GMT+01:00) Europe/Berlin', offset_minutes: 60 },
+  ],
 };
 
 /** openapi-fetch hands fetch a Request: record method, path, JSON body and the bearer token. */
@@ -79,12 +83,32 @@ describe('AccountPage', () => {
     await waitFor(() => expect(first).toHaveValue('Ada'));
     expect(screen.getByTestId('profile-email')).toBeDisabled();
     fireEvent.change(first, { target: { value: 'Grace' } });
+    expect(screen.getByTestId('profile-save')).toHaveTextContent(/^Save Changes$/);
     fireEvent.click(screen.getByTestId('profile-save'));
     await waitFor(() => expect(calls.some((c) => c.method === 'POST')).toBe(true));
     const post = calls.find((c) => c.method === 'POST')!;
     expect(post.body).toMatchObject({ first_name: 'Grace', last_name: 'L' });
     expect(post.auth).toBe('Bearer old-token');
     expect(await screen.findByText('Profile updated')).toBeInTheDocument();
+  });
+
+  it('offers time zones as GMT offsets first, then regions, and saves a GMT offset', async () => {
+    expect(timezoneGroups(OPTIONS.timezones).map((g) => [g.label, g.options.map((o) => o.value)])).toEqual([
+      ['GMT offsets', ['GMT+05:30']],
+      ['Regions (follow daylight saving time)', ['Europe/Berlin']],
+    ]);
+    const calls = fakeApi((c) => {
+      if (c.path === '/api/v1/users/profile' && c.method === 'GET') return { body: { ...PROFILE, timezone: 'GMT+05:30' } };
+      if (c.path === '/api/v1/users/profile/options') return { body: OPTIONS };
+      if (c.path === '/api/v1/users/profile' && c.method === 'POST')
+        return { body: { key: 'UPDATE_SUCCESS', message: 'ok', profile: { ...PROFILE, timezone: 'GMT+05:30' } } };
+      return { status: 404, body: { message: 'nope' } };
+    });
+    render('/account/profile');
+    expect(await screen.findByText('GMT+05:30 (Asia/Colombo, Asia/Kolkata)')).toBeInTheDocument();
+    fireEvent.click(screen.getByTestId('profile-save'));
+    await waitFor(() => expect(calls.some((c) => c.method === 'POST')).toBe(true));
+    expect(calls.find((c) => c.method === 'POST')!.body).toMatchObject({ timezone: 'GMT+05:30' });
   });
 
   it('changes the password, keeps the session with the new token, shows the server message on failure', async () => {
@@ -135,5 +159,32 @@ describe('AccountPage', () => {
     render('/account/subscription');
     expect(await screen.findByTestId('subscription-plan')).toHaveTextContent(/^Complete$/);
     expect(screen.getByTestId('billing-usage')).not.toHaveTextContent('Team');
+  });
+
+  it('shows every plan as a card with an action; a change explains how an administrator assigns the plan', async () => {
+    useProfile.setState({ profile: { ...PROFILE } as never });
+    fakeApi((c) =>
+      c.path === '/api/v1/users/usage'
+        ? { body: { current_plan: 'Free', task_limit: 1000, task_consumed: 0, task_available: 1000 } }
+        : c.path === '/api/v1/plans'
+          ? {
+              body: [
+                { name: 'Free', task_limit: 1000, price: '$0' },
+                { name: 'Team', task_limit: 10000, price: '$29/Month' },
+                { name: 'Premium', task_limit: 25000, price: '$99/Year' },
+              ],
+            }
+          : { status: 404, body: { message: 'nope' } },
+    );
+    render('/account/subscription');
+    expect(await screen.findByTestId('plan-card-Premium')).toHaveTextContent('$99/Year');
+    expect(screen.getByTestId('plan-action-Free')).toBeDisabled();
+    expect(screen.getByTestId('plan-action-Free')).toHaveTextContent('Current Plan');
+    expect(screen.getByTestId('plan-action-Team')).toHaveTextContent('Change to Complete');
+    fireEvent.click(screen.getByTestId('plan-action-Premium'));
+    expect(await screen.findByTestId('plan-change-command')).toHaveTextContent(
+      'python -m konnectz_api plan set ada@example.com Premium',
+    );
+    expect(screen.getByTestId('plan-change-modal')).toHaveTextContent('POST /api/v1/admin/users/plan');
   });
 });

@@ -9,6 +9,8 @@ import { useToast } from '../../lib/useToast';
 import { useProfile } from '../../shell/profileStore';
 import { AvatarTab } from './AvatarTab';
 import { MembersTab } from './MembersTab';
+import { PlanCards } from './PlanChange';
+import { planLabel } from './planLabel';
 
 const TABS = [
   { key: 'profile', label: 'Profile' },
@@ -23,6 +25,17 @@ interface ProfileValues {
   last_name: string;
   country: string | null;
   timezone: string | null;
+}
+
+/** The spec's form first (GMT offsets, fixed), then regions (IANA zones, with daylight saving time). */
+export function timezoneGroups(zones: { value: string; label: string }[]) {
+  const option = (z: { value: string; label: string }) => ({ value: z.value, label: z.label });
+  const gmt = zones.filter((z) => z.value.startsWith('GMT'));
+  const regions = zones.filter((z) => !z.value.startsWith('GMT'));
+  return [
+    { label: 'GMT offsets', options: gmt.map(option) },
+    { label: 'Regions (follow daylight saving time)', options: regions.map(option) },
+  ].filter((g) => g.options.length > 0);
 }
 
 export function ProfileTab() {
@@ -78,14 +91,14 @@ export function ProfileTab() {
           showSearch={{ optionFilterProp: 'label' }}
           allowClear
           loading={options.isPending}
-          options={(options.data?.timezones ?? []).map((z) => ({ value: z.value, label: z.label }))}
+          options={timezoneGroups(options.data?.timezones ?? [])}
           placeholder="Select your time zone"
           data-testid="profile-timezone"
         />
       </Form.Item>
       <Typography.Paragraph type="secondary">Plan: {profile.data.current_plan}</Typography.Paragraph>
       <Button type="primary" htmlType="submit" disabled={update.isPending} data-testid="profile-save">
-        {update.isPending ? 'Please Wait' : 'Save'}
+        {update.isPending ? 'Please Wait' : 'Save Changes'}
       </Button>
     </Form>
   );
@@ -135,21 +148,20 @@ export function PasswordTab() {
   );
 }
 
-/** The plan's name, as the product spec has it: 'Complete' for Team (task usage is on the dashboard). */
-export function planLabel(plan: string): string {
-  return plan === 'Team' ? 'Complete' : plan;
-}
 
 export function BillingTab() {
   const usage = $api.useQuery('get', '/api/v1/users/usage');
   if (usage.isPending) return <Skeleton active />;
   if (!usage.data) return <Empty description="Your usage could not be loaded." />;
   return (
-    <div data-testid="billing-usage">
-      <Typography.Title level={4} data-testid="subscription-plan">
-        {planLabel(usage.data.current_plan)}
-      </Typography.Title>
-    </div>
+    <>
+      <div data-testid="billing-usage">
+        <Typography.Title level={4} data-testid="subscription-plan">
+          {planLabel(usage.data.current_plan)}
+        </Typography.Title>
+      </div>
+      <PlanCards current={usage.data.current_plan} />
+    </>
   );
 }
 

@@ -56,7 +56,15 @@ describe('Avatar tab', () => {
     expect(uploads).toHaveLength(0);
 
     const file = new File([new Uint8Array([137, 80, 78, 71])], 'me.png', { type: 'image/png' });
+    // The themed Choose Image button opens the (hidden) file input and shows the chosen name.
+    const input = screen.getByTestId('avatar-file') as HTMLInputElement;
+    expect(input).not.toBeVisible();
+    const picked = vi.spyOn(input, 'click');
+    fireEvent.click(screen.getByTestId('avatar-choose'));
+    expect(picked).toHaveBeenCalled();
+    expect(screen.getByTestId('avatar-file-name')).toHaveTextContent('No image chosen');
     fireEvent.change(screen.getByTestId('avatar-file'), { target: { files: [file] } });
+    expect(screen.getByTestId('avatar-file-name')).toHaveTextContent('me.png');
     fireEvent.click(screen.getByTestId('avatar-upload'));
     await waitFor(() => expect(uploads).toHaveLength(1));
     expect(uploads[0].contentType).toMatch(/^multipart\/form-data; boundary=/);

@@ -1,3 +1,4 @@
+import { PictureOutlined } from '@ant-design/icons';
 import { Avatar, Button, Empty, Skeleton, Space, Typography } from 'antd';
 import { useRef, useState } from 'react';
 import { errorMessage } from '../../api/client';
@@ -49,13 +50,23 @@ export function AvatarTab() {
       <Avatar size={128} src={profile.data.image_url ?? undefined} data-testid="avatar-image">
         {profile.data.first_name.slice(0, 1).toUpperCase()}
       </Avatar>
+      {/* The browser's own file button ignores the theme: an antd button opens the hidden input. */}
       <input
         ref={input}
         type="file"
+        hidden
         accept="image/png,image/jpeg,image/gif,image/webp"
         onChange={(e) => setFile(e.target.files?.[0] ?? null)}
         data-testid="avatar-file"
       />
+      <Space>
+        <Button icon={<PictureOutlined />} onClick={() => input.current?.click()} disabled={busy} data-testid="avatar-choose">
+          Choose Image
+        </Button>
+        <Typography.Text type={file ? undefined : 'secondary'} data-testid="avatar-file-name">
+          {file ? file.name : 'No image chosen'}
+        </Typography.Text>
+      </Space>
       <Typography.Text type="secondary">PNG, JPEG, GIF or WebP, at most 2 MB. Pictures are resized to 512 pixels.</Typography.Text>
       <Space>
         <Button type="primary" onClick={upload} disabled={busy} data-testid="avatar-upload">

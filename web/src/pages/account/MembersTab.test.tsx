@@ -45,6 +45,9 @@ describe('Members tab', () => {
     fakeApi(() => ({ body: { ...PROFILE, current_plan: 'Free' } }));
     render();
     expect(await screen.findByText('This feature is not available for Free')).toBeInTheDocument();
+    // The notice links to the plans (Billing & Usage).
+    fireEvent.click(screen.getByTestId('upgrade-link'));
+    expect(await screen.findByTestId('subscription-plan')).toHaveTextContent('Free');
   });
 
   it('lists, adds with an access level and deletes team members', async () => {

@@ -4,6 +4,7 @@ import { errorMessage } from '../../api/client';
 import { $api } from '../../api/typed';
 import type { components } from '../../api/schema';
 import { useToast } from '../../lib/useToast';
+import { UpgradeLink } from './PlanChange';
 
 type Member = components['schemas']['MemberOut'];
 type Access = NonNullable<Member['access']>;
@@ -263,5 +264,10 @@ export function MembersTab() {
   const plan = profile.data?.current_plan ?? 'Free';
   if (plan === 'Team') return <TeamMembers />;
   if (plan === 'Agency') return <AgencyMembers />;
-  return <Empty description={`This feature is not available for ${plan}`} data-testid="members-not-available" />;
+  return (
+    <Empty description={`This feature is not available for ${plan}`} data-testid="members-not-available">
+      <Typography.Paragraph type="secondary">Team members come with the Team plan, sub-accounts with the Agency plan.</Typography.Paragraph>
+      <UpgradeLink />
+    </Empty>
+  );
 }

@@ -29,7 +29,7 @@ describe('AI frame pages', () => {
 
   it('frames the configured URL with camera and microphone allowed', async () => {
     const url = 'https://ai.example.com/agentflows?authToken=abc';
-    const paths = fakeApi(200, { id: 'agentflows', name: 'Agentflows', url });
+    const paths = fakeApi(200, { id: 'agentflows', name: 'Agentflows', configured: true, url });
     render();
     const frame = await screen.findByTestId('ai-frame');
     expect(frame).toHaveAttribute('src', url);
@@ -37,11 +37,24 @@ describe('AI frame pages', () => {
     expect(paths).toEqual(['/api/v1/widgets/details/agentflows']);
   });
 
-  it('says plainly when no AI host is configured', async () => {
-    fakeApi(404, { key: 'AI_HOST_NOT_CONFIGURED', message: 'No AI host is configured for this Konnectz installation.' });
+  it('says plainly when no AI host is configured, and what to start', async () => {
+    fakeApi(200, {
+      id: 'agentflows',
+      name: 'Agentflows',
+      configured: false,
+      url: null,
+      message: 'No AI host is configured for this Konnectz installation.',
+    });
     render();
     expect(await screen.findByText('No AI host is configured')).toBeInTheDocument();
+    expect(screen.getByTestId('ai-start-command')).toHaveTextContent('make dev AI=flowise');
     expect(screen.getByTestId('ai-not-configured')).toHaveTextContent('KONNECTZ_AI_HOST_URL');
     expect(screen.queryByTestId('ai-frame')).not.toBeInTheDocument();
+  });
+
+  it('shows the error when the call fails', async () => {
+    fakeApi(500, { message: 'boom' });
+    render();
+    expect(await screen.findByTestId('ai-failed')).toHaveTextContent('boom');
   });
 });

@@ -5,7 +5,6 @@ import {
   Button,
   DatePicker,
   Descriptions,
-  Drawer,
   Empty,
   Input,
   List,
@@ -17,6 +16,7 @@ import {
   Typography,
   type TableColumnsType,
 } from 'antd';
+import { Drawer } from '../../lib/Drawer';
 import type { Dayjs } from 'dayjs';
 import { useEffect, useRef, useState } from 'react';
 import { $api } from '../../api/typed';

@@ -1,4 +1,5 @@
-import { Button, Checkbox, Collapse, Drawer, List, Space } from 'antd';
+import { Button, Checkbox, Collapse, List, Space } from 'antd';
+import { Drawer } from '../../../lib/Drawer';
 import { useEffect, useRef, useState } from 'react';
 import { useEditor, useEditorStoreApi } from '../../EditorContext';
 import { hiddenFieldCount, showManageFields } from '../../model/rules';

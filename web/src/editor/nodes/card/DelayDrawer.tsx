@@ -1,4 +1,5 @@
-import { Button, DatePicker, Drawer, Input, Select, Space } from 'antd';
+import { Button, DatePicker, Input, Select, Space } from 'antd';
+import { Drawer } from '../../../lib/Drawer';
 import dayjs from 'dayjs';
 import { useState } from 'react';
 import { useToast } from '../../../lib/useToast';

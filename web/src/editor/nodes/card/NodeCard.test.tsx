@@ -164,6 +164,33 @@ describe('node cards', () => {
     }
   });
 
+  it('a Scheduler trigger tests without the AND/OR drawer and lists its next runs', async () => {
+    const scheduler = addOn('scheduler', 'Scheduler', 31);
+    const calls = backend((c, path) => {
+      if (path === '/api/v1/apps/get_triggers') return { body: { apps: [webhookApp, scheduler], total_apps: 2 } };
+      if (c.url === '/api/v1/konnects/test_and_review')
+        return {
+          body: {
+            test_status: 'Success',
+            display_message: 'Next runs: 2026-11-27T09:00:00+05:30, 2026-11-28T09:00:00+05:30, 2026-11-29T09:00:00+05:30 (GMT+05:30)',
+            raw_response: { scheduled_at: '2026-11-27T03:30:00Z', local_time: '2026-11-27T09:00:00+05:30', timezone: 'GMT+05:30', schedule_type: 'Everyday' },
+            konnect_id: 9,
+            konnect_activity_id: 3,
+          },
+        };
+      return undefined;
+    });
+    renderEditor();
+    await userEvent.click(await screen.findByTestId('app-tile-scheduler'));
+    await userEvent.click(await screen.findByTestId('node-test-node-1'));
+    await waitFor(() => expect(calls.filter((c) => c.url === '/api/v1/konnects/test_and_review')).toHaveLength(1));
+    expect(screen.queryByTestId('trigger-test-proceed-node-1')).not.toBeInTheDocument();
+    expect(screen.queryByText('Test Trigger')).not.toBeInTheDocument();
+    const runs = await screen.findByTestId('schedule-next-runs-node-1');
+    expect(runs).toHaveTextContent('Next runs (GMT+05:30)');
+    expect(Array.from(runs.querySelectorAll('li'), (li) => li.textContent)).toEqual(['2026-11-27 09:00', '2026-11-28 09:00', '2026-11-29 09:00']);
+  });
+
   it('refuses to test an action before its trigger, and offers Set Delay on actions', async () => {
     const calls = backend();
     renderEditor();
@@ -171,7 +198,10 @@ describe('node cards', () => {
     await userEvent.click(screen.getByTestId('add-action'));
     await userEvent.click(await screen.findByTestId('app-tile-api'));
     expect(await screen.findByTestId('node-delay-node-2')).toBeInTheDocument();
-    expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Loading');
+    // Never tested: a static 'Not tested' state, no spinner.
+    expect(screen.getByTestId('status-node-2')).toHaveAttribute('data-status', 'Draft');
+    expect(screen.getByTestId('status-node-2')).toHaveTextContent('Not tested');
+    expect(screen.getByTestId('node-node-2').querySelector('.anticon-loading')).toBeNull();
     await userEvent.click(screen.getByTestId('node-test-node-2'));
     expect(await screen.findByText('Test Your API Call after testing your Triggering app')).toBeInTheDocument();
     expect(calls.some((c) => c.url.includes('test_and_review'))).toBe(false);

@@ -2,7 +2,10 @@ import { CheckCircleFilled, CloseCircleFilled, LoadingOutlined } from '@ant-desi
 import { Tooltip } from 'antd';
 import type { FlowNodeData } from '../../model/types';
 
-/** Draft shows the step number, Loading a spinner, Success a green check, Error an error icon. */
+/**
+ * Loading (a test in flight) shows a spinner, Success a green check, Error an error icon; a step
+ * never tested (Draft) shows its number and a static 'Not tested' prompt, never a spinner.
+ */
 export function StatusIndicator({ data }: { data: FlowNodeData }) {
   const status = data.app_status.type;
   const message = data.app_status.errorMessage;
@@ -25,9 +28,10 @@ export function StatusIndicator({ data }: { data: FlowNodeData }) {
       </Tooltip>
     );
   return (
-    <Tooltip title={`Step ${data.app_detail.app_index}`}>
-      <span className="kz-step" data-testid={`status-${data.node_id}`} data-status={status}>
-        {data.app_detail.app_index}
+    <Tooltip title={`Step ${data.app_detail.app_index}: not tested yet. Press Test & Review to test it.`}>
+      <span className="kz-status-untested" data-testid={`status-${data.node_id}`} data-status={status}>
+        <span className="kz-step">{data.app_detail.app_index}</span>
+        <span className="kz-untested-label">Not tested</span>
       </span>
     </Tooltip>
   );

@@ -1,4 +1,5 @@
-import { Button, Checkbox, Drawer, Radio, Space, Typography } from 'antd';
+import { Button, Checkbox, Radio, Space, Typography } from 'antd';
+import { Drawer } from '../../../lib/Drawer';
 import { useState } from 'react';
 import { useEditorStoreApi } from '../../EditorContext';
 import type { FlowNodeData } from '../../model/types';
@@ -66,12 +67,18 @@ function TriggerTestDrawer({ id, data, open, onClose, onProceed }: { id: string;
   );
 }
 
-/** 'Test & Review' ('Please Wait...' and disabled while testing); the trigger goes through its drawer. */
+/** Triggers whose test has no sample to filter: a schedule's test lists its next runs. */
+const NO_TEST_DRAWER = new Set(['scheduler', 'schedule']);
+
+/**
+ * 'Test & Review' ('Please Wait...' and disabled while testing). A trigger goes through its AND/OR
+ * drawer, except a Scheduler: its test starts nothing and shows the next run times on the card.
+ */
 export function TestSection({ id, data }: { id: string; data: FlowNodeData }) {
   const { run } = useNodeTest(id);
   const [busy, setBusy] = useState(false);
   const [drawer, setDrawer] = useState(false);
-  const trigger = data.app_detail.app_index === 1;
+  const trigger = data.app_detail.app_index === 1 && !NO_TEST_DRAWER.has(data.app_detail.provider);
   const test = async () => {
     setBusy(true);
     try {

@@ -1,5 +1,3 @@
-import { Typography } from 'antd';
-import { MSG } from '../../model/rules';
 import type { FlowNodeData } from '../../model/types';
 import { AddonText } from '../card/AddonFields';
 
@@ -9,7 +7,6 @@ export function IteratorBody({ id, data }: { id: string; data: FlowNodeData }) {
     <>
       <AddonText id={id} data={data} name="list" label="List" required />
       <AddonText id={id} data={data} name="separator" label="Separator (for text)" refs={false} />
-      <Typography.Text type="secondary">{MSG.iteratorOnce}</Typography.Text>
     </>
   );
 }

@@ -8,6 +8,32 @@ import type { FlowNode, ScheduleType, ScheduleValue, TimeSpan } from '../../mode
 import { NodeCard } from '../card/NodeCard';
 import { useNodeUpdate } from '../card/useNodeUpdate';
 
+/**
+ * The next runs of a tested schedule, from the api's 'Next runs: <iso>, <iso> (<zone>)': wall
+ * times in the owner's time zone (kept as written, not moved to the browser's zone).
+ */
+export function nextRuns(message: string | undefined | null): { times: string[]; zone: string } | null {
+  const m = /^Next runs?: (.+) \(([^()]+)\)$/.exec(message ?? '');
+  if (!m) return null;
+  const times = m[1].split(', ').map((t) => t.slice(0, 16).replace('T', ' '));
+  return { times, zone: m[2] };
+}
+
+function NextRuns({ id, message }: { id: string; message: string | undefined }) {
+  const runs = nextRuns(message);
+  if (!runs) return null;
+  return (
+    <div className="kz-field" data-testid={`schedule-next-runs-${id}`}>
+      <span className="kz-field-label">Next runs ({runs.zone})</span>
+      <ul className="kz-next-runs">
+        {runs.times.map((t) => (
+          <li key={t}>{t}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 /** Which inputs a schedule kind shows. */
 export function scheduleInputs(kind: ScheduleType, span?: TimeSpan): { date: boolean; time: boolean; days: boolean; dates: boolean; every: boolean } {
   return {
@@ -107,6 +133,7 @@ function SchedulerNodeView({ id, data, selected }: NodeProps<FlowNode>) {
           </div>
         )}
       </div>
+      {data.app_status.type === 'Success' && <NextRuns id={id} message={data.response_payload?.display_message} />}
     </NodeCard>
   );
 }
