@@ -60,7 +60,9 @@ class RunningRunner:
 
     async def stop(self) -> None:
         self.server.should_exit = True
-        await asyncio.wait_for(self.task, 30)
+        # Shutdown ends the duties, the worker and a NATS drain (up to 10 s each); at a load of 10 on
+        # two cores a runner that had lost NATS once took over 30 s.
+        await asyncio.wait_for(self.task, 90)
 
 
 async def start_runner(nats_url: str, **overrides: Any) -> RunningRunner:
