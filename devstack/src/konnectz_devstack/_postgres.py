@@ -19,6 +19,7 @@ import psycopg
 
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._ports import port_is_free
+from konnectz_devstack._supervise import pid_alive
 
 PG_USER = "konnectz-pg"
 #: Where root keeps what the PostgreSQL user must reach when the clone itself is private (mode 0700).
@@ -207,8 +208,6 @@ class PostgresServer:
             pid = int((self.data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
         except (OSError, ValueError):
             return False
-        from konnectz_devstack._supervise import pid_alive
-
         return pid_alive(pid)
 
     def stop(self) -> None:

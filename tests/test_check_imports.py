@@ -1,0 +1,93 @@
+"""tools/check_imports.py: an import cycle or a hidden first-party import fails, a layered package passes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_imports", ROOT / "tools" / "check_imports.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["check_imports"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+check_imports = _tool()
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    src = root / "pkg" / "src" / "konnectz_tiny"
+    for name, text in {"__init__.py": "", **files}.items():
+        path = src / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_a_layered_package_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "models.py": "X = 1\n",
+            "crud/__init__.py": "",
+            "crud/reads.py": "from konnectz_tiny.models import X\n",
+            "routes.py": (
+                "from typing import TYPE_CHECKING\n"
+                "from konnectz_tiny.crud import reads\n"
+                "if TYPE_CHECKING:\n    from konnectz_tiny import cli\n"
+            ),
+            "cli.py": (
+                "from konnectz_tiny import routes\n"
+                "def main():\n    import json\n    from konnectz_tiny import models  # import-ok: tested\n"
+            ),
+        },
+    )
+    assert check_imports.main(["--root", str(root), "--package", "konnectz_tiny"]) == 0
+    assert "no import cycle" in capsys.readouterr().out
+
+
+def test_a_cycle_fails_and_is_printed_as_a_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "a.py": "from konnectz_tiny.b import B\nA = 1\n",
+            "b.py": "import konnectz_tiny.c\nB = 2\n",
+            "c.py": "from . import a\n",
+        },
+    )
+    assert check_imports.main(["--root", str(root)]) == 1
+    out = capsys.readouterr().out
+    cycle = "konnectz_tiny.a -> konnectz_tiny.b -> konnectz_tiny.c -> konnectz_tiny.a"
+    assert f"konnectz_tiny: import cycle: {cycle}" in out
+
+
+def test_a_function_local_import_fails_unless_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "a.py": "def f():\n    from konnectz_tiny import b\n    return b\n",
+            "b.py": "def g():\n    from konnectz_tiny.a import f  # import-ok: an optional path\n",
+        },
+    )
+    assert check_imports.main(["--root", str(root), "--package", "konnectz_tiny"]) == 1
+    out = capsys.readouterr().out
+    assert "a.py:2: function-local import of konnectz_tiny.b" in out
+    assert "b.py" not in out
+
+
+def test_the_package_filter(tmp_path: Path) -> None:
+    root = _package(tmp_path, {"a.py": "from konnectz_tiny import b\n", "b.py": "from konnectz_tiny import a\n"})
+    assert check_imports.main(["--root", str(root), "--package", "konnectz_tiny"]) == 1
+    assert check_imports.main(["--root", str(root), "--package", "konnectz_other"]) == 1  # no such package
+    assert check_imports.check(root, ["konnectz_tiny"]) == [
+        "konnectz_tiny: import cycle: konnectz_tiny.a -> konnectz_tiny.b -> konnectz_tiny.a"
+    ]

@@ -1,0 +1,252 @@
+"""Import-graph check for the first-party packages (konnectz_*): no cycles, no hidden imports.
+
+Plain Python over ``ast``. For every module of a package (found under ``*/src/konnectz_*``) it
+collects the first-party modules imported at module level, skipping imports that only run for the
+type checker (``if TYPE_CHECKING:``), and fails on:
+
+* an import cycle between modules of the same package (printed as a path ``a -> b -> a``);
+* a function-local import of a first-party module (usually a cycle being hidden), unless its line
+  carries ``# import-ok: <reason>``.
+
+Usage: ``python tools/check_imports.py [--root DIR] [--package NAME ...]``; exit 1 on any error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OK_MARK = "# import-ok:"
+
+
+@dataclass
+class Module:
+    name: str
+    path: Path
+    is_package: bool
+    imports: dict[str, int] = field(default_factory=dict)  # imported module -> first line
+    local_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, imported module)
+
+
+def find_packages(root: Path) -> dict[str, Path]:
+    """Every top-level ``konnectz_*`` package under ``<root>/*/src/``."""
+    found: dict[str, Path] = {}
+    for init in sorted(root.glob("*/src/konnectz_*/__init__.py")):
+        found[init.parent.name] = init.parent
+    return found
+
+
+def module_name(package_dir: Path, path: Path) -> tuple[str, bool]:
+    rel = path.relative_to(package_dir.parent).with_suffix("")
+    parts = list(rel.parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _resolve(module: Module, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.name.split(".")
+    if not module.is_package:
+        base = base[:-1]
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _targets(module: Module, node: ast.Import | ast.ImportFrom, known: set[str]) -> Iterator[str]:
+    """The first-party modules an import statement loads (``from pkg import sub`` loads ``pkg.sub``)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            yield alias.name
+        return
+    base = _resolve(module, node)
+    subs = [f"{base}.{alias.name}" for alias in node.names]
+    if not all(sub in known for sub in subs):  # a name defined in base itself, not only its submodules
+        yield base
+    yield from (sub for sub in subs if sub in known)
+
+
+def _walk(node: ast.AST, *, in_function: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for orelse in child.orelse:  # the else branch runs
+                yield from _walk_one(orelse, in_function=in_function)
+            continue
+        yield from _walk_one(child, in_function=in_function)
+
+
+def _walk_one(node: ast.AST, *, in_function: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        yield node, in_function
+        return
+    inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+    if isinstance(node, ast.If) and _is_type_checking(node.test):
+        for orelse in node.orelse:
+            yield from _walk_one(orelse, in_function=inner)
+        return
+    yield from _walk(node, in_function=inner)
+
+
+def parse_package(package_dir: Path) -> dict[str, Module]:
+    modules: dict[str, Module] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        name, is_package = module_name(package_dir, path)
+        modules[name] = Module(name, path, is_package)
+    known = set(modules)
+    for module in modules.values():
+        source = module.path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        tree = ast.parse(source, filename=str(module.path))
+        for node, in_function in _walk(tree, in_function=False):
+            for target in _targets(module, node, known):
+                first_party = target.split(".")[0].startswith("konnectz_")
+                if not first_party:
+                    continue
+                if in_function:
+                    line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
+                    if OK_MARK not in line:
+                        module.local_imports.append((node.lineno, target))
+                    continue
+                if target in known and target != module.name:
+                    module.imports.setdefault(target, node.lineno)
+    return modules
+
+
+def _edges(modules: dict[str, Module]) -> dict[str, list[str]]:
+    """Module-level edges; importing ``a.b.c`` also runs ``a`` and ``a.b`` (their ``__init__``)."""
+    edges: dict[str, list[str]] = {name: [] for name in modules}
+    for module in modules.values():
+        for target in module.imports:
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):
+                parent = ".".join(parts[:i])
+                if parent in modules and parent != module.name and parent not in edges[module.name]:
+                    # a module never "imports" the package it lives in by being imported itself
+                    if module.name.startswith(parent + ".") and i < len(parts):
+                        continue
+                    edges[module.name].append(parent)
+    return edges
+
+
+def find_cycles(edges: dict[str, list[str]]) -> list[list[str]]:
+    """One cycle path per strongly connected component with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+
+    def strongconnect(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in edges.get(node, []):
+            if nxt not in index:
+                strongconnect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1 or node in edges.get(node, []):
+                components.append(sorted(component))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for node in sorted(edges):
+            if node not in index:
+                strongconnect(node)
+    finally:
+        sys.setrecursionlimit(limit)
+    return [_cycle_path(component, edges) for component in components]
+
+
+def _cycle_path(component: list[str], edges: dict[str, list[str]]) -> list[str]:
+    """A shortest cycle through the component's first module (breadth-first within it)."""
+    members = set(component)
+    start = component[0]
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for nxt in edges[node]:
+                if nxt not in members:
+                    continue
+                if nxt == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return [*reversed(path), start]
+                if nxt not in previous:
+                    previous[nxt] = node
+                    following.append(nxt)
+        frontier = following
+    return [start, start]
+
+
+def check(root: Path, packages: list[str] | None = None) -> list[str]:
+    """The errors for the packages under ``root`` (all ``konnectz_*`` packages when none named)."""
+    found = find_packages(root)
+    errors: list[str] = []
+    names = packages or sorted(found)
+    for name in names:
+        if name not in found:
+            errors.append(f"{name}: no package {name} under {root}/*/src/")
+            continue
+        modules = parse_package(found[name])
+        for cycle in find_cycles(_edges(modules)):
+            errors.append(f"{name}: import cycle: {' -> '.join(cycle)}")
+        for module in modules.values():
+            rel = module.path.relative_to(root) if module.path.is_relative_to(root) else module.path
+            for line, target in module.local_imports:
+                errors.append(
+                    f"{rel}:{line}: function-local import of {target} "
+                    f"(move it to the top, or mark the line '{OK_MARK} <why>')"
+                )
+    return errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--package", action="append", nargs="+", default=[], help="only these packages")
+    args = parser.parse_args(argv)
+    packages = [name for group in args.package for name in group]
+    root = args.root.resolve()
+    errors = check(root, packages or None)
+    for error in errors:
+        print(error)
+    checked = ", ".join(packages) if packages else ", ".join(sorted(find_packages(root)))
+    if errors:
+        print(f"check_imports: {len(errors)} error(s) in {checked}")
+        return 1
+    print(f"check_imports: no import cycle, no hidden import in {checked}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
