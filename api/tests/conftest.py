@@ -14,9 +14,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from konnectz_api import captcha
 from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_engine, get_sessionmaker
+from konnectz_api.services import captcha
 from konnectz_devstack import testing
 from konnectz_devstack._ports import free_port
 

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 import nats
 from sqlalchemy import select
 
-from konnectz_api.consumer import POISON_ATTEMPTS, retry_delay
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
+from konnectz_api.services.task_events import POISON_ATTEMPTS, retry_delay
 from konnectz_runner.events import (
     EVENTS_CONSUMER,
     STREAM_EVENTS,
@@ -104,7 +104,7 @@ def test_a_poison_task_event_ends_as_an_error_task_log_without_its_data(client, 
 def test_a_run_whose_request_was_not_kept_is_not_replayed_with_the_note(client, api):
     """A refused run (over quota) or one whose request was too large for its task event keeps only a
     note: replaying it would run the flow on that note, so it is a 409 that says why."""
-    from konnectz_api.consumer import store_event
+    from konnectz_api.services.task_events import store_event
     from konnectz_runner.events import fit_event
 
     headers = api.new_user()

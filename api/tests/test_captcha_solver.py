@@ -5,8 +5,8 @@ from __future__ import annotations
 import altcha
 import pytest
 
-from konnectz_api import captcha
 from konnectz_api.core.config import get_settings
+from konnectz_api.services import captcha
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from konnectz_api.cluster_sync import ClusterSync
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import Konnect
+from konnectz_api.services.cluster_sync import ClusterSync
 from konnectz_runner.resource import GROUP, VERSION
 
 
@@ -186,7 +186,7 @@ async def test_runs_and_withdrawals_reach_a_konnect_applied_under_a_name_of_its_
     withdrawal deletes it, found by the id label when the cluster sync has not named it yet."""
     from datetime import UTC, datetime
 
-    from konnectz_api.deployer import KubernetesDeployer
+    from konnectz_api.services.deployer import KubernetesDeployer
     from konnectz_runner.events import TaskEvent
 
     deployer = KubernetesDeployer.__new__(KubernetesDeployer)
@@ -216,7 +216,7 @@ async def test_runs_and_withdrawals_reach_a_konnect_applied_under_a_name_of_its_
 def test_an_apply_that_creates_reads_the_konnect_back_for_the_token_secret_owner():
     """The kubernetes client gives no body for a 201: the new Konnect's uid is read back, so the
     token Secret is owned by it (and goes with it)."""
-    from konnectz_api.deployer import KubernetesDeployer
+    from konnectz_api.services.deployer import KubernetesDeployer
 
     class Creating(FakeCustomObjects):
         def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **_: Any) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import nats
 import pytest
 
-from konnectz_api.supervisor import Supervised
+from konnectz_api.services.supervisor import Supervised
 from konnectz_runner.events import (
     KV_KONNECTS,
     STREAM_RUNS,

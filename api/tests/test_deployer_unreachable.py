@@ -8,7 +8,7 @@ import socket
 import pytest
 from kubernetes import client
 
-from konnectz_api.deployer import DeployError, KubernetesDeployer
+from konnectz_api.services.deployer import DeployError, KubernetesDeployer
 from konnectz_runner.spec import FlowSpec
 
 

@@ -14,13 +14,13 @@ import httpx
 import pytest
 from sqlalchemy import delete, update
 
-from konnectz_api.broker import cipher
 from konnectz_api.catalogue import get_index, load_index
 from konnectz_api.core.config import get_settings
 from konnectz_api.crud import oauth_clients
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import OAuthClientConfig, User
+from konnectz_api.services.credential_broker import cipher
 from konnectz_runner.netguard import parse_networks
 
 _spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))

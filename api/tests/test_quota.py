@@ -5,10 +5,10 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 
 from konnectz_api import cli
-from konnectz_api.consumer import store_event
 from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
+from konnectz_api.services.task_events import store_event
 from konnectz_runner.events import StepResult, TaskEvent
 
 

@@ -10,10 +10,10 @@ import httpx
 import nats
 from sqlalchemy import select, update
 
-from konnectz_api.consumer import store_event
 from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import QuotaReservation, User
+from konnectz_api.services.task_events import store_event
 from konnectz_runner.events import RunRequest, ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.quota import NatsQuotaGate, refused_event

@@ -12,7 +12,6 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from konnectz_api.consumer import store_events
 from konnectz_api.core.config import get_settings
 from konnectz_api.crud import folders as folder_crud
 from konnectz_api.crud import konnects as konnect_crud
@@ -22,6 +21,7 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
 from konnectz_api.routes.konnects import to_items
 from konnectz_api.schemas import DashboardStats, FolderList, FolderOut, KonnectList, TaskLogList, TaskLogOut
+from konnectz_api.services.task_events import store_events
 from konnectz_runner.events import StepResult, TaskEvent
 
 READ_PATHS = (

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select, update
 
-from konnectz_api.consumer import store_events
 from konnectz_api.crud import task_payloads
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import Task, TaskLog, TaskPayload, User
+from konnectz_api.services.task_events import store_events
 from konnectz_runner.events import StepResult, TaskEvent
 
 
@@ -147,7 +147,7 @@ def test_metrics_move_when_events_are_stored(client, api):
 
 def test_runs_and_failures_today_are_counted_per_konnect_for_the_resource_status(client, api):
     """What `kubectl get konnects` shows in RUNS-TODAY and FAILURES-TODAY (the consumer's count)."""
-    from konnectz_api.consumer import _counts_today
+    from konnectz_api.services.task_events import _counts_today
 
     _, owner_id, konnect_id = _owner_and_konnect(api)
     _, other_owner, other_konnect = _owner_and_konnect(api)

@@ -24,7 +24,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import BrowserContext, Page, expect
 
-from konnectz_api import captcha
+from konnectz_api.services import captcha
 from konnectz_devstack import Platform
 from konnectz_devstack.testing import sign_in, sign_in_through_form, wait_until, webhook_canvas
 from konnectz_devstack.testing import test_trigger as trigger_konnect_id

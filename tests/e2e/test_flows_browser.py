@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from playwright.sync_api import Page, expect
 
-from konnectz_api import captcha
+from konnectz_api.services import captcha
 from konnectz_devstack import Platform
 from konnectz_devstack.testing import sign_in_through_form, webhook_canvas
 

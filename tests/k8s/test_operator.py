@@ -315,7 +315,7 @@ def test_the_api_publishes_with_server_side_apply_and_kubectl_get_tells_what_run
     import asyncio
     from datetime import UTC, datetime
 
-    from konnectz_api.deployer import DeployConflict, DeployError, KubernetesDeployer
+    from konnectz_api.services.deployer import DeployConflict, DeployError, KubernetesDeployer
     from konnectz_runner.events import TaskEvent
     from konnectz_runner.spec import FlowSpec
 

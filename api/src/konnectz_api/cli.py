@@ -13,7 +13,7 @@ def _captcha(url: str) -> int:
     """Fetch a challenge and print its solution on stdout (progress on stderr, so $(...) keeps only it)."""
     import time
 
-    from konnectz_api.captcha import solve
+    from konnectz_api.services.captcha import solve
 
     started = time.monotonic()
     sys.stderr.write(f"captcha: fetching a challenge from {url} ...\n")

@@ -1,7 +1,7 @@
 """A flow spec back into an editor document (canvas_json), for flows that come from the cluster.
 
 A Konnect applied or edited with kubectl holds a compiled flow, not a canvas. The api imports it
-(:mod:`konnectz_api.cluster_sync`) and needs a canvas the editor can open and publish again:
+(:mod:`konnectz_api.services.cluster_sync`) and needs a canvas the editor can open and publish again:
 
 - a node whose compiled step did not change keeps its canvas node as it was (position, the
   editor's own fields);

@@ -33,9 +33,9 @@ from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.core.security import AccessClaims, decode_access_claims
 from konnectz_api.crud import members, reads, sessions
 from konnectz_api.db import get_session, get_sessionmaker
-from konnectz_api.deployer import Deployer
 from konnectz_api.errors import Forbidden, Unauthorized
 from konnectz_api.models import User
+from konnectz_api.services.deployer import Deployer
 
 
 async def app_settings() -> Settings:

@@ -15,15 +15,11 @@ from starlette.staticfiles import StaticFiles
 
 from konnectz_api.bus import Bus
 from konnectz_api.catalogue import get_index
-from konnectz_api.cluster_sync import ClusterSync
-from konnectz_api.consumer import consume_task_events, purge_payloads_forever
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker, make_read_pool
-from konnectz_api.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.errors import install_error_handlers
 from konnectz_api.fastreads import FastReads
 from konnectz_api.limits import BodyLimitMiddleware, JsonLimitMiddleware
-from konnectz_api.quota_service import serve_quota
 from konnectz_api.responses import document_errors, install_error_schema
 from konnectz_api.routes import (
     app_accounts,
@@ -44,7 +40,11 @@ from konnectz_api.routes import (
     task_logs,
     widgets,
 )
-from konnectz_api.supervisor import Supervised
+from konnectz_api.services.cluster_sync import ClusterSync
+from konnectz_api.services.deployer import Deployer, KubernetesDeployer, LocalDeployer
+from konnectz_api.services.quotas import serve_quota
+from konnectz_api.services.supervisor import Supervised
+from konnectz_api.services.task_events import consume_task_events, purge_payloads_forever
 from konnectz_runner.events import use_pool_subjects
 from konnectz_runner.telemetry import setup_tracing
 

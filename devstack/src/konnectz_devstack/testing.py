@@ -203,7 +203,7 @@ def list_calls(konnect_id: int, task_log_id: int) -> list[str]:
 
 def sign_in(api: Any, email: str, password: str) -> dict[str, str]:
     """Sign in with a solved captcha; the Authorization header."""
-    from konnectz_api.captcha import solve  # import-ok: the devstack does not depend on the api package
+    from konnectz_api.services.captcha import solve  # import-ok: the devstack does not depend on the api package
 
     challenge = api.get("/api/v1/captcha/challenge").json()
     r = api.post(

@@ -91,7 +91,7 @@ def compile_trigger(node: Any, given: TriggerInput) -> Any:
     """The runner trigger of the trigger node."""
     compiler = TRIGGER_COMPILERS.get(node.provider)
     if compiler is None:
-        from konnectz_api.script_triggers import compile_trigger as script_trigger
+        from konnectz_api.services.script_triggers import compile_trigger as script_trigger
 
         # A catalogue trigger fed by a script the user installs runs as a webhook on the konnect's URL.
         if (scripted := script_trigger(node, given)) is not None:

@@ -9,7 +9,7 @@ poll time, and keeps the manifest's de-duplication (``dedupe``, ``id_path``, ``t
 
 A trigger event with ``trigger: {type: webhook}`` compiles to the runner's ``webhook`` trigger with
 the manifest's ``signature``; publishing subscribes the konnect's URL at the app
-(:mod:`konnectz_api.app_webhooks`).
+(:mod:`konnectz_api.services.app_webhooks`).
 
 Which app, event and account: as for actions (:mod:`konnectz_api.compilers.app_event`).
 """
@@ -44,7 +44,7 @@ def compile_trigger(node: Any, given: TriggerInput) -> PollingTrigger | WebhookT
     strategy = event.trigger
     step = compile_node(node)  # the same event, account and field checks as an action of this app
     if isinstance(strategy, WebhookSubscription):
-        # The api subscribes the konnect's URL at the app when publishing (konnectz_api.app_webhooks).
+        # The api subscribes the konnect's URL at the app when publishing (konnectz_api.services.app_webhooks).
         return WebhookTrigger(token=given.webhook_token, app=app.key, event=event.key, signature=strategy.signature)
     if not isinstance(strategy, Polling):
         raise fail(node, f"{event.label}: this trigger cannot be published")

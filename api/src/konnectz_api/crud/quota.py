@@ -1,7 +1,7 @@
 """Plans and task quotas: every executed action of a run counts one task against the konnect's owner.
 
 Before a run executes, the runner reserves its tasks (:func:`reserve`, served over NATS by
-:mod:`konnectz_api.quota_service`): one conditional UPDATE adds them to ``task_consumed`` only if they fit
+:mod:`konnectz_api.services.quotas`): one conditional UPDATE adds them to ``task_consumed`` only if they fit
 under ``task_limit``, so concurrent runs can never overdraw a quota. The task-event consumer then
 :func:`settle`s the run once (it deduplicates on run_id), in the transaction that stores its task log:
 the difference between the actions that really ran and the reservation is debited or credited.

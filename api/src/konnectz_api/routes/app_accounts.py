@@ -12,9 +12,6 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import JSONResponse
 
-from konnectz_api import oauth
-from konnectz_api.app_calls import AppCallError, app_client
-from konnectz_api.broker import cipher, connect_oauth_account, connect_token_account, oauth_client
 from konnectz_api.catalogue import AppIndex, get_index
 from konnectz_api.crud import app_accounts, members, oauth_clients
 from konnectz_api.deps import AccountAt, CurrentUser, SessionDep, SettingsDep, SignedInUser
@@ -35,6 +32,9 @@ from konnectz_api.schemas import (
     UpdateAccountStatusIn,
     UpdateLabelIn,
 )
+from konnectz_api.services import oauth
+from konnectz_api.services.app_calls import AppCallError, app_client
+from konnectz_api.services.credential_broker import cipher, connect_oauth_account, connect_token_account, oauth_client
 from konnectz_api.step_secrets import MASK
 from konnectz_runner.manifest import App, TokenField
 

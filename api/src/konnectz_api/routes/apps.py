@@ -8,9 +8,7 @@ from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import Response
 from starlette.requests import Request
 
-from konnectz_api.app_calls import AppCallError, app_client, call_app
 from konnectz_api.app_icons import bundled_icon, icon_path, monogram_svg
-from konnectz_api.broker import call_with_account
 from konnectz_api.catalogue import AppIndex, AppSummary, Listing, get_index
 from konnectz_api.crud import app_accounts
 from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
@@ -26,6 +24,8 @@ from konnectz_api.schemas import (
     FetchedFields,
     OptionOut,
 )
+from konnectz_api.services.app_calls import AppCallError, app_client, call_app
+from konnectz_api.services.credential_broker import call_with_account
 from konnectz_runner.app_request import build_event_request, dig, items_at, picked
 from konnectz_runner.manifest import App, DynamicOptions, Event, EventField
 

@@ -10,7 +10,6 @@ from fastapi import APIRouter, Query, Request
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
-from konnectz_api import captcha
 from konnectz_api.core.security import (
     create_access_token,
     hash_password,
@@ -21,7 +20,6 @@ from konnectz_api.core.security import (
 from konnectz_api.crud import login_throttle, mail_throttle, sessions
 from konnectz_api.deps import CurrentClaims, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized, Unprocessable
-from konnectz_api.mail import send_mail
 from konnectz_api.models import User
 from konnectz_api.schemas import (
     EmailConfirmationIn,
@@ -33,6 +31,8 @@ from konnectz_api.schemas import (
     Profile,
     SignupIn,
 )
+from konnectz_api.services import captcha
+from konnectz_api.services.mail import send_mail
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1", tags=["auth"])

@@ -20,15 +20,15 @@ from sqlalchemy import type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 
 from konnectz_api import step_secrets
-from konnectz_api.app_calls import AppCallError, app_client
-from konnectz_api.app_webhooks import secret_of
-from konnectz_api.broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_api.catalogue import AppIndex, get_index
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import app_accounts
 from konnectz_api.deps import SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from konnectz_api.models import Konnect
+from konnectz_api.services.app_calls import AppCallError, app_client
+from konnectz_api.services.app_webhooks import secret_of
+from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_runner.broker_token import konnect_token
 
 router = APIRouter(prefix="/api/v1/internal", tags=["internal"])

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from konnectz_api.capture import capture_webhook_response
 from konnectz_api.deps import BusDep, CurrentUser, SessionDep, SettingsDep
 from konnectz_api.schemas import CaptureOut, Message
+from konnectz_api.services.capture import capture_webhook_response
 
 router = APIRouter(prefix="/api/v1/konnect_webhooks", tags=["konnects"])
 

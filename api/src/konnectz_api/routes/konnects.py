@@ -10,13 +10,11 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from konnectz_api import app_webhooks, step_secrets, testing
-from konnectz_api.broker import cipher
+from konnectz_api import step_secrets
 from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
-from konnectz_api.deployer import DeployConflict, Deployer, DeployError, LocalDeployer
 from konnectz_api.deps import AccountAt, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
@@ -42,6 +40,10 @@ from konnectz_api.schemas import (
     UpdateStatusIn,
     UpdateStatusOut,
 )
+from konnectz_api.services import app_webhooks
+from konnectz_api.services import review as testing
+from konnectz_api.services.credential_broker import cipher
+from konnectz_api.services.deployer import DeployConflict, Deployer, DeployError, LocalDeployer
 
 router = APIRouter(prefix="/api/v1/konnects", tags=["konnects"])
 # The editor sends ``POST api/v1//konnects/delete_activity`` (canvas spec §7): served as written.

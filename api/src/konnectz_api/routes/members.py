@@ -14,14 +14,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
-from konnectz_api import app_webhooks
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import members as crud
 from konnectz_api.crud import password_reset
-from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound
-from konnectz_api.mail import send_mail
 from konnectz_api.models import Konnect, User
 from konnectz_api.routes.konnects import DeployUnavailable
 from konnectz_api.schemas import (
@@ -37,6 +34,9 @@ from konnectz_api.schemas import (
     TeamMemberIn,
     TeamMemberUpdate,
 )
+from konnectz_api.services import app_webhooks
+from konnectz_api.services.deployer import Deployer, DeployError
+from konnectz_api.services.mail import send_mail
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1/members", tags=["members"])

@@ -13,8 +13,8 @@ from konnectz_api.crud import mail_throttle
 from konnectz_api.crud import password_reset as crud
 from konnectz_api.deps import SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, NotFound
-from konnectz_api.mail import send_mail
 from konnectz_api.schemas import EmailIn, KeyReply, ResetPasswordIn
+from konnectz_api.services.mail import send_mail
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1/users", tags=["auth"])

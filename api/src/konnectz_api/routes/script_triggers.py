@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path
 
 from konnectz_api.deps import BusDep, CurrentUser, SessionDep, SettingsDep
 from konnectz_api.schemas import Message, ScriptTriggerOut
-from konnectz_api.script_triggers import script_status
+from konnectz_api.services.script_triggers import script_status
 
 router = APIRouter(prefix="/api/v1/script_triggers", tags=["konnects"])
 

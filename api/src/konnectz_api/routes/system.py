@@ -12,8 +12,8 @@ from sqlalchemy import text
 
 from konnectz_api.db import get_engine
 from konnectz_api.deps import BusDep, SettingsDep
-from konnectz_api.dev_mail import read_mail
 from konnectz_api.errors import NotFound
+from konnectz_api.services.dev_mail import read_mail
 
 router = APIRouter(tags=["system"])
 _ARTICLE = "<article><h2>{subject}</h2><p><b>To:</b> {to} &middot; {date}</p><pre>{text}</pre>{links}</article>"

@@ -17,10 +17,10 @@ from konnectz_api.crud.task_payloads import is_stub
 from konnectz_api.deps import BusDep, CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound, Unprocessable
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
-from konnectz_api.replay import replay_run, replay_run_id
 from konnectz_api.replies import json_reply
 from konnectz_api.routes.konnects import item_dicts
 from konnectz_api.schemas import KonnectList, Message, ReplayOut, StepApp, TaskList, TaskLogList, TaskOut
+from konnectz_api.services.replay import replay_run, replay_run_id
 from konnectz_api.task_status import ERROR_STATUSES, TaskLogStatus
 
 router = APIRouter(prefix="/api/v1/task_logs", tags=["task logs"])

@@ -1,13 +1,13 @@
-"""Widgets: the AI host's frames (Chatflows, Agentflows, Tools, AI), see konnectz_api.widgets."""
+"""Widgets: the AI host's frames (Chatflows, Agentflows, Tools, AI), see konnectz_api.services.widgets."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from konnectz_api import widgets as ai
 from konnectz_api.deps import SettingsDep, SignedInUser
 from konnectz_api.errors import NotFound
 from konnectz_api.schemas import WidgetDetails, WidgetList, WidgetOut
+from konnectz_api.services import widgets as ai
 
 router = APIRouter(prefix="/api/v1/widgets", tags=["widgets"])
 NOT_CONFIGURED = "No AI host is configured for this Konnectz installation."

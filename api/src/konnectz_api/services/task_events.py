@@ -37,9 +37,9 @@ from konnectz_api import observability
 from konnectz_api.bus import Bus
 from konnectz_api.core.config import get_settings
 from konnectz_api.crud import requests, task_payloads
-from konnectz_api.deployer import Deployer, DeployError
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, User
+from konnectz_api.services.deployer import Deployer, DeployError
 from konnectz_api.task_status import log_status
 from konnectz_runner.events import EVENTS_MAX_DELIVER, STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent, events_consumer_config
 from konnectz_runner.outage import Outage

@@ -2,7 +2,7 @@
 
 - The trigger: its test creates the konnect (a draft) when the editor has no konnect_id yet, so
   the webhook URL exists; its output is the request captured at that URL
-  (:mod:`konnectz_api.capture`), or ``{}`` until one was captured.
+  (:mod:`konnectz_api.services.capture`), or ``{}`` until one was captured.
 - An action: compiled by the same compiler as publishing (:mod:`konnectz_api.compilers`), then
   run once by :func:`konnectz_runner.steps.run_step` with the outputs of the upstream nodes'
   tests as its context, through the runner's outbound guard (private addresses refused unless
@@ -22,8 +22,7 @@ from typing import Any
 import httpx
 from sqlalchemy.orm import Session
 
-from konnectz_api import script_triggers, step_secrets, trigger_filter
-from konnectz_api.app_calls import AppCallError, app_client
+from konnectz_api import step_secrets, trigger_filter
 from konnectz_api.compile import ONLY_ONCE, CompileError, Plan, check_references, plan
 from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
 from konnectz_api.compilers._common import is_blank
@@ -34,6 +33,8 @@ from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import TestAndReviewIn, TestAndReviewOut
+from konnectz_api.services import script_triggers
+from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_runner.errors import StepError
 from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard, guarded_transport
@@ -99,7 +100,7 @@ def _test_view(activity: Any) -> Any:
 
 
 def _cipher(settings: Settings) -> Any:
-    from konnectz_api.broker import cipher
+    from konnectz_api.services.credential_broker import cipher
 
     return cipher(settings)
 
@@ -212,9 +213,9 @@ async def app_trigger_sample(
 ) -> tuple[Any, str]:
     """The newest item of a catalogue app's polling trigger, read from the live API through the
     account (credentials from the broker, refreshed when they expire), and the message to show."""
-    from konnectz_api.broker import fresh_credentials, refresh_credentials
     from konnectz_api.catalogue import get_index
     from konnectz_api.crud import app_accounts
+    from konnectz_api.services.credential_broker import fresh_credentials, refresh_credentials
     from konnectz_runner.poller import app_items
     from konnectz_runner.triggers.polling import Cursor, newest_item
 

@@ -33,8 +33,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from konnectz_api.compile import CompileError, compile_flow
 from konnectz_api.core.security import new_token
 from konnectz_api.decompile import canvas_of
-from konnectz_api.deployer import DeployError, KubernetesDeployer
 from konnectz_api.models import Konnect, User
+from konnectz_api.services.deployer import DeployError, KubernetesDeployer
 from konnectz_runner.resource import (
     API_VERSION,
     GROUP,
@@ -304,7 +304,7 @@ class ClusterSync:
         user = session.get(User, konnect.owner_id)
         if user is None:
             return None
-        from konnectz_api.testing import user_timezone
+        from konnectz_api.services.review import user_timezone
 
         try:
             return compile_flow(

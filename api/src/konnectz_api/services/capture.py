@@ -5,7 +5,7 @@ Each call opens (or renews) the capture window of the konnect's webhook token in
 a draft that was never published. The call answers WAITING until such a request arrived after the
 window opened; then it stores the request as the trigger node's konnect activity, closes the
 window and answers SUCCESS with the request's data (read exactly as a run would read it).
-A custom-script trigger (:mod:`konnectz_api.script_triggers`) captures its script's request the same way.
+A custom-script trigger (:mod:`konnectz_api.services.script_triggers`) captures its script's request the same way.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from konnectz_api.errors import ApiError, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import User
 from konnectz_api.schemas import CaptureOut
-from konnectz_api.script_triggers import script_of
-from konnectz_api.testing import owned_konnect, webhook_url
+from konnectz_api.services.review import owned_konnect, webhook_url
+from konnectz_api.services.script_triggers import script_of
 from konnectz_runner.capture import close_window, last_capture, open_window
 
 __all__ = ["CAPTURED", "NOT_CAUGHT", "WAITING", "CaptureUnavailable", "capture_webhook_response"]

@@ -82,8 +82,8 @@ def test_message(node: Any, received: bool) -> str:
 
 async def script_status(session: Session, settings: Settings, bus: Bus, user: User, script_id: int) -> ScriptTriggerOut:
     """The script of a konnect's trigger with its URL, and whether its first request arrived."""
-    from konnectz_api.capture import capture_webhook_response
-    from konnectz_api.testing import owned_konnect, webhook_url
+    from konnectz_api.services.capture import capture_webhook_response
+    from konnectz_api.services.review import owned_konnect, webhook_url
 
     konnect = owned_konnect(session, user, script_id)
     try:

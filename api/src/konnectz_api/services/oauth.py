@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import httpx
 import jwt
 
-from konnectz_api.app_calls import AppCallError, call_app
+from konnectz_api.services.app_calls import AppCallError, call_app
 from konnectz_runner.app_request import AppRequest, dig
 from konnectz_runner.manifest import App, OAuth2
 from konnectz_runner.netguard import NetGuard

@@ -17,12 +17,12 @@ from typing import Any
 import httpx
 from sqlalchemy.orm import Session
 
-from konnectz_api.app_calls import AppCallError, Reply, call_app
 from konnectz_api.core.config import Settings
 from konnectz_api.core.crypto import CredentialCipher
 from konnectz_api.crud import app_accounts, oauth_clients
 from konnectz_api.models import AppAccount
-from konnectz_api.oauth import OAuthClient, refresh
+from konnectz_api.services.app_calls import AppCallError, Reply, call_app
+from konnectz_api.services.oauth import OAuthClient, refresh
 from konnectz_runner.app_request import AppRequest, build_test_request, dig, hook_error, is_expired, secret_values
 from konnectz_runner.manifest import App, TokenField
 from konnectz_runner.netguard import NetGuard
