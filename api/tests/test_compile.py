@@ -5,8 +5,9 @@ from typing import Any
 import pytest
 
 from konnectz_api.canvas import NODE_TYPES, parse_canvas
-from konnectz_api.compile import CompileError, app_names, compile_flow, plan
+from konnectz_api.compile import CompileError, compile_flow
 from konnectz_api.compilers import PENDING, STEP_COMPILERS
+from konnectz_api.flow_plan import app_names, plan
 from konnectz_runner.steps import KINDS
 from konnectz_runner.steps.filter import LABELS
 

@@ -20,13 +20,24 @@ __all__ = [
     "AppDetail",
     "Canvas",
     "CanvasNode",
+    "CompileError",
     "ConfigResponse",
     "FilterCondition",
     "Link",
     "NodeData",
     "NodeParseError",
+    "fail",
     "parse_canvas",
 ]
+
+
+class CompileError(ValueError):
+    """A canvas that cannot become a flow spec; the message names the node to fix."""
+
+
+def fail(node: Any, message: str) -> CompileError:
+    return CompileError(f"{node.label}: {message}")
+
 
 NODE_TYPES = (
     "WebhookInner",

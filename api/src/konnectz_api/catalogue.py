@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from konnectz_api.core.config import get_settings
 from konnectz_runner.catalogue import GENERATED_BUNDLE, BundleIndex, default_root, load_catalogue
 from konnectz_runner.manifest import App
 
@@ -193,7 +194,5 @@ def _cached(root: str) -> AppIndex:
 
 def get_index() -> AppIndex:
     """The process-wide index (loaded on first use; the app's lifespan loads it at startup)."""
-    from konnectz_api.core.config import get_settings
-
     root = get_settings().catalogue_dir or default_root()
     return _cached(str(root))

@@ -8,12 +8,18 @@ import os
 import sys
 import urllib.request
 
+from konnectz_api.catalogue import get_index
+from konnectz_api.core.config import get_settings
+from konnectz_api.crud import quota
+from konnectz_api.db import get_sessionmaker
+from konnectz_api.models import User
+from konnectz_api.services.captcha import solve
+from konnectz_runner.catalogue import CatalogueError
+
 
 def _captcha(url: str) -> int:
     """Fetch a challenge and print its solution on stdout (progress on stderr, so $(...) keeps only it)."""
     import time
-
-    from konnectz_api.services.captcha import solve
 
     started = time.monotonic()
     sys.stderr.write(f"captcha: fetching a challenge from {url} ...\n")
@@ -73,12 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         uvicorn.run("konnectz_api.main:app", host=args.host, port=args.port, log_level="info", proxy_headers=True)
         return 0
     if args.command == "migrate":
-        from konnectz_api.migrate import upgrade
+        from konnectz_api.migrate import upgrade  # import-ok: alembic and the migrations load only to migrate
 
         upgrade()
         return 0
     if args.command == "openapi":
-        from konnectz_api.main import create_app
+        from konnectz_api.main import create_app  # import-ok: the whole app loads only for its OpenAPI document
 
         doc = json.dumps(create_app().openapi(), indent=2, sort_keys=True) + "\n"
         if args.output:
@@ -94,8 +100,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "admin":
         return _admin(args.email, grant=args.action == "grant")
     if args.command == "credentials-key":
-        from konnectz_api.core.config import get_settings
-
         # The key a runner hosting many konnects needs (KONNECTZ_CREDENTIALS_KEY).
         print(get_settings().runner_credentials_key)
         return 0
@@ -108,12 +112,7 @@ def _cannot_start() -> str | None:
     exits at once with one line."""
     from pydantic import ValidationError
 
-    from konnectz_runner.catalogue import CatalogueError
-
     try:
-        from konnectz_api.catalogue import get_index
-        from konnectz_api.core.config import get_settings
-
         settings = get_settings()
         if settings.deployer == "kubernetes":
             from kubernetes import config as kube_config
@@ -137,9 +136,6 @@ def _cannot_start() -> str | None:
 def _admin(email: str, *, grant: bool) -> int:
     from sqlalchemy import func, select
 
-    from konnectz_api.db import get_sessionmaker
-    from konnectz_api.models import User
-
     with get_sessionmaker()() as session:
         user = session.scalar(select(User).where(func.lower(User.email) == email.lower()))
         if user is None:
@@ -152,14 +148,11 @@ def _admin(email: str, *, grant: bool) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from konnectz_api.crud import quota
-
     if args.plan_command == "list":
         for p in quota.PLANS.values():
             caps = f"{p.folders} folders\t{p.konnects} flows\t{p.app_accounts} app accounts"
             print(f"{p.name}\t{p.task_limit} tasks\t{p.price}\t{caps}")
         return 0
-    from konnectz_api.db import get_sessionmaker
 
     with get_sessionmaker()() as session:
         try:

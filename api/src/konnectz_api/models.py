@@ -22,6 +22,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from konnectz_api.flow_plan import konnect_app_names
+
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 
@@ -209,14 +211,6 @@ class Konnect(Base):
     draft_pending: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
-
-
-def konnect_app_names(canvas: Any) -> dict[str, Any]:
-    """The ``app_names`` column's value for a canvas (:func:`konnectz_api.compile.app_names`)."""
-    from konnectz_api.compile import app_names  # compile imports the canvas models, which import nothing here
-
-    left, right = app_names(canvas)
-    return {"left": left, "right": right}
 
 
 @event.listens_for(Konnect.canvas_json, "set")

@@ -28,6 +28,8 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 
+from konnectz_api.deps import AccountAt, current_user, read_scope
+
 __all__ = ["ERRORS", "ERROR_REPLY", "document_errors", "install_error_schema"]
 
 #: The body of every error reply: ``message`` says why; some carry more keys (``key``, ids).
@@ -57,8 +59,6 @@ def _calls(dependant: Dependant) -> Iterator[Any]:
 
 
 def _statuses(route: APIRoute) -> set[int]:
-    from konnectz_api.deps import AccountAt, current_user, read_scope
-
     calls = list(_calls(route.dependant))
     found = {503}
     if route.body_field is not None:

@@ -34,6 +34,7 @@ from konnectz_api.compilers import (
     generator,
     iterator,
     scheduler,
+    script_trigger,
     splitter,
     webhook,
 )
@@ -91,10 +92,8 @@ def compile_trigger(node: Any, given: TriggerInput) -> Any:
     """The runner trigger of the trigger node."""
     compiler = TRIGGER_COMPILERS.get(node.provider)
     if compiler is None:
-        from konnectz_api.services.script_triggers import compile_trigger as script_trigger
-
         # A catalogue trigger fed by a script the user installs runs as a webhook on the konnect's URL.
-        if (scripted := script_trigger(node, given)) is not None:
+        if (scripted := script_trigger.compile_trigger(node, given)) is not None:
             return scripted
     if compiler is None and app_trigger.is_app_trigger(node):
         compiler = app_trigger.compile_trigger

@@ -7,6 +7,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from konnectz_api.canvas import CompileError, fail
+
 __all__ = [
     "INTEGER_ONLY",
     "CompileError",
@@ -22,14 +24,6 @@ __all__ = [
 INTEGER_ONLY = "Please Fill Integer Only"
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class CompileError(ValueError):
-    """A canvas that cannot become a flow spec; the message names the node to fix."""
-
-
-def fail(node: Any, message: str) -> CompileError:
-    return CompileError(f"{node.label}: {message}")
 
 
 def is_blank(value: Any) -> bool:

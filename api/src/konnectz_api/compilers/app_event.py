@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from konnectz_api.catalogue import get_index
 from konnectz_api.compilers._common import fail
 from konnectz_runner.spec import KeyValue
 from konnectz_runner.steps.app_event import AppEventStep
@@ -17,8 +18,6 @@ from konnectz_runner.steps.app_event import AppEventStep
 
 def catalogue_app(node: Any) -> Any | None:
     """The catalogue app of ``node``, if it is one (an ``api`` app whose key is the node's provider)."""
-    from konnectz_api.catalogue import get_index
-
     detail = node.detail
     raw_id = str(detail.id if detail.id is not None else "")
     app = get_index().get(int(raw_id)) if raw_id.isdigit() and len(raw_id) < 19 else None

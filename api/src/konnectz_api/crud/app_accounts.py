@@ -14,6 +14,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.crypto import CredentialCipher
+from konnectz_api.crud import caps
+from konnectz_api.crud.quota import MAX_LISTED
 from konnectz_api.models import AppAccount, Konnect, OAuthState
 
 __all__ = [
@@ -35,8 +37,6 @@ PUBLISHED = "Published"
 
 def list_accounts(session: Session, *, owner_id: int, app_id: int) -> list[AppAccount]:
     """The owner's accounts of an app, oldest first, at most ``quota.MAX_LISTED`` (bounded like every list)."""
-    from konnectz_api.crud.quota import MAX_LISTED
-
     stmt = select(AppAccount).where(AppAccount.owner_id == owner_id, AppAccount.app_id == app_id)
     return list(session.scalars(stmt.order_by(AppAccount.id).limit(MAX_LISTED)))
 
@@ -71,8 +71,6 @@ def create_account(
     expires_at: datetime | None = None,
 ) -> AppAccount:
     """Raises :class:`~konnectz_api.crud.caps.PlanLimit` beyond the plan's app accounts."""
-    from konnectz_api.crud import caps
-
     caps.check(session, owner_id=owner_id, kind="app_accounts")
     account = AppAccount(
         owner_id=owner_id,

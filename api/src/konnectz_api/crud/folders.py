@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from konnectz_api.crud import caps
 from konnectz_api.crud.konnects import DELETED, owned_ids
 from konnectz_api.models import Folder, Konnect
 
@@ -46,8 +47,6 @@ def count_konnects(session: Session, *, owner_id: int, folder_id: int) -> int:
 
 def create(session: Session, *, owner_id: int, name: str) -> Folder:
     """Raises :class:`~konnectz_api.crud.caps.PlanLimit` beyond the plan's folders."""
-    from konnectz_api.crud import caps
-
     caps.check(session, owner_id=owner_id, kind="folders")
     folder = Folder(owner_id=owner_id, name=name)
     session.add(folder)

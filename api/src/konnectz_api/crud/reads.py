@@ -19,6 +19,7 @@ from typing import Any
 from psycopg import AsyncConnection, AsyncCursor
 
 from konnectz_api.crud.konnects import DELETED, HOME, FolderFilter, day_end, day_start
+from konnectz_api.crud.quota import MAX_LISTED
 from konnectz_api.crud.task_payloads import LOG_POSITION, PURGED_MESSAGE, is_stub
 from konnectz_api.params import like_pattern
 from konnectz_api.task_status import statuses_for
@@ -161,8 +162,6 @@ async def folders_with_counts(conn: Conn, *, owner_id: int) -> list[tuple[int, s
     """(id, name, flows not deleted) of the owner's folders in creation order: at most
     ``quota.MAX_LISTED`` (the largest plan's folder cap), so the reply is bounded even for an account
     that made more before the caps."""
-    from konnectz_api.crud.quota import MAX_LISTED
-
     cur = await conn.execute(
         "SELECT f.id, f.name, coalesce(c.n, 0) FROM ("
         "SELECT id, name FROM folders WHERE owner_id = %(o)s ORDER BY id LIMIT %(limit)s) f LEFT JOIN ("

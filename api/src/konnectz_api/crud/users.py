@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from konnectz_api.crud import sessions
 from konnectz_api.models import User
 from konnectz_api.schemas import CountryOption, ProfileOptions, ProfileUpdate, TimezoneOption
-from konnectz_runner.timezones import OFFSET_MINUTES, gmt_offset_minutes, offset_name
+from konnectz_runner.timezones import OFFSET_MINUTES, gmt_offset_minutes, offset_name, parse_zone
 
 EDITABLE_FIELDS = ("first_name", "last_name", "country", "timezone")
 
@@ -75,6 +75,15 @@ def _valid_timezone(value: str) -> str:
             f"timezone: unknown time zone {value[:64]!r}; give an IANA name (Europe/Berlin) or a GMT offset (GMT+05:30)"
         )
     return value
+
+
+def user_timezone(user: User) -> str:
+    """The owner's time zone (an IANA name or a GMT offset such as GMT+05:30); UTC when unset or unknown."""
+    try:
+        parse_zone(user.timezone or "UTC")
+    except ValueError:
+        return "UTC"
+    return user.timezone or "UTC"
 
 
 def update_profile(session: Session, *, user: User, changes: ProfileUpdate) -> User:

@@ -11,15 +11,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from konnectz_api import step_secrets
-from konnectz_api.compile import TRIGGER_NOT_CHOSEN, CompileError, app_names, compile_flow, find_trigger
+from konnectz_api.compile import CompileError, compile_flow
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
+from konnectz_api.crud.users import user_timezone
 from konnectz_api.deps import AccountAt, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
+from konnectz_api.flow_plan import TRIGGER_NOT_CHOSEN, app_names, find_trigger, konnect_app_names
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.live_trigger import live_trigger
-from konnectz_api.models import Konnect, User, konnect_app_names
+from konnectz_api.models import Konnect, User
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
 from konnectz_api.replies import json_reply
 from konnectz_api.schemas import (
@@ -262,7 +264,7 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
             owner_id=user.id,
             name=display_name(konnect),
             webhook_token=konnect.webhook_token,
-            timezone=testing.user_timezone(user),
+            timezone=user_timezone(user),
         )
     except CompileError as exc:
         # The draft is kept: the user fixes the node the message names and publishes again.

@@ -23,10 +23,12 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from konnectz_api.canvas import Canvas
-from konnectz_api.compile import plan
+from konnectz_api.catalogue import get_index
 from konnectz_api.compilers._common import config_values
+from konnectz_api.compilers.app_event import catalogue_app
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import app_accounts
+from konnectz_api.flow_plan import plan
 from konnectz_api.models import AppWebhookSubscription, Konnect
 from konnectz_api.services.app_calls import AppCallError, app_client, call_app
 from konnectz_api.services.credential_broker import call_with_account, cipher
@@ -75,8 +77,6 @@ def _request(
 
 
 def _trigger_of(konnect: Konnect) -> tuple[App, Event, WebhookSubscription, Any] | None:
-    from konnectz_api.compilers.app_event import catalogue_app
-
     canvas: Canvas = plan(konnect.canvas_json, require_linked=False).canvas
     node = next((n for n in canvas.apps if n.is_trigger), None)
     app = catalogue_app(node) if node is not None else None
@@ -189,7 +189,6 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
     row = session.get(AppWebhookSubscription, konnect.id)
     if row is None:
         return
-    from konnectz_api.catalogue import get_index
 
     app = get_index().get(row.app_id)
     event = app.event(row.event) if app is not None else None

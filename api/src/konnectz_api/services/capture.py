@@ -13,15 +13,16 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from konnectz_api.bus import Bus
-from konnectz_api.compile import CompileError, plan
+from konnectz_api.compile import CompileError
+from konnectz_api.compilers.script_trigger import script_of
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
 from konnectz_api.errors import ApiError, Unprocessable
+from konnectz_api.flow_plan import plan
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import User
 from konnectz_api.schemas import CaptureOut
 from konnectz_api.services.review import owned_konnect, webhook_url
-from konnectz_api.services.script_triggers import script_of
 from konnectz_runner.capture import close_window, last_capture, open_window
 
 __all__ = ["CAPTURED", "NOT_CAUGHT", "WAITING", "CaptureUnavailable", "capture_webhook_response"]

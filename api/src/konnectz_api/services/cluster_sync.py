@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.compile import CompileError, compile_flow
 from konnectz_api.core.security import new_token
+from konnectz_api.crud.users import user_timezone
 from konnectz_api.decompile import canvas_of
 from konnectz_api.models import Konnect, User
 from konnectz_api.services.deployer import DeployError, KubernetesDeployer
@@ -304,7 +305,6 @@ class ClusterSync:
         user = session.get(User, konnect.owner_id)
         if user is None:
             return None
-        from konnectz_api.services.review import user_timezone
 
         try:
             return compile_flow(

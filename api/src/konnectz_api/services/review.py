@@ -23,24 +23,30 @@ import httpx
 from sqlalchemy.orm import Session
 
 from konnectz_api import step_secrets, trigger_filter
-from konnectz_api.compile import ONLY_ONCE, CompileError, Plan, check_references, plan
+from konnectz_api.catalogue import get_index
+from konnectz_api.compile import ONLY_ONCE, CompileError, check_references
 from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
 from konnectz_api.compilers._common import is_blank
+from konnectz_api.compilers.app_event import catalogue_app
+from konnectz_api.compilers.script_trigger import script_of
 from konnectz_api.core.config import Settings
 from konnectz_api.core.security import new_token
-from konnectz_api.crud import activities, caps
+from konnectz_api.crud import activities, app_accounts, caps
+from konnectz_api.crud.users import user_timezone
 from konnectz_api.errors import NotFound, Unprocessable
+from konnectz_api.flow_plan import Plan, plan
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
-from konnectz_api.schemas import TestAndReviewIn, TestAndReviewOut
-from konnectz_api.services import script_triggers
+from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOut
 from konnectz_api.services.app_calls import AppCallError, app_client
+from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_runner.errors import StepError
 from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_runner.poller import app_items
 from konnectz_runner.steps import run_step
-from konnectz_runner.timezones import parse_zone
-from konnectz_runner.triggers.polling import PollingTrigger
+from konnectz_runner.triggers.polling import Cursor, PollingTrigger, newest_item
+from konnectz_runner.triggers.schedule import next_fire, trigger_output
 
 __all__ = [
     "MANDATORY",
@@ -49,7 +55,6 @@ __all__ = [
     "TestRefused",
     "owned_konnect",
     "run_test",
-    "user_timezone",
     "webhook_url",
 ]
 
@@ -78,17 +83,21 @@ def owned_konnect(session: Session, user: User, konnect_id: int) -> Konnect:
     return konnect
 
 
-def user_timezone(user: User) -> str:
-    """The owner's time zone (an IANA name or a GMT offset such as GMT+05:30); UTC when unset or unknown."""
-    try:
-        parse_zone(user.timezone or "UTC")
-    except ValueError:
-        return "UTC"
-    return user.timezone or "UTC"
-
-
 def _missing_mandatory(node: Any) -> bool:
     return any(entry.config_key_required and is_blank(entry.value) for entry in node.data.configResponses or ())
+
+
+def konnect_custom(node: Any, konnect: Konnect) -> KonnectCustom | None:
+    """A custom-script trigger's test answers ``konnect_custom``: the editor opens its script's page."""
+    return KonnectCustom(script_id=konnect.id) if script_of(node) is not None else None
+
+
+def script_test_message(node: Any, received: bool) -> str:
+    found = script_of(node)
+    platform = found[2].platform if found else "the app"
+    if received:
+        return "The script's request is the trigger's data"
+    return f"Install the script ({platform}) shown in the popup, then send a response to see its data here"
 
 
 def _test_view(activity: Any) -> Any:
@@ -99,19 +108,13 @@ def _test_view(activity: Any) -> Any:
     return output
 
 
-def _cipher(settings: Settings) -> Any:
-    from konnectz_api.services.credential_broker import cipher
-
-    return cipher(settings)
-
-
 async def run_test(session: Session, settings: Settings, user: User, body: TestAndReviewIn) -> TestAndReviewOut:
     canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
     if body.konnect_id is not None:
         # Secret values typed into steps are encrypted before anything else sees the canvas; a masked
         # one is the value stored for this konnect (what the test then uses, opened in _test_action).
         stored = owned_konnect(session, user, body.konnect_id)
-        canvas = step_secrets.seal_canvas(canvas, stored.canvas_json, cipher=_cipher(settings), konnect_id=stored.id)
+        canvas = step_secrets.seal_canvas(canvas, stored.canvas_json, cipher=cipher(settings), konnect_id=stored.id)
     try:
         flow = plan(canvas, require_linked=False)
     except CompileError as exc:
@@ -144,7 +147,7 @@ async def _test_trigger(
         )
         session.add(konnect)
         session.flush()
-        konnect.canvas_json = step_secrets.seal_canvas(canvas, None, cipher=_cipher(settings), konnect_id=konnect.id)
+        konnect.canvas_json = step_secrets.seal_canvas(canvas, None, cipher=cipher(settings), konnect_id=konnect.id)
     else:
         konnect = owned_konnect(session, user, body.konnect_id)
         konnect.canvas_json = canvas
@@ -154,7 +157,7 @@ async def _test_trigger(
         session.rollback()
         raise TestRefused(str(exc)) from exc
     url = webhook_url(settings, konnect)
-    custom = script_triggers.konnect_custom(node, konnect)
+    custom = konnect_custom(node, konnect)
     status = activities.SUCCESS
     if trigger.kind == "polling" and trigger.app_id is not None:
         session.commit()  # no transaction stays open while the app is called
@@ -173,7 +176,7 @@ async def _test_trigger(
             output = {}
             message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
         if custom is not None:
-            message = script_triggers.test_message(node, received=bool(output))
+            message = script_test_message(node, received=bool(output))
     else:
         output, message = _trigger_sample(trigger, url)
     choice = body.trigger_filter
@@ -213,12 +216,6 @@ async def app_trigger_sample(
 ) -> tuple[Any, str]:
     """The newest item of a catalogue app's polling trigger, read from the live API through the
     account (credentials from the broker, refreshed when they expire), and the message to show."""
-    from konnectz_api.catalogue import get_index
-    from konnectz_api.crud import app_accounts
-    from konnectz_api.services.credential_broker import fresh_credentials, refresh_credentials
-    from konnectz_runner.poller import app_items
-    from konnectz_runner.triggers.polling import Cursor, newest_item
-
     app = get_index().get(trigger.app_id or 0)
     if app is None:
         raise AppCallError("The app is no longer in the catalogue")
@@ -284,8 +281,6 @@ async def app_trigger_sample(
 
 def _app_webhook_sample(node: Any, trigger: Any) -> tuple[Any, str]:
     """An app webhook trigger before its first delivery: the manifest's sample of what the app sends."""
-    from konnectz_api.compilers.app_event import catalogue_app
-
     app = catalogue_app(node)
     event = app.event(trigger.event) if app is not None else None
     sample = event.output.sample if event is not None else None
@@ -303,8 +298,6 @@ NEXT_RUNS_SHOWN = 3
 def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
     """What a schedule or form trigger will output, for the later steps to map, and a message."""
     if trigger.kind == "schedule":
-        from konnectz_runner.triggers.schedule import next_fire, trigger_output
-
         fire = next_fire(trigger, datetime.now(UTC))
         if fire is None:
             raise TestRefused(f"{trigger.schedule.schedule_type}: this schedule has no run in the future")
@@ -367,7 +360,7 @@ async def _test_action(
             owner_id=user.id,
             timezone=user_timezone(user),
             max_response_bytes=settings.test_max_response_bytes,
-            open_secrets=step_secrets.opener(_cipher(settings), konnect.id),
+            open_secrets=step_secrets.opener(cipher(settings), konnect.id),
         )
         try:
             outcome = await asyncio.wait_for(run_step(step, ctx), settings.test_timeout_seconds + 5)

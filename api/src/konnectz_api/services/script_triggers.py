@@ -14,77 +14,35 @@ install, source}`` (:class:`konnectz_runner.manifest.ScriptTrigger`).
   call opens (or renews) the capture window of the konnect's URL, exactly as Capture Response does
   for a Webhook trigger, so a draft receives the script's request; the request is stored as the
   trigger's test result and becomes the data later nodes map.
-- Published, the trigger is a webhook trigger on the same URL (:func:`compile_trigger`).
+- Published, the trigger is a webhook trigger on the same URL
+  (:func:`konnectz_api.compilers.script_trigger.compile_trigger`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.orm import Session
 
 from konnectz_api.bus import Bus
-from konnectz_api.compile import CompileError, plan
-from konnectz_api.compilers._common import TriggerInput
-from konnectz_api.compilers.app_event import catalogue_app
+from konnectz_api.compile import CompileError
+from konnectz_api.compilers.script_trigger import script_of
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
 from konnectz_api.errors import Unprocessable
-from konnectz_api.models import Konnect, User
-from konnectz_api.schemas import KonnectCustom, ScriptTriggerOut
-from konnectz_runner.manifest import App, Event, ScriptTrigger
-from konnectz_runner.triggers import WebhookTrigger
+from konnectz_api.flow_plan import plan
+from konnectz_api.models import User
+from konnectz_api.schemas import ScriptTriggerOut
+from konnectz_api.services.capture import capture_webhook_response
+from konnectz_api.services.review import owned_konnect, webhook_url
 
-__all__ = [
-    "NOT_A_SCRIPT",
-    "RECEIVED",
-    "WAITING",
-    "compile_trigger",
-    "konnect_custom",
-    "script_of",
-    "script_status",
-    "test_message",
-]
+__all__ = ["NOT_A_SCRIPT", "RECEIVED", "WAITING", "script_status"]
 
 WAITING = "WAITING"
 RECEIVED = "RECEIVED"
 NOT_A_SCRIPT = "This flow's trigger does not use a custom script"
 
 
-def script_of(node: Any) -> tuple[App, Event, ScriptTrigger] | None:
-    """The app, event and script of a trigger node whose chosen event is a custom-script trigger."""
-    app = catalogue_app(node)
-    if app is None:
-        return None
-    chosen = node.data.selectedEvent or {}
-    event = app.event(str(chosen.get("id", ""))) if isinstance(chosen, dict) else None
-    if event is None or not isinstance(event.trigger, ScriptTrigger):
-        return None
-    return app, event, event.trigger
-
-
-def compile_trigger(node: Any, given: TriggerInput) -> WebhookTrigger | None:
-    """A custom-script trigger runs as a webhook trigger on the konnect's URL; None for other nodes."""
-    return WebhookTrigger(token=given.webhook_token) if script_of(node) is not None else None
-
-
-def konnect_custom(node: Any, konnect: Konnect) -> KonnectCustom | None:
-    return KonnectCustom(script_id=konnect.id) if script_of(node) is not None else None
-
-
-def test_message(node: Any, received: bool) -> str:
-    found = script_of(node)
-    platform = found[2].platform if found else "the app"
-    if received:
-        return "The script's request is the trigger's data"
-    return f"Install the script ({platform}) shown in the popup, then send a response to see its data here"
-
-
 async def script_status(session: Session, settings: Settings, bus: Bus, user: User, script_id: int) -> ScriptTriggerOut:
     """The script of a konnect's trigger with its URL, and whether its first request arrived."""
-    from konnectz_api.services.capture import capture_webhook_response
-    from konnectz_api.services.review import owned_konnect, webhook_url
-
     konnect = owned_konnect(session, user, script_id)
     try:
         trigger = plan(konnect.canvas_json, require_linked=False).trigger

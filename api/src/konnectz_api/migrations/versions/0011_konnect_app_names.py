@@ -9,6 +9,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from konnectz_api.flow_plan import konnect_app_names
+
 revision = "0011"
 down_revision = "0010"
 branch_labels = None
@@ -20,8 +22,6 @@ BATCH = 1000
 def upgrade() -> None:
     op.add_column("konnects", sa.Column("app_names", postgresql.JSONB(), nullable=True))
     # Derive it for the flows there are, in batches (readers derive it themselves while it is NULL).
-    from konnectz_api.models import konnect_app_names
-
     conn = op.get_bind()
     table = sa.table("konnects", sa.column("id", sa.BigInteger), sa.column("canvas_json", postgresql.JSONB))
     names = sa.table("konnects", sa.column("id", sa.BigInteger), sa.column("app_names", postgresql.JSONB))
