@@ -1,26 +1,33 @@
 """The hot read routes (flow list, history, folders, task logs, dashboard stats) on the async read pool.
 
-They answer with hand-written SQL and orjson (docs/performance.md); these tests hold them to the ORM
-path they replaced: the same reply, byte for byte as JSON, for the same filters on real PostgreSQL,
-and the same sign-in rules (a logged-out or cut-off token is refused on the very next call).
+They answer with hand-written SQL (:mod:`konnectz_api.crud.reads`, the only implementation of these
+reads) and orjson (docs/performance.md); these tests hold their replies to the account's data on real
+PostgreSQL for each filter, the short path (:mod:`konnectz_api.fastreads`) to the routes it serves, and
+the sign-in rules (a logged-out or cut-off token is refused on the very next call).
 """
 
 import time
 import uuid
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
 
 from konnectz_api.core.config import get_settings
-from konnectz_api.crud import folders as folder_crud
-from konnectz_api.crud import konnects as konnect_crud
-from konnectz_api.crud import task_logs as log_crud
 from konnectz_api.crud import task_payloads
 from konnectz_api.db import get_sessionmaker
-from konnectz_api.models import User
-from konnectz_api.routes.konnects import to_items
-from konnectz_api.schemas import DashboardStats, FolderList, FolderOut, KonnectList, TaskLogList, TaskLogOut
+from konnectz_api.live_trigger import live_trigger
+from konnectz_api.models import Konnect, TaskLog, User
+from konnectz_api.schemas import (
+    DashboardStats,
+    FolderList,
+    FolderOut,
+    KonnectItem,
+    LeftApp,
+    RightApp,
+    TaskLogList,
+    TaskLogOut,
+)
 from konnectz_api.services.task_events import store_events
 from konnectz_runner.events import StepResult, TaskEvent
 
@@ -82,85 +89,120 @@ def account(client, api):
     return headers, owner_id, ids, folder_id
 
 
-def test_flow_lists_reply_as_the_orm_path(client, account):
-    headers, owner_id, ids, folder_id = account
+def _item(konnect: Konnect, counts: tuple[int, int, int], settings) -> dict:
+    """The list item of one flow, from its stored row (its app names are derived on write)."""
+    live = (konnect.published_spec or {}).get("trigger") if konnect.status == "Published" else None
+    kind, schedule = live_trigger(live)
+    ok, err, filtered = counts
+    return KonnectItem(
+        id=konnect.id,
+        konnect_name=konnect.konnect_name,
+        status=konnect.status,
+        created_at=konnect.created_at,
+        success_task_count=ok,
+        error_task_count=err,
+        filtered_task_count=filtered,
+        left_app=LeftApp(name=konnect.app_names["left"]) if konnect.app_names["left"] else None,
+        right_apps=[RightApp(app_name=n) for n in konnect.app_names["right"]],
+        webhook_url=f"{settings.webhook_base_url.rstrip('/')}/hooks/{konnect.webhook_token}",
+        trigger_kind=kind,
+        schedule=schedule,
+        draft_pending=konnect.draft_pending,
+        folder_id=konnect.folder_id,
+    ).model_dump(mode="json")
+
+
+def test_flow_lists_reply_with_the_filtered_page(client, account):
+    """The flow list and the history list (crud.reads) for each filter: which flows, in which order,
+    the filtered total, and every field of each item."""
+    headers, _owner_id, ids, folder_id = account
     settings = get_settings()
     today = datetime.now(UTC).date()
-    cases = [
-        ({}, {}),
-        ({"folder": "home"}, {"folder": konnect_crud.HOME}),
-        ({"folder": str(folder_id)}, {"folder": folder_id}),
-        ({"status": "Published"}, {"status": "Published"}),
-        ({"page_size": 2, "page_index": 2}, {"page_size": 2, "page_index": 2}),
-        ({"page_index": 9}, {"page_index": 9}),  # past the end: the total is still counted
-        ({"start_date": str(today), "end_date": str(today)}, {"start_date": today, "end_date": today}),
-        ({"end_date": "2001-01-01"}, {"end_date": date(2001, 1, 1)}),
-        ({"search_query": "%"}, {"search": "%"}),  # a LIKE wildcard is taken literally
-    ]
+    counts = {ids[0]: (3, 1, 0), ids[1]: (1, 0, 0), ids[2]: (0, 0, 0)}
     with get_sessionmaker()() as s:
-        for params, crud_args in cases:
-            args = {"page_size": 20, "page_index": 1, **crud_args}
-            page = konnect_crud.list_page(s, owner_id=owner_id, **args)
-            expected = KonnectList(konnects=to_items(page, settings), total_konnects=page.total)
-            r = client.get("/api/v1/konnects", params=params, headers=headers)
-            assert r.status_code == 200 and r.json() == expected.model_dump(mode="json"), params
-        for status in (None, "SUCCESS", "ERROR"):
-            page = konnect_crud.list_page(s, owner_id=owner_id, page_size=30, page_index=1, log_status=status)
-            expected = KonnectList(konnects=to_items(page, settings), total_konnects=page.total)
-            r = client.get("/api/v1/task_logs/konnects", params={"status": status} if status else {}, headers=headers)
-            assert r.json() == expected.model_dump(mode="json"), status
+        items = {k.id: _item(k, counts[k.id], settings) for k in s.scalars(select(Konnect).where(Konnect.id.in_(ids)))}
+    newest_first = [ids[2], ids[1], ids[0]]
+    cases = [
+        ({}, newest_first, 3),
+        ({"folder": "home"}, [ids[2], ids[0]], 2),
+        ({"folder": str(folder_id)}, [ids[1]], 1),
+        ({"status": "Published"}, [ids[2]], 1),
+        ({"status": "Draft"}, [ids[1], ids[0]], 2),
+        ({"page_size": 2, "page_index": 2}, [ids[0]], 3),
+        ({"page_index": 9}, [], 3),  # past the end: the total is still counted
+        ({"start_date": str(today), "end_date": str(today)}, newest_first, 3),
+        ({"end_date": "2001-01-01"}, [], 0),
+        ({"search_query": "%"}, newest_first, 3),  # one character is no search
+        ({"search_query": "fl%"}, [], 0),  # a LIKE wildcard is taken literally
+        ({"search_query": "FLOW"}, newest_first, 3),  # any case
+    ]
+    for params, listed, total in cases:
+        r = client.get("/api/v1/konnects", params=params, headers=headers)
+        assert r.status_code == 200 and r.json() == {
+            "konnects": [items[i] for i in listed],
+            "total_konnects": total,
+        }, params
+    for status, listed in ((None, newest_first), ("SUCCESS", [ids[1], ids[0]]), ("ERROR", [ids[0]])):
+        r = client.get("/api/v1/task_logs/konnects", params={"status": status} if status else {}, headers=headers)
+        assert r.json() == {"konnects": [items[i] for i in listed], "total_konnects": len(listed)}, status
+    # A folder's own list is the same read.
+    r = client.get(f"/api/v1/folders/{folder_id}/konnects", headers=headers)
+    assert r.json() == {"konnects": [items[ids[1]]], "total_konnects": 1}
+    assert client.get("/api/v1/folders/999999999/konnects", headers=headers).status_code == 404
     listed = client.get("/api/v1/konnects", headers=headers).json()
     assert listed["total_konnects"] == 3
-    counts = {k["id"]: (k["success_task_count"], k["error_task_count"]) for k in listed["konnects"]}
-    assert counts == {ids[0]: (3, 1), ids[1]: (1, 0), ids[2]: (0, 0)}
+    got = {k["id"]: (k["success_task_count"], k["error_task_count"]) for k in listed["konnects"]}
+    assert got == {ids[0]: (3, 1), ids[1]: (1, 0), ids[2]: (0, 0)}
     assert client.get("/api/v1/konnects?folder=999999999", headers=headers).status_code == 404
 
 
-def test_task_logs_folders_and_stats_reply_as_the_orm_path(client, account):
+def test_task_logs_folders_and_stats_reply_with_the_account_data(client, account):
     headers, owner_id, ids, folder_id = account
     with get_sessionmaker()() as s:
-        for params in ({"konnect_id": ids[0]}, {"konnect_id": ids[0], "task_log_type": "ERROR"}, {"page_size": 2}):
-            args = {"konnect_id": params.get("konnect_id"), "log_type": params.get("task_log_type")}
-            page = log_crud.list_logs(s, owner_id=owner_id, page_size=params.get("page_size", 60), page_index=1, **args)
-            datas = task_payloads.restore(s, [(r.id, task_payloads.LOG_POSITION, r.data) for r in page.logs])
-            expected = TaskLogList(
-                task_logs=[
-                    TaskLogOut(
-                        id=r.id,
-                        konnect_id=r.konnect_id,
-                        status=r.status,
-                        task_date=r.task_date,
-                        data=d,
-                        run_id=r.run_id,
-                        attempts=r.attempts,
-                        replay_of=r.replay_of,
-                    )
-                    for r, d in zip(page.logs, datas, strict=True)
-                ],
-                total=page.total,
+        rows = s.scalars(
+            select(TaskLog).where(TaskLog.owner_id == owner_id).order_by(TaskLog.task_date.desc(), TaskLog.id.desc())
+        ).all()
+        datas = task_payloads.restore(s, [(r.id, task_payloads.LOG_POSITION, r.data) for r in rows])
+        logs = [
+            TaskLogOut(
+                id=r.id,
+                konnect_id=r.konnect_id,
+                status=r.status,
+                task_date=r.task_date,
+                data=d,
+                run_id=r.run_id,
+                attempts=r.attempts,
+                replay_of=r.replay_of,
             )
-            assert client.get("/api/v1/task_logs/logs", params=params, headers=headers).json() == expected.model_dump(
-                mode="json"
-            )
-        folders = folder_crud.list_with_counts(s, owner_id=owner_id)
-        stats = konnect_crud.dashboard_stats(s, owner_id=owner_id)
+            for r, d in zip(rows, datas, strict=True)
+        ]
+        user = s.get(User, owner_id)
+        assert user is not None
+        task_limit, task_consumed = user.task_limit, user.task_consumed
+    first = [log for log in logs if log.konnect_id == ids[0]]
+    cases = [
+        ({"konnect_id": ids[0]}, first, 4),
+        ({"konnect_id": ids[0], "task_log_type": "ERROR"}, [log for log in first if log.status == "ERROR"], 1),
+        ({"page_size": 2}, logs[:2], 5),
+    ]
+    for params, expected, total in cases:
+        reply = client.get("/api/v1/task_logs/logs", params=params, headers=headers).json()
+        assert reply == TaskLogList(task_logs=expected, total=total).model_dump(mode="json"), params
     # The large payload is put back whole.
     big = client.get(f"/api/v1/task_logs/logs?konnect_id={ids[1]}", headers=headers).json()["task_logs"][0]
     assert big["data"]["node-2"] == {"blob": "x" * 5000}
-    expected_folders = FolderList(folders=[FolderOut(id=f.id, name=f.name, konnect_count=n) for f, n in folders])
+    expected_folders = FolderList(folders=[FolderOut(id=folder_id, name="Reads", konnect_count=1)])
     assert client.get("/api/v1/folders/list", headers=headers).json() == expected_folders.model_dump(mode="json")
-    assert expected_folders.folders == [FolderOut(id=folder_id, name="Reads", konnect_count=1)]
     expected_stats = DashboardStats(
-        total_konnects=stats.total,
-        active_konnects=stats.active,
-        inactive_konnects=stats.inactive,
-        task_limit=stats.task_limit,
-        task_consumed=stats.task_consumed,
-        task_available=max(stats.task_limit - stats.task_consumed, 0),
+        total_konnects=3,
+        active_konnects=1,
+        inactive_konnects=2,
+        task_limit=task_limit,
+        task_consumed=task_consumed,
+        task_available=max(task_limit - task_consumed, 0),
     )
     got = client.get("/api/v1/dashboard/stats", headers=headers).json()
     assert got == expected_stats.model_dump(mode="json")
-    assert (got["total_konnects"], got["active_konnects"], got["inactive_konnects"]) == (3, 1, 2)
     # Another owner's flow: 404, as before.
     other = client.get(f"/api/v1/task_logs/logs?konnect_id={ids[0] + 10**9}", headers=headers)
     assert other.status_code == 404

@@ -17,23 +17,6 @@ def get_owned(session: Session, *, owner_id: int, folder_id: int) -> Folder | No
     return folder if folder is not None and folder.owner_id == owner_id else None
 
 
-def list_with_counts(session: Session, *, owner_id: int) -> list[tuple[Folder, int]]:
-    """The owner's folders in creation order, each with its number of (not deleted) flows."""
-    counts = (
-        select(Konnect.folder_id, func.count().label("n"))
-        .where(Konnect.owner_id == owner_id, Konnect.folder_id.is_not(None), Konnect.status != DELETED)
-        .group_by(Konnect.folder_id)
-        .subquery()
-    )
-    rows = session.execute(
-        select(Folder, func.coalesce(counts.c.n, 0))
-        .outerjoin(counts, counts.c.folder_id == Folder.id)
-        .where(Folder.owner_id == owner_id)
-        .order_by(Folder.id)
-    )
-    return [(f, int(n)) for f, n in rows]
-
-
 def count_konnects(session: Session, *, owner_id: int, folder_id: int) -> int:
     return (
         session.scalar(

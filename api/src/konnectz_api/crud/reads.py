@@ -3,8 +3,8 @@
 The flow list, the flow history, the folder list, the task logs of a flow and the dashboard stats
 are what a signed-in user's pages load over and over. These functions answer them with hand-written
 SQL on an async psycopg connection (prepared by psycopg after its second use, tuples back, no ORM
-objects, no thread hop). They return exactly what :mod:`konnectz_api.crud.konnects`,
-``crud.folders`` and ``crud.task_logs`` return for the same arguments (the api tests call both).
+objects, no thread hop). They are the only implementation of these reads: the routes (and the short
+path of :mod:`konnectz_api.fastreads`) call them; ``api/tests/test_read_routes.py`` checks their replies.
 
 Every query is scoped to its owner; deleted flows (status DELETED) are never listed.
 """
@@ -91,7 +91,7 @@ async def konnect_page(
     log_status: str | None = None,
 ) -> KonnectPage:
     """One page of an owner's flows, newest first, with the filtered total and each row's
-    success/error task-log counts (as :func:`konnectz_api.crud.konnects.list_page`): one statement,
+    success/error/filtered task-log counts and the live trigger of a published one: one statement,
     plus a count only for a page past the end."""
     where = ["k.owner_id = %(owner)s", "k.status <> %(deleted)s"]
     params: dict[str, Any] = {"owner": owner_id, "deleted": DELETED}
@@ -203,8 +203,8 @@ async def task_log_page(
     start_date: date | None = None,
     end_date: date | None = None,
 ) -> LogPage:
-    """One page of an owner's runs, newest first, and the filtered total (as
-    :func:`konnectz_api.crud.task_logs.list_logs`)."""
+    """One page of an owner's runs, newest first (a deleted flow's runs hidden with it), and the
+    filtered total."""
     where = ["t.owner_id = %(owner)s"]
     params: dict[str, Any] = {"owner": owner_id}
     if konnect_id is not None:

@@ -3,58 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from konnectz_api.crud import requests, task_payloads
-from konnectz_api.crud.konnects import day_end, day_start
 from konnectz_api.errors import Conflict
 from konnectz_api.models import Konnect, Task, TaskLog
-
-
-@dataclass(frozen=True)
-class LogPage:
-    logs: list[TaskLog]
-    total: int
-
-
-def list_logs(
-    session: Session,
-    *,
-    owner_id: int,
-    page_size: int,
-    page_index: int,
-    konnect_id: int | None = None,
-    log_type: str | None = None,
-    start_date: date | None = None,
-    end_date: date | None = None,
-) -> LogPage:
-    stmt = select(TaskLog).where(TaskLog.owner_id == owner_id)
-    if konnect_id is not None:
-        # A deleted flow's runs are hidden with it (checked once per query, as an InitPlan).
-        live = exists().where(Konnect.id == konnect_id, Konnect.owner_id == owner_id, Konnect.status != "DELETED")
-        stmt = stmt.where(TaskLog.konnect_id == konnect_id, live)
-    if log_type is not None:
-        stmt = stmt.where(TaskLog.status == log_type)
-    if start_date is not None:
-        stmt = stmt.where(TaskLog.task_date >= day_start(start_date))
-    if end_date is not None:
-        stmt = stmt.where(TaskLog.task_date <= day_end(end_date))
-    # The page and the filtered total (a window count) in one round trip; only past the last page,
-    # where no row carries the total, is it counted separately.
-    rows = session.execute(
-        stmt.add_columns(func.count().over())
-        .order_by(TaskLog.task_date.desc(), TaskLog.id.desc())
-        .limit(page_size)
-        .offset((page_index - 1) * page_size)
-    ).all()
-    if rows:
-        return LogPage([r[0] for r in rows], int(rows[0][1]))
-    total = session.scalar(select(func.count()).select_from(stmt.with_only_columns(TaskLog.id).subquery())) or 0
-    return LogPage([], total)
 
 
 def get_owned(session: Session, *, owner_id: int, task_log_id: int) -> TaskLog | None:

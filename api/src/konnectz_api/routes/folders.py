@@ -8,14 +8,13 @@ from fastapi import APIRouter, Query
 from starlette.responses import Response
 
 from konnectz_api.crud import folders as crud
-from konnectz_api.crud import konnects as konnect_crud
 from konnectz_api.crud import reads
 from konnectz_api.deps import CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.models import Folder, User
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
 from konnectz_api.replies import json_reply
-from konnectz_api.routes.konnects import to_items
+from konnectz_api.routes.konnects import item_dicts
 from konnectz_api.schemas import (
     AssignIn,
     AssignOut,
@@ -57,25 +56,20 @@ async def list_folders(reader: Reader) -> Response:
 @router.get(
     "/{folder_id}/konnects", response_model=KonnectList, responses=_NOT_FOUND, summary="The flows of one folder"
 )
-def folder_konnects(
+async def folder_konnects(
     folder_id: IdPath,
-    user: CurrentUser,
-    session: SessionDep,
+    reader: Reader,
     settings: SettingsDep,
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
     page_index: PageIndex = 1,
     search_query: SearchText = None,
-) -> KonnectList:
-    folder = _folder(session, user, folder_id)
-    page = konnect_crud.list_page(
-        session,
-        owner_id=user.id,
-        page_size=page_size,
-        page_index=page_index,
-        search=search_query,
-        folder=folder.id,
+) -> Response:
+    if not await reader.run(reads.folder_is_owned, folder_id=folder_id):
+        raise NotFound("This folder does'nt exist.", status="FAILURE")
+    page = await reader.run(
+        reads.konnect_page, page_size=page_size, page_index=page_index, search=search_query, folder=folder_id
     )
-    return KonnectList(konnects=to_items(page, settings), total_konnects=page.total)
+    return json_reply({"konnects": item_dicts(page.rows, settings), "total_konnects": page.total})
 
 
 @router.post("/add", response_model=FolderReply, summary="Create a folder")

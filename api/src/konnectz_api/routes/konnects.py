@@ -28,11 +28,8 @@ from konnectz_api.schemas import (
     DeleteActivityIn,
     DeleteActivityOut,
     KonnectEdit,
-    KonnectItem,
     KonnectList,
-    LeftApp,
     Message,
-    RightApp,
     SaveKonnectIn,
     SaveKonnectOut,
     SecretNames,
@@ -42,8 +39,7 @@ from konnectz_api.schemas import (
     UpdateStatusIn,
     UpdateStatusOut,
 )
-from konnectz_api.services import app_webhooks
-from konnectz_api.services import review as testing
+from konnectz_api.services import app_webhooks, review
 from konnectz_api.services.credential_broker import cipher
 from konnectz_api.services.deployer import DeployConflict, Deployer, DeployError, LocalDeployer
 
@@ -64,41 +60,13 @@ class ChangedInCluster(ApiError):
     status_code = 409
 
 
-webhook_url = testing.webhook_url
+webhook_url = review.webhook_url
 
 
 def _owned(session: SessionDep, user: User, konnect_id: int) -> Konnect:
     if not 1 <= konnect_id <= MAX_ID:
         raise NotFound(f"Konnect {konnect_id} not found")
-    return testing.owned_konnect(session, user, konnect_id)
-
-
-def to_items(page: konnect_crud.Page, settings: Settings) -> list[KonnectItem]:
-    items = []
-    for k in page.konnects:
-        names = k.app_names or konnect_app_names(k.canvas_json)
-        left, right = names["left"], names["right"]
-        ok, err, filtered = page.counts.get(k.id, (0, 0, 0))
-        kind, schedule = live_trigger(page.triggers.get(k.id))
-        items.append(
-            KonnectItem(
-                id=k.id,
-                konnect_name=k.konnect_name,
-                status=k.status,
-                created_at=k.created_at,
-                success_task_count=ok,
-                error_task_count=err,
-                filtered_task_count=filtered,
-                left_app=LeftApp(name=left) if left else None,
-                right_apps=[RightApp(app_name=n) for n in right],
-                webhook_url=webhook_url(settings, k),
-                trigger_kind=kind,
-                schedule=schedule,
-                draft_pending=k.draft_pending,
-                folder_id=k.folder_id,
-            )
-        )
-    return items
+    return review.owned_konnect(session, user, konnect_id)
 
 
 def item_dicts(rows: list[tuple[Any, ...]], settings: Settings) -> list[dict[str, Any]]:
@@ -409,7 +377,7 @@ async def test_and_review(body: TestAndReviewIn, user: CurrentUser, session: Ses
     The first qualifying sample is answered; when none qualifies the test is refused (422) and the
     node's earlier result is kept. Without labels any sample is accepted. A Webhook trigger with no
     captured request yet has no sample, so the choice applies from its first capture on."""
-    return await testing.run_test(session, settings, user, body)
+    return await review.run_test(session, settings, user, body)
 
 
 def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep, settings: Settings) -> DeleteActivityOut:
