@@ -155,6 +155,56 @@ async def _remove(
     return MemberReply(message="Member removed")
 
 
+def _member_routes(
+    kind: crud.Kind,
+    noun: str,
+    *,
+    add_body: type[TeamMemberIn | SubAccountIn],
+    update_body: type[TeamMemberUpdate | SubAccountUpdate],
+    add: tuple[str, str | None],
+    update: str,
+    remove: str,
+) -> None:
+    """``add_{noun}``, ``update_{noun}`` and ``remove_{noun}`` of one kind of member (summaries and
+    an optional description for each); the same endpoint names as hand-written routes would have,
+    so the OpenAPI document (operation ids) is the one the web app's types were generated from."""
+
+    async def add_member(body: Any, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> MemberReply:
+        return await _add(kind, body, user, session, settings)
+
+    def update_member(body: Any, user: CurrentUser, session: SessionDep) -> MemberReply:
+        return _update(kind, body, user, session)
+
+    async def remove_member(
+        sub_account_id: SubAccountId,
+        user: CurrentUser,
+        session: SessionDep,
+        deployer: DeployerDep,
+        settings: SettingsDep,
+    ) -> MemberReply:
+        return await _remove(kind, sub_account_id, user, session, deployer, settings)
+
+    add_member.__annotations__["body"] = add_body  # the request body's model, as FastAPI reads it
+    update_member.__annotations__["body"] = update_body
+    common: dict[str, Any] = {"response_model": MemberReply, "responses": _PLAN_ERROR}
+    summary, description = add
+    router.add_api_route(
+        f"/add_{noun}",
+        add_member,
+        methods=["POST"],
+        name=f"add_{noun}",
+        summary=summary,
+        description=description,
+        **common,
+    )
+    router.add_api_route(
+        f"/update_{noun}", update_member, methods=["POST"], name=f"update_{noun}", summary=update, **common
+    )
+    router.add_api_route(
+        f"/remove_{noun}", remove_member, methods=["GET"], name=f"remove_{noun}", summary=remove, **common
+    )
+
+
 # --- team ---------------------------------------------------------------------------------------------
 
 
@@ -165,29 +215,18 @@ def list_team_users(user: CurrentUser, session: SessionDep) -> TeamList:
     return TeamList(team_users=rows, total=len(rows), allowed_limit=crud.TEAM_MEMBER_LIMIT)
 
 
-@router.post(
-    "/add_team_user",
-    response_model=MemberReply,
-    responses=_PLAN_ERROR,
-    summary="Add a team member",
-    description="The member gets a mail with a link to choose a password. access: Create, Create/Delete or FULL.",
+_member_routes(
+    crud.TEAM,
+    "team_user",
+    add_body=TeamMemberIn,
+    update_body=TeamMemberUpdate,
+    add=(
+        "Add a team member",
+        "The member gets a mail with a link to choose a password. access: Create, Create/Delete or FULL.",
+    ),
+    update="Change a team member",
+    remove="Remove a team member",
 )
-async def add_team_user(
-    body: TeamMemberIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
-) -> MemberReply:
-    return await _add(crud.TEAM, body, user, session, settings)
-
-
-@router.post("/update_team_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Change a team member")
-def update_team_user(body: TeamMemberUpdate, user: CurrentUser, session: SessionDep) -> MemberReply:
-    return _update(crud.TEAM, body, user, session)
-
-
-@router.get("/remove_team_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove a team member")
-async def remove_team_user(
-    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep, settings: SettingsDep
-) -> MemberReply:
-    return await _remove(crud.TEAM, sub_account_id, user, session, deployer, settings)
 
 
 # --- agency -------------------------------------------------------------------------------------------
@@ -207,29 +246,18 @@ def list_agency_users(user: CurrentUser, session: SessionDep) -> AgencyList:
     )
 
 
-@router.post(
-    "/add_agency_user",
-    response_model=MemberReply,
-    responses=_PLAN_ERROR,
-    summary="Add a sub-account with its own task quota",
-    description="The sub-accounts' tasks together cannot exceed the agency's task limit.",
+_member_routes(
+    crud.AGENCY,
+    "agency_user",
+    add_body=SubAccountIn,
+    update_body=SubAccountUpdate,
+    add=(
+        "Add a sub-account with its own task quota",
+        "The sub-accounts' tasks together cannot exceed the agency's task limit.",
+    ),
+    update="Change a sub-account",
+    remove="Remove a sub-account",
 )
-async def add_agency_user(
-    body: SubAccountIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
-) -> MemberReply:
-    return await _add(crud.AGENCY, body, user, session, settings)
-
-
-@router.post("/update_agency_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Change a sub-account")
-def update_agency_user(body: SubAccountUpdate, user: CurrentUser, session: SessionDep) -> MemberReply:
-    return _update(crud.AGENCY, body, user, session)
-
-
-@router.get("/remove_agency_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove a sub-account")
-async def remove_agency_user(
-    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep, settings: SettingsDep
-) -> MemberReply:
-    return await _remove(crud.AGENCY, sub_account_id, user, session, deployer, settings)
 
 
 # --- reseller -----------------------------------------------------------------------------------------
@@ -242,23 +270,15 @@ def list_reseller_users(user: CurrentUser, session: SessionDep) -> ResellerList:
     return ResellerList(reseller_users=rows, total=len(rows))
 
 
-@router.post("/add_reseller_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Add a reseller member")
-async def add_reseller_user(
-    body: SubAccountIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
-) -> MemberReply:
-    return await _add(crud.RESELLER, body, user, session, settings)
-
-
-@router.post("/update_reseller_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Change one")
-def update_reseller_user(body: SubAccountUpdate, user: CurrentUser, session: SessionDep) -> MemberReply:
-    return _update(crud.RESELLER, body, user, session)
-
-
-@router.get("/remove_reseller_user", response_model=MemberReply, responses=_PLAN_ERROR, summary="Remove one")
-async def remove_reseller_user(
-    sub_account_id: SubAccountId, user: CurrentUser, session: SessionDep, deployer: DeployerDep, settings: SettingsDep
-) -> MemberReply:
-    return await _remove(crud.RESELLER, sub_account_id, user, session, deployer, settings)
+_member_routes(
+    crud.RESELLER,
+    "reseller_user",
+    add_body=SubAccountIn,
+    update_body=SubAccountUpdate,
+    add=("Add a reseller member", None),
+    update="Change one",
+    remove="Remove one",
+)
 
 
 # --- audit log ----------------------------------------------------------------------------------------
