@@ -22,7 +22,6 @@ the table again and two api processes never walk the same rows.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -33,6 +32,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from konnectz_api.crud import task_payloads
+from konnectz_api.crud.batches import drain
 from konnectz_api.models import RetentionCursor, Task, TaskLog
 
 __all__ = ["PurgeCursor", "is_purged", "not_kept", "purge", "purge_shared", "purged_stub", "trigger_key"]
@@ -122,15 +122,15 @@ def purge(session: Session, *, older_than_days: int, cursor: PurgeCursor, batch:
         return 0
     cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
     stub = purged_stub(older_than_days)
-    total = 0
-    while True:
+
+    def one_batch() -> tuple[int, bool]:
         purged, cursor.after_id, done = _purge_batch(
             session, cutoff=cutoff, stub=stub, after_id=cursor.after_id, batch=batch
         )
         session.commit()
-        total += purged
-        if done:
-            return total
+        return purged, done
+
+    return drain(one_batch)
 
 
 def purge_shared(
@@ -145,9 +145,8 @@ def purge_shared(
         return 0
     cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
     stub = purged_stub(older_than_days)
-    total = 0
-    while True:
-        started = time.monotonic()
+
+    def one_batch() -> tuple[int, bool]:
         with sessions() as session:
             session.execute(
                 pg_insert(RetentionCursor).values(job=JOB, after_id=0).on_conflict_do_nothing(index_elements=["job"])
@@ -157,11 +156,10 @@ def purge_shared(
                 select(RetentionCursor.after_id).where(RetentionCursor.job == JOB).with_for_update(skip_locked=True)
             ).scalar()
             if after_id is None:  # another process is purging
-                return total
+                return 0, True
             purged, after_id, done = _purge_batch(session, cutoff=cutoff, stub=stub, after_id=after_id, batch=batch)
             session.execute(update(RetentionCursor).where(RetentionCursor.job == JOB).values(after_id=after_id))
             session.commit()
-        total += purged
-        if done:
-            return total
-        time.sleep(pause * (time.monotonic() - started))
+        return purged, done
+
+    return drain(one_batch, pause=pause)

@@ -20,6 +20,7 @@ import orjson
 from sqlalchemy import CursorResult, delete, insert, select, tuple_
 from sqlalchemy.orm import Session
 
+from konnectz_api.crud.batches import drain
 from konnectz_api.models import TaskPayload
 
 __all__ = ["LOG_POSITION", "is_stub", "offload", "purge", "restore"]
@@ -75,14 +76,14 @@ def purge(session: Session, *, older_than_days: int, batch: int = 5000) -> int:
     if older_than_days <= 0:
         return 0
     cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
-    total = 0
-    while True:
+
+    def one_batch() -> tuple[int, bool]:
         keys = select(TaskPayload.task_log_id, TaskPayload.position).where(TaskPayload.created_at < cutoff).limit(batch)
         result = session.execute(
             delete(TaskPayload).where(tuple_(TaskPayload.task_log_id, TaskPayload.position).in_(keys))
         )
-        deleted = result.rowcount if isinstance(result, CursorResult) else 0
+        deleted = (result.rowcount if isinstance(result, CursorResult) else 0) or 0
         session.commit()
-        total += deleted or 0
-        if not deleted or deleted < batch:
-            return total
+        return deleted, deleted < batch
+
+    return drain(one_batch)
