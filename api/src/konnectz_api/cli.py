@@ -6,7 +6,11 @@ import argparse
 import json
 import os
 import sys
+import time
 import urllib.request
+
+from pydantic import ValidationError
+from sqlalchemy import func, select
 
 from konnectz_api.catalogue import get_index
 from konnectz_api.core.config import get_settings
@@ -19,8 +23,6 @@ from konnectz_runner.catalogue import CatalogueError
 
 def _captcha(url: str) -> int:
     """Fetch a challenge and print its solution on stdout (progress on stderr, so $(...) keeps only it)."""
-    import time
-
     started = time.monotonic()
     sys.stderr.write(f"captcha: fetching a challenge from {url} ...\n")
     try:
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "serve":
-        import uvicorn
+        import uvicorn  # the server loads only to serve
 
         problem = _cannot_start()
         if problem is not None:
@@ -110,12 +112,10 @@ def _cannot_start() -> str | None:
     """Why the api cannot start (its settings, the kubernetes deployer's cluster configuration or the app
     catalogue are unusable), checked before the server opens anything: a broken image or configuration
     exits at once with one line."""
-    from pydantic import ValidationError
-
     try:
         settings = get_settings()
         if settings.deployer == "kubernetes":
-            from kubernetes import config as kube_config
+            from kubernetes import config as kube_config  # optional: the Kubernetes deployer's
 
             try:
                 kube_config.load_incluster_config()
@@ -134,8 +134,6 @@ def _cannot_start() -> str | None:
 
 
 def _admin(email: str, *, grant: bool) -> int:
-    from sqlalchemy import func, select
-
     with get_sessionmaker()() as session:
         user = session.scalar(select(User).where(func.lower(User.email) == email.lower()))
         if user is None:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
+from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.db import get_engine
 from konnectz_api.deps import BusDep, SettingsDep
@@ -34,7 +35,6 @@ def metrics() -> Response:
 async def healthz(bus: BusDep, request: Request) -> JSONResponse:
     problems: dict[str, str] = {}
     try:
-        from starlette.concurrency import run_in_threadpool
 
         def _ping() -> None:
             with get_engine().connect() as conn:

@@ -91,8 +91,8 @@ class ClusterSync:
         self._stop.set()
 
     def _run(self) -> None:
-        from kubernetes import watch
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes import watch  # optional: the Kubernetes deployer's
+        from kubernetes.client.exceptions import ApiException  # optional: the Kubernetes deployer's
 
         failing = False
         while not self._stop.is_set():
@@ -209,7 +209,7 @@ class ClusterSync:
             return
         with self.sessions() as session:
             session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _lock_key(self.namespace, name)})
-            from kubernetes.client.exceptions import ApiException
+            from kubernetes.client.exceptions import ApiException  # optional: the Kubernetes deployer's
 
             try:
                 live = self._api.get_namespaced_custom_object(

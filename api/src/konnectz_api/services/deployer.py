@@ -91,7 +91,7 @@ FIELD_MANAGER = "konnectz-api"
 
 def _refusal(action: str, exc: Exception) -> DeployError:
     """A DeployError whose message says what Kubernetes answered, never a stack trace."""
-    from kubernetes.client.exceptions import ApiException
+    from kubernetes.client.exceptions import ApiException  # optional: the Kubernetes deployer's
 
     if isinstance(exc, ApiException):
         detail = exc.reason or ""
@@ -122,7 +122,7 @@ class KubernetesDeployer:
     def __init__(
         self, namespace: str, api_client: Any = None, *, runner_mode: Literal["dedicated", "shared"] = "dedicated"
     ) -> None:
-        from kubernetes import client, config
+        from kubernetes import client, config  # optional: the Kubernetes deployer's
 
         self.runner_mode: Literal["dedicated", "shared"] = runner_mode
         if api_client is None:
@@ -218,7 +218,7 @@ class KubernetesDeployer:
         await asyncio.to_thread(self._publish, spec, owner_email)
 
     async def unpublish(self, konnect_id: int) -> None:
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client.exceptions import ApiException  # optional: the Kubernetes deployer's
 
         def _delete() -> None:
             try:
@@ -238,7 +238,7 @@ class KubernetesDeployer:
     ) -> None:
         """Merge the run's outcome and today's counts into the Konnect's status (the operator owns the
         other fields)."""
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client.exceptions import ApiException  # optional: the Kubernetes deployer's
 
         status: dict[str, Any] = {
             "lastRunTime": event.finished_at.isoformat(),

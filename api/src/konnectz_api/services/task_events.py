@@ -53,7 +53,12 @@ POISON_ATTEMPTS = 3
 def _transient(error: BaseException) -> bool:
     """A failure of the database connection (retry), not of the event's content."""
     import psycopg
-    from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError, TimeoutError
+    from sqlalchemy.exc import (  # local: its TimeoutError would hide the builtin one the consumer catches
+        DisconnectionError,
+        InterfaceError,
+        OperationalError,
+        TimeoutError,
+    )
 
     return isinstance(
         error, OperationalError | InterfaceError | DisconnectionError | TimeoutError | psycopg.OperationalError
