@@ -12,7 +12,7 @@ import urllib.request
 from pydantic import ValidationError
 from sqlalchemy import func, select
 
-from konnectz_api.catalogue import get_index
+from konnectz_api import catalogue
 from konnectz_api.core.config import get_settings
 from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
@@ -124,7 +124,7 @@ def _cannot_start() -> str | None:
                     kube_config.load_kube_config()
                 except (kube_config.ConfigException, OSError) as exc:
                     return f"kubernetes deployer: no service account and no usable kubeconfig ({exc})"
-        get_index()
+        catalogue.get_index()
     except ValidationError as exc:
         errors = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
         return f"invalid settings ({errors})"

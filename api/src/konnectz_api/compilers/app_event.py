@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from konnectz_api.catalogue import get_index
+from konnectz_api import catalogue  # looked up at each call (catalogue.get_index): the tests swap the index
 from konnectz_api.compilers._common import fail
 from konnectz_runner.spec import KeyValue
 from konnectz_runner.steps.app_event import AppEventStep
@@ -20,7 +20,7 @@ def catalogue_app(node: Any) -> Any | None:
     """The catalogue app of ``node``, if it is one (an ``api`` app whose key is the node's provider)."""
     detail = node.detail
     raw_id = str(detail.id if detail.id is not None else "")
-    app = get_index().get(int(raw_id)) if raw_id.isdigit() and len(raw_id) < 19 else None
+    app = catalogue.get_index().get(int(raw_id)) if raw_id.isdigit() and len(raw_id) < 19 else None
     if app is None or app.app_type != "api" or app.key != node.provider:
         return None
     return app

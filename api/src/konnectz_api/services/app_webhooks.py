@@ -22,8 +22,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from konnectz_api import catalogue
 from konnectz_api.canvas import Canvas
-from konnectz_api.catalogue import get_index
 from konnectz_api.compilers._common import config_values
 from konnectz_api.compilers.app_event import catalogue_app
 from konnectz_api.core.config import Settings
@@ -190,7 +190,7 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
     if row is None:
         return
 
-    app = get_index().get(row.app_id)
+    app = catalogue.get_index().get(row.app_id)
     event = app.event(row.event) if app is not None else None
     strategy = event.trigger if event is not None else None
     if (

@@ -22,8 +22,7 @@ from typing import Any
 import httpx
 from sqlalchemy.orm import Session
 
-from konnectz_api import step_secrets, trigger_filter
-from konnectz_api.catalogue import get_index
+from konnectz_api import catalogue, step_secrets, trigger_filter
 from konnectz_api.compile import ONLY_ONCE, CompileError, check_references
 from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
 from konnectz_api.compilers._common import is_blank
@@ -216,7 +215,7 @@ async def app_trigger_sample(
 ) -> tuple[Any, str]:
     """The newest item of a catalogue app's polling trigger, read from the live API through the
     account (credentials from the broker, refreshed when they expire), and the message to show."""
-    app = get_index().get(trigger.app_id or 0)
+    app = catalogue.get_index().get(trigger.app_id or 0)
     if app is None:
         raise AppCallError("The app is no longer in the catalogue")
     account = None
