@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -77,13 +77,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     gc.freeze()
     stop = asyncio.Event()
     # Supervised: a crash is logged and the task restarted with backoff; /healthz reports it.
-    consumer = Supervised(
-        "task-event consumer", lambda: consume_task_events(bus, get_sessionmaker(), stop, deployer), stopping=stop
-    )
-    quota_server = Supervised("quota service", lambda: serve_quota(bus, get_sessionmaker(), stop), stopping=stop)
-    purger = Supervised("retention purge", lambda: purge_payloads_forever(get_sessionmaker(), settings), stopping=stop)
-    app.state.supervised = [consumer, quota_server, purger]
-    for task in app.state.supervised:
+    background: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+        ("task-event consumer", lambda: consume_task_events(bus, get_sessionmaker(), stop, deployer)),
+        ("quota service", lambda: serve_quota(bus, get_sessionmaker(), stop)),
+        ("retention purge", lambda: purge_payloads_forever(get_sessionmaker(), settings)),
+    ]
+    app.state.supervised = supervised = [Supervised(name, run, stopping=stop) for name, run in background]
+    for task in supervised:
         task.start()
     # Kubernetes: the Konnects are the published state; follow them (imports, edits, deletions).
     app.state.cluster_sync = sync = (
@@ -98,7 +98,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if sync is not None:
             sync.stop()
         stop.set()
-        await asyncio.gather(*(task.stop(within=3.0) for task in (consumer, quota_server, purger)))
+        await asyncio.gather(*(task.stop(within=3.0) for task in supervised))
         await bus.close(within=5.0)
         await read_pool.close(timeout=3.0)
 
