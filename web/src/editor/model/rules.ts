@@ -97,12 +97,6 @@ export function isInteger(text: string): boolean {
   return /^\d+$/.test(text.trim());
 }
 
-/** Set Delay: actions (not the trigger, not a delay add-on itself) support a timer. */
-export function supportsTimer(data: FlowNodeData): boolean {
-  const d = data.app_detail;
-  return d.app_index !== 1 && d.provider !== 'delay' && d.provider !== 'timer';
-}
-
 /** A node is an in-house add-on (its events need no account). */
 export function isInHouse(data: FlowNodeData): boolean {
   return data.app_detail.app_type !== 'api';
