@@ -78,7 +78,6 @@ export const DELAY_UNITS = [
   { id: 3228, name: 'Weeks' },
 ] as const;
 
-export const COUPON_UNITS = ['Days', 'Week', 'Months', 'Years'] as const;
 export const SPLITTER_SEGMENTS = ['First', 'Second', 'Last', 'Second to Last', 'All'] as const;
 export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 export const MONTH_DATES = Array.from({ length: 31 }, (_, i) => i + 1);

@@ -10,6 +10,9 @@ export interface ApiData {
 }
 
 declare module '../../model/types' {
+  interface NodeKindMap {
+    Api: true;
+  }
   interface KindDataMap {
     api: ApiData;
   }

@@ -4,10 +4,12 @@ import { Input, Select, Space } from 'antd';
 import { memo } from 'react';
 import { useToast } from '../../../lib/useToast';
 import type { KindDefinition } from '../../kinds';
-import { COUPON_UNITS, isInteger, MSG, TOAST_MS } from '../../model/rules';
+import { isInteger, MSG, TOAST_MS } from '../../model/rules';
 import type { FlowNode, KindData } from '../../model/types';
 import { NodeCard } from '../card/NodeCard';
 import { useNodeUpdate } from '../card/useNodeUpdate';
+
+export const COUPON_UNITS = ['Days', 'Week', 'Months', 'Years'] as const;
 
 /** The coupon's expiry: a number and a unit (stored under inHouseAppConfig.coupon). */
 export interface CouponConfig {
@@ -20,6 +22,9 @@ export interface CouponData {
 }
 
 declare module '../../model/types' {
+  interface NodeKindMap {
+    Coupon: true;
+  }
   interface KindDataMap {
     coupon: CouponData;
   }

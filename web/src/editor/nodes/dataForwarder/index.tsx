@@ -10,6 +10,9 @@ export interface DataForwarderData {
 }
 
 declare module '../../model/types' {
+  interface NodeKindMap {
+    Api: true;
+  }
   interface KindDataMap {
     data_forwarder: DataForwarderData;
   }

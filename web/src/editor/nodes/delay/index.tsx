@@ -13,6 +13,12 @@ function DelayNodeView({ id, data, selected }: NodeProps<FlowNode>) {
   );
 }
 
+declare module '../../model/types' {
+  interface NodeKindMap {
+    InHouse: true;
+  }
+}
+
 /** The delay add-on (older drafts: timer): waits before the next step; it has no Set Delay of its own. */
 const delay: KindDefinition = {
   kind: 'delay',

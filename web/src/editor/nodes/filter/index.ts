@@ -7,6 +7,9 @@ export interface FilterData {
 }
 
 declare module '../../model/types' {
+  interface NodeKindMap {
+    Filter: true;
+  }
   interface KindDataMap {
     conditioner: FilterData;
   }

@@ -8,6 +8,9 @@ export interface FormInputData {
 }
 
 declare module '../../model/types' {
+  interface NodeKindMap {
+    FormInput: true;
+  }
   interface KindDataMap {
     form_input: FormInputData;
   }

@@ -2,6 +2,12 @@ import type { KindDefinition } from '../../kinds';
 import { FormatterNode } from './FormatterNode';
 import { operationLabel } from './operations';
 
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Formatter: true;
+  }
+}
+
 /** The formatter add-on: one operation on text, numbers or dates (selectedAddonsValue.operation). */
 const formatter: KindDefinition = {
   kind: 'formatter',

@@ -2,6 +2,12 @@ import type { KindDefinition } from '../../kinds';
 import { GeneratorNode } from './GeneratorNode';
 import { GENERATOR_LABELS } from './labels';
 
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Generator: true;
+  }
+}
+
 /** The generator add-on: generates values (selectedAddonsValue.what). */
 const generator: KindDefinition = {
   kind: 'generator',

@@ -14,6 +14,12 @@ function IteratorNodeView({ id, data, selected }: NodeProps<FlowNode>) {
   );
 }
 
+declare module '../../model/types' {
+  interface NodeKindMap {
+    InHouse: true;
+  }
+}
+
 /** The iterator add-on: runs the later steps once per item of a list; at most one per flow. */
 const iterator: KindDefinition = {
   kind: 'iterator',

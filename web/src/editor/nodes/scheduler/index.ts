@@ -8,6 +8,9 @@ export interface SchedulerData {
 }
 
 declare module '../../model/types' {
+  interface NodeKindMap {
+    Scheduler: true;
+  }
   interface KindDataMap {
     scheduler: SchedulerData;
   }

@@ -11,6 +11,9 @@ export interface SplitterData {
 }
 
 declare module '../../model/types' {
+  interface NodeKindMap {
+    InHouse: true;
+  }
   interface KindDataMap {
     splitter: SplitterData;
   }

@@ -2,6 +2,12 @@ import { LinkOutlined } from '@ant-design/icons';
 import type { KindDefinition } from '../../kinds';
 import { WebhookNode } from './WebhookNode';
 
+declare module '../../model/types' {
+  interface NodeKindMap {
+    WebhookInner: true;
+  }
+}
+
 /** The webhook trigger: catches a request at its URL (Capture Response). */
 const webhook: KindDefinition = {
   kind: 'webhook',
