@@ -16,7 +16,8 @@ export type DataOf<P> = P extends keyof KindDataMap ? KindData<P> : FlowNodeData
 
 /**
  * A step kind. `P` is its key in KindDataMap (the provider whose data shape it declares), so its
- * hooks get its own typed data; the general catalogue app kinds leave it out.
+ * hooks get its own typed data (`KindData<P>`); kinds without data of their own leave it out
+ * (their hooks see `FlowNodeData`).
  *
  * Hooks are declared as methods (not arrow-typed properties) so a definition typed for its own
  * data is still a `KindDefinition` in the registry's list.
