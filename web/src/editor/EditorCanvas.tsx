@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { useToast } from '../lib/useToast';
 import { useTheme } from '../theme/theme';
 import type { AppOut } from './api/editorApi';
-import { ActionDrawer, TRIGGER_ONLY, type DrawerMode } from './components/ActionDrawer';
+import { ActionDrawer, type DrawerMode } from './components/ActionDrawer';
 import { AppPicker } from './components/AppPicker';
 import { edgeTypes } from './components/DeletableEdge';
 import { Tools } from './components/Tools';
@@ -14,6 +14,7 @@ import { isTriggerNode, linkRefusal } from './model/operations';
 import { MSG, TOAST_MS } from './model/rules';
 import type { FlowLink, FlowNode } from './model/types';
 import { nodeTypes } from './nodes/nodeTypes';
+import { addRefusal, isTriggerOnly } from './nodes/registry';
 
 export const MIN_ZOOM = 0.3;
 export const MAX_ZOOM = 2;
@@ -95,9 +96,10 @@ export function EditorCanvas() {
   const hasTrigger = apps.some(isTriggerNode);
 
   const pickAction = (app: AppOut) => {
-    if (TRIGGER_ONLY.has(app.provider)) return;
-    if (app.provider === 'iterator' && store.getState().apps.some((n) => n.data.app_detail.provider === 'iterator')) {
-      void toast.warning(MSG.iteratorOnce, TOAST_MS / 1000);
+    if (isTriggerOnly(app.provider)) return;
+    const refused = addRefusal(store.getState().apps, app.provider);
+    if (refused) {
+      void toast.warning(refused, TOAST_MS / 1000);
       return;
     }
     dispatch({ type: 'addAction', app });
@@ -175,7 +177,7 @@ export function EditorCanvas() {
         mode={drawer}
         onClose={() => setDrawer(null)}
         onPick={pickAction}
-        hasIterator={apps.some((n) => n.data.app_detail.provider === 'iterator')}
+        apps={apps}
       />
     </div>
   );

@@ -4,6 +4,7 @@
  */
 import { outputKeys } from './model/rules';
 import type { FlowNode } from './model/types';
+import { kindOf } from './nodes/registry';
 
 export interface ReferenceOption {
   value: string;
@@ -15,10 +16,9 @@ export const reference = (nodeId: string, path: string) => `{{${nodeId}.${path}}
 /** The output keys of a node: from its test response, else from its additional (output) fields. */
 export function nodeOutputKeys(node: FlowNode): string[] {
   let raw = node.data.response_payload?.raw_response;
-  // Later steps see one item of an iterator, not its {count, items}.
-  if (node.data.app_detail.provider === 'iterator' && raw && typeof raw === 'object' && Array.isArray((raw as { items?: unknown }).items)) {
-    raw = (raw as { items: unknown[] }).items[0] ?? {};
-  }
+  // A kind may expose part of its response (later steps see one item of an iterator, not its {count, items}).
+  const outputs = kindOf(node.data)?.outputs;
+  if (outputs) raw = outputs(raw);
   const keys = raw && typeof raw === 'object' ? outputKeys(raw) : [];
   for (const f of node.data.configResponses ?? []) if (f.additional && f.config_key && !keys.includes(f.config_key)) keys.push(f.config_key);
   return keys;

@@ -1,13 +1,13 @@
 import { Drawer } from '../../lib/Drawer';
 import type { AppOut } from '../api/editorApi';
-import { MSG } from '../model/rules';
+import type { FlowNode } from '../model/types';
+import { addRefusal, isTriggerOnly } from '../nodes/registry';
 import { AppPicker } from './AppPicker';
 
 export type DrawerMode = 'actions' | 'addOns';
 
-/** Add-ons that only start flows are not offered as actions. */
-export const TRIGGER_ONLY = new Set(['scheduler', 'form_input', 'webhook']);
-const hide = (app: AppOut) => TRIGGER_ONLY.has(app.provider);
+/** Add-ons that only start flows (their kind says triggerOnly) are not offered as actions. */
+const hide = (app: AppOut) => isTriggerOnly(app.provider);
 /** Wide enough for five tiles a row, never wider than most of a small screen. */
 const DRAWER_SIZE = 'min(600px, 92vw)';
 
@@ -15,13 +15,13 @@ interface Props {
   mode: DrawerMode | null;
   onClose: () => void;
   onPick: (app: AppOut) => void;
-  /** The flow has an iterator already: the iterator tile is disabled, its tooltip says why. */
-  hasIterator?: boolean;
+  /** The flow's nodes: a once-only kind (the iterator) already used has its tile disabled, its tooltip says why. */
+  apps?: readonly FlowNode[];
 }
 
 /** Side drawer picking the next action (add-ons, then catalogue actions) or an add-on. */
-export function ActionDrawer({ mode, onClose, onPick, hasIterator = false }: Props) {
-  const refusal = (app: AppOut) => (hasIterator && app.provider === 'iterator' ? MSG.iteratorOnce : null);
+export function ActionDrawer({ mode, onClose, onPick, apps = [] }: Props) {
+  const refusal = (app: AppOut) => addRefusal(apps, app.provider);
   return (
     <Drawer
       open={mode !== null}

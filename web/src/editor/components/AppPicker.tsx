@@ -2,6 +2,7 @@ import { SearchOutlined } from '@ant-design/icons';
 import { Empty, Input, Spin, Tooltip } from 'antd';
 import { pickerName } from '../../lib/names';
 import type { AppListing, AppOut } from '../api/editorApi';
+import { kindIcon } from '../nodes/registry';
 import { AppIcon } from './AppIcon';
 import { useAppSearch } from './useAppSearch';
 
@@ -63,7 +64,7 @@ export function AppPicker({ listings, enabled = true, onPick, placeholder, searc
                       onClick={() => onPick(app)}
                       data-testid={`app-tile-${app.provider}`}
                     >
-                      <AppIcon name={app.name} provider={app.provider} imageUrl={app.image_url} />
+                      <AppIcon name={app.name} provider={app.provider} imageUrl={app.image_url} icon={kindIcon(app.provider)} />
                       <span className="kz-app-name">{pickerName(app.name)}</span>
                     </button>
                   </span>

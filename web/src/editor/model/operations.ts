@@ -4,7 +4,8 @@
  * not apply, so callers can tell a no-op apart (and skip recording history).
  */
 import type { App } from '../../api/types';
-import type { ApiSelectedValue, Flow, FlowLink, FlowNode, FlowNodeData, NodeKind } from './types';
+import { addRefusal, kindForApp } from '../nodes/registry';
+import type { ApiSelectedValue, Flow, FlowLink, FlowNode, FlowNodeData } from './types';
 
 export const CARD_WIDTH = 450;
 export const ACTION_OFFSET = 150;
@@ -25,35 +26,8 @@ export function isTriggerNode(node: FlowNode): boolean {
   return node.data.app_detail.app_index === 1;
 }
 
-/** Which node type renders an app (one folder per kind under nodes/). */
-export function nodeKindFor(app: Pick<App, 'provider' | 'app_type'>, trigger: boolean): NodeKind {
-  switch (app.provider) {
-    case 'webhook':
-      return 'WebhookInner';
-    case 'api':
-    case 'data_forwarder':
-      return 'Api';
-    case 'formatter':
-      return 'Formatter';
-    case 'generator':
-      return 'Generator';
-    case 'conditioner':
-    case 'filter':
-      return 'Filter';
-    case 'scheduler':
-      return 'Scheduler';
-    case 'form_input':
-      return 'FormInput';
-    case 'coupon':
-      return 'Coupon';
-    case 'splitter':
-    case 'iterator':
-    case 'delay':
-      return 'InHouse';
-    default:
-      return trigger ? 'TriggerNode' : 'ActionNode';
-  }
-}
+/** Which node type renders an app: its kind's (one folder per kind under nodes/, see nodes/registry.tsx). */
+export { nodeKindFor } from '../nodes/registry';
 
 export function defaultApiValue(): ApiSelectedValue {
   return {
@@ -88,47 +62,10 @@ export function lastNode(apps: FlowNode[]): FlowNode | undefined {
   );
 }
 
-/** Built-in events: add-ons with one fixed event start with it chosen. */
-const FIXED_EVENTS: Record<string, { id: string; name: string }> = {
-  webhook: { id: 'catch_hook', name: 'Catch Webhook' },
-  api: { id: 'api_call', name: 'Make an API Call' },
-  data_forwarder: { id: 'forward', name: 'Forward Data' },
-  conditioner: { id: 'filter', name: 'Filter' },
-  scheduler: { id: 'schedule', name: 'Schedule' },
-  form_input: { id: 'form_submitted', name: 'Form Submitted' },
-  coupon: { id: 'generate_coupon', name: 'Generate Coupon' },
-  formatter: { id: 'format', name: 'Format Data' },
-  generator: { id: 'generate', name: 'Generate Values' },
-  splitter: { id: 'split', name: 'Split Text' },
-  iterator: { id: 'iterate', name: 'Iterate Over a List' },
-  delay: { id: 'delay', name: 'Delay' },
-};
-
-function initialData(app: App, type: NodeKind): Partial<FlowNodeData> {
-  switch (app.provider) {
-    case 'api':
-      return { selectedValue: defaultApiValue() };
-    case 'data_forwarder':
-      return { keyList: [{ key: '', value: '' }] };
-    case 'conditioner':
-    case 'filter':
-      return { filterValues: [{ id: 'c1', field: '', operator: '', valueOfFilter: '', joinWith: '' }] };
-    case 'scheduler':
-      return { selectedValue: { schedule_type: 'AtRegularIntervals', every: 5, time_span: 'Minutes' } };
-    case 'coupon':
-      return { inHouseAppConfig: { coupon: { expiryNum: '', duration: 'Days' } } };
-    case 'splitter':
-      return { inHouseAppConfig: { segmentIndex: 0 } };
-    case 'form_input':
-      return { formFields: [{ key: 'email', label: 'Email', type: 'email', required: true }], formTitle: '' };
-    default:
-      return type === 'WebhookInner' ? {} : {};
-  }
-}
-
 export function buildNode(app: App, id: string, appIndex: number, position: { x: number; y: number }): FlowNode {
   const trigger = appIndex === 1;
-  const type = nodeKindFor(app, trigger);
+  const kind = kindForApp(app.provider, trigger);
+  const type = kind.nodeType;
   const data: FlowNodeData = {
     node_id: id,
     app_detail: {
@@ -140,15 +77,16 @@ export function buildNode(app: App, id: string, appIndex: number, position: { x:
       image_url: app.image_url,
       auth_type: app.auth_type,
       side: trigger ? 'left' : 'right',
-      ...(type === 'WebhookInner' ? { webhook_url: null } : {}),
+      ...kind.appDetail,
     },
-    selectedEvent: FIXED_EVENTS[app.provider] ?? null,
+    // Built-in events: add-ons with one fixed event start with it chosen.
+    selectedEvent: kind.fixedEvent ? { ...kind.fixedEvent } : null,
     selectedAccount: null,
     // Never tested: a static Draft state ("Not tested"); Loading only while a test is in flight.
     app_status: { type: 'Draft', collapseEventAccount: false, collapseConfiguration: false },
     configResponses: [],
     response_payload: null,
-    ...initialData(app, type),
+    ...kind.initialData?.(),
   };
   return { id, type, position, data };
 }
@@ -185,7 +123,7 @@ export function applyOperation(flow: Flow, op: Operation): Flow {
     case 'addAction': {
       const prev = lastNode(flow.apps);
       if (!prev) return flow;
-      if (op.app.provider === 'iterator' && flow.apps.some((n) => n.data.app_detail.provider === 'iterator')) return flow;
+      if (addRefusal(flow.apps, op.app.provider)) return flow;
       const id = nextNodeId(flow.apps);
       const position = { x: prev.position.x + CARD_WIDTH + ACTION_OFFSET, y: prev.position.y };
       const node = buildNode(op.app, id, prev.data.app_detail.app_index + 1, position);

@@ -10,6 +10,7 @@ import { scheduleInputs } from '../nodes/scheduler/SchedulerNode';
 import { addOn, apiApp, slackApp, webhookApp } from './fixtures';
 import { ACTION_OFFSET, applyOperation, CARD_WIDTH, linkRefusal, nodeKindFor, type Operation } from './operations';
 import { triggerMovedBackward } from './moves';
+import { supportsTimer } from '../nodes/registry';
 import { ApiError } from '../../api/client';
 import {
   ACCOUNT_POPUP_POLL_MS,
@@ -37,7 +38,6 @@ import {
   outputKeys,
   responseEntries,
   showManageFields,
-  supportsTimer,
   TOAST_MS,
   WEBHOOK_POLL_MS,
   withVisibility,

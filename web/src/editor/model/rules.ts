@@ -78,7 +78,6 @@ export const DELAY_UNITS = [
   { id: 3228, name: 'Weeks' },
 ] as const;
 
-export const COUPON_UNITS = ['Days', 'Week', 'Months', 'Years'] as const;
 export const SPLITTER_SEGMENTS = ['First', 'Second', 'Last', 'Second to Last', 'All'] as const;
 export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 export const MONTH_DATES = Array.from({ length: 31 }, (_, i) => i + 1);
@@ -95,12 +94,6 @@ export const EVERY_HINT: Record<string, string> = { Minutes: '1 to 59', Hours: '
 /** True for whole numbers typed in a form ('12'); the delay and expiry fields accept only these. */
 export function isInteger(text: string): boolean {
   return /^\d+$/.test(text.trim());
-}
-
-/** Set Delay: actions (not the trigger, not a delay add-on itself) support a timer. */
-export function supportsTimer(data: FlowNodeData): boolean {
-  const d = data.app_detail;
-  return d.app_index !== 1 && d.provider !== 'delay' && d.provider !== 'timer';
 }
 
 /** A node is an in-house add-on (its events need no account). */

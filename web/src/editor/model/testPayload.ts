@@ -1,7 +1,8 @@
 /** The Test & Review request of a node (canvas spec §3, Test payload). */
 import type { TestBody } from '../api/editorApi';
 import { toCanvasJson } from './canvas';
-import type { Flow, FlowNode, ScheduleValue } from './types';
+import { kindOf } from '../nodes/registry';
+import type { Flow, FlowNode } from './types';
 
 /** config_key → value of the node's input fields (selects keep their value). */
 export function configValues(node: FlowNode): Record<string, unknown> {
@@ -23,9 +24,9 @@ export function buildTestBody(flow: Flow, flowName: string, konnectId: number | 
     app_account_id: d.selectedAccount?.id ?? null,
   };
   if (d.app_detail.app_index === 1) {
-    // The Scheduler sends its selectedValue as left_config (no local data).
-    const left_config =
-      d.app_detail.provider === 'scheduler' ? { ...(d.selectedValue as ScheduleValue) } : configValues(node);
+    // A kind may send its own left_config (the Scheduler: its selectedValue), else the configuration's values.
+    const own = kindOf(d)?.triggerConfig;
+    const left_config = own ? own(d) : configValues(node);
     // The test drawer's AND/OR (default AND) and labels: which sample the test may answer.
     const trigger_filter = { join: d.testFilter?.join ?? 'AND', labels: [...(d.testFilter?.labels ?? [])] };
     return { ...base, left_app_id: d.app_detail.id, left_app_event_id: d.selectedEvent?.id ?? null, left_config, trigger_filter };

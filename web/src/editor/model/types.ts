@@ -4,19 +4,17 @@
  */
 import type { Node } from '@xyflow/react';
 
-/** The node types of the spec (the api's canvas model accepts exactly these). */
-export type NodeKind =
-  | 'WebhookInner'
-  | 'ActionNode'
-  | 'TriggerNode'
-  | 'Formatter'
-  | 'InHouse'
-  | 'Generator'
-  | 'Filter'
-  | 'Api'
-  | 'Scheduler'
-  | 'FormInput'
-  | 'Coupon';
+/**
+ * The node types of the spec (the api's canvas model accepts exactly these: WebhookInner,
+ * ActionNode, TriggerNode, Formatter, InHouse, Generator, Filter, Api, Scheduler, FormInput, Coupon).
+ * Each kind folder adds the one it renders with (several kinds may share one, as InHouse):
+ *
+ *     declare module '../../model/types' { interface NodeKindMap { Coupon: true } }
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface NodeKindMap {}
+
+export type NodeKind = keyof NodeKindMap;
 
 export type AppStatusType = 'Loading' | 'Success' | 'Error' | 'Draft' | 'idle';
 
@@ -149,22 +147,22 @@ export interface AppStatus {
   hasSequence?: boolean;
 }
 
-export interface FlowNodeData extends Record<string, unknown> {
+/**
+ * The fields every node has, whatever its kind. The stored canvas JSON keeps these names (the api
+ * and saved drafts read them).
+ */
+export interface BaseNodeData extends Record<string, unknown> {
   node_id: string;
   app_detail: AppDetail;
   selectedEvent: SelectedEvent | null;
   selectedAccount?: SelectedAccount | null;
   app_status: AppStatus;
   configResponses?: ConfigResponse[];
-  selectedValue?: ApiSelectedValue | ScheduleValue;
+  /** An add-on's fields (what the api's compilers read): formatter, generator, splitter, iterator... */
   selectedAddonsValue?: Record<string, unknown>;
-  inHouseAppConfig?: { coupon?: { expiryNum: string; duration: string }; segmentIndex?: number };
-  filterValues?: FilterCondition[];
-  keyList?: KeyValue[];
+  /** Set Delay of an action (and the delay add-on's own parameters). */
   timerConfigs?: TimerConfig | null;
   delayReady?: boolean;
-  formFields?: FormField[];
-  formTitle?: string;
   response_payload?: ResponsePayload | null;
   /** The event lists more fields live once its last sequenced field is chosen. */
   fetchFieldStatus?: boolean;
@@ -175,6 +173,32 @@ export interface FlowNodeData extends Record<string, unknown> {
   /** Set on action nodes once the trigger was tested. */
   trigger_konnect_id?: number | null;
 }
+
+/**
+ * Each kind's own data fields, keyed by its provider: a kind folder adds its entry with
+ *
+ *     declare module '../../model/types' { interface KindDataMap { coupon: CouponData } }
+ *
+ * so its shape lives in its folder. A catalogue app's trigger or action (the general case) has
+ * only the shared fields.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface KindDataMap {}
+
+/** One kind's node data: the shared fields and its own (the case of the union keyed by provider). */
+export type KindData<P extends keyof KindDataMap> = BaseNodeData & KindDataMap[P];
+
+type KindShape = KindDataMap[keyof KindDataMap];
+type KeysOf<T> = T extends unknown ? keyof T : never;
+type FieldOf<T, K extends PropertyKey> = T extends unknown ? (K extends keyof T ? Exclude<T[K], undefined> : never) : never;
+/** Every kind's own fields, optional (a field two kinds share, such as selectedValue, is the union of their types). */
+export type KindFields = { [K in KeysOf<KindShape>]?: FieldOf<KindShape, K> };
+
+/**
+ * The data of any node, as the generic editor (store, operations, canvas JSON) handles it: the
+ * shared fields and every kind's own fields. A kind's code narrows it to `KindData<'provider'>`.
+ */
+export type FlowNodeData = BaseNodeData & KindFields;
 
 export type FlowNode = Node<FlowNodeData, NodeKind>;
 

@@ -6,10 +6,9 @@ import { useToast } from '../../../lib/useToast';
 import { AppIcon } from '../../components/AppIcon';
 import { manageRefusal } from '../../../accounts';
 import { useEditor } from '../../EditorContext';
-import { MSG, supportsTimer, TOAST_MS } from '../../model/rules';
-import { GENERATOR_LABELS } from '../generator/labels';
-import { operationLabel } from '../formatter/operations';
+import { MSG, TOAST_MS } from '../../model/rules';
 import type { FlowNodeData } from '../../model/types';
+import { kindIcon, kindOf, supportsTimer } from '../registry';
 import { StatusIndicator } from './StatusIndicator';
 import { useNodeActions } from './useNodeActions';
 
@@ -23,11 +22,7 @@ function HeaderButton({ title, icon, onClick, testId }: { title: string; icon: R
 
 /** What the card does, in words, beside its name: an add-on's chosen operation, else the chosen event. */
 export function nodeSummary(data: FlowNodeData): string | null {
-  const addon = data.selectedAddonsValue ?? {};
-  const provider = data.app_detail.provider;
-  if (provider === 'formatter' && typeof addon.operation === 'string' && addon.operation) return operationLabel(addon.operation);
-  if (provider === 'generator' && typeof addon.what === 'string' && addon.what) return GENERATOR_LABELS[addon.what] ?? addon.what;
-  return data.selectedEvent?.name || null;
+  return kindOf(data)?.summary?.(data) || data.selectedEvent?.name || null;
 }
 
 interface Props {
@@ -53,7 +48,7 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
   };
   return (
     <div className="kz-node-header">
-      <AppIcon name={name} provider={data.app_detail.provider} imageUrl={data.app_detail.image_url} size={28} />
+      <AppIcon name={name} provider={data.app_detail.provider} imageUrl={data.app_detail.image_url} size={28} icon={kindIcon(data.app_detail.provider)} />
       <Tooltip title={name}>
         <span className="kz-node-title" data-testid={`node-title-${id}`}>
           {nodeCardName(name)}

@@ -3,6 +3,7 @@ import { Drawer } from '../../../lib/Drawer';
 import { useState } from 'react';
 import { useEditorStoreApi } from '../../EditorContext';
 import type { FlowNodeData } from '../../model/types';
+import { kindOf } from '../registry';
 import { useNodeTest } from './useNodeTest';
 
 export const TEST_LABEL = 'Test & Review';
@@ -67,9 +68,6 @@ function TriggerTestDrawer({ id, data, open, onClose, onProceed }: { id: string;
   );
 }
 
-/** Triggers whose test has no sample to filter: a schedule's test lists its next runs. */
-const NO_TEST_DRAWER = new Set(['scheduler', 'schedule']);
-
 /**
  * 'Test & Review' ('Please Wait...' and disabled while testing). A trigger goes through its AND/OR
  * drawer, except a Scheduler: its test starts nothing and shows the next run times on the card.
@@ -78,7 +76,8 @@ export function TestSection({ id, data }: { id: string; data: FlowNodeData }) {
   const { run } = useNodeTest(id);
   const [busy, setBusy] = useState(false);
   const [drawer, setDrawer] = useState(false);
-  const trigger = data.app_detail.app_index === 1 && !NO_TEST_DRAWER.has(data.app_detail.provider);
+  // Kinds whose test has no sample to filter (a schedule's test lists its next runs) have no drawer.
+  const trigger = data.app_detail.app_index === 1 && kindOf(data)?.testDrawer !== false;
   const test = async () => {
     setBusy(true);
     try {

@@ -5,8 +5,10 @@ import { useEditorStoreApi } from '../../EditorContext';
 import { configDetails, eventConfig, fetchFields } from '../../api/editorApi';
 import { configLoadFailure, MSG, TOAST_MS, withVisibility } from '../../model/rules';
 import type { ConfigResponse, FlowNode } from '../../model/types';
+import { kindOf } from '../registry';
 
-const NO_FETCH = new Set(['webhook', 'conditioner']);
+/** Kinds without option fetching (the webhook, the filter). */
+const noOptions = (n: FlowNode) => kindOf(n.data)?.optionsFetch === false;
 
 function chosenValues(fields: ConfigResponse[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -28,7 +30,7 @@ export function useConfigLoader(id: string) {
     async (configKey: string, prevSequence?: number) => {
       const n = node();
       const ev = n?.data.selectedEvent;
-      if (!n || !ev || NO_FETCH.has(n.data.app_detail.provider)) return;
+      if (!n || !ev || noOptions(n)) return;
       const fields = n.data.configResponses ?? [];
       try {
         const res = await configDetails(n.data.app_detail.id, ev.id, n.data.app_detail.side, configKey, {
@@ -49,7 +51,7 @@ export function useConfigLoader(id: string) {
   const load = useCallback(async () => {
     const n = node();
     const ev = n?.data.selectedEvent;
-    if (!n || !ev || n.data.app_detail.provider === 'webhook') return;
+    if (!n || !ev || kindOf(n.data)?.configFetch === false) return;
     try {
       const res = await eventConfig(n.data.app_detail.id, ev.id, n.data.app_detail.side, n.data.selectedAccount?.id ?? null);
       const fields: ConfigResponse[] = res.app_event_configurations.map((c) => ({
@@ -79,7 +81,7 @@ export function useConfigLoader(id: string) {
   const afterSelect = useCallback(
     async (field: ConfigResponse, value: string) => {
       const n = node();
-      if (!n || !n.data.selectedEvent || NO_FETCH.has(n.data.app_detail.provider) || !(field.sequence && field.sequence >= 1)) return;
+      if (!n || !n.data.selectedEvent || noOptions(n) || !(field.sequence && field.sequence >= 1)) return;
       const fields = n.data.configResponses ?? [];
       const next = fields.find((f) => f.sequence === (field.sequence ?? 0) + 1);
       if (next) {

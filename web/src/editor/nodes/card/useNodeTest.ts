@@ -9,6 +9,7 @@ import { isSuccess, missingMandatory, MSG, outputKeys, RESPONSE_PREVIEW, TOAST_M
 import { buildTestBody } from '../../model/testPayload';
 import type { ConfigResponse, FlowNode } from '../../model/types';
 import type { EditorStore } from '../../store';
+import { kindOf } from '../registry';
 import { POPUP_BLOCKED, useScriptPopup } from './useScriptPopup';
 
 type Reply = Pick<TestOut, 'display_message' | 'raw_response'> & {
@@ -62,11 +63,11 @@ function refusal(err: unknown): Reply {
   return { test_status: 'Error', display_message: errorMessage(err, MSG.testFailed), raw_response: {} };
 }
 
-/** Why a node cannot be tested now (mandatory fields, trigger first, coupon expiry), or null. */
+/** Why a node cannot be tested now (mandatory fields, its kind's own rule such as the coupon's expiry, trigger first), or null. */
 export function testBlocker(apps: FlowNode[], konnectId: number | null, node: FlowNode): string | null {
   if (missingMandatory(node.data.configResponses).length > 0) return MSG.mandatory;
-  if (node.data.app_detail.provider === 'coupon' && !String(node.data.inHouseAppConfig?.coupon?.expiryNum ?? '').trim())
-    return MSG.invalidExpiry;
+  const own = kindOf(node.data)?.testBlocker?.(node.data);
+  if (own) return own;
   if (!isTriggerNode(node)) {
     const trigger = apps.find(isTriggerNode);
     if (!trigger || trigger.data.app_status.type !== 'Success' || !konnectId) return MSG.testTriggerFirst(node.data.app_detail.name);

@@ -1,0 +1,25 @@
+import type { KindDefinition } from '../../kinds';
+import { FormatterNode } from './FormatterNode';
+import { operationLabel } from './operations';
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Formatter: true;
+  }
+}
+
+/** The formatter add-on: one operation on text, numbers or dates (selectedAddonsValue.operation). */
+const formatter: KindDefinition = {
+  kind: 'formatter',
+  providers: ['formatter'],
+  nodeType: 'Formatter',
+  component: FormatterNode,
+  label: { name: 'Formatter', description: 'Formats text, numbers and dates.' },
+  fixedEvent: { id: 'format', name: 'Format Data' },
+  summary: (data) => {
+    const op = data.selectedAddonsValue?.operation;
+    return typeof op === 'string' && op ? operationLabel(op) : null;
+  },
+};
+
+export default formatter;
