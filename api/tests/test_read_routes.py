@@ -22,7 +22,7 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
 from konnectz_api.routes.konnects import to_items
 from konnectz_api.schemas import DashboardStats, FolderList, FolderOut, KonnectList, TaskLogList, TaskLogOut
-from konnectz_runner.events import StepResult, TaskEvent
+from konnectz_contracts.events import StepResult, TaskEvent
 
 READ_PATHS = (
     "/api/v1/konnects",

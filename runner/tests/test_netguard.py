@@ -5,7 +5,7 @@ from typing import Any
 import httpx
 import pytest
 
-from konnectz_runner.errors import RefusedError, StepError
+from konnectz_contracts.errors import RefusedError, StepError
 from konnectz_runner.netguard import NetGuard, outbound_transport, parse_networks
 
 TRANSPORTS = pytest.mark.parametrize("kind", ["httpx", "aiohttp"])

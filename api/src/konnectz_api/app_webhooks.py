@@ -30,9 +30,9 @@ from konnectz_api.compilers._common import config_values
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import app_accounts
 from konnectz_api.models import AppWebhookSubscription, Konnect
-from konnectz_runner.app_request import AppRequest, build_event_request, dig
-from konnectz_runner.manifest import App, Event, EventField, Operation, WebhookSubscription, path_params
-from konnectz_runner.refs import resolve
+from konnectz_contracts.manifest import App, Event, EventField, Operation, WebhookSubscription, path_params
+from konnectz_contracts.refs import resolve
+from konnectz_runner import AppRequest, build_event_request, dig
 
 __all__ = ["SubscribeError", "secret_of", "subscribe", "unsubscribe"]
 

@@ -22,7 +22,7 @@ from konnectz_api.models import User
 from konnectz_api.schemas import CaptureOut
 from konnectz_api.script_triggers import script_of
 from konnectz_api.testing import owned_konnect, webhook_url
-from konnectz_runner.capture import close_window, last_capture, open_window
+from konnectz_runner import close_window, last_capture, open_window
 
 __all__ = ["CAPTURED", "NOT_CAUGHT", "WAITING", "CaptureUnavailable", "capture_webhook_response"]
 

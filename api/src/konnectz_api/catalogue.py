@@ -18,8 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from konnectz_runner.catalogue import GENERATED_BUNDLE, BundleIndex, default_root, load_catalogue
-from konnectz_runner.manifest import App
+from konnectz_contracts.manifest import App
+from konnectz_runner import GENERATED_BUNDLE, BundleIndex, default_root, load_catalogue
 
 __all__ = ["SEARCH_MIN_CHARS", "AppIndex", "AppSummary", "Listing", "auth_label", "get_index", "load_index"]
 

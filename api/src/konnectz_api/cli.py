@@ -108,7 +108,7 @@ def _cannot_start() -> str | None:
     exits at once with one line."""
     from pydantic import ValidationError
 
-    from konnectz_runner.catalogue import CatalogueError
+    from konnectz_runner import CatalogueError
 
     try:
         from konnectz_api.catalogue import get_index

@@ -45,8 +45,8 @@ from konnectz_api.routes import (
     widgets,
 )
 from konnectz_api.supervisor import Supervised
-from konnectz_runner.events import use_pool_subjects
-from konnectz_runner.telemetry import setup_tracing
+from konnectz_contracts.events import use_pool_subjects
+from konnectz_runner import setup_tracing
 
 
 def _deployer(settings: Settings, bus: Bus) -> Deployer:

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Literal, get_args
 
 from konnectz_api.core.crypto import CredentialCipher, DecryptionError
-from konnectz_runner.step_secrets import origin_of
+from konnectz_runner import origin_of
 
 __all__ = [
     "MASK",
@@ -147,7 +147,7 @@ def opener(
     """A :attr:`konnectz_runner.model.StepContext.open_secrets` for Test & Review in the api."""
 
     async def open_all(_konnect_id: int, sealed: list[str]) -> list[tuple[str, str | None]]:
-        from konnectz_runner.errors import StepError
+        from konnectz_contracts.errors import StepError
 
         try:
             return [open_sealed(s, cipher=cipher, konnect_id=konnect_id) for s in sealed]

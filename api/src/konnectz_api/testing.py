@@ -34,12 +34,10 @@ from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import TestAndReviewIn, TestAndReviewOut
-from konnectz_runner.errors import StepError
-from konnectz_runner.model import StepContext
-from konnectz_runner.netguard import NetGuard, guarded_transport
-from konnectz_runner.steps import run_step
-from konnectz_runner.timezones import parse_zone
-from konnectz_runner.triggers.polling import PollingTrigger
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.timezones import parse_zone
+from konnectz_contracts.triggers.polling import PollingTrigger
+from konnectz_runner import NetGuard, StepContext, guarded_transport, run_step
 
 __all__ = [
     "MANDATORY",
@@ -215,8 +213,8 @@ async def app_trigger_sample(
     from konnectz_api.broker import fresh_credentials, refresh_credentials
     from konnectz_api.catalogue import get_index
     from konnectz_api.crud import app_accounts
-    from konnectz_runner.poller import app_items
-    from konnectz_runner.triggers.polling import Cursor, newest_item
+    from konnectz_contracts.triggers.polling import Cursor, newest_item
+    from konnectz_runner import app_items
 
     app = get_index().get(trigger.app_id or 0)
     if app is None:
@@ -302,7 +300,7 @@ NEXT_RUNS_SHOWN = 3
 def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
     """What a schedule or form trigger will output, for the later steps to map, and a message."""
     if trigger.kind == "schedule":
-        from konnectz_runner.triggers.schedule import next_fire, trigger_output
+        from konnectz_contracts.triggers.schedule import next_fire, trigger_output
 
         fire = next_fire(trigger, datetime.now(UTC))
         if fire is None:

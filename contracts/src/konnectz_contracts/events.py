@@ -11,10 +11,11 @@
   log and dedupes on ``run_id``, so a redelivered run is harmless. Interest retention: an event is
   deleted once the api's consumer (:data:`EVENTS_CONSUMER`, created with the stream) acknowledged it.
 
-Both streams, and ``KZ_CAPTURES``, have the explicit bounds of :mod:`konnectz_runner.limits`
-(``max_msg_size``, ``max_bytes``, ``max_age``).
+Both streams, and ``KZ_CAPTURES``, have the explicit bounds of :mod:`konnectz_contracts.limits`
+(``max_msg_size``, ``max_bytes``, ``max_age``). Creating them and publishing to them is JetStream I/O:
+:mod:`konnectz_runner.events` (``ensure_streams``, ``publish_run``, ``publish_event``).
 - ``KZ_KONNECTS`` (KV bucket): key ``konnect.<konnect_id>`` holds the published
-  :class:`~konnectz_runner.spec.FlowSpec` as JSON. The LocalDeployer writes it; runners watch it.
+  :class:`~konnectz_contracts.spec.FlowSpec` as JSON. The LocalDeployer writes it; runners watch it.
 - ``KZ_RUNS`` also holds timers (subjects ``kz.timers.>``, the stream allows message schedules):
   JetStream scheduled messages whose body is a RunRequest and whose target is
   ``kz.runs.<konnect_id>`` — a delayed run's continuation, or a local schedule's next fire
@@ -27,37 +28,20 @@ Both streams, and ``KZ_CAPTURES``, have the explicit bounds of :mod:`konnectz_ru
 - ``KZ_IDEMPOTENCY`` (KV bucket, entries kept 24 h): the run started for a webhook's
   ``Idempotency-Key`` (:mod:`konnectz_runner.idempotency`).
 - ``KZ_POLLS`` (KV bucket): key ``konnect.<konnect_id>`` holds a polling konnect's cursor (the ids
-  or newest timestamp seen, the last poll and its error; :class:`~konnectz_runner.triggers.polling.Cursor`).
+  or newest timestamp seen, the last poll and its error; :class:`~konnectz_contracts.triggers.polling.Cursor`).
 """
 
 from __future__ import annotations
 
-import copy
 import json
-import logging
 from typing import Any, Literal
 
-from nats.js import JetStreamContext
-from nats.js.api import (
-    AckPolicy,
-    ConsumerConfig,
-    DiscardPolicy,
-    KeyValueConfig,
-    PubAck,
-    RetentionPolicy,
-    StorageType,
-    StreamConfig,
-)
-from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 from pydantic_core import PydanticSerializationError
 
-from konnectz_runner.limits import (
+from konnectz_contracts.limits import (
     EVENT_MAX_BYTES,
-    EVENTS_MAX_AGE_SECONDS,
-    EVENTS_MAX_BYTES,
     RUN_MAX_BYTES,
-    RUNS_MAX_AGE_SECONDS,
 )
 
 __all__ = [
@@ -79,17 +63,12 @@ __all__ = [
     "TaskEvent",
     "Unstorable",
     "encode_run",
-    "ensure_streams",
     "event_subject",
-    "events_consumer_config",
     "fit_event",
     "konnect_key",
     "msg_id_headers",
     "pool_subjects",
-    "publish_event",
-    "publish_run",
     "run_subject",
-    "stream_configs",
     "use_pool_subjects",
 ]
 
@@ -103,7 +82,6 @@ KV_SCHEDULES = "KZ_SCHEDULES"
 KV_POLLS = "KZ_POLLS"
 # Publishes carrying the same Nats-Msg-Id within this window are stored once.
 DUPLICATE_WINDOW_SECONDS = 120.0
-_STREAM_NAME_IN_USE = 10058  # JetStream API error code
 #: The api's durable consumer of KZ_EVENTS; created with the stream so that events published before
 #: the api first started are kept (interest retention keeps a message only for existing consumers).
 EVENTS_CONSUMER = "api-task-logs"
@@ -112,8 +90,6 @@ EVENTS_CONSUMER = "api-task-logs"
 #: back with a growing delay (up to 60 s), so this outlasts a database outage of about 3 hours.
 EVENTS_MAX_DELIVER = 200
 EVENTS_ACK_WAIT_SECONDS = 30.0
-
-log = logging.getLogger(__name__)
 
 
 # Runs of konnects hosted by the shared runner pool (Kubernetes, runnerMode shared) live under
@@ -239,7 +215,7 @@ class Unstorable(ValueError):
 def encode_run(run: RunRequest) -> bytes:
     """The run as stored in KZ_RUNS; raises :class:`Unstorable` for data that cannot be stored
     (a lone surrogate, nesting too deep to serialise) or that is larger than
-    :data:`~konnectz_runner.limits.RUN_MAX_BYTES`."""
+    :data:`~konnectz_contracts.limits.RUN_MAX_BYTES`."""
     try:
         data = run.model_dump_json().encode()
     except (PydanticSerializationError, UnicodeError, RecursionError) as exc:
@@ -312,168 +288,3 @@ def fit_event(event: TaskEvent, limit: int = EVENT_MAX_BYTES) -> tuple[TaskEvent
         if len(data) <= limit:
             return fitted, data
     return fitted, fitted.model_dump_json().encode()
-
-
-def stream_configs() -> list[StreamConfig]:
-    """KZ_RUNS and KZ_EVENTS as Konnectz creates them: retention and bounds stated, not defaulted."""
-    return [
-        StreamConfig(
-            name=STREAM_RUNS,
-            subjects=[SUBJECTS_RUNS, SUBJECTS_TIMERS],
-            storage=StorageType.FILE,
-            retention=RetentionPolicy.LIMITS,  # the worker deletes each finished run
-            max_msg_size=RUN_MAX_BYTES,
-            max_bytes=-1,  # see konnectz_runner.limits: back-pressure bounds it
-            max_age=RUNS_MAX_AGE_SECONDS,
-            discard=DiscardPolicy.OLD,  # message schedules refuse DiscardPolicy.NEW; only max_age discards
-            duplicate_window=DUPLICATE_WINDOW_SECONDS,
-            allow_msg_schedules=True,
-        ),
-        StreamConfig(
-            name=STREAM_EVENTS,
-            subjects=[SUBJECTS_EVENTS],
-            storage=StorageType.FILE,
-            retention=RetentionPolicy.INTEREST,
-            max_msg_size=EVENT_MAX_BYTES,
-            max_bytes=EVENTS_MAX_BYTES,
-            max_age=EVENTS_MAX_AGE_SECONDS,
-            discard=DiscardPolicy.NEW,
-            duplicate_window=DUPLICATE_WINDOW_SECONDS,
-        ),
-    ]
-
-
-def events_consumer_config(max_ack_pending: int = 2000) -> ConsumerConfig:
-    """The api's durable consumer of KZ_EVENTS."""
-    return ConsumerConfig(
-        durable_name=EVENTS_CONSUMER,
-        ack_policy=AckPolicy.EXPLICIT,
-        ack_wait=EVENTS_ACK_WAIT_SECONDS,
-        max_deliver=EVENTS_MAX_DELIVER,
-        max_ack_pending=max_ack_pending,
-        filter_subject=SUBJECTS_EVENTS,
-    )
-
-
-_BOUNDS = ("max_msg_size", "max_bytes", "max_age", "discard")
-
-
-async def _ensure_stream(js: JetStreamContext, config: StreamConfig, *, retention: bool = True) -> None:
-    """Create the stream, or apply the bounds of ``config`` to an existing one (and its retention,
-    unless ``retention`` is False: a new stream is then created with limits retention)."""
-    assert config.name is not None
-    try:
-        info = await js.stream_info(config.name)
-    except NotFoundError:
-        if not retention:
-            config = copy.copy(config)
-            config.retention = RetentionPolicy.LIMITS
-        try:
-            await js.add_stream(config)
-        except BadRequestError as exc:
-            if exc.err_code != _STREAM_NAME_IN_USE:  # another process created it meanwhile
-                raise
-        return
-    # Exists: keep what a cluster install tuned (replicas, placement), but apply the bounds, and the
-    # retention where NATS allows changing it (limits -> interest).
-    current = info.config
-    changed = False
-    for field in _BOUNDS:
-        if getattr(current, field) != getattr(config, field):
-            setattr(current, field, getattr(config, field))
-            changed = True
-    if retention and current.retention != config.retention:
-        if config.retention == RetentionPolicy.INTEREST and current.retention == RetentionPolicy.LIMITS:
-            current.retention = config.retention
-            changed = True
-        else:
-            log.warning("Stream %s has %s retention, not %s", config.name, current.retention, config.retention)
-    if changed:
-        try:
-            await js.update_stream(current)
-        except Exception as exc:
-            log.warning("Stream %s: its bounds could not be applied (%s)", config.name, exc or type(exc).__name__)
-
-
-async def _allow_timers(js: JetStreamContext) -> None:
-    """Let KZ_RUNS hold timers: add ``kz.timers.>`` and message schedules to a stream made without them."""
-    config = (await js.stream_info(STREAM_RUNS)).config
-    subjects = list(config.subjects or [])
-    if config.allow_msg_schedules and SUBJECTS_TIMERS in subjects:
-        return
-    if SUBJECTS_TIMERS not in subjects:
-        subjects.append(SUBJECTS_TIMERS)
-    config.subjects = subjects
-    config.allow_msg_schedules = True
-    await js.update_stream(config)
-
-
-async def _ensure_bucket(js: JetStreamContext, config: KeyValueConfig) -> None:
-    try:
-        await js.key_value(config.bucket)
-    except BucketNotFoundError:
-        try:
-            await js.create_key_value(config)
-        except BadRequestError as exc:
-            if exc.err_code != _STREAM_NAME_IN_USE:
-                raise
-
-
-async def ensure_streams(js: JetStreamContext) -> None:
-    """Create the streams and buckets if missing (and let KZ_RUNS hold timers), with the capture
-    stream/bucket (:mod:`konnectz_runner.capture`). Safe to call from every process."""
-    from konnectz_runner.capture import ensure_capture
-
-    await ensure_capture(js)
-    runs, events = stream_configs()
-    await _ensure_stream(js, runs)
-    # KZ_EVENTS keeps an event only for the consumers that exist when it is stored (interest
-    # retention): the stream gets the api's consumer before it gets that retention.
-    await _ensure_stream(js, events, retention=False)
-    try:
-        await js.consumer_info(STREAM_EVENTS, EVENTS_CONSUMER)
-    except NotFoundError:
-        await js.add_consumer(STREAM_EVENTS, config=events_consumer_config())
-    await _ensure_stream(js, events)
-    await _allow_timers(js)
-    await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
-    await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
-    await _ensure_bucket(js, KeyValueConfig(bucket=KV_POLLS, history=1, storage=StorageType.FILE))
-    from konnectz_runner.idempotency import KV_IDEMPOTENCY
-    from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
-    from konnectz_runner.journal import KV_STEPS
-    from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
-    from konnectz_runner.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
-
-    for bucket, ttl in ((KV_STEPS, STEP_RETENTION), (KV_IDEMPOTENCY, KEY_RETENTION), (KV_QUOTA_BLOCKS, BLOCK_SECONDS)):
-        await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
-
-
-PUBLISH_TIMEOUT_SECONDS = 5.0
-
-
-async def publish_run(js: JetStreamContext, run: RunRequest, *, ack_timeout: float = PUBLISH_TIMEOUT_SECONDS) -> PubAck:
-    """Store a run in KZ_RUNS; returns once JetStream acknowledged it (raises otherwise; raises
-    :class:`Unstorable` for a run that can never be stored)."""
-    return await js.publish(
-        run_subject(run.konnect_id),
-        encode_run(run),
-        headers=msg_id_headers(run.run_id),
-        timeout=ack_timeout,
-        stream=STREAM_RUNS,
-    )
-
-
-async def publish_event(
-    js: JetStreamContext, event: TaskEvent, *, ack_timeout: float = PUBLISH_TIMEOUT_SECONDS
-) -> PubAck:
-    """Store a task event in KZ_EVENTS; returns once JetStream acknowledged it (raises otherwise).
-    An event larger than the stream allows is trimmed first (:func:`fit_event`)."""
-    _fitted, data = fit_event(event)
-    return await js.publish(
-        event_subject(event.konnect_id),
-        data,
-        headers=msg_id_headers(event.run_id),
-        timeout=ack_timeout,
-        stream=STREAM_EVENTS,
-    )

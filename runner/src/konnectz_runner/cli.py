@@ -27,13 +27,14 @@ from pathlib import Path
 
 from nats.js import JetStreamContext
 
+from konnectz_contracts.errors import ConfigError, RunnerError
+from konnectz_contracts.events import STREAM_RUNS, RunRequest
+from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.triggers.schedule import ScheduleTrigger
 from konnectz_runner.config import Settings
-from konnectz_runner.errors import ConfigError, RunnerError
-from konnectz_runner.events import STREAM_RUNS, RunRequest, ensure_streams
+from konnectz_runner.events import ensure_streams
 from konnectz_runner.registry import load_spec_file
 from konnectz_runner.scheduler import fire_due
-from konnectz_runner.spec import FlowSpec
-from konnectz_runner.triggers.schedule import ScheduleTrigger
 
 __all__ = ["cursor", "main", "tick"]
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 import httpcore
 import httpx
 
-from konnectz_runner.errors import RefusedError, StepError
+from konnectz_contracts.errors import RefusedError, StepError
 
 __all__ = [
     "GuardedNetworkBackend",

@@ -11,7 +11,7 @@ worker. Routes:
   capture; a draft's token (not published) is served only then, answering
   ``{"status": "captured"}``.
 - ``GET|POST /forms/{token}``: the hosted form of a form-input konnect
-  (:mod:`konnectz_runner.triggers.form`); a good submission is stored like a webhook run.
+  (:mod:`konnectz_contracts.triggers.form`); a good submission is stored like a webhook run.
 - ``GET /healthz``: 200 while connected to NATS, else 503.
 - ``GET /metrics``: Prometheus metrics (:mod:`konnectz_runner.telemetry`).
 
@@ -58,6 +58,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from konnectz_contracts.errors import ConfigError, StepError
+from konnectz_contracts.events import KV_KONNECTS, STREAM_RUNS, RunRequest, Unstorable, encode_run, use_pool_subjects
+from konnectz_contracts.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
 from konnectz_runner import idempotency, outbound, telemetry
 from konnectz_runner.backlog import Backlog
 from konnectz_runner.capture import (
@@ -70,17 +73,7 @@ from konnectz_runner.capture import (
 )
 from konnectz_runner.config import Settings
 from konnectz_runner.election import Election
-from konnectz_runner.errors import ConfigError, StepError
-from konnectz_runner.events import (
-    KV_KONNECTS,
-    STREAM_RUNS,
-    RunRequest,
-    Unstorable,
-    encode_run,
-    ensure_streams,
-    publish_run,
-    use_pool_subjects,
-)
+from konnectz_runner.events import ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard, outbound_transport
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
@@ -88,7 +81,6 @@ from konnectz_runner.quota import KV_QUOTA_BLOCKS, NatsQuotaGate, QuotaBlocks
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
 from konnectz_runner.signatures import verify_signature
-from konnectz_runner.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
 from konnectz_runner.webhook import WebhookError, read_trigger_output
 from konnectz_runner.webhook_secrets import SecretCache
 from konnectz_runner.worker import RunWorker, WorkerThread, consumer_for
@@ -372,7 +364,7 @@ class Runner:
 
     async def accept(self, run: RunRequest) -> None:
         """Store the run in JetStream; raises :class:`Unavailable` if it was not acknowledged (a
-        transient condition), :class:`~konnectz_runner.events.Unstorable` if it never can be."""
+        transient condition), :class:`~konnectz_contracts.events.Unstorable` if it never can be."""
         problem = self.nats_problem()
         if problem is not None:
             raise Unavailable(problem)

@@ -9,13 +9,14 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
+from konnectz_contracts.events import RunRequest, TaskEvent
+from konnectz_contracts.spec import DELAY_AFTER_ITERATOR, FlowSpec, WebhookTrigger
+from konnectz_contracts.steps import iterator
+from konnectz_contracts.steps.api_call import ApiCallStep
+from konnectz_contracts.steps.delay import DelayStep, from_timer_config
 from konnectz_runner.engine import Suspended, execute, suspension_failed
-from konnectz_runner.events import RunRequest, TaskEvent
 from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.spec import DELAY_AFTER_ITERATOR, FlowSpec, WebhookTrigger
-from konnectz_runner.steps import delay, iterator
-from konnectz_runner.steps.api_call import ApiCallStep
-from konnectz_runner.steps.delay import DelayStep, from_timer_config
+from konnectz_runner.steps import delay
 
 BERLIN = "Europe/Berlin"
 NOW = datetime(2026, 3, 28, 9, 0, tzinfo=UTC)  # Saturday 10:00 CET; the clocks go forward on Sunday

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from konnectz_runner.model import KeyValue
+from konnectz_contracts.model import KeyValue
+from konnectz_contracts.steps.iterator import MAX_ITEMS
 from konnectz_runner.steps import data_forwarder, iterator
-from konnectz_runner.steps.iterator import MAX_ITEMS, items_of
+from konnectz_runner.steps.iterator import items_of
 
 DATA = {"node-1": {"lines": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}], "tags": "x, y", "n": 5,
                    "customer": {"name": "Ada"}}}  # fmt: skip

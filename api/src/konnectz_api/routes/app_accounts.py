@@ -36,7 +36,7 @@ from konnectz_api.schemas import (
     UpdateLabelIn,
 )
 from konnectz_api.step_secrets import MASK
-from konnectz_runner.manifest import App, TokenField
+from konnectz_contracts.manifest import App, TokenField
 
 router = APIRouter(prefix="/api/v1", tags=["app accounts"])
 

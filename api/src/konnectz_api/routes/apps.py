@@ -26,8 +26,8 @@ from konnectz_api.schemas import (
     FetchedFields,
     OptionOut,
 )
-from konnectz_runner.app_request import build_event_request, dig, items_at, picked
-from konnectz_runner.manifest import App, DynamicOptions, Event, EventField
+from konnectz_contracts.manifest import App, DynamicOptions, Event, EventField
+from konnectz_runner import build_event_request, dig, items_at, picked
 
 router = APIRouter(prefix="/api/v1/apps", tags=["apps"])
 
