@@ -15,7 +15,7 @@ export KONNECTZ_CACHE := $(CACHE)
 export UV_PYTHON_DOWNLOADS := never
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-PY_LOCKS   := pyproject.toml uv.lock api/pyproject.toml contracts/pyproject.toml runner/pyproject.toml operator/pyproject.toml devstack/pyproject.toml
+PY_LOCKS   := pyproject.toml uv.lock api/pyproject.toml contracts/pyproject.toml runner/pyproject.toml operator/pyproject.toml devstack/pyproject.toml tools/pyproject.toml
 
 .PHONY: help install dev ai-host test lint typecheck web-build web-check gen-types check-types gen-crd check-crd unit bench clean chromium
 

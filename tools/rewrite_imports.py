@@ -103,6 +103,7 @@ _EVENT_NAMES = [
     "pool_subjects",
     "run_subject",
     "use_pool_subjects",
+    "_runs_prefix",
 ]
 
 #: Modules some names left: old module -> {name: new module}. Other names stay.
@@ -111,6 +112,9 @@ SPLIT: dict[str, dict[str, str]] = {
     f"{R}.model": {n: f"{C}.model" for n in ("Strict", "KeyValue", "StepBase", "utcnow")},
     f"{R}.steps": {"Step": f"{C}.steps"},
     f"{R}.dates": {"DateUnit": f"{C}.formats", "DATE_UNITS": f"{C}.formats"},
+    # Import cycles broken: netguard <-> aiohttp_transport, server <-> worker.
+    f"{R}.netguard": {"outbound_transport": f"{R}.connect"},
+    f"{R}.server": {n: f"{R}.connect" for n in ("CONNECT_DEADLINE_SECONDS", "USER_AGENT", "connect_nats")},
     **{f"{R}.steps.{kind}": {n: f"{C}.steps.{kind}" for n in names} for kind, names in _KIND_NAMES.items()},
     # What the runner's package re-exported before the contracts moved out.
     R: {
@@ -153,6 +157,7 @@ FACADE: dict[str, str] = {
     "CatalogueError": "catalogue",
     "default_root": "catalogue",
     "load_catalogue": "catalogue",
+    "load_manifest": "catalogue",
     "RUNS_FAILED": "telemetry",
     "RUNS_FINISHED": "telemetry",
     "STEP_SECONDS": "telemetry",
@@ -187,6 +192,9 @@ PATHS: dict[str, str] = {
     **{_path("runner", old): _path("contracts", new) for old, new in MODULES.items() if new.startswith(C)},
     f"runner/src/{R}/generate.py": "tools/src/konnectz_tools/generate.py",
 }
+
+#: A split module imported whole for both its config names and its ``run``: see :func:`rewrite_imports`.
+MIXED = "<mixed>"
 
 _SKIP_DIRS = {".venv", "node_modules", "__pycache__", ".git", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
 
@@ -224,10 +232,15 @@ def _target(module: str, name: str, tree: ast.AST, alias: str, facade: bool) -> 
     moved = _moved_module(sub)
     if moved is not None:
         return moved.rsplit(".", 1)[0]
-    if sub in SPLIT and module == f"{R}.steps":
+    if sub in SPLIT and len(set(SPLIT[sub].values())) == 1:
+        # `from konnectz_runner import events`, `from konnectz_runner.steps import delay`: a module
+        # some names left, imported whole.
+        parent, leaf = next(iter(SPLIT[sub].values())).rsplit(".", 1)
         used = _attrs(tree, alias)
-        if used and used <= set(SPLIT[sub]):
-            return f"{C}.steps"
+        if leaf == name and used and used <= set(SPLIT[sub]):
+            return parent
+        if leaf == name and used & set(SPLIT[sub]):
+            return MIXED
     if facade and module.startswith(R + ".") and name in FACADE and FACADE[name] == module[len(R) + 1 :]:
         return R
     return module
@@ -248,6 +261,7 @@ def rewrite_imports(text: str, facade: bool) -> str:
         return text
     lines = text.splitlines(keepends=True)
     edits: list[tuple[int, int, str]] = []
+    renames: list[tuple[str, str, set[str]]] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
             continue
@@ -257,6 +271,14 @@ def rewrite_imports(text: str, facade: bool) -> str:
         for alias in node.names:
             shown = alias.name if alias.asname is None else f"{alias.name} as {alias.asname}"
             target = _target(node.module, alias.name, tree, alias.asname or alias.name, facade)
+            if target == MIXED:
+                # `from konnectz_runner.steps import delay` used for delay.run and delay.UNIT_IDS: the
+                # config names are taken from `<alias>_config`, the kind's contracts module.
+                local = alias.asname or alias.name
+                renames.append((local, f"{local}_config", set(SPLIT[f"{node.module}.{alias.name}"])))
+                moved_to = next(iter(SPLIT[f"{node.module}.{alias.name}"].values())).rsplit(".", 1)[0]
+                groups.setdefault(moved_to, []).append(f"{alias.name} as {local}_config")
+                target = node.module
             groups.setdefault(target, []).append(shown)
         if list(groups) == [node.module]:
             continue
@@ -269,7 +291,11 @@ def rewrite_imports(text: str, facade: bool) -> str:
         edits.append((first, last, new))
     for first, last, new in sorted(edits, reverse=True):
         lines[first : last + 1] = [new]
-    return "".join(lines)
+    text = "".join(lines)
+    for local, config, names in renames:
+        pattern = re.compile(rf"(?<![\w.]){re.escape(local)}\.({'|'.join(sorted(names))})\b")
+        text = pattern.sub(rf"{config}.\1", text)
+    return text
 
 
 _DOTTED = re.compile(r"\bkonnectz_runner((?:\.[A-Za-z_]\w*)+)")

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from konnectz_tools.generate import display_name, distinct_names, provider_name
 
 from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_bundle, load_catalogue
+from konnectz_tools.generate import display_name, distinct_names, provider_name
 
 BUNDLE = default_root() / GENERATED_BUNDLE
 

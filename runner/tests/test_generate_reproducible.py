@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from konnectz_tools import generate
 
 from konnectz_contracts.manifest import App
 from konnectz_runner.catalogue import default_root
+from konnectz_tools import generate
 
 DOC = {
     "openapi": "3.0.0",

@@ -125,7 +125,7 @@ async def test_invalid_and_unknown_runs(http: httpx.AsyncClient) -> None:
 
 
 def test_the_shared_pool_consumes_only_pool_runs(monkeypatch):
-    from konnectz_runner import events
+    from konnectz_contracts import events
     from konnectz_runner.worker import consumer_for
 
     assert consumer_for(None) == ("runner", "kz.runs.>")  # make dev: every run

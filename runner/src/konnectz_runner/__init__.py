@@ -18,7 +18,14 @@ from konnectz_runner.app_request import (
     secret_values,
 )
 from konnectz_runner.capture import close_window, last_capture, open_window
-from konnectz_runner.catalogue import GENERATED_BUNDLE, BundleIndex, CatalogueError, default_root, load_catalogue
+from konnectz_runner.catalogue import (
+    GENERATED_BUNDLE,
+    BundleIndex,
+    CatalogueError,
+    default_root,
+    load_catalogue,
+    load_manifest,
+)
 from konnectz_runner.config import Settings
 from konnectz_runner.engine import execute, step_result
 from konnectz_runner.events import ensure_streams, events_consumer_config, publish_event, publish_run, stream_configs
@@ -79,6 +86,7 @@ __all__ = [
     "items_at",
     "last_capture",
     "load_catalogue",
+    "load_manifest",
     "nats_callbacks",
     "open_window",
     "origin_of",

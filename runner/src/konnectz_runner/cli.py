@@ -47,9 +47,9 @@ TICK_MAX_SECONDS = 600.0
 async def _run_waiting(js: JetStreamContext, spec: FlowSpec, settings: Settings, max_seconds: float) -> None:
     """Execute the konnect's waiting runs with a worker; return once none is pending (or at the limit)."""
     from konnectz_runner import outbound
-    from konnectz_runner.netguard import NetGuard, outbound_transport
+    from konnectz_runner.connect import USER_AGENT, outbound_transport
+    from konnectz_runner.netguard import NetGuard
     from konnectz_runner.registry import KonnectRegistry
-    from konnectz_runner.server import USER_AGENT
     from konnectz_runner.worker import RunWorker, consumer_for
 
     registry = KonnectRegistry()
@@ -85,7 +85,7 @@ async def tick(
 ) -> RunRequest | None:
     """Store the run of the fire due now for the schedule konnect in ``spec_file`` (None: nothing due),
     then (``run``) execute the konnect's waiting runs."""
-    from konnectz_runner.server import connect_nats
+    from konnectz_runner.connect import connect_nats
 
     spec = load_spec_file(spec_file, settings.trigger_token)
     if not isinstance(spec.trigger, ScheduleTrigger):
@@ -106,8 +106,8 @@ async def tick(
 
 async def cursor(konnect_id: int, settings: Settings) -> str:
     """The polling cursor of a konnect as JSON (``{}`` before its first poll)."""
+    from konnectz_runner.connect import connect_nats
     from konnectz_runner.poller import read_cursor
-    from konnectz_runner.server import connect_nats
 
     nc = await connect_nats(settings.nats_url)
     try:

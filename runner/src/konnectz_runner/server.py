@@ -72,9 +72,10 @@ from konnectz_runner.capture import (
     publish_capture,
 )
 from konnectz_runner.config import Settings
+from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
 from konnectz_runner.election import Election
 from konnectz_runner.events import ensure_streams, publish_run
-from konnectz_runner.netguard import NetGuard, outbound_transport
+from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
 from konnectz_runner.quota import KV_QUOTA_BLOCKS, NatsQuotaGate, QuotaBlocks
@@ -85,12 +86,9 @@ from konnectz_runner.webhook import WebhookError, read_trigger_output
 from konnectz_runner.webhook_secrets import SecretCache
 from konnectz_runner.worker import RunWorker, WorkerThread, consumer_for
 
-__all__ = ["Runner", "connect_nats", "create_app"]
+__all__ = ["Runner", "create_app"]
 
 log = logging.getLogger(__name__)
-
-USER_AGENT = "Konnectz-Runner/0.1"
-CONNECT_DEADLINE_SECONDS = 30.0
 
 
 def _request_suffix(nbytes: int) -> str:
@@ -101,30 +99,6 @@ def _request_suffix(nbytes: int) -> str:
 # unique: an os.urandom call per request (3 % of the runner's CPU under load) for bytes that only tell
 # apart replies on this connection, not a secret. A pseudo-random suffix does the same job.
 nats.aio.client.token_hex = _request_suffix  # type: ignore[assignment]
-
-
-async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, **callbacks: object) -> NATS:
-    """Connect, retrying for ``deadline`` seconds (NATS may start after us); reconnect forever afterwards."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + deadline
-    failed_before = False
-    while True:
-        try:
-            return await nats.connect(
-                url,
-                name="konnectz-runner",
-                connect_timeout=2,
-                reconnect_time_wait=1,
-                max_reconnect_attempts=-1,
-                **callbacks,
-            )
-        except Exception as exc:
-            if loop.time() >= give_up:
-                raise ConfigError(f"Cannot connect to NATS at {url}: {exc or type(exc).__name__}") from exc
-            if not failed_before:  # one line, not one per attempt
-                log.warning("NATS at %s not reachable yet (%s); retrying", url, exc or type(exc).__name__)
-            failed_before = True
-            await asyncio.sleep(1.0)
 
 
 # The lock of the pool's single duties (schedules and polls) in the KZ_LEADERS bucket.

@@ -66,12 +66,21 @@ from konnectz_contracts.events import (
     run_subject,
 )
 from konnectz_runner import outbound, telemetry
+from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import publish_event
 from konnectz_runner.journal import InDoubt, JournalEntry, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
-from konnectz_runner.quota import KV_QUOTA_BLOCKS, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
+from konnectz_runner.quota import (
+    KV_QUOTA_BLOCKS,
+    NatsQuotaGate,
+    QuotaGate,
+    QuotaUnavailable,
+    block_owner,
+    exhausted,
+    refused_event,
+)
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
 
@@ -549,10 +558,6 @@ class WorkerThread:
             runner.run(self._serve())
 
     async def _serve(self) -> None:
-        from konnectz_runner.netguard import outbound_transport
-        from konnectz_runner.quota import NatsQuotaGate
-        from konnectz_runner.server import USER_AGENT, connect_nats
-
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         try:
