@@ -15,7 +15,7 @@ export KONNECTZ_CACHE := $(CACHE)
 export UV_PYTHON_DOWNLOADS := never
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-PY_LOCKS   := pyproject.toml uv.lock api/pyproject.toml runner/pyproject.toml operator/pyproject.toml devstack/pyproject.toml
+PY_LOCKS   := pyproject.toml uv.lock api/pyproject.toml contracts/pyproject.toml runner/pyproject.toml operator/pyproject.toml devstack/pyproject.toml tools/pyproject.toml
 
 .PHONY: help install dev ai-host test lint check-imports typecheck web-build web-check gen-types check-types gen-crd check-crd unit bench clean chromium
 
@@ -23,7 +23,7 @@ help:
 	@echo "make dev    - install what is needed and run Konnectz on http://127.0.0.1:8080"
 	@echo "make test   - install what is needed and run every check (lint, types, unit, integration, k8s, e2e)"
 	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
-	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_runner.resource"
+	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_contracts.resource"
 	@echo "make images    - build the api, runner and operator images with buildah (no Docker daemon needed)"
 	@echo "make bench     - api calls on a large seeded database, the runner under webhook load (docs/performance.md), the operator"
 

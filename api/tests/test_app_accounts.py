@@ -17,7 +17,7 @@ from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import AppAccount
-from konnectz_runner.netguard import parse_networks
+from konnectz_runner import parse_networks
 
 _spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
 fake_apps = importlib.util.module_from_spec(_spec)
@@ -256,7 +256,7 @@ def test_oauth_app_without_client_configuration(client, api, fake):
 
 
 def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
-    from konnectz_runner.broker_token import konnect_token
+    from konnectz_contracts.broker_token import konnect_token
 
     headers = api.new_user()
     back = _authorize(client, headers, fake)

@@ -16,7 +16,7 @@ from konnectz_api.catalogue import get_index, load_index
 from konnectz_api.core.config import get_settings
 from konnectz_api.deps import app_settings
 from konnectz_devstack.testing import api_call_node
-from konnectz_runner.netguard import parse_networks
+from konnectz_runner import parse_networks
 
 _spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
 fake_apps = importlib.util.module_from_spec(_spec)
@@ -228,7 +228,7 @@ def test_a_subscription_the_app_made_without_a_secret_is_removed_there(client, a
 
 
 def test_the_webhook_secret_door_is_scoped(client, api):
-    from konnectz_runner.broker_token import konnect_token
+    from konnectz_contracts.broker_token import konnect_token
 
     url = "/api/v1/internal/webhook_secret"
     token = konnect_token(get_settings().runner_credentials_key, 5)

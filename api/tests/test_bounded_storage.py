@@ -18,14 +18,8 @@ from sqlalchemy import select
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
 from konnectz_api.services.task_events import POISON_ATTEMPTS, retry_delay
-from konnectz_runner.events import (
-    EVENTS_CONSUMER,
-    STREAM_EVENTS,
-    StepResult,
-    TaskEvent,
-    event_subject,
-    publish_event,
-)
+from konnectz_contracts.events import EVENTS_CONSUMER, STREAM_EVENTS, StepResult, TaskEvent, event_subject
+from konnectz_runner import publish_event
 
 
 def _owner_and_konnect(api):
@@ -105,7 +99,7 @@ def test_a_run_whose_request_was_not_kept_is_not_replayed_with_the_note(client, 
     """A refused run (over quota) or one whose request was too large for its task event keeps only a
     note: replaying it would run the flow on that note, so it is a 409 that says why."""
     from konnectz_api.services.task_events import store_event
-    from konnectz_runner.events import fit_event
+    from konnectz_contracts.events import fit_event
 
     headers = api.new_user()
     reply = api.save_konnect(headers, api.canvas(), publish=True)

@@ -14,7 +14,7 @@ import pytest
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import Konnect
 from konnectz_api.services.cluster_sync import ClusterSync
-from konnectz_runner.resource import GROUP, VERSION
+from konnectz_contracts.resource import GROUP, VERSION
 
 
 class FakeCustomObjects:
@@ -187,7 +187,7 @@ async def test_runs_and_withdrawals_reach_a_konnect_applied_under_a_name_of_its_
     from datetime import UTC, datetime
 
     from konnectz_api.services.deployer import KubernetesDeployer
-    from konnectz_runner.events import TaskEvent
+    from konnectz_contracts.events import TaskEvent
 
     deployer = KubernetesDeployer.__new__(KubernetesDeployer)
     deployer.namespace, deployer._names = "konnectz", {}

@@ -8,8 +8,8 @@ from konnectz_api.canvas import NODE_TYPES, parse_canvas
 from konnectz_api.compile import CompileError, compile_flow
 from konnectz_api.compilers import PENDING, STEP_COMPILERS
 from konnectz_api.flow_plan import app_names, plan
-from konnectz_runner.steps import KINDS
-from konnectz_runner.steps.filter import LABELS
+from konnectz_contracts.steps.filter import LABELS
+from konnectz_runner import KINDS
 
 
 def node(node_id: str, type_: str, provider: str, index: int, name: str = "", **data: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from konnectz_api.compile import compile_flow
 from konnectz_api.decompile import canvas_of
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.spec import FlowSpec
 
 TOKEN = "whk_0123456789abcdefabcd"
 

@@ -12,7 +12,7 @@ import nats
 import pytest
 
 from konnectz_api.services.supervisor import Supervised
-from konnectz_runner.events import (
+from konnectz_contracts.events import (
     KV_KONNECTS,
     STREAM_RUNS,
     RunRequest,
@@ -22,7 +22,7 @@ from konnectz_runner.events import (
     msg_id_headers,
     run_subject,
 )
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.spec import FlowSpec
 
 
 def _publish(nats_url: str, event: TaskEvent) -> None:

@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client
 
 from konnectz_api.services.deployer import DeployError, KubernetesDeployer
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.spec import FlowSpec
 
 
 def _closed_port() -> int:

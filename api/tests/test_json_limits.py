@@ -1,7 +1,7 @@
 """Every JSON body of the api has the same size and depth limits, whatever the route (real api).
 
 Hostile bodies get a 400 or 413 that says why, never a 500: nesting beyond
-``konnectz_runner.limits.API_MAX_JSON_DEPTH`` (Test & Review with ``canvas_json.dataForSelect``
+``konnectz_contracts.limits.API_MAX_JSON_DEPTH`` (Test & Review with ``canvas_json.dataForSelect``
 nested 400 deep answered 500, and any body nested about 1,000 deep raised RecursionError), lone
 surrogates, in any letter case of the JSON content type and without one.
 """
@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from konnectz_runner.limits import API_MAX_JSON_DEPTH
+from konnectz_contracts.limits import API_MAX_JSON_DEPTH
 
 
 def nested(depth: int) -> dict:

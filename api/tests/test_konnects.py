@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import nats
 import pytest
 
-from konnectz_runner.events import KV_KONNECTS, TaskEvent, event_subject, konnect_key, msg_id_headers
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.events import KV_KONNECTS, TaskEvent, event_subject, konnect_key, msg_id_headers
+from konnectz_contracts.spec import FlowSpec
 
 
 def _test_trigger(client, headers, canvas) -> int:

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
-from konnectz_runner.events import KV_KONNECTS, konnect_key
+from konnectz_contracts.events import KV_KONNECTS, konnect_key
 
 M = "/api/v1/members"
 

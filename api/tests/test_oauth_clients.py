@@ -21,7 +21,7 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import OAuthClientConfig, User
 from konnectz_api.services.credential_broker import cipher
-from konnectz_runner.netguard import parse_networks
+from konnectz_runner import parse_networks
 
 _spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
 fake_apps = sys.modules.get("fake_apps") or importlib.util.module_from_spec(_spec)

@@ -9,7 +9,7 @@ from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
 from konnectz_api.services.task_events import store_event
-from konnectz_runner.events import StepResult, TaskEvent
+from konnectz_contracts.events import StepResult, TaskEvent
 
 
 def _owner_and_konnect(client, api):

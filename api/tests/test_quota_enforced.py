@@ -14,11 +14,11 @@ from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import QuotaReservation, User
 from konnectz_api.services.task_events import store_event
-from konnectz_runner.events import RunRequest, ensure_streams, publish_run
-from konnectz_runner.netguard import NetGuard
+from konnectz_contracts.events import RunRequest
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
+from konnectz_runner import NetGuard, ensure_streams, publish_run
 from konnectz_runner.quota import NatsQuotaGate, refused_event
 from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_runner.worker import RunWorker
 
 

@@ -29,7 +29,7 @@ from konnectz_api.schemas import (
     TaskLogOut,
 )
 from konnectz_api.services.task_events import store_events
-from konnectz_runner.events import StepResult, TaskEvent
+from konnectz_contracts.events import StepResult, TaskEvent
 
 READ_PATHS = (
     "/api/v1/konnects",

@@ -21,8 +21,8 @@ from konnectz_api.core.config import get_settings
 from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.step_secrets import MASK, SECRET_NAME_PARTS, SECRET_NAMES, is_default_secret
+from konnectz_contracts.broker_token import konnect_token
 from konnectz_devstack.testing import webhook_canvas
-from konnectz_runner.broker_token import konnect_token
 
 SECRET = "Bearer tok-4f9d2c7a1e8b"
 

@@ -14,7 +14,7 @@ from konnectz_api.crud import task_payloads
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import Task, TaskLog, TaskPayload, User
 from konnectz_api.services.task_events import store_events
-from konnectz_runner.events import StepResult, TaskEvent
+from konnectz_contracts.events import StepResult, TaskEvent
 
 
 def _owner_and_konnect(api):

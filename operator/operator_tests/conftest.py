@@ -38,7 +38,7 @@ def make_flow(*, konnect_id: int = 42, owner_id: int = 7, trigger: dict[str, Any
 
 
 def in_spec(flow: dict[str, Any]) -> dict[str, Any]:
-    """The flow as spec.flow holds it: no ids, no token (konnectz_runner.resource.resource_flow)."""
+    """The flow as spec.flow holds it: no ids, no token (konnectz_contracts.resource.resource_flow)."""
     out = {k: v for k, v in flow.items() if k not in ("konnect_id", "owner_id")}
     out["trigger"] = {k: v for k, v in (flow.get("trigger") or {}).items() if k != "token"}
     return out

@@ -1,4 +1,4 @@
-"""The CRD generated from konnectz_runner.resource: structural, typed down to each kind, current."""
+"""The CRD generated from konnectz_contracts.resource: structural, typed down to each kind, current."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, Field
 
-from konnectz_api.deployer import konnect_resource
+from konnectz_api.services.deployer import konnect_resource
+from konnectz_contracts.resource import KonnectSpec, runner_flow, token_secret
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_operator.crd import konnect_crd, render_yaml, structural
-from konnectz_runner.resource import KonnectSpec, runner_flow, token_secret
-from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
 
 REPO = Path(__file__).resolve().parents[2]
 

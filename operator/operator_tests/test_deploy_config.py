@@ -113,8 +113,13 @@ def test_dockerfiles_copy_existing_sources_and_run_the_package(name):
     assert f'name = "konnectz-{name}"' in member.read_text()
     # Every workspace member's source it depends on is copied.
     assert f"COPY {name}/src {name}/src" in text
-    if name != "runner":
+    # Every image carries the contracts; only the api also needs the runner, and the operator never.
+    assert "COPY contracts/src contracts/src" in text
+    assert "COPY contracts/pyproject.toml contracts/pyproject.toml" in text
+    if name == "api":
         assert "COPY runner/src runner/src" in text
+    if name == "operator":
+        assert "runner/src" not in text
     cmd = re.search(r'^CMD \["python", "-m", "(\w+)"', text, re.M)
     assert cmd is not None
     assert (REPO / name / "src" / cmd.group(1) / "__main__.py").is_file()
@@ -290,8 +295,8 @@ def test_printer_columns_point_at_schema_fields(crd_schema):
 
 
 def test_the_konnect_the_api_publishes_is_accepted_by_crd_and_operator(crd_schema, flow, settings):
-    from konnectz_api.deployer import konnect_resource
-    from konnectz_runner.spec import FlowSpec
+    from konnectz_api.services.deployer import konnect_resource
+    from konnectz_contracts.spec import FlowSpec
 
     published = FlowSpec.model_validate(flow())
     resource = konnect_resource(published, "konnectz")

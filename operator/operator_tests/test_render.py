@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from konnectz_contracts.spec import FlowSpec
 from konnectz_operator.config import OperatorSettings
 from konnectz_operator.render import (
     FLOW_FILE,
@@ -18,7 +19,6 @@ from konnectz_operator.render import (
     render_service,
     webhook_url,
 )
-from konnectz_runner.spec import FlowSpec
 
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
@@ -241,7 +241,7 @@ def test_a_form_konnect_routes_its_form_page_and_a_polling_konnect_gets_no_ingre
 def test_a_credentials_key_gives_each_konnect_a_secret_with_its_own_token_only(konnect, settings):
     import base64
 
-    from konnectz_runner.broker_token import konnect_token
+    from konnectz_contracts.broker_token import konnect_token
 
     configured = settings.model_copy(
         update={"credentials_key": "k" * 40, "credentials_url": "http://api.konnectz.svc/api/v1/internal/credentials"}

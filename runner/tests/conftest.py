@@ -142,7 +142,8 @@ async def make_ctx() -> AsyncIterator[Any]:
 
     import httpx
 
-    from konnectz_runner.model import StepContext, utcnow
+    from konnectz_contracts.model import utcnow
+    from konnectz_runner.model import StepContext
     from konnectz_runner.netguard import NetGuard, parse_networks
 
     async with httpx.AsyncClient(timeout=5) as client:

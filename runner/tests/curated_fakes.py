@@ -26,13 +26,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from konnectz_contracts.manifest import App, Polling
+from konnectz_contracts.steps.app_event import AppEventStep
+from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, pick_new
 from konnectz_runner.catalogue import Catalogue, load_catalogue
-from konnectz_runner.manifest import App, Polling
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.poller import app_items
 from konnectz_runner.steps import app_event
-from konnectz_runner.steps.app_event import AppEventStep
-from konnectz_runner.triggers.polling import Cursor, PollingTrigger, pick_new
 
 REPO = Path(__file__).resolve().parents[2]
 CURATED = {a.key: a for a in load_catalogue(REPO / "catalogue", include_generated=False).apps}

@@ -16,12 +16,12 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from konnectz_contracts.manifest import App
+from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_runner.app_request import build_event_request
 from konnectz_runner.aws_sigv4 import signing_name
 from konnectz_runner.catalogue import Catalogue, default_root
-from konnectz_runner.manifest import App
 from konnectz_runner.steps import app_event
-from konnectz_runner.steps.app_event import AppEventStep
 
 ACCESS_KEY, SECRET_KEY = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 _AUTH = re.compile(

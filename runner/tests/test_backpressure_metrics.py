@@ -19,13 +19,14 @@ import nats
 import pytest
 import uvicorn
 
+from konnectz_contracts.events import KV_KONNECTS, konnect_key
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
 from konnectz_runner.config import Settings
-from konnectz_runner.events import KV_KONNECTS, ensure_streams, konnect_key
+from konnectz_runner.events import ensure_streams
 from konnectz_runner.netguard import parse_networks
 from konnectz_runner.server import create_app
-from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
 
 pytestmark = pytest.mark.integration
 

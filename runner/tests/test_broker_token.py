@@ -1,4 +1,4 @@
-from konnectz_runner.broker_token import derived_key, konnect_token, token_for
+from konnectz_contracts.broker_token import derived_key, konnect_token, token_for
 
 
 def test_a_token_opens_one_konnect_only():

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_bundle, load_catalogue
-from konnectz_runner.generate import display_name, distinct_names, provider_name
+from konnectz_tools.generate import display_name, distinct_names, provider_name
 
 BUNDLE = default_root() / GENERATED_BUNDLE
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from konnectz_contracts.manifest import App, Event
 from konnectz_runner.catalogue import load_catalogue
-from konnectz_runner.manifest import App, Event
 
 HERE = Path(__file__).parent
 

@@ -25,9 +25,9 @@ import httpx
 import pytest
 from curated_fakes import CURATED, TOKEN, Case, Fake, Reply, Request, State, _step, exercise
 
+from konnectz_contracts.manifest import App
 from konnectz_runner.app_request import build_test_request, dig
 from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.manifest import App
 from konnectz_runner.steps import app_event
 
 
@@ -921,9 +921,9 @@ def test_calendly_and_typeform_webhook_deliveries_verify_as_each_app_signs() -> 
 
     from curated_fakes import CURATED
 
-    from konnectz_api.app_webhooks import subscription_id
-    from konnectz_runner.manifest import WebhookSubscription
-    from konnectz_runner.refs import resolve
+    from konnectz_api.services.app_webhooks import subscription_id
+    from konnectz_contracts.manifest import WebhookSubscription
+    from konnectz_contracts.refs import resolve
     from konnectz_runner.signatures import verify_signature
 
     body, key, now = b'{"event":"invitee.created"}', "generated-secret-0123", int(time.time())

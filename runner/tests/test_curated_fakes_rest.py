@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 from curated_fakes import CURATED, TOKEN, Case, Fake, Reply, Request, State, dig, exercise
 
+from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_runner.catalogue import Catalogue
 from konnectz_runner.steps import app_event
-from konnectz_runner.steps.app_event import AppEventStep
 
 
 def _blank(value: Any) -> bool:

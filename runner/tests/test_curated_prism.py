@@ -26,10 +26,11 @@ from typing import Any
 import httpx
 import pytest
 
+from konnectz_contracts.manifest import App, Polling
+from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.manifest import App, Polling
 from konnectz_runner.steps import app_event
-from konnectz_runner.steps.app_event import AppEventStep, new_items
+from konnectz_runner.steps.app_event import new_items
 
 HERE = Path(__file__).parent
 

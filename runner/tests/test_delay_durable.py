@@ -24,11 +24,12 @@ import nats
 import pytest
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
+from konnectz_contracts.events import STREAM_EVENTS, STREAM_RUNS, SUBJECTS_TIMERS, TaskEvent, event_subject
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
+from konnectz_contracts.steps.delay import DelayStep
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
-from konnectz_runner.events import STREAM_EVENTS, STREAM_RUNS, SUBJECTS_TIMERS, TaskEvent, ensure_streams, event_subject
-from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
-from konnectz_runner.steps.delay import DelayStep
+from konnectz_runner.events import ensure_streams
 
 pytestmark = pytest.mark.integration
 

@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
+from konnectz_contracts.events import RunRequest
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
 from konnectz_runner import outbound
 from konnectz_runner.aiohttp_transport import AiohttpTransport
 from konnectz_runner.engine import execute
-from konnectz_runner.events import RunRequest
 from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
 from konnectz_runner.steps import api_call
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))

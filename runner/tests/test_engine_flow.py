@@ -10,12 +10,12 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
+from konnectz_contracts.events import RunRequest
+from konnectz_contracts.model import KeyValue
+from konnectz_contracts.spec import FlowSpec, WebhookTrigger
+from konnectz_contracts.steps import api_call, filter, formatter, iterator
 from konnectz_runner.engine import execute
-from konnectz_runner.events import RunRequest
-from konnectz_runner.model import KeyValue
 from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.spec import FlowSpec, WebhookTrigger
-from konnectz_runner.steps import api_call, filter, formatter, iterator
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))
 

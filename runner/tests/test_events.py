@@ -11,7 +11,7 @@ import pytest
 from nats.js.api import StorageType
 from pydantic import ValidationError
 
-from konnectz_runner.events import (
+from konnectz_contracts.events import (
     DUPLICATE_WINDOW_SECONDS,
     KV_KONNECTS,
     STREAM_EVENTS,
@@ -19,14 +19,13 @@ from konnectz_runner.events import (
     RunRequest,
     StepResult,
     TaskEvent,
-    ensure_streams,
     event_subject,
     konnect_key,
     msg_id_headers,
-    publish_run,
     run_subject,
 )
-from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
+from konnectz_runner.events import ensure_streams, publish_run
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 

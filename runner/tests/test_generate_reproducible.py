@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from konnectz_runner import generate
+from konnectz_contracts.manifest import App
 from konnectz_runner.catalogue import default_root
-from konnectz_runner.manifest import App
+from konnectz_tools import generate
 
 DOC = {
     "openapi": "3.0.0",

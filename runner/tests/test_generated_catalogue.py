@@ -21,10 +21,10 @@ from urllib.parse import unquote, urlencode, urlsplit
 import pytest
 import rstr
 
+from konnectz_contracts.manifest import App, Event
 from konnectz_runner.app_request import build_event_request
 from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_bundle
-from konnectz_runner.generate import _merged, cache_dir, inline_refs
-from konnectz_runner.manifest import App, Event
+from konnectz_tools.generate import _merged, cache_dir, inline_refs
 
 _RANGE = re.compile(r"\{(\d+),(\d*)\}")
 

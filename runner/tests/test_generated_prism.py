@@ -21,11 +21,12 @@ from typing import Any
 import httpx
 import pytest
 
+from konnectz_contracts.manifest import App, Polling
+from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_devstack._ports import free_port
 from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.manifest import App, Polling
 from konnectz_runner.steps import app_event
-from konnectz_runner.steps.app_event import AppEventStep, new_items
+from konnectz_runner.steps.app_event import new_items
 
 PRISM = Path(os.environ.get("KONNECTZ_CACHE", Path.home() / ".cache" / "konnectz")) / "prism/node_modules/.bin/prism"
 HERE = Path(__file__).parent

@@ -1,4 +1,4 @@
-"""Ingress bounds and bounded storage against a real nats-server (konnectz_runner.limits).
+"""Ingress bounds and bounded storage against a real nats-server (konnectz_contracts.limits).
 
 Hostile or careless input gets a 4xx that says why before anything is stored; what is accepted can
 always be stored and always ends as one task event; a finished run's request is gone from KZ_RUNS;
@@ -20,12 +20,8 @@ import pytest
 from nats.aio.client import Client as NATS
 from nats.js.api import RetentionPolicy
 
-from konnectz_devstack._nats import NATS_MAX_PAYLOAD as DEVSTACK_MAX_PAYLOAD
-from konnectz_devstack._nats import NatsServer
-from konnectz_devstack._ports import free_port
-from konnectz_runner import limits
-from konnectz_runner.capture import STREAM_CAPTURES
-from konnectz_runner.events import (
+from konnectz_contracts import limits
+from konnectz_contracts.events import (
     EVENTS_CONSUMER,
     EVENTS_MAX_DELIVER,
     KV_KONNECTS,
@@ -36,12 +32,15 @@ from konnectz_runner.events import (
     TaskEvent,
     Unstorable,
     encode_run,
-    ensure_streams,
     fit_event,
     konnect_key,
-    publish_run,
     run_subject,
 )
+from konnectz_devstack._nats import NATS_MAX_PAYLOAD as DEVSTACK_MAX_PAYLOAD
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._ports import free_port
+from konnectz_runner.capture import STREAM_CAPTURES
+from konnectz_runner.events import ensure_streams, publish_run
 from konnectz_runner.quota import (
     QUOTA_MANY_SUBJECT,
     QUOTA_SUBJECT,

@@ -5,8 +5,9 @@ from typing import Any
 import httpx
 import pytest
 
-from konnectz_runner.errors import RefusedError, StepError
-from konnectz_runner.netguard import NetGuard, outbound_transport, parse_networks
+from konnectz_contracts.errors import RefusedError, StepError
+from konnectz_runner.connect import outbound_transport
+from konnectz_runner.netguard import NetGuard, parse_networks
 
 TRANSPORTS = pytest.mark.parametrize("kind", ["httpx", "aiohttp"])
 

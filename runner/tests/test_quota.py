@@ -10,9 +10,9 @@ import httpx
 import nats
 import pytest
 
-from konnectz_runner.events import RunRequest, TaskEvent
+from konnectz_contracts.events import RunRequest, TaskEvent
+from konnectz_contracts.spec import FlowSpec
 from konnectz_runner.quota import NatsQuotaGate, QuotaReply, QuotaUnavailable, tasks_of
-from konnectz_runner.spec import FlowSpec
 
 from .test_worker import SPEC, FakeJetStream, make_worker, run_message
 

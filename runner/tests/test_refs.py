@@ -1,8 +1,8 @@
 import pytest
 
-from konnectz_runner.errors import StepError
-from konnectz_runner.refs import build_json_body, lookup, resolve, resolve_value
-from konnectz_runner.spec import KeyValue
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.refs import build_json_body, lookup, resolve, resolve_value
+from konnectz_contracts.spec import KeyValue
 
 CONTEXT = {
     "node-1": {

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from konnectz_runner.errors import ConfigError
+from konnectz_contracts.errors import ConfigError
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, ScheduleTrigger, WebhookTrigger
 from konnectz_runner.registry import KV_DEL, KonnectRegistry, apply_entry, load_spec_file
-from konnectz_runner.spec import ApiCallStep, FlowSpec, ScheduleTrigger, WebhookTrigger
 
 
 def _webhook(konnect_id: int, url: str = "http://service.test/x") -> FlowSpec:

@@ -20,25 +20,25 @@ import uvicorn
 from nats.aio.client import Client as NATS
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
-from konnectz_devstack._ports import free_port
-from konnectz_runner.config import Settings
-from konnectz_runner.events import (
+from konnectz_contracts.events import (
     KV_KONNECTS,
     STREAM_EVENTS,
     STREAM_RUNS,
     RunRequest,
     TaskEvent,
-    ensure_streams,
     event_subject,
     konnect_key,
     run_subject,
 )
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, ScheduleTrigger
+from konnectz_contracts.triggers.schedule import fire_run_id
+from konnectz_devstack._ports import free_port
+from konnectz_runner.config import Settings
+from konnectz_runner.events import ensure_streams
 from konnectz_runner.netguard import parse_networks
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.scheduler import LocalScheduler, fire_due, last_fire
 from konnectz_runner.server import create_app
-from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, ScheduleTrigger
-from konnectz_runner.triggers.schedule import fire_run_id
 
 pytestmark = pytest.mark.integration
 

@@ -23,24 +23,24 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
-from konnectz_devstack._nats import NatsServer
-from konnectz_devstack._ports import free_port
-from konnectz_runner.capture import capturing, close_window, last_capture, open_window, valid_token
-from konnectz_runner.config import Settings
-from konnectz_runner.events import (
+from konnectz_contracts.events import (
     KV_KONNECTS,
     STREAM_EVENTS,
     STREAM_RUNS,
     RunRequest,
     TaskEvent,
-    ensure_streams,
     event_subject,
     konnect_key,
     run_subject,
 )
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._ports import free_port
+from konnectz_runner.capture import capturing, close_window, last_capture, open_window, valid_token
+from konnectz_runner.config import Settings
+from konnectz_runner.events import ensure_streams
 from konnectz_runner.netguard import parse_networks
 from konnectz_runner.server import Runner, create_app
-from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from konnectz_runner.manifest import Signature
+from konnectz_contracts.manifest import Signature
 from konnectz_runner.signatures import sign, verify_signature
 
 GITHUB = Signature(header="X-Hub-Signature-256", prefix="sha256=", secret="{{subscription.secret}}")

@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
+from konnectz_contracts.events import RunRequest, TaskEvent
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_runner import worker as worker_module
-from konnectz_runner.events import RunRequest, TaskEvent
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_runner.worker import RunWorker
 
 SPEC = FlowSpec(konnect_id=8, owner_id=1, name="K", trigger_id="node-1", trigger=WebhookTrigger(token="k" * 24),
@@ -125,7 +125,7 @@ async def test_invalid_and_unknown_runs(http: httpx.AsyncClient) -> None:
 
 
 def test_the_shared_pool_consumes_only_pool_runs(monkeypatch):
-    from konnectz_runner import events
+    from konnectz_contracts import events
     from konnectz_runner.worker import consumer_for
 
     assert consumer_for(None) == ("runner", "kz.runs.>")  # make dev: every run
@@ -186,7 +186,7 @@ class FakeSteps:
 async def test_a_run_that_cannot_complete_keeps_its_finished_steps(
     http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from konnectz_runner.events import StepResult
+    from konnectz_contracts.events import StepResult
     from konnectz_runner.journal import JournalEntry, step_key
 
     now = datetime.now(UTC)

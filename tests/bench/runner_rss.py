@@ -20,10 +20,11 @@ from pathlib import Path
 import httpx
 import nats
 
+from konnectz_contracts.events import KV_KONNECTS, konnect_key
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
-from konnectz_runner.events import KV_KONNECTS, ensure_streams, konnect_key
-from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
+from konnectz_runner import ensure_streams
 
 
 def spec(konnect_id: int) -> FlowSpec:

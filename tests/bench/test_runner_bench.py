@@ -590,7 +590,8 @@ def _spec(konnect_id: int, sink_url: str) -> dict[str, Any]:
 async def _put_all(nats_url: str, specs: list[dict[str, Any]]) -> None:
     import nats
 
-    from konnectz_runner.events import KV_KONNECTS, ensure_streams, konnect_key
+    from konnectz_contracts.events import KV_KONNECTS, konnect_key
+    from konnectz_runner import ensure_streams
 
     nc = await nats.connect(nats_url)
     js = nc.jetstream()

@@ -22,10 +22,10 @@ import httpx
 import nats
 import pytest
 
+from konnectz_contracts.events import KV_POLLS, konnect_key
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import api_call_node, sign_up, wait_until
-from konnectz_runner.events import KV_POLLS, konnect_key
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

@@ -30,10 +30,10 @@ import psycopg
 import pytest
 import yaml
 
+from konnectz_contracts.manifest import App
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import api_call_node, sign_up, wait_until
-from konnectz_runner.manifest import App
 from konnectz_runner.signatures import sign
 
 pytestmark = pytest.mark.integration

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from konnectz_runner.resource import GROUP, PLURAL, VERSION, konnect_resource, token_secret
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.resource import GROUP, PLURAL, VERSION, konnect_resource, token_secret
+from konnectz_contracts.spec import FlowSpec
 
 pytestmark = pytest.mark.k8s
 

@@ -311,7 +311,7 @@ def test_the_chart_points_the_api_and_the_pool_at_the_catalogue_in_their_images(
 
 
 def test_nats_max_payload_is_stated_and_above_the_streams_limits(kube):
-    from konnectz_runner.limits import EVENT_MAX_BYTES, NATS_MAX_PAYLOAD, RUN_MAX_BYTES
+    from konnectz_contracts.limits import EVENT_MAX_BYTES, NATS_MAX_PAYLOAD, RUN_MAX_BYTES
 
     rendered = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL).stdout
     (conf,) = [d for d in _docs(rendered) if d["kind"] == "ConfigMap" and "nats.conf" in d.get("data", {})]

@@ -23,10 +23,10 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes.client import ApiException
 
+from konnectz_contracts.resource import GROUP, PLURAL, VERSION
 from konnectz_devstack import testing
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import publish_canvas, sign_up, test_trigger, webhook_canvas
-from konnectz_runner.resource import GROUP, PLURAL, VERSION
 
 pytestmark = pytest.mark.k8s
 

@@ -20,8 +20,8 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes.client import ApiException
 
+from konnectz_contracts.resource import GROUP, PLURAL, VERSION, token_secret
 from konnectz_operator.apply import Kube
-from konnectz_runner.resource import GROUP, PLURAL, VERSION, token_secret
 
 pytestmark = pytest.mark.k8s
 
@@ -316,8 +316,8 @@ def test_the_api_publishes_with_server_side_apply_and_kubectl_get_tells_what_run
     from datetime import UTC, datetime
 
     from konnectz_api.services.deployer import DeployConflict, DeployError, KubernetesDeployer
-    from konnectz_runner.events import TaskEvent
-    from konnectz_runner.spec import FlowSpec
+    from konnectz_contracts.events import TaskEvent
+    from konnectz_contracts.spec import FlowSpec
 
     flow = FlowSpec.model_validate(runner_flow_of(77))
     deployer = KubernetesDeployer(namespace, api_client=kube.api)

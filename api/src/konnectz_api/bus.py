@@ -11,8 +11,7 @@ import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
-from konnectz_runner.events import ensure_streams
-from konnectz_runner.outage import Outage, nats_callbacks
+from konnectz_runner import Outage, ensure_streams, nats_callbacks
 
 log = logging.getLogger(__name__)
 

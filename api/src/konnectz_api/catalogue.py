@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from konnectz_api.core.config import get_settings
-from konnectz_runner.catalogue import GENERATED_BUNDLE, BundleIndex, default_root, load_catalogue
-from konnectz_runner.manifest import App
+from konnectz_contracts.manifest import App
+from konnectz_runner import GENERATED_BUNDLE, BundleIndex, default_root, load_catalogue
 
 __all__ = ["SEARCH_MIN_CHARS", "AppIndex", "AppSummary", "Listing", "auth_label", "get_index", "load_index"]
 

@@ -18,7 +18,7 @@ from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
 from konnectz_api.services.captcha import solve
-from konnectz_runner.catalogue import CatalogueError
+from konnectz_runner import CatalogueError
 
 
 def _captcha(url: str) -> int:

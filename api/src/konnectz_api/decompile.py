@@ -17,9 +17,9 @@ import itertools
 from collections.abc import Set
 from typing import Any
 
-from konnectz_runner.spec import FlowSpec
-from konnectz_runner.steps.api_call import ApiCallStep
-from konnectz_runner.triggers import WebhookTrigger
+from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.steps.api_call import ApiCallStep
+from konnectz_contracts.triggers import WebhookTrigger
 
 __all__ = ["canvas_of"]
 

@@ -5,7 +5,7 @@
   ``KONNECTZ_MAX_REQUEST_BYTES`` (2 MiB by default).
 - JSON (:class:`JsonLimitMiddleware`): a JSON body (any ``application/json`` or ``+json`` type, in any
   letter case, or no content type, which FastAPI also parses as JSON) nested deeper than
-  :data:`~konnectz_runner.limits.API_MAX_JSON_DEPTH` levels, or holding a lone UTF-16 surrogate
+  :data:`~konnectz_contracts.limits.API_MAX_JSON_DEPTH` levels, or holding a lone UTF-16 surrogate
   (``"\\ud800"``, which no database can store), is refused with 400 and the reason before any route
   sees it. Without this, a body nested about 1,000 deep was a 500 (RecursionError).
 """
@@ -17,7 +17,7 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from konnectz_runner.limits import API_MAX_JSON_DEPTH, TooDeep, check_depth
+from konnectz_contracts.limits import API_MAX_JSON_DEPTH, TooDeep, check_depth
 
 __all__ = ["BodyLimitMiddleware", "JsonLimitMiddleware", "json_problem"]
 

@@ -45,8 +45,8 @@ from konnectz_api.services.deployer import Deployer, KubernetesDeployer, LocalDe
 from konnectz_api.services.quotas import serve_quota
 from konnectz_api.services.supervisor import Supervised
 from konnectz_api.services.task_events import consume_task_events, purge_payloads_forever
-from konnectz_runner.events import use_pool_subjects
-from konnectz_runner.telemetry import setup_tracing
+from konnectz_contracts.events import use_pool_subjects
+from konnectz_runner import setup_tracing
 
 
 def _deployer(settings: Settings, bus: Bus) -> Deployer:

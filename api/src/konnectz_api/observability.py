@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from opentelemetry import trace
 from prometheus_client import Counter, Gauge, Histogram
 
-from konnectz_runner.events import TaskEvent
-from konnectz_runner.telemetry import RUNS_FAILED, RUNS_FINISHED, STEP_SECONDS, tracer
+from konnectz_contracts.events import TaskEvent
+from konnectz_runner import RUNS_FAILED, RUNS_FINISHED, STEP_SECONDS, tracer
 
 STORED = Counter("konnectz_task_events_stored", "Task logs created from task events", ["status"])
 DUPLICATE = Counter("konnectz_task_events_duplicate", "Task events already stored or of unknown konnects")

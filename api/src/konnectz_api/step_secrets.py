@@ -25,8 +25,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Literal, get_args
 
 from konnectz_api.core.crypto import CredentialCipher, DecryptionError
-from konnectz_runner.errors import StepError
-from konnectz_runner.step_secrets import origin_of
+from konnectz_contracts.errors import StepError
+from konnectz_runner import origin_of
 
 __all__ = [
     "MASK",

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from konnectz_runner.events import TaskEvent
-from konnectz_runner.journal import IN_DOUBT_ERROR
+from konnectz_contracts.events import TaskEvent
+from konnectz_runner import IN_DOUBT_ERROR
 
 __all__ = ["ERROR_STATUSES", "STATUSES", "TaskLogStatus", "log_status", "statuses_for"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._ports import port_is_free, wait_for_port
 
-#: The server's max_payload: konnectz_runner.limits.NATS_MAX_PAYLOAD (the devstack does not import the
+#: The server's max_payload: konnectz_contracts.limits.NATS_MAX_PAYLOAD (the devstack does not import the
 #: runner; runner/tests/test_limits.py checks that they agree).
 NATS_MAX_PAYLOAD = 8 * 1024 * 1024
 
@@ -42,7 +42,7 @@ class NatsServer:
         if not port_is_free(self.port):
             raise DevStackError(f"Port {self.port} (NATS) is busy: stop whatever uses it or set KONNECTZ_NATS_PORT.")
         self.base_dir.mkdir(parents=True, exist_ok=True)
-        # max_payload stated, not defaulted (1 MB): above every stream's max_msg_size (konnectz_runner.limits).
+        # max_payload stated, not defaulted (1 MB): above every stream's max_msg_size (konnectz_contracts.limits).
         conf = self.base_dir / "nats.conf"
         jetstream = f"jetstream {{\n  sync_interval: {self.sync_interval}\n}}\n" if self.sync_interval else ""
         conf.write_text(f"max_payload: {NATS_MAX_PAYLOAD}\n{jetstream}")

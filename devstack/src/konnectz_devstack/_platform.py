@@ -101,7 +101,7 @@ class Platform:
                 "KONNECTZ_SECRET_KEY": self._secret_file("secret_key"),
                 "KONNECTZ_ENCRYPTION_KEY": self._secret_file("encryption_key"),
                 # The runner hosts every konnect: it gets the credentials key and derives each
-                # konnect's token for the api's credential broker (konnectz_runner.broker_token).
+                # konnect's token for the api's credential broker (konnectz_contracts.broker_token).
                 "KONNECTZ_CREDENTIALS_KEY": self._secret_file("credentials_key"),
                 "KONNECTZ_CREDENTIALS_URL": f"{self.api_url}/api/v1/internal/credentials",
                 "KONNECTZ_PUBLIC_URL": self.api_url,

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import kopf
 
-from konnectz_runner.resource import API_VERSION, GROUP, PLURAL, VERSION
+from konnectz_contracts.resource import API_VERSION, GROUP, PLURAL, VERSION
 
 from .apply import WORKERS, Kube, KubeError, apply, login, path_of, prune
 from .config import OperatorSettings

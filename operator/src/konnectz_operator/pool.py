@@ -21,10 +21,12 @@ from typing import Any, TypeVar
 
 import nats
 from nats.aio.client import Client as NATS
-from nats.js.errors import KeyNotFoundError, NoKeysError
+from nats.js import JetStreamContext
+from nats.js.api import KeyValueConfig, StorageType
+from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, NoKeysError
 from nats.js.kv import KeyValue
 
-from konnectz_runner.events import KV_KONNECTS, ensure_streams, konnect_key
+from konnectz_contracts.events import KV_KONNECTS, konnect_key
 
 __all__ = ["PoolError", "RunnerPool", "is_shared"]
 
@@ -32,6 +34,22 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 CALL_TIMEOUT_SECONDS = 15.0
+_STREAM_NAME_IN_USE = 10058  # JetStream API error code
+
+
+async def konnects_bucket(js: JetStreamContext) -> KeyValue:
+    """The ``KZ_KONNECTS`` bucket, created when missing with the configuration the runner and the api
+    give it (one history entry, file storage). The other streams and buckets are theirs: they create
+    them at start (``konnectz_runner.ensure_streams``); the operator writes only this bucket."""
+    try:
+        return await js.key_value(KV_KONNECTS)
+    except BucketNotFoundError:
+        try:
+            return await js.create_key_value(KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
+        except BadRequestError as exc:
+            if exc.err_code != _STREAM_NAME_IN_USE:  # another process created it meanwhile
+                raise
+        return await js.key_value(KV_KONNECTS)
 
 
 class PoolError(Exception):
@@ -66,9 +84,7 @@ class RunnerPool:
                     max_reconnect_attempts=-1,
                     allow_reconnect=True,
                 )
-                js = self._nc.jetstream()
-                await ensure_streams(js)
-                self._kv = await js.key_value(KV_KONNECTS)
+                self._kv = await konnects_bucket(self._nc.jetstream())
                 log.info("Shared runner pool: connected to %s", self.nats_url)
             return self._kv
 

@@ -15,7 +15,7 @@ Children of a Konnect ``NAME`` share the name :func:`child_name` (``kz-NAME``):
 - with a credentials key configured, also a Secret holding the konnect's credential-broker token
   (the runner's ``KONNECTZ_CREDENTIALS_TOKEN``).
 
-The runner's flow is ``spec.flow`` with the spec's ids (:func:`konnectz_runner.resource.runner_flow`).
+The runner's flow is ``spec.flow`` with the spec's ids (:func:`konnectz_contracts.resource.runner_flow`).
 The URL token of a webhook or form is never rendered into a ConfigMap or a pod spec:
 the runner gets it from the Secret ``spec.trigger.tokenSecret`` (``KONNECTZ_TRIGGER_TOKEN``, a
 ``secretKeyRef``); only the Ingress, which routes that exact path, is given the token itself.
@@ -29,8 +29,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from konnectz_runner.broker_token import ENV_TOKEN, ENV_URL, konnect_token
-from konnectz_runner.resource import TOKEN_KEY, runner_flow
+from konnectz_contracts.broker_token import ENV_TOKEN, ENV_URL, konnect_token
+from konnectz_contracts.resource import TOKEN_KEY, runner_flow
 
 from .config import OperatorSettings
 

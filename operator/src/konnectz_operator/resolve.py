@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from konnectz_runner.resource import TOKEN_KEY
+from konnectz_contracts.resource import TOKEN_KEY
 
 from .apply import Kube
 from .errors import OperatorError

@@ -2,7 +2,7 @@
 
 The API server already enforces the structural schema (types, enums, ``konnectId >= 1``,
 ``trigger.kind`` required, a cron for schedule triggers). This module checks what only the
-operator knows: the ``flow`` is a valid :class:`konnectz_runner.spec.FlowSpec` and agrees
+operator knows: the ``flow`` is a valid :class:`konnectz_contracts.spec.FlowSpec` and agrees
 with the rest of the spec.
 """
 
@@ -13,8 +13,8 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from konnectz_runner.resource import TriggerKind, runner_flow
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.resource import TriggerKind, runner_flow
+from konnectz_contracts.spec import FlowSpec
 
 from .errors import InvalidKonnect, UnsupportedKonnect
 

@@ -1,69 +1,105 @@
 """Konnectz runner: executes compiled flow specs, serves webhooks, emits task events.
 
-The public API is re-exported here (checked by tests/test_exports.py).
+This is the runner's public facade: the api, the operator and the dev stack import the runner only
+from here (``from konnectz_runner import ...``), never from a ``konnectz_runner.<submodule>``
+(checked by runner/tests/test_exports.py). The contracts the runner executes (the flow spec, the
+step and trigger configs, the wire models, the errors) are :mod:`konnectz_contracts`.
 """
 
+from konnectz_runner.app_request import (
+    AppRequest,
+    build_event_request,
+    build_test_request,
+    dig,
+    hook_error,
+    is_expired,
+    items_at,
+    picked,
+    secret_values,
+)
+from konnectz_runner.capture import close_window, last_capture, open_window
+from konnectz_runner.catalogue import (
+    GENERATED_BUNDLE,
+    BundleIndex,
+    CatalogueError,
+    default_root,
+    load_catalogue,
+    load_manifest,
+)
 from konnectz_runner.config import Settings
 from konnectz_runner.engine import execute, step_result
-from konnectz_runner.errors import ConfigError, ConnectFailed, RefusedError, RunnerError, StepError
-from konnectz_runner.events import (
-    KV_KONNECTS,
-    STREAM_EVENTS,
-    STREAM_RUNS,
-    SUBJECTS_EVENTS,
-    SUBJECTS_RUNS,
-    RunRequest,
-    StepResult,
-    TaskEvent,
-    ensure_streams,
-    event_subject,
-    konnect_key,
-    msg_id_headers,
-    publish_event,
-    publish_run,
-    run_subject,
-)
+from konnectz_runner.events import ensure_streams, events_consumer_config, publish_event, publish_run, stream_configs
+from konnectz_runner.journal import IN_DOUBT_ERROR
 from konnectz_runner.model import Outcome, StepContext
-from konnectz_runner.netguard import NetGuard, guarded_transport, parse_networks
-from konnectz_runner.refs import build_json_body, resolve, resolve_value
-from konnectz_runner.spec import ApiCallStep, FlowSpec, KeyValue, Step, Trigger, WebhookTrigger
+from konnectz_runner.netguard import IPNetwork, NetGuard, guarded_transport, parse_networks
+from konnectz_runner.outage import Outage, nats_callbacks
+from konnectz_runner.outbound import ERROR_BODY_CHARS, parse_body
+from konnectz_runner.outbound import send as send_outbound
+from konnectz_runner.poller import app_items
+from konnectz_runner.quota import (
+    QUOTA_MANY_SUBJECT,
+    QUOTA_SUBJECT,
+    QuotaReplies,
+    QuotaReply,
+    QuotaRequest,
+    QuotaRequests,
+)
+from konnectz_runner.step_secrets import origin_of
+from konnectz_runner.steps import KINDS, run_step
+from konnectz_runner.telemetry import RUNS_FAILED, RUNS_FINISHED, STEP_SECONDS, setup_tracing, tracer
 
 __all__ = [
-    "KV_KONNECTS",
-    "STREAM_EVENTS",
-    "STREAM_RUNS",
-    "SUBJECTS_EVENTS",
-    "SUBJECTS_RUNS",
-    "ApiCallStep",
-    "ConfigError",
-    "ConnectFailed",
-    "FlowSpec",
-    "KeyValue",
+    "ERROR_BODY_CHARS",
+    "GENERATED_BUNDLE",
+    "IN_DOUBT_ERROR",
+    "KINDS",
+    "QUOTA_MANY_SUBJECT",
+    "QUOTA_SUBJECT",
+    "RUNS_FAILED",
+    "RUNS_FINISHED",
+    "STEP_SECONDS",
+    "AppRequest",
+    "BundleIndex",
+    "CatalogueError",
+    "IPNetwork",
     "NetGuard",
+    "Outage",
     "Outcome",
-    "RefusedError",
-    "RunRequest",
-    "RunnerError",
+    "QuotaReplies",
+    "QuotaReply",
+    "QuotaRequest",
+    "QuotaRequests",
     "Settings",
-    "Step",
     "StepContext",
-    "StepError",
-    "StepResult",
-    "TaskEvent",
-    "Trigger",
-    "WebhookTrigger",
-    "build_json_body",
+    "app_items",
+    "build_event_request",
+    "build_test_request",
+    "close_window",
+    "default_root",
+    "dig",
     "ensure_streams",
-    "event_subject",
+    "events_consumer_config",
     "execute",
     "guarded_transport",
-    "konnect_key",
-    "msg_id_headers",
+    "hook_error",
+    "is_expired",
+    "items_at",
+    "last_capture",
+    "load_catalogue",
+    "load_manifest",
+    "nats_callbacks",
+    "open_window",
+    "origin_of",
+    "parse_body",
     "parse_networks",
+    "picked",
     "publish_event",
     "publish_run",
-    "resolve",
-    "resolve_value",
-    "run_subject",
+    "run_step",
+    "secret_values",
+    "send_outbound",
+    "setup_tracing",
     "step_result",
+    "stream_configs",
+    "tracer",
 ]

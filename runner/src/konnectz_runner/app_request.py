@@ -1,12 +1,12 @@
 """Building the HTTP request of a manifest event, and reading its reply.
 
 Pure functions shared by the runner's ``app_event`` step and the api (account test requests,
-dynamic options): an event's :class:`~konnectz_runner.manifest.Operation`, the values of its
+dynamic options): an event's :class:`~konnectz_contracts.manifest.Operation`, the values of its
 fields and an account's credentials make one :class:`AppRequest`; the credentials go where the
 app's ``auth`` says (header, query or body injections, or HTTP basic).
 
 Templates (``{{auth.api_key}}``, ``{{input.channel}}``) are looked up with
-:mod:`konnectz_runner.refs`, never evaluated.
+:mod:`konnectz_contracts.refs`, never evaluated.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from konnectz_runner.errors import StepError
-from konnectz_runner.manifest import App, Event, EventField, ExpiryRule, Operation, Output, TestRequest
-from konnectz_runner.refs import lookup, resolve
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.manifest import App, Event, EventField, ExpiryRule, Operation, Output, TestRequest
+from konnectz_contracts.refs import lookup, resolve
 
 __all__ = [
     "AppRequest",

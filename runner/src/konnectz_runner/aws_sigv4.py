@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from konnectz_runner.errors import StepError
+from konnectz_contracts.errors import StepError
 
 __all__ = ["SIGNATURE_HEADERS", "sign", "signer", "signing_name"]
 

@@ -28,7 +28,7 @@ from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundErro
 from nats.js.kv import KeyValue
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from konnectz_runner.limits import CAPTURE_MSG_MAX_BYTES
+from konnectz_contracts.limits import CAPTURE_MSG_MAX_BYTES
 
 __all__ = [
     "CAPTURE_TTL_SECONDS",

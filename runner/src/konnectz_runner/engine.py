@@ -1,4 +1,4 @@
-"""Executes a :class:`~konnectz_runner.spec.FlowSpec` for one :class:`~konnectz_runner.events.RunRequest`.
+"""Executes a :class:`~konnectz_contracts.spec.FlowSpec` for one :class:`~konnectz_contracts.events.RunRequest`.
 
 Steps run in the order of the spec (the api compiles it from the canvas links); each is run by
 the module of its kind (:mod:`konnectz_runner.steps`). The context starts as
@@ -12,12 +12,12 @@ steps can reference it. What a step's :class:`~konnectz_runner.model.Outcome` de
   output for that pass; each of their records carries ``item_index``. A filter after the
   iterator stops only its item; an error stops the whole run.
 - ``resume_at`` (a delay): the run suspends. :func:`execute` returns :class:`Suspended` with a
-  :class:`~konnectz_runner.events.Continuation` (the step to resume after, the outputs and step
+  :class:`~konnectz_contracts.events.Continuation` (the step to resume after, the outputs and step
   records so far). The worker stores it as a JetStream scheduled message (:mod:`konnectz_runner.timers`);
   when it fires, the same run (same ``run_id``) comes back with ``run.resume`` set and
   :func:`execute` runs only the steps after the delay, ending in the run's one TaskEvent.
   A delay after the iterator is refused when the spec is validated (one pass per item would
-  suspend many times; :data:`konnectz_runner.spec.DELAY_AFTER_ITERATOR`).
+  suspend many times; :data:`konnectz_contracts.spec.DELAY_AFTER_ITERATOR`).
 
 A finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod:`konnectz_runner.outbound`.
 """
@@ -32,12 +32,13 @@ from typing import Any
 
 import httpx
 
+from konnectz_contracts.events import Continuation, RunRequest, StepResult, TaskEvent
+from konnectz_contracts.model import utcnow
+from konnectz_contracts.spec import FlowSpec
 from konnectz_runner import telemetry
-from konnectz_runner.events import Continuation, RunRequest, StepResult, TaskEvent
 from konnectz_runner.journal import StepJournal
-from konnectz_runner.model import Outcome, StepContext, utcnow
+from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.netguard import NetGuard
-from konnectz_runner.spec import FlowSpec
 from konnectz_runner.steps import run_step
 
 __all__ = ["Suspended", "execute", "step_result", "suspension_failed"]

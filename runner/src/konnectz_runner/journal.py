@@ -11,7 +11,7 @@ run resumes after its last finished step.
 - Key: ``sha256(run_id, step_id, item_index)`` (hex, 40 characters): derived from the run and
   the step, never random, so every delivery of a run finds the same entries. A step after an
   iterator has one entry per item.
-- Value: the step's :class:`~konnectz_runner.events.StepResult` plus its raw output (what later
+- Value: the step's :class:`~konnectz_contracts.events.StepResult` plus its raw output (what later
   steps reference).
 - Kinds in :data:`PURE_KINDS` only compute from their inputs (a filter, a formatter, ...):
   running them again changes nothing outside the run, so they are not journaled. A delay is
@@ -54,7 +54,7 @@ from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from konnectz_runner.events import StepResult
+from konnectz_contracts.events import StepResult
 from konnectz_runner.model import Outcome
 
 __all__ = [

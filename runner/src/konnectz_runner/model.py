@@ -1,57 +1,24 @@
-"""Building blocks shared by the flow spec, the step kinds and the triggers.
+"""What a step's ``run`` gets and returns (the config models are :mod:`konnectz_contracts.model` and
+:mod:`konnectz_contracts.steps`).
 
-- :class:`Strict`: every contract model forbids unknown fields.
-- :class:`KeyValue`: a key/value row (headers, params, body fields).
-- :class:`StepBase`: the fields every step kind has (its canvas node id and display name).
 - :class:`StepContext`: what a step's ``run`` gets besides its config.
 - :class:`Outcome`: what a step's ``run`` returns; the engine turns it into a
-  :class:`~konnectz_runner.events.StepResult` and decides what runs next.
+  :class:`~konnectz_contracts.events.StepResult` and decides what runs next.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
 
+from konnectz_contracts.model import utcnow
 from konnectz_runner.netguard import NetGuard
 
-__all__ = ["KeyValue", "Outcome", "StepBase", "StepContext", "Strict", "utcnow"]
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class KeyValue(Strict):
-    """A key/value row. ``secret`` marks a value the task log must not show (a header or param
-    holding a credential); a secret header is also dropped on a redirect to another origin.
-
-    ``sealed``: a value typed into a step as secret, encrypted by the api (``<key id>:<token>``,
-    readable only by the api); ``value`` is then empty and the runner asks the api for the plain
-    value when the step runs (:mod:`konnectz_runner.step_secrets`)."""
-
-    key: str = Field(min_length=1)
-    value: str = ""
-    secret: bool = False
-    # Left out of dumps when unset, so a Konnect without step secrets reads as before (and a null
-    # never meets the CRD's string type).
-    sealed: str | None = Field(default=None, max_length=8192, exclude_if=lambda v: v is None)
-
-
-class StepBase(Strict):
-    """Fields of every step. Subclasses add ``kind: Literal["<kind>"]`` and their configuration."""
-
-    id: str = Field(min_length=1, description='Node id on the canvas, e.g. "node-2"')
-    name: str
+__all__ = ["Outcome", "StepContext"]
 
 
 @dataclass

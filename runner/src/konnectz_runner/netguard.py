@@ -22,7 +22,7 @@ from functools import lru_cache
 import httpcore
 import httpx
 
-from konnectz_runner.errors import RefusedError, StepError
+from konnectz_contracts.errors import RefusedError, StepError
 
 __all__ = [
     "GuardedNetworkBackend",
@@ -31,7 +31,6 @@ __all__ = [
     "NetGuard",
     "guarded_transport",
     "ip_literal",
-    "outbound_transport",
     "parse_networks",
 ]
 
@@ -216,16 +215,3 @@ def guarded_transport(guard: NetGuard, **kwargs: object) -> httpx.AsyncHTTPTrans
         raise RuntimeError("Unsupported httpx version: cannot install the outbound guard on its transport")
     pool._network_backend = GuardedNetworkBackend(guard, pool._network_backend)
     return transport
-
-
-def outbound_transport(
-    guard: NetGuard, kind: str = "aiohttp", *, max_connections: int = 64
-) -> httpx.AsyncBaseTransport:
-    """The guarded transport of the steps' HTTP client: ``"aiohttp"``
-    (:class:`~konnectz_runner.aiohttp_transport.AiohttpTransport`) or ``"httpx"`` (:func:`guarded_transport`)."""
-    if kind == "aiohttp":
-        from konnectz_runner.aiohttp_transport import AiohttpTransport
-
-        return AiohttpTransport(guard, max_connections=max_connections)
-    # httpcore scans every pooled connection on each request: a small pool is faster than a large one.
-    return guarded_transport(guard, limits=httpx.Limits(max_connections=16, max_keepalive_connections=16))

@@ -9,7 +9,7 @@
 - Retries only when no connection could be made (nothing was sent, so repeating cannot
   duplicate an effect): :data:`CONNECT_ATTEMPTS` tries with a short exponential backoff.
   Timeouts after connecting and HTTP errors are not retried.
-- Responses larger than the limit are a :class:`~konnectz_runner.errors.StepError`.
+- Responses larger than the limit are a :class:`~konnectz_contracts.errors.StepError`.
 - No cookies are kept (:func:`step_client`): one client serves the runs of every konnect and owner,
   so a cookie one API set must never ride along on another flow's request.
 """
@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from konnectz_runner.errors import ConnectFailed, StepError
+from konnectz_contracts.errors import ConnectFailed, StepError
 from konnectz_runner.netguard import NetGuard
 
 __all__ = [

@@ -6,7 +6,7 @@ from the api's credential broker at poll time, retries on 429/5xx honouring Retr
 one refresh of an expired OAuth2 token), a plain ``url`` trigger as it is (guarded and
 redirect-safe like an API-call step, secret headers dropped on a cross-origin redirect). It picks
 the new items with
-:func:`~konnectz_runner.triggers.polling.new_items`, stores one RunRequest per item (source
+:func:`~konnectz_contracts.triggers.polling.new_items`, stores one RunRequest per item (source
 ``polling``; the run id is derived from konnect and item, so an item is run once even if two
 pollers see it), then stores the cursor. A failed poll stores the cursor with ``last_error`` and
 starts nothing. ``konnectz-runner cursor --konnect-id N`` prints a cursor.
@@ -28,19 +28,21 @@ import httpx
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.events import KV_POLLS, RunRequest, Unstorable, konnect_key
+from konnectz_contracts.model import utcnow
+from konnectz_contracts.spec import FlowSpec
 from konnectz_runner import outbound
-from konnectz_runner.errors import StepError
-from konnectz_runner.events import KV_POLLS, RunRequest, Unstorable, konnect_key, publish_run
-from konnectz_runner.model import StepContext, utcnow
+from konnectz_runner.events import publish_run
+from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.spec import FlowSpec
 from konnectz_runner.ticking import Ticking
 
 if TYPE_CHECKING:
-    from konnectz_runner.manifest import App
+    from konnectz_contracts.manifest import App
     from konnectz_runner.steps.app_event import CredentialSource
-from konnectz_runner.triggers.polling import Cursor, PollingTrigger, fingerprint, new_items, pick_new, since_value
+from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, fingerprint, new_items, pick_new, since_value
 
 __all__ = ["MAX_POLL_BYTES", "LocalPoller", "app_items", "poll_once", "read_cursor"]
 

@@ -41,8 +41,8 @@ from nats.aio.client import Client as NATS
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from konnectz_runner.events import RunRequest, StepResult, TaskEvent
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.events import RunRequest, StepResult, TaskEvent
+from konnectz_contracts.spec import FlowSpec
 
 __all__ = [
     "BLOCK_SECONDS",

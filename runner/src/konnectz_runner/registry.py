@@ -15,8 +15,8 @@ from pathlib import Path
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from pydantic import ValidationError
 
-from konnectz_runner.errors import ConfigError
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.errors import ConfigError
+from konnectz_contracts.spec import FlowSpec
 
 __all__ = ["KonnectRegistry", "load_spec_file", "watch_konnects"]
 

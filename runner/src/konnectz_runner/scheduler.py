@@ -1,6 +1,6 @@
 """Starting the runs of schedule konnects: once per fire, from the local runner or a CronJob tick.
 
-:func:`fire_due` is the one code path. It asks :func:`~konnectz_runner.triggers.schedule.due_fire`
+:func:`fire_due` is the one code path. It asks :func:`~konnectz_contracts.triggers.schedule.due_fire`
 which fire a tick at ``now`` stands for (the latest fire within ``grace`` before ``now`` and after
 the last fire started), stores its RunRequest in ``KZ_RUNS`` and records the fire in the
 ``KZ_SCHEDULES`` bucket (key ``konnect.<konnect_id>``). A fire is run once however often it is
@@ -23,8 +23,8 @@ Callers:
   run" its test showed: a schedule published at 10:23:51 to run every 5 minutes from 10:23 first
   runs at 10:28, not at once for 10:23;
 - Kubernetes: the operator's CronJob runs ``konnectz-runner tick --spec-file F``. Its cron line
-  (:func:`~konnectz_runner.triggers.schedule.cron_lines`, written into the Konnect by
-  :func:`~konnectz_runner.resource.konnect_resource`) ticks at least at every fire; a tick that is
+  (:func:`~konnectz_contracts.triggers.schedule.cron_lines`, written into the Konnect by
+  :func:`~konnectz_contracts.resource.konnect_resource`) ticks at least at every fire; a tick that is
   not a fire (every 7 minutes ticks every minute) starts nothing. That is how intervals a cron line
   cannot express are exact.
 """
@@ -39,12 +39,13 @@ from datetime import datetime, timedelta
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError
 
-from konnectz_runner.events import KV_SCHEDULES, RunRequest, konnect_key, publish_run
-from konnectz_runner.model import utcnow
+from konnectz_contracts.events import KV_SCHEDULES, RunRequest, konnect_key
+from konnectz_contracts.model import utcnow
+from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.triggers.schedule import ScheduleTrigger, due_fire, fire_run_id, next_fire, trigger_output
+from konnectz_runner.events import publish_run
 from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.spec import FlowSpec
 from konnectz_runner.ticking import Ticking
-from konnectz_runner.triggers.schedule import ScheduleTrigger, due_fire, fire_run_id, next_fire, trigger_output
 
 __all__ = ["GRACE", "LocalScheduler", "fire_due", "last_fire"]
 

@@ -11,7 +11,7 @@ worker. Routes:
   capture; a draft's token (not published) is served only then, answering
   ``{"status": "captured"}``.
 - ``GET|POST /forms/{token}``: the hosted form of a form-input konnect
-  (:mod:`konnectz_runner.triggers.form`); a good submission is stored like a webhook run.
+  (:mod:`konnectz_contracts.triggers.form`); a good submission is stored like a webhook run.
 - ``GET /healthz``: 200 while connected to NATS, else 503.
 - ``GET /metrics``: Prometheus metrics (:mod:`konnectz_runner.telemetry`).
 
@@ -58,6 +58,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from konnectz_contracts.errors import ConfigError, StepError
+from konnectz_contracts.events import KV_KONNECTS, STREAM_RUNS, RunRequest, Unstorable, encode_run, use_pool_subjects
+from konnectz_contracts.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
 from konnectz_runner import idempotency, outbound, telemetry
 from konnectz_runner.backlog import Backlog
 from konnectz_runner.capture import (
@@ -69,36 +72,23 @@ from konnectz_runner.capture import (
     publish_capture,
 )
 from konnectz_runner.config import Settings
+from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
 from konnectz_runner.election import Election
-from konnectz_runner.errors import ConfigError, StepError
-from konnectz_runner.events import (
-    KV_KONNECTS,
-    STREAM_RUNS,
-    RunRequest,
-    Unstorable,
-    encode_run,
-    ensure_streams,
-    publish_run,
-    use_pool_subjects,
-)
-from konnectz_runner.netguard import NetGuard, outbound_transport
+from konnectz_runner.events import ensure_streams, publish_run
+from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
 from konnectz_runner.quota import KV_QUOTA_BLOCKS, NatsQuotaGate, QuotaBlocks
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
 from konnectz_runner.signatures import verify_signature
-from konnectz_runner.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
 from konnectz_runner.webhook import WebhookError, read_trigger_output
 from konnectz_runner.webhook_secrets import SecretCache
 from konnectz_runner.worker import RunWorker, WorkerThread, consumer_for
 
-__all__ = ["Runner", "connect_nats", "create_app"]
+__all__ = ["Runner", "create_app"]
 
 log = logging.getLogger(__name__)
-
-USER_AGENT = "Konnectz-Runner/0.1"
-CONNECT_DEADLINE_SECONDS = 30.0
 
 
 def _request_suffix(nbytes: int) -> str:
@@ -109,30 +99,6 @@ def _request_suffix(nbytes: int) -> str:
 # unique: an os.urandom call per request (3 % of the runner's CPU under load) for bytes that only tell
 # apart replies on this connection, not a secret. A pseudo-random suffix does the same job.
 nats.aio.client.token_hex = _request_suffix  # type: ignore[assignment]
-
-
-async def connect_nats(url: str, *, deadline: float = CONNECT_DEADLINE_SECONDS, **callbacks: object) -> NATS:
-    """Connect, retrying for ``deadline`` seconds (NATS may start after us); reconnect forever afterwards."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + deadline
-    failed_before = False
-    while True:
-        try:
-            return await nats.connect(
-                url,
-                name="konnectz-runner",
-                connect_timeout=2,
-                reconnect_time_wait=1,
-                max_reconnect_attempts=-1,
-                **callbacks,
-            )
-        except Exception as exc:
-            if loop.time() >= give_up:
-                raise ConfigError(f"Cannot connect to NATS at {url}: {exc or type(exc).__name__}") from exc
-            if not failed_before:  # one line, not one per attempt
-                log.warning("NATS at %s not reachable yet (%s); retrying", url, exc or type(exc).__name__)
-            failed_before = True
-            await asyncio.sleep(1.0)
 
 
 # The lock of the pool's single duties (schedules and polls) in the KZ_LEADERS bucket.
@@ -372,7 +338,7 @@ class Runner:
 
     async def accept(self, run: RunRequest) -> None:
         """Store the run in JetStream; raises :class:`Unavailable` if it was not acknowledged (a
-        transient condition), :class:`~konnectz_runner.events.Unstorable` if it never can be."""
+        transient condition), :class:`~konnectz_contracts.events.Unstorable` if it never can be."""
         problem = self.nats_problem()
         if problem is not None:
             raise Unavailable(problem)

@@ -1,4 +1,4 @@
-"""Verifying the signature of an app's webhook delivery (manifest :class:`~konnectz_runner.manifest.Signature`).
+"""Verifying the signature of an app's webhook delivery (manifest :class:`~konnectz_contracts.manifest.Signature`).
 
 - ``scheme: hmac`` (GitHub ``X-Hub-Signature-256: sha256=<hex>``, Typeform, Slack with a timestamped
   payload): the header is ``prefix`` + HMAC(secret, ``signed_payload``) in hex or base64; with
@@ -19,7 +19,7 @@ import hmac
 import re
 from collections.abc import Mapping
 
-from konnectz_runner.manifest import Signature
+from konnectz_contracts.manifest import Signature
 
 __all__ = ["sign", "verify_signature"]
 

@@ -5,7 +5,7 @@ and compiles it into the step as ``KeyValue.sealed``, never as plain text, so ne
 spec (the ``Konnect`` resource, the run messages) nor the draft holds it. When the step runs, the
 runner asks the api's broker for the plain values, like an app account's credentials: ``POST
 .../internal/step_secrets`` beside ``KONNECTZ_CREDENTIALS_URL`` with the konnect-scoped token
-(:mod:`konnectz_runner.broker_token`). The api opens only values sealed for that konnect.
+(:mod:`konnectz_contracts.broker_token`). The api opens only values sealed for that konnect.
 
 Each value is bound to the origin (scheme, host, port) of the endpoint URL it was typed for; the
 step sends it only to that origin (:func:`check_origin`), so changing a flow's URL, or mapping the
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import httpx
 
-from konnectz_runner.broker_token import ENV_KEY, ENV_TOKEN, ENV_URL, token_for
-from konnectz_runner.errors import StepError
+from konnectz_contracts.broker_token import ENV_KEY, ENV_TOKEN, ENV_URL, token_for
+from konnectz_contracts.errors import StepError
 
 __all__ = ["broker_step_secrets", "check_origin", "origin_of", "secrets_url"]
 

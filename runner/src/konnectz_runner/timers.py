@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from nats.js import JetStreamContext
 from nats.js.api import PubAck
 
-from konnectz_runner.events import STREAM_RUNS, RunRequest, encode_run, run_subject
+from konnectz_contracts.events import STREAM_RUNS, RunRequest, encode_run, run_subject
 
 __all__ = ["PUBLISH_TIMEOUT_SECONDS", "continuation_key", "schedule_continuation", "schedule_run", "timer_subject"]
 

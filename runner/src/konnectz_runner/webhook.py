@@ -10,7 +10,7 @@
 - an empty body is ``{}``.
 - query parameters, when present, are added under ``"query"`` (a body key named ``query`` wins).
 - bodies larger than ``max_body_bytes`` are refused (413), without reading them whole.
-- JSON nested deeper than :data:`~konnectz_runner.limits.MAX_JSON_DEPTH` levels, and strings that
+- JSON nested deeper than :data:`~konnectz_contracts.limits.MAX_JSON_DEPTH` levels, and strings that
   cannot be stored as UTF-8 (lone surrogates such as ``"\ud800"``), are refused (400).
 """
 
@@ -26,7 +26,7 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
-from konnectz_runner.limits import MAX_JSON_DEPTH, TooDeep, check_depth
+from konnectz_contracts.limits import MAX_JSON_DEPTH, TooDeep, check_depth
 
 __all__ = ["WebhookError", "parse_json", "read_trigger_output"]
 

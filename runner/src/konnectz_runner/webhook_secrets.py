@@ -2,7 +2,7 @@
 
 The api keeps each subscribed app webhook's secret encrypted; a runner asks
 ``KONNECTZ_CREDENTIALS_URL``'s sibling ``.../internal/webhook_secret`` with the konnect-scoped
-token (:mod:`konnectz_runner.broker_token`). A secret is cached for ``ttl`` seconds; a delivery
+token (:mod:`konnectz_contracts.broker_token`). A secret is cached for ``ttl`` seconds; a delivery
 that does not verify refreshes it once (at most every ``min_refresh`` seconds), so a re-published
 konnect's new secret is picked up without letting wrong signatures hammer the api.
 """
@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from konnectz_runner.broker_token import ENV_URL, token_for
-from konnectz_runner.errors import StepError
+from konnectz_contracts.broker_token import ENV_URL, token_for
+from konnectz_contracts.errors import StepError
 
 __all__ = ["SecretCache", "broker_webhook_secret", "secret_url"]
 

@@ -22,7 +22,7 @@ Bounds: the consumer's ``max_deliver`` is :data:`CONSUMER_MAX_DELIVER` (twice :d
 from attempt :data:`MAX_ATTEMPTS` on, a delivery only tries to store the run's ERROR event). A run the
 server stops offering even so is announced by its max-deliveries advisory: the worker then stores its
 ERROR event itself and deletes it (:meth:`RunWorker._gave_up`). A task event larger than KZ_EVENTS
-accepts is trimmed (:func:`konnectz_runner.events.fit_event`), so a large request can never make its
+accepts is trimmed (:func:`konnectz_contracts.events.fit_event`), so a large request can never make its
 run fail for ever. Once a run is acknowledged (its TaskEvent stored, or its delay's timer stored) the
 worker deletes its message from KZ_RUNS: the accepted request is kept in NATS only until it has run.
 
@@ -53,9 +53,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from konnectz_runner import outbound, telemetry
-from konnectz_runner.engine import Suspended, execute, suspension_failed
-from konnectz_runner.events import (
+from konnectz_contracts.events import (
     POOL_RUNS_PREFIX,
     STREAM_RUNS,
     SUBJECTS_RUNS,
@@ -65,13 +63,24 @@ from konnectz_runner.events import (
     Unstorable,
     fit_event,
     pool_subjects,
-    publish_event,
     run_subject,
 )
+from konnectz_runner import outbound, telemetry
+from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
+from konnectz_runner.engine import Suspended, execute, suspension_failed
+from konnectz_runner.events import publish_event
 from konnectz_runner.journal import InDoubt, JournalEntry, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
-from konnectz_runner.quota import KV_QUOTA_BLOCKS, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
+from konnectz_runner.quota import (
+    KV_QUOTA_BLOCKS,
+    NatsQuotaGate,
+    QuotaGate,
+    QuotaUnavailable,
+    block_owner,
+    exhausted,
+    refused_event,
+)
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.timers import schedule_continuation
 
@@ -549,10 +558,6 @@ class WorkerThread:
             runner.run(self._serve())
 
     async def _serve(self) -> None:
-        from konnectz_runner.netguard import outbound_transport
-        from konnectz_runner.quota import NatsQuotaGate
-        from konnectz_runner.server import USER_AGENT, connect_nats
-
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         try:

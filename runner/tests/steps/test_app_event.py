@@ -12,11 +12,12 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from konnectz_contracts.manifest import App, Polling
+from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_runner.app_request import build_event_request
 from konnectz_runner.catalogue import Catalogue, load_catalogue
-from konnectz_runner.manifest import App, Polling
 from konnectz_runner.steps import KINDS, app_event
-from konnectz_runner.steps.app_event import AppEventStep, new_items
+from konnectz_runner.steps.app_event import new_items
 
 TOKEN = "tok-0123456789"
 
@@ -285,7 +286,7 @@ def test_every_catalogue_event_builds_a_request() -> None:
 async def test_requests_per_account_are_spaced_by_the_rate_limit(fake, make_ctx) -> None:
     import time
 
-    from konnectz_runner.manifest import RateLimit
+    from konnectz_contracts.manifest import RateLimit
 
     state, base = fake
     app = _app(base).model_copy(update={"rate_limit": RateLimit(requests_per_second=5)})
@@ -331,8 +332,8 @@ async def test_a_retry_after_date_is_honoured_and_capped(wired, make_ctx) -> Non
 
 
 def test_numeric_body_path_segments_are_list_indexes() -> None:
+    from konnectz_contracts.errors import StepError
     from konnectz_runner.app_request import _set_path
-    from konnectz_runner.errors import StepError
 
     body: dict[str, Any] = {}
     _set_path(body, "message.to.0.email.address", "a@example.com")
@@ -377,8 +378,8 @@ def test_gmail_raw_message_hook_builds_an_rfc2822_message() -> None:
     import email
     from email import policy
 
+    from konnectz_contracts.errors import StepError
     from konnectz_runner.app_request import gmail_raw_body
-    from konnectz_runner.errors import StepError
 
     sent = gmail_raw_body({"to": "ada@example.com", "cc": "bob@example.com", "subject": "Hi ✓", "body": "<b>x</b>",
                            "is_html": "true", "threadId": "t1"})  # fmt: skip

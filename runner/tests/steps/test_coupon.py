@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from konnectz_contracts.steps.coupon import ALPHABET, Config
 from konnectz_runner.steps import coupon
-from konnectz_runner.steps.coupon import ALPHABET, Config, new_code
+from konnectz_runner.steps.coupon import new_code
 
 NOW = datetime(2026, 1, 31, 23, 30, tzinfo=UTC)
 

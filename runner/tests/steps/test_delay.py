@@ -9,13 +9,15 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
+from konnectz_contracts.events import RunRequest, TaskEvent
+from konnectz_contracts.spec import DELAY_AFTER_ITERATOR, FlowSpec, WebhookTrigger
+from konnectz_contracts.steps import delay as delay_config
+from konnectz_contracts.steps import iterator
+from konnectz_contracts.steps.api_call import ApiCallStep
+from konnectz_contracts.steps.delay import DelayStep, from_timer_config
 from konnectz_runner.engine import Suspended, execute, suspension_failed
-from konnectz_runner.events import RunRequest, TaskEvent
 from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.spec import DELAY_AFTER_ITERATOR, FlowSpec, WebhookTrigger
-from konnectz_runner.steps import delay, iterator
-from konnectz_runner.steps.api_call import ApiCallStep
-from konnectz_runner.steps.delay import DelayStep, from_timer_config
+from konnectz_runner.steps import delay
 
 BERLIN = "Europe/Berlin"
 NOW = datetime(2026, 3, 28, 9, 0, tzinfo=UTC)  # Saturday 10:00 CET; the clocks go forward on Sunday
@@ -37,12 +39,12 @@ def z(text: str) -> datetime:
 )
 async def test_delay_for_each_unit(make_ctx: Any, unit_id: int, amount: int, timezone: str, expected: str) -> None:
     step = from_timer_config(id="node-3", name="Wait", delay_type=515, delay_unit=unit_id, delay_value=str(amount))
-    assert step.unit == delay.UNIT_IDS[unit_id]
+    assert step.unit == delay_config.UNIT_IDS[unit_id]
     outcome = await delay.run(step, make_ctx(timezone=timezone, now=NOW))
     assert outcome.status == "SUCCESS"
     assert outcome.resume_at == z(expected)
     assert outcome.output == {"resume_at": expected, "waited": True}
-    assert outcome.input == {"mode": "for", "amount": amount, "unit": delay.UNIT_IDS[unit_id]}
+    assert outcome.input == {"mode": "for", "amount": amount, "unit": delay_config.UNIT_IDS[unit_id]}
 
 
 async def test_delay_of_a_day_into_the_fall_back_hour_takes_its_first_occurrence(make_ctx: Any) -> None:

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from konnectz_contracts.steps.filter import LABELS, Condition, Config
 from konnectz_runner.steps import filter as filter_step
-from konnectz_runner.steps.filter import LABELS, Condition, Config, evaluate
+from konnectz_runner.steps.filter import evaluate
 
 DATA = {
     "node-1": {

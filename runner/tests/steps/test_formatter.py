@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from konnectz_contracts.steps.formatter import OPERATIONS, Config
 from konnectz_runner.steps import formatter
-from konnectz_runner.steps.formatter import OPERATIONS, Config
 
 TRIGGER = {
     "name": "  ada LOVELACE  ",

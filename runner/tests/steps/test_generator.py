@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from konnectz_contracts.steps.generator import CHARSETS, Config
 from konnectz_runner.steps import generator
-from konnectz_runner.steps.generator import CHARSETS, Config, uuid7
+from konnectz_runner.steps.generator import uuid7
 
 NOW = datetime(2026, 3, 7, 17, 30, tzinfo=UTC)
 

@@ -7,9 +7,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from konnectz_runner.model import KeyValue
+from konnectz_contracts.model import KeyValue
+from konnectz_contracts.steps import data_forwarder as data_forwarder_config
+from konnectz_contracts.steps import iterator as iterator_config
+from konnectz_contracts.steps.iterator import MAX_ITEMS
 from konnectz_runner.steps import data_forwarder, iterator
-from konnectz_runner.steps.iterator import MAX_ITEMS, items_of
+from konnectz_runner.steps.iterator import items_of
 
 DATA = {"node-1": {"lines": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}], "tags": "x, y", "n": 5,
                    "customer": {"name": "Ada"}}}  # fmt: skip
@@ -33,21 +36,27 @@ def test_items_of(value: Any, expected: list[Any]) -> None:
 
 
 async def test_iterator_outcome_carries_the_items(make_ctx: Any) -> None:
-    outcome = await iterator.run(iterator.Config(id="node-2", name="Each", input="{{node-1.lines}}"), make_ctx(DATA))
+    outcome = await iterator.run(
+        iterator_config.Config(id="node-2", name="Each", input="{{node-1.lines}}"), make_ctx(DATA)
+    )
     assert outcome.items == DATA["node-1"]["lines"]
     assert outcome.output == {"count": 2, "items": DATA["node-1"]["lines"]}
-    split = await iterator.run(iterator.Config(id="node-2", name="Each", input="{{node-1.tags}}"), make_ctx(DATA))
+    split = await iterator.run(
+        iterator_config.Config(id="node-2", name="Each", input="{{node-1.tags}}"), make_ctx(DATA)
+    )
     assert split.items == [{"value": "x"}, {"value": "y"}]
 
 
 async def test_too_many_items_is_an_error(make_ctx: Any) -> None:
     data = {"node-1": {"many": list(range(MAX_ITEMS + 1))}}
-    outcome = await iterator.run(iterator.Config(id="node-2", name="Each", input="{{node-1.many}}"), make_ctx(data))
+    outcome = await iterator.run(
+        iterator_config.Config(id="node-2", name="Each", input="{{node-1.many}}"), make_ctx(data)
+    )
     assert outcome.status == "ERROR" and f"at most {MAX_ITEMS}" in (outcome.error or "")
 
 
 async def test_forwarder_builds_an_object_keeping_types(make_ctx: Any) -> None:
-    config = data_forwarder.Config(
+    config = data_forwarder_config.Config(
         id="node-3",
         name="Forward",
         keys=[
@@ -64,4 +73,4 @@ async def test_forwarder_builds_an_object_keeping_types(make_ctx: Any) -> None:
     clash = config.model_copy(update={"keys": [KeyValue(key="a", value="1"), KeyValue(key="a.b", value="2")]})
     assert (await data_forwarder.run(clash, make_ctx(DATA))).status == "ERROR"
     with pytest.raises(ValidationError):
-        data_forwarder.Config(id="n", name="F", keys=[])
+        data_forwarder_config.Config(id="n", name="F", keys=[])

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from konnectz_contracts.steps.splitter import SEGMENTS, Config
 from konnectz_runner.steps import splitter
-from konnectz_runner.steps.splitter import SEGMENTS, Config
 
 DATA = {"node-1": {"csv": "red, green ,blue, black", "one": "solo", "tags": ["x", "y", "z"], "empty": ""}}
 

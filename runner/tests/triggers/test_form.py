@@ -15,14 +15,15 @@ import uvicorn
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from pydantic import ValidationError
 
+from konnectz_contracts.events import KV_KONNECTS, STREAM_EVENTS, TaskEvent, event_subject, konnect_key
+from konnectz_contracts.limits import FORM_MAX_BYTES
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, FormTrigger, KeyValue
+from konnectz_contracts.triggers.form import check_submission, render_done, render_form
 from konnectz_devstack._ports import free_port
 from konnectz_runner.config import Settings
-from konnectz_runner.events import KV_KONNECTS, STREAM_EVENTS, TaskEvent, ensure_streams, event_subject, konnect_key
-from konnectz_runner.limits import FORM_MAX_BYTES
+from konnectz_runner.events import ensure_streams
 from konnectz_runner.netguard import parse_networks
 from konnectz_runner.server import create_app
-from konnectz_runner.spec import ApiCallStep, FlowSpec, FormTrigger, KeyValue
-from konnectz_runner.triggers.form import check_submission, render_done, render_form
 
 FIELDS = [
     {"key": "name", "label": "Your name", "required": True, "max_length": 20},

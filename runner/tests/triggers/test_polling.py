@@ -17,12 +17,12 @@ import pytest
 from nats.aio.client import Client as NATS
 from pydantic import ValidationError
 
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, PollingTrigger
+from konnectz_contracts.triggers.polling import Cursor, new_items, since_value
 from konnectz_runner.events import ensure_streams
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.poller import LocalPoller, poll_once, read_cursor
 from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.spec import ApiCallStep, FlowSpec, PollingTrigger
-from konnectz_runner.triggers.polling import Cursor, new_items, since_value
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -201,7 +201,7 @@ async def test_cursor_command_prints_the_cursor(nats_server: Any, nc: NATS) -> N
     import os
     import sys
 
-    from konnectz_runner.events import KV_POLLS, konnect_key
+    from konnectz_contracts.events import KV_POLLS, konnect_key
 
     kv = await nc.jetstream().key_value(KV_POLLS)
     await kv.put(konnect_key(424242), Cursor(initialized=True, seen=["a"]).model_dump_json().encode())

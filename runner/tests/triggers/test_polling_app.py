@@ -19,15 +19,15 @@ import pytest
 from nats.aio.client import Client as NATS
 from pydantic import ValidationError
 
-from konnectz_runner.broker_token import konnect_token
+from konnectz_contracts.broker_token import konnect_token
+from konnectz_contracts.manifest import App
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, PollingTrigger
+from konnectz_contracts.triggers.polling import newest_item
 from konnectz_runner.catalogue import Catalogue
 from konnectz_runner.events import ensure_streams
-from konnectz_runner.manifest import App
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.poller import poll_once, read_cursor
-from konnectz_runner.spec import ApiCallStep, FlowSpec, PollingTrigger
 from konnectz_runner.steps import app_event
-from konnectz_runner.triggers.polling import newest_item
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 API_KEY = "app-key-0123456789"

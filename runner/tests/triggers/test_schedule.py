@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from konnectz_runner.spec import FlowSpec, ScheduleTrigger
-from konnectz_runner.triggers.schedule import (
+from konnectz_contracts.spec import FlowSpec, ScheduleTrigger
+from konnectz_contracts.triggers.schedule import (
     CronLine,
     cron_lines,
     due_fire,

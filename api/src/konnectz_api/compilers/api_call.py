@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import fail, text
-from konnectz_runner.model import KeyValue
-from konnectz_runner.steps.api_call import ApiCallStep
+from konnectz_contracts.model import KeyValue
+from konnectz_contracts.steps.api_call import ApiCallStep
 
 PROVIDERS = ("api",)
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

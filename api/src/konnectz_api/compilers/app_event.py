@@ -12,8 +12,8 @@ from typing import Any
 
 from konnectz_api import catalogue  # looked up at each call (catalogue.get_index): the tests swap the index
 from konnectz_api.compilers._common import fail
-from konnectz_runner.spec import KeyValue
-from konnectz_runner.steps.app_event import AppEventStep
+from konnectz_contracts.spec import KeyValue
+from konnectz_contracts.steps.app_event import AppEventStep
 
 
 def catalogue_app(node: Any) -> Any | None:

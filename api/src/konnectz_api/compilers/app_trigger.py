@@ -2,7 +2,7 @@
 
 A trigger event with ``trigger: {type: polling}`` compiles to the runner's ``polling`` trigger
 naming the app, the event, the account and the field values
-(:class:`~konnectz_runner.triggers.polling.PollingTrigger` with ``app_id``): the runner polls that
+(:class:`~konnectz_contracts.triggers.polling.PollingTrigger` with ``app_id``): the runner polls that
 event through the generic HTTP step with credentials it fetches from the api's credential broker at
 poll time, and keeps the manifest's de-duplication (``dedupe``, ``id_path``, ``timestamp_path``,
 ``since_param``, ``since_format``, ``max_seen``) and interval. Credentials are never in the spec.
@@ -20,9 +20,9 @@ from typing import Any
 
 from konnectz_api.compilers._common import TriggerInput, fail, validated
 from konnectz_api.compilers.app_event import catalogue_app, compile_node
-from konnectz_runner.manifest import Polling, WebhookSubscription
-from konnectz_runner.triggers.polling import PollingTrigger
-from konnectz_runner.triggers.webhook import WebhookTrigger
+from konnectz_contracts.manifest import Polling, WebhookSubscription
+from konnectz_contracts.triggers.polling import PollingTrigger
+from konnectz_contracts.triggers.webhook import WebhookTrigger
 
 __all__ = ["PROVIDERS", "compile_trigger", "is_app_trigger"]
 

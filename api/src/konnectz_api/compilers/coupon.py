@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import INTEGER_ONLY, config_values, fail, integer, is_blank, validated
-from konnectz_runner.steps import coupon
+from konnectz_contracts.steps import coupon
 
 PROVIDERS = ("coupon",)
 INVALID_EXPIRY = coupon.INVALID_EXPIRY

@@ -10,9 +10,9 @@ from typing import Any
 
 from konnectz_api.compilers._common import fail, validated
 from konnectz_api.compilers.api_call import key_values
-from konnectz_runner.model import KeyValue
-from konnectz_runner.refs import REFERENCE
-from konnectz_runner.steps import data_forwarder
+from konnectz_contracts.model import KeyValue
+from konnectz_contracts.refs import REFERENCE
+from konnectz_contracts.steps import data_forwarder
 
 PROVIDERS = ("data_forwarder",)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import fail
-from konnectz_runner.steps.delay import DelayStep, from_timer_config
+from konnectz_contracts.steps.delay import DelayStep, from_timer_config
 
 PROVIDERS = ("delay", "timer")
 

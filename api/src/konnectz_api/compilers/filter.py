@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import fail, is_blank, text, validated
-from konnectz_runner.steps import filter as filter_step
+from konnectz_contracts.steps import filter as filter_step
 
 PROVIDERS = ("conditioner", "filter")
 _BY_LABEL = {label.casefold(): op for op, label in filter_step.LABELS.items()}

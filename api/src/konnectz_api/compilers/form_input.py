@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import TriggerInput, fail, validated
-from konnectz_runner.triggers import FormTrigger
+from konnectz_contracts.triggers import FormTrigger
 
 PROVIDERS = ("form_input", "form")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import config_values, fail, validated
-from konnectz_runner.steps import formatter
+from konnectz_contracts.steps import formatter
 
 PROVIDERS = ("formatter",)
 # The catalogue's short operation names.

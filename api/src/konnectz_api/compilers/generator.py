@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import config_values, fail, validated
-from konnectz_runner.steps import generator
+from konnectz_contracts.steps import generator
 
 PROVIDERS = ("generator",)
 ALIASES = {"number": "random_number", "uuid": "uuid4", "password": "random_string", "string": "random_string"}

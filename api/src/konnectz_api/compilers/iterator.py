@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import config_values, fail, text, validated
-from konnectz_runner.steps import iterator
+from konnectz_contracts.steps import iterator
 
 PROVIDERS = ("iterator",)
 ONLY_ONCE = iterator.ONLY_ONCE

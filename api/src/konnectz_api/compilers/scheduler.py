@@ -11,9 +11,9 @@ from datetime import datetime
 from typing import Any
 
 from konnectz_api.compilers._common import TriggerInput, fail
-from konnectz_runner.timezones import parse_zone
-from konnectz_runner.triggers import ScheduleTrigger
-from konnectz_runner.triggers.schedule import schedule_from_editor
+from konnectz_contracts.timezones import parse_zone
+from konnectz_contracts.triggers import ScheduleTrigger
+from konnectz_contracts.triggers.schedule import schedule_from_editor
 
 PROVIDERS = ("scheduler", "schedule")
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from konnectz_api.compilers._common import TriggerInput
 from konnectz_api.compilers.app_event import catalogue_app
-from konnectz_runner.manifest import App, Event, ScriptTrigger
-from konnectz_runner.triggers import WebhookTrigger
+from konnectz_contracts.manifest import App, Event, ScriptTrigger
+from konnectz_contracts.triggers import WebhookTrigger
 
 __all__ = ["compile_trigger", "script_of"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import config_values, fail, is_blank, text, validated
-from konnectz_runner.steps import splitter
+from konnectz_contracts.steps import splitter
 
 PROVIDERS = ("splitter",)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api.compilers._common import TriggerInput
-from konnectz_runner.triggers import WebhookTrigger
+from konnectz_contracts.triggers import WebhookTrigger
 
 PROVIDERS = ("webhook",)
 

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from konnectz_runner.broker_token import derived_key
-from konnectz_runner.netguard import IPNetwork, parse_networks
+from konnectz_contracts.broker_token import derived_key
+from konnectz_runner import IPNetwork, parse_networks
 
 DEV_SECRET = "dev-insecure-secret-change-me"  # noqa: S105 - refused outside dev/test
 
@@ -23,7 +23,7 @@ class Settings(BaseSettings):
     nats_url: str = "nats://127.0.0.1:14222"
     secret_key: str = DEV_SECRET
     encryption_key: str = DEV_SECRET
-    # Key of the tokens runners show the credential broker (konnectz_runner.broker_token); empty:
+    # Key of the tokens runners show the credential broker (konnectz_contracts.broker_token); empty:
     # derived one-way from secret_key.
     credentials_key: str = ""
     public_url: str = "http://127.0.0.1:8080"

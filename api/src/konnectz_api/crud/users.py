@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from konnectz_api.crud import sessions
 from konnectz_api.models import User
 from konnectz_api.schemas import CountryOption, ProfileOptions, ProfileUpdate, TimezoneOption
-from konnectz_runner.timezones import OFFSET_MINUTES, gmt_offset_minutes, offset_name, parse_zone
+from konnectz_contracts.timezones import OFFSET_MINUTES, gmt_offset_minutes, offset_name, parse_zone
 
 EDITABLE_FIELDS = ("first_name", "last_name", "country", "timezone")
 

@@ -36,7 +36,7 @@ from konnectz_api.services import oauth
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, connect_oauth_account, connect_token_account, oauth_client
 from konnectz_api.step_secrets import MASK
-from konnectz_runner.manifest import App, TokenField
+from konnectz_contracts.manifest import App, TokenField
 
 router = APIRouter(prefix="/api/v1", tags=["app accounts"])
 

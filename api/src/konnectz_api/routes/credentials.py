@@ -1,6 +1,6 @@
 """The credential broker's door for runners: a fresh credential of an account, for one konnect.
 
-A runner hosting konnect K holds a token scoped to K (:func:`konnectz_runner.broker_token.konnect_token`,
+A runner hosting konnect K holds a token scoped to K (:func:`konnectz_contracts.broker_token.konnect_token`,
 an HMAC of K under the credentials key ``KONNECTZ_CREDENTIALS_KEY``): a runner of one konnect gets
 the token (``KONNECTZ_CREDENTIALS_TOKEN``, from a Secret the operator renders), a runner hosting
 many konnects gets the key, both with ``KONNECTZ_CREDENTIALS_URL``. It may read only accounts
@@ -29,7 +29,7 @@ from konnectz_api.models import Konnect
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.app_webhooks import secret_of
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
-from konnectz_runner.broker_token import konnect_token
+from konnectz_contracts.broker_token import konnect_token
 
 router = APIRouter(prefix="/api/v1/internal", tags=["internal"])
 _bearer = HTTPBearer(auto_error=False)

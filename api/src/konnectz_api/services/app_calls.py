@@ -14,10 +14,16 @@ from typing import Any
 import httpx
 
 from konnectz_api.core.config import Settings
-from konnectz_runner import outbound
-from konnectz_runner.app_request import AppRequest, hook_error
-from konnectz_runner.errors import StepError
-from konnectz_runner.netguard import NetGuard, guarded_transport
+from konnectz_contracts.errors import StepError
+from konnectz_runner import (
+    ERROR_BODY_CHARS,
+    AppRequest,
+    NetGuard,
+    guarded_transport,
+    hook_error,
+    parse_body,
+    send_outbound,
+)
 
 __all__ = ["AppCallError", "Reply", "app_client", "call_app", "mask"]
 
@@ -66,12 +72,12 @@ async def call_app(
     """Send one app request; a 4xx/5xx (or an ``ok: false`` hook) raises :class:`AppCallError`."""
     try:
         built = request.to_httpx(http)
-        response, raw = await outbound.send(http, guard, built, MAX_REPLY_BYTES, secret_headers=request.secret_headers)
+        response, raw = await send_outbound(http, guard, built, MAX_REPLY_BYTES, secret_headers=request.secret_headers)
     except (StepError, httpx.HTTPError, ValueError) as exc:
         raise AppCallError(mask(f"Could not reach the app: {exc}", secrets)) from exc
-    body = outbound.parse_body(response, raw)
+    body = parse_body(response, raw)
     if raise_for_status and response.status_code >= 400:
-        snippet = raw.decode(response.encoding or "utf-8", errors="replace")[: outbound.ERROR_BODY_CHARS]
+        snippet = raw.decode(response.encoding or "utf-8", errors="replace")[:ERROR_BODY_CHARS]
         raise AppCallError(
             mask(f"The app answered HTTP {response.status_code}: {snippet}", secrets),
             status=response.status_code,

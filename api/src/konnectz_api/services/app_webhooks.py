@@ -32,9 +32,9 @@ from konnectz_api.flow_plan import plan
 from konnectz_api.models import AppWebhookSubscription, Konnect
 from konnectz_api.services.app_calls import AppCallError, app_client, call_app
 from konnectz_api.services.credential_broker import call_with_account, cipher
-from konnectz_runner.app_request import AppRequest, build_event_request, dig
-from konnectz_runner.manifest import App, Event, EventField, Operation, WebhookSubscription, path_params
-from konnectz_runner.refs import resolve
+from konnectz_contracts.manifest import App, Event, EventField, Operation, WebhookSubscription, path_params
+from konnectz_contracts.refs import resolve
+from konnectz_runner import AppRequest, build_event_request, dig
 
 __all__ = ["SubscribeError", "secret_of", "subscribe", "unsubscribe"]
 

@@ -23,7 +23,7 @@ from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import User
 from konnectz_api.schemas import CaptureOut
 from konnectz_api.services.review import owned_konnect, webhook_url
-from konnectz_runner.capture import close_window, last_capture, open_window
+from konnectz_runner import close_window, last_capture, open_window
 
 __all__ = ["CAPTURED", "NOT_CAUGHT", "WAITING", "CaptureUnavailable", "capture_webhook_response"]
 

@@ -36,7 +36,7 @@ from konnectz_api.crud.users import user_timezone
 from konnectz_api.decompile import canvas_of
 from konnectz_api.models import Konnect, User
 from konnectz_api.services.deployer import DeployError, KubernetesDeployer
-from konnectz_runner.resource import (
+from konnectz_contracts.resource import (
     API_VERSION,
     GROUP,
     KIND,
@@ -48,7 +48,7 @@ from konnectz_runner.resource import (
     runner_flow,
     token_secret_name,
 )
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.spec import FlowSpec
 
 __all__ = ["ClusterSync"]
 

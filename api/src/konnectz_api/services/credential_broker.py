@@ -23,10 +23,9 @@ from konnectz_api.crud import app_accounts, oauth_clients
 from konnectz_api.models import AppAccount
 from konnectz_api.services.app_calls import AppCallError, Reply, call_app
 from konnectz_api.services.oauth import OAuthClient, refresh
-from konnectz_runner.app_request import AppRequest, build_test_request, dig, hook_error, is_expired, secret_values
-from konnectz_runner.manifest import App, TokenField
-from konnectz_runner.netguard import NetGuard
-from konnectz_runner.refs import resolve
+from konnectz_contracts.manifest import App, TokenField
+from konnectz_contracts.refs import resolve
+from konnectz_runner import AppRequest, NetGuard, build_test_request, dig, hook_error, is_expired, secret_values
 
 __all__ = [
     "call_with_account",

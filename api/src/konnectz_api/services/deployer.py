@@ -15,8 +15,8 @@ from datetime import UTC
 from typing import Any, Literal, Protocol
 
 from konnectz_api.bus import Bus
-from konnectz_runner.events import KV_KONNECTS, TaskEvent, konnect_key
-from konnectz_runner.resource import (
+from konnectz_contracts.events import KV_KONNECTS, TaskEvent, konnect_key
+from konnectz_contracts.resource import (
     GROUP,
     KONNECT_ID_LABEL,
     OWNER_LABEL,
@@ -26,7 +26,7 @@ from konnectz_runner.resource import (
     konnect_resource,
     token_secret,
 )
-from konnectz_runner.spec import FlowSpec
+from konnectz_contracts.spec import FlowSpec
 
 __all__ = ["DeployConflict", "DeployError", "Deployer", "KubernetesDeployer", "LocalDeployer", "konnect_resource"]
 

@@ -20,9 +20,8 @@ import httpx
 import jwt
 
 from konnectz_api.services.app_calls import AppCallError, call_app
-from konnectz_runner.app_request import AppRequest, dig
-from konnectz_runner.manifest import App, OAuth2
-from konnectz_runner.netguard import NetGuard
+from konnectz_contracts.manifest import App, OAuth2
+from konnectz_runner import AppRequest, NetGuard, dig
 
 __all__ = ["OAuthClient", "authorize_url", "exchange_code", "new_pkce", "read_state", "refresh", "sign_state"]
 

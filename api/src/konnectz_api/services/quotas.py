@@ -19,10 +19,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.bus import Bus
 from konnectz_api.crud import quota
-from konnectz_runner.outage import Outage
-from konnectz_runner.quota import (
+from konnectz_runner import (
     QUOTA_MANY_SUBJECT,
     QUOTA_SUBJECT,
+    Outage,
     QuotaReplies,
     QuotaReply,
     QuotaRequest,

@@ -16,7 +16,8 @@ from typing import Any
 
 from konnectz_api.bus import Bus
 from konnectz_api.errors import ApiError
-from konnectz_runner.events import RunRequest, publish_run
+from konnectz_contracts.events import RunRequest
+from konnectz_runner import publish_run
 
 __all__ = ["ReplayUnavailable", "replay_run", "replay_run_id"]
 

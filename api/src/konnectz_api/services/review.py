@@ -39,13 +39,10 @@ from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOut
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
-from konnectz_runner.errors import StepError
-from konnectz_runner.model import StepContext
-from konnectz_runner.netguard import NetGuard, guarded_transport
-from konnectz_runner.poller import app_items
-from konnectz_runner.steps import run_step
-from konnectz_runner.triggers.polling import Cursor, PollingTrigger, newest_item
-from konnectz_runner.triggers.schedule import next_fire, trigger_output
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
+from konnectz_contracts.triggers.schedule import next_fire, trigger_output
+from konnectz_runner import NetGuard, StepContext, app_items, guarded_transport, run_step
 
 __all__ = [
     "MANDATORY",

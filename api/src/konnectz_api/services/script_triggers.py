@@ -4,7 +4,7 @@ example a form or sheet response, opens a script-triggers page in a popup").
 Some app events cannot be watched through the app's API or webhooks: the user installs a small
 script inside the app (Google Apps Script bound to a form, for example) that posts each new item to
 the konnect's webhook URL. Such an event's manifest declares ``trigger: {type: script, platform,
-install, source}`` (:class:`konnectz_runner.manifest.ScriptTrigger`).
+install, source}`` (:class:`konnectz_contracts.manifest.ScriptTrigger`).
 
 - Test & Review of such a trigger answers ``konnect_custom: {script_id}``; the editor opens the
   script-triggers page (``/script-triggers/{script_id}``) in a popup. One konnect has one trigger,

@@ -9,7 +9,7 @@ cannot hold back the others. Payloads larger than ``task_payload_inline_bytes`` 
 
 No event is retried for ever: one that could not be stored is handed back with a growing delay
 (2 s doubling to 60 s); while the database is unreachable that goes on (up to the consumer's
-``max_deliver``, :data:`~konnectz_runner.events.EVENTS_MAX_DELIVER`, about 3 hours), but an event the
+``max_deliver``, :data:`~konnectz_contracts.events.EVENTS_MAX_DELIVER`, about 3 hours), but an event the
 database refuses for its content (:data:`POISON_ATTEMPTS` times) is stored without its data, as an
 ERROR task log that says why (:func:`without_data`); so is any event on its last delivery.
 """
@@ -41,11 +41,11 @@ from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, User
 from konnectz_api.services.deployer import Deployer, DeployError
 from konnectz_api.task_status import log_status
-from konnectz_runner.events import EVENTS_MAX_DELIVER, STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent, events_consumer_config
-from konnectz_runner.outage import Outage
+from konnectz_contracts.events import EVENTS_MAX_DELIVER, STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
+from konnectz_runner import Outage, events_consumer_config
 
 log = logging.getLogger(__name__)
-DURABLE = "api-task-logs"  # konnectz_runner.events.EVENTS_CONSUMER
+DURABLE = "api-task-logs"  # konnectz_contracts.events.EVENTS_CONSUMER
 #: Deliveries of an event the database refuses for its content before it is stored without its data.
 POISON_ATTEMPTS = 3
 

@@ -1,25 +1,25 @@
 """Step kinds: one module per kind, looked up by ``kind``.
 
-A kind's module defines:
-
-- ``KIND``: its name (the ``kind`` discriminator of its config),
-- ``Config``: its pydantic config model (a :class:`~konnectz_runner.model.StepBase` with
-  ``kind: Literal[KIND]``), which is what a :class:`~konnectz_runner.spec.FlowSpec` step holds,
-- ``async def run(config, ctx: StepContext) -> Outcome``.
-
-To add a kind: write ``steps/<kind>.py``, add it to :data:`_MODULES` (and so to :data:`Step`),
-compile it from canvas_json in the api's compile module, and give the editor its node in
-``web/src/editor/nodes/<kind>/``.
+A kind's config (``KIND``, ``Config`` and the :data:`~konnectz_contracts.steps.Step` union) is in
+:mod:`konnectz_contracts.steps`; its runner module here defines
+``async def run(config, ctx: StepContext) -> Outcome``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from types import ModuleType
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
+from konnectz_contracts.steps import api_call as api_call_config
+from konnectz_contracts.steps import app_event as app_event_config
+from konnectz_contracts.steps import coupon as coupon_config
+from konnectz_contracts.steps import data_forwarder as data_forwarder_config
+from konnectz_contracts.steps import delay as delay_config
+from konnectz_contracts.steps import filter as filter_config
+from konnectz_contracts.steps import formatter as formatter_config
+from konnectz_contracts.steps import generator as generator_config
+from konnectz_contracts.steps import iterator as iterator_config
+from konnectz_contracts.steps import splitter as splitter_config
 from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.steps import (
     api_call,
@@ -34,37 +34,20 @@ from konnectz_runner.steps import (
     splitter,
 )
 
-__all__ = ["KINDS", "Step", "run_step"]
+__all__ = ["KINDS", "run_step"]
 
-_MODULES: tuple[ModuleType, ...] = (
-    api_call,
-    formatter,
-    splitter,
-    iterator,
-    generator,
-    filter,
-    data_forwarder,
-    coupon,
-    delay,
-    app_event,
-)
-
-KINDS: dict[str, Callable[[Any, StepContext], Awaitable[Outcome]]] = {m.KIND: m.run for m in _MODULES}
-
-# The union of every kind's Config, discriminated by ``kind``.
-Step = Annotated[
-    api_call.Config
-    | formatter.Config
-    | splitter.Config
-    | iterator.Config
-    | generator.Config
-    | filter.Config
-    | data_forwarder.Config
-    | coupon.Config
-    | delay.Config
-    | app_event.Config,
-    Field(discriminator="kind"),
-]
+KINDS: dict[str, Callable[[Any, StepContext], Awaitable[Outcome]]] = {
+    api_call_config.KIND: api_call.run,
+    formatter_config.KIND: formatter.run,
+    splitter_config.KIND: splitter.run,
+    iterator_config.KIND: iterator.run,
+    generator_config.KIND: generator.run,
+    filter_config.KIND: filter.run,
+    data_forwarder_config.KIND: data_forwarder.run,
+    coupon_config.KIND: coupon.run,
+    delay_config.KIND: delay.run,
+    app_event_config.KIND: app_event.run,
+}
 
 
 async def run_step(step: Any, ctx: StepContext) -> Outcome:

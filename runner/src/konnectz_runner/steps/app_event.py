@@ -1,22 +1,4 @@
-"""App event: one generic HTTP step that runs any manifest event (action, search or poll).
-
-The step names an app (its catalogue id), an event key, the account to use and the field
-values (which may carry references to earlier steps, ``{{node-1.email}}``). The request is
-built from the manifest by :func:`konnectz_runner.app_request.build_event_request`, with the
-account's credentials placed where the app's auth says (header, query, body or HTTP basic).
-
-- Credentials come from a :data:`CredentialSource` (by default the api, the credential broker:
-  ``KONNECTZ_CREDENTIALS_URL`` with a token scoped to the konnect); a reply that means "token
-  expired" (a status or a rule on the body) asks for a refreshed credential and retries once.
-- 429 and 5xx are retried (at most ``rate_limit.max_retries`` times) honouring ``Retry-After``
-  up to ``max_retry_after_seconds``; a 5xx is retried only for idempotent methods.
-- Requests per account are spaced by ``rate_limit.requests_per_second``.
-- Searches read up to ``pagination.max_pages`` pages (page numbers, offsets, a cursor in the body or the
-  ``rel="next"`` URL of a ``Link`` header on the same origin); their output is ``{"items": [...]}``.
-- Polling triggers: :func:`new_items` keeps the items not seen before and returns the next cursor.
-
-Secrets never reach the task log: credential headers and params show as ``***``.
-"""
+"""Runs the ``app_event`` step; its config and constants are :mod:`konnectz_contracts.steps.app_event`."""
 
 from __future__ import annotations
 
@@ -27,11 +9,15 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 import httpx
-from pydantic import Field
 
+from konnectz_contracts.broker_token import ENV_KEY, ENV_TOKEN, ENV_URL, token_for
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.manifest import App, Event, Polling
+from konnectz_contracts.refs import resolve_value
+from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_runner import outbound
 from konnectz_runner.app_request import (
     AppRequest,
@@ -44,17 +30,10 @@ from konnectz_runner.app_request import (
     rows_as_objects,
     secret_values,
 )
-from konnectz_runner.broker_token import ENV_KEY, ENV_TOKEN, ENV_URL, token_for
 from konnectz_runner.catalogue import Catalogue, LazyCatalogue
-from konnectz_runner.errors import StepError
-from konnectz_runner.manifest import App, Event, Polling
-from konnectz_runner.model import KeyValue, Outcome, StepBase, StepContext
-from konnectz_runner.refs import resolve_value
+from konnectz_runner.model import Outcome, StepContext
 
 __all__ = [
-    "KIND",
-    "AppEventStep",
-    "Config",
     "CredentialSource",
     "broker_credentials",
     "call_event",
@@ -67,22 +46,10 @@ __all__ = [
     "set_credential_source",
 ]
 
-KIND = "app_event"
+
 IDEMPOTENT = frozenset({"GET", "PUT", "DELETE"})
 BACKOFF_SECONDS = 0.5
 
-
-class AppEventStep(StepBase):
-    """One manifest event of one app, with the account to use and the field values."""
-
-    kind: Literal["app_event"] = "app_event"
-    app_id: int = Field(ge=1, lt=2**31)
-    event: str = Field(min_length=1, max_length=100)
-    account_id: int | None = Field(default=None, ge=1, lt=2**63)
-    fields: list[KeyValue] = Field(default_factory=list)
-
-
-Config = AppEventStep
 
 # (account_id, konnect_id, owner_id, refresh) -> credentials
 CredentialSource = Callable[[int, int, int, bool], Awaitable[dict[str, Any]]]

@@ -1,28 +1,15 @@
-"""Data forwarder (in-house add-on): gather values from earlier steps into one object.
-
-``keys`` is a list of key/value rows; each value may carry references (a value that is exactly
-one reference keeps its JSON type), dotted keys build nested objects (``customer.name``). The
-output is that object, so later steps reference ``{{node-4.customer.name}}``.
-"""
+"""Runs the ``data_forwarder`` step; its config and constants are :mod:`konnectz_contracts.steps.data_forwarder`."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.refs import build_json_body
+from konnectz_contracts.steps.data_forwarder import Config
+from konnectz_runner.model import Outcome, StepContext
 
-from konnectz_runner.errors import StepError
-from konnectz_runner.model import KeyValue, Outcome, StepBase, StepContext
-from konnectz_runner.refs import build_json_body
-
-__all__ = ["KIND", "Config", "run"]
-
-KIND = "data_forwarder"
-
-
-class Config(StepBase):
-    kind: Literal["data_forwarder"] = "data_forwarder"
-    keys: list[KeyValue] = Field(min_length=1, max_length=200)
+__all__ = ["run"]
 
 
 async def run(config: Config, ctx: StepContext) -> Outcome:

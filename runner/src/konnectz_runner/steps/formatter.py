@@ -1,11 +1,4 @@
-"""Formatter (in-house add-on): one text, number or date function applied to a value.
-
-``operation`` picks the function; ``input`` (and every text option) may carry references
-(``{{node-1.total}}``). The output is ``{"output": <value>}`` (``extract_pattern`` adds ``groups``).
-The functions and their options are listed in docs/addons.md; the rules for dates (time zones,
-DST) are in :mod:`konnectz_runner.dates`. Patterns run on the ``regex`` engine with a time limit,
-never as code.
-"""
+"""Runs the ``formatter`` step; its config and constants are :mod:`konnectz_contracts.steps.formatter`."""
 
 from __future__ import annotations
 
@@ -13,51 +6,22 @@ import json
 import re
 from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, ROUND_UP, Decimal, DivisionByZero, InvalidOperation
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import quote, unquote
 
 import regex
-from babel.numbers import format_currency, format_decimal, is_currency, parse_decimal
-from pydantic import Field, model_validator
+from babel.numbers import format_currency, format_decimal, parse_decimal
 
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.refs import resolve, resolve_value
+from konnectz_contracts.steps.formatter import OPERATIONS, REQUIRED_OPTIONS, Config
 from konnectz_runner import dates
-from konnectz_runner.errors import StepError
-from konnectz_runner.model import Outcome, StepBase, StepContext
-from konnectz_runner.refs import resolve, resolve_value
+from konnectz_runner.model import Outcome, StepContext
 
-__all__ = ["KIND", "OPERATIONS", "Config", "run"]
+__all__ = ["run"]
 
-KIND = "formatter"
-
-Operation = Literal[
-    "text.upper",
-    "text.lower",
-    "text.title",
-    "text.capitalize",
-    "text.trim",
-    "text.replace",
-    "text.split",
-    "text.truncate",
-    "text.extract_email",
-    "text.extract_url",
-    "text.extract_number",
-    "text.extract_pattern",
-    "text.url_encode",
-    "text.url_decode",
-    "number.format",
-    "number.arithmetic",
-    "number.round",
-    "number.currency",
-    "date.format",
-    "date.add",
-    "date.subtract",
-    "date.convert_timezone",
-]
-OPERATIONS: tuple[str, ...] = Operation.__args__  # type: ignore[attr-defined]
 
 REGEX_TIMEOUT_SECONDS = 0.5
-MAX_PATTERN = 500
-MAX_DECIMALS = 12
 _EMAIL = regex.compile(
     r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
 )
@@ -67,81 +31,8 @@ _WORD = regex.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 _ROUNDING = {"half_up": ROUND_HALF_UP, "half_even": ROUND_HALF_EVEN, "up": ROUND_UP, "down": ROUND_DOWN}
 _URL_TRAILING = ".,;:!?)]}"
 
+
 # The options each operation needs (checked when the flow is compiled, before it runs).
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "text.replace": ("find",),
-    "text.truncate": ("max_length",),
-    "text.extract_pattern": ("pattern",),
-    "number.arithmetic": ("operator", "operand"),
-    "number.currency": ("currency",),
-    "date.add": ("amount",),
-    "date.subtract": ("amount",),
-    "date.convert_timezone": ("to_timezone",),
-}
-
-
-class Config(StepBase):
-    """One formatter function. Options that an operation does not use are ignored."""
-
-    kind: Literal["formatter"] = "formatter"
-    operation: Operation
-    input: str = Field(default="", description="The value to format; may carry references")
-    # text.replace
-    find: str = ""
-    replace_with: str = ""
-    # text.split: the parts as a list
-    separator: str = ","
-    # text.truncate
-    max_length: int | None = Field(default=None, ge=0, le=1_000_000)
-    ellipsis: bool = False
-    # text.extract_pattern (a regular expression; timeout-limited)
-    pattern: str = Field(default="", max_length=MAX_PATTERN)
-    # number.* and date.format
-    locale: str = "en_US"
-    decimal_places: int | None = Field(default=None, ge=0, le=MAX_DECIMALS)
-    rounding: Literal["half_up", "half_even", "up", "down"] = "half_up"
-    operator: Literal["add", "subtract", "multiply", "divide"] | None = None
-    operand: str = ""
-    currency: str = ""
-    # date.*
-    from_format: Literal["auto", "unix", "unix_ms"] = "auto"
-    day_first: bool = False
-    to_format: str = Field(default="iso", max_length=100)
-    from_timezone: str = Field(default="", description="Zone of dates written without an offset; default: the flow's")
-    to_timezone: str = Field(default="", description="Zone of the output; default: the flow's")
-    amount: str = Field(default="", description="date.add / date.subtract: a whole number, may be a reference")
-    unit: dates.DateUnit = "days"
-
-    @model_validator(mode="after")
-    def _check_options(self) -> Config:
-        for option in _REQUIRED.get(self.operation, ()):
-            value = getattr(self, option)
-            if value is None or value == "":
-                raise ValueError(f"{self.operation} needs {option}")
-        if self.operation == "text.extract_pattern":
-            try:
-                regex.compile(self.pattern)
-            except regex.error as exc:
-                raise ValueError(f"invalid pattern: {exc}") from exc
-        if self.operation == "text.split" and not self.separator:
-            raise ValueError("text.split needs a separator")
-        if self.currency:
-            if not is_currency(self.currency.upper()):
-                raise ValueError(f"unknown currency {self.currency!r}")
-            self.currency = self.currency.upper()
-        for name in ("from_timezone", "to_timezone"):
-            if getattr(self, name):
-                try:
-                    dates.zone(getattr(self, name))
-                except StepError as exc:
-                    raise ValueError(str(exc)) from exc
-        try:
-            dates.parse_locale(self.locale)
-        except StepError as exc:
-            raise ValueError(str(exc)) from exc
-        return self
-
-
 # --- helpers ------------------------------------------------------------------------------------
 def _text(value: Any) -> str:
     if value is None:
@@ -394,7 +285,7 @@ def apply(config: Config, ctx: StepContext, warnings: list[str] | None = None) -
 
 def _used_options(config: Config) -> set[str]:
     family = config.operation.split(".", 1)[0]
-    used = set(_REQUIRED.get(config.operation, ()))
+    used = set(REQUIRED_OPTIONS.get(config.operation, ()))
     if config.operation == "text.replace":
         used.add("replace_with")
     if config.operation == "text.split":

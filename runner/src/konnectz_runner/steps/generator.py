@@ -1,88 +1,20 @@
-"""Generator (in-house add-on): make a value a flow needs — an id, a random value, a date, a list.
-
-``what`` picks the value; the output is ``{"output": <value>}`` (lists add ``count``). Randomness
-comes from the operating system's secure source (:mod:`secrets`), so ids and strings are fit for
-tokens and codes.
-
-- ``uuid4``: a random UUID; ``uuid7``: a time-ordered UUID (RFC 9562), sortable by creation time;
-- ``nanoid``: a URL-safe random id of ``length`` characters (default 21, like Nano ID);
-- ``random_number``: between ``min`` and ``max`` inclusive, with ``decimal_places`` (default 0);
-- ``random_string``: ``length`` characters from ``charset``;
-- ``date``: now, moved by ``amount`` ``unit`` (negative goes back), as ``to_format`` in ``timezone``
-  (default: the flow's time zone; formats as in the formatter: iso, date, time, unix, unix_ms or
-  an LDML pattern);
-- ``list``: ``count`` values of the kind ``item`` (one of the ids, numbers or strings above);
-- ``sequence``: ``count`` numbers from ``start`` in steps of ``step``.
-"""
+"""Runs the ``generator`` step; its config and constants are :mod:`konnectz_contracts.steps.generator`."""
 
 from __future__ import annotations
 
 import secrets
-import string
 import time
 import uuid
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, model_validator
-
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.steps.generator import CHARSETS, Config
 from konnectz_runner import dates
-from konnectz_runner.errors import StepError
-from konnectz_runner.model import Outcome, StepBase, StepContext
+from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.steps.formatter import number_value
 
-__all__ = ["CHARSETS", "KIND", "Config", "generate", "run", "uuid7"]
-
-KIND = "generator"
-
-What = Literal["uuid4", "uuid7", "nanoid", "random_number", "random_string", "date", "list", "sequence"]
-ItemKind = Literal["uuid4", "uuid7", "nanoid", "random_number", "random_string"]
-Charset = Literal["alphanumeric", "letters", "lowercase", "uppercase", "digits", "hex", "url_safe"]
-CHARSETS: dict[str, str] = {
-    "alphanumeric": string.ascii_letters + string.digits,
-    "letters": string.ascii_letters,
-    "lowercase": string.ascii_lowercase,
-    "uppercase": string.ascii_uppercase,
-    "digits": string.digits,
-    "hex": "0123456789abcdef",
-    "url_safe": string.ascii_letters + string.digits + "_-",
-}
-MAX_COUNT = 1000
-MAX_LENGTH = 1024
-
-
-class Config(StepBase):
-    kind: Literal["generator"] = "generator"
-    what: What
-    # random_number
-    min: float = 0
-    max: float = 100
-    decimal_places: int = Field(default=0, ge=0, le=10)
-    # nanoid, random_string
-    length: int = Field(default=21, ge=1, le=MAX_LENGTH)
-    charset: Charset = "alphanumeric"
-    # date
-    amount: int = Field(default=0, ge=-100_000, le=100_000)
-    unit: dates.DateUnit = "days"
-    to_format: str = Field(default="iso", max_length=100)
-    timezone: str = ""
-    locale: str = "en_US"
-    # list, sequence
-    count: int = Field(default=10, ge=1, le=MAX_COUNT)
-    item: ItemKind = "uuid4"
-    start: float = 1
-    step: float = 1
-
-    @model_validator(mode="after")
-    def _check(self) -> Config:
-        if self.min > self.max:
-            raise ValueError("min must not be greater than max")
-        if self.timezone:
-            try:
-                dates.zone(self.timezone)
-            except StepError as exc:
-                raise ValueError(str(exc)) from exc
-        return self
+__all__ = ["generate", "run", "uuid7"]
 
 
 def uuid7(now_ms: int | None = None) -> uuid.UUID:

@@ -1,38 +1,18 @@
-"""Splitter (in-house add-on): split a text into segments and keep one of them, or all.
-
-``input`` (may carry references) is split at ``separator`` (``\\n``, ``\\t`` mean newline and tab);
-a value that already is a list is taken as its segments. Each segment is trimmed. ``segment``:
-
-- ``First`` (default), ``Second``, ``Last``, ``Second to Last``: ``{"output": "<segment>"}``; when
-  the text has too few segments the output is ``""`` and the task log says so (not an error);
-- ``All``: ``{"output": [<segments>], "count": n}``.
-"""
+"""Runs the ``splitter`` step; its config and constants are :mod:`konnectz_contracts.steps.splitter`."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
-from konnectz_runner.model import Outcome, StepBase, StepContext
-from konnectz_runner.refs import resolve_value
+from konnectz_contracts.refs import resolve_value
+from konnectz_contracts.steps.splitter import Config
+from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.steps.formatter import unescape
 
-__all__ = ["KIND", "SEGMENTS", "Config", "Segment", "pick", "run", "segments_of"]
+__all__ = ["pick", "run", "segments_of"]
 
-KIND = "splitter"
-
-Segment = Literal["First", "Second", "Last", "Second to Last", "All"]
-SEGMENTS: tuple[str, ...] = ("First", "Second", "Last", "Second to Last", "All")
 _INDEX = {"First": 0, "Second": 1, "Last": -1, "Second to Last": -2}
-
-
-class Config(StepBase):
-    kind: Literal["splitter"] = "splitter"
-    input: str = Field(default="", description="The text to split; may carry references")
-    separator: str = Field(default=",", min_length=1, max_length=100)
-    segment: Segment = "First"
 
 
 def segments_of(value: Any, separator: str) -> list[Any]:

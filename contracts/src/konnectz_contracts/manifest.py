@@ -12,7 +12,7 @@ named here as a *hook* (:data:`HookName`) and implemented in :mod:`konnectz_runn
 manifest never carries code.
 
 Templates (``base_url``, credential injections, connection labels, static values) use the
-``{{ namespace.path }}`` syntax of :mod:`konnectz_runner.refs`: ``auth.<field>`` reads the
+``{{ namespace.path }}`` syntax of :mod:`konnectz_contracts.refs`: ``auth.<field>`` reads the
 account's credentials (token fields, ``access_token``), ``input.<field>`` an event field's value.
 They are looked up, never evaluated.
 

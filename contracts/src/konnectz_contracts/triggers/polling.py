@@ -43,8 +43,8 @@ from typing import Any, Literal
 from dateutil import parser as date_parser
 from pydantic import AwareDatetime, Field, model_validator
 
-from konnectz_runner.model import KeyValue, Strict
-from konnectz_runner.refs import lookup
+from konnectz_contracts.model import KeyValue, Strict
+from konnectz_contracts.refs import lookup
 
 __all__ = ["Cursor", "PollingTrigger", "fingerprint", "item_key", "new_items", "newest_item", "pick_new", "since_value"]
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from konnectz_runner.errors import StepError
-from konnectz_runner.model import KeyValue
+from konnectz_contracts.errors import StepError
+from konnectz_contracts.model import KeyValue
 
 __all__ = ["REFERENCE", "build_json_body", "lookup", "resolve", "resolve_value"]
 

@@ -5,7 +5,7 @@ The api's deployer writes Konnects with :func:`konnect_resource`, the operator r
 copy in the chart) is generated from these models by ``make gen-crd``
 (``python -m konnectz_operator crd``); ``make test`` fails when the file is stale.
 
-``spec.flow`` is the compiled :class:`~konnectz_runner.spec.FlowSpec`, typed in the CRD down to each
+``spec.flow`` is the compiled :class:`~konnectz_contracts.spec.FlowSpec`, typed in the CRD down to each
 trigger and step kind, so ``kubectl apply`` of a wrong Konnect is refused with the field named, and
 without what is not the flow's to say: the ids (``spec.konnectId`` / ``spec.ownerId``, which the api
 sets when it imports a Konnect applied with kubectl) and the URL token of a webhook or form trigger,
@@ -22,9 +22,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from konnectz_runner.spec import FlowSpec
-from konnectz_runner.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, WebhookTrigger
-from konnectz_runner.triggers.schedule import cron_lines
+from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, WebhookTrigger
+from konnectz_contracts.triggers.schedule import cron_lines
 
 __all__ = [
     "API_VERSION",
@@ -153,7 +153,7 @@ class KonnectSpec(_Resource):
     )
     trigger: KonnectTrigger
     flow: ResourceFlow = Field(
-        description="The compiled flow spec (konnectz_runner.spec.FlowSpec) without its ids and URL token."
+        description="The compiled flow spec (konnectz_contracts.spec.FlowSpec) without its ids and URL token."
     )
     image: str | None = Field(default=None, min_length=1, description="Override of the runner image for this konnect.")
     replicas: int | None = Field(

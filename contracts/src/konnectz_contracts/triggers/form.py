@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from konnectz_runner.model import Strict
+from konnectz_contracts.model import Strict
 
 __all__ = [
     "FIELD_TYPES",

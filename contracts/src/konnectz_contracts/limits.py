@@ -12,7 +12,7 @@ Every accepted request becomes a message in JetStream, so each limit sits under 
 - the **task event** of a finished run (its request plus every step's input and output): at most
   :data:`EVENT_MAX_BYTES`, ``KZ_EVENTS``' ``max_msg_size``. A larger event is trimmed (the largest
   values replaced by a note saying why, the step list and statuses kept) by
-  :func:`konnectz_runner.events.fit_event`;
+  :func:`konnectz_contracts.events.fit_event`;
 - NATS' **max_payload** (:data:`NATS_MAX_PAYLOAD`), set in the server configuration of the dev stack,
   the tests and the chart, is above all of them.
 

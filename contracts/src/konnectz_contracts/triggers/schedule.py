@@ -41,8 +41,8 @@ from dateutil import parser as date_parser
 from dateutil import rrule as rrule_mod
 from pydantic import Field, WithJsonSchema, field_validator
 
-from konnectz_runner.model import Strict
-from konnectz_runner.timezones import cron_zone, parse_zone
+from konnectz_contracts.model import Strict
+from konnectz_contracts.timezones import cron_zone, parse_zone
 
 __all__ = [
     "SPANS",

