@@ -1,16 +1,14 @@
 """What the browser tests share: Debian's Chromium (one browser per module), browser contexts with
 the suite's viewport and timeout, a page on the session's platform, and the local fake provider
-(``api/tests/fake_apps.py``) with a catalogue that holds its apps.
+(``konnectz_devstack.fake_apps``) with a catalogue that holds its apps.
 
 A test module may override ``page`` (the canvas tests use a larger viewport through ``new_context``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
+import konnectz_devstack.fake_apps
 from konnectz_devstack import Platform
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-results"
@@ -145,20 +144,11 @@ def select_tab() -> Callable[[Page, str], None]:
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load_fake_apps() -> Any:
-    if "fake_apps" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("fake_apps", REPO / "api" / "tests" / "fake_apps.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["fake_apps"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["fake_apps"]
-
-
 @pytest.fixture(scope="module")
 def fake_apps() -> Any:
-    """The fake provider's module: ``FakeApp``, ``CLIENT_ID``, ``CLIENT_SECRET``, ``API_KEY``…"""
-    return _load_fake_apps()
+    """The fake provider's module (``konnectz_devstack.fake_apps``, which the api tests use too):
+    ``FakeApp``, ``CLIENT_ID``, ``CLIENT_SECRET``, ``API_KEY``…"""
+    return konnectz_devstack.fake_apps
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Apps and app accounts in a real headless Chromium against the real stack.
 
-A local fake app (``api/tests/fake_apps.py``: a real HTTP server with an API, an OAuth2 consent
+A local fake app (``konnectz_devstack.fake_apps``: a real HTTP server with an API, an OAuth2 consent
 page and token endpoint checking PKCE) joins the catalogue next to the real manifests. Through the
 browser: search the applications page, open an app, add a token account (its test request reaches
 the fake), rename it, fail to remove it while a published konnect uses it (the spec's message),

@@ -4,7 +4,7 @@ Each theme gets a fresh install (its own platform: the first start shows the sig
 REGISTER NOW tab, and the first account holder is the install's owner, who may enter OAuth apps).
 Through the UI only: sign up, verify the email from the dev mailbox, sign in (the ALTCHA widget
 solves its proof of work); in the Manage Accounts drawer of a catalogue app served by a local fake
-provider (``api/tests/fake_apps.py``) enter its OAuth app (client id and secret) and connect an
+provider (``konnectz_devstack.fake_apps``) enter its OAuth app (client id and secret) and connect an
 account through the provider's consent popup; build Webhook → Filter (priority is high) → the app's
 Create Task, test every step, publish; post a passing and a failing input to the webhook and see the
 runs labelled "Success" and "Stopped by filter" in the flow's task log and in FLOW HISTORY; open the

@@ -1,7 +1,7 @@
 """Bring your own OAuth app, in a real headless Chromium against the real stack.
 
 A fresh install without ``KONNECTZ_OAUTH_CLIENTS``: its first (and only) account holder is its
-administrator. The local fake provider (``api/tests/fake_apps.py``: an http.server with a consent page
+administrator. The local fake provider (``konnectz_devstack.fake_apps``: an http.server with a consent page
 at /authorize and a token endpoint checking the client and PKCE) joins the catalogue. In the Manage
 Accounts drawer the owner sees that the app is not configured and the redirect URL to register, enters
 client id and secret, and New Account's popup then completes the authorisation against the provider;
