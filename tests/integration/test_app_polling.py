@@ -12,9 +12,7 @@ import asyncio
 import json
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ import nats
 import pytest
 
 from konnectz_devstack import Platform
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import api_call_node, sign_up, wait_until
 from konnectz_runner.events import KV_POLLS, konnect_key
@@ -40,18 +39,7 @@ class TasksApp:
         self.polls: list[str] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _reply(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 if self.headers.get("Authorization") != f"Token {KEY}":
                     return self._reply(401, {"error": "bad key"})
@@ -62,24 +50,21 @@ class TasksApp:
                     return self._reply(200, {"results": outer.tasks[::-1]})
                 return self._reply(404, {})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = self.server.url
 
 
-MANIFEST = {
-    "id": 990101,
-    "key": "tasksapp",
-    "name": "Tasks App",
-    "source": {"kind": "curated"},
-    "auth": {
+MANIFEST = curated_app(
+    990101,
+    "tasksapp",
+    "Tasks App",
+    auth={
         "type": "api_key",
         "fields": [{"key": "api_key", "label": "API Key"}],
         "inject": [{"location": "header", "name": "Authorization", "value": "Token {{auth.api_key}}"}],
         "test": {"path": "/me", "label_path": "name"},
     },
-    "events": [
+    events=[
         {
             "key": "new_task",
             "kind": "trigger",
@@ -89,15 +74,14 @@ MANIFEST = {
             "trigger": {"type": "polling", "dedupe": "id", "interval_seconds": 300},
         }
     ],
-}
+)
 
 
 @pytest.fixture(scope="module")
 def tasks() -> Iterator[TasksApp]:
     app = TasksApp()
     yield app
-    app.server.shutdown()
-    app.server.server_close()
+    app.server.stop()
 
 
 @pytest.fixture(scope="module")

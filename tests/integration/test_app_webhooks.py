@@ -16,11 +16,9 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from functools import partial
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -31,6 +29,7 @@ import pytest
 import yaml
 
 from konnectz_devstack import Platform
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import api_call_node, sign_up, wait_until
 from konnectz_runner.manifest import App
@@ -56,18 +55,7 @@ class FakeApis:
         self.hooks: dict[str, dict[str, Any]] = {}
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _reply(self, status: int, body: Any = None) -> None:
-                data = json.dumps(body).encode() if body is not None else b""
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _handle(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 auth = self.headers.get("Authorization", "")
@@ -160,10 +148,8 @@ class FakeApis:
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = self.server.url
 
 
 def _manifest(key: str, base_url: str) -> dict[str, Any]:
@@ -184,8 +170,7 @@ def _manifest(key: str, base_url: str) -> dict[str, Any]:
 def fake() -> Iterator[FakeApis]:
     apis = FakeApis()
     yield apis
-    apis.server.shutdown()
-    apis.server.server_close()
+    apis.server.stop()
 
 
 @pytest.fixture(scope="module")
