@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,19 @@ def webhook_canvas(url: str = "https://api.example.com/orders", name: str = "My 
     return testing.webhook_canvas(url, name=name, headers=[{"key": "X-Source", "value": "konnectz"}])
 
 
+@dataclass
+class OwnedKonnect:
+    """A new user's saved konnect; unpacks as ``headers, owner_id, konnect_id`` (``email`` besides)."""
+
+    headers: dict[str, str]
+    owner_id: int
+    konnect_id: int
+    email: str
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.headers, self.owner_id, self.konnect_id))
+
+
 class ApiHelper:
     """Test helpers bound to the session's client and mail sink (importlib mode has no conftest imports)."""
 
@@ -155,6 +169,19 @@ class ApiHelper:
         )
         assert r.status_code == 200, r.text
         return int(r.json()["konnect_id"])
+
+    def owner_and_konnect(self) -> OwnedKonnect:
+        """A new user (signed up, verified, signed in) with one saved konnect, and the user's id."""
+        from sqlalchemy import select
+
+        from konnectz_api.models import User
+
+        email = self.signup_and_verify()
+        headers = self.login(email)
+        konnect_id = self.save_konnect(headers).json()["konnect_id"]
+        with get_sessionmaker()() as s:
+            owner_id = s.scalar(select(User.id).where(User.email == email))
+        return OwnedKonnect(headers, owner_id, konnect_id, email)
 
     def save_konnect(self, headers: dict[str, str], canvas: dict[str, Any] | None = None, **body: Any) -> Any:
         """Save a new konnect the way the editor does (trigger tested first); returns the reply."""

@@ -17,7 +17,6 @@ from sqlalchemy import select
 
 from konnectz_api.consumer import POISON_ATTEMPTS, retry_delay
 from konnectz_api.db import get_sessionmaker
-from konnectz_api.models import User
 from konnectz_runner.events import (
     EVENTS_CONSUMER,
     STREAM_EVENTS,
@@ -26,15 +25,6 @@ from konnectz_runner.events import (
     event_subject,
     publish_event,
 )
-
-
-def _owner_and_konnect(api):
-    email = api.signup_and_verify()
-    headers = api.login(email)
-    konnect_id = api.save_konnect(headers, api.canvas()).json()["konnect_id"]
-    with get_sessionmaker()() as s:
-        owner_id = s.scalar(select(User.id).where(User.email == email))
-    return headers, owner_id, konnect_id
 
 
 def _event(konnect_id, owner_id, **update):
@@ -52,7 +42,7 @@ def _logs(client, headers, konnect_id):
 
 
 def test_a_poison_task_event_ends_as_an_error_task_log_without_its_data(client, api, nats_server):
-    headers, owner_id, konnect_id = _owner_and_konnect(api)
+    headers, owner_id, konnect_id = api.owner_and_konnect()
     poison = _event(konnect_id, owner_id, attempts=2**40)  # PostgreSQL's integer column refuses it
     good = _event(konnect_id, owner_id)
 

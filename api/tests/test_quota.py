@@ -12,15 +12,6 @@ from konnectz_api.models import User
 from konnectz_runner.events import StepResult, TaskEvent
 
 
-def _owner_and_konnect(client, api):
-    email = api.signup_and_verify()
-    headers = api.login(email)
-    konnect_id = api.save_konnect(headers).json()["konnect_id"]
-    with get_sessionmaker()() as s:
-        owner_id = s.scalar(select(User.id).where(User.email == email))
-    return email, owner_id, konnect_id
-
-
 def _event(owner_id, konnect_id, steps, run_id=None):
     now = datetime.now(UTC)
     return TaskEvent(
@@ -43,7 +34,7 @@ def _event(owner_id, konnect_id, steps, run_id=None):
 
 
 def test_each_executed_action_counts_once_per_run(client, api):
-    _, owner_id, konnect_id = _owner_and_konnect(client, api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
     sessions = get_sessionmaker()
     with sessions() as s:
         assert quota.usage(s, owner_id=owner_id) == (1000, 0)
@@ -68,7 +59,8 @@ def test_each_executed_action_counts_once_per_run(client, api):
 
 
 def test_plan_set_command(client, api, capsys):
-    email, owner_id, _ = _owner_and_konnect(client, api)
+    owned = api.owner_and_konnect()
+    email, owner_id = owned.email, owned.owner_id
     assert cli.main(["plan", "set", email.upper(), "team"]) == 0
     assert "plan Team, 10000 tasks" in capsys.readouterr().out
     with get_sessionmaker()() as s:
@@ -83,7 +75,7 @@ def test_plan_set_command(client, api, capsys):
 
 def test_plans_usage_and_the_admin_only_endpoint(client, api):
     assert [p["name"] for p in client.get("/api/v1/plans").json()] == ["Free", "Team", "Agency", "Premium"]
-    email, _, _ = _owner_and_konnect(client, api)
+    email = api.owner_and_konnect().email
     h = api.login(email)
     assert client.get("/api/v1/users/usage", headers=h).json() == {
         "current_plan": "Free",

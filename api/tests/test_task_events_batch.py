@@ -17,15 +17,6 @@ from konnectz_api.models import Task, TaskLog, TaskPayload, User
 from konnectz_runner.events import StepResult, TaskEvent
 
 
-def _owner_and_konnect(api):
-    email = api.signup_and_verify()
-    headers = api.login(email)
-    konnect_id = api.save_konnect(headers, api.canvas()).json()["konnect_id"]
-    with get_sessionmaker()() as s:
-        owner_id = s.scalar(select(User.id).where(User.email == email))
-    return headers, owner_id, konnect_id
-
-
 def _event(konnect_id, owner_id, *, output=None, steps=2, status="SUCCESS"):
     now = datetime.now(UTC)
     return TaskEvent(
@@ -56,7 +47,7 @@ def _event(konnect_id, owner_id, *, output=None, steps=2, status="SUCCESS"):
 
 
 def test_a_batch_is_stored_once_and_settles_each_run_once(client, api):
-    _, owner_id, konnect_id = _owner_and_konnect(api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
     with get_sessionmaker()() as s:
         consumed_before = s.scalar(select(User.task_consumed).where(User.id == owner_id))
     events = [_event(konnect_id, owner_id) for _ in range(40)]
@@ -76,7 +67,7 @@ def test_a_batch_is_stored_once_and_settles_each_run_once(client, api):
 
 
 def test_large_payloads_are_kept_apart_and_purged_after_retention(client, api):
-    headers, owner_id, konnect_id = _owner_and_konnect(api)
+    headers, owner_id, konnect_id = api.owner_and_konnect()
     big = {"blob": "x" * 200_000}
     small, large = _event(konnect_id, owner_id), _event(konnect_id, owner_id, output=big, steps=1)
     with get_sessionmaker()() as s:
@@ -122,7 +113,7 @@ def _sample(text, name, labels=""):
 def test_metrics_move_when_events_are_stored(client, api):
     from konnectz_api import observability
 
-    _, owner_id, konnect_id = _owner_and_konnect(api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
     before = client.get("/metrics").text
     events = [_event(konnect_id, owner_id) for _ in range(3)] + [_event(konnect_id, owner_id, status="ERROR")]
     with get_sessionmaker()() as s:
@@ -149,8 +140,8 @@ def test_runs_and_failures_today_are_counted_per_konnect_for_the_resource_status
     """What `kubectl get konnects` shows in RUNS-TODAY and FAILURES-TODAY (the consumer's count)."""
     from konnectz_api.consumer import _counts_today
 
-    _, owner_id, konnect_id = _owner_and_konnect(api)
-    _, other_owner, other_konnect = _owner_and_konnect(api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
+    _, other_owner, other_konnect = api.owner_and_konnect()
     events = [_event(konnect_id, owner_id) for _ in range(3)] + [_event(konnect_id, owner_id, status="ERROR")]
     events.append(_event(other_konnect, other_owner, status="ERROR"))
     yesterday = _event(konnect_id, owner_id, status="ERROR")
