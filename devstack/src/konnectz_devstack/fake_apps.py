@@ -70,10 +70,14 @@ class JsonHandler(BaseHTTPRequestHandler):
 
 class LocalServer:
     """``handler`` served on a free port of 127.0.0.1 by a daemon thread, from construction (or from
-    :meth:`start` with ``start=False``) until :meth:`stop`; ``url`` is its base URL."""
+    :meth:`start` with ``start=False``) until :meth:`stop`; ``url`` is its base URL. A server that
+    takes bursts of connections at once may queue more than the socket's default 5."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler], *, start: bool = True) -> None:
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    def __init__(
+        self, handler: type[BaseHTTPRequestHandler], *, start: bool = True, request_queue_size: int = 5
+    ) -> None:
+        server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": request_queue_size})
+        self.httpd = server(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
