@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import nats
 import pytest
 from nats.aio.client import Client as NATS
 from pydantic import ValidationError
@@ -20,7 +19,6 @@ from pydantic import ValidationError
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
 from konnectz_runner.broker_token import konnect_token
 from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.events import ensure_streams
 from konnectz_runner.manifest import App
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.poller import poll_once, read_cursor
@@ -101,14 +99,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     yield srv
     app_event.set_catalogue(app_event.default_catalogue)
     srv.local.stop()
-
-
-@pytest.fixture
-async def nc(nats_server: Any) -> AsyncIterator[NATS]:
-    client = await nats.connect(nats_server.url)
-    await ensure_streams(client.jetstream())
-    yield client
-    await client.drain()
 
 
 def spec_of(trigger: PollingTrigger) -> FlowSpec:
