@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
-from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
+from konnectz_devstack.testing import publish_canvas, sign_in_through_form, sign_up, wait_until, webhook_canvas
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "a-long-password"
@@ -64,15 +64,7 @@ def test_replay_a_failed_run_from_its_task_details(
     [failed] = wait_until(logs, what="the failed run")
     assert failed["status"] == "ERROR"
 
-    page.goto("/login")
-    page.get_by_test_id("login-email").fill(email)
-    page.get_by_test_id("login-password").fill(PASSWORD)
-    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
-    expect(
-        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
-    ).to_have_count(1, timeout=60_000)
-    page.get_by_test_id("login-submit").click()
-    page.wait_for_url("**/dashboard")
+    sign_in_through_form(page, email, PASSWORD)
     page.goto("/flows/home")
     page.get_by_test_id(f"flow-logs-{konnect_id}").click()
     # The Success tab has loaded (the run failed, so it is empty) before the Error tab is chosen;
