@@ -7,7 +7,9 @@ A test module may override ``page`` (the canvas tests use a larger viewport thro
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -200,6 +202,19 @@ class Ui:
         return email
 
     @staticmethod
+    def signed_in_context(
+        new_context: NewContext, platform: Platform, api: httpx.Client, email: str, password: str
+    ) -> tuple[BrowserContext, dict[str, str]]:
+        """A new user (Ada, signed up through ``api``) and a browser context holding their session
+        cookie (the SPA's jwtToken record); the context and the user's Authorization header."""
+        headers = sign_up(api, email, password, first_name="Ada")
+        record = {"token": headers["Authorization"].removeprefix("Bearer "), "keepMeLoggedIn": True, "lang": "en"}
+        cookie = base64.b64encode(json.dumps({**record, "appId": None}).encode()).decode()
+        context = new_context(platform.api_url)
+        context.add_cookies([{"name": "jwtToken", "value": cookie, "url": platform.api_url}])
+        return context, headers
+
+    @staticmethod
     def choose(page: Page, select_id: str, option_id: str) -> None:
         """Open the select ``select_id`` and pick its option ``option_id``."""
         page.get_by_test_id(select_id).click()
@@ -328,16 +343,21 @@ def fake_catalogue(fake: Any, fake_apps: Any) -> Callable[[Path], Path]:
 
 
 @pytest.fixture(scope="module")
-def fake_install(fake_catalogue: Callable[[Path], Path]) -> Callable[[str], AbstractContextManager[Platform]]:
-    """``with fake_install(prefix) as platform``: a fresh install of its own (no user yet, no OAuth
-    client in the environment; its state in a temporary folder named ``prefix…``) with the SPA and
-    :func:`fake_catalogue`'s catalogue, started; stopped and removed after the block."""
+def fake_install(fake_catalogue: Callable[[Path], Path]) -> Callable[..., AbstractContextManager[Platform]]:
+    """``with fake_install(prefix, oauth_clients=None) as platform``: a fresh install of its own (no
+    user yet; ``oauth_clients`` as the environment's OAuth clients, none by default; its state in a
+    temporary folder named ``prefix…``) with the SPA and :func:`fake_catalogue`'s catalogue, started;
+    stopped and removed after the block."""
 
     @contextlib.contextmanager
-    def start(prefix: str) -> Iterator[Platform]:
+    def start(prefix: str, oauth_clients: dict[str, Any] | None = None) -> Iterator[Platform]:
         state = Path(tempfile.mkdtemp(prefix=prefix))
         catalogue = fake_catalogue(state)
-        platform = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS="{}")
+        platform = make_platform(
+            state / "platform",
+            KONNECTZ_CATALOGUE_DIR=str(catalogue),
+            KONNECTZ_OAUTH_CLIENTS=json.dumps(oauth_clients or {}),
+        )
         platform.web_dist = REPO / "web" / "dist"
         platform.start()
         try:

@@ -10,8 +10,6 @@ the account is listed.
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -22,7 +20,6 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
-from konnectz_devstack.testing import sign_up
 
 pytestmark = pytest.mark.e2e
 NewContext = Callable[..., BrowserContext]
@@ -40,11 +37,8 @@ def test_the_owner_enters_the_oauth_app_and_the_popup_completes(
     new_context: NewContext, stack: Platform, fake: Any, fake_apps: Any, ui: Any
 ) -> None:
     api = httpx.Client(base_url=stack.api_url, timeout=30)
-    headers = sign_up(api, f"owner-{time.time_ns()}@example.com", "owner-password-1", first_name="Ada")
-    record = {"token": headers["Authorization"].removeprefix("Bearer "), "keepMeLoggedIn": True, "lang": "en"}
-    cookie = base64.b64encode(json.dumps({**record, "appId": None}).encode()).decode()
-    context = new_context(stack.api_url)
-    context.add_cookies([{"name": "jwtToken", "value": cookie, "url": stack.api_url}])
+    email = f"owner-{time.time_ns()}@example.com"
+    context, headers = ui.signed_in_context(new_context, stack, api, email, "owner-password-1")
     page = context.new_page()
 
     page.goto("/applications")
