@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from konnectz_devstack.fake_apps import LocalServer
 
 # Helper modules of these tests (curated_fakes) import by name under --import-mode=importlib.
 sys.path.insert(0, str(Path(__file__).parent))
@@ -119,14 +120,10 @@ def nats_server() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def echo_server() -> Iterator[EchoServer]:
     state = EchoServer(port=0)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    httpd.daemon_threads = True
-    state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    local = LocalServer(_handler(state))
+    state.port = local.httpd.server_address[1]
     yield state
-    httpd.shutdown()
-    httpd.server_close()
+    local.stop()
 
 
 @pytest.fixture
