@@ -103,18 +103,12 @@ def nats_server() -> Iterator[Any]:
     """The runner tests' own NATS (one per xdist worker), not the one the api tests share: KZ_EVENTS
     keeps an event only until the api's consumer stores it (interest retention), and an api of the
     api tests in the same worker would take the events these tests read back."""
-    import shutil
-    import tempfile
-
     from konnectz_devstack._nats import NatsServer
     from konnectz_devstack._ports import free_port
+    from konnectz_devstack.pytest_plugin import serving
 
-    base = Path(tempfile.mkdtemp(prefix="konnectz-nats-runner-"))
-    server = NatsServer(base, free_port())
-    server.start()
-    yield server
-    server.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    with serving("konnectz-nats-runner-", lambda base: NatsServer(base, free_port())) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -230,7 +230,7 @@ class FakeApp:
 
 def write_manifests(directory: Path, base_url: str) -> None:
     """Two apps on the fake: one with token fields, one with OAuth2 (PKCE)."""
-    events = [
+    events: list[dict[str, Any]] = [
         {
             "key": "list_projects",
             "kind": "search",
@@ -278,13 +278,13 @@ def write_manifests(directory: Path, base_url: str) -> None:
             "trigger": {"type": "polling", "dedupe": "id"},
         },
     ]
-    token_auth = {
+    token_auth: dict[str, Any] = {
         "type": "api_key",
         "fields": [{"key": "api_key", "help": "Settings > API"}],
         "inject": [{"location": "header", "name": "X-Api-Key", "value": "{{auth.api_key}}"}],
         "test": {"path": "/me", "label_path": "user.name"},
     }
-    oauth_auth = {
+    oauth_auth: dict[str, Any] = {
         "type": "oauth2",
         "oauth2": {
             "authorization_url": f"{base_url}/authorize",
