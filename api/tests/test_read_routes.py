@@ -6,7 +6,6 @@ and the same sign-in rules (a logged-out or cut-off token is refused on the very
 """
 
 import time
-import uuid
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -22,7 +21,7 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
 from konnectz_api.routes.konnects import to_items
 from konnectz_api.schemas import DashboardStats, FolderList, FolderOut, KonnectList, TaskLogList, TaskLogOut
-from konnectz_runner.events import StepResult, TaskEvent
+from konnectz_devstack.testing import task_event
 
 READ_PATHS = (
     "/api/v1/konnects",
@@ -34,30 +33,8 @@ READ_PATHS = (
 )
 
 
-def _event(konnect_id, owner_id, *, status="SUCCESS", output=None):
-    now = datetime.now(UTC)
-    return TaskEvent(
-        run_id=uuid.uuid4().hex,
-        konnect_id=konnect_id,
-        owner_id=owner_id,
-        konnect_name="Read flow",
-        status=status,
-        started_at=now,
-        finished_at=now,
-        trigger_id="node-1",
-        trigger_output={"n": 1},
-        steps=[
-            StepResult(
-                step_id="node-2",
-                name="Step",
-                status=status,
-                started_at=now,
-                finished_at=now,
-                input={},
-                output=output if output is not None else {"ok": 1},
-            )
-        ],
-    )
+def _event(konnect_id, owner_id, **more):
+    return task_event(konnect_id, owner_id, name="Read flow", **more)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ same batch), task quotas settled once per run; a payload over the inline limit g
 reads back whole through the api, and after its retention period reads back as purged.
 """
 
-import uuid
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select, update
@@ -14,36 +13,13 @@ from konnectz_api.consumer import store_events
 from konnectz_api.crud import task_payloads
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import Task, TaskLog, TaskPayload, User
-from konnectz_runner.events import StepResult, TaskEvent
+from konnectz_devstack.testing import task_event
 
 
-def _event(konnect_id, owner_id, *, output=None, steps=2, status="SUCCESS"):
-    now = datetime.now(UTC)
-    return TaskEvent(
-        run_id=uuid.uuid4().hex,
-        konnect_id=konnect_id,
-        owner_id=owner_id,
-        konnect_name="Batch flow",
-        status=status,
-        started_at=now,
-        finished_at=now,
-        trigger_id="node-1",
-        trigger_output={"n": 1},
-        steps=[
-            StepResult(
-                step_id=f"node-{i + 2}",
-                name=f"Step {i}",
-                status="SUCCESS",
-                started_at=now,
-                finished_at=now + timedelta(milliseconds=3),
-                input={"i": i},
-                output=output if output is not None else {"ok": i},
-            )
-            for i in range(steps)
-        ],
-        trace_id="0af7651916cd43dd8448eb211c80319c",
-        span_id="b7ad6b7169203331",
-    )
+def _event(konnect_id, owner_id, *, steps=2, **more):
+    """A run of two steps by default, each SUCCESS, with a trace."""
+    trace = {"trace_id": "0af7651916cd43dd8448eb211c80319c", "span_id": "b7ad6b7169203331"}
+    return task_event(konnect_id, owner_id, name="Batch flow", steps=steps, step_status="SUCCESS", **trace, **more)
 
 
 def test_a_batch_is_stored_once_and_settles_each_run_once(client, api):

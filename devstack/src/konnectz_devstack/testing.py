@@ -11,7 +11,9 @@ from __future__ import annotations
 import itertools
 import re
 import time
+import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "sign_in",
     "sign_in_through_form",
     "sign_up",
+    "task_event",
     "test_trigger",
     "text_box",
     "wait_until",
@@ -182,6 +185,51 @@ def publish_canvas(api: Any, headers: dict[str, str], canvas: dict[str, Any]) ->
     )
     assert r.status_code == 200, r.text
     return dict(r.json())
+
+
+def task_event(
+    konnect_id: int,
+    owner_id: int,
+    *,
+    name: str = "Flow",
+    status: str = "SUCCESS",
+    steps: int = 1,
+    step_status: str | None = None,
+    output: Any = None,
+    **update: Any,
+) -> Any:
+    """The runner's TaskEvent of one run of konnect ``konnect_id`` (a new run id): the trigger
+    (node-1) gave ``{"n": 1}``, then ``steps`` steps (node-2, node-3, ..., each 3 ms long, in
+    ``step_status``, by default the run's ``status``) answered ``output`` (by default ``{"ok": i}``,
+    i their index); ``update`` sets other fields (trace_id, attempts, ...)."""
+    from konnectz_runner.events import StepResult, TaskEvent
+
+    now = datetime.now(UTC)
+    results = [
+        StepResult(
+            step_id=f"node-{i + 2}",
+            name=f"Step {i}",
+            status=step_status or status,
+            started_at=now,
+            finished_at=now + timedelta(milliseconds=3),
+            input={"i": i},
+            output=output if output is not None else {"ok": i},
+        )
+        for i in range(steps)
+    ]
+    event = TaskEvent(
+        run_id=uuid.uuid4().hex,
+        konnect_id=konnect_id,
+        owner_id=owner_id,
+        konnect_name=name,
+        status=status,
+        started_at=now,
+        finished_at=now,
+        trigger_id="node-1",
+        trigger_output={"n": 1},
+        steps=results,
+    )
+    return event.model_copy(update=update)
 
 
 def list_calls(konnect_id: int, task_log_id: int) -> list[str]:
