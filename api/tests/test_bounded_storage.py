@@ -9,32 +9,23 @@
 
 import asyncio
 import time
-import uuid
-from datetime import UTC, datetime
 
 import nats
 from sqlalchemy import select
 
 from konnectz_api.consumer import POISON_ATTEMPTS, retry_delay
 from konnectz_api.db import get_sessionmaker
+from konnectz_devstack.testing import task_event
 from konnectz_runner.events import (
     EVENTS_CONSUMER,
     STREAM_EVENTS,
-    StepResult,
-    TaskEvent,
     event_subject,
     publish_event,
 )
 
 
 def _event(konnect_id, owner_id, **update):
-    now = datetime.now(UTC)
-    step = StepResult(step_id="node-2", name="Send", status="SUCCESS", started_at=now, finished_at=now,
-                      input={"to": "x"}, output={"ok": True})  # fmt: skip
-    event = TaskEvent(run_id=uuid.uuid4().hex, konnect_id=konnect_id, owner_id=owner_id, konnect_name="Flow",
-                      status="SUCCESS", started_at=now, finished_at=now, trigger_id="node-1",
-                      trigger_output={"secret": "body"}, steps=[step])  # fmt: skip
-    return event.model_copy(update=update)
+    return task_event(konnect_id, owner_id, output={"ok": True}, **{"trigger_output": {"secret": "body"}, **update})
 
 
 def _logs(client, headers, konnect_id):

@@ -1,6 +1,4 @@
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -9,28 +7,11 @@ from konnectz_api.consumer import store_event
 from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
-from konnectz_runner.events import StepResult, TaskEvent
+from konnectz_devstack.testing import task_event
 
 
 def _event(owner_id, konnect_id, steps, run_id=None):
-    now = datetime.now(UTC)
-    return TaskEvent(
-        run_id=run_id or uuid.uuid4().hex,
-        konnect_id=konnect_id,
-        owner_id=owner_id,
-        konnect_name="x",
-        status="SUCCESS",
-        started_at=now,
-        finished_at=now,
-        trigger_id="node-1",
-        trigger_output={},
-        steps=[
-            StepResult(
-                step_id=f"s{i}", name="API", status="SUCCESS", started_at=now, finished_at=now, input={}, output={}
-            )
-            for i in range(steps)
-        ],
-    )
+    return task_event(konnect_id, owner_id, steps=steps, **({"run_id": run_id} if run_id else {}))
 
 
 def test_each_executed_action_counts_once_per_run(client, api):
