@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import pytest
 
 from konnectz_devstack import Platform
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
-from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import api_call_node, sign_up, wait_until
 from konnectz_runner.events import KV_POLLS, konnect_key
 
@@ -85,18 +84,14 @@ def tasks() -> Iterator[TasksApp]:
 
 
 @pytest.fixture(scope="module")
-def platform(tasks: TasksApp) -> Iterator[Platform]:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-polling-"))
-    state.chmod(0o755)
-    root = state / "catalogue"
+def platform(tasks: TasksApp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    root = tmp_path_factory.mktemp("catalogue")
     shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
     (root / "apps" / "tasksapp.json").write_text(json.dumps({**MANIFEST, "base_url": tasks.url}))
     # Poll every second instead of the manifest's five minutes, so the test sees several polls.
-    plat = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(root), KONNECTZ_MAX_POLL_INTERVAL_SECONDS="1")
-    plat.start()
-    yield plat
-    plat.stop()
-    shutil.rmtree(state, ignore_errors=True)
+    env = {"KONNECTZ_CATALOGUE_DIR": str(root), "KONNECTZ_MAX_POLL_INTERVAL_SECONDS": "1"}
+    with running_platform("konnectz-polling-", **env) as plat:
+        yield plat
 
 
 def cursor(platform: Platform, konnect_id: int) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from functools import partial
@@ -30,7 +29,7 @@ import yaml
 
 from konnectz_devstack import Platform
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
-from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import api_call_node, sign_up, wait_until
 from konnectz_runner.manifest import App
 from konnectz_runner.signatures import sign
@@ -174,19 +173,14 @@ def fake() -> Iterator[FakeApis]:
 
 
 @pytest.fixture(scope="module")
-def platform(fake: FakeApis) -> Iterator[Platform]:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-app-webhooks-"))
-    state.chmod(0o755)
-    root = state / "catalogue"
+def platform(fake: FakeApis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    root = tmp_path_factory.mktemp("catalogue")
     shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
     for key in ("github", "stripe", "calendly", "typeform"):
         (root / "apps" / f"{key}.yaml").unlink()
         (root / "apps" / f"{key}.json").write_text(json.dumps(_manifest(key, fake.url)))
-    plat = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(root))
-    plat.start()
-    yield plat
-    plat.stop()
-    shutil.rmtree(state, ignore_errors=True)
+    with running_platform("konnectz-app-webhooks-", KONNECTZ_CATALOGUE_DIR=str(root)) as plat:
+        yield plat
 
 
 def _canvas(app_id: int, key: str, event: str, account_id: int, receiver_url: str, what: str = "{{node-1.action}}",
