@@ -27,6 +27,7 @@ __all__ = [
     "task_event",
     "test_trigger",
     "text_box",
+    "uuid_generator_node",
     "wait_until",
     "webhook_canvas",
     "webhook_node",
@@ -114,6 +115,20 @@ def api_call_node(
                     "body": body if body is not None else [{"key": "customer", "value": "{{node-1.name}}"}],
                 },
             },
+        },
+    }
+
+
+def uuid_generator_node(node_id: str = "node-2") -> dict[str, Any]:
+    """A Generator step (after the trigger) making a UUID: a step Test & Review runs offline."""
+    return {
+        "id": node_id,
+        "type": "Generator",
+        "position": {"x": 600, "y": 0},
+        "data": {
+            "node_id": node_id,
+            "app_detail": {"id": 9, "name": "Generator", "provider": "generator", "app_type": "ADD_ON", "app_index": 2},
+            "configResponses": [{"config_key": "type", "value": "uuid"}],
         },
     }
 
