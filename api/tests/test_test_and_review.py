@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
-from konnectz_devstack.testing import canvas_node, chain_canvas
+from konnectz_devstack.testing import api_call_settings, canvas_node, chain_canvas
 
 
 class FakeApi:
@@ -82,17 +82,10 @@ def flow_canvas(endpoint: str) -> dict[str, Any]:
             "api",
             5,
             "API Call",
-            selectedValue={
-                "wrap_in_array": "NO",
-                "payload_type": "JSON",
-                "apiDetails": {
-                    "method": "POST",
-                    "endpointURL": endpoint + "/items/{{node-4.sku}}",
-                    "headers": [],
-                    "params": [],
-                    "body": [{"key": "who", "value": "{{node-3.output}}"}, {"key": "qty", "value": "{{node-4.qty}}"}],
-                },
-            },
+            selectedValue=api_call_settings(
+                endpoint + "/items/{{node-4.sku}}",
+                body=[{"key": "who", "value": "{{node-3.output}}"}, {"key": "qty", "value": "{{node-4.qty}}"}],
+            ),
         ),
     ]
     return chain_canvas(apps, "Orders")

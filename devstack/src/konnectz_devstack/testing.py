@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "api_call_node",
+    "api_call_settings",
     "canvas_node",
     "chain_canvas",
     "publish_canvas",
@@ -104,17 +105,35 @@ def api_call_node(
                 "side": "right",
             },
             "selectedEvent": {"id": "api_call", "name": "Make an API Call"},
-            "selectedValue": {
-                "wrap_in_array": "NO",
-                "payload_type": "JSON",
-                "apiDetails": {
-                    "method": method,
-                    "endpointURL": url,
-                    "headers": headers or [],
-                    "params": params or [],
-                    "body": body if body is not None else [{"key": "customer", "value": "{{node-1.name}}"}],
-                },
-            },
+            "selectedValue": api_call_settings(
+                url,
+                method=method,
+                headers=headers,
+                params=params,
+                body=body if body is not None else [{"key": "customer", "value": "{{node-1.name}}"}],
+            ),
+        },
+    }
+
+
+def api_call_settings(
+    url: str,
+    *,
+    method: str = "POST",
+    headers: list[dict[str, str]] | None = None,
+    params: list[dict[str, str]] | None = None,
+    body: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """An API call step's ``selectedValue`` as the editor saves it: a JSON request to ``url``."""
+    return {
+        "wrap_in_array": "NO",
+        "payload_type": "JSON",
+        "apiDetails": {
+            "method": method,
+            "endpointURL": url,
+            "headers": headers or [],
+            "params": params or [],
+            "body": body or [],
         },
     }
 
