@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -124,6 +124,25 @@ def echo_server() -> Iterator[EchoServer]:
 def echo(echo_server: EchoServer) -> EchoServer:
     echo_server.received.clear()
     return echo_server
+
+
+@pytest.fixture
+def wire_apps() -> Iterator[Callable[..., None]]:
+    """``wire_apps(apps, source=None)``: the app-event step reads its catalogue from ``apps`` (their
+    manifests) and, when ``source`` is given, an account's credentials from ``source(account_id,
+    konnect_id, owner_id, refresh)``; both are restored after the test."""
+    from konnectz_runner.catalogue import Catalogue
+    from konnectz_runner.steps import app_event
+
+    def wire(apps: list[Any], source: Callable[..., Any] | None = None) -> None:
+        catalogue = Catalogue(apps=list(apps))
+        app_event.set_catalogue(lambda: catalogue)
+        if source is not None:
+            app_event.set_credential_source(source)
+
+    yield wire
+    app_event.set_credential_source(None)
+    app_event.set_catalogue(app_event.default_catalogue)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from botocore.credentials import Credentials
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
 from konnectz_runner.app_request import build_event_request
 from konnectz_runner.aws_sigv4 import signing_name
-from konnectz_runner.catalogue import Catalogue, default_root
+from konnectz_runner.catalogue import default_root
 from konnectz_runner.manifest import App
 from konnectz_runner.steps import app_event
 from konnectz_runner.steps.app_event import AppEventStep
@@ -124,19 +124,15 @@ def _aws_app(base_url: str) -> App:
 
 
 @pytest.fixture
-def wired(server) -> Iterator[tuple[Verifier, dict[str, str]]]:
+def wired(server, wire_apps) -> tuple[Verifier, dict[str, str]]:
     state, base = server
-    catalogue = Catalogue(apps=[_aws_app(base)])
     account = {"access_key_id": ACCESS_KEY, "secret_access_key": SECRET_KEY, "region": "eu-west-1"}
 
     async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
         return dict(account)
 
-    app_event.set_catalogue(lambda: catalogue)
-    app_event.set_credential_source(source)
-    yield state, account
-    app_event.set_credential_source(None)
-    app_event.set_catalogue(app_event.default_catalogue)
+    wire_apps([_aws_app(base)], source)
+    return state, account
 
 
 def _step(event: str, **fields: str) -> AppEventStep:

@@ -123,9 +123,8 @@ def _app(base_url: str) -> App:
 
 
 @pytest.fixture
-def wired(fake) -> Iterator[tuple[Fake, list[tuple[int, bool]]]]:
+def wired(fake, wire_apps) -> tuple[Fake, list[tuple[int, bool]]]:
     state, base = fake
-    catalogue = Catalogue(apps=[_app(base)])
     calls: list[tuple[int, bool]] = []
     tokens = iter(["refreshed-1", "refreshed-2"])
 
@@ -137,11 +136,8 @@ def wired(fake) -> Iterator[tuple[Fake, list[tuple[int, bool]]]]:
             return {"access_token": token}
         return {"access_token": TOKEN}
 
-    app_event.set_catalogue(lambda: catalogue)
-    app_event.set_credential_source(source)
-    yield state, calls
-    app_event.set_credential_source(None)
-    app_event.set_catalogue(app_event.default_catalogue)
+    wire_apps([_app(base)], source)
+    return state, calls
 
 
 def _step(event: str, **fields: str) -> AppEventStep:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -18,12 +18,10 @@ from pydantic import ValidationError
 
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
 from konnectz_runner.broker_token import konnect_token
-from konnectz_runner.catalogue import Catalogue
 from konnectz_runner.manifest import App
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.poller import poll_once, read_cursor
 from konnectz_runner.spec import ApiCallStep, FlowSpec, PollingTrigger
-from konnectz_runner.steps import app_event
 from konnectz_runner.triggers.polling import newest_item
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -89,15 +87,13 @@ def manifest(base_url: str, **strategy: Any) -> App:
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+def server(monkeypatch: pytest.MonkeyPatch, wire_apps: Callable[..., None]) -> Iterator[Server]:
     srv = Server()
-    catalogue = Catalogue(apps=[manifest(srv.url)])
-    app_event.set_catalogue(lambda: catalogue)
+    wire_apps([manifest(srv.url)])
     monkeypatch.setenv("KONNECTZ_CREDENTIALS_URL", f"{srv.url}/api/v1/internal/credentials")
     monkeypatch.setenv("KONNECTZ_CREDENTIALS_KEY", BROKER_KEY)
     monkeypatch.delenv("KONNECTZ_CREDENTIALS_TOKEN", raising=False)
     yield srv
-    app_event.set_catalogue(app_event.default_catalogue)
     srv.local.stop()
 
 
