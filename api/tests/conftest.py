@@ -7,17 +7,21 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from konnectz_api.catalogue import get_index, load_index
 from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_engine, get_sessionmaker
+from konnectz_api.deps import app_settings
 from konnectz_api.services import captcha
-from konnectz_devstack import testing
+from konnectz_devstack import fake_apps, testing
 from konnectz_devstack._ports import free_port
 
 _counter = itertools.count()
@@ -119,6 +123,19 @@ def webhook_canvas(url: str = "https://api.example.com/orders", name: str = "My 
     return testing.webhook_canvas(url, name=name, headers=[{"key": "X-Source", "value": "konnectz"}])
 
 
+@dataclass
+class OwnedKonnect:
+    """A new user's saved konnect; unpacks as ``headers, owner_id, konnect_id`` (``email`` besides)."""
+
+    headers: dict[str, str]
+    owner_id: int
+    konnect_id: int
+    email: str
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.headers, self.owner_id, self.konnect_id))
+
+
 class ApiHelper:
     """Test helpers bound to the session's client and mail sink (importlib mode has no conftest imports)."""
 
@@ -153,6 +170,19 @@ class ApiHelper:
         assert r.status_code == 200, r.text
         return int(r.json()["konnect_id"])
 
+    def owner_and_konnect(self) -> OwnedKonnect:
+        """A new user (signed up, verified, signed in) with one saved konnect, and the user's id."""
+        from sqlalchemy import select
+
+        from konnectz_api.models import User
+
+        email = self.signup_and_verify()
+        headers = self.login(email)
+        konnect_id = self.save_konnect(headers).json()["konnect_id"]
+        with get_sessionmaker()() as s:
+            owner_id = s.scalar(select(User.id).where(User.email == email))
+        return OwnedKonnect(headers, owner_id, konnect_id, email)
+
     def save_konnect(self, headers: dict[str, str], canvas: dict[str, Any] | None = None, **body: Any) -> Any:
         """Save a new konnect the way the editor does (trigger tested first); returns the reply."""
         canvas = canvas if canvas is not None else webhook_canvas()
@@ -164,6 +194,42 @@ class ApiHelper:
 @pytest.fixture
 def api(client, smtp_sink) -> ApiHelper:
     return ApiHelper(client, smtp_sink)
+
+
+@pytest.fixture
+def fake_provider(client, tmp_path) -> Iterator[Callable[..., fake_apps.FakeApp]]:
+    """``fake_provider(oauth_clients=None, edit=None)``: the fake provider of ``konnectz_devstack.fake_apps``
+    started, its two apps' manifests written to a folder of the test (``edit(folder)`` may change them
+    or add more), and the api reading its catalogue from there, with private networks (127.0.0.0/8)
+    allowed and ``oauth_clients`` (when given) as the environment's OAuth clients. The provider is
+    stopped and the api's overrides removed after the test."""
+    from konnectz_runner import parse_networks
+
+    started: list[fake_apps.FakeApp] = []
+    overrides = client.app.dependency_overrides
+
+    def start(
+        oauth_clients: dict[str, Any] | None = None, edit: Callable[[Path], None] | None = None
+    ) -> fake_apps.FakeApp:
+        server = fake_apps.FakeApp().start()
+        started.append(server)
+        fake_apps.write_manifests(tmp_path, server.url)
+        if edit is not None:
+            edit(tmp_path)
+        index = load_index(extra_dirs=[tmp_path])
+        update: dict[str, Any] = {"allow_private_networks": parse_networks("127.0.0.0/8")}
+        if oauth_clients is not None:
+            update["oauth_clients"] = oauth_clients
+        settings = get_settings().model_copy(update=update)
+        overrides[get_index] = lambda: index
+        overrides[app_settings] = lambda: settings
+        return server
+
+    yield start
+    overrides.pop(get_index, None)
+    overrides.pop(app_settings, None)
+    for server in started:
+        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -2,52 +2,28 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import httpx
 import pytest
 from sqlalchemy import select
 
-from konnectz_api.catalogue import get_index, load_index
 from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import AppAccount
-from konnectz_runner import parse_networks
-
-_spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
-fake_apps = importlib.util.module_from_spec(_spec)
-sys.modules["fake_apps"] = fake_apps
-_spec.loader.exec_module(fake_apps)
+from konnectz_devstack import fake_apps
 
 TOKEN_APP, OAUTH_APP = 900001, 900002
 REDIRECT = "http://app.test/oauth/response/900002/tok"
 
 
 @pytest.fixture
-def fake(client, tmp_path):
-    server = fake_apps.FakeApp().start()
-    fake_apps.write_manifests(tmp_path, server.url)
-    index = load_index(extra_dirs=[tmp_path])
-    settings = get_settings().model_copy(
-        update={
-            "allow_private_networks": parse_networks("127.0.0.0/8"),
-            "oauth_clients": {
-                "fake_oauth": {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}
-            },
-        }
+def fake(fake_provider):
+    return fake_provider(
+        oauth_clients={"fake_oauth": {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}}
     )
-    overrides = client.app.dependency_overrides
-    overrides[get_index] = lambda: index
-    overrides[app_settings] = lambda: settings
-    yield server
-    overrides.pop(get_index, None)
-    overrides.pop(app_settings, None)
-    server.stop()
 
 
 def _accounts(client, headers, app_id=TOKEN_APP):

@@ -3,68 +3,59 @@ app through the account; publishing compiles it into the runner's polling trigge
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from konnectz_api import catalogue as catalogue_module
-from konnectz_api.catalogue import get_index, load_index
+from konnectz_api.catalogue import get_index
 from konnectz_api.core.config import get_settings
-from konnectz_api.deps import app_settings
+from konnectz_devstack import fake_apps
 from konnectz_devstack.testing import api_call_node
-from konnectz_runner import parse_networks
-
-_spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
-fake_apps = importlib.util.module_from_spec(_spec)
-sys.modules["fake_apps"] = fake_apps
-_spec.loader.exec_module(fake_apps)
 
 TOKEN_APP, HOOKS_APP = 900001, 900003
 
 
 @pytest.fixture
-def fake(client, tmp_path, monkeypatch):
-    server = fake_apps.FakeApp().start()
-    fake_apps.write_manifests(tmp_path, server.url)
-    hooks_app = json.loads((tmp_path / "fake_token.json").read_text())
-    hooks_app.update(id=HOOKS_APP, key="fake_hooks", name="Fake Hooks App")
-    # Two webhook triggers on the fake: one whose subscribe the fake refuses (404), one it accepts
-    # without giving the signing secret its reply should carry.
-    for key, label, hooks, secret in (
-        ("task_event", "Task Event (Instant)", "/webhooks", {"secret_path": "secret"}),
-        ("task_event_no_secret", "Task Event (no secret)", "/hooks-without-secret", {"reply_secret_path": "secret"}),
-    ):
-        hooks_app["events"].append(
-            {
-                "key": key,
-                "kind": "trigger",
-                "label": label,
-                "operation": {"method": "GET", "path": "/tasks"},
-                "output": {"sample": {"event": "task.created", "task": {"id": 1}}},
-                "trigger": {
-                    "type": "webhook",
-                    "subscribe": {"method": "POST", "path": hooks},
-                    "unsubscribe": {"method": "DELETE", "path": hooks + "/{id}", "content_type": "none"},
-                    **secret,
-                    "signature": {"header": "X-Fake-Signature", "secret": "{{subscription.secret}}"},
-                },
-            }
-        )
-    (tmp_path / "fake_hooks.json").write_text(json.dumps(hooks_app))
-    index = load_index(extra_dirs=[tmp_path])
-    settings = get_settings().model_copy(update={"allow_private_networks": parse_networks("127.0.0.0/8")})
-    overrides = client.app.dependency_overrides
-    overrides[get_index] = lambda: index
-    overrides[app_settings] = lambda: settings
-    monkeypatch.setattr(catalogue_module, "get_index", lambda: index)  # compilers and Test & Review
-    yield server
-    overrides.pop(get_index, None)
-    overrides.pop(app_settings, None)
-    server.stop()
+def fake(client, fake_provider, monkeypatch):
+    def add_hooks_app(folder: Path) -> None:
+        hooks_app = json.loads((folder / "fake_token.json").read_text())
+        hooks_app.update(id=HOOKS_APP, key="fake_hooks", name="Fake Hooks App")
+        # Two webhook triggers on the fake: one whose subscribe the fake refuses (404), one it accepts
+        # without giving the signing secret its reply should carry.
+        for key, label, hooks, secret in (
+            ("task_event", "Task Event (Instant)", "/webhooks", {"secret_path": "secret"}),
+            (
+                "task_event_no_secret",
+                "Task Event (no secret)",
+                "/hooks-without-secret",
+                {"reply_secret_path": "secret"},
+            ),
+        ):
+            hooks_app["events"].append(
+                {
+                    "key": key,
+                    "kind": "trigger",
+                    "label": label,
+                    "operation": {"method": "GET", "path": "/tasks"},
+                    "output": {"sample": {"event": "task.created", "task": {"id": 1}}},
+                    "trigger": {
+                        "type": "webhook",
+                        "subscribe": {"method": "POST", "path": hooks},
+                        "unsubscribe": {"method": "DELETE", "path": hooks + "/{id}", "content_type": "none"},
+                        **secret,
+                        "signature": {"header": "X-Fake-Signature", "secret": "{{subscription.secret}}"},
+                    },
+                }
+            )
+        (folder / "fake_hooks.json").write_text(json.dumps(hooks_app))
+
+    server = fake_provider(edit=add_hooks_app)
+    # The compilers and Test & Review read the catalogue too.
+    monkeypatch.setattr(catalogue_module, "get_index", client.app.dependency_overrides[get_index])
+    return server
 
 
 def _account(client, headers, app_id: int = TOKEN_APP) -> int:

@@ -9,36 +9,19 @@
 
 import asyncio
 import time
-import uuid
-from datetime import UTC, datetime
 
 import nats
 from sqlalchemy import select
 
 from konnectz_api.db import get_sessionmaker
-from konnectz_api.models import User
 from konnectz_api.services.task_events import POISON_ATTEMPTS, retry_delay
-from konnectz_contracts.events import EVENTS_CONSUMER, STREAM_EVENTS, StepResult, TaskEvent, event_subject
+from konnectz_contracts.events import EVENTS_CONSUMER, STREAM_EVENTS, event_subject
+from konnectz_devstack.testing import task_event
 from konnectz_runner import publish_event
 
 
-def _owner_and_konnect(api):
-    email = api.signup_and_verify()
-    headers = api.login(email)
-    konnect_id = api.save_konnect(headers, api.canvas()).json()["konnect_id"]
-    with get_sessionmaker()() as s:
-        owner_id = s.scalar(select(User.id).where(User.email == email))
-    return headers, owner_id, konnect_id
-
-
 def _event(konnect_id, owner_id, **update):
-    now = datetime.now(UTC)
-    step = StepResult(step_id="node-2", name="Send", status="SUCCESS", started_at=now, finished_at=now,
-                      input={"to": "x"}, output={"ok": True})  # fmt: skip
-    event = TaskEvent(run_id=uuid.uuid4().hex, konnect_id=konnect_id, owner_id=owner_id, konnect_name="Flow",
-                      status="SUCCESS", started_at=now, finished_at=now, trigger_id="node-1",
-                      trigger_output={"secret": "body"}, steps=[step])  # fmt: skip
-    return event.model_copy(update=update)
+    return task_event(konnect_id, owner_id, output={"ok": True}, **{"trigger_output": {"secret": "body"}, **update})
 
 
 def _logs(client, headers, konnect_id):
@@ -46,7 +29,7 @@ def _logs(client, headers, konnect_id):
 
 
 def test_a_poison_task_event_ends_as_an_error_task_log_without_its_data(client, api, nats_server):
-    headers, owner_id, konnect_id = _owner_and_konnect(api)
+    headers, owner_id, konnect_id = api.owner_and_konnect()
     poison = _event(konnect_id, owner_id, attempts=2**40)  # PostgreSQL's integer column refuses it
     good = _event(konnect_id, owner_id)
 

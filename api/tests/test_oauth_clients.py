@@ -1,12 +1,10 @@
 """OAuth apps entered in the UI: stored encrypted, never returned, used for the flow; the access rule; the
 environment variable winning; an OAuth2 app's second method (a pasted token). Against the local fake
-provider of ``fake_apps`` (an http.server with /authorize and /token)."""
+provider of ``konnectz_devstack.fake_apps`` (an http.server with /authorize and /token)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -14,20 +12,14 @@ import httpx
 import pytest
 from sqlalchemy import delete, update
 
-from konnectz_api.catalogue import get_index, load_index
 from konnectz_api.core.config import get_settings
 from konnectz_api.crud import oauth_clients
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import OAuthClientConfig, User
 from konnectz_api.services.credential_broker import cipher
+from konnectz_devstack import fake_apps
 from konnectz_runner import parse_networks
-
-_spec = importlib.util.spec_from_file_location("fake_apps", Path(__file__).with_name("fake_apps.py"))
-fake_apps = sys.modules.get("fake_apps") or importlib.util.module_from_spec(_spec)
-if "fake_apps" not in sys.modules:
-    sys.modules["fake_apps"] = fake_apps
-    _spec.loader.exec_module(fake_apps)
 
 OAUTH_APP, TOKEN_APP = 900002, 900001
 REDIRECT = "http://app.test/oauth/response"
@@ -47,26 +39,21 @@ def _forget_stored() -> None:
 
 
 @pytest.fixture
-def fake(client, tmp_path):
+def fake(fake_provider):
     """The fake provider; its OAuth2 app also takes a pasted token; no client in the environment."""
-    server = fake_apps.FakeApp().start()
-    fake_apps.write_manifests(tmp_path, server.url)
-    manifest = tmp_path / "fake_oauth.json"
-    app = json.loads(manifest.read_text())
-    app["auth"]["token_method"] = {
-        "label": "Personal access token",
-        "fields": [{"key": "access_token", "label": "Personal access token", "help": "Settings > Tokens"}],
-    }
-    manifest.write_text(json.dumps(app))
-    index = load_index(extra_dirs=[tmp_path])
-    overrides = client.app.dependency_overrides
-    overrides[get_index] = lambda: index
-    overrides[app_settings] = lambda: _settings({})
+
+    def add_token_method(folder: Path) -> None:
+        manifest = folder / "fake_oauth.json"
+        app = json.loads(manifest.read_text())
+        app["auth"]["token_method"] = {
+            "label": "Personal access token",
+            "fields": [{"key": "access_token", "label": "Personal access token", "help": "Settings > Tokens"}],
+        }
+        manifest.write_text(json.dumps(app))
+
+    server = fake_provider(oauth_clients={}, edit=add_token_method)
     _forget_stored()
     yield server
-    overrides.pop(get_index, None)
-    overrides.pop(app_settings, None)
-    server.stop()
     _forget_stored()
 
 

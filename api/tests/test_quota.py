@@ -1,6 +1,4 @@
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 
 from sqlalchemy import select
 
@@ -9,41 +7,15 @@ from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
 from konnectz_api.services.task_events import store_event
-from konnectz_contracts.events import StepResult, TaskEvent
-
-
-def _owner_and_konnect(client, api):
-    email = api.signup_and_verify()
-    headers = api.login(email)
-    konnect_id = api.save_konnect(headers).json()["konnect_id"]
-    with get_sessionmaker()() as s:
-        owner_id = s.scalar(select(User.id).where(User.email == email))
-    return email, owner_id, konnect_id
+from konnectz_devstack.testing import task_event
 
 
 def _event(owner_id, konnect_id, steps, run_id=None):
-    now = datetime.now(UTC)
-    return TaskEvent(
-        run_id=run_id or uuid.uuid4().hex,
-        konnect_id=konnect_id,
-        owner_id=owner_id,
-        konnect_name="x",
-        status="SUCCESS",
-        started_at=now,
-        finished_at=now,
-        trigger_id="node-1",
-        trigger_output={},
-        steps=[
-            StepResult(
-                step_id=f"s{i}", name="API", status="SUCCESS", started_at=now, finished_at=now, input={}, output={}
-            )
-            for i in range(steps)
-        ],
-    )
+    return task_event(konnect_id, owner_id, steps=steps, **({"run_id": run_id} if run_id else {}))
 
 
 def test_each_executed_action_counts_once_per_run(client, api):
-    _, owner_id, konnect_id = _owner_and_konnect(client, api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
     sessions = get_sessionmaker()
     with sessions() as s:
         assert quota.usage(s, owner_id=owner_id) == (1000, 0)
@@ -68,7 +40,8 @@ def test_each_executed_action_counts_once_per_run(client, api):
 
 
 def test_plan_set_command(client, api, capsys):
-    email, owner_id, _ = _owner_and_konnect(client, api)
+    owned = api.owner_and_konnect()
+    email, owner_id = owned.email, owned.owner_id
     assert cli.main(["plan", "set", email.upper(), "team"]) == 0
     assert "plan Team, 10000 tasks" in capsys.readouterr().out
     with get_sessionmaker()() as s:
@@ -83,7 +56,7 @@ def test_plan_set_command(client, api, capsys):
 
 def test_plans_usage_and_the_admin_only_endpoint(client, api):
     assert [p["name"] for p in client.get("/api/v1/plans").json()] == ["Free", "Team", "Agency", "Premium"]
-    email, _, _ = _owner_and_konnect(client, api)
+    email = api.owner_and_konnect().email
     h = api.login(email)
     assert client.get("/api/v1/users/usage", headers=h).json() == {
         "current_plan": "Free",

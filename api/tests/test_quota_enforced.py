@@ -22,15 +22,6 @@ from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.worker import RunWorker
 
 
-def _owner_and_konnect(client, api):
-    email = api.signup_and_verify()
-    headers = api.login(email)
-    konnect_id = api.save_konnect(headers, api.canvas()).json()["konnect_id"]
-    with get_sessionmaker()() as s:
-        owner_id = s.scalar(select(User.id).where(User.email == email))
-    return headers, owner_id, konnect_id
-
-
 def _set(owner_id, *, limit, consumed):
     with get_sessionmaker()() as s:
         s.execute(update(User).where(User.id == owner_id).values(task_limit=limit, task_consumed=consumed))
@@ -55,7 +46,7 @@ def _run(konnect_id):
 
 
 def test_reservations_are_atomic_idempotent_and_settled(client, api):
-    _, owner_id, konnect_id = _owner_and_konnect(client, api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
     _set(owner_id, limit=100, consumed=0)
     sessions = get_sessionmaker()
 
@@ -91,7 +82,7 @@ def test_reservations_are_atomic_idempotent_and_settled(client, api):
 
 
 def test_a_batch_of_reservations_is_decided_in_order_and_counted_once(client, api):
-    _, owner_id, konnect_id = _owner_and_konnect(client, api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
     _set(owner_id, limit=10, consumed=2)
     sessions = get_sessionmaker()
     with sessions() as s:
@@ -134,7 +125,7 @@ def test_a_batch_of_reservations_is_decided_in_order_and_counted_once(client, ap
 
 
 def test_a_refused_run_is_an_error_task_log_and_counts_nothing(client, api):
-    headers, owner_id, konnect_id = _owner_and_konnect(client, api)
+    headers, owner_id, konnect_id = api.owner_and_konnect()
     _set(owner_id, limit=10, consumed=10)
     event = refused_event(_spec(konnect_id, owner_id), _run(konnect_id), "Task quota exceeded: no.")
     with get_sessionmaker()() as s:
@@ -162,7 +153,7 @@ async def _wait_logs(client, headers, konnect_id, count, within=20.0):
 
 
 async def test_the_worker_reserves_over_nats_and_refuses_over_quota(client, api, nats_server):
-    headers, owner_id, konnect_id = _owner_and_konnect(client, api)
+    headers, owner_id, konnect_id = api.owner_and_konnect()
     _set(owner_id, limit=5, consumed=0)
     calls = []
 

@@ -7,7 +7,6 @@ the sign-in rules (a logged-out or cut-off token is refused on the very next cal
 """
 
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -29,7 +28,7 @@ from konnectz_api.schemas import (
     TaskLogOut,
 )
 from konnectz_api.services.task_events import store_events
-from konnectz_contracts.events import StepResult, TaskEvent
+from konnectz_devstack.testing import task_event
 
 READ_PATHS = (
     "/api/v1/konnects",
@@ -41,30 +40,8 @@ READ_PATHS = (
 )
 
 
-def _event(konnect_id, owner_id, *, status="SUCCESS", output=None):
-    now = datetime.now(UTC)
-    return TaskEvent(
-        run_id=uuid.uuid4().hex,
-        konnect_id=konnect_id,
-        owner_id=owner_id,
-        konnect_name="Read flow",
-        status=status,
-        started_at=now,
-        finished_at=now,
-        trigger_id="node-1",
-        trigger_output={"n": 1},
-        steps=[
-            StepResult(
-                step_id="node-2",
-                name="Step",
-                status=status,
-                started_at=now,
-                finished_at=now,
-                input={},
-                output=output if output is not None else {"ok": 1},
-            )
-        ],
-    )
+def _event(konnect_id, owner_id, **more):
+    return task_event(konnect_id, owner_id, name="Read flow", **more)
 
 
 @pytest.fixture

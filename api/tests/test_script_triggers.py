@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from konnectz_devstack.testing import webhook_canvas
+from konnectz_devstack.testing import chain_canvas, uuid_generator_node, webhook_canvas
 
 TEST = "/api/v1/konnects/test_and_review"
 
@@ -34,22 +34,7 @@ def forms_canvas() -> dict[str, Any]:
             ],
         },
     }
-    generator = {
-        "id": "node-2",
-        "type": "Generator",
-        "position": {"x": 600, "y": 0},
-        "data": {
-            "node_id": "node-2",
-            "app_detail": {"id": 9, "name": "Generator", "provider": "generator", "app_type": "ADD_ON", "app_index": 2},
-            "configResponses": [{"config_key": "type", "value": "uuid"}],
-        },
-    }
-    return {
-        "apps": [trigger, generator],
-        "links": [{"source": "node-1", "target": "node-2"}],
-        "dataForSelect": {},
-        "flowName": "Form responses",
-    }
+    return chain_canvas([trigger, uuid_generator_node()], "Form responses")
 
 
 def test_a_script_trigger_from_test_to_received(client, api, runner_url):

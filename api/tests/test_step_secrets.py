@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import psycopg
@@ -22,6 +20,7 @@ from konnectz_api.crud import quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.step_secrets import MASK, SECRET_NAME_PARTS, SECRET_NAMES, is_default_secret
 from konnectz_contracts.broker_token import konnect_token
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.testing import webhook_canvas
 
 SECRET = "Bearer tok-4f9d2c7a1e8b"
@@ -34,30 +33,21 @@ class Echo:
         self.requests: list[dict[str, Any]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 outer.requests.append({"path": self.path, "headers": dict(self.headers)})
-                payload = b'{"ok": true}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self._reply(200, {"ok": True})
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = self.server.url
 
 
 @pytest.fixture(scope="module")
 def echo() -> Iterator[Echo]:
     e = Echo()
     yield e
-    e.server.shutdown()
+    e.server.stop()
 
 
 def _canvas(url: str, value: str = SECRET, **extra: Any) -> dict[str, Any]:

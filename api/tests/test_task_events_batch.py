@@ -5,7 +5,6 @@ same batch), task quotas settled once per run; a payload over the inline limit g
 reads back whole through the api, and after its retention period reads back as purged.
 """
 
-import uuid
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select, update
@@ -14,49 +13,17 @@ from konnectz_api.crud import task_payloads
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import Task, TaskLog, TaskPayload, User
 from konnectz_api.services.task_events import store_events
-from konnectz_contracts.events import StepResult, TaskEvent
+from konnectz_devstack.testing import task_event
 
 
-def _owner_and_konnect(api):
-    email = api.signup_and_verify()
-    headers = api.login(email)
-    konnect_id = api.save_konnect(headers, api.canvas()).json()["konnect_id"]
-    with get_sessionmaker()() as s:
-        owner_id = s.scalar(select(User.id).where(User.email == email))
-    return headers, owner_id, konnect_id
-
-
-def _event(konnect_id, owner_id, *, output=None, steps=2, status="SUCCESS"):
-    now = datetime.now(UTC)
-    return TaskEvent(
-        run_id=uuid.uuid4().hex,
-        konnect_id=konnect_id,
-        owner_id=owner_id,
-        konnect_name="Batch flow",
-        status=status,
-        started_at=now,
-        finished_at=now,
-        trigger_id="node-1",
-        trigger_output={"n": 1},
-        steps=[
-            StepResult(
-                step_id=f"node-{i + 2}",
-                name=f"Step {i}",
-                status="SUCCESS",
-                started_at=now,
-                finished_at=now + timedelta(milliseconds=3),
-                input={"i": i},
-                output=output if output is not None else {"ok": i},
-            )
-            for i in range(steps)
-        ],
-        trace_id="0af7651916cd43dd8448eb211c80319c",
-        span_id="b7ad6b7169203331",
-    )
+def _event(konnect_id, owner_id, *, steps=2, **more):
+    """A run of two steps by default, each SUCCESS, with a trace."""
+    trace = {"trace_id": "0af7651916cd43dd8448eb211c80319c", "span_id": "b7ad6b7169203331"}
+    return task_event(konnect_id, owner_id, name="Batch flow", steps=steps, step_status="SUCCESS", **trace, **more)
 
 
 def test_a_batch_is_stored_once_and_settles_each_run_once(client, api):
-    _, owner_id, konnect_id = _owner_and_konnect(api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
     with get_sessionmaker()() as s:
         consumed_before = s.scalar(select(User.task_consumed).where(User.id == owner_id))
     events = [_event(konnect_id, owner_id) for _ in range(40)]
@@ -76,7 +43,7 @@ def test_a_batch_is_stored_once_and_settles_each_run_once(client, api):
 
 
 def test_large_payloads_are_kept_apart_and_purged_after_retention(client, api):
-    headers, owner_id, konnect_id = _owner_and_konnect(api)
+    headers, owner_id, konnect_id = api.owner_and_konnect()
     big = {"blob": "x" * 200_000}
     small, large = _event(konnect_id, owner_id), _event(konnect_id, owner_id, output=big, steps=1)
     with get_sessionmaker()() as s:
@@ -122,7 +89,7 @@ def _sample(text, name, labels=""):
 def test_metrics_move_when_events_are_stored(client, api):
     from konnectz_api import observability
 
-    _, owner_id, konnect_id = _owner_and_konnect(api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
     before = client.get("/metrics").text
     events = [_event(konnect_id, owner_id) for _ in range(3)] + [_event(konnect_id, owner_id, status="ERROR")]
     with get_sessionmaker()() as s:
@@ -149,8 +116,8 @@ def test_runs_and_failures_today_are_counted_per_konnect_for_the_resource_status
     """What `kubectl get konnects` shows in RUNS-TODAY and FAILURES-TODAY (the consumer's count)."""
     from konnectz_api.services.task_events import _counts_today
 
-    _, owner_id, konnect_id = _owner_and_konnect(api)
-    _, other_owner, other_konnect = _owner_and_konnect(api)
+    _, owner_id, konnect_id = api.owner_and_konnect()
+    _, other_owner, other_konnect = api.owner_and_konnect()
     events = [_event(konnect_id, owner_id) for _ in range(3)] + [_event(konnect_id, owner_id, status="ERROR")]
     events.append(_event(other_konnect, other_owner, status="ERROR"))
     yesterday = _event(konnect_id, owner_id, status="ERROR")

@@ -4,16 +4,15 @@ NATS, a real runner process (for the capture) and a local HTTP server standing i
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 
-from konnectz_devstack.testing import canvas_node, chain_canvas
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
+from konnectz_devstack.testing import api_call_settings, canvas_node, chain_canvas
 
 
 class FakeApi:
@@ -21,34 +20,25 @@ class FakeApi:
         self.requests: list[dict[str, Any]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 outer.requests.append({"method": self.command, "path": self.path, "body": raw})
                 code = 500 if self.path.startswith("/fail") else 200
-                payload = json.dumps({"ok": code == 200, "path": self.path}).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self._reply(code, {"ok": code == 200, "path": self.path})
 
             do_GET = do_POST = do_PUT = _handle
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = self.server.url
 
 
 @pytest.fixture(scope="module")
 def fake_api() -> Iterator[FakeApi]:
     fake = FakeApi()
     yield fake
-    fake.server.shutdown()
+    fake.server.stop()
 
 
 def flow_canvas(endpoint: str) -> dict[str, Any]:
@@ -92,17 +82,10 @@ def flow_canvas(endpoint: str) -> dict[str, Any]:
             "api",
             5,
             "API Call",
-            selectedValue={
-                "wrap_in_array": "NO",
-                "payload_type": "JSON",
-                "apiDetails": {
-                    "method": "POST",
-                    "endpointURL": endpoint + "/items/{{node-4.sku}}",
-                    "headers": [],
-                    "params": [],
-                    "body": [{"key": "who", "value": "{{node-3.output}}"}, {"key": "qty", "value": "{{node-4.qty}}"}],
-                },
-            },
+            selectedValue=api_call_settings(
+                endpoint + "/items/{{node-4.sku}}",
+                body=[{"key": "who", "value": "{{node-3.output}}"}, {"key": "qty", "value": "{{node-4.qty}}"}],
+            ),
         ),
     ]
     return chain_canvas(apps, "Orders")

@@ -8,7 +8,7 @@ import pytest
 
 from konnectz_api.schemas import TriggerFilterIn
 from konnectz_api.trigger_filter import choose_sample, matches
-from konnectz_devstack.testing import webhook_canvas
+from konnectz_devstack.testing import chain_canvas, uuid_generator_node, webhook_canvas
 
 TEST = "/api/v1/konnects/test_and_review"
 
@@ -41,18 +41,7 @@ def form_canvas() -> dict[str, Any]:
             ],
         },
     }
-    generator = {
-        "id": "node-2",
-        "type": "Generator",
-        "position": {"x": 600, "y": 0},
-        "data": {
-            "node_id": "node-2",
-            "app_detail": {"id": 9, "name": "Generator", "provider": "generator", "app_type": "ADD_ON", "app_index": 2},
-            "configResponses": [{"config_key": "type", "value": "uuid"}],
-        },
-    }
-    links = [{"source": "node-1", "target": "node-2"}]
-    return {"apps": [trigger, generator], "links": links, "dataForSelect": {}, "flowName": "Form"}
+    return chain_canvas([trigger, uuid_generator_node()], "Form")
 
 
 def _test(client, headers, canvas, konnect_id=None, **choice: Any):

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from konnectz_devstack.fake_apps import LocalServer
 
 # Helper modules of these tests (curated_fakes) import by name under --import-mode=importlib.
 sys.path.insert(0, str(Path(__file__).parent))
@@ -102,37 +103,46 @@ def nats_server() -> Iterator[Any]:
     """The runner tests' own NATS (one per xdist worker), not the one the api tests share: KZ_EVENTS
     keeps an event only until the api's consumer stores it (interest retention), and an api of the
     api tests in the same worker would take the events these tests read back."""
-    import shutil
-    import tempfile
-
     from konnectz_devstack._nats import NatsServer
     from konnectz_devstack._ports import free_port
+    from konnectz_devstack.pytest_plugin import serving
 
-    base = Path(tempfile.mkdtemp(prefix="konnectz-nats-runner-"))
-    server = NatsServer(base, free_port())
-    server.start()
-    yield server
-    server.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    with serving("konnectz-nats-runner-", lambda base: NatsServer(base, free_port())) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
 def echo_server() -> Iterator[EchoServer]:
     state = EchoServer(port=0)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    httpd.daemon_threads = True
-    state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    local = LocalServer(_handler(state))
+    state.port = local.httpd.server_address[1]
     yield state
-    httpd.shutdown()
-    httpd.server_close()
+    local.stop()
 
 
 @pytest.fixture
 def echo(echo_server: EchoServer) -> EchoServer:
     echo_server.received.clear()
     return echo_server
+
+
+@pytest.fixture
+def wire_apps() -> Iterator[Callable[..., None]]:
+    """``wire_apps(apps, source=None)``: the app-event step reads its catalogue from ``apps`` (their
+    manifests) and, when ``source`` is given, an account's credentials from ``source(account_id,
+    konnect_id, owner_id, refresh)``; both are restored after the test."""
+    from konnectz_runner.catalogue import Catalogue
+    from konnectz_runner.steps import app_event
+
+    def wire(apps: list[Any], source: Callable[..., Any] | None = None) -> None:
+        catalogue = Catalogue(apps=list(apps))
+        app_event.set_catalogue(lambda: catalogue)
+        if source is not None:
+            app_event.set_credential_source(source)
+
+    yield wire
+    app_event.set_credential_source(None)
+    app_event.set_catalogue(app_event.default_catalogue)
 
 
 @pytest.fixture

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -29,6 +28,7 @@ import httpx
 from konnectz_contracts.manifest import App, Polling
 from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, pick_new
+from konnectz_devstack.fake_apps import LocalServer
 from konnectz_runner.catalogue import Catalogue, load_catalogue
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.poller import app_items
@@ -78,10 +78,11 @@ class Fake:
 
             do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.local = LocalServer(Handler)
+        self.url = self.local.url
+
+    def stop(self) -> None:
+        self.local.stop()
 
 
 @dataclass
@@ -178,8 +179,7 @@ async def exercise(key: str, case: Case, make_ctx: Any) -> tuple[App, Fake, Stat
     finally:
         app_event.set_credential_source(None)
         app_event.set_catalogue(app_event.default_catalogue)
-        fake.server.shutdown()
-        fake.server.server_close()
+        fake.stop()
     return app, fake, state
 
 

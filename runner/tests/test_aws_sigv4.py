@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -18,9 +16,10 @@ from botocore.credentials import Credentials
 
 from konnectz_contracts.manifest import App
 from konnectz_contracts.steps.app_event import AppEventStep
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
 from konnectz_runner.app_request import build_event_request
 from konnectz_runner.aws_sigv4 import signing_name
-from konnectz_runner.catalogue import Catalogue, default_root
+from konnectz_runner.catalogue import default_root
 from konnectz_runner.steps import app_event
 
 ACCESS_KEY, SECRET_KEY = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
@@ -67,29 +66,19 @@ class Verifier:
 def server() -> Iterator[tuple[Verifier, str]]:
     state = Verifier()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(JsonHandler):
         def _handle(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             url = f"http://{self.headers['Host']}{self.path}"
             problem = verify(self.command, url, dict(self.headers), body, state.secrets)
             state.received.append({"path": self.path, "headers": dict(self.headers), "problem": problem})
-            reply = json.dumps({"message": problem} if problem else {"Ledger": {"Name": "orders"}}).encode()
-            self.send_response(403 if problem else 200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+            self._reply(403 if problem else 200, {"message": problem} if problem else {"Ledger": {"Name": "orders"}})
 
         do_GET = do_POST = _handle
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield state, f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    local = LocalServer(Handler)
+    yield state, local.url
+    local.stop()
 
 
 def _aws_app(base_url: str) -> App:
@@ -99,15 +88,14 @@ def _aws_app(base_url: str) -> App:
         {"key": "region", "label": "Region", "secret": False, "default": "us-east-1"},
     ]
     return App.model_validate(
-        {
-            "id": 779,
-            "key": "fake_aws",
-            "name": "Fake AWS",
-            "source": {"kind": "curated"},
-            "base_url": base_url,
-            "auth": {"type": "aws_sigv4", "fields": fields, "aws_service": "qldb"},
-            "hooks": ["aws_sigv4"],
-            "events": [
+        curated_app(
+            779,
+            "fake_aws",
+            "Fake AWS",
+            {"type": "aws_sigv4", "fields": fields, "aws_service": "qldb"},
+            base_url=base_url,
+            hooks=["aws_sigv4"],
+            events=[
                 {
                     "key": "create_ledger",
                     "kind": "action",
@@ -131,24 +119,20 @@ def _aws_app(base_url: str) -> App:
                     "fields": [{"key": "max", "label": "Max", "location": "query"}],
                 },
             ],
-        }
+        )
     )
 
 
 @pytest.fixture
-def wired(server) -> Iterator[tuple[Verifier, dict[str, str]]]:
+def wired(server, wire_apps) -> tuple[Verifier, dict[str, str]]:
     state, base = server
-    catalogue = Catalogue(apps=[_aws_app(base)])
     account = {"access_key_id": ACCESS_KEY, "secret_access_key": SECRET_KEY, "region": "eu-west-1"}
 
     async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
         return dict(account)
 
-    app_event.set_catalogue(lambda: catalogue)
-    app_event.set_credential_source(source)
-    yield state, account
-    app_event.set_credential_source(None)
-    app_event.set_catalogue(app_event.default_catalogue)
+    wire_apps([_aws_app(base)], source)
+    return state, account
 
 
 def _step(event: str, **fields: str) -> AppEventStep:

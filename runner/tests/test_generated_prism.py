@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+import test_generated_catalogue as generated_module  # a sibling: conftest puts runner/tests on sys.path
 
 from konnectz_contracts.manifest import App, Polling
 from konnectz_contracts.steps.app_event import AppEventStep
@@ -29,17 +30,7 @@ from konnectz_runner.steps import app_event
 from konnectz_runner.steps.app_event import new_items
 
 PRISM = Path(os.environ.get("KONNECTZ_CACHE", Path.home() / ".cache" / "konnectz")) / "prism/node_modules/.bin/prism"
-HERE = Path(__file__).parent
 
-try:
-    import test_generated_catalogue as generated_module  # same directory (rootdir on sys.path)
-except ImportError:  # pragma: no cover - importlib mode
-    import importlib.util
-
-    _spec = importlib.util.spec_from_file_location("test_generated_catalogue", HERE / "test_generated_catalogue.py")
-    assert _spec is not None and _spec.loader is not None
-    generated_module = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(generated_module)
 
 pytestmark = [
     pytest.mark.skipif(not PRISM.exists(), reason="run `make catalogue-mocks` first (Prism missing)"),

@@ -51,7 +51,7 @@ from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._platform import REPO_ROOT, Platform
 from konnectz_devstack._ports import free_port, wait_for_port
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_up, wait_until
+from konnectz_devstack.testing import api_call_settings, sign_up, wait_until
 
 pytestmark = pytest.mark.skipif(os.environ.get("KONNECTZ_BENCH") != "1", reason="run with `make bench`")
 
@@ -394,20 +394,14 @@ def bench_flow(sink_url: str) -> dict[str, Any]:
             "api",
             4,
             "API Call",
-            selectedValue={
-                "wrap_in_array": "NO",
-                "payload_type": "JSON",
-                "apiDetails": {
-                    "method": "POST",
-                    "endpointURL": sink_url + "/orders",
-                    "headers": [],
-                    "params": [{"key": "seq", "value": "{{node-1.seq}}"}],
-                    "body": [
-                        {"key": "customer", "value": "{{node-3.output}}"},
-                        {"key": "amount", "value": "{{node-1.amount}}"},
-                    ],
-                },
-            },
+            selectedValue=api_call_settings(
+                sink_url + "/orders",
+                params=[{"key": "seq", "value": "{{node-1.seq}}"}],
+                body=[
+                    {"key": "customer", "value": "{{node-3.output}}"},
+                    {"key": "amount", "value": "{{node-1.amount}}"},
+                ],
+            ),
         ),
     ]
     order = ["node-1", "node-2", "node-3", "node-4"]

@@ -1,6 +1,6 @@
 """Apps and app accounts in a real headless Chromium against the real stack.
 
-A local fake app (``api/tests/fake_apps.py``: a real HTTP server with an API, an OAuth2 consent
+A local fake app (``konnectz_devstack.fake_apps``: a real HTTP server with an API, an OAuth2 consent
 page and token endpoint checking PKCE) joins the catalogue next to the real manifests. Through the
 browser: search the applications page, open an app, add a token account (its test request reaches
 the fake), rename it, fail to remove it while a published konnect uses it (the spec's message),
@@ -13,13 +13,12 @@ docs/screenshots/.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,41 +28,23 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
-from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_node
+from konnectz_devstack.testing import publish_canvas, wait_until, webhook_node
 
 pytestmark = pytest.mark.e2e
 NewContext = Callable[..., BrowserContext]  # the `new_context` fixture of conftest.py
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(os.environ.get("KONNECTZ_SCREENSHOTS") or tempfile.gettempdir() + "/konnectz-screenshots")
 TOKEN_APP, OAUTH_APP = 900001, 900002
+PASSWORD = "apps-password-1"
 IN_USE = "Cannot delete this account as it contains active Konnectz"
 
 
 @pytest.fixture(scope="module")
-def stack(fake_catalogue: Callable[[Path], Path], fake_apps: Any) -> Iterator[Platform]:
+def stack(fake_install: Callable[..., AbstractContextManager[Platform]], fake_apps: Any) -> Iterator[Platform]:
     """The platform with the real catalogue plus the two fake apps, and the built SPA."""
-    state = Path(tempfile.mkdtemp(prefix="konnectz-apps-e2e-"))
-    catalogue = fake_catalogue(state)
     clients = {"fake_oauth": {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}}
-    platform = make_platform(
-        state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS=json.dumps(clients)
-    )
-    platform.web_dist = REPO / "web" / "dist"
-    platform.start()
-    yield platform
-    platform.stop()
-    shutil.rmtree(state, ignore_errors=True)
-
-
-def _signed_in(new_context: NewContext, stack: Platform, api: httpx.Client) -> tuple[BrowserContext, dict[str, str]]:
-    """A new user; the browser holds their session cookie (the SPA's jwtToken record)."""
-    headers = sign_up(api, f"apps-{time.time_ns()}@example.com", "apps-password-1", first_name="Ada")
-    record = {"token": headers["Authorization"].removeprefix("Bearer "), "keepMeLoggedIn": True, "lang": "en"}
-    cookie = base64.b64encode(json.dumps({**record, "appId": None}).encode()).decode()
-    context = new_context(stack.api_url)
-    context.add_cookies([{"name": "jwtToken", "value": cookie, "url": stack.api_url}])
-    return context, headers
+    with fake_install("konnectz-apps-e2e-", oauth_clients=clients) as platform:
+        yield platform
 
 
 def _shots(page: Page, name: str, reopen: Callable[[Page], None] | None = None) -> None:
@@ -139,10 +120,10 @@ def _open_app(page: Page, query: str, app_id: int) -> None:
 
 
 def test_search_add_rename_and_remove_a_token_account(
-    new_context: NewContext, stack: Platform, fake: Any, fake_apps: Any
+    new_context: NewContext, stack: Platform, fake: Any, fake_apps: Any, ui: Any
 ) -> None:
     api = httpx.Client(base_url=stack.api_url, timeout=30)
-    context, headers = _signed_in(new_context, stack, api)
+    context, headers = ui.signed_in_context(new_context, stack, api, f"apps-{time.time_ns()}@example.com", PASSWORD)
     page = context.new_page()
 
     # The applications page: 80 apps at first, the server searches from 2 characters.
@@ -239,9 +220,11 @@ def test_search_add_rename_and_remove_a_token_account(
     context.close()
 
 
-def test_oauth_popup_consent_and_a_refresh_during_a_run(new_context: NewContext, stack: Platform, fake: Any) -> None:
+def test_oauth_popup_consent_and_a_refresh_during_a_run(
+    new_context: NewContext, stack: Platform, fake: Any, ui: Any
+) -> None:
     api = httpx.Client(base_url=stack.api_url, timeout=30)
-    context, headers = _signed_in(new_context, stack, api)
+    context, headers = ui.signed_in_context(new_context, stack, api, f"apps-{time.time_ns()}@example.com", PASSWORD)
     page = context.new_page()
     _open_app(page, "Fake OAuth", OAUTH_APP)
     expect(page.get_by_text("No Account Found.")).to_be_visible()

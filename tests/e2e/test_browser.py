@@ -12,48 +12,23 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Page, expect
 
 from konnectz_devstack import Platform
+from konnectz_devstack.testing import text_box
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-results"
 
 
-def _mail_link(platform: Platform, email: str) -> str:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        for mail in httpx.get(f"{platform.api_url}/dev/mail.json").json():
-            if mail["to"] == email:
-                return next(u for u in mail["links"] if "/verify-email/" in u)
-        time.sleep(0.2)
-    raise AssertionError(f"no verification mail for {email}")
-
-
-def _field(page: Page, test_id: str) -> Locator:
-    """The text box behind a test id (on the input itself, or on a wrapper around it)."""
-    loc = page.get_by_test_id(test_id)
-    if loc.evaluate("e => ['INPUT', 'TEXTAREA'].includes(e.tagName)"):
-        return loc
-    return loc.locator("textarea, input").first
-
-
-def test_signup_build_publish_run_and_see_the_task_log(page: Page, platform: Platform, receiver, open_task_log) -> None:
+def test_signup_build_publish_run_and_see_the_task_log(
+    page: Page, platform: Platform, receiver, open_task_log, ui
+) -> None:
     email, password = f"e2e-{time.time_ns()}@example.com", "a-long-password"
 
     page.goto("/signup")
-    page.get_by_test_id("signup-email").fill(email)
-    page.get_by_test_id("signup-continue").click()
-    page.get_by_test_id("signup-first-name").fill("Edith")
-    page.get_by_test_id("signup-last-name").fill("Clarke")
-    page.get_by_test_id("signup-password").fill(password)
-    page.get_by_test_id("signup-password-confirmation").fill(password)
-    page.get_by_test_id("signup-submit").click()
-    expect(page.get_by_test_id("signup-done")).to_contain_text(email)
-
-    page.goto(_mail_link(platform, email))
-    expect(page.get_by_test_id("verify-status")).to_contain_text("Verification Completed")
+    ui.sign_up_through_form(page, platform, email, password, ("Edith", "Clarke"))
 
     page.goto("/login")
     page.get_by_test_id("login-email").fill(email)
@@ -74,10 +49,10 @@ def test_signup_build_publish_run_and_see_the_task_log(page: Page, platform: Pla
     page.get_by_test_id("add-action").click()
     page.get_by_test_id("app-tile-api").click()
     expect(page.get_by_test_id("api-method")).to_contain_text("POST")
-    _field(page, "api-endpoint-url").fill(f"{receiver.url}/orders")
+    text_box(page, "api-endpoint-url").fill(f"{receiver.url}/orders")
     page.get_by_test_id("api-body-add").click()
-    _field(page, "api-body-key-0").fill("customer")
-    _field(page, "api-body-value-0").fill("{{node-1.name}}")
+    text_box(page, "api-body-key-0").fill("customer")
+    text_box(page, "api-body-value-0").fill("{{node-1.name}}")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "editor.png"))
     # Saving needs a tested trigger (its Test & Review creates the konnect): the drawer, then Proceed.

@@ -16,10 +16,7 @@ import os
 import re
 import shutil
 import tempfile
-import threading
-import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +25,9 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_in_through_form, sign_up, text_box, wait_until
+from konnectz_devstack.testing import text_box, wait_until
 
 #: How a reference chip joins a step and its keys ("Webhook \u203a amount").
 SEP = "\u203a"
@@ -52,48 +50,6 @@ def page(new_context: NewContext, platform: Platform) -> Iterator[Page]:
     yield pg
     ARTIFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTIFACTS / "canvas-last-page.png"))
-
-
-def _login(page: Page, platform: Platform) -> None:
-    email = f"canvas-{time.time_ns()}@example.com"
-    with httpx.Client(base_url=platform.api_url, timeout=30) as api:
-        sign_up(api, email, PASSWORD)
-    sign_in_through_form(page, email, PASSWORD)
-    page.get_by_test_id("create-flow").click()
-    page.wait_for_url("**/create")
-
-
-def _choose(page: Page, select_id: str, option_id: str) -> None:
-    page.get_by_test_id(select_id).click()
-    option = page.locator(f".ant-select-dropdown:visible [data-testid='{option_id}']")
-    expect(option).to_be_visible()
-    # The card may still be settling after the canvas fitted it into view: click the option itself.
-    option.dispatch_event("click")
-    expect(option).to_have_count(0)
-
-
-def _reference(page: Page, field_id: str, search: str, before: str = "") -> None:
-    """Type ``before``, then '@' and part of a key, and pick the reference from the mention list."""
-    box = text_box(page, field_id)
-    box.click()
-    box.press_sequentially(before + "@" + search, delay=30)
-    option = page.locator(".ant-mentions-dropdown:visible .ant-mentions-dropdown-menu-item").first
-    expect(option).to_be_visible()
-    option.click()
-
-
-def _add(page: Page, tool: str, provider: str, search: str) -> None:
-    page.get_by_test_id(tool).click()
-    page.get_by_test_id("action-drawer-search").fill(search)
-    page.locator(f".ant-drawer:visible [data-testid='app-tile-{provider}']").first.click()
-    page.wait_for_timeout(400)  # the canvas fits the new card into view
-
-
-def _test_node(page: Page, node_id: str) -> None:
-    page.get_by_test_id(f"node-test-{node_id}").click()
-    if page.get_by_test_id(f"trigger-test-proceed-{node_id}").count():
-        page.get_by_test_id(f"trigger-test-proceed-{node_id}").click()
-    expect(page.get_by_test_id(f"status-{node_id}")).to_have_attribute("data-status", "Success", timeout=30_000)
 
 
 def _focus(page: Page, node_id: str) -> None:
@@ -144,8 +100,8 @@ def _publish(page: Page, name: str) -> int:
     return konnect_id
 
 
-def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, receiver, open_task_log) -> None:
-    _login(page, platform)
+def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, receiver, open_task_log, ui) -> None:
+    ui.new_flow(page, platform, "canvas", PASSWORD)
     page.get_by_test_id("trigger-picker-search").fill("web")
     page.get_by_test_id("app-tile-webhook").click()
 
@@ -160,21 +116,21 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     _both_themes(page, "webhook-trigger", "node-1")
 
     # Filter: status Equal To paid.
-    _add(page, "add-ons", "conditioner", "fil")
-    _reference(page, "condition-field-node-2-0", "stat")
+    ui.add_step(page, "add-ons", "conditioner", "fil")
+    ui.reference(page, "condition-field-node-2-0", "stat")
     expect(text_box(page, "condition-field-node-2-0")).to_have_value("{{node-1.status}}")
     # The stored template shows as a chip in words, the template on hover.
     chip = page.get_by_test_id("condition-field-node-2-0-refs").get_by_test_id("ref-chip")
     expect(chip).to_have_text(f"Webhook {SEP} status")
     expect(chip).to_have_attribute("title", "{{node-1.status}}")
-    _choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
+    ui.choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
     page.get_by_test_id("condition-value-node-2-0").fill("paid")
-    _test_node(page, "node-2")
+    ui.test_node(page, "node-2")
     _both_themes(page, "filter", "node-2")
 
     # Formatter: the customer's name in title case.
-    _add(page, "add-ons", "formatter", "form")
-    _choose(page, "addon-node-3-operation", "addon-option-operation-text.title")
+    ui.add_step(page, "add-ons", "formatter", "form")
+    ui.choose(page, "addon-node-3-operation", "addon-option-operation-text.title")
     expect(page.get_by_test_id("node-summary-node-3")).to_have_text("Title case")
     expect(page.get_by_test_id("addon-node-3-operation")).to_contain_text("Title case")
     # '@' offers only keys that exist: nothing for a key no step has.
@@ -183,24 +139,24 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     box.press_sequentially("@nosuchkey", delay=30)
     expect(page.locator(".ant-mentions-dropdown:visible")).to_contain_text("No field matches 'nosuchkey'")
     box.fill("")
-    _reference(page, "addon-node-3-input", "customer.na")
+    ui.reference(page, "addon-node-3-input", "customer.na")
     expect(text_box(page, "addon-node-3-input")).to_have_value("{{node-1.customer.name}}")
     expect(page.get_by_test_id("addon-node-3-input-refs")).to_have_text(f"Webhook {SEP} customer {SEP} name")
-    _test_node(page, "node-3")
+    ui.test_node(page, "node-3")
     expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("Ada Lovelace")
     _both_themes(page, "formatter", "node-3")
 
     # API call: a JSON body built from references typed into the text, no spaces added.
-    _add(page, "add-action", "api", "api")
+    ui.add_step(page, "add-action", "api", "api")
     text_box(page, "api-endpoint-url").fill(f"{receiver.url}/orders")
     page.get_by_test_id("api-body-add").click()
     text_box(page, "api-body-key-0").fill("name")
-    _reference(page, "api-body-value-0", "outp", before="Dear ")
+    ui.reference(page, "api-body-value-0", "outp", before="Dear ")
     expect(text_box(page, "api-body-value-0")).to_have_value("Dear {{node-3.output}}")
     page.get_by_test_id("api-body-add").click()
     text_box(page, "api-body-key-1").fill("email")
-    _reference(page, "api-body-value-1", "customer.em")
-    _test_node(page, "node-4")
+    ui.reference(page, "api-body-value-1", "customer.em")
+    ui.test_node(page, "node-4")
     assert receiver.requests[-1]["body"] == {"name": "Dear Ada Lovelace", "email": "ada@example.com"}
     _both_themes(page, "api-call", "node-4")
     page.get_by_test_id("eagle-eye").click()
@@ -224,11 +180,11 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     expect(details.locator("pre.kz-json")).to_have_count(0)
 
 
-def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_task_log) -> None:
-    _login(page, platform)
+def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_task_log, ui) -> None:
+    ui.new_flow(page, platform, "canvas", PASSWORD)
     page.get_by_test_id("trigger-picker-search").fill("sched")
     page.get_by_test_id("app-tile-scheduler").click()
-    _choose(page, "schedule-type-node-1", "schedule-kind-AtRegularIntervals")
+    ui.choose(page, "schedule-type-node-1", "schedule-kind-AtRegularIntervals")
     text_box(page, "schedule-every-node-1").fill("1")
     expect(page.get_by_test_id("node-node-1")).to_contain_text("1 to 59")
     # A Scheduler's test has no AND/OR drawer: it lists the next runs.
@@ -239,13 +195,13 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_
     expect(page.get_by_test_id("response-node-1")).to_contain_text("scheduled_at")
     _both_themes(page, "scheduler-trigger", "node-1")
 
-    _add(page, "add-ons", "iterator", "iter")
+    ui.add_step(page, "add-ons", "iterator", "iter")
     text_box(page, "addon-node-2-list").fill("red,green,blue")
     # Never tested: a static 'Not tested', no spinner; the card has no permanent iterator hint.
     expect(page.get_by_test_id("status-node-2")).to_contain_text("Not tested")
     expect(page.get_by_test_id("node-node-2").locator(".anticon-loading")).to_have_count(0)
     expect(page.get_by_test_id("node-node-2")).not_to_contain_text("The iterator can only be used once.")
-    _test_node(page, "node-2")
+    ui.test_node(page, "node-2")
     # A second iterator is refused: its tile is disabled and its tooltip says why.
     page.get_by_test_id("add-ons").click()
     page.get_by_test_id("action-drawer-search").fill("iter")
@@ -262,14 +218,14 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_
     expect(page.locator(".ant-drawer:visible")).to_have_count(0)
     _both_themes(page, "iterator", "node-2")
 
-    _add(page, "add-ons", "data_forwarder", "data")
+    ui.add_step(page, "add-ons", "data_forwarder", "data")
     text_box(page, "forward-key-node-3-key-0").fill("color")
-    _reference(page, "forward-key-node-3-value-0", "val")
+    ui.reference(page, "forward-key-node-3-value-0", "val")
     expect(text_box(page, "forward-key-node-3-value-0")).to_have_value("{{node-2.value}}")
     page.get_by_test_id("forward-key-node-3-add").click()
     text_box(page, "forward-key-node-3-key-1").fill("when")
-    _reference(page, "forward-key-node-3-value-1", "scheduled")
-    _test_node(page, "node-3")
+    ui.reference(page, "forward-key-node-3-value-1", "scheduled")
+    ui.test_node(page, "node-3")
     expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("red")
     _both_themes(page, "data-forwarder", "node-3")
 
@@ -279,49 +235,49 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_
     open_task_log(page, konnect_id, "green")
 
 
-def test_every_node_type_in_both_themes(page: Page, platform: Platform) -> None:
+def test_every_node_type_in_both_themes(page: Page, platform: Platform, ui) -> None:
     """Form input → Generator → Coupon → Splitter → Delay → a catalogue app action, then a catalogue
     app trigger on a new canvas: each card is filled by typing and clicking, tested where it runs
     offline, and photographed in the light and the dark theme."""
-    _login(page, platform)
+    ui.new_flow(page, platform, "canvas", PASSWORD)
     _shot(page, "canvas-choose-trigger.png")
     page.get_by_test_id("trigger-picker-search").fill("form")
     page.get_by_test_id("app-tile-form_input").click()
     text_box(page, "form-title-node-1").fill("Newsletter sign-up")
-    _test_node(page, "node-1")
+    ui.test_node(page, "node-1")
     _both_themes(page, "form-input-trigger", "node-1")
 
-    _add(page, "add-ons", "generator", "gen")
-    _choose(page, "addon-node-2-what", "addon-option-what-random_string")
+    ui.add_step(page, "add-ons", "generator", "gen")
+    ui.choose(page, "addon-node-2-what", "addon-option-what-random_string")
     text_box(page, "addon-node-2-length").fill("12")
-    _test_node(page, "node-2")
+    ui.test_node(page, "node-2")
     _both_themes(page, "generator", "node-2")
 
-    _add(page, "add-ons", "coupon", "coup")
+    ui.add_step(page, "add-ons", "coupon", "coup")
     page.get_by_test_id("node-test-node-3").click()
     expect(page.locator(".ant-message").get_by_text("Please Fill Valid Expiry Number")).to_be_visible()
     text_box(page, "coupon-expiry-node-3").press_sequentially("3x")
     expect(page.locator(".ant-message").get_by_text("Please Fill Integer Only")).to_be_visible()
     expect(text_box(page, "coupon-expiry-node-3")).to_have_value("3")
-    _test_node(page, "node-3")
+    ui.test_node(page, "node-3")
     _both_themes(page, "coupon", "node-3")
 
-    _add(page, "add-ons", "splitter", "split")
-    _reference(page, "addon-node-4-input", "cod")
+    ui.add_step(page, "add-ons", "splitter", "split")
+    ui.reference(page, "addon-node-4-input", "cod")
     text_box(page, "addon-node-4-separator").fill("-")
-    _choose(page, "splitter-segment-node-4", "segment-option-2")
-    _test_node(page, "node-4")
+    ui.choose(page, "splitter-segment-node-4", "segment-option-2")
+    ui.test_node(page, "node-4")
     _both_themes(page, "splitter", "node-4")
 
-    _add(page, "add-ons", "delay", "dela")
-    _choose(page, "delay-type-node-5", "delay-type-515")
+    ui.add_step(page, "add-ons", "delay", "dela")
+    ui.choose(page, "delay-type-node-5", "delay-type-515")
     text_box(page, "delay-value-node-5").fill("5")
-    _choose(page, "delay-unit-node-5", "delay-unit-514")
+    ui.choose(page, "delay-unit-node-5", "delay-unit-514")
     page.get_by_test_id("delay-save-node-5").click()
     _both_themes(page, "delay", "node-5")
 
-    _add(page, "add-action", "slack", "slack")
-    _choose(page, "event-select-node-6", "event-option-send_message")
+    ui.add_step(page, "add-action", "slack", "slack")
+    ui.choose(page, "event-select-node-6", "event-option-send_message")
     expect(page.get_by_test_id("no-accounts-node-6")).to_contain_text(
         "Please Manage the app by authorizing the accounts"
     )
@@ -355,7 +311,7 @@ def test_every_node_type_in_both_themes(page: Page, platform: Platform) -> None:
     page.wait_for_url("**/create")
     page.get_by_test_id("trigger-picker-search").fill("slack")
     page.get_by_test_id("app-tile-slack").click()
-    _choose(page, "event-select-node-1", "event-option-new_message")
+    ui.choose(page, "event-select-node-1", "event-option-new_message")
     expect(page.get_by_test_id("no-accounts-node-1")).to_contain_text("as you have no accounts authorised")
     _both_themes(page, "catalogue-trigger", "node-1")
     page.get_by_test_id("node-manage-node-1").click()
@@ -370,15 +326,7 @@ class MockShop:
         self.orders: list[dict[str, Any]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def _reply(self, status: int, body: dict[str, Any]) -> None:
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
+        class Handler(JsonHandler):
             def _authorized(self) -> bool:
                 return self.headers.get("Authorization") == f"Bearer {MOCK_KEY}"
 
@@ -396,12 +344,8 @@ class MockShop:
                 outer.orders.append(body)
                 self._reply(201, {"id": 77, "status": "created", "item": body.get("item")})
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = self.server.url
 
 
 MOCK_KEY = "mock-key-123"
@@ -440,15 +384,7 @@ class MockTasks:
         self.polls = 0
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def _reply(self, status: int, body: Any) -> None:
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 if self.headers.get("X-Tasks-Key") != TASKS_KEY:
                     self._reply(401, {"error": "bad key"})
@@ -458,13 +394,8 @@ class MockTasks:
                 else:
                     self._reply(200, {"user": {"name": "Keeper"}})
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = self.server.url
 
 
 TASKS_KEY = "tasks-key-456"
@@ -510,42 +441,31 @@ def shop_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pl
     plat.start()
     yield plat, shop, tasks
     plat.stop()
-    shop.server.shutdown()
-    tasks.server.shutdown()
+    shop.server.stop()
+    tasks.server.stop()
 
 
-def test_catalogue_app_action_with_a_token_account(new_context: NewContext, shop_platform, open_task_log) -> None:
+def test_catalogue_app_action_with_a_token_account(new_context: NewContext, shop_platform, open_task_log, ui) -> None:
     """Webhook → a catalogue app's action: its account connected through Manage Accounts (token
     fields), event, account and configuration chosen, '@' references, tested, published and run."""
     platform, shop, _tasks = shop_platform
     context = new_context(platform.api_url, width=1600, height=1000)
     page = context.new_page()
     try:
-        _login(page, platform)
+        ui.new_flow(page, platform, "canvas", PASSWORD)
         page.get_by_test_id("app-tile-webhook").click()
         page.get_by_test_id("capture-node-1").click()
         url = page.get_by_test_id("webhook-url").inner_text(timeout=30_000).strip()
         wait_until(lambda: httpx.post(url, json={"item": "Book", "qty": 2}).status_code < 300, timeout=20, what="hook")
         expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
 
-        _add(page, "add-action", "mockshop", "mock")
-        _choose(page, "event-select-node-2", "event-option-create_order")
-        expect(page.get_by_test_id("no-accounts-node-2")).to_be_visible()
-        page.get_by_test_id("manage-accounts-node-2").click()
-        page.locator(".ant-drawer:visible").get_by_role("button", name="New Account").click()
-        page.locator(".ant-drawer:visible").get_by_label("API Key").fill(MOCK_KEY)
-        page.locator(".ant-drawer:visible").get_by_role("button", name="Add").click()
-        expect(page.locator(".ant-drawer:visible [data-testid^='account-']").first).to_contain_text("Shop Owner")
-        page.locator(".ant-drawer:visible .ant-drawer-close").click()
-
-        page.get_by_test_id("account-select-node-2").click()
-        option = page.locator(".ant-select-dropdown:visible [data-testid^='account-option-']").first
-        expect(option).to_be_visible()
-        option.dispatch_event("click")
-        _reference(page, "config-node-2-item", "ite")
+        ui.add_step(page, "add-action", "mockshop", "mock")
+        ui.choose(page, "event-select-node-2", "event-option-create_order")
+        _add_token_account(page, "node-2", MOCK_KEY, "Shop Owner")
+        ui.reference(page, "config-node-2-item", "ite")
         expect(text_box(page, "config-node-2-item")).to_have_value("{{node-1.item}}")
-        _reference(page, "config-node-2-quantity", "qt")
-        _test_node(page, "node-2")
+        ui.reference(page, "config-node-2-quantity", "qt")
+        ui.test_node(page, "node-2")
         assert shop.orders[-1]["item"] == "Book" and str(shop.orders[-1]["quantity"]) == "2", shop.orders
         _both_themes(page, "catalogue-action-with-account", "node-2")
 
@@ -576,7 +496,9 @@ def _add_token_account(page: Page, node_id: str, key: str, name: str) -> None:
     option.dispatch_event("click")
 
 
-def test_catalogue_app_trigger_to_another_apps_action(new_context: NewContext, shop_platform, open_task_log) -> None:
+def test_catalogue_app_trigger_to_another_apps_action(
+    new_context: NewContext, shop_platform, open_task_log, ui
+) -> None:
     """Flow 3: a catalogue app's polling trigger (Mock Tasks, token account added in the editor) →
     an action of another catalogue app (Mock Shop): each node tested with Test & Review (the
     trigger's sample is the newest task of the live mock), published by clicks; a task added to the
@@ -585,23 +507,23 @@ def test_catalogue_app_trigger_to_another_apps_action(new_context: NewContext, s
     context = new_context(platform.api_url, width=1600, height=1000)
     page = context.new_page()
     try:
-        _login(page, platform)
+        ui.new_flow(page, platform, "canvas", PASSWORD)
         page.get_by_test_id("trigger-picker-search").fill("mock t")
         page.get_by_test_id("app-tile-mocktasks").click()
-        _choose(page, "event-select-node-1", "event-option-new_task")
+        ui.choose(page, "event-select-node-1", "event-option-new_task")
         _add_token_account(page, "node-1", TASKS_KEY, "Keeper")
-        _test_node(page, "node-1")
+        ui.test_node(page, "node-1")
         expect(page.get_by_test_id("response-node-1")).to_contain_text("title")
         values = page.get_by_test_id("response-node-1").locator(".kz-response-row input, .kz-response-row textarea")
         expect(values.nth(1)).to_have_value("Buy paper")
         _both_themes(page, "catalogue-trigger-with-account", "node-1")
 
-        _add(page, "add-action", "mockshop", "mock s")
-        _choose(page, "event-select-node-2", "event-option-create_order")
+        ui.add_step(page, "add-action", "mockshop", "mock s")
+        ui.choose(page, "event-select-node-2", "event-option-create_order")
         _add_token_account(page, "node-2", MOCK_KEY, "Shop Owner")
-        _reference(page, "config-node-2-item", "tit")
+        ui.reference(page, "config-node-2-item", "tit")
         expect(text_box(page, "config-node-2-item")).to_have_value("{{node-1.title}}")
-        _test_node(page, "node-2")
+        ui.test_node(page, "node-2")
         assert shop.orders[-1]["item"] == "Buy paper", shop.orders
 
         konnect_id = _publish(page, "Tasks to orders")

@@ -4,7 +4,7 @@ Each theme gets a fresh install (its own platform: the first start shows the sig
 REGISTER NOW tab, and the first account holder is the install's owner, who may enter OAuth apps).
 Through the UI only: sign up, verify the email from the dev mailbox, sign in (the ALTCHA widget
 solves its proof of work); in the Manage Accounts drawer of a catalogue app served by a local fake
-provider (``api/tests/fake_apps.py``) enter its OAuth app (client id and secret) and connect an
+provider (``konnectz_devstack.fake_apps``) enter its OAuth app (client id and secret) and connect an
 account through the provider's consent popup; build Webhook → Filter (priority is high) → the app's
 Create Task, test every step, publish; post a passing and a failing input to the webhook and see the
 runs labelled "Success" and "Stopped by filter" in the flow's task log and in FLOW HISTORY; open the
@@ -16,10 +16,10 @@ webhook still runs. Screenshots ``journey-<n>-<stage>-<theme>.png`` go to $KONNE
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,6 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
-from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import sign_in, sign_in_through_form, text_box, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -43,17 +42,11 @@ THEME_KEY = "konnectz.theme"
 
 
 @pytest.fixture
-def fresh_install(fake_catalogue: Callable[[Path], Path], fake_apps: Any) -> Iterator[Platform]:
+def fresh_install(fake_install: Callable[[str], AbstractContextManager[Platform]]) -> Iterator[Platform]:
     """A platform of its own per journey (a fresh install: no user yet, no OAuth client in the
     environment), with the real catalogue, the long tail if built, and the fake provider's apps."""
-    state = Path(tempfile.mkdtemp(prefix="konnectz-journey-e2e-"))
-    catalogue = fake_catalogue(state)
-    platform = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS="{}")
-    platform.web_dist = REPO / "web" / "dist"
-    platform.start()
-    yield platform
-    platform.stop()
-    shutil.rmtree(state, ignore_errors=True)
+    with fake_install("konnectz-journey-e2e-") as platform:
+        yield platform
 
 
 class Shots:
@@ -72,55 +65,13 @@ class Shots:
         page.screenshot(path=str(SHOTS / f"journey-{self.n}-{stage}-{self.theme}.png"))
 
 
-def _mail_link(platform: Platform, email: str) -> str:
-    def link() -> str:
-        for mail in httpx.get(f"{platform.api_url}/dev/mail.json").json():
-            if mail["to"] == email:
-                return next(u for u in mail["links"] if "/verify-email/" in u)
-        return ""
-
-    return wait_until(link, timeout=30, what=f"the verification mail to {email}")
-
-
-def _choose(page: Page, select_id: str, option_id: str) -> None:
-    page.get_by_test_id(select_id).click()
-    option = page.locator(f".ant-select-dropdown:visible [data-testid='{option_id}']")
-    expect(option).to_be_visible()
-    option.dispatch_event("click")  # the card may still be settling after the canvas fitted it
-    expect(option).to_have_count(0)
-
-
-def _reference(page: Page, field_id: str, search: str) -> None:
-    """Type '@' and part of a key, and pick the reference from the mention list."""
-    box = text_box(page, field_id)
-    box.click()
-    box.press_sequentially("@" + search, delay=30)
-    option = page.locator(".ant-mentions-dropdown:visible .ant-mentions-dropdown-menu-item").first
-    expect(option).to_be_visible()
-    option.click()
-
-
-def _add(page: Page, tool: str, provider: str, search: str) -> None:
-    page.get_by_test_id(tool).click()
-    page.get_by_test_id("action-drawer-search").fill(search)
-    page.locator(f".ant-drawer:visible [data-testid='app-tile-{provider}']").first.click()
-    page.wait_for_timeout(400)  # the canvas fits the new card into view
-
-
-def _test_node(page: Page, node_id: str) -> None:
-    page.get_by_test_id(f"node-test-{node_id}").click()
-    if page.get_by_test_id(f"trigger-test-proceed-{node_id}").count():
-        page.get_by_test_id(f"trigger-test-proceed-{node_id}").click()
-    expect(page.get_by_test_id(f"status-{node_id}")).to_have_attribute("data-status", "Success", timeout=30_000)
-
-
 def _post(url: str, body: dict[str, Any]) -> None:
     wait_until(lambda: httpx.post(url, json=body, timeout=10).status_code == 200, timeout=30, what=f"POST {body}")
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_a_new_users_first_flow(
-    new_context: NewContext, fresh_install: Platform, fake: Any, theme: str, fake_apps: Any
+    new_context: NewContext, fresh_install: Platform, fake: Any, theme: str, fake_apps: Any, ui: Any
 ) -> None:
     started = time.monotonic()
     platform = fresh_install
@@ -137,17 +88,9 @@ def test_a_new_users_first_flow(
         shots.take(page, "first-start")
         page.get_by_role("tab", name="REGISTER NOW").click()
         page.wait_for_url("**/signup")
-        page.get_by_test_id("signup-email").fill(email)
-        page.get_by_test_id("signup-continue").click()
-        page.get_by_test_id("signup-first-name").fill("Ada")
-        page.get_by_test_id("signup-last-name").fill("Lovelace")
-        page.get_by_test_id("signup-password").fill(PASSWORD)
-        page.get_by_test_id("signup-password-confirmation").fill(PASSWORD)
-        shots.take(page, "sign-up")
-        page.get_by_test_id("signup-submit").click()
-        expect(page.get_by_test_id("signup-done")).to_contain_text(email)
-        page.goto(_mail_link(platform, email))
-        expect(page.get_by_test_id("verify-status")).to_contain_text("Verification Completed")
+        ui.sign_up_through_form(
+            page, platform, email, PASSWORD, ("Ada", "Lovelace"), before_submit=lambda: shots.take(page, "sign-up")
+        )
         sign_in_through_form(page, email, PASSWORD)
         expect(page.get_by_test_id("stat-total")).to_contain_text("0")
         assert (page.locator(".kz-dark").count() > 0) == (theme == "dark")
@@ -158,27 +101,19 @@ def test_a_new_users_first_flow(
         page.wait_for_url("**/applications")
         page.get_by_test_id("applications-search").fill("Fake OAuth")
         page.get_by_test_id(f"app-card-{OAUTH_APP}").click()
-        expect(page.get_by_text("- Manage Accounts")).to_be_visible()
-        expect(page.get_by_text("Fake OAuth App is not configured for OAuth2 on this server yet.")).to_be_visible()
-        expect(page.get_by_test_id("oauth-redirect-url")).to_contain_text("/oauth/response")
-        expect(page.get_by_role("button", name="New Account")).to_be_disabled()
-        form = page.get_by_test_id("oauth-client-form")
-        form.get_by_label("Client ID").fill(fake_apps.CLIENT_ID)
-        form.get_by_label("Client Secret").fill(fake_apps.CLIENT_SECRET)
-        shots.take(page, "oauth-app")
-        form.get_by_role("button", name="Save OAuth app").click()
-        expect(page.get_by_text("Fake OAuth App's OAuth app saved")).to_be_visible()
-        expect(page.get_by_test_id("oauth-client-settings")).to_contain_text(fake_apps.CLIENT_ID)
-        with page.expect_popup() as opened:
-            page.get_by_role("button", name="New Account").click()
-        popup = opened.value
-        popup.wait_for_url(f"{fake.url}/authorize?**")
-        expect(popup.get_by_text("Konnectz wants to use your Fake account")).to_be_visible()
-        shots.n += 1
-        popup.screenshot(path=str(SHOTS / f"journey-{shots.n}-consent-{theme}.png"))
-        with popup.expect_event("close", timeout=30_000):
-            popup.locator("#allow").click()
-        expect(page.get_by_test_id("accounts-list")).to_contain_text("Ada at Fak...")
+        ui.enter_oauth_app(
+            page,
+            "Fake OAuth App",
+            fake_apps.CLIENT_ID,
+            fake_apps.CLIENT_SECRET,
+            before_save=lambda: shots.take(page, "oauth-app"),
+        )
+
+        def consent_shot(popup: Page) -> None:
+            shots.n += 1
+            popup.screenshot(path=str(SHOTS / f"journey-{shots.n}-consent-{theme}.png"))
+
+        ui.connect_through_popup(page, fake.url, on_consent=consent_shot)
         shots.take(page, "account-connected")
 
         # 3. Webhook → Filter → Create Task of the app, each step tested; published.
@@ -197,15 +132,15 @@ def test_a_new_users_first_flow(
         expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
         expect(page.get_by_test_id("response-node-1")).to_contain_text("priority")
 
-        _add(page, "add-ons", "conditioner", "fil")
-        _reference(page, "condition-field-node-2-0", "prio")
+        ui.add_step(page, "add-ons", "conditioner", "fil")
+        ui.reference(page, "condition-field-node-2-0", "prio")
         expect(text_box(page, "condition-field-node-2-0")).to_have_value("{{node-1.priority}}")
-        _choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
+        ui.choose(page, "condition-operator-node-2-0", "operator-option-Equal To")
         page.get_by_test_id("condition-value-node-2-0").fill("high")
-        _test_node(page, "node-2")
+        ui.test_node(page, "node-2")
 
-        _add(page, "add-action", "fake_oauth", "Fake OAuth")
-        _choose(page, "event-select-node-3", "event-option-create_task")
+        ui.add_step(page, "add-action", "fake_oauth", "Fake OAuth")
+        ui.choose(page, "event-select-node-3", "event-option-create_task")
         page.get_by_test_id("account-select-node-3").click()
         account = page.locator(".ant-select-dropdown:visible [data-testid^='account-option-']").first
         expect(account).to_contain_text("Ada at Fake")
@@ -215,10 +150,10 @@ def test_a_new_users_first_flow(
         expect(project).to_be_visible()  # the options come from the app's API, with the connected account
         project.click()
         expect(text_box(page, "config-node-3-project")).to_have_value("Launch")  # its name; the step stores id 1
-        _reference(page, "config-node-3-title", "tit")
+        ui.reference(page, "config-node-3-title", "tit")
         expect(text_box(page, "config-node-3-title")).to_have_value("{{node-1.title}}")
         before = len(fake.tasks)
-        _test_node(page, "node-3")
+        ui.test_node(page, "node-3")
         assert len(fake.tasks) == before + 1 and fake.tasks[-1]["title"] == "Ship the release", fake.tasks
         assert str(fake.tasks[-1]["project"]) == "1", fake.tasks
         page.get_by_test_id("eagle-eye").click()
@@ -263,27 +198,12 @@ def test_a_new_users_first_flow(
         items = page.locator(".ant-modal:visible [data-testid^='tasklog-item-']")
         expect(items).to_have_count(1)
         expect(items.first.locator("[data-testid^='tasklog-status-']")).to_have_text("Success")
-        tab = page.get_by_role("tab", name="Stopped by filter")
-        for _ in range(20):  # a click during the modal's zoom animation can be lost
-            tab.click()
-            try:
-                expect(tab).to_have_attribute("aria-selected", "true", timeout=1000)
-                break
-            except AssertionError:
-                continue
+        ui.choose_tab(page, "Stopped by filter")
         expect(items).to_have_count(1)
         status = items.first.locator("[data-testid^='tasklog-status-']")
         expect(status).to_have_text("Stopped by filter")
         expect(status).to_have_attribute("data-status", "FILTERED")
-        details = page.get_by_test_id("tasklog-details")
-        for _ in range(10):
-            items.first.click()
-            try:
-                expect(details).to_be_visible(timeout=1000)
-                break
-            except AssertionError:
-                continue
-        expect(details).to_contain_text("Tidy the wiki")
+        ui.open_run_details(page, items.first, "Tidy the wiki")
         shots.take(page, "filtered-run")
         page.keyboard.press("Escape")
         expect(page.locator(".ant-modal:visible")).to_have_count(0)

@@ -1,7 +1,7 @@
 """Bring your own OAuth app, in a real headless Chromium against the real stack.
 
 A fresh install without ``KONNECTZ_OAUTH_CLIENTS``: its first (and only) account holder is its
-administrator. The local fake provider (``api/tests/fake_apps.py``: an http.server with a consent page
+administrator. The local fake provider (``konnectz_devstack.fake_apps``: an http.server with a consent page
 at /authorize and a token endpoint checking the client and PKCE) joins the catalogue. In the Manage
 Accounts drawer the owner sees that the app is not configured and the redirect URL to register, enters
 client id and secret, and New Account's popup then completes the authorisation against the provider;
@@ -10,82 +10,52 @@ the account is listed.
 
 from __future__ import annotations
 
-import base64
-import json
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import BrowserContext, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from konnectz_devstack import Platform
-from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_up
 
 pytestmark = pytest.mark.e2e
 NewContext = Callable[..., BrowserContext]
-REPO = Path(__file__).resolve().parents[2]
 OAUTH_APP = 900002
 
 
 @pytest.fixture(scope="module")
-def stack(fake_catalogue: Callable[[Path], Path], fake_apps: Any) -> Iterator[Platform]:
+def stack(fake_install: Callable[[str], AbstractContextManager[Platform]]) -> Iterator[Platform]:
     """A platform of its own (a single-user install), no OAuth client in the environment."""
-    state = Path(tempfile.mkdtemp(prefix="konnectz-byo-oauth-e2e-"))
-    catalogue = fake_catalogue(state)
-    platform = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(catalogue), KONNECTZ_OAUTH_CLIENTS="{}")
-    platform.web_dist = REPO / "web" / "dist"
-    platform.start()
-    yield platform
-    platform.stop()
-    shutil.rmtree(state, ignore_errors=True)
+    with fake_install("konnectz-byo-oauth-e2e-") as platform:
+        yield platform
 
 
 def test_the_owner_enters_the_oauth_app_and_the_popup_completes(
-    new_context: NewContext, stack: Platform, fake: Any, fake_apps: Any
+    new_context: NewContext, stack: Platform, fake: Any, fake_apps: Any, ui: Any
 ) -> None:
     api = httpx.Client(base_url=stack.api_url, timeout=30)
-    headers = sign_up(api, f"owner-{time.time_ns()}@example.com", "owner-password-1", first_name="Ada")
-    record = {"token": headers["Authorization"].removeprefix("Bearer "), "keepMeLoggedIn": True, "lang": "en"}
-    cookie = base64.b64encode(json.dumps({**record, "appId": None}).encode()).decode()
-    context = new_context(stack.api_url)
-    context.add_cookies([{"name": "jwtToken", "value": cookie, "url": stack.api_url}])
+    email = f"owner-{time.time_ns()}@example.com"
+    context, headers = ui.signed_in_context(new_context, stack, api, email, "owner-password-1")
     page = context.new_page()
 
     page.goto("/applications")
     page.get_by_test_id("applications-search").fill("Fake OA")
     page.get_by_test_id(f"app-card-{OAUTH_APP}").click()
-    expect(page.get_by_text("- Manage Accounts")).to_be_visible()
 
     # Not configured: the owner (the single account holder) gets the form and the redirect URL to register.
-    expect(page.get_by_text("Fake OAuth App is not configured for OAuth2 on this server yet.")).to_be_visible()
-    expect(page.get_by_test_id("oauth-redirect-url")).to_contain_text("/oauth/response")
-    expect(page.get_by_role("button", name="New Account")).to_be_disabled()
-    form = page.get_by_test_id("oauth-client-form")
-    form.get_by_label("Client ID").fill(fake_apps.CLIENT_ID)
-    form.get_by_label("Client Secret").fill(fake_apps.CLIENT_SECRET)
-    form.get_by_role("button", name="Save OAuth app").click()
-    expect(page.get_by_text("Fake OAuth App's OAuth app saved")).to_be_visible()
-    expect(page.get_by_test_id("oauth-client-settings")).to_contain_text(fake_apps.CLIENT_ID)
+    ui.enter_oauth_app(page, "Fake OAuth App", fake_apps.CLIENT_ID, fake_apps.CLIENT_SECRET)
     expect(page.get_by_test_id("oauth-client-settings")).not_to_contain_text(fake_apps.CLIENT_SECRET)
     status = api.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=headers).json()
     assert status["configured"] and status["source"] == "settings" and status["client_secret"] == "••••••"
 
     # New Account: the popup goes to the provider's consent page, comes back and closes; the account is listed.
-    with page.expect_popup() as opened:
-        page.get_by_role("button", name="New Account").click()
-    popup = opened.value
-    popup.wait_for_url(f"{fake.url}/authorize?**")
-    assert f"client_id={fake_apps.CLIENT_ID}" in popup.url
-    expect(popup.get_by_text("Konnectz wants to use your Fake account")).to_be_visible()
-    with popup.expect_event("close", timeout=30_000):
-        popup.locator("#allow").click()
-    expect(page.get_by_test_id("accounts-list")).to_contain_text("Ada at Fak...")
+    def at_consent(popup: Page) -> None:
+        assert f"client_id={fake_apps.CLIENT_ID}" in popup.url
+
+    ui.connect_through_popup(page, fake.url, on_consent=at_consent)
     token_form = next(r["body"] for r in fake.requests if r["path"] == "/token")
     assert token_form["client_secret"] == fake_apps.CLIENT_SECRET
     (account,) = api.get(f"/api/v1/apps/{OAUTH_APP}/authorized_app_accounts", headers=headers).json()[

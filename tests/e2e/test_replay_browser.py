@@ -8,10 +8,8 @@ which succeeds and whose details say which run it replays.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -19,7 +17,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from konnectz_devstack import Platform
-from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
+from konnectz_devstack.testing import publish_canvas, sign_in_through_form, sign_up, wait_until, webhook_canvas
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "a-long-password"
@@ -32,29 +31,20 @@ class FlakyService:
         self.bodies: list[Any] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
                 outer.bodies.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
-                status = 500 if len(outer.bodies) == 1 else 201
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
+                self._reply(500 if len(outer.bodies) == 1 else 201, {})
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/orders"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = f"{self.server.url}/orders"
 
 
 @pytest.fixture
 def service() -> Iterator[FlakyService]:
     s = FlakyService()
     yield s
-    s.server.shutdown()
+    s.server.stop()
 
 
 def test_replay_a_failed_run_from_its_task_details(
@@ -74,15 +64,7 @@ def test_replay_a_failed_run_from_its_task_details(
     [failed] = wait_until(logs, what="the failed run")
     assert failed["status"] == "ERROR"
 
-    page.goto("/login")
-    page.get_by_test_id("login-email").fill(email)
-    page.get_by_test_id("login-password").fill(PASSWORD)
-    page.get_by_test_id("login-captcha").get_by_text("I'm not a robot").click()
-    expect(
-        page.locator("altcha-widget [data-state=verified], altcha-widget .altcha[data-state=verified]")
-    ).to_have_count(1, timeout=60_000)
-    page.get_by_test_id("login-submit").click()
-    page.wait_for_url("**/dashboard")
+    sign_in_through_form(page, email, PASSWORD)
     page.goto("/flows/home")
     page.get_by_test_id(f"flow-logs-{konnect_id}").click()
     # The Success tab has loaded (the run failed, so it is empty) before the Error tab is chosen;

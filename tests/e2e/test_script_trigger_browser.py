@@ -14,18 +14,17 @@ import os
 import re
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, expect
 from playwright.sync_api import Error as PlaywrightError
 
 from konnectz_devstack import Platform
 from konnectz_devstack.pytest_plugin import make_platform
-from konnectz_devstack.testing import sign_in_through_form, sign_up, text_box, wait_until
+from konnectz_devstack.testing import text_box, wait_until
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -78,23 +77,14 @@ def forms_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platfor
     plat.stop()
 
 
-def _login(page: Page, platform: Platform) -> None:
-    email = f"script-{time.time_ns()}@example.com"
-    with httpx.Client(base_url=platform.api_url, timeout=30) as api:
-        sign_up(api, email, PASSWORD)
-    sign_in_through_form(page, email, PASSWORD)
-    page.get_by_test_id("create-flow").click()
-    page.wait_for_url("**/create")
-
-
 def test_a_custom_script_trigger_from_popup_to_task_log(
-    new_context: NewContext, forms_platform: Platform, open_task_log
+    new_context: NewContext, forms_platform: Platform, open_task_log, ui
 ) -> None:
     platform = forms_platform
     context = new_context(platform.api_url, width=1600, height=1000)
     page = context.new_page()
     try:
-        _login(page, platform)
+        ui.new_flow(page, platform, "script", PASSWORD)
         page.get_by_test_id("trigger-picker-search").fill("mock f")
         page.get_by_test_id("app-tile-mockforms").click()
         page.get_by_test_id("event-select-node-1").click()

@@ -11,10 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import tempfile
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +21,8 @@ import pytest
 
 from konnectz_contracts.events import KV_POLLS, konnect_key
 from konnectz_devstack import Platform
-from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
+from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import api_call_node, sign_up, wait_until
 
 pytestmark = pytest.mark.integration
@@ -40,18 +38,7 @@ class TasksApp:
         self.polls: list[str] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _reply(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 if self.headers.get("Authorization") != f"Token {KEY}":
                     return self._reply(401, {"error": "bad key"})
@@ -62,24 +49,21 @@ class TasksApp:
                     return self._reply(200, {"results": outer.tasks[::-1]})
                 return self._reply(404, {})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = self.server.url
 
 
-MANIFEST = {
-    "id": 990101,
-    "key": "tasksapp",
-    "name": "Tasks App",
-    "source": {"kind": "curated"},
-    "auth": {
+MANIFEST = curated_app(
+    990101,
+    "tasksapp",
+    "Tasks App",
+    auth={
         "type": "api_key",
         "fields": [{"key": "api_key", "label": "API Key"}],
         "inject": [{"location": "header", "name": "Authorization", "value": "Token {{auth.api_key}}"}],
         "test": {"path": "/me", "label_path": "name"},
     },
-    "events": [
+    events=[
         {
             "key": "new_task",
             "kind": "trigger",
@@ -89,30 +73,25 @@ MANIFEST = {
             "trigger": {"type": "polling", "dedupe": "id", "interval_seconds": 300},
         }
     ],
-}
+)
 
 
 @pytest.fixture(scope="module")
 def tasks() -> Iterator[TasksApp]:
     app = TasksApp()
     yield app
-    app.server.shutdown()
-    app.server.server_close()
+    app.server.stop()
 
 
 @pytest.fixture(scope="module")
-def platform(tasks: TasksApp) -> Iterator[Platform]:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-polling-"))
-    state.chmod(0o755)
-    root = state / "catalogue"
+def platform(tasks: TasksApp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    root = tmp_path_factory.mktemp("catalogue")
     shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
     (root / "apps" / "tasksapp.json").write_text(json.dumps({**MANIFEST, "base_url": tasks.url}))
     # Poll every second instead of the manifest's five minutes, so the test sees several polls.
-    plat = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(root), KONNECTZ_MAX_POLL_INTERVAL_SECONDS="1")
-    plat.start()
-    yield plat
-    plat.stop()
-    shutil.rmtree(state, ignore_errors=True)
+    env = {"KONNECTZ_CATALOGUE_DIR": str(root), "KONNECTZ_MAX_POLL_INTERVAL_SECONDS": "1"}
+    with running_platform("konnectz-polling-", **env) as plat:
+        yield plat
 
 
 def cursor(platform: Platform, konnect_id: int) -> dict[str, Any]:

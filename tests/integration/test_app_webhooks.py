@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from functools import partial
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -32,7 +29,8 @@ import yaml
 
 from konnectz_contracts.manifest import App
 from konnectz_devstack import Platform
-from konnectz_devstack.pytest_plugin import make_platform
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
+from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import api_call_node, sign_up, wait_until
 from konnectz_runner.signatures import sign
 
@@ -56,18 +54,7 @@ class FakeApis:
         self.hooks: dict[str, dict[str, Any]] = {}
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _reply(self, status: int, body: Any = None) -> None:
-                data = json.dumps(body).encode() if body is not None else b""
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _handle(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 auth = self.headers.get("Authorization", "")
@@ -160,10 +147,8 @@ class FakeApis:
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(Handler)
+        self.url = self.server.url
 
 
 def _manifest(key: str, base_url: str) -> dict[str, Any]:
@@ -184,24 +169,18 @@ def _manifest(key: str, base_url: str) -> dict[str, Any]:
 def fake() -> Iterator[FakeApis]:
     apis = FakeApis()
     yield apis
-    apis.server.shutdown()
-    apis.server.server_close()
+    apis.server.stop()
 
 
 @pytest.fixture(scope="module")
-def platform(fake: FakeApis) -> Iterator[Platform]:
-    state = Path(tempfile.mkdtemp(prefix="konnectz-app-webhooks-"))
-    state.chmod(0o755)
-    root = state / "catalogue"
+def platform(fake: FakeApis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    root = tmp_path_factory.mktemp("catalogue")
     shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
     for key in ("github", "stripe", "calendly", "typeform"):
         (root / "apps" / f"{key}.yaml").unlink()
         (root / "apps" / f"{key}.json").write_text(json.dumps(_manifest(key, fake.url)))
-    plat = make_platform(state / "platform", KONNECTZ_CATALOGUE_DIR=str(root))
-    plat.start()
-    yield plat
-    plat.stop()
-    shutil.rmtree(state, ignore_errors=True)
+    with running_platform("konnectz-app-webhooks-", KONNECTZ_CATALOGUE_DIR=str(root)) as plat:
+        yield plat
 
 
 def _canvas(app_id: int, key: str, event: str, account_id: int, receiver_url: str, what: str = "{{node-1.action}}",

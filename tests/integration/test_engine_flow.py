@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import canvas_node, chain_canvas, wait_until
+from konnectz_devstack.testing import api_call_settings, canvas_node, chain_canvas, wait_until
 from konnectz_devstack.testing import sign_up as sign_up_and_in
 
 pytestmark = pytest.mark.integration
@@ -30,20 +30,14 @@ def flow(endpoint: str) -> dict[str, Any]:
             "api",
             2,
             "API Call",
-            selectedValue={
-                "wrap_in_array": "NO",
-                "payload_type": "JSON",
-                "apiDetails": {
-                    "method": "POST",
-                    "endpointURL": endpoint + "/items/{{node-4.sku}}",
-                    "headers": [{"key": "X-Order", "value": "{{node-1.order_id}}"}],
-                    "params": [],
-                    "body": [
-                        {"key": "customer", "value": "{{node-3.output}}"},
-                        {"key": "line.qty", "value": "{{node-4.qty}}"},
-                    ],
-                },
-            },
+            selectedValue=api_call_settings(
+                endpoint + "/items/{{node-4.sku}}",
+                headers=[{"key": "X-Order", "value": "{{node-1.order_id}}"}],
+                body=[
+                    {"key": "customer", "value": "{{node-3.output}}"},
+                    {"key": "line.qty", "value": "{{node-4.qty}}"},
+                ],
+            ),
         ),
         canvas_node(
             "node-2",

@@ -30,14 +30,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psycopg
 import pytest
 
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import list_calls, publish_canvas, sign_up, wait_until, webhook_canvas
 from konnectz_runner import IN_DOUBT_ERROR
@@ -56,33 +55,23 @@ class Sink:
         self.lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 with outer.lock:
                     outer.seen[int(body["n"])] += 1
-                self.send_response(201)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
+                self._reply(201, {})
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 256  # a restarted runner sends its redelivered runs at once
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/effects"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # A restarted runner sends its redelivered runs at once.
+        self.server = LocalServer(Handler, request_queue_size=256)
+        self.url = f"{self.server.url}/effects"
 
 
 @pytest.fixture
 def sink() -> Iterator[Sink]:
     s = Sink()
     yield s
-    s.server.shutdown()
+    s.server.stop()
 
 
 async def _load(hook: str, acked: dict[int, str], progress: list[int]) -> Counter[str]:

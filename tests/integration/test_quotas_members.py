@@ -19,64 +19,14 @@ import httpx
 import pytest
 
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import sign_in, wait_until
+from konnectz_devstack.testing import sign_in, wait_until, webhook_canvas
 from konnectz_devstack.testing import test_trigger as trigger_konnect_id
 
 pytestmark = pytest.mark.integration
 
 
 def canvas(endpoint: str) -> dict[str, Any]:
-    return {
-        "apps": [
-            {
-                "id": "node-1",
-                "type": "WebhookInner",
-                "position": {"x": 0, "y": 0},
-                "data": {
-                    "node_id": "node-1",
-                    "app_detail": {
-                        "id": 1,
-                        "name": "Webhook",
-                        "app_type": "WEBHOOK",
-                        "provider": "webhook",
-                        "app_index": 1,
-                        "side": "left",
-                    },
-                    "selectedEvent": {"id": "catch_hook", "name": "Catch Webhook"},
-                },
-            },
-            {
-                "id": "node-2",
-                "type": "Api",
-                "position": {"x": 600, "y": 0},
-                "data": {
-                    "node_id": "node-2",
-                    "app_detail": {
-                        "id": 2,
-                        "name": "API Call",
-                        "app_type": "ADD_ON",
-                        "provider": "api",
-                        "app_index": 2,
-                        "side": "right",
-                    },
-                    "selectedValue": {
-                        "wrap_in_array": "NO",
-                        "payload_type": "JSON",
-                        "apiDetails": {
-                            "method": "POST",
-                            "endpointURL": f"{endpoint}/orders",
-                            "headers": [],
-                            "params": [],
-                            "body": [{"key": "n", "value": "{{node-1.n}}"}],
-                        },
-                    },
-                },
-            },
-        ],
-        "links": [{"id": "e1", "source": "node-1", "target": "node-2"}],
-        "dataForSelect": {},
-        "flowName": "Quota flow",
-    }
+    return webhook_canvas(f"{endpoint}/orders", name="Quota flow", body=[{"key": "n", "value": "{{node-1.n}}"}])
 
 
 def mail_link(api: httpx.Client, email: str, kind: str) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import pytest
 
@@ -29,34 +30,45 @@ def _tempdir(prefix: str) -> Path:
     return path
 
 
+class _Server(Protocol):
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Server)
+
+
+@contextlib.contextmanager
+def serving(prefix: str, make: Callable[[Path], S]) -> Iterator[S]:
+    """``make(folder)``'s server started with its state in a fresh temporary folder (named
+    ``prefix…``); stopped and the folder removed after the block."""
+    base = _tempdir(prefix)
+    server = make(base)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
-    base = _tempdir("konnectz-pg-")
-    server = PostgresServer(base, free_port())
-    server.start()
-    yield server
-    server.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    with serving("konnectz-pg-", lambda base: PostgresServer(base, free_port())) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
 def nats_server() -> Iterator[NatsServer]:
-    base = _tempdir("konnectz-nats-")
-    server = NatsServer(base, free_port())
-    server.start()
-    yield server
-    server.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    with serving("konnectz-nats-", lambda base: NatsServer(base, free_port())) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
 def smtp_sink() -> Iterator[SmtpSink]:
-    base = _tempdir("konnectz-mail-")
-    sink = SmtpSink(base / "mail", free_port())
-    sink.start()
-    yield sink
-    sink.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    with serving("konnectz-mail-", lambda base: SmtpSink(base / "mail", free_port())) as sink:
+        yield sink
 
 
 def make_platform(state_dir: Path, **extra_env: str) -> Platform:

@@ -11,19 +11,24 @@ from __future__ import annotations
 import itertools
 import re
 import time
+import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 __all__ = [
     "api_call_node",
+    "api_call_settings",
     "canvas_node",
     "chain_canvas",
     "publish_canvas",
     "sign_in",
     "sign_in_through_form",
     "sign_up",
+    "task_event",
     "test_trigger",
     "text_box",
+    "uuid_generator_node",
     "wait_until",
     "webhook_canvas",
     "webhook_node",
@@ -100,17 +105,49 @@ def api_call_node(
                 "side": "right",
             },
             "selectedEvent": {"id": "api_call", "name": "Make an API Call"},
-            "selectedValue": {
-                "wrap_in_array": "NO",
-                "payload_type": "JSON",
-                "apiDetails": {
-                    "method": method,
-                    "endpointURL": url,
-                    "headers": headers or [],
-                    "params": params or [],
-                    "body": body if body is not None else [{"key": "customer", "value": "{{node-1.name}}"}],
-                },
-            },
+            "selectedValue": api_call_settings(
+                url,
+                method=method,
+                headers=headers,
+                params=params,
+                body=body if body is not None else [{"key": "customer", "value": "{{node-1.name}}"}],
+            ),
+        },
+    }
+
+
+def api_call_settings(
+    url: str,
+    *,
+    method: str = "POST",
+    headers: list[dict[str, str]] | None = None,
+    params: list[dict[str, str]] | None = None,
+    body: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """An API call step's ``selectedValue`` as the editor saves it: a JSON request to ``url``."""
+    return {
+        "wrap_in_array": "NO",
+        "payload_type": "JSON",
+        "apiDetails": {
+            "method": method,
+            "endpointURL": url,
+            "headers": headers or [],
+            "params": params or [],
+            "body": body or [],
+        },
+    }
+
+
+def uuid_generator_node(node_id: str = "node-2") -> dict[str, Any]:
+    """A Generator step (after the trigger) making a UUID: a step Test & Review runs offline."""
+    return {
+        "id": node_id,
+        "type": "Generator",
+        "position": {"x": 600, "y": 0},
+        "data": {
+            "node_id": node_id,
+            "app_detail": {"id": 9, "name": "Generator", "provider": "generator", "app_type": "ADD_ON", "app_index": 2},
+            "configResponses": [{"config_key": "type", "value": "uuid"}],
         },
     }
 
@@ -182,6 +219,51 @@ def publish_canvas(api: Any, headers: dict[str, str], canvas: dict[str, Any]) ->
     )
     assert r.status_code == 200, r.text
     return dict(r.json())
+
+
+def task_event(
+    konnect_id: int,
+    owner_id: int,
+    *,
+    name: str = "Flow",
+    status: str = "SUCCESS",
+    steps: int = 1,
+    step_status: str | None = None,
+    output: Any = None,
+    **update: Any,
+) -> Any:
+    """The runner's TaskEvent of one run of konnect ``konnect_id`` (a new run id): the trigger
+    (node-1) gave ``{"n": 1}``, then ``steps`` steps (node-2, node-3, ..., each 3 ms long, in
+    ``step_status``, by default the run's ``status``) answered ``output`` (by default ``{"ok": i}``,
+    i their index); ``update`` sets other fields (trace_id, attempts, ...)."""
+    from konnectz_contracts.events import StepResult, TaskEvent  # import-ok: the devstack does not depend on the contracts
+
+    now = datetime.now(UTC)
+    results = [
+        StepResult(
+            step_id=f"node-{i + 2}",
+            name=f"Step {i}",
+            status=step_status or status,
+            started_at=now,
+            finished_at=now + timedelta(milliseconds=3),
+            input={"i": i},
+            output=output if output is not None else {"ok": i},
+        )
+        for i in range(steps)
+    ]
+    event = TaskEvent(
+        run_id=uuid.uuid4().hex,
+        konnect_id=konnect_id,
+        owner_id=owner_id,
+        konnect_name=name,
+        status=status,
+        started_at=now,
+        finished_at=now,
+        trigger_id="node-1",
+        trigger_output={"n": 1},
+        steps=results,
+    )
+    return event.model_copy(update=update)
 
 
 def list_calls(konnect_id: int, task_log_id: int) -> list[str]:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -14,6 +12,7 @@ import pytest
 
 from konnectz_contracts.manifest import App, Polling
 from konnectz_contracts.steps.app_event import AppEventStep
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
 from konnectz_runner.app_request import build_event_request
 from konnectz_runner.catalogue import Catalogue, load_catalogue
 from konnectz_runner.steps import KINDS, app_event
@@ -30,21 +29,8 @@ class Fake:
         self.items = [{"id": i, "name": f"item {i}"} for i in range(1, 6)]
 
 
-def _server(fake: Fake) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _reply(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-
+def _handler(fake: Fake) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def _handle(self) -> None:
             parts = urlsplit(self.path)
             length = int(self.headers.get("Content-Length") or 0)
@@ -72,35 +58,32 @@ def _server(fake: Fake) -> ThreadingHTTPServer:
 
         do_GET = do_POST = _handle
 
-    return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return Handler
 
 
 @pytest.fixture
 def fake() -> Iterator[tuple[Fake, str]]:
     state = Fake()
-    httpd = _server(state)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield state, f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    server = LocalServer(_handler(state))
+    yield state, server.url
+    server.stop()
 
 
 def _app(base_url: str) -> App:
+    auth = {
+        "type": "oauth2",
+        "oauth2": {"authorization_url": f"{base_url}/authorize", "token_url": f"{base_url}/token"},
+        "inject": [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.access_token}}"}],
+    }
     return App.model_validate(
-        {
-            "id": 777,
-            "key": "fakeapp",
-            "name": "Fake App",
-            "source": {"kind": "curated"},
-            "base_url": base_url,
-            "auth": {
-                "type": "oauth2",
-                "oauth2": {"authorization_url": f"{base_url}/authorize", "token_url": f"{base_url}/token"},
-                "inject": [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.access_token}}"}],
-            },
-            "rate_limit": {"max_retries": 2, "max_retry_after_seconds": 1},
-            "events": [
+        curated_app(
+            777,
+            "fakeapp",
+            "Fake App",
+            auth,
+            base_url=base_url,
+            rate_limit={"max_retries": 2, "max_retry_after_seconds": 1},
+            events=[
                 {
                     "key": "list_items",
                     "kind": "search",
@@ -136,14 +119,13 @@ def _app(base_url: str) -> App:
                     "hooks": ["slack_ok_false"],
                 },
             ],
-        }
+        )
     )
 
 
 @pytest.fixture
-def wired(fake) -> Iterator[tuple[Fake, list[tuple[int, bool]]]]:
+def wired(fake, wire_apps) -> tuple[Fake, list[tuple[int, bool]]]:
     state, base = fake
-    catalogue = Catalogue(apps=[_app(base)])
     calls: list[tuple[int, bool]] = []
     tokens = iter(["refreshed-1", "refreshed-2"])
 
@@ -155,11 +137,8 @@ def wired(fake) -> Iterator[tuple[Fake, list[tuple[int, bool]]]]:
             return {"access_token": token}
         return {"access_token": TOKEN}
 
-    app_event.set_catalogue(lambda: catalogue)
-    app_event.set_credential_source(source)
-    yield state, calls
-    app_event.set_credential_source(None)
-    app_event.set_catalogue(app_event.default_catalogue)
+    wire_apps([_app(base)], source)
+    return state, calls
 
 
 def _step(event: str, **fields: str) -> AppEventStep:

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import nats
 import pytest
 from nats.aio.client import Client as NATS
 from pydantic import ValidationError
 
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, PollingTrigger
 from konnectz_contracts.triggers.polling import Cursor, new_items, since_value
-from konnectz_runner.events import ensure_streams
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.poller import LocalPoller, poll_once, read_cursor
 from konnectz_runner.registry import KonnectRegistry
@@ -94,40 +91,21 @@ class FakeApp:
         self.status = 200
         state = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 state.queries.append(parse_qs(parts.query))
-                body = json.dumps({"items": state.items[::-1]}).encode()
-                self.send_response(state.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self._reply(state.status, {"items": state.items[::-1]})
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/items"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.local = LocalServer(Handler)
+        self.url = f"{self.local.url}/items"
 
 
 @pytest.fixture
 def app() -> Iterator[FakeApp]:
     fake = FakeApp()
     yield fake
-    fake.httpd.shutdown()
-    fake.httpd.server_close()
-
-
-@pytest.fixture
-async def nc(nats_server: Any) -> AsyncIterator[NATS]:
-    client = await nats.connect(nats_server.url)
-    await ensure_streams(client.jetstream())
-    yield client
-    await client.drain()
+    fake.local.stop()
 
 
 @pytest.mark.integration

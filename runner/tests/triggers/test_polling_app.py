@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import nats
 import pytest
 from nats.aio.client import Client as NATS
 from pydantic import ValidationError
@@ -23,11 +20,9 @@ from konnectz_contracts.broker_token import konnect_token
 from konnectz_contracts.manifest import App
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, PollingTrigger
 from konnectz_contracts.triggers.polling import newest_item
-from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.events import ensure_streams
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.poller import poll_once, read_cursor
-from konnectz_runner.steps import app_event
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 API_KEY = "app-key-0123456789"
@@ -44,20 +39,7 @@ class Server:
         self.fail_next: list[tuple[int, dict[str, str]]] = []
         state = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _reply(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_POST(self) -> None:  # the credential broker
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 state.broker_calls.append({"body": body, "auth": self.headers.get("Authorization")})
@@ -78,64 +60,41 @@ class Server:
                 page, size = int(query.get("page", "1")), int(query.get("per_page", "100"))
                 return self._reply(200, {"data": newest_first[(page - 1) * size : page * size]})
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.local = LocalServer(Handler)
+        self.url = self.local.url
 
 
 def manifest(base_url: str, **strategy: Any) -> App:
+    auth = {
+        "type": "bearer",
+        "fields": [{"key": "api_key"}],
+        "inject": [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.api_key}}"}],
+    }
+    event = {
+        "key": "new_item",
+        "kind": "trigger",
+        "label": "New Item",
+        "operation": {"method": "GET", "path": "/items"},
+        "fields": [{"key": "list", "label": "List", "location": "query"}],
+        "output": {"items_path": "data"},
+        "pagination": {"style": "page", "page_param": "page", "size_param": "per_page", "page_size": 2, "max_pages": 3},
+        "trigger": {"type": "polling", **strategy},
+    }
+    rate_limit = {"max_retries": 2, "max_retry_after_seconds": 5}
     return App.model_validate(
-        {
-            "id": 880001,
-            "key": "pollapp",
-            "name": "Poll App",
-            "source": {"kind": "curated"},
-            "base_url": base_url,
-            "auth": {
-                "type": "bearer",
-                "fields": [{"key": "api_key"}],
-                "inject": [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.api_key}}"}],
-            },
-            "rate_limit": {"max_retries": 2, "max_retry_after_seconds": 5},
-            "events": [
-                {
-                    "key": "new_item",
-                    "kind": "trigger",
-                    "label": "New Item",
-                    "operation": {"method": "GET", "path": "/items"},
-                    "fields": [{"key": "list", "label": "List", "location": "query"}],
-                    "output": {"items_path": "data"},
-                    "pagination": {
-                        "style": "page", "page_param": "page", "size_param": "per_page", "page_size": 2, "max_pages": 3
-                    },
-                    "trigger": {"type": "polling", **strategy},
-                }
-            ],
-        }
-    )  # fmt: skip
+        curated_app(880001, "pollapp", "Poll App", auth, [event], base_url=base_url, rate_limit=rate_limit)
+    )
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+def server(monkeypatch: pytest.MonkeyPatch, wire_apps: Callable[..., None]) -> Iterator[Server]:
     srv = Server()
-    catalogue = Catalogue(apps=[manifest(srv.url)])
-    app_event.set_catalogue(lambda: catalogue)
+    wire_apps([manifest(srv.url)])
     monkeypatch.setenv("KONNECTZ_CREDENTIALS_URL", f"{srv.url}/api/v1/internal/credentials")
     monkeypatch.setenv("KONNECTZ_CREDENTIALS_KEY", BROKER_KEY)
     monkeypatch.delenv("KONNECTZ_CREDENTIALS_TOKEN", raising=False)
     yield srv
-    app_event.set_catalogue(app_event.default_catalogue)
-    srv.httpd.shutdown()
-    srv.httpd.server_close()
-
-
-@pytest.fixture
-async def nc(nats_server: Any) -> AsyncIterator[NATS]:
-    client = await nats.connect(nats_server.url)
-    await ensure_streams(client.jetstream())
-    yield client
-    await client.drain()
+    srv.local.stop()
 
 
 def spec_of(trigger: PollingTrigger) -> FlowSpec:

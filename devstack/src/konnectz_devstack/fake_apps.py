@@ -1,6 +1,14 @@
-"""A small fake third-party app for tests: token auth, OAuth2 with PKCE, a list, a create.
+"""Fake third-party apps for the tests of every component: the pieces each fake is made of, and
+one small fake provider with its two manifests.
 
-A real HTTP server on a free port (a thread), speaking just enough of an API:
+- :class:`JsonHandler`, a request handler that stays quiet and answers JSON (``_reply``);
+  :class:`LocalServer` serves one on a free port of 127.0.0.1 in a thread;
+- :func:`curated_app`, a catalogue manifest of a curated app (the head every fake app's manifest
+  repeats: id, key, name, source, base_url, auth, events);
+- :class:`FakeApp` and :func:`write_manifests`: the fake provider the api tests and the browser tests
+  use (token auth, OAuth2 with PKCE, a list, a create), and its two apps.
+
+The fake provider is a real HTTP server on a free port (a thread), speaking just enough of an API:
 
 - ``GET /authorize``: the consent page; answers 302 to ``redirect_uri`` with ``code`` and ``state``
   (it remembers the PKCE challenge of each code). With ``consent = True`` it first shows an HTML
@@ -26,9 +34,71 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
+__all__ = [
+    "API_KEY",
+    "CLIENT_ID",
+    "CLIENT_SECRET",
+    "FakeApp",
+    "JsonHandler",
+    "LocalServer",
+    "curated_app",
+    "write_manifests",
+]
+
 CLIENT_ID = "fake-client"
-CLIENT_SECRET = "fake-client-secret-0123456789"
+CLIENT_SECRET = "fake-client-secret-0123456789"  # noqa: S105  # a fake provider's
 API_KEY = "key-0123456789abcdef"
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers JSON; subclasses add ``do_GET``, ``do_POST``…"""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _reply(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        """``body`` as JSON (no body when None), with ``headers`` besides Content-Type and -Length."""
+        data = json.dumps(body).encode() if body is not None else b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class LocalServer:
+    """``handler`` served on a free port of 127.0.0.1 by a daemon thread, from construction (or from
+    :meth:`start` with ``start=False``) until :meth:`stop`; ``url`` is its base URL. A server that
+    takes bursts of connections at once may queue more than the socket's default 5."""
+
+    def __init__(
+        self, handler: type[BaseHTTPRequestHandler], *, start: bool = True, request_queue_size: int = 5
+    ) -> None:
+        server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": request_queue_size})
+        self.httpd = server(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        if start:
+            self.thread.start()
+
+    def start(self) -> LocalServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def curated_app(
+    app_id: int, key: str, name: str, auth: dict[str, Any], events: list[dict[str, Any]], **more: Any
+) -> dict[str, Any]:
+    """The manifest of a curated app ``key`` (``base_url``, ``rate_limit``… in ``more``)."""
+    return {"id": app_id, "key": key, "name": name, "source": {"kind": "curated"}, "auth": auth, "events": events,
+            **more}  # fmt: skip
 
 
 class FakeApp:
@@ -40,17 +110,15 @@ class FakeApp:
         self.consent = False
         self.requests: list[dict[str, Any]] = []
         self.tasks: list[dict[str, Any]] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.local = LocalServer(self._handler(), start=False)
+        self.url = self.local.url
 
     def start(self) -> FakeApp:
-        self.thread.start()
+        self.local.start()
         return self
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.local.stop()
 
     def issue(self) -> dict[str, Any]:
         access, refresh = secrets.token_hex(16), secrets.token_hex(16)
@@ -61,20 +129,7 @@ class FakeApp:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _reply(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _authorised(self) -> bool:
                 if self.headers.get("X-Api-Key") == API_KEY:
                     return True
@@ -175,7 +230,7 @@ class FakeApp:
 
 def write_manifests(directory: Path, base_url: str) -> None:
     """Two apps on the fake: one with token fields, one with OAuth2 (PKCE)."""
-    events = [
+    events: list[dict[str, Any]] = [
         {
             "key": "list_projects",
             "kind": "search",
@@ -223,37 +278,23 @@ def write_manifests(directory: Path, base_url: str) -> None:
             "trigger": {"type": "polling", "dedupe": "id"},
         },
     ]
-    token_app = {
-        "id": 900001,
-        "key": "fake_token",
-        "name": "Fake Token App",
-        "source": {"kind": "curated"},
-        "base_url": base_url,
-        "auth": {
-            "type": "api_key",
-            "fields": [{"key": "api_key", "help": "Settings > API"}],
-            "inject": [{"location": "header", "name": "X-Api-Key", "value": "{{auth.api_key}}"}],
-            "test": {"path": "/me", "label_path": "user.name"},
-        },
-        "events": events,
+    token_auth: dict[str, Any] = {
+        "type": "api_key",
+        "fields": [{"key": "api_key", "help": "Settings > API"}],
+        "inject": [{"location": "header", "name": "X-Api-Key", "value": "{{auth.api_key}}"}],
+        "test": {"path": "/me", "label_path": "user.name"},
     }
-    oauth_app = {
-        "id": 900002,
-        "key": "fake_oauth",
-        "name": "Fake OAuth App",
-        "source": {"kind": "curated"},
-        "base_url": base_url,
-        "auth": {
-            "type": "oauth2",
-            "oauth2": {
-                "authorization_url": f"{base_url}/authorize",
-                "token_url": f"{base_url}/token",
-                "scopes": ["read", "write"],
-            },
-            "inject": [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.access_token}}"}],
-            "test": {"path": "/me", "label_path": "user.name"},
+    oauth_auth: dict[str, Any] = {
+        "type": "oauth2",
+        "oauth2": {
+            "authorization_url": f"{base_url}/authorize",
+            "token_url": f"{base_url}/token",
+            "scopes": ["read", "write"],
         },
-        "events": events,
+        "inject": [{"location": "header", "name": "Authorization", "value": "Bearer {{auth.access_token}}"}],
+        "test": {"path": "/me", "label_path": "user.name"},
     }
+    token_app = curated_app(900001, "fake_token", "Fake Token App", token_auth, events, base_url=base_url)
+    oauth_app = curated_app(900002, "fake_oauth", "Fake OAuth App", oauth_auth, events, base_url=base_url)
     for app in (token_app, oauth_app):
         (directory / f"{app['key']}.json").write_text(json.dumps(app))
