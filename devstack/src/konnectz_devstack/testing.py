@@ -236,7 +236,10 @@ def task_event(
     (node-1) gave ``{"n": 1}``, then ``steps`` steps (node-2, node-3, ..., each 3 ms long, in
     ``step_status``, by default the run's ``status``) answered ``output`` (by default ``{"ok": i}``,
     i their index); ``update`` sets other fields (trace_id, attempts, ...)."""
-    from konnectz_contracts.events import StepResult, TaskEvent  # import-ok: the devstack does not depend on the contracts
+    from konnectz_contracts.events import (  # import-ok: the devstack does not depend on the contracts
+        StepResult,
+        TaskEvent,
+    )
 
     now = datetime.now(UTC)
     results = [
