@@ -91,3 +91,23 @@ def test_the_package_filter(tmp_path: Path) -> None:
     assert check_imports.check(root, ["konnectz_tiny"]) == [
         "konnectz_tiny: import cycle: konnectz_tiny.a -> konnectz_tiny.b -> konnectz_tiny.a"
     ]
+
+
+def test_a_package_importing_upwards_fails(tmp_path: Path) -> None:
+    for package, text in (
+        ("konnectz_contracts", "from konnectz_runner import engine\n"),
+        ("konnectz_runner", "X = 1\n"),
+    ):
+        src = tmp_path / package.removeprefix("konnectz_") / "src" / package
+        src.mkdir(parents=True)
+        (src / "__init__.py").write_text("")
+        (src / "spec.py").write_text(text)
+    errors = check_imports.check(tmp_path)
+    assert errors == [
+        "contracts/src/konnectz_contracts/spec.py:1: konnectz_contracts imports konnectz_runner "
+        "(it may import no other first-party package)"
+    ]
+    (tmp_path / "contracts/src/konnectz_contracts/spec.py").write_text(
+        "from konnectz_runner import engine  # import-ok: a test of the mark\n"
+    )
+    assert check_imports.check(tmp_path) == []

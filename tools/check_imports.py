@@ -21,6 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 OK_MARK = "# import-ok:"
+# Which first-party packages each package may import (top-down: the contracts import none, the
+# runner and the operator only the contracts, the api the contracts and the runner's facade). A
+# package not named here may import any. An `# import-ok:` line is exempt (the devstack's test
+# helpers load the api's captcha and the contracts only when a test asks for them).
+ALLOWED: dict[str, frozenset[str]] = {
+    "konnectz_contracts": frozenset(),
+    "konnectz_runner": frozenset({"konnectz_contracts"}),
+    "konnectz_operator": frozenset({"konnectz_contracts"}),
+    "konnectz_api": frozenset({"konnectz_contracts", "konnectz_runner"}),
+    "konnectz_devstack": frozenset(),
+    "konnectz_tools": frozenset({"konnectz_contracts", "konnectz_runner"}),
+}
 
 
 @dataclass
@@ -30,6 +42,7 @@ class Module:
     is_package: bool
     imports: dict[str, int] = field(default_factory=dict)  # imported module -> first line
     local_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, imported module)
+    packages: dict[str, int] = field(default_factory=dict)  # other first-party package -> first line
 
 
 def find_packages(root: Path) -> dict[str, Path]:
@@ -112,9 +125,12 @@ def parse_package(package_dir: Path) -> dict[str, Module]:
         tree = ast.parse(source, filename=str(module.path))
         for node, in_function in _walk(tree, in_function=False):
             for target in _targets(module, node, known):
-                first_party = target.split(".")[0].startswith("konnectz_")
-                if not first_party:
+                top = target.split(".")[0]
+                if not top.startswith("konnectz_"):
                     continue
+                line_text = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
+                if top != module.name.split(".")[0] and OK_MARK not in line_text:
+                    module.packages.setdefault(top, node.lineno)
                 if in_function:
                     line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
                     if OK_MARK not in line:
@@ -220,8 +236,13 @@ def check(root: Path, packages: list[str] | None = None) -> list[str]:
         modules = parse_package(found[name])
         for cycle in find_cycles(_edges(modules)):
             errors.append(f"{name}: import cycle: {' -> '.join(cycle)}")
+        allowed = ALLOWED.get(name)
         for module in modules.values():
             rel = module.path.relative_to(root) if module.path.is_relative_to(root) else module.path
+            for other, line in module.packages.items():
+                if allowed is not None and other not in allowed:
+                    may = ", ".join(sorted(allowed)) or "no other first-party package"
+                    errors.append(f"{rel}:{line}: {name} imports {other} (it may import {may})")
             for line, target in module.local_imports:
                 errors.append(
                     f"{rel}:{line}: function-local import of {target} "
@@ -244,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     if errors:
         print(f"check_imports: {len(errors)} error(s) in {checked}")
         return 1
-    print(f"check_imports: no import cycle, no hidden import in {checked}")
+    print(f"check_imports: no import cycle, no hidden import, no package imported upwards in {checked}")
     return 0
 
 

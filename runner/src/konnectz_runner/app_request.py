@@ -252,7 +252,7 @@ def _inject_auth(app: App, request: AppRequest, credentials: dict[str, Any], bod
 
 def _sign_if_needed(app: App, hooks: Sequence[str], request: AppRequest, credentials: dict[str, Any]) -> None:
     if "aws_sigv4" in hooks:
-        from konnectz_runner.aws_sigv4 import signer
+        from konnectz_runner.aws_sigv4 import signer  # import-ok: botocore loads only for AWS apps
 
         request.signer = signer(credentials, request.url, app.auth.aws_service)
         request.secret_headers.append("Authorization")

@@ -46,11 +46,14 @@ TICK_MAX_SECONDS = 600.0
 
 async def _run_waiting(js: JetStreamContext, spec: FlowSpec, settings: Settings, max_seconds: float) -> None:
     """Execute the konnect's waiting runs with a worker; return once none is pending (or at the limit)."""
-    from konnectz_runner import outbound
-    from konnectz_runner.connect import USER_AGENT, outbound_transport
-    from konnectz_runner.netguard import NetGuard
-    from konnectz_runner.registry import KonnectRegistry
-    from konnectz_runner.worker import RunWorker, consumer_for
+    from konnectz_runner import outbound  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.connect import (  # import-ok: a subcommand loads only what it runs
+        USER_AGENT,
+        outbound_transport,
+    )
+    from konnectz_runner.netguard import NetGuard  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.registry import KonnectRegistry  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.worker import RunWorker, consumer_for  # import-ok: a subcommand loads only what it runs
 
     registry = KonnectRegistry()
     registry.put(spec)
@@ -85,7 +88,7 @@ async def tick(
 ) -> RunRequest | None:
     """Store the run of the fire due now for the schedule konnect in ``spec_file`` (None: nothing due),
     then (``run``) execute the konnect's waiting runs."""
-    from konnectz_runner.connect import connect_nats
+    from konnectz_runner.connect import connect_nats  # import-ok: a subcommand loads only what it runs
 
     spec = load_spec_file(spec_file, settings.trigger_token)
     if not isinstance(spec.trigger, ScheduleTrigger):
@@ -106,8 +109,8 @@ async def tick(
 
 async def cursor(konnect_id: int, settings: Settings) -> str:
     """The polling cursor of a konnect as JSON (``{}`` before its first poll)."""
-    from konnectz_runner.connect import connect_nats
-    from konnectz_runner.poller import read_cursor
+    from konnectz_runner.connect import connect_nats  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.poller import read_cursor  # import-ok: a subcommand loads only what it runs
 
     nc = await connect_nats(settings.nats_url)
     try:
@@ -121,7 +124,7 @@ async def cursor(konnect_id: int, settings: Settings) -> str:
 
 def _cannot_serve() -> str | None:
     """Why ``serve`` cannot start: the app catalogue its flows' app steps read is missing."""
-    from konnectz_runner.catalogue import default_root
+    from konnectz_runner.catalogue import default_root  # import-ok: a subcommand loads only what it runs
 
     apps = default_root() / "apps"
     if not apps.is_dir():
@@ -159,10 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"konnectz-runner: cannot start: {problem}", file=sys.stderr)
             return 1
 
-        from konnectz_runner.server import create_app
+        from konnectz_runner.server import create_app  # import-ok: a subcommand loads only what it runs
 
         if args.fd is None and settings.runner_processes > 1:
-            from konnectz_runner.processes import serve_processes
+            from konnectz_runner.processes import serve_processes  # import-ok: a subcommand loads only what it runs
 
             return serve_processes(args.host, args.port, settings.runner_processes)
 

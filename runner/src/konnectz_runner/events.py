@@ -47,6 +47,12 @@ from konnectz_contracts.limits import (
     RUN_MAX_BYTES,
     RUNS_MAX_AGE_SECONDS,
 )
+from konnectz_runner.capture import ensure_capture
+from konnectz_runner.idempotency import KV_IDEMPOTENCY
+from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
+from konnectz_runner.journal import KV_STEPS
+from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
+from konnectz_runner.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
 
 __all__ = ["ensure_streams", "events_consumer_config", "publish_event", "publish_run", "stream_configs"]
 
@@ -162,8 +168,6 @@ async def _ensure_bucket(js: JetStreamContext, config: KeyValueConfig) -> None:
 async def ensure_streams(js: JetStreamContext) -> None:
     """Create the streams and buckets if missing (and let KZ_RUNS hold timers), with the capture
     stream/bucket (:mod:`konnectz_runner.capture`). Safe to call from every process."""
-    from konnectz_runner.capture import ensure_capture
-
     await ensure_capture(js)
     runs, events = stream_configs()
     await _ensure_stream(js, runs)
@@ -179,12 +183,6 @@ async def ensure_streams(js: JetStreamContext) -> None:
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_POLLS, history=1, storage=StorageType.FILE))
-    from konnectz_runner.idempotency import KV_IDEMPOTENCY
-    from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
-    from konnectz_runner.journal import KV_STEPS
-    from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
-    from konnectz_runner.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
-
     for bucket, ttl in ((KV_STEPS, STEP_RETENTION), (KV_IDEMPOTENCY, KEY_RETENTION), (KV_QUOTA_BLOCKS, BLOCK_SECONDS)):
         await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
 

@@ -37,6 +37,7 @@ from konnectz_runner.events import publish_run
 from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.registry import KonnectRegistry
+from konnectz_runner.steps import app_event
 from konnectz_runner.ticking import Ticking
 
 if TYPE_CHECKING:
@@ -114,8 +115,6 @@ async def app_items(
     Credentials come from ``credential_source`` (the api's Test & Review reads its own database), else
     from the step's credential source: the api's broker with this konnect's token. ``app``: the
     manifest when the caller has it (the api's catalogue), else the runner's catalogue is read."""
-    from konnectz_runner.steps import app_event
-
     app = app or app_event.catalogue().get(trigger.app_id or 0)
     event = app.event(trigger.event) if app is not None else None
     if app is None or event is None or event.operation is None:
