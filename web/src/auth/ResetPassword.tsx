@@ -1,8 +1,7 @@
 import { Button, Form, Input, Typography } from 'antd';
 import { useEffect, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { errorMessage } from '../api/client';
-import { authApi } from '../api/endpoints';
+import { call, errorMessage, fetchClient } from '../api/typed';
 import { RESET_REDIRECT_MS } from '../lib/constants';
 import { useToast } from '../lib/useToast';
 import { confirmationRules, MSG, requiredPasswordRules, TERMS_NOTICE } from './validation';
@@ -25,7 +24,9 @@ export function ResetPassword() {
   const onFinish = async (values: Values) => {
     setLoading(true);
     try {
-      const res = await authApi.updatePassword({ reset_password_token: token, ...values });
+      const res = await call(
+        fetchClient.POST('/api/v1/users/update_user_password', { body: { reset_password_token: token, ...values } }),
+      );
       if (res.key === 'PASSWORD_UPDATED') {
         void toast.success(res.message || 'Password updated.');
         timer.current = window.setTimeout(() => navigate('/login'), RESET_REDIRECT_MS);

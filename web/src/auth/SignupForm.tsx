@@ -1,8 +1,7 @@
 import { Button, Form, Input, Result, Typography } from 'antd';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { errorMessage } from '../api/client';
-import { authApi } from '../api/endpoints';
+import { call, errorMessage, fetchClient } from '../api/typed';
 import { useToast } from '../lib/useToast';
 import { confirmationRules, emailRules, loginPasswordRules, MSG, TERMS_NOTICE } from './validation';
 
@@ -26,7 +25,7 @@ export function SignupForm() {
   const checkEmail = async ({ email: value }: { email: string }) => {
     setLoading(true);
     try {
-      const res = await authApi.userExists(value);
+      const res = await call(fetchClient.POST('/api/v1/users/user_exists', { body: { email: value } }));
       if (res.key === 'NO_USER') {
         setEmail(value);
         setStep('details');
@@ -45,7 +44,7 @@ export function SignupForm() {
   const signup = async (values: DetailsValues) => {
     setLoading(true);
     try {
-      const res = await authApi.signup({ email, ...values, is_admin: false });
+      const res = await call(fetchClient.POST('/api/v1/signup', { body: { email, ...values, is_admin: false } }));
       if (res.key === 'SIGNUP_SUCCESS') setStep('done');
       else void toast.error(res.message || MSG.signupFailed);
     } catch (err) {

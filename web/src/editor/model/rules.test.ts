@@ -10,7 +10,7 @@ import { scheduleInputs } from '../nodes/scheduler/SchedulerNode';
 import { addOn, apiApp, slackApp, webhookApp } from './fixtures';
 import { ACTION_OFFSET, applyOperation, CARD_WIDTH, linkRefusal, nodeKindFor, type Operation } from './operations';
 import { triggerMovedBackward } from './moves';
-import { ApiError } from '../../api/client';
+import { ApiError } from '../../api/typed';
 import {
   ACCOUNT_POPUP_POLL_MS,
   canSave,

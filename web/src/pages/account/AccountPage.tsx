@@ -1,8 +1,7 @@
 import { Button, Empty, Form, Input, Select, Skeleton, Tabs, Typography } from 'antd';
 import { useEffect, type ReactNode } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { errorMessage } from '../../api/client';
-import { $api } from '../../api/typed';
+import { $api, errorMessage } from '../../api/typed';
 import { confirmationRules, loginPasswordRules, requiredPasswordRules } from '../../auth/validation';
 import { useSession } from '../../lib/sessionStore';
 import { useToast } from '../../lib/useToast';
