@@ -3,7 +3,8 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { call, errorMessage, fetchClient } from '../api/typed';
 import { useToast } from '../lib/useToast';
-import { confirmationRules, emailRules, loginPasswordRules, MSG, TERMS_NOTICE } from './validation';
+import { NewPasswordFields } from './NewPasswordFields';
+import { emailRules, MSG, TERMS_NOTICE } from './validation';
 
 type Step = 'email' | 'details' | 'done';
 
@@ -89,12 +90,7 @@ export function SignupForm() {
           <Form.Item label="Last Name" name="last_name" rules={[{ required: true, message: 'Last name is a required field' }]}>
             <Input autoComplete="family-name" data-testid="signup-last-name" />
           </Form.Item>
-          <Form.Item label="Password" name="password" rules={loginPasswordRules}>
-            <Input.Password autoComplete="new-password" data-testid="signup-password" />
-          </Form.Item>
-          <Form.Item label="Confirm Password" name="password_confirmation" dependencies={['password']} rules={confirmationRules}>
-            <Input.Password autoComplete="new-password" data-testid="signup-password-confirmation" />
-          </Form.Item>
+          <NewPasswordFields label="Password" testIds={{ password: 'signup-password', confirmation: 'signup-password-confirmation' }} />
           <Button type="primary" htmlType="submit" block disabled={loading} data-testid="signup-submit">
             {loading ? 'Please Wait' : 'Continue'}
           </Button>
