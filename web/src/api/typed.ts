@@ -4,7 +4,7 @@
  * that does not exist, or with a wrong path parameter, query or body, fails `tsc`.
  *
  *   const { data, isPending, isError } = $api.useQuery('get', '/api/v1/folders/list');
- *   const move = $api.useMutation('post', '/api/v1/folders/{id}/assign');
+ *   const move = $api.useMutation('post', '/api/v1/folders/{folder_id}/assign');
  *   const reply = await call(fetchClient.POST('/api/v1/auth/login', { body }));
  *
  * Its middleware, in order (see `middleware` below):
