@@ -14,9 +14,8 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { Alert, Button, Form, Input, Popconfirm, Space, Typography } from 'antd';
 import { useState } from 'react';
-import { errorMessage } from '../api/client';
+import { $api, errorMessage } from '../api/typed';
 import type { components } from '../api/schema';
-import { $api } from '../api/typed';
 import { useToast } from '../lib/useToast';
 import { MSG_SOMETHING_WRONG } from './constants';
 import type { ManagedApp } from './manageable';

@@ -1,10 +1,9 @@
 import { screen, waitFor } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { queryClient } from '../api/typed';
+import { queryClient, setUnauthorizedHandler } from '../api/typed';
 import { writeSession } from '../lib/session';
 import { mockFetch, renderRoutes } from '../test/utils';
 import { OAUTH_PENDING_KEY } from './constants';
-import { setUnauthorizedHandler } from '../api/client';
 import { routes as appRoutes } from '../App';
 import { clearSession } from '../lib/session';
 import { useSession } from '../lib/sessionStore';

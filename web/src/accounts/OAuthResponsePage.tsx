@@ -15,8 +15,7 @@
 import { Button, Result, Spin } from 'antd';
 import { useEffect, useRef, useState } from 'react';
 import { useLocation, useParams } from 'react-router';
-import { ApiError, setUnauthorizedHandler } from '../api/client';
-import { fetchClient } from '../api/typed';
+import { ApiError, fetchClient, setUnauthorizedHandler } from '../api/typed';
 import { sessionToken } from '../lib/session';
 import { OAUTH_PENDING_KEY, OAUTH_RESPONSE_PATH } from './constants';
 import { addFailureText } from './TokenFieldsForm';

@@ -6,8 +6,7 @@
  * form connects an OAuth2 app with a pasted token (GitHub personal access token, Slack bot token).
  */
 import { Alert, Button, Form, Input, Space, Spin, Typography } from 'antd';
-import { ApiError } from '../api/client';
-import { $api } from '../api/typed';
+import { $api, ApiError } from '../api/typed';
 import { useToast } from '../lib/useToast';
 import { MSG_SOMETHING_WRONG, OAUTH_RESPONSE_PATH } from './constants';
 import type { ManagedApp } from './manageable';

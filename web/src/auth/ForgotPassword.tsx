@@ -1,7 +1,6 @@
 import { Button, Form, Input, Typography } from 'antd';
 import { useState } from 'react';
-import { ApiError } from '../api/client';
-import { authApi } from '../api/endpoints';
+import { ApiError, call, fetchClient } from '../api/typed';
 import { useToast } from '../lib/useToast';
 import { emailRules, MSG, TERMS_NOTICE } from './validation';
 
@@ -12,7 +11,7 @@ export function ForgotPassword() {
   const onFinish = async ({ email }: { email: string }) => {
     setLoading(true);
     try {
-      const res = await authApi.resetPasswordEmail(email);
+      const res = await call(fetchClient.POST('/api/v1/users/reset_password_email', { body: { email } }));
       if (res.key === 'SENT_RESET_INSTRUCTIONS_FAIL') void toast.error(MSG.forgotUnknownUser);
       else void toast.success(MSG.forgotSent(email));
     } catch (err) {

@@ -1,8 +1,7 @@
 import { Button, Checkbox, Form, Input } from 'antd';
 import { useRef, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { errorMessage } from '../api/client';
-import { authApi } from '../api/endpoints';
+import { call, errorMessage, fetchClient } from '../api/typed';
 import { DEFAULT_LANG } from '../lib/session';
 import { useSession } from '../lib/sessionStore';
 import { useToast } from '../lib/useToast';
@@ -33,7 +32,9 @@ export function LoginForm() {
     setLoading(true);
     try {
       const rememberMe = Boolean(values.rememberMe);
-      const res = await authApi.login({ email: values.email, password: values.password, rememberMe, captcha });
+      const res = await call(
+        fetchClient.POST('/api/v1/auth/login', { body: { email: values.email, password: values.password, rememberMe, captcha } }),
+      );
       signIn({ token: res.auth_token, keepMeLoggedIn: rememberMe, lang: res.preferred_language || DEFAULT_LANG, appId: null });
       navigate('/dashboard', { replace: true });
     } catch (err) {

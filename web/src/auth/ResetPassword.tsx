@@ -1,11 +1,11 @@
-import { Button, Form, Input, Typography } from 'antd';
+import { Button, Form, Typography } from 'antd';
 import { useEffect, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { errorMessage } from '../api/client';
-import { authApi } from '../api/endpoints';
+import { call, errorMessage, fetchClient } from '../api/typed';
 import { RESET_REDIRECT_MS } from '../lib/constants';
 import { useToast } from '../lib/useToast';
-import { confirmationRules, MSG, requiredPasswordRules, TERMS_NOTICE } from './validation';
+import { NewPasswordFields } from './NewPasswordFields';
+import { MSG, TERMS_NOTICE } from './validation';
 
 interface Values {
   password: string;
@@ -25,7 +25,9 @@ export function ResetPassword() {
   const onFinish = async (values: Values) => {
     setLoading(true);
     try {
-      const res = await authApi.updatePassword({ reset_password_token: token, ...values });
+      const res = await call(
+        fetchClient.POST('/api/v1/users/update_user_password', { body: { reset_password_token: token, ...values } }),
+      );
       if (res.key === 'PASSWORD_UPDATED') {
         void toast.success(res.message || 'Password updated.');
         timer.current = window.setTimeout(() => navigate('/login'), RESET_REDIRECT_MS);
@@ -41,12 +43,7 @@ export function ResetPassword() {
 
   return (
     <Form form={form} layout="vertical" onFinish={onFinish} requiredMark={false}>
-      <Form.Item label="New Password" name="password" rules={requiredPasswordRules}>
-        <Input.Password autoComplete="new-password" data-testid="reset-password" />
-      </Form.Item>
-      <Form.Item label="Confirm Password" name="password_confirmation" dependencies={['password']} rules={confirmationRules}>
-        <Input.Password autoComplete="new-password" data-testid="reset-password-confirmation" />
-      </Form.Item>
+      <NewPasswordFields testIds={{ password: 'reset-password', confirmation: 'reset-password-confirmation' }} />
       <Button type="primary" htmlType="submit" block disabled={loading} data-testid="reset-submit">
         {loading ? 'Please Wait' : 'Continue'}
       </Button>

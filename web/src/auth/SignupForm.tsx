@@ -1,10 +1,10 @@
 import { Button, Form, Input, Result, Typography } from 'antd';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { errorMessage } from '../api/client';
-import { authApi } from '../api/endpoints';
+import { call, errorMessage, fetchClient } from '../api/typed';
 import { useToast } from '../lib/useToast';
-import { confirmationRules, emailRules, loginPasswordRules, MSG, TERMS_NOTICE } from './validation';
+import { NewPasswordFields } from './NewPasswordFields';
+import { emailRules, MSG, TERMS_NOTICE } from './validation';
 
 type Step = 'email' | 'details' | 'done';
 
@@ -26,7 +26,7 @@ export function SignupForm() {
   const checkEmail = async ({ email: value }: { email: string }) => {
     setLoading(true);
     try {
-      const res = await authApi.userExists(value);
+      const res = await call(fetchClient.POST('/api/v1/users/user_exists', { body: { email: value } }));
       if (res.key === 'NO_USER') {
         setEmail(value);
         setStep('details');
@@ -45,7 +45,7 @@ export function SignupForm() {
   const signup = async (values: DetailsValues) => {
     setLoading(true);
     try {
-      const res = await authApi.signup({ email, ...values, is_admin: false });
+      const res = await call(fetchClient.POST('/api/v1/signup', { body: { email, ...values, is_admin: false } }));
       if (res.key === 'SIGNUP_SUCCESS') setStep('done');
       else void toast.error(res.message || MSG.signupFailed);
     } catch (err) {
@@ -90,12 +90,7 @@ export function SignupForm() {
           <Form.Item label="Last Name" name="last_name" rules={[{ required: true, message: 'Last name is a required field' }]}>
             <Input autoComplete="family-name" data-testid="signup-last-name" />
           </Form.Item>
-          <Form.Item label="Password" name="password" rules={loginPasswordRules}>
-            <Input.Password autoComplete="new-password" data-testid="signup-password" />
-          </Form.Item>
-          <Form.Item label="Confirm Password" name="password_confirmation" dependencies={['password']} rules={confirmationRules}>
-            <Input.Password autoComplete="new-password" data-testid="signup-password-confirmation" />
-          </Form.Item>
+          <NewPasswordFields label="Password" testIds={{ password: 'signup-password', confirmation: 'signup-password-confirmation' }} />
           <Button type="primary" htmlType="submit" block disabled={loading} data-testid="signup-submit">
             {loading ? 'Please Wait' : 'Continue'}
           </Button>

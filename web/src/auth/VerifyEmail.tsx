@@ -1,7 +1,7 @@
 import { Result, Typography } from 'antd';
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { authApi } from '../api/endpoints';
+import { call, fetchClient } from '../api/typed';
 import { MSG, TERMS_NOTICE } from './validation';
 
 type Status = 'pending' | 'completed' | 'failed';
@@ -18,8 +18,7 @@ const requested = new Map<string, Promise<boolean>>();
 function confirm(token: string): Promise<boolean> {
   let pending = requested.get(token);
   if (!pending) {
-    pending = authApi
-      .confirmEmail(token)
+    pending = call(fetchClient.POST('/api/v1/users/email_confirmation', { body: { confirmation_token: token } }))
       .then((res) => res.key === 'VERIFY_EMAIL_SUCCESS')
       .catch(() => false);
     requested.set(token, pending);

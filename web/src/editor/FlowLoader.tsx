@@ -1,7 +1,6 @@
 import { Spin } from 'antd';
 import { useEffect, useState, type ReactNode } from 'react';
-import { errorMessage } from '../api/client';
-import { konnectsApi } from '../api/endpoints';
+import { call, errorMessage, fetchClient } from '../api/typed';
 import { useToast } from '../lib/useToast';
 import { useEditorStoreApi } from './EditorContext';
 import { fromCanvasJson, isLoadableCanvas } from './model/canvas';
@@ -15,8 +14,7 @@ export function FlowLoader({ id, children }: { id: string | undefined; children:
   useEffect(() => {
     if (!id) return;
     let live = true;
-    konnectsApi
-      .edit(id)
+    call(fetchClient.GET('/api/v1/konnects/{konnect_id}/edit', { params: { path: { konnect_id: Number(id) } } }))
       .then((res) => {
         if (!live) return;
         const canvas = res.canvas_json;

@@ -1,7 +1,11 @@
-import type { SaveKonnectRequest } from '../api/types';
+import type { SaveKonnectIn } from '../api/models';
+import type { CanvasJson } from './model/types';
 import { toCanvasJson } from './model/canvas';
 import { canSave } from './model/rules';
 import type { EditorState } from './store';
+
+/** The api's save/publish body, with the editor's own document in canvas_json. */
+export type SaveKonnectRequest = Omit<SaveKonnectIn, 'canvas_json'> & { canvas_json: CanvasJson };
 
 export const NO_TRIGGER_WARNING = 'As you have not choosed trigger,Please make valid flow to save it';
 

@@ -1,6 +1,6 @@
 import { render, screen } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import type { KonnectListItem } from '../api/types';
+import type { KonnectListItem } from '../api/models';
 import { TriggerCell } from '../pages/flows/FlowsPage';
 import { RunCountTags, STATUS_FILTER_OPTIONS, statusLook, TASK_STATUS, TaskStatusTag } from './taskStatus';
 

@@ -1,6 +1,6 @@
 /** A run's status in words and colours: the same everywhere (flows list, task logs, history, dashboard). */
 import { Space, Tag, Tooltip } from 'antd';
-import type { TaskLogType } from '../api/types';
+import type { TaskLogType } from '../api/models';
 
 export interface StatusLook {
   word: string;

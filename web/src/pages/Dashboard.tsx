@@ -3,7 +3,7 @@ import { Button, Card, Col, Row, Statistic, Table, Tag, Tooltip, Typography, typ
 import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { $api } from '../api/typed';
-import type { KonnectListItem } from '../api/types';
+import type { KonnectListItem } from '../api/models';
 import { DASHBOARD_PAGE_SIZE, DASHBOARD_RECENT, PREMIUM_PRICE } from '../lib/constants';
 import { flowLabel, statusLabel } from '../lib/names';
 import { RunCountTags } from '../lib/taskStatus';

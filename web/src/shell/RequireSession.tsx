@@ -1,6 +1,6 @@
 import { useEffect, type ReactNode } from 'react';
 import { Navigate, useNavigate } from 'react-router';
-import { setUnauthorizedHandler } from '../api/client';
+import { setUnauthorizedHandler } from '../api/typed';
 import { useSession } from '../lib/sessionStore';
 import { useProfile } from './profileStore';
 

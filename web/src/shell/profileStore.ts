@@ -1,6 +1,6 @@
 import { create } from 'zustand';
-import { userApi } from '../api/endpoints';
-import type { Profile } from '../api/types';
+import { call, fetchClient } from '../api/typed';
+import type { Profile } from '../api/models';
 
 interface ProfileState {
   profile: Profile | null;
@@ -12,7 +12,7 @@ export const useProfile = create<ProfileState>()((set) => ({
   profile: null,
   load: async () => {
     try {
-      set({ profile: await userApi.profile() });
+      set({ profile: await call(fetchClient.GET('/api/v1/users/profile')) });
     } catch {
       // A 401 is handled by the api client (back to /login); other failures keep the old profile.
     }

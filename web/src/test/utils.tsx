@@ -34,20 +34,26 @@ export interface FetchCall {
 
 type Responder = (call: FetchCall) => { status?: number; body: unknown } | undefined;
 
+/** `content-type` → `Content-Type`. */
+function headerCase(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
+}
+
 /** Replace fetch with `responder`; unknown calls get a 404. Returns the recorded calls. */
 export function mockFetch(responder: Responder) {
   const calls: FetchCall[] = [];
   vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
     let call: FetchCall;
     if (input instanceof Request) {
-      // openapi-fetch (the typed layer) hands fetch a Request with an absolute URL: record its path.
+      // openapi-fetch (the one client) hands fetch a Request with an absolute URL: record its path.
       const url = new URL(input.url);
       const text = await input.clone().text();
       call = {
         url: url.pathname + url.search,
         method: input.method,
         body: text ? JSON.parse(text) : undefined,
-        headers: Object.fromEntries(input.headers.entries()),
+        // Headers lower-cases names: record both `authorization` and `Authorization` (as the app writes it).
+        headers: Object.fromEntries([...input.headers.entries()].flatMap(([name, value]) => [[name, value], [headerCase(name), value]])),
       };
     } else {
       call = {

@@ -1,4 +1,4 @@
-import type { App } from '../../api/types';
+import type { App } from '../../api/models';
 
 export const webhookApp: App = {
   id: 1,

@@ -3,7 +3,7 @@
  * It never mutates its input and returns the same object when an operation does
  * not apply, so callers can tell a no-op apart (and skip recording history).
  */
-import type { App } from '../../api/types';
+import type { App } from '../../api/models';
 import { addRefusal, kindForApp } from '../nodes/registry';
 import type { ApiSelectedValue, Flow, FlowLink, FlowNode, FlowNodeData } from './types';
 

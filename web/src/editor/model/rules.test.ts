@@ -11,7 +11,7 @@ import { addOn, apiApp, slackApp, webhookApp } from './fixtures';
 import { ACTION_OFFSET, applyOperation, CARD_WIDTH, linkRefusal, nodeKindFor, type Operation } from './operations';
 import { triggerMovedBackward } from './moves';
 import { supportsTimer } from '../nodes/registry';
-import { ApiError } from '../../api/client';
+import { ApiError } from '../../api/typed';
 import {
   ACCOUNT_POPUP_POLL_MS,
   canSave,

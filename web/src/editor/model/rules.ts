@@ -1,6 +1,6 @@
 /** The editor's constants, messages and pure rules (canvas spec §4, §5, §8, §9). */
 import { OAUTH_POLL_MS } from '../../accounts/constants';
-import { ApiError } from '../../api/client';
+import { ApiError } from '../../api/typed';
 import { COPIED_FEEDBACK_MS } from '../../lib/constants';
 import type { ConfigResponse, FlowNode, FlowNodeData } from './types';
 

@@ -1,9 +1,9 @@
 import { Button, Empty, Form, Input, Select, Skeleton, Tabs, Typography } from 'antd';
 import { useEffect, type ReactNode } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { errorMessage } from '../../api/client';
-import { $api } from '../../api/typed';
-import { confirmationRules, loginPasswordRules, requiredPasswordRules } from '../../auth/validation';
+import { $api, errorMessage } from '../../api/typed';
+import { NewPasswordFields } from '../../auth/NewPasswordFields';
+import { requiredPasswordRules } from '../../auth/validation';
 import { useSession } from '../../lib/sessionStore';
 import { useToast } from '../../lib/useToast';
 import { useProfile } from '../../shell/profileStore';
@@ -135,12 +135,7 @@ export function PasswordTab() {
       <Form.Item label="Current Password" name="current_password" rules={requiredPasswordRules}>
         <Input.Password autoComplete="current-password" data-testid="password-current" />
       </Form.Item>
-      <Form.Item label="New Password" name="password" rules={loginPasswordRules}>
-        <Input.Password autoComplete="new-password" data-testid="password-new" />
-      </Form.Item>
-      <Form.Item label="Confirm Password" name="password_confirmation" dependencies={['password']} rules={confirmationRules}>
-        <Input.Password autoComplete="new-password" data-testid="password-confirmation" />
-      </Form.Item>
+      <NewPasswordFields testIds={{ password: 'password-new', confirmation: 'password-confirmation' }} />
       <Button type="primary" htmlType="submit" disabled={change.isPending} data-testid="password-save">
         {change.isPending ? 'Please Wait' : 'Change Password'}
       </Button>

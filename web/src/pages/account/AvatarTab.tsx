@@ -1,8 +1,7 @@
 import { PictureOutlined } from '@ant-design/icons';
 import { Avatar, Button, Empty, Skeleton, Space, Typography } from 'antd';
 import { useRef, useState } from 'react';
-import { errorMessage } from '../../api/client';
-import { $api, fetchClient } from '../../api/typed';
+import { $api, errorMessage, fetchClient } from '../../api/typed';
 import { useToast } from '../../lib/useToast';
 import { useProfile } from '../../shell/profileStore';
 

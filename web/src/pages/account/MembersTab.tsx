@@ -1,7 +1,6 @@
 import { Button, Empty, Form, Input, InputNumber, Modal, Popconfirm, Select, Skeleton, Space, Statistic, Table, Typography } from 'antd';
 import { useState } from 'react';
-import { errorMessage } from '../../api/client';
-import { $api } from '../../api/typed';
+import { $api, errorMessage } from '../../api/typed';
 import type { components } from '../../api/schema';
 import { useToast } from '../../lib/useToast';
 import { UpgradeLink } from './PlanChange';

@@ -1,6 +1,5 @@
 import { Alert, Skeleton, Typography } from 'antd';
-import { errorMessage } from '../../api/client';
-import { $api } from '../../api/typed';
+import { $api, errorMessage } from '../../api/typed';
 
 /** What to run for the AI frames on a development machine (the optional Flowise AI host). */
 export const START_AI_HOST = 'make dev AI=flowise';

@@ -19,9 +19,8 @@ import {
 } from 'antd';
 import { useEffect, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { ApiError, errorMessage } from '../../api/client';
-import { $api, fetchClient } from '../../api/typed';
-import type { KonnectListItem } from '../../api/types';
+import { $api, ApiError, errorMessage, fetchClient } from '../../api/typed';
+import type { KonnectListItem } from '../../api/models';
 import { FLOW_SEARCH_MIN, FLOWS_PAGE_SIZE } from '../../lib/constants';
 import { CopyButton } from '../../lib/CopyButton';
 import { flowLabel, statusLabel } from '../../lib/names';

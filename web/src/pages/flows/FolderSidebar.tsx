@@ -3,8 +3,7 @@ import { DeleteOutlined, EditOutlined, FolderOutlined, HomeOutlined, PlusOutline
 import { Button, Empty, Input, Menu, Popconfirm, Popover, Space, Spin, Tooltip, type ButtonProps } from 'antd';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import { errorMessage } from '../../api/client';
-import { $api, fetchClient, queryClient } from '../../api/typed';
+import { $api, errorMessage, fetchClient, queryClient } from '../../api/typed';
 import { useToast } from '../../lib/useToast';
 
 export type Folder = { id: number; name: string; konnect_count: number };

@@ -2,9 +2,8 @@
  * A run is replayed once: asking again answers that replay; "Replay again" asks for a new run explicitly. */
 import { RedoOutlined } from '@ant-design/icons';
 import { Button, Descriptions, Typography } from 'antd';
-import { errorMessage } from '../../api/client';
-import { $api, queryClient } from '../../api/typed';
-import type { TaskLog } from '../../api/types';
+import { $api, errorMessage, queryClient } from '../../api/typed';
+import type { TaskLog } from '../../api/models';
 import { useToast } from '../../lib/useToast';
 
 export const REPLAY_DONE = 'The run was replayed: its new task log appears here when it finishes.';

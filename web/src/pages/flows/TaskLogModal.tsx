@@ -1,11 +1,14 @@
 /** Per-flow task logs: Success, Stopped by filter and Error tabs, a log list (each run's status in words), and one run's details: its trigger data and its steps (TaskSteps). */
 import { Empty, List, Modal, Space, Spin, Tabs, Typography } from 'antd';
 import { useEffect, useState } from 'react';
-import { taskLogsApi } from '../../api/endpoints';
-import type { TaskLog, TaskLogType } from '../../api/types';
+import { call, fetchClient } from '../../api/typed';
+import type { TaskLog, TaskLogType } from '../../api/models';
 import { TaskStatusTag } from '../../lib/taskStatus';
 import { ReplayButton, RunFacts } from './ReplayButton';
 import { formatDate, RunData, StepList } from './TaskSteps';
+
+/** Logs per tab: the most recent runs of one status. */
+export const TASK_LOG_PAGE_SIZE = 60;
 
 type Loaded<T> = { key: string; items: T[]; failed: boolean };
 
@@ -31,8 +34,8 @@ function LogTab({ konnectId, type }: { konnectId: number; type: TaskLogType }) {
 
   useEffect(() => {
     let live = true;
-    taskLogsApi
-      .logs(konnectId, type)
+    const query = { konnect_id: konnectId, task_log_type: type, page_index: 1, page_size: TASK_LOG_PAGE_SIZE };
+    call(fetchClient.GET('/api/v1/task_logs/logs', { params: { query } }))
       .then((res) => live && setLoaded({ key, items: res.task_logs ?? [], failed: false }))
       .catch(() => live && setLoaded({ key, items: [], failed: true }));
     return () => {

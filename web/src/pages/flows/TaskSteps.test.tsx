@@ -2,7 +2,7 @@ import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { queryClient } from '../../api/typed';
-import type { TaskLog } from '../../api/types';
+import type { TaskLog } from '../../api/models';
 import { mockFetch, renderAt } from '../../test/utils';
 import { formatDuration, kvRows, RunData, StepList, summarise } from './TaskSteps';
 

@@ -7,8 +7,8 @@ import { useQuery } from '@tanstack/react-query';
 import { Alert, Button, Descriptions, Empty, List, Space, Spin, Tag, Tooltip, Typography } from 'antd';
 import dayjs from 'dayjs';
 import { useState, type ReactNode } from 'react';
-import { taskLogsApi } from '../../api/endpoints';
-import type { Task, TaskLog, TasksResponse } from '../../api/types';
+import { call, fetchClient } from '../../api/typed';
+import type { Task, TaskLog, TasksResponse } from '../../api/models';
 import { AppIcon } from '../../editor/components/AppIcon';
 import { TaskStatusTag } from '../../lib/taskStatus';
 
@@ -159,7 +159,7 @@ function StepItem({ task, index }: { task: Task; index: number }) {
 
 /** The steps of a run, fetched once per run (cached: the modal and the drawer share it). */
 export function useRunSteps(logId: number) {
-  return useQuery<TasksResponse>({ queryKey: ['task-log-steps', logId], queryFn: () => taskLogsApi.tasks(logId), staleTime: 30_000 });
+  return useQuery<TasksResponse>({ queryKey: ['task-log-steps', logId], queryFn: () => call(fetchClient.GET('/api/v1/task_logs/{task_log_id}/tasks', { params: { path: { task_log_id: logId } } })), staleTime: 30_000 });
 }
 
 export function StepList({ logId }: { logId: number }) {

@@ -20,7 +20,7 @@ import { Drawer } from '../../lib/Drawer';
 import type { Dayjs } from 'dayjs';
 import { useEffect, useRef, useState } from 'react';
 import { $api } from '../../api/typed';
-import type { KonnectListItem, TaskLog, TaskLogType } from '../../api/types';
+import type { KonnectListItem, TaskLog, TaskLogType } from '../../api/models';
 import { FLOW_SEARCH_MIN, HISTORY_PAGE_SIZE } from '../../lib/constants';
 import { flowLabel, statusLabel } from '../../lib/names';
 import { RunCountTags, STATUS_FILTER_OPTIONS, TaskStatusTag } from '../../lib/taskStatus';

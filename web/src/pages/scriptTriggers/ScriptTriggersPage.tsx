@@ -8,8 +8,7 @@
  */
 import { Alert, Button, Card, Result, Space, Spin, Tag, Typography } from 'antd';
 import { useParams } from 'react-router';
-import { errorMessage } from '../../api/client';
-import { $api } from '../../api/typed';
+import { $api, errorMessage } from '../../api/typed';
 import { CopyButton } from '../../lib/CopyButton';
 
 /** How often the page asks whether the script's first request arrived. */

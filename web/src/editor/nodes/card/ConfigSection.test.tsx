@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { App } from '../../../api/types';
+import type { App } from '../../../api/models';
 import { queryClient } from '../../../api/typed';
 import { writeSession } from '../../../lib/session';
 import { useSession } from '../../../lib/sessionStore';

@@ -1,7 +1,7 @@
 /** Delete, refresh and deselect of a node (spec §4 Deleting a node, Trigger handling). */
 import { useReactFlow } from '@xyflow/react';
 import { useCallback } from 'react';
-import { errorMessage } from '../../../api/client';
+import { errorMessage } from '../../../api/typed';
 import { useToast } from '../../../lib/useToast';
 import { useEditorStoreApi } from '../../EditorContext';
 import { deleteActivity } from '../../api/editorApi';

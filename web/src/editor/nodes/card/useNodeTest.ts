@@ -1,6 +1,6 @@
 /** Test & Review and Capture Response of a node (spec §4 Testing, Webhook capture). */
 import { useCallback, useEffect, useRef } from 'react';
-import { ApiError, errorMessage } from '../../../api/client';
+import { ApiError, errorMessage } from '../../../api/typed';
 import { useToast } from '../../../lib/useToast';
 import { useEditorStoreApi } from '../../EditorContext';
 import { captureWebhook, testAndReview, type TestOut } from '../../api/editorApi';

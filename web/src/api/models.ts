@@ -1,0 +1,19 @@
+/**
+ * Named aliases of the generated schema (src/api/schema.d.ts, from the api's OpenAPI document):
+ * no hand-written shapes here. A reply the document leaves loose stays loose.
+ */
+import type { components } from './schema';
+
+type Schemas = components['schemas'];
+
+export type Profile = Schemas['Profile'];
+export type App = Schemas['AppOut'];
+export type KonnectListItem = Schemas['KonnectItem'];
+export type KonnectEdit = Schemas['KonnectEdit'];
+export type SaveKonnectIn = Schemas['SaveKonnectIn'];
+export type SaveKonnectOut = Schemas['SaveKonnectOut'];
+/** A task log's status (the api's enum): the values a task_log_type or history status filter takes. */
+export type TaskLogType = Schemas['TaskLogOut']['status'];
+export type TaskLog = Schemas['TaskLogOut'];
+export type Task = Schemas['TaskOut'];
+export type TasksResponse = Schemas['TaskList'];
