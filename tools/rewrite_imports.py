@@ -24,6 +24,12 @@ What it rewrites:
   ``konnectz_runner.spec.FlowSpec`` -> ``konnectz_contracts.spec.FlowSpec``, and source paths
   ``runner/src/konnectz_runner/spec.py`` -> ``contracts/src/konnectz_contracts/spec.py``.
 
+The same for the api's canvas models and node compilers, which moved into the contracts
+(``konnectz_api.canvas`` -> ``konnectz_contracts.canvas``, ``konnectz_api.compilers._common`` ->
+``konnectz_contracts.compiling``, ``konnectz_api.compilers.<kind>`` -> the kind's module in
+``konnectz_contracts.steps`` / ``konnectz_contracts.triggers``; the catalogue-app compilers are now
+the one module ``konnectz_api.compilers``).
+
 The result is sorted and formatted by ``ruff check --fix`` / ``ruff format`` afterwards (``make lint``
 shows what is left).
 """
@@ -38,6 +44,19 @@ from pathlib import Path
 
 R = "konnectz_runner"
 C = "konnectz_contracts"
+A = "konnectz_api"
+
+#: The api's node compilers that moved into their kind's contract module (compiler -> contract module).
+_COMPILED_KINDS: dict[str, str] = {
+    **{
+        k: f"steps.{k}"
+        for k in ("api_call", "coupon", "data_forwarder", "delay", "filter", "formatter", "generator", "iterator")
+    },
+    "splitter": "steps.splitter",
+    "webhook": "triggers.webhook",
+    "scheduler": "triggers.schedule",
+    "form_input": "triggers.form",
+}
 
 #: Whole modules (and their submodules) that moved.
 MODULES: dict[str, str] = {
@@ -51,6 +70,12 @@ MODULES: dict[str, str] = {
     f"{R}.errors": f"{C}.errors",
     f"{R}.triggers": f"{C}.triggers",
     f"{R}.generate": "konnectz_tools.generate",
+    # One kind, one definition: the canvas models, the compilers' helpers and each kind's compiler
+    # moved into the contracts; what needs the catalogue is the api's one module konnectz_api.compilers.
+    f"{A}.canvas": f"{C}.canvas",
+    f"{A}.compilers._common": f"{C}.compiling",
+    **{f"{A}.compilers.{old}": f"{C}.{new}" for old, new in _COMPILED_KINDS.items()},
+    **{f"{A}.compilers.{old}": f"{A}.compilers" for old in ("app_event", "app_trigger", "script_trigger")},
 }
 
 _KIND_NAMES: dict[str, list[str]] = {
@@ -189,7 +214,16 @@ def _path(member: str, module: str) -> str:
 
 #: Source paths named in text (docs, comments, Makefiles).
 PATHS: dict[str, str] = {
-    **{_path("runner", old): _path("contracts", new) for old, new in MODULES.items() if new.startswith(C)},
+    **{
+        _path("runner", old): _path("contracts", new)
+        for old, new in MODULES.items()
+        if old.startswith(R + ".") and new.startswith(C)
+    },
+    **{
+        _path("api", old) + ".py": _path("contracts", new) + ".py"
+        for old, new in MODULES.items()
+        if old.startswith(A + ".") and new.startswith(C)
+    },
     f"runner/src/{R}/generate.py": "tools/src/konnectz_tools/generate.py",
 }
 
@@ -268,7 +302,7 @@ def rewrite_imports(text: str, facade: bool) -> str:
     for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
             continue
-        if not (node.module == R or node.module.startswith(R + ".")):
+        if not (node.module == R or node.module.startswith(R + ".") or _moved_module(node.module)):
             continue
         groups: dict[str, list[str]] = {}
         for alias in node.names:
@@ -301,14 +335,14 @@ def rewrite_imports(text: str, facade: bool) -> str:
     return text
 
 
-_DOTTED = re.compile(r"\bkonnectz_runner((?:\.[A-Za-z_]\w*)+)")
+_DOTTED = re.compile(r"\b(konnectz_runner|konnectz_api)((?:\.[A-Za-z_]\w*)+)")
 
 
 def _dotted(match: re.Match[str]) -> str:
-    parts = match.group(1)[1:].split(".")
+    base, parts = match.group(1), match.group(2)[1:].split(".")
     # The longest module prefix that moved, or a split module followed by a name that left it.
     for i in range(len(parts), 0, -1):
-        module = ".".join([R, *parts[:i]])
+        module = ".".join([base, *parts[:i]])
         rest = parts[i:]
         moved = _moved_module(module)
         if moved is not None:

@@ -1,7 +1,7 @@
 """Compile an editor document (canvas_json) into the runner's FlowSpec.
 
 The editor document is not what runs: publishing parses it into typed nodes
-(:mod:`konnectz_api.canvas`), orders them by the links from the trigger (not by ``app_index``;
+(:mod:`konnectz_contracts.canvas`), orders them by the links from the trigger (not by ``app_index``;
 :mod:`konnectz_api.flow_plan`), compiles each node with the compiler of its kind
 (:mod:`konnectz_api.compilers`) and validates the result as a :class:`~konnectz_contracts.spec.FlowSpec`.
 Every problem is a :class:`CompileError` whose message names the node to fix and uses the editor's
@@ -15,11 +15,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from konnectz_api.compilers import CompileError, TriggerInput, compile_step, compile_trigger
-from konnectz_api.compilers._common import fail
-from konnectz_api.compilers.iterator import ONLY_ONCE
 from konnectz_api.flow_plan import SAME_SOURCE_AND_TARGET, plan
+from konnectz_contracts.compiling import fail
 from konnectz_contracts.refs import REFERENCE
 from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.steps.iterator import ONLY_ONCE
 
 __all__ = ["ONLY_ONCE", "CompileError", "check_references", "compile_flow"]
 

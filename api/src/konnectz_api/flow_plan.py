@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from konnectz_api.canvas import Canvas, CompileError, NodeParseError, fail, parse_canvas
+from konnectz_contracts.canvas import Canvas, CompileError, NodeParseError, fail, parse_canvas
 
 __all__ = [
     "BACKWARD",

@@ -6,9 +6,11 @@ into them, the runner executes them, the operator reconciles them. Moved here fr
 
 - :mod:`~konnectz_contracts.model`: ``Strict``, ``KeyValue``, ``StepBase`` (the runner keeps
   ``StepContext``/``Outcome``, which carry an HTTP client and the outbound guard);
-- :mod:`~konnectz_contracts.steps`: each step kind's ``KIND``, ``Config`` and shared constants
-  (``steps/<kind>.py``) and the :data:`~konnectz_contracts.steps.Step` union; the kind's ``run``
-  stays in ``konnectz_runner.steps.<kind>``;
+- :mod:`~konnectz_contracts.steps`: each step kind's ``KIND``, ``Config``, shared constants and
+  ``compile_node`` (``steps/<kind>.py``) and the :data:`~konnectz_contracts.steps.Step` union, found
+  by discovery; the kind's ``run`` stays in ``konnectz_runner.steps.<kind>``;
+- :mod:`~konnectz_contracts.canvas` (from the api): the editor document (canvas_json) as typed
+  models; :mod:`~konnectz_contracts.compiling`: what the kinds' compilers share;
 - :mod:`~konnectz_contracts.triggers`: the trigger models (webhook, schedule, form, polling) and
   their pure helpers (next fire, cron lines, form checks and pages, polling de-duplication), and the
   :data:`~konnectz_contracts.triggers.Trigger` union;

@@ -23,15 +23,15 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from konnectz_api import catalogue
-from konnectz_api.canvas import Canvas
-from konnectz_api.compilers._common import config_values
-from konnectz_api.compilers.app_event import catalogue_app
+from konnectz_api.compilers import catalogue_app
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import app_accounts
 from konnectz_api.flow_plan import plan
 from konnectz_api.models import AppWebhookSubscription, Konnect
 from konnectz_api.services.app_calls import AppCallError, app_client, call_app
 from konnectz_api.services.credential_broker import call_with_account, cipher
+from konnectz_contracts.canvas import Canvas
+from konnectz_contracts.compiling import config_values
 from konnectz_contracts.manifest import App, Event, EventField, Operation, WebhookSubscription, path_params
 from konnectz_contracts.refs import resolve
 from konnectz_runner import AppRequest, build_event_request, dig

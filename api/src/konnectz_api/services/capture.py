@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from konnectz_api.bus import Bus
 from konnectz_api.compile import CompileError
-from konnectz_api.compilers.script_trigger import script_of
+from konnectz_api.compilers import script_of
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
 from konnectz_api.errors import ApiError, Unprocessable

@@ -24,10 +24,7 @@ from sqlalchemy.orm import Session
 
 from konnectz_api import catalogue, step_secrets, trigger_filter
 from konnectz_api.compile import ONLY_ONCE, CompileError, check_references
-from konnectz_api.compilers import TriggerInput, compile_step, compile_trigger
-from konnectz_api.compilers._common import is_blank
-from konnectz_api.compilers.app_event import catalogue_app
-from konnectz_api.compilers.script_trigger import script_of
+from konnectz_api.compilers import TriggerInput, catalogue_app, compile_step, compile_trigger, script_of
 from konnectz_api.core.config import Settings
 from konnectz_api.core.security import new_token
 from konnectz_api.crud import activities, app_accounts, caps
@@ -39,6 +36,7 @@ from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOut
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
+from konnectz_contracts.compiling import is_blank
 from konnectz_contracts.errors import StepError
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
 from konnectz_contracts.triggers.schedule import next_fire, trigger_output

@@ -15,7 +15,7 @@ install, source}`` (:class:`konnectz_contracts.manifest.ScriptTrigger`).
   for a Webhook trigger, so a draft receives the script's request; the request is stored as the
   trigger's test result and becomes the data later nodes map.
 - Published, the trigger is a webhook trigger on the same URL
-  (:func:`konnectz_api.compilers.script_trigger.compile_trigger`).
+  (:func:`konnectz_api.compilers.compile_script_trigger`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from konnectz_api.bus import Bus
 from konnectz_api.compile import CompileError
-from konnectz_api.compilers.script_trigger import script_of
+from konnectz_api.compilers import script_of
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
 from konnectz_api.errors import Unprocessable

@@ -29,6 +29,7 @@ from konnectz_contracts.model import KeyValue, StepBase
 __all__ = ["KIND", "AppEventStep", "Config"]
 
 KIND = "app_event"
+ORDER = 10  # its place in the Step union (the CRD's oneOf order)
 
 
 class AppEventStep(StepBase):

@@ -5,20 +5,38 @@
 The functions and their options are listed in docs/addons.md; the rules for dates (time zones,
 DST) are in :mod:`konnectz_runner.dates`. Patterns run on the ``regex`` engine with a time limit,
 never as code.
+
+From the canvas (``compile_node``, providers in ``PROVIDERS``):
+Formatter node (provider ``formatter``) → the runner's ``formatter`` step.
+
+The configuration fields (``configResponses`` / ``selectedAddonsValue``) are the runner's option
+names: ``operation`` (``text.upper`` … or the catalogue's short names ``uppercase``,
+``date_format`` …), ``input`` and the options the operation needs (``find``, ``to_format`` …).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from konnectz_contracts.compiling import config_values, fail, validated
 from konnectz_contracts.formats import DateUnit, check_currency, check_locale, check_pattern, check_zone
 from konnectz_contracts.model import StepBase
 
-__all__ = ["KIND", "MAX_DECIMALS", "MAX_PATTERN", "OPERATIONS", "REQUIRED_OPTIONS", "Config"]
+__all__ = [
+    "KIND",
+    "MAX_DECIMALS",
+    "MAX_PATTERN",
+    "OPERATIONS",
+    "PROVIDERS",
+    "REQUIRED_OPTIONS",
+    "Config",
+    "compile_node",
+]
 
 KIND = "formatter"
+ORDER = 2  # its place in the Step union (the CRD's oneOf order)
 
 Operation = Literal[
     "text.upper",
@@ -111,3 +129,39 @@ class Config(StepBase):
                 check_zone(getattr(self, name))
         check_locale(self.locale)
         return self
+
+
+PROVIDERS = ("formatter",)
+# The catalogue's short operation names.
+ALIASES = {
+    "uppercase": "text.upper",
+    "lowercase": "text.lower",
+    "titlecase": "text.title",
+    "capitalize": "text.capitalize",
+    "trim": "text.trim",
+    "replace": "text.replace",
+    "split": "text.split",
+    "truncate": "text.truncate",
+    "url_encode": "text.url_encode",
+    "url_decode": "text.url_decode",
+    "number_format": "number.format",
+    "currency": "number.currency",
+    "round": "number.round",
+    "date_format": "date.format",
+    "date_add": "date.add",
+    "date_subtract": "date.subtract",
+    "convert_timezone": "date.convert_timezone",
+}
+_OPTIONS = set(Config.model_fields) - {"id", "name", "kind", "operation"}
+
+
+def compile_node(node: Any) -> Config:
+    values = config_values(node)
+    operation = values.get("operation")
+    if not isinstance(operation, str) or not operation.strip():
+        raise fail(node, "choose an operation")
+    operation = ALIASES.get(operation.strip(), operation.strip())
+    if operation not in OPERATIONS:
+        raise fail(node, f"unknown operation {operation[:50]!r}")
+    options = {k: v for k, v in values.items() if k in _OPTIONS}
+    return validated(Config, node, id=node.id, name=node.detail.name or "Formatter", operation=operation, **options)

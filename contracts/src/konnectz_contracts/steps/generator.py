@@ -13,21 +13,29 @@ tokens and codes.
   an LDML pattern);
 - ``list``: ``count`` values of the kind ``item`` (one of the ids, numbers or strings above);
 - ``sequence``: ``count`` numbers from ``start`` in steps of ``step``.
+
+From the canvas (``compile_node``, providers in ``PROVIDERS``):
+Generator node (provider ``generator``) → the runner's ``generator`` step.
+
+``what`` (or the catalogue's ``type``: ``number``, ``uuid``, ``password``, ``date``) picks the value;
+the other fields are the runner's option names (``min``, ``max``, ``length``, ``count`` …).
 """
 
 from __future__ import annotations
 
 import string
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from konnectz_contracts.compiling import config_values, fail, validated
 from konnectz_contracts.formats import DateUnit, check_zone
 from konnectz_contracts.model import StepBase
 
-__all__ = ["CHARSETS", "KIND", "Config"]
+__all__ = ["CHARSETS", "KIND", "PROVIDERS", "Config", "compile_node"]
 
 KIND = "generator"
+ORDER = 5  # its place in the Step union (the CRD's oneOf order)
 
 What = Literal["uuid4", "uuid7", "nanoid", "random_number", "random_string", "date", "list", "sequence"]
 ItemKind = Literal["uuid4", "uuid7", "nanoid", "random_number", "random_string"]
@@ -74,3 +82,18 @@ class Config(StepBase):
         if self.timezone:
             check_zone(self.timezone)
         return self
+
+
+PROVIDERS = ("generator",)
+ALIASES = {"number": "random_number", "uuid": "uuid4", "password": "random_string", "string": "random_string"}
+_OPTIONS = set(Config.model_fields) - {"id", "name", "kind", "what"}
+
+
+def compile_node(node: Any) -> Config:
+    values = config_values(node)
+    what = values.get("what", values.get("type"))
+    if not isinstance(what, str) or not what.strip():
+        raise fail(node, "choose what to generate")
+    what = ALIASES.get(what.strip(), what.strip())
+    options = {k: v for k, v in values.items() if k in _OPTIONS}
+    return validated(Config, node, id=node.id, name=node.detail.name or "Generator", what=what, **options)

@@ -14,6 +14,16 @@ Field types and their values in the trigger output: ``text``, ``textarea`` (a st
 ``email`` (a string with one ``@`` and a dot in the domain), ``number`` (an int, or a float when it
 has decimals), ``date`` (``YYYY-MM-DD``), ``select`` (one of ``options``), ``checkbox`` (a bool).
 Keys the form does not define are ignored. An empty optional field is left out.
+
+From the canvas (``compile_trigger``, providers in ``PROVIDERS``):
+Form input trigger (provider ``form_input``) → the runner's ``form`` trigger.
+
+The spec does not fix where the editor keeps the form, so the node carries it in its data:
+``formFields`` (a list of ``{key, label, type, required, options, placeholder}``; ``type`` one of
+text, textarea, email, number, date, select, checkbox) and, optionally, ``formTitle``,
+``formDescription``, ``submitLabel`` and ``successMessage`` (also accepted in
+``selectedAddonsValue``). The form is served at ``/forms/<the konnect's webhook token>``; each
+submission starts a run whose trigger output maps field keys to the submitted values.
 """
 
 from __future__ import annotations
@@ -27,14 +37,17 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from konnectz_contracts.compiling import TriggerInput, fail, validated
 from konnectz_contracts.model import Strict
 
 __all__ = [
     "FIELD_TYPES",
     "PAGE_HEADERS",
+    "PROVIDERS",
     "FormField",
     "FormTrigger",
     "check_submission",
+    "compile_trigger",
     "render_done",
     "render_form",
 ]
@@ -239,3 +252,23 @@ def render_form(
 def render_done(trigger: FormTrigger) -> str:
     """The page shown after a submission was stored."""
     return _page(trigger.title, f"<h1>{html.escape(trigger.title)}</h1><p>{html.escape(trigger.success_message)}</p>")
+
+
+PROVIDERS = ("form_input", "form")
+
+_OPTIONAL = {
+    "formTitle": "title",
+    "formDescription": "description",
+    "submitLabel": "submit_label",
+    "successMessage": "success_message",
+}
+
+
+def compile_trigger(node: Any, given: TriggerInput) -> FormTrigger:
+    data = node.data
+    extra = {**(data.model_extra or {}), **(data.selectedAddonsValue or {})}
+    fields = extra.get("formFields")
+    if not isinstance(fields, list) or not fields:
+        raise fail(node, "Add at least one field to the form")
+    options = {target: extra[source] for source, target in _OPTIONAL.items() if extra.get(source)}
+    return validated(FormTrigger, node, token=given.webhook_token, fields=fields, **options)

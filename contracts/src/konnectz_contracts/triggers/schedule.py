@@ -26,6 +26,13 @@ Pure functions: :func:`next_fire` (the next fire strictly after an instant), :fu
 (the fire a tick at ``now`` stands for) and :func:`cron_lines` (the CronJob lines that tick at
 least at every fire; a tick decides with :func:`due_fire` whether it is one). Every instant
 these return is timezone-aware UTC.
+
+From the canvas (``compile_trigger``, providers in ``PROVIDERS``):
+Scheduler trigger (provider ``scheduler``) → the runner's ``schedule`` trigger.
+
+The node's ``selectedValue`` is what the editor sends as ``left_config``: ``schedule_type`` (Once,
+Everyday, DaysOfTheWeek, DaysOfTheMonth, AtRegularIntervals) with ``schedule_time``, ``days``,
+``dates``, ``every`` and ``time_span``. Times are wall times in the owner's time zone.
 """
 
 from __future__ import annotations
@@ -41,10 +48,12 @@ from dateutil import parser as date_parser
 from dateutil import rrule as rrule_mod
 from pydantic import Field, WithJsonSchema, field_validator
 
+from konnectz_contracts.compiling import TriggerInput, fail
 from konnectz_contracts.model import Strict
 from konnectz_contracts.timezones import cron_zone, parse_zone
 
 __all__ = [
+    "PROVIDERS",
     "SPANS",
     "WEEKDAYS",
     "AtRegularIntervals",
@@ -55,6 +64,7 @@ __all__ = [
     "Once",
     "Schedule",
     "ScheduleTrigger",
+    "compile_trigger",
     "cron_lines",
     "due_fire",
     "fire_run_id",
@@ -517,3 +527,33 @@ def schedule_from_editor(value: dict[str, Any], *, now_local: datetime) -> Sched
             {"every": _whole(value.get("every"), "every"), "time_span": span, "start": start.replace(tzinfo=None)}
         )
     raise ValueError(f"Scheduler: unknown schedule type {kind!r}")
+
+
+PROVIDERS = ("scheduler", "schedule")
+
+
+def _values(node: Any) -> dict[str, Any]:
+    selected = node.data.selectedValue
+    values: dict[str, Any] = selected.model_dump() if selected is not None else {}
+    values.update(node.data.selectedAddonsValue or {})
+    return values
+
+
+def compile_trigger(node: Any, given: TriggerInput) -> ScheduleTrigger:
+    values = _values(node)
+    if not values.get("schedule_type"):
+        raise fail(node, "Please fill the values of mandatory fields before Testing")
+    now_local = datetime.now(parse_zone(given.timezone)).replace(tzinfo=None)
+    try:
+        schedule = schedule_from_editor(values, now_local=now_local)
+        return ScheduleTrigger(timezone=given.timezone, schedule=schedule)
+    except ValueError as exc:  # pydantic's ValidationError is one
+        message = str(exc).splitlines()[0] if not hasattr(exc, "errors") else _first(exc)
+        raise fail(node, message) from exc
+
+
+def _first(exc: Any) -> str:
+    error = exc.errors()[0]
+    loc = ".".join(str(p) for p in error.get("loc", ()))
+    msg = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg

@@ -5,6 +5,9 @@ app's ``signature``: the api subscribed the URL at the app when the konnect was 
 the signing secret (encrypted, like credentials); the runner fetches it from the api's broker with
 the konnect-scoped token and refuses a delivery whose signature does not match with 401
 (:mod:`konnectz_runner.signatures`).
+
+From the canvas (``compile_trigger``, providers in ``PROVIDERS``):
+WebhookInner trigger (provider ``webhook``) → the runner's ``webhook`` trigger.
 """
 
 from __future__ import annotations
@@ -13,10 +16,11 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from konnectz_contracts.compiling import TriggerInput
 from konnectz_contracts.manifest import Signature
 from konnectz_contracts.model import Strict
 
-__all__ = ["WebhookTrigger"]
+__all__ = ["PROVIDERS", "WebhookTrigger", "compile_trigger"]
 
 
 class WebhookTrigger(Strict):
@@ -39,3 +43,10 @@ class WebhookTrigger(Strict):
                 if key in data and not data[key]:
                     del data[key]
         return data
+
+
+PROVIDERS = ("webhook",)
+
+
+def compile_trigger(node: Any, given: TriggerInput) -> WebhookTrigger:
+    return WebhookTrigger(token=given.webhook_token)

@@ -1,8 +1,9 @@
-"""Step kinds: one module per kind, looked up by ``kind``.
+"""Step kinds: one module per kind, found by discovery (no list to keep).
 
-A kind's config (``KIND``, ``Config`` and the :data:`~konnectz_contracts.steps.Step` union) is in
-:mod:`konnectz_contracts.steps`; its runner module here defines
-``async def run(config, ctx: StepContext) -> Outcome``.
+A kind's config (``KIND``, ``Config``, its compiler and the :data:`~konnectz_contracts.steps.Step`
+union) is in :mod:`konnectz_contracts.steps`; its runner module here, of the same name, defines
+``async def run(config, ctx: StepContext) -> Outcome``. :data:`KINDS` maps each kind to its ``run``;
+the tests check that every contract kind has exactly one ``run`` and every ``run`` a contract kind.
 """
 
 from __future__ import annotations
@@ -10,44 +11,31 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from konnectz_contracts.steps import api_call as api_call_config
-from konnectz_contracts.steps import app_event as app_event_config
-from konnectz_contracts.steps import coupon as coupon_config
-from konnectz_contracts.steps import data_forwarder as data_forwarder_config
-from konnectz_contracts.steps import delay as delay_config
-from konnectz_contracts.steps import filter as filter_config
-from konnectz_contracts.steps import formatter as formatter_config
-from konnectz_contracts.steps import generator as generator_config
-from konnectz_contracts.steps import iterator as iterator_config
-from konnectz_contracts.steps import splitter as splitter_config
+from konnectz_contracts import steps as contracts
+from konnectz_contracts.steps import discover
 from konnectz_runner.model import Outcome, StepContext
-from konnectz_runner.steps import (
-    api_call,
-    app_event,
-    coupon,
-    data_forwarder,
-    delay,
-    filter,
-    formatter,
-    generator,
-    iterator,
-    splitter,
-)
 
-__all__ = ["KINDS", "run_step"]
+__all__ = ["KINDS", "MODULES", "run_step"]
 
-KINDS: dict[str, Callable[[Any, StepContext], Awaitable[Outcome]]] = {
-    api_call_config.KIND: api_call.run,
-    formatter_config.KIND: formatter.run,
-    splitter_config.KIND: splitter.run,
-    iterator_config.KIND: iterator.run,
-    generator_config.KIND: generator.run,
-    filter_config.KIND: filter.run,
-    data_forwarder_config.KIND: data_forwarder.run,
-    coupon_config.KIND: coupon.run,
-    delay_config.KIND: delay.run,
-    app_event_config.KIND: app_event.run,
-}
+Run = Callable[[Any, StepContext], Awaitable[Outcome]]
+
+#: Every kind's runner module, in the union's order of their contract modules (then by name).
+MODULES = discover(__name__, __path__)
+
+
+def _kinds() -> dict[str, Run]:
+    by_name = {m.__name__.rsplit(".", 1)[1]: m for m in contracts.MODULES}
+    kinds: dict[str, Run] = {}
+    for module in MODULES:
+        name = module.__name__.rsplit(".", 1)[1]
+        if name not in by_name:
+            raise RuntimeError(f"konnectz_runner.steps.{name} has no contract module konnectz_contracts.steps.{name}")
+        kinds[by_name[name].KIND] = module.run
+    return {kind: kinds[kind] for kind in (m.KIND for m in contracts.MODULES) if kind in kinds}
+
+
+#: kind -> its ``run``.
+KINDS: dict[str, Run] = _kinds()
 
 
 async def run_step(step: Any, ctx: StepContext) -> Outcome:

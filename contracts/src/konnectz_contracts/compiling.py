@@ -1,17 +1,22 @@
-"""What every node compiler shares: the error type, the node's configuration values, validation."""
+"""What every node compiler shares: the error type, the node's configuration values, validation.
+
+Pure (no I/O): a kind's ``compile_node`` / ``compile_trigger`` in its contract module
+(:mod:`konnectz_contracts.steps`, :mod:`konnectz_contracts.triggers`) uses these helpers to turn a
+canvas node (:mod:`konnectz_contracts.canvas`) into its Config.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
-from konnectz_api.canvas import CompileError, fail
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 __all__ = [
     "INTEGER_ONLY",
     "CompileError",
+    "Loose",
+    "Text",
     "TriggerInput",
     "config_values",
     "fail",
@@ -23,7 +28,30 @@ __all__ = [
 
 INTEGER_ONLY = "Please Fill Integer Only"
 
+
+class CompileError(ValueError):
+    """A canvas that cannot become a flow spec; the message names the node to fix."""
+
+
+def fail(node: Any, message: str) -> CompileError:
+    return CompileError(f"{node.label}: {message}")
+
+
 M = TypeVar("M", bound=BaseModel)
+
+
+def _none_to_empty(value: Any) -> Any:
+    return "" if value is None else value
+
+
+#: Text of the editor document: ``null`` is empty.
+Text = Annotated[str, BeforeValidator(_none_to_empty), Field(max_length=100_000)]
+
+
+class Loose(BaseModel):
+    """A part of the editor document: the SPA may keep extra keys, which are kept."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 def is_blank(value: Any) -> bool:

@@ -3,6 +3,9 @@
 The SPA saves whatever it needs to redraw the canvas, so every model allows extra keys; what the
 compiler and Test & Review read is typed here. A node is one of the editor's node types
 (discriminated by ``type``); which add-on or app it is comes from ``data.app_detail.provider``.
+A kind's own node-config shape lives in its kind module (``inHouseAppConfig.coupon`` is
+:class:`konnectz_contracts.steps.coupon.CouponConfig`), which compiles the node (``compile_node``);
+the kind modules never import this one (they take the node as ``Any``), so there is no cycle.
 
     Canvas
      ├── apps: list[CanvasNode]      WebhookInner | TriggerNode | ActionNode | Api | Formatter |
@@ -14,7 +17,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
+
+from konnectz_contracts.compiling import CompileError, Loose, Text, fail
+from konnectz_contracts.steps.coupon import CouponConfig
 
 __all__ = [
     "AppDetail",
@@ -29,14 +35,6 @@ __all__ = [
     "fail",
     "parse_canvas",
 ]
-
-
-class CompileError(ValueError):
-    """A canvas that cannot become a flow spec; the message names the node to fix."""
-
-
-def fail(node: Any, message: str) -> CompileError:
-    return CompileError(f"{node.label}: {message}")
 
 
 NODE_TYPES = (
@@ -54,19 +52,10 @@ NODE_TYPES = (
 )
 
 
-def _none_to_empty(value: Any) -> Any:
-    return "" if value is None else value
-
-
-Text = Annotated[str, BeforeValidator(_none_to_empty), Field(max_length=100_000)]
 Id = Annotated[str | int, Field(union_mode="left_to_right")]
 
 
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class AppDetail(_Loose):
+class AppDetail(Loose):
     id: int | str | None = None
     name: Text = ""
     provider: Text = ""
@@ -75,7 +64,7 @@ class AppDetail(_Loose):
     side: Literal["left", "right"] | None = None
 
 
-class ConfigResponse(_Loose):
+class ConfigResponse(Loose):
     """One configuration field of a node (``config_key`` → ``value``)."""
 
     label: Text = ""
@@ -84,7 +73,7 @@ class ConfigResponse(_Loose):
     config_key_required: bool | None = None
 
 
-class KeyEntry(_Loose):
+class KeyEntry(Loose):
     key: Text = ""
     value: Any = None
     # A header or param value typed as secret (:mod:`konnectz_api.step_secrets`): stored encrypted in
@@ -93,7 +82,7 @@ class KeyEntry(_Loose):
     sealed: str | None = None
 
 
-class ApiDetails(_Loose):
+class ApiDetails(Loose):
     method: Text = "POST"
     endpointURL: Text = ""
     headers: list[KeyEntry] | None = Field(default=None, max_length=200)
@@ -101,13 +90,13 @@ class ApiDetails(_Loose):
     body: list[KeyEntry] | None = Field(default=None, max_length=500)
 
 
-class SelectedValue(_Loose):
+class SelectedValue(Loose):
     wrap_in_array: Text = "NO"
     payload_type: Text = "JSON"
     apiDetails: ApiDetails | None = None
 
 
-class FilterField(_Loose):
+class FilterField(Loose):
     key: Text = ""
     label: Text = ""
     value: Any = None
@@ -115,7 +104,7 @@ class FilterField(_Loose):
     konnect_activity_id: int | str | None = None
 
 
-class FilterCondition(_Loose):
+class FilterCondition(Loose):
     """One condition of a Filter node, as the editor keeps it (canvas spec §3, Filter condition)."""
 
     id: Id | None = None
@@ -129,17 +118,12 @@ class FilterCondition(_Loose):
     selectedNodeId: Text = ""
 
 
-class CouponConfig(_Loose):
-    expiryNum: Any = None
-    duration: Text = ""
-
-
-class InHouseAppConfig(_Loose):
+class InHouseAppConfig(Loose):
     coupon: CouponConfig | None = None
     segmentIndex: Any = None
 
 
-class NodeData(_Loose):
+class NodeData(Loose):
     node_id: Text = ""
     app_detail: AppDetail = Field(default_factory=AppDetail)
     selectedEvent: dict[str, Any] | None = None
@@ -152,7 +136,7 @@ class NodeData(_Loose):
     timerConfigs: Any = None
 
 
-class _Node(_Loose):
+class _Node(Loose):
     id: Annotated[str, Field(min_length=1, max_length=100)]
     data: NodeData = Field(default_factory=NodeData)
     position: dict[str, Any] | None = None
@@ -240,14 +224,14 @@ CanvasNode = Annotated[
 ]
 
 
-class Link(_Loose):
+class Link(Loose):
     source: Annotated[str, Field(min_length=1, max_length=100)]
     target: Annotated[str, Field(min_length=1, max_length=100)]
     sourceHandle: str | None = None
     targetHandle: str | None = None
 
 
-class Canvas(_Loose):
+class Canvas(Loose):
     apps: list[CanvasNode] = Field(max_length=500)
     links: list[Link] = Field(default_factory=list, max_length=1000)
     flowName: Text = ""
