@@ -5,11 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, GetJsonSchemaHandler, field_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from konnectz_api.live_trigger import TriggerKind
 from konnectz_api.step_secrets import MASK, SecretName, SecretNamePart
 from konnectz_api.task_status import TaskLogStatus
+from konnectz_contracts.canvas import Canvas
 
 PASSWORD_MIN = 8
 
@@ -368,7 +371,9 @@ class AccountStatusOut(BaseModel):
 
 # --- konnects -----------------------------------------------------------------------------
 class CanvasJson(BaseModel):
-    """The editor document. Only the top-level shape is checked here; publishing compiles it."""
+    """The editor document. Only the top-level shape is checked here (a draft is saved as the editor
+    sent it); publishing parses and compiles it. The OpenAPI document describes it as the typed
+    :class:`~konnectz_contracts.canvas.Canvas` (its nodes and links), so the web's generated types have them."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -376,6 +381,10 @@ class CanvasJson(BaseModel):
     links: list[dict[str, Any]] = Field(default_factory=list, max_length=1000)
     dataForSelect: dict[str, Any] | list[Any] = Field(default_factory=dict)
     flowName: str = Field(default="", max_length=255)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return handler(Canvas.__pydantic_core_schema__)
 
 
 class SaveKonnectIn(BaseModel):

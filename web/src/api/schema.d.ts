@@ -1425,6 +1425,23 @@ export interface components {
              */
             message: "SUCCESS" | "FAILURE";
         };
+        /** ActionNode */
+        ActionNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ActionNode";
+        } & {
+            [key: string]: unknown;
+        };
         /** AgencyList */
         AgencyList: {
             /** Allowed Subaccount Limit */
@@ -1437,6 +1454,47 @@ export interface components {
             total_subaccounts: number;
             /** Total Tasks */
             total_tasks: number;
+        };
+        /** ApiDetails */
+        ApiDetails: {
+            /** Body */
+            body?: components["schemas"]["KeyEntry"][] | null;
+            /**
+             * Endpointurl
+             * @default
+             */
+            endpointURL: string;
+            /** Headers */
+            headers?: components["schemas"]["KeyEntry"][] | null;
+            /**
+             * Method
+             * @default POST
+             */
+            method: string;
+            /** Params */
+            params?: components["schemas"]["KeyEntry"][] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * ApiNode
+         * @description The API call and the data forwarder.
+         */
+        ApiNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Api";
+        } & {
+            [key: string]: unknown;
         };
         /** AppAccountList */
         AppAccountList: {
@@ -1457,6 +1515,32 @@ export interface components {
              * @description The account's label (editable)
              */
             name: string;
+        };
+        /** AppDetail */
+        AppDetail: {
+            /** App Index */
+            app_index?: number | null;
+            /**
+             * App Type
+             * @default
+             */
+            app_type: string;
+            /** Id */
+            id?: number | string | null;
+            /**
+             * Name
+             * @default
+             */
+            name: string;
+            /**
+             * Provider
+             * @default
+             */
+            provider: string;
+            /** Side */
+            side?: ("left" | "right") | null;
+        } & {
+            [key: string]: unknown;
         };
         /** AppEventList */
         AppEventList: {
@@ -1663,31 +1747,21 @@ export interface components {
             /** Status */
             status: string;
         };
-        /**
-         * CanvasJson
-         * @description The editor document. Only the top-level shape is checked here; publishing compiles it.
-         */
-        CanvasJson: {
+        /** Canvas */
+        Canvas: {
             /** Apps */
-            apps: {
-                [key: string]: unknown;
-            }[];
-            /** Dataforselect */
-            dataForSelect?: {
-                [key: string]: unknown;
-            } | unknown[];
+            apps: (components["schemas"]["WebhookInnerNode"] | components["schemas"]["TriggerNode"] | components["schemas"]["ActionNode"] | components["schemas"]["ApiNode"] | components["schemas"]["FormatterNode"] | components["schemas"]["InHouseNode"] | components["schemas"]["GeneratorNode"] | components["schemas"]["FilterNode"] | components["schemas"]["SchedulerNode"] | components["schemas"]["FormInputNode"] | components["schemas"]["CouponNode"])[];
             /**
              * Flowname
              * @default
              */
             flowName: string;
             /** Links */
-            links?: {
-                [key: string]: unknown;
-            }[];
+            links?: components["schemas"]["Link"][];
         } & {
             [key: string]: unknown;
         };
+        CanvasJson: components["schemas"]["Canvas"];
         /** CaptureOut */
         CaptureOut: {
             /** Display Message */
@@ -1729,12 +1803,66 @@ export interface components {
             /** Options */
             options: components["schemas"]["OptionOut"][];
         };
+        /**
+         * ConfigResponse
+         * @description One configuration field of a node (``config_key`` → ``value``).
+         */
+        ConfigResponse: {
+            /**
+             * Config Key
+             * @default
+             */
+            config_key: string;
+            /** Config Key Required */
+            config_key_required?: boolean | null;
+            /**
+             * Label
+             * @default
+             */
+            label: string;
+            /** Value */
+            value?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
         /** CountryOption */
         CountryOption: {
             /** Label */
             label: string;
             /** Value */
             value: string;
+        };
+        /**
+         * CouponConfig
+         * @description The node's ``inHouseAppConfig.coupon``, as the editor keeps it (:mod:`konnectz_contracts.canvas`).
+         */
+        CouponConfig: {
+            /**
+             * Duration
+             * @default
+             */
+            duration: string;
+            /** Expirynum */
+            expiryNum?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /** CouponNode */
+        CouponNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Coupon";
+        } & {
+            [key: string]: unknown;
         };
         /** CredentialsIn */
         CredentialsIn: {
@@ -1894,6 +2022,82 @@ export interface components {
             /** Fields */
             fields: components["schemas"]["EventConfigOut"][];
         };
+        /**
+         * FilterCondition
+         * @description One condition of a Filter node, as the editor keeps it (canvas spec §3, Filter condition).
+         */
+        FilterCondition: {
+            /** Field */
+            field?: components["schemas"]["FilterField"] | string | null;
+            /** Id */
+            id?: string | number | null;
+            /**
+             * Joinwith
+             * @default
+             */
+            joinWith: string;
+            /** Operator */
+            operator?: unknown;
+            /** Operatorvalue */
+            operatorValue?: unknown;
+            /**
+             * Queryoperator
+             * @default
+             */
+            queryOperator: string;
+            /**
+             * Selectednodeid
+             * @default
+             */
+            selectedNodeId: string;
+            /** Value */
+            value?: unknown;
+            /** Valueoffilter */
+            valueOfFilter?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /** FilterField */
+        FilterField: {
+            /**
+             * Key
+             * @default
+             */
+            key: string;
+            /** Konnect Activity Id */
+            konnect_activity_id?: number | string | null;
+            /**
+             * Label
+             * @default
+             */
+            label: string;
+            /**
+             * Name
+             * @default
+             */
+            name: string;
+            /** Value */
+            value?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /** FilterNode */
+        FilterNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Filter";
+        } & {
+            [key: string]: unknown;
+        };
         /** FolderList */
         FolderList: {
             /** Folders */
@@ -1958,10 +2162,108 @@ export interface components {
              */
             status: "SUCCESS" | "FAILURE";
         };
+        /** FormInputNode */
+        FormInputNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "FormInput";
+        } & {
+            [key: string]: unknown;
+        };
+        /** FormatterNode */
+        FormatterNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Formatter";
+        } & {
+            [key: string]: unknown;
+        };
+        /** GeneratorNode */
+        GeneratorNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Generator";
+        } & {
+            [key: string]: unknown;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /** InHouseAppConfig */
+        InHouseAppConfig: {
+            coupon?: components["schemas"]["CouponConfig"] | null;
+            /** Segmentindex */
+            segmentIndex?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * InHouseNode
+         * @description Splitter, iterator, delay and other in-house add-ons without their own card.
+         */
+        InHouseNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "InHouse";
+        } & {
+            [key: string]: unknown;
+        };
+        /** KeyEntry */
+        KeyEntry: {
+            /**
+             * Key
+             * @default
+             */
+            key: string;
+            /** Sealed */
+            sealed?: string | null;
+            /**
+             * Secret
+             * @default false
+             */
+            secret: boolean;
+            /** Value */
+            value?: unknown;
+        } & {
+            [key: string]: unknown;
         };
         /** KeyReply */
         KeyReply: {
@@ -2078,6 +2380,19 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** Link */
+        Link: {
+            /** Source */
+            source: string;
+            /** Sourcehandle */
+            sourceHandle?: string | null;
+            /** Target */
+            target: string;
+            /** Targethandle */
+            targetHandle?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** LoginIn */
         LoginIn: {
             /** Captcha */
@@ -2144,6 +2459,35 @@ export interface components {
         Message: {
             /** Message */
             message: string;
+        };
+        /** NodeData */
+        NodeData: {
+            app_detail?: components["schemas"]["AppDetail"];
+            /** Configresponses */
+            configResponses?: components["schemas"]["ConfigResponse"][] | null;
+            /** Filtervalues */
+            filterValues?: components["schemas"]["FilterCondition"][] | null;
+            inHouseAppConfig?: components["schemas"]["InHouseAppConfig"] | null;
+            /** Keylist */
+            keyList?: (components["schemas"]["KeyEntry"] | string)[] | null;
+            /**
+             * Node Id
+             * @default
+             */
+            node_id: string;
+            /** Selectedaddonsvalue */
+            selectedAddonsValue?: {
+                [key: string]: unknown;
+            } | null;
+            /** Selectedevent */
+            selectedEvent?: {
+                [key: string]: unknown;
+            } | null;
+            selectedValue?: components["schemas"]["SelectedValue"] | null;
+            /** Timerconfigs */
+            timerConfigs?: unknown;
+        } & {
+            [key: string]: unknown;
         };
         /** OAuthClientIn */
         OAuthClientIn: {
@@ -2365,6 +2709,23 @@ export interface components {
             /** Webhook Url */
             webhook_url: string;
         };
+        /** SchedulerNode */
+        SchedulerNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Scheduler";
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * ScriptTriggerOut
          * @description The script the user installs in the app for a custom-script trigger, and its status.
@@ -2433,6 +2794,22 @@ export interface components {
              * @description Whole names, in lower case
              */
             names: ("authorization" | "proxy-authorization" | "x-api-key" | "api-key" | "cookie" | "set-cookie" | "x-auth-token")[];
+        };
+        /** SelectedValue */
+        SelectedValue: {
+            apiDetails?: components["schemas"]["ApiDetails"] | null;
+            /**
+             * Payload Type
+             * @default JSON
+             */
+            payload_type: string;
+            /**
+             * Wrap In Array
+             * @default NO
+             */
+            wrap_in_array: string;
+        } & {
+            [key: string]: unknown;
         };
         /** SetPlanIn */
         SetPlanIn: {
@@ -2832,6 +3209,23 @@ export interface components {
             /** Labels */
             labels?: string[];
         };
+        /** TriggerNode */
+        TriggerNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TriggerNode";
+        } & {
+            [key: string]: unknown;
+        };
         /** UpdateAccountStatusIn */
         UpdateAccountStatusIn: {
             /**
@@ -2898,6 +3292,23 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /** WebhookInnerNode */
+        WebhookInnerNode: {
+            data?: components["schemas"]["NodeData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "WebhookInner";
+        } & {
+            [key: string]: unknown;
         };
         /** WebhookSecretIn */
         WebhookSecretIn: {
@@ -5471,6 +5882,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorReply"];
                 };
             };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -5556,6 +5976,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Conflict */

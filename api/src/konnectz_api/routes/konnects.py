@@ -264,7 +264,8 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
 @router.post(
     "/save_konnect",
     response_model=SaveKonnectOut,
-    responses={409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
+    # 404: the body's konnect_id does not exist or is not yours.
+    responses={404: {"model": Message}, 409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
 )
 async def save_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
@@ -296,7 +297,7 @@ async def _unpublish(konnect: Konnect, deployer: Deployer, session: SessionDep, 
 @router.post(
     "/publish_konnect",
     response_model=SaveKonnectOut,
-    responses={409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
+    responses={404: {"model": Message}, 409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
 )
 async def publish_konnect(
     body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
