@@ -272,3 +272,8 @@ def compile_trigger(node: Any, given: TriggerInput) -> FormTrigger:
         raise fail(node, "Add at least one field to the form")
     options = {target: extra[source] for source, target in _OPTIONAL.items() if extra.get(source)}
     return validated(FormTrigger, node, token=given.webhook_token, fields=fields, **options)
+
+
+#: This kind's model in the :data:`~konnectz_contracts.triggers.Trigger` union, at place ``ORDER``.
+MODEL = FormTrigger
+ORDER = 3

@@ -258,3 +258,8 @@ def newest_item(trigger: PollingTrigger, items: list[Any]) -> Any | None:
         if stamped:
             return max(stamped, key=lambda pair: pair[0])[1]
     return keyed[0][1]
+
+
+#: This kind's model in the :data:`~konnectz_contracts.triggers.Trigger` union, at place ``ORDER``.
+MODEL = PollingTrigger
+ORDER = 4

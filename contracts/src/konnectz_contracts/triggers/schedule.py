@@ -557,3 +557,8 @@ def _first(exc: Any) -> str:
     loc = ".".join(str(p) for p in error.get("loc", ()))
     msg = str(error.get("msg", "invalid")).removeprefix("Value error, ")
     return f"{loc}: {msg}" if loc else msg
+
+
+#: This kind's model in the :data:`~konnectz_contracts.triggers.Trigger` union, at place ``ORDER``.
+MODEL = ScheduleTrigger
+ORDER = 2

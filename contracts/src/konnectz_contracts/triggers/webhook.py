@@ -50,3 +50,8 @@ PROVIDERS = ("webhook",)
 
 def compile_trigger(node: Any, given: TriggerInput) -> WebhookTrigger:
     return WebhookTrigger(token=given.webhook_token)
+
+
+#: This kind's model in the :data:`~konnectz_contracts.triggers.Trigger` union, at place ``ORDER``.
+MODEL = WebhookTrigger
+ORDER = 1
