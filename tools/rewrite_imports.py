@@ -42,6 +42,8 @@ import re
 import sys
 from pathlib import Path
 
+from konnectz_contracts import events
+
 R = "konnectz_runner"
 C = "konnectz_contracts"
 A = "konnectz_api"
@@ -101,35 +103,9 @@ _KIND_NAMES: dict[str, list[str]] = {
     "splitter": ["Config", "KIND", "SEGMENTS", "Segment"],
 }
 
-_EVENT_NAMES = [
-    "DUPLICATE_WINDOW_SECONDS",
-    "EVENTS_ACK_WAIT_SECONDS",
-    "EVENTS_CONSUMER",
-    "EVENTS_MAX_DELIVER",
-    "KV_KONNECTS",
-    "KV_POLLS",
-    "KV_SCHEDULES",
-    "POOL_RUNS_PREFIX",
-    "STREAM_EVENTS",
-    "STREAM_RUNS",
-    "SUBJECTS_EVENTS",
-    "SUBJECTS_RUNS",
-    "SUBJECTS_TIMERS",
-    "Continuation",
-    "RunRequest",
-    "StepResult",
-    "TaskEvent",
-    "Unstorable",
-    "encode_run",
-    "event_subject",
-    "fit_event",
-    "konnect_key",
-    "msg_id_headers",
-    "pool_subjects",
-    "run_subject",
-    "use_pool_subjects",
-    "_runs_prefix",
-]
+#: The names of the runner's former events module, now konnectz_contracts.events: its __all__ and the
+#: two others the runner's modules imported.
+_EVENT_NAMES = [*events.__all__, "EVENTS_ACK_WAIT_SECONDS", "_runs_prefix"]
 
 #: Modules some names left: old module -> {name: new module}. Other names stay.
 SPLIT: dict[str, dict[str, str]] = {

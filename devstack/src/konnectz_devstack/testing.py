@@ -61,24 +61,16 @@ def wait_until(
 
 
 def webhook_node(node_id: str = "node-1") -> dict[str, Any]:
-    return {
-        "id": node_id,
-        "type": "WebhookInner",
-        "position": {"x": 0, "y": 0},
-        "data": {
-            "node_id": node_id,
-            "app_detail": {
-                "id": 1,
-                "name": "Webhook",
-                "app_type": "WEBHOOK",
-                "provider": "webhook",
-                "app_index": 1,
-                "side": "left",
-            },
-            "selectedEvent": {"id": "catch_hook", "name": "Catch Webhook"},
-            "configResponses": [],
-        },
-    }
+    return canvas_node(
+        node_id,
+        "WebhookInner",
+        "webhook",
+        1,
+        "Webhook",
+        x=0,
+        selectedEvent={"id": "catch_hook", "name": "Catch Webhook"},
+        configResponses=[],
+    )
 
 
 def api_call_node(
@@ -90,30 +82,22 @@ def api_call_node(
     params: list[dict[str, str]] | None = None,
     body: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    return {
-        "id": node_id,
-        "type": "Api",
-        "position": {"x": 600, "y": 0},
-        "data": {
-            "node_id": node_id,
-            "app_detail": {
-                "id": 2,
-                "name": "API Call",
-                "app_type": "ADD_ON",
-                "provider": "api",
-                "app_index": 2,
-                "side": "right",
-            },
-            "selectedEvent": {"id": "api_call", "name": "Make an API Call"},
-            "selectedValue": api_call_settings(
-                url,
-                method=method,
-                headers=headers,
-                params=params,
-                body=body if body is not None else [{"key": "customer", "value": "{{node-1.name}}"}],
-            ),
-        },
-    }
+    return canvas_node(
+        node_id,
+        "Api",
+        "api",
+        2,
+        "API Call",
+        x=600,
+        selectedEvent={"id": "api_call", "name": "Make an API Call"},
+        selectedValue=api_call_settings(
+            url,
+            method=method,
+            headers=headers,
+            params=params,
+            body=body if body is not None else [{"key": "customer", "value": "{{node-1.name}}"}],
+        ),
+    )
 
 
 def api_call_settings(
@@ -152,13 +136,16 @@ def uuid_generator_node(node_id: str = "node-2") -> dict[str, Any]:
     }
 
 
-def canvas_node(node_id: str, type_: str, provider: str, index: int, name: str, **data: Any) -> dict[str, Any]:
+def canvas_node(
+    node_id: str, type_: str, provider: str, index: int, name: str, *, x: int | None = None, **data: Any
+) -> dict[str, Any]:
     """One node as the editor saves it: React Flow type ``type_`` of app ``provider`` at position
-    ``index`` (1 = the trigger, on the left); ``data`` adds its sections (configResponses, …)."""
+    ``index`` (1 = the trigger, on the left; drawn at ``x``, 500 per index unless given); ``data`` adds
+    its sections (configResponses, …)."""
     return {
         "id": node_id,
         "type": type_,
-        "position": {"x": 500 * index, "y": 0},
+        "position": {"x": 500 * index if x is None else x, "y": 0},
         "data": {
             "node_id": node_id,
             "app_detail": {

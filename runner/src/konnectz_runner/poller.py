@@ -38,7 +38,7 @@ from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.steps import app_event
-from konnectz_runner.ticking import Ticking
+from konnectz_runner.ticking import Ticking, TriggerKey, keyed_triggers
 
 if TYPE_CHECKING:
     from konnectz_contracts.manifest import App
@@ -259,7 +259,7 @@ class LocalPoller(Ticking):
         self.wake = wake
         self.clock = clock
         self.max_interval_seconds = max_interval_seconds
-        self._next: dict[tuple[int, str], datetime] = {}
+        self._next: dict[TriggerKey, datetime] = {}
 
     def period(self) -> float:
         return float(self.wake)
@@ -268,13 +268,7 @@ class LocalPoller(Ticking):
         """Poll every konnect whose interval has passed; returns the runs started."""
         now = self.clock()
         due: list[FlowSpec] = []
-        live: set[tuple[int, str]] = set()
-        for spec in self.registry.specs():
-            trigger = spec.trigger
-            if not isinstance(trigger, PollingTrigger):
-                continue
-            key = (spec.konnect_id, trigger.model_dump_json())
-            live.add(key)
+        for spec, trigger, key in keyed_triggers(self.registry.specs(), PollingTrigger, self._next):
             if key in self._next and now < self._next[key]:
                 continue
             interval = float(trigger.interval_seconds)
@@ -282,8 +276,6 @@ class LocalPoller(Ticking):
                 interval = min(interval, self.max_interval_seconds)
             self._next[key] = now + timedelta(seconds=interval)
             due.append(spec)
-        for gone in set(self._next) - live:
-            del self._next[gone]
         # Concurrently: one slow app does not hold up the others.
         results = await asyncio.gather(
             *(poll_once(self.js, spec, http=self.http, guard=self.guard, now=now) for spec in due),

@@ -45,7 +45,7 @@ from konnectz_contracts.spec import FlowSpec
 from konnectz_contracts.triggers.schedule import ScheduleTrigger, due_fire, fire_run_id, next_fire, trigger_output
 from konnectz_runner.events import publish_run
 from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.ticking import Ticking
+from konnectz_runner.ticking import Ticking, TriggerKey, keyed_triggers
 
 __all__ = ["GRACE", "LocalScheduler", "fire_due", "last_fire"]
 
@@ -116,8 +116,8 @@ class LocalScheduler(Ticking):
         self.interval = interval
         self.grace = grace
         self.clock = clock
-        # (konnect id, trigger as JSON) -> when to tick next; a changed schedule is a new key.
-        self._next: dict[tuple[int, str], datetime | None] = {}
+        # Each schedule's next tick (keyed_triggers: a changed schedule is a new key).
+        self._next: dict[TriggerKey, datetime | None] = {}
         # After the first pass, a schedule seen for the first time was published (or changed) just
         # now: its fires before that are not caught up.
         self._passed = False
@@ -129,13 +129,7 @@ class LocalScheduler(Ticking):
         """One pass: start every due fire; returns the runs started."""
         now = self.clock()
         started: list[RunRequest] = []
-        live: set[tuple[int, str]] = set()
-        for spec in self.registry.specs():
-            trigger = spec.trigger
-            if not isinstance(trigger, ScheduleTrigger):
-                continue
-            key = (spec.konnect_id, trigger.model_dump_json())
-            live.add(key)
+        for spec, trigger, key in keyed_triggers(self.registry.specs(), ScheduleTrigger, self._next):
             if key in self._next:
                 due = self._next[key]
                 if due is None or now < due:
@@ -148,7 +142,5 @@ class LocalScheduler(Ticking):
             if run is not None:
                 started.append(run)
             self._next[key] = next_fire(trigger, now)
-        for gone in set(self._next) - live:
-            del self._next[gone]
         self._passed = True
         return started

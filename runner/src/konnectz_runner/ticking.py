@@ -5,8 +5,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from konnectz_contracts.spec import FlowSpec
 
 log = logging.getLogger(__name__)
+
+TriggerT = TypeVar("TriggerT", bound=BaseModel)
+#: A konnect's trigger as a ticking pass keeps it: (konnect id, trigger as JSON), so a changed
+#: trigger is a new key.
+TriggerKey = tuple[int, str]
+
+
+def keyed_triggers(
+    specs: Iterable[FlowSpec], kind: type[TriggerT], kept: dict[TriggerKey, Any]
+) -> list[tuple[FlowSpec, TriggerT, TriggerKey]]:
+    """The konnects of ``specs`` started by a ``kind`` trigger, each with its trigger and key; the keys
+    of ``kept`` (a pass's state per trigger) that are no longer among them are dropped."""
+    found: list[tuple[FlowSpec, TriggerT, TriggerKey]] = []
+    for spec in specs:
+        trigger = spec.trigger
+        if isinstance(trigger, kind):
+            found.append((spec, trigger, (spec.konnect_id, trigger.model_dump_json())))
+    for gone in set(kept) - {key for _, _, key in found}:
+        del kept[gone]
+    return found
 
 
 class Ticking:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from datetime import date, datetime
 from typing import Annotated
 
@@ -9,7 +10,6 @@ from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
-from konnectz_api.core.config import Settings
 from konnectz_api.crud import reads
 from konnectz_api.crud import task_logs as crud
 from konnectz_api.crud import task_payloads as payloads
@@ -49,78 +49,53 @@ def _check_dates(start_date: date | None, end_date: date | None) -> None:
         raise Unprocessable("end_date: must not be before start_date")
 
 
-async def _history(
-    reader: Reader,
-    settings: Settings,
-    *,
-    page_size: int,
-    page_index: int,
-    search_query: str | None,
-    start_date: date | None,
-    end_date: date | None,
-    status: str | None,
-) -> Response:
-    _check_dates(start_date, end_date)
-    page = await reader.run(
-        reads.konnect_page,
-        page_size=page_size,
-        page_index=page_index,
-        search=search_query,
-        start_date=start_date,
-        end_date=end_date,
-        log_status=status,
-    )
-    return json_reply({"konnects": item_dicts(page.rows, settings), "total_konnects": page.total})
+def _history_route(path: str, name: str, *, searched: bool, summary: str, description: str) -> None:
+    """Declare the flow-history GET at ``path``; only the searched one takes ``search_query``.
 
+    Each route keeps plain query parameters (FastReads plans them, konnectz_api.fastreads).
+    """
 
-@router.get("/konnects", response_model=KonnectList, summary="Flow history", description=_HISTORY)
-async def history(
-    reader: Reader,
-    settings: SettingsDep,
-    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = HISTORY_PAGE_SIZE,
-    page_index: PageIndex = 1,
-    start_date: StartDate = None,
-    end_date: EndDate = None,
-    status: HistoryStatus = None,
-) -> Response:
-    return await _history(
-        reader,
-        settings,
-        page_size=page_size,
-        page_index=page_index,
-        search_query=None,
-        start_date=start_date,
-        end_date=end_date,
-        status=status,
+    async def endpoint(
+        reader: Reader,
+        settings: SettingsDep,
+        search_query: SearchText = None,
+        page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = HISTORY_PAGE_SIZE,
+        page_index: PageIndex = 1,
+        start_date: StartDate = None,
+        end_date: EndDate = None,
+        status: HistoryStatus = None,
+    ) -> Response:
+        _check_dates(start_date, end_date)
+        page = await reader.run(
+            reads.konnect_page,
+            page_size=page_size,
+            page_index=page_index,
+            search=search_query,
+            start_date=start_date,
+            end_date=end_date,
+            log_status=status,
+        )
+        return json_reply({"konnects": item_dicts(page.rows, settings), "total_konnects": page.total})
+
+    if not searched:
+        signature = inspect.signature(endpoint)
+        endpoint.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[p for p in signature.parameters.values() if p.name != "search_query"]
+        )
+    endpoint.__name__ = name
+    router.add_api_route(
+        path, endpoint, methods=["GET"], response_model=KonnectList, summary=summary, description=description
     )
 
 
-@router.get(
+_history_route("/konnects", "history", searched=False, summary="Flow history", description=_HISTORY)
+_history_route(
     "/search_konnects",
-    response_model=KonnectList,
+    "search_history",
+    searched=True,
     summary="Flow history, searched by name",
     description=_HISTORY + " search_query matches anywhere in the name (from 2 characters).",
 )
-async def search_history(
-    reader: Reader,
-    settings: SettingsDep,
-    search_query: SearchText = None,
-    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = HISTORY_PAGE_SIZE,
-    page_index: PageIndex = 1,
-    start_date: StartDate = None,
-    end_date: EndDate = None,
-    status: HistoryStatus = None,
-) -> Response:
-    return await _history(
-        reader,
-        settings,
-        page_size=page_size,
-        page_index=page_index,
-        search_query=search_query,
-        start_date=start_date,
-        end_date=end_date,
-        status=status,
-    )
 
 
 @router.get(

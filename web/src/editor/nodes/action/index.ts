@@ -1,5 +1,4 @@
-import type { KindDefinition } from '../../kinds';
-import { ActionNode } from './ActionNode';
+import { generalKind } from '../trigger/generalKind';
 
 declare module '../../model/types' {
   interface NodeKindMap {
@@ -8,13 +7,6 @@ declare module '../../model/types' {
 }
 
 /** The general case after the trigger: any catalogue app's action or search no other kind names. */
-const action: KindDefinition = {
-  kind: 'action',
-  providers: [],
-  general: 'action',
-  nodeType: 'ActionNode',
-  component: ActionNode,
-  label: { name: 'App action', description: 'A catalogue app action or search.' },
-};
+const action = generalKind('action', 'ActionNode', { name: 'App action', description: 'A catalogue app action or search.' });
 
 export default action;

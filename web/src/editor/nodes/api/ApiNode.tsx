@@ -1,16 +1,5 @@
-import type { NodeProps } from '@xyflow/react';
-import { memo } from 'react';
-import type { FlowNode } from '../../model/types';
-import { NodeCard } from '../card/NodeCard';
+import { bodyNode } from '../card/bodyNode';
 import { ApiBody } from './ApiBody';
 
 /** The API call's card. */
-function ApiNodeView({ id, data, selected }: NodeProps<FlowNode>) {
-  return (
-    <NodeCard id={id} data={data} selected={selected}>
-      <ApiBody id={id} data={data} />
-    </NodeCard>
-  );
-}
-
-export const ApiNode = memo(ApiNodeView);
+export const ApiNode = bodyNode(ApiBody, 'ApiNode');

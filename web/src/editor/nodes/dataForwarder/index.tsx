@@ -1,8 +1,6 @@
-import type { NodeProps } from '@xyflow/react';
-import { memo } from 'react';
 import type { KindDefinition } from '../../kinds';
-import type { FlowNode, KeyValue } from '../../model/types';
-import { NodeCard } from '../card/NodeCard';
+import type { KeyValue } from '../../model/types';
+import { bodyNode } from '../card/bodyNode';
 import { DataForwarderBody } from './DataForwarderBody';
 
 export interface DataForwarderData {
@@ -18,20 +16,12 @@ declare module '../../model/types' {
   }
 }
 
-function DataForwarderNodeView({ id, data, selected }: NodeProps<FlowNode>) {
-  return (
-    <NodeCard id={id} data={data} selected={selected}>
-      <DataForwarderBody id={id} data={data} />
-    </NodeCard>
-  );
-}
-
 /** The data forwarder add-on: forwards chosen keys (an Api node type, like the API call). */
 const dataForwarder: KindDefinition<'data_forwarder'> = {
   kind: 'dataForwarder',
   providers: ['data_forwarder'],
   nodeType: 'Api',
-  component: memo(DataForwarderNodeView),
+  component: bodyNode(DataForwarderBody, 'DataForwarderNode'),
   label: { name: 'Data Forwarder', description: 'Forwards chosen keys and values.' },
   fixedEvent: { id: 'forward', name: 'Forward Data' },
   initialData: () => ({ keyList: [{ key: '', value: '' }] }),

@@ -1,17 +1,6 @@
-import type { NodeProps } from '@xyflow/react';
-import { memo } from 'react';
 import type { KindDefinition } from '../../kinds';
-import type { FlowNode } from '../../model/types';
-import { NodeCard } from '../card/NodeCard';
+import { bodyNode } from '../card/bodyNode';
 import { DelayBody } from './DelayBody';
-
-function DelayNodeView({ id, data, selected }: NodeProps<FlowNode>) {
-  return (
-    <NodeCard id={id} data={data} selected={selected}>
-      <DelayBody id={id} data={data} />
-    </NodeCard>
-  );
-}
 
 declare module '../../model/types' {
   interface NodeKindMap {
@@ -25,7 +14,7 @@ const delay: KindDefinition = {
   providers: ['delay'],
   legacyProviders: ['timer'],
   nodeType: 'InHouse',
-  component: memo(DelayNodeView),
+  component: bodyNode(DelayBody, 'DelayNode'),
   label: { name: 'Delay', description: 'Waits before the next step.' },
   fixedEvent: { id: 'delay', name: 'Delay' },
   timer: false,

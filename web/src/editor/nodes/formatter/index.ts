@@ -1,4 +1,5 @@
 import type { KindDefinition } from '../../kinds';
+import { addonSummary } from '../card/addonSummary';
 import { FormatterNode } from './FormatterNode';
 import { operationLabel } from './operations';
 
@@ -16,10 +17,7 @@ const formatter: KindDefinition = {
   component: FormatterNode,
   label: { name: 'Formatter', description: 'Formats text, numbers and dates.' },
   fixedEvent: { id: 'format', name: 'Format Data' },
-  summary: (data) => {
-    const op = data.selectedAddonsValue?.operation;
-    return typeof op === 'string' && op ? operationLabel(op) : null;
-  },
+  summary: addonSummary('operation', operationLabel),
 };
 
 export default formatter;

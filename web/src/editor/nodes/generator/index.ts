@@ -1,4 +1,5 @@
 import type { KindDefinition } from '../../kinds';
+import { addonSummary } from '../card/addonSummary';
 import { GeneratorNode } from './GeneratorNode';
 import { GENERATOR_LABELS } from './labels';
 
@@ -16,10 +17,7 @@ const generator: KindDefinition = {
   component: GeneratorNode,
   label: { name: 'Generator', description: 'Generates values.' },
   fixedEvent: { id: 'generate', name: 'Generate Values' },
-  summary: (data) => {
-    const what = data.selectedAddonsValue?.what;
-    return typeof what === 'string' && what ? (GENERATOR_LABELS[what] ?? what) : null;
-  },
+  summary: addonSummary('what', (what) => GENERATOR_LABELS[what] ?? what),
 };
 
 export default generator;

@@ -1,18 +1,7 @@
-import type { NodeProps } from '@xyflow/react';
-import { memo } from 'react';
 import type { KindDefinition } from '../../kinds';
 import { MSG } from '../../model/rules';
-import type { FlowNode } from '../../model/types';
-import { NodeCard } from '../card/NodeCard';
+import { bodyNode } from '../card/bodyNode';
 import { IteratorBody } from './IteratorBody';
-
-function IteratorNodeView({ id, data, selected }: NodeProps<FlowNode>) {
-  return (
-    <NodeCard id={id} data={data} selected={selected}>
-      <IteratorBody id={id} data={data} />
-    </NodeCard>
-  );
-}
 
 declare module '../../model/types' {
   interface NodeKindMap {
@@ -25,7 +14,7 @@ const iterator: KindDefinition = {
   kind: 'iterator',
   providers: ['iterator'],
   nodeType: 'InHouse',
-  component: memo(IteratorNodeView),
+  component: bodyNode(IteratorBody, 'IteratorNode'),
   label: { name: 'Iterator', description: 'Runs the next steps once per item of a list.' },
   fixedEvent: { id: 'iterate', name: 'Iterate Over a List' },
   onceMessage: MSG.iteratorOnce,

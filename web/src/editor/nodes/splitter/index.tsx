@@ -1,8 +1,5 @@
-import type { NodeProps } from '@xyflow/react';
-import { memo } from 'react';
 import type { KindDefinition } from '../../kinds';
-import type { FlowNode } from '../../model/types';
-import { NodeCard } from '../card/NodeCard';
+import { bodyNode } from '../card/bodyNode';
 import { SplitterBody } from './SplitterBody';
 
 export interface SplitterData {
@@ -19,20 +16,12 @@ declare module '../../model/types' {
   }
 }
 
-function SplitterNodeView({ id, data, selected }: NodeProps<FlowNode>) {
-  return (
-    <NodeCard id={id} data={data} selected={selected}>
-      <SplitterBody id={id} data={data} />
-    </NodeCard>
-  );
-}
-
 /** The splitter add-on: splits a text and keeps one segment. */
 const splitter: KindDefinition<'splitter'> = {
   kind: 'splitter',
   providers: ['splitter'],
   nodeType: 'InHouse',
-  component: memo(SplitterNodeView),
+  component: bodyNode(SplitterBody, 'SplitterNode'),
   label: { name: 'Splitter', description: 'Splits a text and keeps a segment.' },
   fixedEvent: { id: 'split', name: 'Split Text' },
   initialData: () => ({ inHouseAppConfig: { segmentIndex: 0 } }),

@@ -1,5 +1,4 @@
-import type { KindDefinition } from '../../kinds';
-import { TriggerNode } from './TriggerNode';
+import { generalKind } from './generalKind';
 
 declare module '../../model/types' {
   interface NodeKindMap {
@@ -8,13 +7,9 @@ declare module '../../model/types' {
 }
 
 /** The general case as the first step: any catalogue app no other kind names (event, account, configuration). */
-const trigger: KindDefinition = {
-  kind: 'trigger',
-  providers: [],
-  general: 'trigger',
-  nodeType: 'TriggerNode',
-  component: TriggerNode,
-  label: { name: 'App trigger', description: 'A catalogue app event that starts the flow.' },
-};
+const trigger = generalKind('trigger', 'TriggerNode', {
+  name: 'App trigger',
+  description: 'A catalogue app event that starts the flow.',
+});
 
 export default trigger;
