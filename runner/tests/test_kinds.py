@@ -29,8 +29,11 @@ def test_every_contract_kind_has_one_run_and_every_run_a_kind():
 def test_every_kind_module_is_complete():
     for module in steps.MODULES:
         assert module.Config.model_fields["kind"].default == module.KIND
-        assert isinstance(module.ORDER, int)
-    assert len({m.ORDER for m in steps.MODULES}) == len(steps.MODULES)
+        assert isinstance(getattr(module, "ORDER", 1_000_000), int)
+    # ORDER keeps the CRD's oneOf order of the first kinds; a new kind may leave it out (it comes
+    # after them, by module name), but no two kinds share one.
+    ordered = [m.ORDER for m in steps.MODULES if hasattr(m, "ORDER")]
+    assert len(set(ordered)) == len(ordered)
 
 
 def test_every_provider_maps_to_one_kind():
