@@ -33,6 +33,8 @@ from konnectz_contracts.broker_token import konnect_token
 
 router = APIRouter(prefix="/api/v1/internal", tags=["internal"])
 _bearer = HTTPBearer(auto_error=False)
+# The runner's bearer: a konnect's scoped token, checked by each route against the konnect it names.
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
 class CredentialsIn(BaseModel):
@@ -58,7 +60,7 @@ async def credentials(
     session: SessionDep,
     settings: SettingsDep,
     index: Annotated[AppIndex, Depends(get_index)],
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    creds: Bearer,
 ) -> CredentialsOut:
     _require_konnect_token(settings, creds, body.konnect_id)
     konnect = session.get(Konnect, body.konnect_id)
@@ -111,7 +113,7 @@ def webhook_secret(
     body: WebhookSecretIn,
     session: SessionDep,
     settings: SettingsDep,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    creds: Bearer,
 ) -> WebhookSecretOut:
     _require_konnect_token(settings, creds, body.konnect_id)
     secret = secret_of(session, settings, body.konnect_id)
@@ -146,7 +148,7 @@ def step_secrets_route(
     body: StepSecretsIn,
     session: SessionDep,
     settings: SettingsDep,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    creds: Bearer,
 ) -> StepSecretsOut:
     _require_konnect_token(settings, creds, body.konnect_id)
     konnect = session.get(Konnect, body.konnect_id)
