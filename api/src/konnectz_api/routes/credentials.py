@@ -18,6 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from sqlalchemy import type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Session
 
 from konnectz_api import step_secrets
 from konnectz_api.catalogue import AppIndex, get_index
@@ -54,7 +55,23 @@ def _require_konnect_token(settings: Settings, creds: HTTPAuthorizationCredentia
         raise Unauthorized("A token scoped to this konnect is required")
 
 
-@router.post("/credentials", response_model=CredentialsOut, summary="A fresh credential for a runner (scoped token)")
+def _scoped_konnect(
+    session: Session, settings: Settings, creds: HTTPAuthorizationCredentials | None, konnect_id: int
+) -> Konnect:
+    """Konnect ``konnect_id``, for a bearer holding its scoped token (401 otherwise; 404 when deleted)."""
+    _require_konnect_token(settings, creds, konnect_id)
+    konnect = session.get(Konnect, konnect_id)
+    if konnect is None or konnect.status == "DELETED":
+        raise NotFound("Konnect not found")
+    return konnect
+
+
+def _scoped_post(path: str, reply: type[BaseModel], summary: str, description: str | None = None) -> Any:
+    """A POST route the runner calls with a konnect's scoped token."""
+    return router.post(path, response_model=reply, summary=summary, description=description)
+
+
+@_scoped_post("/credentials", CredentialsOut, "A fresh credential for a runner (scoped token)")
 async def credentials(
     body: CredentialsIn,
     session: SessionDep,
@@ -62,10 +79,7 @@ async def credentials(
     index: Annotated[AppIndex, Depends(get_index)],
     creds: Bearer,
 ) -> CredentialsOut:
-    _require_konnect_token(settings, creds, body.konnect_id)
-    konnect = session.get(Konnect, body.konnect_id)
-    if konnect is None or konnect.status == "DELETED":
-        raise NotFound("Konnect not found")
+    konnect = _scoped_konnect(session, settings, creds, body.konnect_id)
     account = app_accounts.get_account(session, owner_id=konnect.owner_id, account_id=body.account_id)
     shapes = [{"apps": [{"data": {"selectedAccount": {"id": v}}}]} for v in (body.account_id, str(body.account_id))]
     uses = session.query(Konnect.id).filter(
@@ -101,19 +115,16 @@ class WebhookSecretOut(BaseModel):
     secret: str
 
 
-@router.post(
+@_scoped_post(
     "/webhook_secret",
-    response_model=WebhookSecretOut,
-    summary="The signing secret of a konnect's app webhook (scoped token)",
-    description="The runner of konnect K verifies the signature of each delivery to K's app webhook trigger "
+    WebhookSecretOut,
+    "The signing secret of a konnect's app webhook (scoped token)",
+    "The runner of konnect K verifies the signature of each delivery to K's app webhook trigger "
     "with this secret (kept encrypted since the api subscribed K at the app). Bearer: K's scoped token. 404 "
     "when K has no app webhook subscription.",
 )
 def webhook_secret(
-    body: WebhookSecretIn,
-    session: SessionDep,
-    settings: SettingsDep,
-    creds: Bearer,
+    body: WebhookSecretIn, session: SessionDep, settings: SettingsDep, creds: Bearer
 ) -> WebhookSecretOut:
     _require_konnect_token(settings, creds, body.konnect_id)
     secret = secret_of(session, settings, body.konnect_id)
@@ -136,24 +147,18 @@ class StepSecretsOut(BaseModel):
     secrets: list[StepSecret]
 
 
-@router.post(
+@_scoped_post(
     "/step_secrets",
-    response_model=StepSecretsOut,
-    summary="The plain values of secrets typed into a konnect's steps (scoped token)",
-    description="The runner of konnect K opens the sealed header and param values of K's API Call steps "
+    StepSecretsOut,
+    "The plain values of secrets typed into a konnect's steps (scoped token)",
+    "The runner of konnect K opens the sealed header and param values of K's API Call steps "
     "(`KeyValue.sealed`, encrypted like app credentials) when a step runs. Bearer: K's scoped token. Only "
     "values sealed for K are opened (403 otherwise); the answer keeps the order of `sealed`.",
 )
 def step_secrets_route(
-    body: StepSecretsIn,
-    session: SessionDep,
-    settings: SettingsDep,
-    creds: Bearer,
+    body: StepSecretsIn, session: SessionDep, settings: SettingsDep, creds: Bearer
 ) -> StepSecretsOut:
-    _require_konnect_token(settings, creds, body.konnect_id)
-    konnect = session.get(Konnect, body.konnect_id)
-    if konnect is None or konnect.status == "DELETED":
-        raise NotFound("Konnect not found")
+    konnect = _scoped_konnect(session, settings, creds, body.konnect_id)
     box = cipher(settings)
     try:
         opened = [step_secrets.open_sealed(s, cipher=box, konnect_id=konnect.id) for s in body.sealed]

@@ -205,34 +205,15 @@ def _member_routes(
     )
 
 
-# --- team ---------------------------------------------------------------------------------------------
+# --- team, agency, reseller ---------------------------------------------------------------------------
 
 
-@router.get("/list_team_users", response_model=TeamList, responses=_PLAN_ERROR, summary="Team members")
 def list_team_users(user: CurrentUser, session: SessionDep) -> TeamList:
     _plan(user, crud.TEAM)
     rows = [_out(u) for u in crud.list_members(session, owner=user, kind=crud.TEAM)]
     return TeamList(team_users=rows, total=len(rows), allowed_limit=crud.TEAM_MEMBER_LIMIT)
 
 
-_member_routes(
-    crud.TEAM,
-    "team_user",
-    add_body=TeamMemberIn,
-    update_body=TeamMemberUpdate,
-    add=(
-        "Add a team member",
-        "The member gets a mail with a link to choose a password. access: Create, Create/Delete or FULL.",
-    ),
-    update="Change a team member",
-    remove="Remove a team member",
-)
-
-
-# --- agency -------------------------------------------------------------------------------------------
-
-
-@router.get("/list_agency_users", response_model=AgencyList, responses=_PLAN_ERROR, summary="Agency sub-accounts")
 def list_agency_users(user: CurrentUser, session: SessionDep) -> AgencyList:
     _plan(user, crud.AGENCY)
     rows = crud.list_members(session, owner=user, kind=crud.AGENCY)
@@ -246,39 +227,32 @@ def list_agency_users(user: CurrentUser, session: SessionDep) -> AgencyList:
     )
 
 
-_member_routes(
-    crud.AGENCY,
-    "agency_user",
-    add_body=SubAccountIn,
-    update_body=SubAccountUpdate,
-    add=(
-        "Add a sub-account with its own task quota",
-        "The sub-accounts' tasks together cannot exceed the agency's task limit.",
-    ),
-    update="Change a sub-account",
-    remove="Remove a sub-account",
-)
-
-
-# --- reseller -----------------------------------------------------------------------------------------
-
-
-@router.get("/list_reseller_users", response_model=ResellerList, responses=_PLAN_ERROR, summary="Reseller members")
 def list_reseller_users(user: CurrentUser, session: SessionDep) -> ResellerList:
     _plan(user, crud.RESELLER)
     rows = [_out(u) for u in crud.list_members(session, owner=user, kind=crud.RESELLER)]
     return ResellerList(reseller_users=rows, total=len(rows))
 
 
-_member_routes(
-    crud.RESELLER,
-    "reseller_user",
-    add_body=SubAccountIn,
-    update_body=SubAccountUpdate,
-    add=("Add a reseller member", None),
-    update="Change one",
-    remove="Remove one",
-)
+_TEAM_ADD = "The member gets a mail with a link to choose a password. access: Create, Create/Delete or FULL."
+_AGENCY_ADD = "The sub-accounts' tasks together cannot exceed the agency's task limit."
+# Each kind's list route, then its add/update/remove (in this order: the OpenAPI document's).
+_KINDS: tuple[tuple[crud.Kind, str, Any, str, type[Any], type[Any], tuple[str, str | None], str, str], ...] = (
+    (crud.TEAM, "team_user", list_team_users, "Team members", TeamMemberIn, TeamMemberUpdate,
+     ("Add a team member", _TEAM_ADD), "Change a team member", "Remove a team member"),
+    (crud.AGENCY, "agency_user", list_agency_users, "Agency sub-accounts", SubAccountIn, SubAccountUpdate,
+     ("Add a sub-account with its own task quota", _AGENCY_ADD), "Change a sub-account", "Remove a sub-account"),
+    (crud.RESELLER, "reseller_user", list_reseller_users, "Reseller members", SubAccountIn, SubAccountUpdate,
+     ("Add a reseller member", None), "Change one", "Remove one"),
+)  # fmt: skip
+
+
+def _register_kinds() -> None:
+    for kind, noun, listing, summary, add_body, update_body, add, update, remove in _KINDS:
+        router.add_api_route(f"/list_{noun}s", listing, methods=["GET"], responses=_PLAN_ERROR, summary=summary)
+        _member_routes(kind, noun, add_body=add_body, update_body=update_body, add=add, update=update, remove=remove)
+
+
+_register_kinds()
 
 
 # --- audit log ----------------------------------------------------------------------------------------
