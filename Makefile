@@ -101,7 +101,7 @@ check-crd: .venv/.installed
 
 # The initial script's budget reads web/dist: web-check depends on the build, so it checks a fresh one.
 web-check: web/node_modules/.installed web/dist/index.html
-	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent && npm run check:size --silent
+	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent && npm run check:size --silent && npm run check:cycles --silent
 
 test: install chromium web-build cluster-build catalogue catalogue-mocks test-images lint typecheck check-types check-crd check-catalogue web-check
 	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup

@@ -1,15 +1,16 @@
 /**
  * One kind = one definition. Every step kind of the editor (an add-on such as the coupon, the
  * webhook trigger, a catalogue app's trigger or action) is one folder under nodes/ whose
- * `index.ts(x)` default-exports a `KindDefinition`; nodes/registry.tsx collects them. The generic
- * editor (node types, operations, test rules, the test request, the add-action grid) asks the
- * registry and never switches on provider strings. See nodes/README.md.
+ * `kind.ts(x)` default-exports a `KindDefinition` (data and rules, no component) and whose
+ * `index.ts(x)` default-exports its card; nodes/registry.ts collects the definitions and
+ * nodes/nodeTypes.tsx the cards. The generic editor (node types, operations, test rules, the test
+ * request, the add-action grid) asks the registry and never switches on provider strings. See
+ * nodes/README.md.
  *
  * This file holds types only (no runtime imports), so kind folders can import it freely.
  */
-import type { NodeProps } from '@xyflow/react';
-import type { ComponentType, ReactNode } from 'react';
-import type { FlowNode, FlowNodeData, KindDataMap, KindData, NodeKind, SelectedEvent } from './model/types';
+import type { ReactNode } from 'react';
+import type { FlowNodeData, KindDataMap, KindData, NodeKind, SelectedEvent } from './model/types';
 
 /** The data a kind's hooks see: its own shape (KindDataMap[P]) over the shared fields. */
 export type DataOf<P> = P extends keyof KindDataMap ? KindData<P> : FlowNodeData;
@@ -36,8 +37,6 @@ export interface KindDefinition<P = undefined> {
   general?: 'trigger' | 'action';
   /** The node `type` saved in canvas_json (the api's canvas model accepts exactly NodeKind). */
   nodeType: NodeKind;
-  /** The card rendered on the canvas (a NodeCard with the kind's body). */
-  component: ComponentType<NodeProps<FlowNode>>;
   /** How the add-on presents itself: name, description and the icon shown while (or instead of) its image. */
   label: { name: string; description: string; icon?: ReactNode };
   /** The single event of an add-on: chosen when the node is added. */

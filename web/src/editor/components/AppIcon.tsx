@@ -6,7 +6,7 @@ import { sameOriginImage } from '../../lib/appImage';
 /**
  * An app's image (served by the api), or an icon while the image is not loaded: when image_url is
  * not a path of this origin (no third-party host is asked), fails, or never answers, the icon shows
- * instead of an empty square. The editor passes the kind's icon (nodes/registry.tsx kindIcon); pages
+ * instead of an empty square. The editor passes the kind's icon (nodes/registry.ts kindIcon); pages
  * outside the editor (which do not load the kind registry and its cards) get the same glyphs here.
  */
 export function AppIcon({

@@ -5,7 +5,7 @@
  */
 import type { App } from '../../api/models';
 import { addRefusal, kindForApp } from '../nodes/registry';
-import type { ApiSelectedValue, Flow, FlowLink, FlowNode, FlowNodeData } from './types';
+import type { Flow, FlowLink, FlowNode, FlowNodeData } from './types';
 
 export const CARD_WIDTH = 450;
 export const ACTION_OFFSET = 150;
@@ -26,16 +26,11 @@ export function isTriggerNode(node: FlowNode): boolean {
   return node.data.app_detail.app_index === 1;
 }
 
-/** Which node type renders an app: its kind's (one folder per kind under nodes/, see nodes/registry.tsx). */
+/** Which node type renders an app: its kind's (one folder per kind under nodes/, see nodes/registry.ts). */
 export { nodeKindFor } from '../nodes/registry';
 
-export function defaultApiValue(): ApiSelectedValue {
-  return {
-    wrap_in_array: 'NO',
-    payload_type: 'JSON',
-    apiDetails: { method: 'POST', endpointURL: '', headers: [], params: [], body: [] },
-  };
-}
+/** The API Call's default request (defined with its kind, nodes/api/kind.tsx). */
+export { defaultApiValue } from '../nodes/api/kind';
 
 /** Next free `node-N` id. */
 export function nextNodeId(apps: FlowNode[]): string {

@@ -2,22 +2,29 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { addRefusal, isTriggerOnly, kindFolders, kindForApp, kinds, nodeTypes } from './registry';
+import { kindCards, nodeTypes } from './nodeTypes';
+import { addRefusal, isTriggerOnly, kindFolders, kindForApp, kinds } from './registry';
 
 /** Folders under nodes/ that hold shared parts, not a kind. */
 const SHARED = new Set(['card']);
 const here = dirname(fileURLToPath(import.meta.url));
 
 describe('kind registry', () => {
-  it('finds every kind folder (each has an index.ts(x) exporting its definition)', () => {
+  it('finds every kind folder (each has a kind.ts(x) exporting its definition and an index.ts(x) exporting its card)', () => {
     const folders = readdirSync(here, { withFileTypes: true })
       .filter((e) => e.isDirectory() && !SHARED.has(e.name))
       .map((e) => e.name)
       .sort();
-    for (const f of folders) expect(existsSync(join(here, f, 'index.ts')) || existsSync(join(here, f, 'index.tsx')), f).toBe(true);
+    for (const f of folders) expect(existsSync(join(here, f, 'kind.ts')) || existsSync(join(here, f, 'kind.tsx')), f).toBe(true);
     expect([...kindFolders].sort()).toEqual(folders);
     // A definition's kind is its folder's name.
     expect(kinds.map((k) => k.kind).sort()).toEqual(folders);
+    // A folder with a card (index.ts(x)) has it found, and it is a component.
+    const withCard = folders.filter((f) => existsSync(join(here, f, 'index.ts')) || existsSync(join(here, f, 'index.tsx')));
+    expect([...kindCards.keys()].sort()).toEqual(withCard);
+    for (const [f, card] of kindCards) expect(card, f).toBeTruthy();
+    // A definition carries no card (the registry never imports one).
+    for (const k of kinds) expect('component' in k, k.kind).toBe(false);
   });
 
   it('handles every provider by exactly one definition, and has one general trigger and one general action', () => {

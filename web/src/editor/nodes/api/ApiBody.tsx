@@ -3,7 +3,7 @@ import { useCallback } from 'react';
 import { useEditorStoreApi } from '../../EditorContext';
 import { KeyValueList } from '../../components/KeyValueList';
 import { RefInput } from '../../components/RefInput';
-import { defaultApiValue } from '../../model/operations';
+import { defaultApiValue } from './kind';
 import type { ApiDetails, ApiSelectedValue, FlowNodeData, HttpMethod } from '../../model/types';
 
 export const HTTP_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];

@@ -5,7 +5,7 @@ import { applyOperation } from '../../model/operations';
 import { MSG } from '../../model/rules';
 import type { Flow } from '../../model/types';
 import { testBlocker } from '../card/useNodeTest';
-import coupon from './index';
+import coupon from './kind';
 
 const empty: Flow = { apps: [], links: [] };
 

@@ -1,34 +1,13 @@
-/** The coupon add-on: its data, its card and its definition (one kind = one folder). */
+/** The coupon's card: an expiry number and unit in the NodeCard (its definition is kind.ts). */
 import type { NodeProps } from '@xyflow/react';
 import { Input, Select, Space } from 'antd';
 import { memo } from 'react';
 import { useToast } from '../../../lib/useToast';
-import type { KindDefinition } from '../../kinds';
 import { isInteger, MSG, TOAST_MS } from '../../model/rules';
 import type { FlowNode, KindData } from '../../model/types';
 import { NodeCard } from '../card/NodeCard';
 import { useNodeUpdate } from '../card/useNodeUpdate';
-
-export const COUPON_UNITS = ['Days', 'Week', 'Months', 'Years'] as const;
-
-/** The coupon's expiry: a number and a unit (stored under inHouseAppConfig.coupon). */
-export interface CouponConfig {
-  expiryNum: string;
-  duration: string;
-}
-
-export interface CouponData {
-  inHouseAppConfig?: { coupon?: CouponConfig };
-}
-
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Coupon: true;
-  }
-  interface KindDataMap {
-    coupon: CouponData;
-  }
-}
+import { COUPON_UNITS, type CouponConfig } from './kind';
 
 /** Coupon: a code with an expiry number and unit (Days by default). */
 function CouponNodeView({ id, data, selected }: NodeProps<FlowNode>) {
@@ -66,15 +45,4 @@ function CouponNodeView({ id, data, selected }: NodeProps<FlowNode>) {
 
 export const CouponNode = memo(CouponNodeView);
 
-const coupon: KindDefinition<'coupon'> = {
-  kind: 'coupon',
-  providers: ['coupon'],
-  nodeType: 'Coupon',
-  component: CouponNode,
-  label: { name: 'Coupon', description: 'Generates a coupon code with an expiry.' },
-  fixedEvent: { id: 'generate_coupon', name: 'Generate Coupon' },
-  initialData: () => ({ inHouseAppConfig: { coupon: { expiryNum: '', duration: 'Days' } } }),
-  testBlocker: (data) => (String(data.inHouseAppConfig?.coupon?.expiryNum ?? '').trim() ? null : MSG.invalidExpiry),
-};
-
-export default coupon;
+export default CouponNode;

@@ -1,23 +1,5 @@
-import type { KindDefinition } from '../../kinds';
+/** The delay card: its body in the common NodeCard frame (its definition is kind.ts). */
 import { bodyNode } from '../card/bodyNode';
 import { DelayBody } from './DelayBody';
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    InHouse: true;
-  }
-}
-
-/** The delay add-on (older drafts: timer): waits before the next step; it has no Set Delay of its own. */
-const delay: KindDefinition = {
-  kind: 'delay',
-  providers: ['delay'],
-  legacyProviders: ['timer'],
-  nodeType: 'InHouse',
-  component: bodyNode(DelayBody, 'DelayNode'),
-  label: { name: 'Delay', description: 'Waits before the next step.' },
-  fixedEvent: { id: 'delay', name: 'Delay' },
-  timer: false,
-};
-
-export default delay;
+export default bodyNode(DelayBody, 'DelayNode');

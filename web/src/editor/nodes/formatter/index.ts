@@ -1,23 +1,2 @@
-import type { KindDefinition } from '../../kinds';
-import { addonSummary } from '../card/addonSummary';
-import { FormatterNode } from './FormatterNode';
-import { operationLabel } from './operations';
-
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Formatter: true;
-  }
-}
-
-/** The formatter add-on: one operation on text, numbers or dates (selectedAddonsValue.operation). */
-const formatter: KindDefinition = {
-  kind: 'formatter',
-  providers: ['formatter'],
-  nodeType: 'Formatter',
-  component: FormatterNode,
-  label: { name: 'Formatter', description: 'Formats text, numbers and dates.' },
-  fixedEvent: { id: 'format', name: 'Format Data' },
-  summary: addonSummary('operation', operationLabel),
-};
-
-export default formatter;
+/** The formatter card (its definition is kind.ts). */
+export { FormatterNode as default } from './FormatterNode';

@@ -1,23 +1,2 @@
-import type { KindDefinition } from '../../kinds';
-import { addonSummary } from '../card/addonSummary';
-import { GeneratorNode } from './GeneratorNode';
-import { GENERATOR_LABELS } from './labels';
-
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Generator: true;
-  }
-}
-
-/** The generator add-on: generates values (selectedAddonsValue.what). */
-const generator: KindDefinition = {
-  kind: 'generator',
-  providers: ['generator'],
-  nodeType: 'Generator',
-  component: GeneratorNode,
-  label: { name: 'Generator', description: 'Generates values.' },
-  fixedEvent: { id: 'generate', name: 'Generate Values' },
-  summary: addonSummary('what', (what) => GENERATOR_LABELS[what] ?? what),
-};
-
-export default generator;
+/** The generator card (its definition is kind.ts). */
+export { GeneratorNode as default } from './GeneratorNode';

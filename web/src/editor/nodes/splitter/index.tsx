@@ -1,30 +1,5 @@
-import type { KindDefinition } from '../../kinds';
+/** The splitter card: its body in the common NodeCard frame (its definition is kind.ts). */
 import { bodyNode } from '../card/bodyNode';
 import { SplitterBody } from './SplitterBody';
 
-export interface SplitterData {
-  /** The kept segment: an index of SPLITTER_SEGMENTS (First by default). */
-  inHouseAppConfig?: { segmentIndex?: number };
-}
-
-declare module '../../model/types' {
-  interface NodeKindMap {
-    InHouse: true;
-  }
-  interface KindDataMap {
-    splitter: SplitterData;
-  }
-}
-
-/** The splitter add-on: splits a text and keeps one segment. */
-const splitter: KindDefinition<'splitter'> = {
-  kind: 'splitter',
-  providers: ['splitter'],
-  nodeType: 'InHouse',
-  component: bodyNode(SplitterBody, 'SplitterNode'),
-  label: { name: 'Splitter', description: 'Splits a text and keeps a segment.' },
-  fixedEvent: { id: 'split', name: 'Split Text' },
-  initialData: () => ({ inHouseAppConfig: { segmentIndex: 0 } }),
-};
-
-export default splitter;
+export default bodyNode(SplitterBody, 'SplitterNode');

@@ -1,4 +1,4 @@
-import type { FlowNodeData } from '../../model/types';
+import type { FlowNodeData } from '../model/types';
 
 /**
  * A kind's summary naming the add-on's chosen option: the text at selectedAddonsValue[key] through

@@ -1,6 +1,5 @@
 import { LinkOutlined } from '@ant-design/icons';
 import type { KindDefinition } from '../../kinds';
-import { WebhookNode } from './WebhookNode';
 
 declare module '../../model/types' {
   interface NodeKindMap {
@@ -13,7 +12,6 @@ const webhook: KindDefinition = {
   kind: 'webhook',
   providers: ['webhook'],
   nodeType: 'WebhookInner',
-  component: WebhookNode,
   label: { name: 'Webhook', description: 'Starts the flow when a request reaches its URL.', icon: <LinkOutlined /> },
   fixedEvent: { id: 'catch_hook', name: 'Catch Webhook' },
   appDetail: { webhook_url: null },

@@ -1,15 +1,17 @@
 /**
- * The kind registry: every `nodes/<kind>/index.ts(x)` default-exports a KindDefinition (../kinds.ts)
+ * The kind registry: every `nodes/<kind>/kind.ts(x)` default-exports a KindDefinition (../kinds.ts)
  * and is found here by Vite's glob, so adding a kind is adding its folder. The generic editor asks
  * these functions instead of switching on provider strings.
+ *
+ * Only the definitions (data and rules) are globbed here, never the cards: the cards, the store and
+ * the operations import these lookups, so importing a card from here would be an import cycle. The
+ * cards are collected by nodeTypes.tsx, which only the canvas (EditorCanvas.tsx) imports.
  */
-import type { NodeProps, NodeTypes } from '@xyflow/react';
-import { memo, type ComponentType, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import type { KindDefinition } from '../kinds';
 import type { FlowNode, FlowNodeData, NodeKind } from '../model/types';
-import { NodeCard } from './card/NodeCard';
 
-const modules = import.meta.glob<{ default: KindDefinition }>('./*/index.{ts,tsx}', { eager: true });
+const modules = import.meta.glob<{ default: KindDefinition }>('./*/kind.{ts,tsx}', { eager: true });
 
 /** Every kind, by folder name (the order is the folders'). */
 export const kinds: readonly KindDefinition[] = Object.keys(modules)
@@ -73,30 +75,3 @@ export function addRefusal(apps: readonly FlowNode[], provider: string): string 
 export function kindIcon(provider: string): ReactNode | undefined {
   return kindOfProvider(provider)?.label.icon;
 }
-
-/**
- * The React Flow node types: one per NodeKind; a node type several kinds share (Api, InHouse)
- * renders the kind of the node's provider (none matching: a bare card).
- */
-function buildNodeTypes(): NodeTypes {
-  const grouped = new Map<NodeKind, KindDefinition[]>();
-  for (const k of kinds) grouped.set(k.nodeType, [...(grouped.get(k.nodeType) ?? []), k]);
-  const out: Record<string, ComponentType<NodeProps<FlowNode>>> = {};
-  for (const [type, defs] of grouped) {
-    if (defs.length === 1) {
-      out[type] = defs[0].component;
-      continue;
-    }
-    const Shared = ({ ...props }: NodeProps<FlowNode>) => {
-      const k = kindOf(props.data);
-      const Card = k && defs.includes(k) ? k.component : null;
-      return Card ? <Card {...props} /> : <NodeCard id={props.id} data={props.data} selected={props.selected} />;
-    };
-    Shared.displayName = `${type}Node`;
-    out[type] = memo(Shared);
-  }
-  return out as NodeTypes;
-}
-
-/** Registered once at module scope so React Flow never sees a new object. */
-export const nodeTypes: NodeTypes = buildNodeTypes();

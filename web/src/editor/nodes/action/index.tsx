@@ -1,0 +1,5 @@
+/** The general action's card: the catalogue app body (event, account, configuration) in the NodeCard (its definition is kind.ts). */
+import { bodyNode } from '../card/bodyNode';
+import { AppNodeBody } from '../trigger/AppNodeBody';
+
+export default bodyNode(AppNodeBody, 'ActionNode');
