@@ -7,15 +7,6 @@ export interface ApiData {
   selectedValue?: ApiSelectedValue;
 }
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Api: true;
-  }
-  interface KindDataMap {
-    api: ApiData;
-  }
-}
-
 /** A new API Call's request: a JSON POST to no URL yet. */
 export function defaultApiValue(): ApiSelectedValue {
   return {
@@ -36,3 +27,12 @@ const api: KindDefinition<'api'> = {
 };
 
 export default api;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Api: true;
+  }
+  interface KindDataMap {
+    api: ApiData;
+  }
+}

@@ -14,15 +14,6 @@ export interface CouponData {
   inHouseAppConfig?: { coupon?: CouponConfig };
 }
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Coupon: true;
-  }
-  interface KindDataMap {
-    coupon: CouponData;
-  }
-}
-
 /** The coupon add-on: a code with an expiry number and unit (Days by default). */
 const coupon: KindDefinition<'coupon'> = {
   kind: 'coupon',
@@ -35,3 +26,12 @@ const coupon: KindDefinition<'coupon'> = {
 };
 
 export default coupon;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Coupon: true;
+  }
+  interface KindDataMap {
+    coupon: CouponData;
+  }
+}

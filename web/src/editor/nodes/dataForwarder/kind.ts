@@ -5,15 +5,6 @@ export interface DataForwarderData {
   keyList?: KeyValue[];
 }
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Api: true;
-  }
-  interface KindDataMap {
-    data_forwarder: DataForwarderData;
-  }
-}
-
 /** The data forwarder add-on: forwards chosen keys (an Api node type, like the API call). */
 const dataForwarder: KindDefinition<'data_forwarder'> = {
   kind: 'dataForwarder',
@@ -25,3 +16,12 @@ const dataForwarder: KindDefinition<'data_forwarder'> = {
 };
 
 export default dataForwarder;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Api: true;
+  }
+  interface KindDataMap {
+    data_forwarder: DataForwarderData;
+  }
+}

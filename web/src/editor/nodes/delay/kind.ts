@@ -1,11 +1,5 @@
 import type { KindDefinition } from '../../kinds';
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    InHouse: true;
-  }
-}
-
 /** The delay add-on (older drafts: timer): waits before the next step; it has no Set Delay of its own. */
 const delay: KindDefinition = {
   kind: 'delay',
@@ -18,3 +12,9 @@ const delay: KindDefinition = {
 };
 
 export default delay;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    InHouse: true;
+  }
+}

@@ -5,15 +5,6 @@ export interface FilterData {
   filterValues?: FilterCondition[];
 }
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Filter: true;
-  }
-  interface KindDataMap {
-    conditioner: FilterData;
-  }
-}
-
 /** The filter add-on (provider conditioner; the api also accepts filter): the flow goes on only when its conditions hold. */
 const filter: KindDefinition<'conditioner'> = {
   kind: 'filter',
@@ -26,3 +17,12 @@ const filter: KindDefinition<'conditioner'> = {
 };
 
 export default filter;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Filter: true;
+  }
+  interface KindDataMap {
+    conditioner: FilterData;
+  }
+}

@@ -6,15 +6,6 @@ export interface FormInputData {
   formTitle?: string;
 }
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    FormInput: true;
-  }
-  interface KindDataMap {
-    form_input: FormInputData;
-  }
-}
-
 /** The form trigger: a hosted form whose submissions start the flow. */
 const formInput: KindDefinition<'form_input'> = {
   kind: 'formInput',
@@ -27,3 +18,12 @@ const formInput: KindDefinition<'form_input'> = {
 };
 
 export default formInput;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    FormInput: true;
+  }
+  interface KindDataMap {
+    form_input: FormInputData;
+  }
+}

@@ -2,12 +2,6 @@ import type { KindDefinition } from '../../kinds';
 import { addonSummary } from '../addonSummary';
 import { operationLabel } from './operations';
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Formatter: true;
-  }
-}
-
 /** The formatter add-on: one operation on text, numbers or dates (selectedAddonsValue.operation). */
 const formatter: KindDefinition = {
   kind: 'formatter',
@@ -19,3 +13,9 @@ const formatter: KindDefinition = {
 };
 
 export default formatter;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Formatter: true;
+  }
+}

@@ -2,12 +2,6 @@ import type { KindDefinition } from '../../kinds';
 import { addonSummary } from '../addonSummary';
 import { GENERATOR_LABELS } from './labels';
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Generator: true;
-  }
-}
-
 /** The generator add-on: generates values (selectedAddonsValue.what). */
 const generator: KindDefinition = {
   kind: 'generator',
@@ -19,3 +13,9 @@ const generator: KindDefinition = {
 };
 
 export default generator;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Generator: true;
+  }
+}

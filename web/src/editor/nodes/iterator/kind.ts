@@ -1,12 +1,6 @@
 import type { KindDefinition } from '../../kinds';
 import { MSG } from '../../model/rules';
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    InHouse: true;
-  }
-}
-
 /** The iterator add-on: runs the later steps once per item of a list; at most one per flow. */
 const iterator: KindDefinition = {
   kind: 'iterator',
@@ -21,3 +15,9 @@ const iterator: KindDefinition = {
 };
 
 export default iterator;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    InHouse: true;
+  }
+}

@@ -6,15 +6,6 @@ export interface SchedulerData {
   selectedValue?: ScheduleValue;
 }
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    Scheduler: true;
-  }
-  interface KindDataMap {
-    scheduler: SchedulerData;
-  }
-}
-
 /** The scheduler trigger: runs the flow on a schedule; its test lists the next runs (no test drawer). */
 const scheduler: KindDefinition<'scheduler'> = {
   kind: 'scheduler',
@@ -31,3 +22,12 @@ const scheduler: KindDefinition<'scheduler'> = {
 };
 
 export default scheduler;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    Scheduler: true;
+  }
+  interface KindDataMap {
+    scheduler: SchedulerData;
+  }
+}

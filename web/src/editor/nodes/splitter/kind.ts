@@ -5,15 +5,6 @@ export interface SplitterData {
   inHouseAppConfig?: { segmentIndex?: number };
 }
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    InHouse: true;
-  }
-  interface KindDataMap {
-    splitter: SplitterData;
-  }
-}
-
 /** The splitter add-on: splits a text and keeps one segment. */
 const splitter: KindDefinition<'splitter'> = {
   kind: 'splitter',
@@ -25,3 +16,12 @@ const splitter: KindDefinition<'splitter'> = {
 };
 
 export default splitter;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    InHouse: true;
+  }
+  interface KindDataMap {
+    splitter: SplitterData;
+  }
+}

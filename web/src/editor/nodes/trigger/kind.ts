@@ -1,11 +1,5 @@
 import { generalKind } from './generalKind';
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    TriggerNode: true;
-  }
-}
-
 /** The general case as the first step: any catalogue app no other kind names (event, account, configuration). */
 const trigger = generalKind('trigger', 'TriggerNode', {
   name: 'App trigger',
@@ -13,3 +7,9 @@ const trigger = generalKind('trigger', 'TriggerNode', {
 });
 
 export default trigger;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    TriggerNode: true;
+  }
+}

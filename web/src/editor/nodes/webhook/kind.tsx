@@ -1,12 +1,6 @@
 import { LinkOutlined } from '@ant-design/icons';
 import type { KindDefinition } from '../../kinds';
 
-declare module '../../model/types' {
-  interface NodeKindMap {
-    WebhookInner: true;
-  }
-}
-
 /** The webhook trigger: catches a request at its URL (Capture Response). */
 const webhook: KindDefinition = {
   kind: 'webhook',
@@ -21,3 +15,9 @@ const webhook: KindDefinition = {
 };
 
 export default webhook;
+
+declare module '../../model/types' {
+  interface NodeKindMap {
+    WebhookInner: true;
+  }
+}
