@@ -68,7 +68,7 @@ def new_context(browser: Browser) -> Iterator[NewContext]:
 
     def make(base_url: str, *, width: int = 1440, height: int = 900, **options: Any) -> BrowserContext:
         context = browser.new_context(base_url=base_url, viewport={"width": width, "height": height}, **options)
-        context.set_default_timeout(20_000)
+        context.set_default_timeout(45_000)  # an action waits this long: 20 s ran out at load 10 on two cores
         made.append(context)
         return context
 
