@@ -78,6 +78,11 @@ def check_paths(steps: list[Any]) -> None:
                 join = steps[position]
                 raise ValueError(f"join {join.id}: it names router {join.router!r} but follows the paths of {step.id}")
             position += 1
+        elif position < len(steps):
+            raise ValueError(
+                f"router {step.id} has no join: its paths end the flow, so no step can follow them "
+                f"(add a join, or move step {steps[position].id} into a path)"
+            )
 
 
 # A delay suspends the whole run; inside an iterator's per-item pass it is refused.
