@@ -252,3 +252,12 @@ def test_the_task_log_status_of_runs_with_paths() -> None:
     # The join (wait all) or the router (no path chosen) stopping the run: FILTERED, like a filter.
     assert status(result("router"), path_filter, result("join", stop="Path A did not reach the join")) == "FILTERED"
     assert status(result("router", stop="No path's conditions passed"), skipped) == "FILTERED"
+
+
+def test_a_router_and_join_known_by_their_provider_compile_the_same() -> None:
+    raw = canvas()
+    raw["apps"][1]["type"] = "InHouse"  # an editor that keeps add-ons as InHouse nodes
+    raw["apps"][5]["type"] = "InHouse"
+    assert compiled(raw) == compiled(canvas())
+    raw["apps"][1]["data"]["routerPaths"] = [{"id": "p", "name": "A", "conditions": "nope"}]
+    assert refused(raw).startswith("Router (router): a path is malformed")
