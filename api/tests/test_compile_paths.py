@@ -261,3 +261,11 @@ def test_a_router_and_join_known_by_their_provider_compile_the_same() -> None:
     assert compiled(raw) == compiled(canvas())
     raw["apps"][1]["data"]["routerPaths"] = [{"id": "p", "name": "A", "conditions": "nope"}]
     assert refused(raw).startswith("Router (router): a path is malformed")
+
+
+def test_two_paths_cannot_start_at_the_same_node() -> None:
+    raw = canvas()
+    raw["links"][1]["target"] = "a1"  # Big order -> a1 too
+    raw["apps"] = [a for a in raw["apps"] if a["id"] != "b1"]
+    raw["links"] = [lk for lk in raw["links"] if lk["source"] != "b1"]
+    assert "Hash a1 (a1): reached from two paths (Paid and Big order)" in refused(raw)

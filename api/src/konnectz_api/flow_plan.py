@@ -200,9 +200,10 @@ def router_plans(flow: Plan) -> dict[str, RouterPlan]:
     """
     by_id = {n.id: n for n in flow.canvas.apps}
     out: dict[str, list[Any]] = {n.id: [] for n in flow.canvas.apps}
-    for link in flow.canvas.links:
-        if link.source in out and all(link.target != other.target for other in out[link.source]):
-            out[link.source].append(link)
+    for edge in flow.canvas.links:
+        same = ((other.target, other.sourceHandle) for other in out.get(edge.source, ()))
+        if edge.source in out and (edge.target, edge.sourceHandle) not in same:
+            out[edge.source].append(edge)
     plans: dict[str, RouterPlan] = {}
     owner: dict[str, str] = {}  # path node id -> "router/path" that holds it
     for router in (n for n in flow.canvas.apps if routers.is_router(n)):
@@ -226,8 +227,8 @@ def router_plans(flow: Plan) -> dict[str, RouterPlan]:
         for raw, key in zip(raw_paths, keys, strict=True):
             name = raw.name.strip() or key
             path = PathPlan(id=key, name=name)
-            link = by_handle.get(key)
-            current = by_id[link.target] if link is not None else None
+            first = by_handle.get(key)
+            current: Any = by_id[first.target] if first is not None else None
             previous = router
             while current is not None:
                 if join_kind.is_join(current):
