@@ -22,7 +22,7 @@ from konnectz_contracts.model import KeyValue
 from konnectz_contracts.spec import FlowSpec, WebhookTrigger
 from konnectz_contracts.steps import api_call, delay, filter, formatter, hash, iterator, join, router
 from konnectz_runner import steps as runner_steps
-from konnectz_runner.engine import execute
+from konnectz_runner.engine import Suspended, execute
 from konnectz_runner.journal import KV_STEPS, StepJournal
 from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.netguard import NetGuard, parse_networks
@@ -346,3 +346,34 @@ async def test_a_redelivered_run_does_not_repeat_the_calls_on_its_paths(nc: Any,
     assert isinstance(first, TaskEvent) and isinstance(again, TaskEvent)
     assert [(s.step_id, s.status, s.path) for s in again.steps] == [(s.step_id, s.status, s.path) for s in first.steps]
     assert by_id(again)["after"].output == {"output": "42-42-"}
+
+
+async def test_a_delay_before_the_router_and_after_the_join_suspends_and_resumes(http: httpx.AsyncClient) -> None:
+    flow = spec(
+        delay.DelayStep(id="wait1", name="Wait", amount=5),
+        router_of(path("Paid", ["pa"], PAID), path("Big", ["pb"], BIG)),
+        upper("pa", "a"),
+        upper("pb", "b"),
+        join.Config(id="join", name="Join", router="router"),
+        delay.DelayStep(id="wait2", name="Wait again", amount=5),
+        upper("after", "{{join.Paid.output}}{{join.Big.output}}"),
+    )
+    request = run({"paid": "yes", "total": 250})
+    first = await execute(flow, request, http=http, guard=LOCAL)
+    assert isinstance(first, Suspended) and first.continuation.after_step == "wait1"
+    resumed = RunRequest.model_validate_json(
+        request.model_copy(update={"resume": first.continuation}).model_dump_json()
+    )
+    second = await execute(flow, resumed, http=http, guard=LOCAL)
+    assert isinstance(second, Suspended) and second.continuation.after_step == "wait2"
+    assert second.continuation.outputs["join"] == {"Paid": {"output": "A"}, "Big": {"output": "B"}}
+    resumed = RunRequest.model_validate_json(
+        request.model_copy(update={"resume": second.continuation}).model_dump_json()
+    )
+    event = await execute(flow, resumed, http=http, guard=LOCAL)
+    assert isinstance(event, TaskEvent) and event.status == "SUCCESS"
+    assert [(s.step_id, s.path) for s in event.steps] == [
+        ("wait1", None), ("router", None), ("pa", "router/Paid"), ("pb", "router/Big"), ("join", None),
+        ("wait2", None), ("after", None),
+    ]  # fmt: skip
+    assert by_id(event)["after"].output == {"output": "AB"}
