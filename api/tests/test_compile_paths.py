@@ -269,3 +269,23 @@ def test_two_paths_cannot_start_at_the_same_node() -> None:
     raw["apps"] = [a for a in raw["apps"] if a["id"] != "b1"]
     raw["links"] = [lk for lk in raw["links"] if lk["source"] != "b1"]
     assert "Hash a1 (a1): reached from two paths (Paid and Big order)" in refused(raw)
+
+
+def test_a_second_router_after_a_join() -> None:
+    one = [{"id": "p", "name": "P", "conditions": [condition("{{node-1.paid}}", "Equal To", "yes")]}]
+    two = [{"id": "q", "name": "Q", "conditions": [condition("{{j1.P.hash}}", "Is Exist", "")]}]
+    apps = [
+        canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
+        {**router_node(one), "id": "r1"},
+        hash_node("x", 3),
+        {**join_node(), "id": "j1"},
+        {**router_node(two), "id": "r2"},
+        hash_node("y", 6, "{{j1.P.hash}}"),
+        {**join_node(), "id": "j2"},
+        hash_node("z", 8, "{{j2.Q.hash}} {{x.hash}}"),
+    ]
+    pairs = [("node-1", "r1", None), ("r1", "x", "p"), ("x", "j1", None), ("j1", "r2", None), ("r2", "y", "q")]
+    pairs += [("y", "j2", None), ("j2", "z", None)]
+    flow = compiled({"apps": apps, "links": [link(s, t, h) for s, t, h in pairs], "flowName": "Two"})
+    assert [s.id for s in flow.steps] == ["r1", "x", "j1", "r2", "y", "j2", "z"]
+    assert flow.steps[3].paths[0].steps == ["y"] and flow.steps[5].router == "r2"
