@@ -377,3 +377,16 @@ async def test_a_delay_before_the_router_and_after_the_join_suspends_and_resumes
         ("wait2", None), ("after", None),
     ]  # fmt: skip
     assert by_id(event)["after"].output == {"output": "AB"}
+
+
+async def test_an_exception_in_a_path_is_raised_after_the_other_paths_finished(
+    http: httpx.AsyncClient, recorded: list[tuple[str, str, float]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(config: Any, ctx: StepContext) -> Outcome:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(runner_steps.KINDS, "formatter", broken)
+    flow = spec(router_of(path("A", ["bug"], PAID), path("B", ["slow"], BIG)), upper("bug", "x"), fake("slow", "s"))
+    with pytest.raises(RuntimeError, match="a bug"):
+        await execute(flow, run({"paid": "yes", "total": 250}), http=http, guard=LOCAL)
+    assert [kind for kind, _id, _t in recorded] == ["start", "end"]  # the slow path was not left running
