@@ -84,6 +84,12 @@ describe('diffCanvases', () => {
     ]);
   });
 
+  it('names list items without a key by their index and repeated keys by their count', () => {
+    const a = node('node-2', 'Hash', { configResponses: [{ value: 'a' }, { config_key: 'text', value: 'x' }, { config_key: 'text', value: 'y' }] });
+    const b = node('node-2', 'Hash', { configResponses: [{ value: 'b' }, { config_key: 'text', value: 'x' }, { config_key: 'text', value: 'z' }] });
+    expect(diffNode(a, b).map((f) => f.path)).toEqual(['configResponses[0].value', 'configResponses[text#2].value']);
+  });
+
   it('never shows sealed secret values and survives documents that are not canvases', () => {
     const a = node('node-2', 'API', { selectedValue: { headers: [{ key: 'Authorization', value: '', sealed: 'gAAA1' }] } });
     const b = node('node-2', 'API', { selectedValue: { headers: [{ key: 'Authorization', value: '', sealed: 'gAAA2' }] } });

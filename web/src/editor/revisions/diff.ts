@@ -21,7 +21,7 @@ export const IGNORED_DATA_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** Fields of a list's objects that name the object (so `headers[X-Source].value`, not `headers[0].value`). */
-const IDENTITY_KEYS = ['config_key', 'key', 'id'] as const;
+const IDENTITY_KEYS = ['config_key', 'key', 'id', 'label'] as const;
 
 export interface FieldChange {
   /** Dotted path inside the node's data, e.g. `selectedValue.apiDetails.endpointURL` or `configResponses[text].value`. */
@@ -91,9 +91,14 @@ function flatten(value: unknown, path: string, out: Map<string, unknown>, top = 
       out.set(path, []);
       return;
     }
-    const ids = value.map(identity);
-    const unique = ids.every((id) => id !== null) && new Set(ids).size === ids.length;
-    value.forEach((item, index) => flatten(item, `${path}[${unique ? ids[index] : index}]`, out));
+    // An item is named by its identity (its index when it has none); a repeated name gets #2, #3...
+    const seen = new Map<string, number>();
+    value.forEach((item, index) => {
+      const id = identity(item) ?? String(index);
+      const count = (seen.get(id) ?? 0) + 1;
+      seen.set(id, count);
+      flatten(item, `${path}[${count > 1 ? `${id}#${count}` : id}]`, out);
+    });
     return;
   }
   if (isObj(value)) {
