@@ -85,7 +85,7 @@ def test_the_generated_crd_is_structural_and_typed_down_to_the_steps() -> None:
     assert "kind" in step["properties"]
     assert [c["name"] for c in version["additionalPrinterColumns"]] == [
         "Konnect-ID", "Owner", "Trigger", "Phase", "Entrypoint", "Last-Run", "Outcome", "Runs-Today",
-        "Failures-Today", "Age", "Last-Schedule", "Message",
+        "Failures-Today", "Age", "Last-Schedule", "Message", "Revision",
     ]  # fmt: skip
 
 

@@ -105,6 +105,24 @@ def test_reconcile_applies_adopted_children_and_reports_ready(konnect, memo, kub
     assert "Deployment created" in status["message"]
 
 
+def test_the_status_names_the_revision_the_runners_serve(konnect, flow, memo, kube):
+    # revisions: the api publishes spec.flow.revision; the status says which revision runs.
+    published = flow()
+    published["revision"] = 3
+    patch = _reconcile(konnect(flow=published), memo)
+    assert patch["status"]["phase"] == "Ready" and patch["status"]["revision"] == 3
+    # The ConfigMap the runner reads carries the same revision (its task events name it).
+    config = kube.objects[("ConfigMap", "team-a", "kz-konnect-42")]
+    assert json.loads(config["data"]["flow.json"])["revision"] == 3
+    published["revision"] = 4
+    assert _reconcile(konnect(flow=published), memo)["status"]["revision"] == 4
+    # A flow applied without a revision (kubectl): the key is removed (merge patch null).
+    patch = _reconcile(konnect(), memo)
+    assert "revision" in patch["status"] and patch["status"]["revision"] is None
+    assert handlers.live_revision(kopf.Body({"spec": {"flow": {"revision": True}}})) is None
+    assert handlers.live_revision(kopf.Body({"spec": {"flow": {"revision": "2"}}})) is None
+
+
 def test_reconcile_is_idempotent_and_patches_existing_children(konnect, memo, kube):
     _reconcile(konnect(), memo)
     changed = konnect(paused=True)

@@ -293,3 +293,11 @@ async def test_header_that_cannot_be_sent_is_a_step_error(echo: Any, http: httpx
     assert event.status == "ERROR"
     assert (event.steps[0].error or "").startswith(f"Invalid request to {echo.base}/echo: ")
     assert echo.received == []
+
+
+async def test_the_event_names_the_revision_of_the_spec_that_ran(echo: Any, http: httpx.AsyncClient) -> None:
+    # revisions: the api sets FlowSpec.revision on publish; the task event carries it to the task log.
+    step = ApiCallStep(id="node-2", name="T", method="GET", url=echo.base + "/text")
+    published = flow(step).model_copy(update={"revision": 4})
+    assert (await execute(published, run({}), http=http, guard=LOCAL)).revision == 4
+    assert (await execute(flow(step), run({}), http=http, guard=LOCAL)).revision is None

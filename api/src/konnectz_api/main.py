@@ -35,6 +35,7 @@ from konnectz_api.routes import (
     password_reset,
     plans,
     profile,
+    revisions,
     script_triggers,
     system,
     task_logs,
@@ -135,7 +136,7 @@ def create_app() -> FastAPI:
     # Outermost: the hot GET routes of the pages skip FastAPI's per-request machinery (konnectz_api.fastreads).
     app.add_middleware(FastReads, fastapi_app=app, routers=[module.router for module in hot])
     routers = (system, auth, password_reset, profile, avatars, plans, members, apps, app_accounts, credentials)
-    every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets)]
+    every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions)]
     for router in (*every, konnects.activity_router):
         document_errors(router)  # the 4xx and 503 each route can answer, from one table
         app.include_router(router)

@@ -211,11 +211,38 @@ class Konnect(Base):
     draft_pending: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    # revisions: the number of the konnect_revisions row now running (NULL: never published since
+    # revisions exist, or withdrawn).
+    live_revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 @event.listens_for(Konnect.canvas_json, "set")
 def _derive_app_names(target: Konnect, value: Any, _old: Any, _initiator: Any) -> None:
     target.app_names = konnect_app_names(value)
+
+
+class KonnectRevision(Base):
+    """One successful publish of a konnect, kept unchanged: the canvas and the flow spec that went live.
+
+    ``number`` counts 1, 2, 3... per konnect; a restore publishes an old revision's canvas again as a
+    new revision (``restored_from``). Retention (``KONNECTZ_REVISIONS_KEEP``) may delete old ones,
+    never the live one.
+    """
+
+    __tablename__ = "konnect_revisions"
+    __table_args__ = (UniqueConstraint("konnect_id", "number", name="uq_konnect_revisions_konnect_number"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    konnect_id: Mapped[int] = mapped_column(ForeignKey("konnects.id", ondelete="CASCADE"))
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    canvas_json: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    spec: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    message: Mapped[str] = mapped_column(String(500), default="", server_default="")
+    published_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), nullable=True)
+    published_by_email: Mapped[str] = mapped_column(String(320), default="", server_default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    restored_from: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class KonnectActivity(Base):
@@ -270,6 +297,8 @@ class TaskLog(Base):
     # The run_id of the latest replay of this run and how many were asked for: a second replay answers it.
     replayed_as: Mapped[str | None] = mapped_column(String(64))
     replays: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # revisions: the konnect revision the run executed (NULL: a run of a spec without revision).
+    revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     tasks: Mapped[list[Task]] = relationship(
         back_populates="task_log", order_by="Task.position", cascade="all, delete-orphan"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, GetJsonSchemaHandler, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field, GetJsonSchemaHandler, field_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -387,11 +387,29 @@ class CanvasJson(BaseModel):
         return handler(Canvas.__pydantic_core_schema__)
 
 
+# revisions
+REVISION_MESSAGE_MAX = 500
+
+
+def _revision_message(value: str | None) -> str | None:
+    """A revision's message: no control characters but line breaks and tabs (PostgreSQL stores no NUL)."""
+    if value is not None and any((ord(ch) < 32 and ch not in "\n\r\t") or ord(ch) == 127 for ch in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+RevisionMessage = Annotated[str | None, Field(max_length=REVISION_MESSAGE_MAX), AfterValidator(_revision_message)]
+
+
 class SaveKonnectIn(BaseModel):
     konnect_id: int | None = None
     canvas_name: bool = False
     canvas_json: CanvasJson
     publish: bool = False
+    # revisions
+    message: RevisionMessage = Field(
+        default=None, description="With a publish: what changed, kept with the new revision (up to 500 characters)"
+    )
 
 
 class SaveKonnectOut(BaseModel):
@@ -404,6 +422,10 @@ class SaveKonnectOut(BaseModel):
         default=False,
         description="true: the flow is live (Published) and the saved changes wait beside the live version "
         "until Publish; the live version keeps running",
+    )
+    # revisions
+    revision: int | None = Field(
+        default=None, description="After a publish: the number of the revision that went live (1, 2, 3...)"
     )
 
 
@@ -630,6 +652,10 @@ class TaskLogOut(BaseModel):
     )
     replay_of: str | None = Field(default=None, description="run_id of the run this one replays")
     replayed_as: str | None = Field(default=None, description="run_id of this run's latest replay")
+    # revisions
+    revision: int | None = Field(
+        default=None, description="The flow's revision the run executed (null: published before revisions)"
+    )
 
 
 class ReplayOut(BaseModel):
@@ -795,3 +821,31 @@ class WidgetDetails(BaseModel):
 class WidgetList(BaseModel):
     widgets: list[WidgetOut]
     ai_host_configured: bool
+
+
+# --- revisions ----------------------------------------------------------------------------
+class RevisionItem(BaseModel):
+    number: int = Field(description="1, 2, 3... per flow")
+    message: str = Field(description="What the publisher said changed (may be empty)")
+    published_by: int | None = Field(default=None, description="Id of the user who published it")
+    published_by_email: str = Field(description="E-mail of the user who published it")
+    created_at: datetime
+    restored_from: int | None = Field(default=None, description="The revision this one restored, if a restore")
+    live: bool = Field(description="true: this revision is the one running")
+
+
+class RevisionList(BaseModel):
+    revisions: list[RevisionItem]
+    total: int
+    live_revision: int | None = Field(description="The revision running now (null: the flow is not live)")
+
+
+class RevisionDetail(RevisionItem):
+    canvas_json: dict[str, Any] = Field(description="The editor document published (secret values masked)")
+    spec: dict[str, Any] = Field(description="The compiled flow spec published (without the webhook token)")
+
+
+class RestoreIn(BaseModel):
+    message: RevisionMessage = Field(
+        default=None, description="Kept with the new revision; default: 'Restored revision N'"
+    )

@@ -204,6 +204,9 @@ class TaskEvent(_Wire):
     attempts: int = 1
     #: The run_id of the run this one replays, if it is a replay.
     replay_of: str | None = None
+    # revisions
+    #: The konnect's revision (FlowSpec.revision) the run executed; None for specs published before revisions.
+    revision: int | None = None
 
 
 class Unstorable(ValueError):

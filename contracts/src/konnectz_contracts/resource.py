@@ -202,6 +202,10 @@ class KonnectStatus(BaseModel):
         default=None,
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
     )
+    # revisions
+    revision: int | None = Field(
+        default=None, ge=1, description="The revision of the flow the runners serve (spec.flow.revision)."
+    )
 
 
 # `kubectl get konnects`: what runs, for whom, how it starts, whether it works, how its last run
@@ -219,6 +223,7 @@ PRINTER_COLUMNS: tuple[dict[str, Any], ...] = (
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     {"name": "Last-Schedule", "type": "date", "jsonPath": ".status.lastScheduleTime", "priority": 1},
     {"name": "Message", "type": "string", "jsonPath": ".status.message", "priority": 1},
+    {"name": "Revision", "type": "integer", "jsonPath": ".status.revision", "priority": 1},
 )
 
 
@@ -246,6 +251,8 @@ def resource_flow(flow: FlowSpec) -> dict[str, Any]:
     data.pop("konnect_id", None)
     data.pop("owner_id", None)
     data["trigger"].pop("token", None)
+    if data.get("revision") is None:  # revisions: a flow published without one keeps the resource it had
+        data.pop("revision", None)
     return data
 
 

@@ -105,6 +105,8 @@ class FlowSpec(Strict):
         description="The owner's time zone, IANA (Europe/Berlin) or a GMT offset (GMT+05:30): "
         "dates without an offset are in it",
     )
+    # revisions
+    revision: int | None = None
 
     @field_validator("timezone")
     @classmethod

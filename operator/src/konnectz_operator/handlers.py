@@ -109,6 +109,13 @@ def entrypoint(body: kopf.Body, url: str | None) -> str | None:
     return url
 
 
+def live_revision(body: kopf.Body) -> int | None:
+    """The revision of the flow now served (``spec.flow.revision``; None for a flow published without
+    one, e.g. applied with kubectl): ``status.revision``."""
+    revision = (body.spec.get("flow") or {}).get("revision")
+    return revision if isinstance(revision, int) and not isinstance(revision, bool) and revision >= 1 else None
+
+
 def mark_pending(body: kopf.Body, kube: Kube, message: str) -> None:
     """Status Pending with ``message`` at once (not at the end of the handler), unless it says so already."""
     status = body.get("status") or {}
@@ -200,6 +207,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
     url = webhook_url(konnect, config)
     patch.status["webhookUrl"] = url
     patch.status["entrypoint"] = entrypoint(konnect, url or form_url(konnect, config))
+    patch.status["revision"] = live_revision(konnect)
     logger.info("Konnect reconciled: %s", summary)
 
 

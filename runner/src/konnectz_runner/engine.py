@@ -96,6 +96,7 @@ def _event(spec: FlowSpec, run: RunRequest, started: datetime, results: list[Ste
         trigger_id=spec.trigger_id,
         trigger_output=run.trigger_output,
         steps=results,
+        revision=spec.revision,
     )
 
 

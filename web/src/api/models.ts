@@ -17,3 +17,6 @@ export type TaskLogType = Schemas['TaskLogOut']['status'];
 export type TaskLog = Schemas['TaskLogOut'];
 export type Task = Schemas['TaskOut'];
 export type TasksResponse = Schemas['TaskList'];
+/** A flow's revision (one publish), in the History panel's list; with its canvas and spec when read alone. */
+export type RevisionItem = Schemas['RevisionItem'];
+export type RevisionDetail = Schemas['RevisionDetail'];

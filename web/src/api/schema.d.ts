@@ -656,7 +656,8 @@ export interface paths {
          *
          *     Saving a Published flow keeps it live: the changes are stored beside the live version
          *     (``draft_pending``), which keeps running until Publish (a publish that fails keeps them pending
-         *     too). Taking a flow offline is only ``update_status`` Draft.
+         *     too). Taking a flow offline is only ``update_status`` Draft. Each publish is kept as a new revision
+         *     (``message`` goes with it; the reply's ``revision`` is its number).
          */
         post: operations["save_konnect_api_v1_konnects_save_konnect_post"];
         delete?: never;
@@ -729,6 +730,63 @@ export interface paths {
         get: operations["edit_konnect_api_v1_konnects__konnect_id__edit_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/konnects/{konnect_id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The revisions of a flow, newest first
+         * @description Every publish of the flow is kept as a revision: its number, message, who published it and when, whether a restore made it (`restored_from`) and whether it is the one running (`live`).
+         */
+        get: operations["list_revisions_api_v1_konnects__konnect_id__revisions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/konnects/{konnect_id}/revisions/{number}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One revision of a flow: its canvas and its compiled spec */
+        get: operations["get_revision_api_v1_konnects__konnect_id__revisions__number__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/konnects/{konnect_id}/revisions/{number}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish an earlier revision again, as a new revision
+         * @description The revision's canvas becomes the flow's draft (unsaved or pending changes are replaced) and is published as a new revision with `restored_from` = `number`; the earlier revisions are kept. 409: the revision is already the live one (and no changes are pending). 422: it no longer compiles (a node names what to fix; the draft is kept as it was).
+         */
+        post: operations["restore_revision_api_v1_konnects__konnect_id__revisions__number__restore_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2742,6 +2800,116 @@ export interface components {
             /** Reset Password Token */
             reset_password_token: string;
         };
+        /** RestoreIn */
+        RestoreIn: {
+            /**
+             * Message
+             * @description Kept with the new revision; default: 'Restored revision N'
+             */
+            message?: string | null;
+        };
+        /** RevisionDetail */
+        RevisionDetail: {
+            /**
+             * Canvas Json
+             * @description The editor document published (secret values masked)
+             */
+            canvas_json: {
+                [key: string]: unknown;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Live
+             * @description true: this revision is the one running
+             */
+            live: boolean;
+            /**
+             * Message
+             * @description What the publisher said changed (may be empty)
+             */
+            message: string;
+            /**
+             * Number
+             * @description 1, 2, 3... per flow
+             */
+            number: number;
+            /**
+             * Published By
+             * @description Id of the user who published it
+             */
+            published_by?: number | null;
+            /**
+             * Published By Email
+             * @description E-mail of the user who published it
+             */
+            published_by_email: string;
+            /**
+             * Restored From
+             * @description The revision this one restored, if a restore
+             */
+            restored_from?: number | null;
+            /**
+             * Spec
+             * @description The compiled flow spec published (without the webhook token)
+             */
+            spec: {
+                [key: string]: unknown;
+            };
+        };
+        /** RevisionItem */
+        RevisionItem: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Live
+             * @description true: this revision is the one running
+             */
+            live: boolean;
+            /**
+             * Message
+             * @description What the publisher said changed (may be empty)
+             */
+            message: string;
+            /**
+             * Number
+             * @description 1, 2, 3... per flow
+             */
+            number: number;
+            /**
+             * Published By
+             * @description Id of the user who published it
+             */
+            published_by?: number | null;
+            /**
+             * Published By Email
+             * @description E-mail of the user who published it
+             */
+            published_by_email: string;
+            /**
+             * Restored From
+             * @description The revision this one restored, if a restore
+             */
+            restored_from?: number | null;
+        };
+        /** RevisionList */
+        RevisionList: {
+            /**
+             * Live Revision
+             * @description The revision running now (null: the flow is not live)
+             */
+            live_revision: number | null;
+            /** Revisions */
+            revisions: components["schemas"]["RevisionItem"][];
+            /** Total */
+            total: number;
+        };
         /** RightApp */
         RightApp: {
             /** App Name */
@@ -2811,6 +2979,11 @@ export interface components {
             /** Konnect Id */
             konnect_id?: number | null;
             /**
+             * Message
+             * @description With a publish: what changed, kept with the new revision (up to 500 characters)
+             */
+            message?: string | null;
+            /**
              * Publish
              * @default false
              */
@@ -2830,6 +3003,11 @@ export interface components {
             konnect_status: string;
             /** Message */
             message: string;
+            /**
+             * Revision
+             * @description After a publish: the number of the revision that went live (1, 2, 3...)
+             */
+            revision?: number | null;
             /**
              * Status
              * @constant
@@ -3095,6 +3273,11 @@ export interface components {
              * @description run_id of this run's latest replay
              */
             replayed_as?: string | null;
+            /**
+             * Revision
+             * @description The flow's revision the run executed (null: published before revisions)
+             */
+            revision?: number | null;
             /**
              * Run Id
              * @description The run's id (what the webhook answered with)
@@ -6334,6 +6517,249 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    list_revisions_api_v1_konnects__konnect_id__revisions_get: {
+        parameters: {
+            query?: {
+                page_size?: number;
+                /** @description 1-based page number */
+                page_index?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                konnect_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionList"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    get_revision_api_v1_konnects__konnect_id__revisions__number__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                konnect_id: number;
+                /** @description The revision's number (1, 2, 3...) */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionDetail"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    restore_revision_api_v1_konnects__konnect_id__revisions__number__restore_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                konnect_id: number;
+                /** @description The revision's number (1, 2, 3...) */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RestoreIn"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SaveKonnectOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
         };

@@ -1,4 +1,4 @@
-import { HomeOutlined } from '@ant-design/icons';
+import { HistoryOutlined, HomeOutlined } from '@ant-design/icons';
 import { Button, Modal, Space, Tag, Tooltip } from 'antd';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -6,6 +6,8 @@ import { ThemeSwitch } from '../shell/ThemeSwitch';
 import { deleteDraft } from './api/editorApi';
 import { FlowNameInput } from './components/FlowNameInput';
 import { useEditor, useEditorStoreApi } from './EditorContext';
+import { loadFlow } from './FlowLoader';
+import { RevisionsPanel } from './revisions/RevisionsPanel';
 import { hasUnsavedChanges } from './store';
 import { useSaveFlow } from './useSaveFlow';
 
@@ -15,7 +17,7 @@ export const LIVE_PROMPT =
   'This flow is live. Save keeps the live version running and stores your changes as a pending draft beside it; Publish makes them live; No leaves without saving.';
 export const LIVE_SAVE_HINT = 'Saves your changes beside the live version, which keeps running until you publish them.';
 
-/** Dashboard (with the save prompt), the flow name, the theme switch, Save and Publish. */
+/** Dashboard (with the save prompt), the flow name, the theme switch, History (the flow's revisions), Save and Publish. */
 export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
   const navigate = useNavigate();
   const store = useEditorStoreApi();
@@ -24,6 +26,8 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
   const pending = useEditor((s) => s.draftPending);
   const { save, saving } = useSaveFlow();
   const [prompt, setPrompt] = useState(false);
+  const konnectId = useEditor((s) => s.konnectId);
+  const [history, setHistory] = useState(false);
 
   /** No: a draft created by testing in this session (the route has no numeric id) is deleted. */
   const discard = () => {
@@ -51,6 +55,11 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
       ) : null}
       <Space className="kz-editor-actions">
         <ThemeSwitch />
+        {konnectId ? (
+          <Button icon={<HistoryOutlined />} onClick={() => setHistory(true)} data-testid="editor-history">
+            History
+          </Button>
+        ) : null}
         <Tooltip title={live ? LIVE_SAVE_HINT : undefined}>
           <Button onClick={() => void save(false)} loading={saving === 'save'} disabled={saving !== null} data-testid="save-flow">
             {live ? 'Save as draft' : 'Save'}
@@ -60,6 +69,17 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
           Publish
         </Button>
       </Space>
+      {konnectId ? (
+        <RevisionsPanel
+          konnectId={konnectId}
+          open={history}
+          onClose={() => setHistory(false)}
+          onRestored={async () => {
+            await loadFlow(store, konnectId);
+            setHistory(false);
+          }}
+        />
+      ) : null}
       <Modal
         open={prompt}
         title={SAVE_PROMPT}

@@ -3,7 +3,23 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { call, errorMessage, fetchClient } from '../api/typed';
 import { useToast } from '../lib/useToast';
 import { useEditorStoreApi } from './EditorContext';
+import type { EditorStore } from './store';
 import { fromCanvasJson, isLoadableCanvas } from './model/canvas';
+
+/** Fetches a flow's draft (GET .../edit) and loads it into the store; false when its canvas cannot be opened. */
+export async function loadFlow(store: EditorStore, konnectId: number, isLive: () => boolean = () => true): Promise<boolean> {
+  const res = await call(fetchClient.GET('/api/v1/konnects/{konnect_id}/edit', { params: { path: { konnect_id: konnectId } } }));
+  if (!isLive()) return true;
+  const canvas = res.canvas_json;
+  if (!isLoadableCanvas(canvas)) return false;
+  store.getState().loadSaved(fromCanvasJson(canvas, res.webhook_url), {
+    konnectId: res.konnect_id,
+    flowName: res.konnect_name ?? canvas.flowName ?? '',
+    status: res.status,
+    draftPending: res.draft_pending ?? false,
+  });
+  return true;
+}
 
 /** Loads /create/{id} into the store (a flow loads only when its canvas_json has dataForSelect). */
 export function FlowLoader({ id, children }: { id: string | undefined; children: ReactNode }) {
@@ -14,20 +30,10 @@ export function FlowLoader({ id, children }: { id: string | undefined; children:
   useEffect(() => {
     if (!id) return;
     let live = true;
-    call(fetchClient.GET('/api/v1/konnects/{konnect_id}/edit', { params: { path: { konnect_id: Number(id) } } }))
-      .then((res) => {
+    loadFlow(store, Number(id), () => live)
+      .then((loadable) => {
         if (!live) return;
-        const canvas = res.canvas_json;
-        if (isLoadableCanvas(canvas)) {
-          store.getState().loadSaved(fromCanvasJson(canvas, res.webhook_url), {
-            konnectId: res.konnect_id,
-            flowName: res.konnect_name ?? canvas.flowName ?? '',
-            status: res.status,
-            draftPending: res.draft_pending ?? false,
-          });
-        } else {
-          void toast.warning('This flow cannot be opened in the editor.');
-        }
+        if (!loadable) void toast.warning('This flow cannot be opened in the editor.');
         setLoadedId(id);
       })
       .catch((err) => {

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     # many days after their run finished, then replaced by a stub (0 = kept as long as the task log).
     # The same job, every task_payload_purge_interval_seconds, purges them (konnectz_api.crud.requests).
     request_retention_days: int = Field(default=30, ge=0)
+    # revisions: each konnect keeps its newest this many published revisions (never deleting the live
+    # one); 0 keeps every revision (docs/revisions.md).
+    revisions_keep: int = Field(default=0, ge=0, le=1_000_000)
     # The task-event consumer stores up to this many events per transaction.
     task_events_batch: int = Field(default=500, ge=1, le=10_000)
     kube_namespace: str = "konnectz"

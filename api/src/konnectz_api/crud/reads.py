@@ -187,7 +187,7 @@ async def dashboard_stats(conn: Conn, *, owner_id: int) -> tuple[int, int, int, 
 
 @dataclass(frozen=True, slots=True)
 class LogPage:
-    #: (id, konnect_id, status, task_date, data, run_id, attempts, replay_of, replayed_as)
+    #: (id, konnect_id, status, task_date, data, run_id, attempts, replay_of, replayed_as, revision)
     rows: list[tuple[Any, ...]]
     total: int
 
@@ -229,12 +229,13 @@ async def task_log_page(
     params["offset"] = (page_index - 1) * page_size
     cur = await conn.execute(
         "SELECT t.id, t.konnect_id, t.status, t.task_date, t.data, t.run_id, t.attempts, t.replay_of, t.replayed_as, "
-        f"count(*) OVER () {filtered} ORDER BY t.task_date DESC, t.id DESC LIMIT %(limit)s OFFSET %(offset)s",
+        f"t.revision, count(*) OVER () {filtered} "
+        "ORDER BY t.task_date DESC, t.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         params,
     )
     rows = await cur.fetchall()
     if rows:
-        return LogPage([r[:9] for r in rows], int(rows[0][9]))
+        return LogPage([r[:10] for r in rows], int(rows[0][10]))
     if page_index == 1:  # nothing on the first page: nothing at all
         return LogPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import IntegrityError
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -15,8 +16,9 @@ from konnectz_api.compile import CompileError, compile_flow
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
+from konnectz_api.crud import revisions as revision_crud
 from konnectz_api.crud.users import user_timezone
-from konnectz_api.deps import AccountAt, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
+from konnectz_api.deps import AccountAt, CurrentClaims, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.flow_plan import TRIGGER_NOT_CHOSEN, app_names, find_trigger, konnect_app_names
 from konnectz_api.jsonb import jsonb_safe
@@ -224,7 +226,21 @@ def display_name(konnect: Konnect) -> str:
     return "-".join(n for n in [left or "", *right] if n)
 
 
-async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: Settings, deployer: Deployer) -> Any:
+async def _publish(
+    konnect: Konnect,
+    user: User,
+    session: SessionDep,
+    settings: Settings,
+    deployer: Deployer,
+    *,
+    actor: User | None = None,
+    message: str | None = None,
+    restored_from: int | None = None,
+) -> Any:
+    """Compile, hand to the deployer and keep the publish as the konnect's next revision.
+
+    ``user`` is the account the flow belongs to, ``actor`` the person who published (a team member
+    publishes in the account that added them); ``message`` and ``restored_from`` go to the revision."""
     try:
         spec = compile_flow(
             konnect.canvas_json,
@@ -237,6 +253,9 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
     except CompileError as exc:
         # The draft is kept: the user fixes the node the message names and publishes again.
         return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
+    # The spec names its revision (the task log and the Konnect's status show which one runs).
+    number = revision_crud.next_number(session, konnect_id=konnect.id)
+    spec = spec.model_copy(update={"revision": number})
     try:
         await app_webhooks.subscribe(session, settings, konnect, webhook_url(settings, konnect))
     except app_webhooks.SubscribeError as exc:
@@ -257,8 +276,30 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
     konnect.published_spec = spec.model_dump(mode="json")
     konnect.published_at = datetime.now(UTC)
     konnect.draft_pending = False
+    konnect.live_revision = number
+    actor = actor or user
+    try:
+        revision_crud.add(
+            session,
+            konnect=konnect,
+            number=number,
+            spec=konnect.published_spec,
+            message=(message or "").strip(),
+            published_by=actor.id,
+            published_by_email=actor.email,
+            restored_from=restored_from,
+        )
+    except IntegrityError as exc:  # another publish of the same flow took this number meanwhile
+        session.rollback()
+        raise Conflict(
+            "The flow was published by someone else at the same moment: reload it and publish again.",
+            konnect_id=konnect.id,
+        ) from exc
+    revision_crud.apply_retention(session, konnect_id=konnect.id, keep=settings.revisions_keep, live=number)
     session.commit()
-    return _reply(settings, konnect, "Konnect published successfully")
+    reply = _reply(settings, konnect, "Konnect published successfully")
+    reply.revision = number
+    return reply
 
 
 @router.post(
@@ -268,19 +309,25 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
     responses={404: {"model": Message}, 409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
 )
 async def save_konnect(
-    body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
+    body: SaveKonnectIn,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    deployer: DeployerDep,
+    signed_in: CurrentClaims,
 ) -> Any:
     """Save as draft; with ``publish: true`` this is the same as publish_konnect.
 
     Saving a Published flow keeps it live: the changes are stored beside the live version
     (``draft_pending``), which keeps running until Publish (a publish that fails keeps them pending
-    too). Taking a flow offline is only ``update_status`` Draft."""
+    too). Taking a flow offline is only ``update_status`` Draft. Each publish is kept as a new revision
+    (``message`` goes with it; the reply's ``revision`` is its number)."""
     konnect = _store_draft(session, user, body, settings)
     if konnect.status == "Published":
         konnect.draft_pending = True
     session.commit()
     if body.publish:
-        return await _publish(konnect, user, session, settings, deployer)
+        return await _publish(konnect, user, session, settings, deployer, actor=signed_in[0], message=body.message)
     if konnect.status == "Published":
         return _reply(settings, konnect, PENDING_SAVED)
     return _reply(settings, konnect, "Konnect saved as draft")
@@ -300,12 +347,17 @@ async def _unpublish(konnect: Konnect, deployer: Deployer, session: SessionDep, 
     responses={404: {"model": Message}, 409: {"model": Message}, 422: {"model": Message}, 503: {"model": Message}},
 )
 async def publish_konnect(
-    body: SaveKonnectIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, deployer: DeployerDep
+    body: SaveKonnectIn,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    deployer: DeployerDep,
+    signed_in: CurrentClaims,
 ) -> Any:
     """Save the canvas and publish it: save_konnect with ``publish: true``. A catalogue app's webhook
     trigger is subscribed at the app first (through the account); a subscription the app refuses
     answers 422 with its reason and nothing is published."""
-    return await save_konnect(body.model_copy(update={"publish": True}), user, session, settings, deployer)
+    return await save_konnect(body.model_copy(update={"publish": True}), user, session, settings, deployer, signed_in)
 
 
 #: A team member's level for a status change is read from the parsed body: DELETED needs Create/Delete.
@@ -329,10 +381,11 @@ async def update_status(
     session: SessionDep,
     settings: SettingsDep,
     deployer: DeployerDep,
+    signed_in: CurrentClaims,
 ) -> Any:
     konnect = _owned(session, user, konnect_id)
     if body.status == "Published":
-        result = await _publish(konnect, user, session, settings, deployer)
+        result = await _publish(konnect, user, session, settings, deployer, actor=signed_in[0])
         if not isinstance(result, SaveKonnectOut):
             return result
         details = "Flow published"
@@ -343,6 +396,7 @@ async def update_status(
         konnect.status = body.status
         konnect.published_spec = None
         konnect.draft_pending = False
+        konnect.live_revision = None
         session.commit()
         withdrawn = "withdrawn from the runners and " if was_published else ""
         details = f"Flow {withdrawn}deleted" if body.status == DELETED else f"Flow {withdrawn}saved as draft"
@@ -426,3 +480,8 @@ def delete_activity_single_slash(
     body: DeleteActivityIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
 ) -> DeleteActivityOut:
     return _delete_activity(body, user, session, settings)
+
+
+#: For the revisions' routes (konnectz_api.routes.revisions): the account's flow, and a publish kept as a revision.
+owned_konnect = _owned
+publish_flow = _publish

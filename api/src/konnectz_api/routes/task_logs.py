@@ -145,6 +145,7 @@ async def task_logs(
                     "attempts": r[6],
                     "replay_of": r[7],
                     "replayed_as": r[8],
+                    "revision": r[9],
                 }
                 for r, data in zip(page.rows, datas, strict=True)
             ],

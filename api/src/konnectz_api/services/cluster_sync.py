@@ -181,7 +181,11 @@ class ClusterSync:
         if keep:
             query = query.where(Konnect.id.not_in(keep))
         with self.sessions() as session:
-            done = list(session.scalars(query.values(status=DRAFT, published_spec=None).returning(Konnect.id)))
+            done = list(
+                session.scalars(
+                    query.values(status=DRAFT, published_spec=None, live_revision=None).returning(Konnect.id)
+                )
+            )
             session.commit()
         return done
 
@@ -320,7 +324,7 @@ class ClusterSync:
 
 
 def _without_name(flow: FlowSpec) -> dict[str, Any]:
-    return flow.model_dump(mode="json", exclude={"name"})
+    return flow.model_dump(mode="json", exclude={"name", "revision"})
 
 
 def _unchanged(before: FlowSpec | None, after: FlowSpec) -> set[str]:

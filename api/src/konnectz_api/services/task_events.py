@@ -90,6 +90,12 @@ def without_data(event: TaskEvent, error: BaseException, attempts: int) -> TaskE
     )
 
 
+def _revision(event: TaskEvent) -> int | None:
+    """The revision the run executed, when it is one the column can hold (else unknown)."""
+    revision = event.revision
+    return revision if revision is not None and 1 <= revision <= 2**31 - 1 else None
+
+
 def retry_delay(attempts: int) -> float:
     """Seconds before an event that could not be stored is offered again: 2, 4, 8, ... up to 60."""
     return float(min(2 ** max(attempts, 1), 60))
@@ -114,6 +120,7 @@ LOG_COLUMNS = {
     "trace_id": "text",
     "attempts": "integer",
     "replay_of": "text",
+    "revision": "integer",  # revisions
 }
 TASK_COLUMNS = {
     "task_log_id": "bigint",
@@ -191,6 +198,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "trace_id": event.trace_id,
                 "attempts": event.attempts,
                 "replay_of": event.replay_of,
+                "revision": _revision(event),
             }
         )
     # One fixed statement whatever the batch size (columns as arrays, unnest): prepared once per

@@ -211,7 +211,7 @@ describe('FlowsPage', () => {
       if (c.url.includes('task_log_type=SUCCESS'))
         return {
           body: {
-            task_logs: [{ id: 31, task_date: '2026-11-21T10:00:00Z', status: 'SUCCESS', konnect_id: 2, data: { request: { email: 'a@b.c' } } }],
+            task_logs: [{ id: 31, task_date: '2026-11-21T10:00:00Z', status: 'SUCCESS', konnect_id: 2, data: { request: { email: 'a@b.c' } }, revision: 3 }],
             total: 1,
           },
         };
@@ -222,8 +222,10 @@ describe('FlowsPage', () => {
     });
     renderFlows();
     await userEvent.click(await screen.findByTestId('flow-logs-2'));
+    expect(await screen.findByTestId('tasklog-revision-31')).toHaveTextContent('rev 3'); // the revision that ran
     await userEvent.click(await screen.findByTestId('tasklog-item-31'));
     const details = await screen.findByTestId('tasklog-details');
+    expect(within(details).getByTestId('run-revision')).toHaveTextContent('3');
     // The run's data and each step as key-value rows; the JSON on demand.
     const request = await within(details).findByTestId('run-data-request');
     expect(within(request).getByText('email')).toBeInTheDocument();

@@ -42,6 +42,11 @@ export function RunFacts({ log }: { log: TaskLog }) {
           <Typography.Text code>{log.run_id}</Typography.Text>
         </Descriptions.Item>
       ) : null}
+      {log.revision != null ? (
+        <Descriptions.Item label="Revision">
+          <span data-testid="run-revision">{log.revision}</span>
+        </Descriptions.Item>
+      ) : null}
       <Descriptions.Item label="Attempts">{log.attempts ?? 1}</Descriptions.Item>
       {log.replay_of ? (
         <Descriptions.Item label="Replay of">

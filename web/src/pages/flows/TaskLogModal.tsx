@@ -1,5 +1,5 @@
 /** Per-flow task logs: Success, Stopped by filter and Error tabs, a log list (each run's status in words), and one run's details: its trigger data and its steps (TaskSteps). */
-import { Empty, List, Modal, Space, Spin, Tabs, Typography } from 'antd';
+import { Empty, List, Modal, Space, Spin, Tabs, Tag, Typography } from 'antd';
 import { useEffect, useState } from 'react';
 import { call, fetchClient } from '../../api/typed';
 import type { TaskLog, TaskLogType } from '../../api/models';
@@ -60,6 +60,9 @@ function LogTab({ konnectId, type }: { konnectId: number; type: TaskLogType }) {
           >
             <span>#{log.id}</span>
             <TaskStatusTag status={log.status} testId={`tasklog-status-${log.id}`} />
+            {log.revision != null ? (
+              <Tag title={`Ran revision ${log.revision} of the flow`} data-testid={`tasklog-revision-${log.id}`}>{`rev ${log.revision}`}</Tag>
+            ) : null}
             <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
           </List.Item>
         )}

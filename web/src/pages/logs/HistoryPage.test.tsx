@@ -67,7 +67,7 @@ describe('HistoryPage', () => {
           body: {
             task_logs: [
               { id: 501, konnect_id: 3, status: 'ERROR', task_date: '2026-11-21T11:00:00Z', data: {}, run_id: 'r1', attempts: 3, replay_of: null },
-              { id: 502, konnect_id: 3, status: 'SUCCESS', task_date: '2026-11-21T12:00:00Z', data: {}, run_id: 'r2', attempts: 1, replay_of: 'r0' },
+              { id: 502, konnect_id: 3, status: 'SUCCESS', task_date: '2026-11-21T12:00:00Z', data: {}, run_id: 'r2', attempts: 1, replay_of: 'r0', revision: 4 },
             ],
             total: 2,
           },
@@ -83,6 +83,8 @@ describe('HistoryPage', () => {
     const replayed = screen.getByTestId('history-log-502');
     expect(replayed).toHaveTextContent('Replay');
     expect(within(replayed).queryByTestId('replay-502')).not.toBeInTheDocument(); // only failed runs
+    expect(within(replayed).getByTestId('history-revision-502')).toHaveTextContent('rev 4'); // the revision that ran
+    expect(within(failed).queryByTestId('history-revision-501')).not.toBeInTheDocument();
     await userEvent.click(within(failed).getByTestId('replay-501'));
     await waitFor(() => expect(calls.some((c) => c.method === 'POST' && c.url === '/api/v1/task_logs/501/replay')).toBe(true));
     expect(await screen.findByText(REPLAY_DONE)).toBeInTheDocument();

@@ -63,6 +63,9 @@ function HistoryRun({ log }: { log: TaskLog }) {
         <Space wrap size={8}>
           <TaskStatusTag status={log.status} testId={`history-run-status-${log.id}`} />
           <Typography.Text type="secondary">{formatDate(log.task_date)}</Typography.Text>
+          {log.revision != null ? (
+            <Tag title={`Ran revision ${log.revision} of the flow`} data-testid={`history-revision-${log.id}`}>{`rev ${log.revision}`}</Tag>
+          ) : null}
           {(log.attempts ?? 1) > 1 ? <Tag>{`${log.attempts} attempts`}</Tag> : null}
           {log.replay_of ? (
             <Tag color="blue" title={`Replay of run ${log.replay_of}`} data-testid={`replay-of-${log.id}`}>
