@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from konnectz_contracts.model import KeyValue, Strict
+from konnectz_contracts.run_control import RunControl
 from konnectz_contracts.steps import Step
 from konnectz_contracts.steps.api_call import ApiCallStep
 from konnectz_contracts.steps.iterator import ONLY_ONCE
@@ -53,6 +54,8 @@ class FlowSpec(Strict):
         description="The owner's time zone, IANA (Europe/Berlin) or a GMT offset (GMT+05:30): "
         "dates without an offset are in it",
     )
+    # run control
+    run_control: RunControl | None = None
 
     @field_validator("timezone")
     @classmethod

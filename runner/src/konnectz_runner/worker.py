@@ -30,6 +30,13 @@ A run that reaches a delay is suspended: its continuation is stored as a durable
 (:mod:`konnectz_runner.timers`) and only then the run message is acked. The timer comes back as a
 RunRequest with ``resume`` set and the same ``run_id``; that delivery runs the remaining steps and
 publishes the run's one TaskEvent.
+
+Concurrency limit (``spec.run_control.max_concurrency``, :mod:`konnectz_runner.slots`): before it
+executes, a run takes one of its konnect's slots in ``KZ_SLOTS``; if none is free it shows as QUEUED
+in ``KZ_ACTIVE`` and waits, in arrival order, its message kept alive (``in_progress``). A waiting run
+does not count against the worker's ``concurrency`` (up to :data:`MAX_WAITING` of them), so runs of
+other konnects go on. The slot is released once the run's TaskEvent is stored, and also when the run
+suspends in a delay (it queues again for a slot when its timer fires).
 """
 
 from __future__ import annotations
@@ -82,6 +89,7 @@ from konnectz_runner.quota import (
     refused_event,
 )
 from konnectz_runner.registry import KonnectRegistry
+from konnectz_runner.slots import QueueFull, Slots, active_bucket, clear_queued, put_queued, slots_bucket
 from konnectz_runner.timers import schedule_continuation
 
 __all__ = [
@@ -110,6 +118,10 @@ _MESSAGE_TOO_LARGE = 10054  # JetStream: message size exceeds the stream's max_m
 MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 #: What a task event is trimmed to when NATS refuses it as too large.
 FALLBACK_EVENT_BYTES = 64 * 1024
+#: Runs waiting for a konnect slot that a worker holds on top of its ``concurrency``.
+MAX_WAITING = 256
+#: A run whose konnect's slot queue is full comes back after this.
+QUEUE_FULL_DELAY_SECONDS = 30.0
 
 
 def consumer_for(konnect_id: int | None) -> tuple[str, str]:
@@ -157,6 +169,11 @@ class RunWorker:
         self._blocks: KeyValue | None = None
         self.consumer_max_deliver = consumer_max_deliver or max(CONSUMER_MAX_DELIVER, max_deliver + 1)
         self._advisories: Any = None
+        self._slots: Slots | None = None
+        self._active: KeyValue | None = None
+        self._waiting: set[asyncio.Task[Any]] = set()
+        self._wake = asyncio.Event()
+        self.max_waiting = MAX_WAITING
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -174,6 +191,8 @@ class RunWorker:
         self._delete_acked = retention != RetentionPolicy.WORK_QUEUE
         self._steps = await StepJournal.bucket(self.js)
         self._blocks = await self.js.key_value(KV_QUOTA_BLOCKS)
+        self._slots = Slots(await slots_bucket(self.js))
+        self._active = await active_bucket(self.js)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
         nc = getattr(self.js, "_nc", None)
         if nc is not None:  # the server's word that it stopped offering a run (max_deliver)
@@ -188,6 +207,8 @@ class RunWorker:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop_task
+        for waiting in list(self._waiting):  # runs waiting for a slot: redelivered later, in order
+            waiting.cancel()
         if self._inflight:
             _done, pending = await asyncio.wait(self._inflight, timeout=grace)
             for task in pending:
@@ -204,9 +225,14 @@ class RunWorker:
 
     async def _loop(self, sub: JetStreamContext.PullSubscription) -> None:
         while True:
-            free = self.concurrency - len(self._inflight)
+            # Runs waiting for a konnect slot do not hold a place of the worker's concurrency.
+            running = len(self._inflight) - len(self._waiting)
+            free = min(self.concurrency - running, self.concurrency + self.max_waiting - len(self._inflight))
             if free <= 0:
-                await asyncio.wait(self._inflight, return_when=asyncio.FIRST_COMPLETED)
+                self._wake.clear()
+                waker = asyncio.ensure_future(self._wake.wait())
+                await asyncio.wait({*self._inflight, waker}, return_when=asyncio.FIRST_COMPLETED)
+                waker.cancel()
                 continue
             try:
                 msgs = await sub.fetch(batch=free, timeout=2.0)
@@ -244,6 +270,25 @@ class RunWorker:
             await self._not_loaded(msg, run, attempt)
             return
         keep_alive = asyncio.create_task(self._keep_alive(msg))
+        limit = spec.run_control.max_concurrency if spec.run_control is not None else None
+        holding: asyncio.Task[None] | None = None
+        if limit is not None and self._slots is not None:
+            try:
+                holding = await self._take_slot(msg, run, spec, limit)
+            except QueueFull as exc:
+                log.warning("Run %s waits in KZ_RUNS: %s", run.run_id, exc)
+                keep_alive.cancel()
+                await msg.nak(delay=QUEUE_FULL_DELAY_SECONDS)
+                return
+            except BaseException as exc:  # NATS unavailable, or the worker stops: redelivered later
+                keep_alive.cancel()
+                await self._give_slot(run, spec.konnect_id, None)
+                if not isinstance(exc, asyncio.CancelledError):
+                    log.warning("Run %s: no slot (%s); it will be retried", run.run_id, exc or type(exc).__name__)
+                    with contextlib.suppress(Exception):
+                        await msg.nak(delay=5.0)
+                    return
+                raise
         telemetry.RUNS_RUNNING.inc()
         span = telemetry.tracer().start_span(
             "run",
@@ -331,9 +376,48 @@ class RunWorker:
             log.debug("Run %s", run.run_id, exc_info=True)
         finally:
             keep_alive.cancel()
+            if holding is not None:
+                await self._give_slot(run, spec.konnect_id, holding)
             telemetry.RUNS_RUNNING.dec()
             otel_context.detach(token)
             span.end()
+
+    async def _take_slot(self, msg: Msg, run: RunRequest, spec: Any, limit: int) -> asyncio.Task[None]:
+        """Wait for a slot of the run's konnect (shown as QUEUED meanwhile); returns the task that
+        keeps its lease."""
+        assert self._slots is not None
+        me = asyncio.current_task()
+        queued = False
+
+        async def on_queued() -> None:
+            nonlocal queued
+            queued = True
+            if me is not None:  # a waiting run gives its place in the worker's concurrency to others
+                self._waiting.add(me)
+                self._wake.set()
+            if self._active is not None:
+                await put_queued(self._active, spec, run)
+
+        try:
+            await self._slots.acquire(
+                spec.konnect_id, run.run_id, msg.metadata.sequence.stream, limit, on_queued=on_queued
+            )
+        finally:
+            if me is not None:
+                self._waiting.discard(me)
+        if queued and self._active is not None:
+            await clear_queued(self._active, spec, run)
+        return asyncio.create_task(self._slots.keep(spec.konnect_id, run.run_id))
+
+    async def _give_slot(self, run: RunRequest, konnect_id: int, holding: asyncio.Task[None] | None) -> None:
+        if holding is not None:
+            holding.cancel()
+        if self._slots is None:
+            return
+        try:
+            await asyncio.shield(self._slots.release(konnect_id, run.run_id))
+        except BaseException as exc:  # its lease runs out instead
+            log.warning("Run %s: its slot was not released (%s)", run.run_id, exc or type(exc).__name__)
 
     async def _not_loaded(self, msg: Msg, run: RunRequest, attempt: int) -> None:
         """A run for a konnect not loaded here: hand it back to wait, or end it as an ERROR task log."""
