@@ -173,11 +173,11 @@ class Slots:
                     await self.kv.update(key, after, last=revision)
                 return answer
             except KeyWrongLastSequenceError:
-                await asyncio.sleep(random.uniform(0, 0.01))  # noqa: S311 - jitter, not a secret
+                await asyncio.sleep(random.uniform(0, 0.01))
             except BadRequestError as exc:
                 if "wrong last sequence" not in str(exc).lower():
                     raise
-                await asyncio.sleep(random.uniform(0, 0.01))  # noqa: S311
+                await asyncio.sleep(random.uniform(0, 0.01))
 
     async def try_acquire(self, konnect_id: int, run_id: str, seq: int, limit: int) -> bool:
         """Take a slot if one is free and no earlier run waits; else join (or stay in) the queue.
@@ -230,7 +230,7 @@ class Slots:
         while True:
             released = self._released.setdefault(konnect_id, asyncio.Event())
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(released.wait(), self.poll * random.uniform(0.75, 1.5))  # noqa: S311
+                await asyncio.wait_for(released.wait(), self.poll * random.uniform(0.75, 1.5))
             if await self.try_acquire(konnect_id, run_id, seq, limit):
                 return True
 

@@ -224,6 +224,14 @@ def display_name(konnect: Konnect) -> str:
     return "-".join(n for n in [left or "", *right] if n)
 
 
+def _owns(session: Any, konnect_id: int, owner_id: int) -> bool:
+    """Whether flow ``konnect_id`` exists and belongs to ``owner_id`` (a failure alert's flow)."""
+    if not 0 < konnect_id <= MAX_ID:
+        return False
+    other = session.get(Konnect, konnect_id)
+    return other is not None and other.owner_id == owner_id
+
+
 async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: Settings, deployer: Deployer) -> Any:
     try:
         spec = compile_flow(
@@ -233,6 +241,7 @@ async def _publish(konnect: Konnect, user: User, session: SessionDep, settings: 
             name=display_name(konnect),
             webhook_token=konnect.webhook_token,
             timezone=user_timezone(user),
+            owns_flow=lambda other: _owns(session, other, konnect.owner_id),
         )
     except CompileError as exc:
         # The draft is kept: the user fixes the node the message names and publishes again.
