@@ -111,7 +111,9 @@ def test_five_failures_send_one_alert_mail_and_run_the_alert_flow_once(platform,
         {"key": "step", "value": "{{node-1.failure.step_id}}"},
         {"key": "konnect", "value": "{{node-1.failure.konnect_id}}"},
     ]
-    alert_flow = publish_canvas(api, headers, webhook_canvas(f"{service.server.url}/alert", name="On failure", body=body))
+    alert_flow = publish_canvas(
+        api, headers, webhook_canvas(f"{service.server.url}/alert", name="On failure", body=body)
+    )
     canvas = webhook_canvas(f"{service.server.url}/fail", name="Breaks", body=[{"key": "n", "value": "{{node-1.n}}"}])
     canvas["runControl"] = {"alert": {"email": True, "runKonnectId": alert_flow["konnect_id"], "digestMinutes": 60}}
     published = publish_canvas(api, headers, canvas)
