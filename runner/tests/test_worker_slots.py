@@ -4,6 +4,7 @@ slot shows as QUEUED and does not hold the worker back from the runs of other ko
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 from datetime import UTC, datetime
 from typing import Any
@@ -62,15 +63,17 @@ async def test_a_queued_run_waits_in_order_without_blocking_other_konnects(nats_
         await worker.start()
         try:
             now = datetime.now(UTC)
-            waiting = [RunRequest(run_id=f"a{base}-{i}", konnect_id=limited.konnect_id, trigger_output={}, received_at=now)
-                       for i in range(3)]  # fmt: skip
+            waiting = [
+                RunRequest(run_id=f"a{base}-{i}", konnect_id=limited.konnect_id, trigger_output={}, received_at=now)
+                for i in range(3)
+            ]
             for run in waiting:
                 await publish_run(js, run)
             other = RunRequest(run_id=f"b{base}", konnect_id=free.konnect_id, trigger_output={}, received_at=now)
             await publish_run(js, other)
             # The other konnect's run goes through although the worker's one place is taken by waiters.
             async with asyncio.timeout(20):
-                while not await events_of(js, free.konnect_id):
+                while not await events_of(js, free.konnect_id):  # noqa: ASYNC110 - polling NATS
                     await asyncio.sleep(0.2)
             assert await events_of(js, limited.konnect_id) == []
             active = await js.key_value(KV_ACTIVE)
@@ -82,13 +85,13 @@ async def test_a_queued_run_waits_in_order_without_blocking_other_konnects(nats_
             assert holders == ["held-elsewhere"] and queue == [run.run_id for run in waiting]
             await slots.release(limited.konnect_id, "held-elsewhere")
             async with asyncio.timeout(30):
-                while len(done := await events_of(js, limited.konnect_id)) < 3:
+                while len(done := await events_of(js, limited.konnect_id)) < 3:  # noqa: ASYNC110
                     await asyncio.sleep(0.2)
             assert {e.status for e in done} == {"SUCCESS"}
             # One at a time, in the order they arrived.
             starts = sorted(done, key=lambda e: e.steps[0].started_at)
             assert [e.run_id for e in starts] == [r.run_id for r in waiting]
-            for earlier, later in zip(starts, starts[1:], strict=False):
+            for earlier, later in itertools.pairwise(starts):
                 assert earlier.steps[0].finished_at <= later.steps[0].started_at
             assert await slots.holders(limited.konnect_id) == ([], [])
             with pytest.raises(nats.js.errors.KeyNotFoundError):
