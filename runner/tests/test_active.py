@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from nats.js.errors import NotFoundError
 
 from konnectz_contracts.events import STREAM_RUNS, RunRequest, run_subject
 from konnectz_contracts.run_control import ActiveRun, CancelRequest
@@ -54,7 +55,9 @@ async def test_cancel_request_round_trip(nc: Any) -> None:
 async def test_wake_moves_the_timer_to_now(nc: Any) -> None:
     js = nc.jetstream()
     konnect = 910_000 + secrets.randbelow(10_000)
-    run = RunRequest(run_id=secrets.token_hex(8), konnect_id=konnect, trigger_output={"a": 1}, received_at=datetime.now(UTC))
+    run = RunRequest(
+        run_id=secrets.token_hex(8), konnect_id=konnect, trigger_output={"a": 1}, received_at=datetime.now(UTC)
+    )
     key = continuation_key(run.run_id, "delay-1")
     await schedule_run(js, run, datetime.now(UTC) + timedelta(hours=1), key=key)
     sub = await js.subscribe(run_subject(konnect), stream=STREAM_RUNS)
@@ -63,7 +66,7 @@ async def test_wake_moves_the_timer_to_now(nc: Any) -> None:
     msg = await sub.next_msg(timeout=5)
     assert RunRequest.model_validate_json(msg.data).run_id == run.run_id
     # The timer is gone: waking again finds nothing, and it never fires later.
-    with pytest.raises(Exception):  # noqa: B017, PT011 - nats' NotFoundError
+    with pytest.raises(NotFoundError):
         await js.get_last_msg(STREAM_RUNS, timer_subject(konnect, key))
     assert await wake(js, waiting) is False
     await sub.unsubscribe()
