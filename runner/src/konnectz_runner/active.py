@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import datetime
 
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
@@ -44,6 +45,7 @@ from konnectz_runner.timers import continuation_key, timer_subject
 
 __all__ = [
     "LIST_LIMIT",
+    "ActiveWatch",
     "bucket_configs",
     "buckets",
     "cancel_requested",
@@ -172,3 +174,54 @@ async def wake(js: JetStreamContext, run: ActiveRun) -> bool:
     )
     log.info("Run %s: woken from its delay %s", run.run_id, run.step_id)
     return True
+
+
+def _why(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+class ActiveWatch:
+    """One run's entry in KZ_ACTIVE and its cancel check, as the worker keeps them
+    (:class:`konnectz_runner.engine.RunWatch`). A bucket that cannot be read or written never fails
+    the run: the entry is a view, and an unreadable cancel request means the run goes on."""
+
+    def __init__(self, active: KeyValue | None, cancels: KeyValue | None, entry: ActiveRun) -> None:
+        self.active = active
+        self.cancels = cancels
+        self.entry = entry
+
+    async def _put(self, **update: object) -> None:
+        self.entry = self.entry.model_copy(update=update)
+        if self.active is None:
+            return
+        try:
+            await mark(self.active, self.entry)
+        except Exception as exc:
+            log.warning("Run %s: its active-run entry was not written (%s)", self.entry.run_id, _why(exc))
+
+    async def running(self) -> None:
+        await self._put(status="RUNNING", resume_at=None)
+
+    async def at_step(self, step_id: str) -> None:
+        await self._put(status="RUNNING", step_id=step_id, resume_at=None)
+
+    async def waiting(self, step_id: str, resume_at: datetime) -> None:
+        await self._put(status="WAITING", step_id=step_id, resume_at=resume_at)
+
+    async def cancelled(self) -> str | None:
+        if self.cancels is None:
+            return None
+        try:
+            request = await cancel_requested(self.cancels, self.entry.run_id)
+        except Exception as exc:
+            log.warning("Run %s: its cancel request could not be read (%s)", self.entry.run_id, _why(exc))
+            return None
+        return request.by if request is not None else None
+
+    async def done(self) -> None:
+        if self.active is None:
+            return
+        try:
+            await clear(self.active, self.entry.owner_id, self.entry.konnect_id, self.entry.run_id)
+        except Exception as exc:  # expires after ACTIVE_TTL_SECONDS
+            log.warning("Run %s: its active-run entry was not deleted (%s)", self.entry.run_id, _why(exc))
