@@ -6,8 +6,8 @@ from here (``from konnectz_runner import ...``), never from a ``konnectz_runner.
 step and trigger configs, the wire models, the errors) are :mod:`konnectz_contracts`.
 """
 
+from konnectz_runner.active import LIST_LIMIT, cancel_requested, get_active, list_active, request_cancel
 from konnectz_runner.active import buckets as run_state_buckets
-from konnectz_runner.active import cancel_requested, get_active, list_active, request_cancel
 from konnectz_runner.active import clear as clear_active
 from konnectz_runner.active import mark as mark_active
 from konnectz_runner.active import wake as wake_waiting
@@ -58,6 +58,7 @@ __all__ = [
     "GENERATED_BUNDLE",
     "IN_DOUBT_ERROR",
     "KINDS",
+    "LIST_LIMIT",
     "QUOTA_MANY_SUBJECT",
     "QUOTA_SUBJECT",
     "RUNS_FAILED",

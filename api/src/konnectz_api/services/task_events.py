@@ -114,6 +114,7 @@ LOG_COLUMNS = {
     "trace_id": "text",
     "attempts": "integer",
     "replay_of": "text",
+    "cancelled_by": "text",
 }
 TASK_COLUMNS = {
     "task_log_id": "bigint",
@@ -191,6 +192,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "trace_id": event.trace_id,
                 "attempts": event.attempts,
                 "replay_of": event.replay_of,
+                "cancelled_by": event.cancelled_by,
             }
         )
     # One fixed statement whatever the batch size (columns as arrays, unnest): prepared once per
