@@ -15,8 +15,9 @@ import pytest
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from konnectz_contracts.events import STREAM_EVENTS, RunRequest, TaskEvent, event_subject
-from konnectz_contracts.run_control import KV_ACTIVE, ActiveRun, RunControl, active_key
+from konnectz_contracts.run_control import KV_ACTIVE, ActiveRun, CancelRequest, RunControl, active_key
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
+from konnectz_runner.active import buckets, request_cancel
 from konnectz_runner.events import ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard, parse_networks
 from konnectz_runner.registry import KonnectRegistry
@@ -83,14 +84,25 @@ async def test_a_queued_run_waits_in_order_without_blocking_other_konnects(nats_
             assert first.status == "QUEUED" and first.konnect_id == limited.konnect_id
             holders, queue = await slots.holders(limited.konnect_id)
             assert holders == ["held-elsewhere"] and queue == [run.run_id for run in waiting]
+            # A queued run that is cancelled leaves the queue and ends at once, before its first step.
+            _active, cancels = await buckets(js)
+            await request_cancel(cancels, CancelRequest(run_id=waiting[1].run_id, by="ops@example.com", at=now))
+            async with asyncio.timeout(20):
+                while not (ended := await events_of(js, limited.konnect_id)):  # noqa: ASYNC110
+                    await asyncio.sleep(0.2)
+            assert [(e.run_id, e.status, e.cancelled_by, e.steps) for e in ended] == [
+                (waiting[1].run_id, "CANCELLED", "ops@example.com", [])
+            ]
+            assert (await slots.holders(limited.konnect_id))[1] == [waiting[0].run_id, waiting[2].run_id]
             await slots.release(limited.konnect_id, "held-elsewhere")
             async with asyncio.timeout(30):
                 while len(done := await events_of(js, limited.konnect_id)) < 3:  # noqa: ASYNC110
                     await asyncio.sleep(0.2)
+            done = [e for e in done if e.status != "CANCELLED"]
             assert {e.status for e in done} == {"SUCCESS"}
             # One at a time, in the order they arrived.
             starts = sorted(done, key=lambda e: e.steps[0].started_at)
-            assert [e.run_id for e in starts] == [r.run_id for r in waiting]
+            assert [e.run_id for e in starts] == [waiting[0].run_id, waiting[2].run_id]
             for earlier, later in itertools.pairwise(starts):
                 assert earlier.steps[0].finished_at <= later.steps[0].started_at
             assert await slots.holders(limited.konnect_id) == ([], [])

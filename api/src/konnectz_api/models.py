@@ -270,6 +270,8 @@ class TaskLog(Base):
     # The run_id of the latest replay of this run and how many were asked for: a second replay answers it.
     replayed_as: Mapped[str | None] = mapped_column(String(64))
     replays: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # run control: who cancelled the run (the user's e-mail) when its status is CANCELLED.
+    cancelled_by: Mapped[str | None] = mapped_column(String(320))
 
     tasks: Mapped[list[Task]] = relationship(
         back_populates="task_log", order_by="Task.position", cascade="all, delete-orphan"

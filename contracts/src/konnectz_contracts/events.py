@@ -184,7 +184,7 @@ class TaskEvent(_Wire):
     konnect_id: int
     owner_id: int
     konnect_name: str
-    status: Literal["SUCCESS", "ERROR"]
+    status: Literal["SUCCESS", "ERROR", "CANCELLED"]
     started_at: AwareDatetime
     finished_at: AwareDatetime
     trigger_id: str
@@ -201,6 +201,9 @@ class TaskEvent(_Wire):
     attempts: int = 1
     #: The run_id of the run this one replays, if it is a replay.
     replay_of: str | None = None
+    # run control
+    #: Who cancelled the run (the user's e-mail) when ``status`` is CANCELLED.
+    cancelled_by: str | None = None
 
 
 class Unstorable(ValueError):

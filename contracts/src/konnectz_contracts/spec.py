@@ -82,3 +82,6 @@ class FlowSpec(Strict):
         if len(set(ids)) != len(ids):
             raise ValueError("node ids must be unique")
         return self
+
+    # run control
+    run_control: RunControl | None = None

@@ -38,8 +38,9 @@ from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundErro
 from nats.js.kv import KeyValue
 
 from konnectz_contracts.events import RunRequest
-from konnectz_contracts.run_control import ACTIVE_TTL_SECONDS, KV_ACTIVE, ActiveRun, active_key
+from konnectz_contracts.run_control import ActiveRun
 from konnectz_contracts.spec import FlowSpec
+from konnectz_runner.active import mark
 
 __all__ = [
     "KV_SLOTS",
@@ -48,8 +49,7 @@ __all__ = [
     "SLOT_LEASE_SECONDS",
     "QueueFull",
     "Slots",
-    "active_bucket",
-    "clear_queued",
+    "StoppedWaiting",
     "put_queued",
     "slot_key",
     "slots_bucket",
@@ -67,6 +67,10 @@ _STREAM_NAME_IN_USE = 10058
 
 class QueueFull(Exception):
     """The konnect already has :data:`MAX_QUEUE` runs waiting."""
+
+
+class StoppedWaiting(Exception):
+    """``give_up`` said so (the waiting run was cancelled): it left the queue without a slot."""
 
 
 def slot_key(konnect_id: int) -> str:
@@ -91,13 +95,9 @@ async def slots_bucket(js: JetStreamContext, *, bucket: str = KV_SLOTS) -> KeyVa
     return await _bucket(js, bucket, SLOTS_TTL_SECONDS)
 
 
-async def active_bucket(js: JetStreamContext) -> KeyValue:
-    """The ``KZ_ACTIVE`` bucket (made if missing)."""
-    return await _bucket(js, KV_ACTIVE, ACTIVE_TTL_SECONDS)
-
-
 async def put_queued(active: KeyValue, spec: FlowSpec, run: RunRequest) -> None:
-    """Show ``run`` as QUEUED in ``KZ_ACTIVE`` (best effort: the listing is a convenience)."""
+    """Show ``run`` as QUEUED in ``KZ_ACTIVE`` (best effort: the listing is a convenience). The worker
+    overwrites it with RUNNING once the run has its slot (:class:`konnectz_runner.active.ActiveWatch`)."""
     entry = ActiveRun(
         run_id=run.run_id,
         konnect_id=spec.konnect_id,
@@ -107,15 +107,9 @@ async def put_queued(active: KeyValue, spec: FlowSpec, run: RunRequest) -> None:
         revision=getattr(spec, "revision", None),
     )
     try:
-        await active.put(active_key(spec.owner_id, spec.konnect_id, run.run_id), entry.model_dump_json().encode())
+        await mark(active, entry)
     except Exception as exc:
         log.debug("Run %s: its QUEUED entry was not written (%s)", run.run_id, exc or type(exc).__name__)
-
-
-async def clear_queued(active: KeyValue, spec: FlowSpec, run: RunRequest) -> None:
-    """Remove the QUEUED entry of a run that got its slot (the run then shows as RUNNING)."""
-    with contextlib.suppress(Exception):
-        await active.delete(active_key(spec.owner_id, spec.konnect_id, run.run_id))
 
 
 class _State:
@@ -220,14 +214,23 @@ class Slots:
         limit: int,
         *,
         on_queued: Callable[[], Awaitable[None]] | None = None,
+        give_up: Callable[[], Awaitable[bool]] | None = None,
+        give_up_every: float = 1.0,
     ) -> bool:
         """Wait (in order) until ``run_id`` holds a slot. Returns whether it had to queue;
-        ``on_queued`` is awaited once when it starts waiting."""
+        ``on_queued`` is awaited once when it starts waiting; ``give_up`` is asked every
+        ``give_up_every`` seconds while it waits: True leaves the queue (:class:`StoppedWaiting`)."""
         if await self.try_acquire(konnect_id, run_id, seq, limit):
             return False
         if on_queued is not None:
             await on_queued()
+        asked = time.monotonic()
         while True:
+            if give_up is not None and time.monotonic() - asked >= give_up_every:
+                asked = time.monotonic()
+                if await give_up():
+                    await self.release(konnect_id, run_id)
+                    raise StoppedWaiting(run_id)
             released = self._released.setdefault(konnect_id, asyncio.Event())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(released.wait(), self.poll * random.uniform(0.75, 1.5))

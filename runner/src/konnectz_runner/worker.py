@@ -37,6 +37,11 @@ in ``KZ_ACTIVE`` and waits, in arrival order, its message kept alive (``in_progr
 does not count against the worker's ``concurrency`` (up to :data:`MAX_WAITING` of them), so runs of
 other konnects go on. The slot is released once the run's TaskEvent is stored, and also when the run
 suspends in a delay (it queues again for a slot when its timer fires).
+
+Run control (:mod:`konnectz_runner.active`): a run being executed has a RUNNING entry in
+``KZ_ACTIVE`` (with the step it is in), a run suspended in a delay a WAITING one (with its
+``resume_at``); the entry is deleted once the run's TaskEvent is stored. Before each step the engine
+checks ``KZ_CANCELS``: a cancelled run ends as CANCELLED.
 """
 
 from __future__ import annotations
@@ -72,7 +77,11 @@ from konnectz_contracts.events import (
     pool_subjects,
     run_subject,
 )
+from konnectz_contracts.run_control import ActiveRun
 from konnectz_runner import outbound, telemetry
+from konnectz_runner.active import ActiveWatch, cancel_requested
+from konnectz_runner.active import buckets as run_state_buckets
+from konnectz_runner.active import clear as clear_active
 from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import publish_event
@@ -89,7 +98,7 @@ from konnectz_runner.quota import (
     refused_event,
 )
 from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.slots import QueueFull, Slots, active_bucket, clear_queued, put_queued, slots_bucket
+from konnectz_runner.slots import QueueFull, Slots, StoppedWaiting, put_queued, slots_bucket
 from konnectz_runner.timers import schedule_continuation
 
 __all__ = [
@@ -170,10 +179,11 @@ class RunWorker:
         self.consumer_max_deliver = consumer_max_deliver or max(CONSUMER_MAX_DELIVER, max_deliver + 1)
         self._advisories: Any = None
         self._slots: Slots | None = None
-        self._active: KeyValue | None = None
         self._waiting: set[asyncio.Task[Any]] = set()
         self._wake = asyncio.Event()
         self.max_waiting = MAX_WAITING
+        self._active: KeyValue | None = None
+        self._cancels: KeyValue | None = None
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -192,7 +202,10 @@ class RunWorker:
         self._steps = await StepJournal.bucket(self.js)
         self._blocks = await self.js.key_value(KV_QUOTA_BLOCKS)
         self._slots = Slots(await slots_bucket(self.js))
-        self._active = await active_bucket(self.js)
+        try:
+            self._active, self._cancels = await run_state_buckets(self.js)
+        except Exception as exc:  # an older NATS setup: runs go on, without active entries or cancels
+            log.warning("Run control buckets unavailable (%s): runs cannot be listed or cancelled", exc)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
         nc = getattr(self.js, "_nc", None)
         if nc is not None:  # the server's word that it stopped offering a run (max_deliver)
@@ -275,6 +288,8 @@ class RunWorker:
         if limit is not None and self._slots is not None:
             try:
                 holding = await self._take_slot(msg, run, spec, limit)
+            except StoppedWaiting:  # cancelled while queued: it ends as CANCELLED before its first step
+                log.info("Run %s was cancelled while it waited for a slot", run.run_id)
             except QueueFull as exc:
                 log.warning("Run %s waits in KZ_RUNS: %s", run.run_id, exc)
                 keep_alive.cancel()
@@ -316,9 +331,21 @@ class RunWorker:
                         refusal = decision.reason or "The run was refused: task quota exceeded."
                         if exhausted(decision):
                             await self._block(spec.owner_id, refusal)
+            watch = ActiveWatch(
+                self._active,
+                self._cancels,
+                ActiveRun(
+                    run_id=run.run_id,
+                    konnect_id=spec.konnect_id,
+                    owner_id=spec.owner_id,
+                    status="RUNNING",
+                    since=run.resume.started_at if run.resume is not None else datetime.now(UTC),
+                ),
+            )
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
             else:
+                await watch.running()
                 journal = (
                     None
                     if self._steps is None
@@ -332,7 +359,7 @@ class RunWorker:
                     )
                 )
                 try:
-                    result = await execute(spec, run, http=self.http, guard=self.guard, journal=journal)
+                    result = await execute(spec, run, http=self.http, guard=self.guard, journal=journal, watch=watch)
                 except StepBusy as exc:  # another delivery of this run may be running that step
                     log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
                     await msg.nak(delay=5.0)
@@ -353,7 +380,7 @@ class RunWorker:
                     done = await self._journaled_steps(run, [step.id for step in spec.steps])
                     result = result.model_copy(update={"steps": [*done, *result.steps]})
                 if isinstance(result, Suspended):
-                    if await self._suspend(msg, run, result):
+                    if await self._suspend(msg, run, result, watch):
                         return
                     result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
                 event = result
@@ -367,6 +394,7 @@ class RunWorker:
                 }
             )
             await self._publish(event)
+            await watch.done()
             await self._done(msg)
             telemetry.RUNS_FINISHED.labels(event.status).inc()
             log.debug("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
@@ -387,26 +415,34 @@ class RunWorker:
         keeps its lease."""
         assert self._slots is not None
         me = asyncio.current_task()
-        queued = False
 
         async def on_queued() -> None:
-            nonlocal queued
-            queued = True
             if me is not None:  # a waiting run gives its place in the worker's concurrency to others
                 self._waiting.add(me)
                 self._wake.set()
             if self._active is not None:
                 await put_queued(self._active, spec, run)
 
+        async def cancelled() -> bool:
+            if self._cancels is None:
+                return False
+            try:
+                return await cancel_requested(self._cancels, run.run_id) is not None
+            except Exception:  # unreadable: it goes on waiting
+                return False
+
         try:
             await self._slots.acquire(
-                spec.konnect_id, run.run_id, msg.metadata.sequence.stream, limit, on_queued=on_queued
+                spec.konnect_id,
+                run.run_id,
+                msg.metadata.sequence.stream,
+                limit,
+                on_queued=on_queued,
+                give_up=cancelled,
             )
         finally:
             if me is not None:
                 self._waiting.discard(me)
-        if queued and self._active is not None:
-            await clear_queued(self._active, spec, run)
         return asyncio.create_task(self._slots.keep(spec.konnect_id, run.run_id))
 
     async def _give_slot(self, run: RunRequest, konnect_id: int, holding: asyncio.Task[None] | None) -> None:
@@ -469,6 +505,9 @@ class RunWorker:
             return
         with contextlib.suppress(Exception):
             await self.js.delete_msg(STREAM_RUNS, seq)
+        if spec is not None and self._active is not None:
+            with contextlib.suppress(Exception):
+                await clear_active(self._active, spec.owner_id, spec.konnect_id, run.run_id)
         log.error("Run %s ended as ERROR: %s", run.run_id, reason)
 
     async def _journaled_steps(self, run: RunRequest, step_ids: list[str]) -> list[StepResult]:
@@ -517,7 +556,7 @@ class RunWorker:
             with contextlib.suppress(Exception):
                 await self.js.delete_msg(STREAM_RUNS, msg.metadata.sequence.stream)
 
-    async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended) -> bool:
+    async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended, watch: ActiveWatch | None = None) -> bool:
         """Store the run's continuation as a timer, then ack. False only on the last delivery's failure."""
         waiting = run.model_copy(update={"resume": suspended.continuation})
         try:
@@ -532,6 +571,8 @@ class RunWorker:
             log.warning("Run %s: the delay could not be stored (%s); retrying", run.run_id, exc or type(exc).__name__)
             await msg.nak(delay=5.0)
             return True
+        if watch is not None:
+            await watch.waiting(suspended.continuation.after_step, suspended.resume_at)
         await self._done(msg)
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True

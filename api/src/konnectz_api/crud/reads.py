@@ -229,12 +229,13 @@ async def task_log_page(
     params["offset"] = (page_index - 1) * page_size
     cur = await conn.execute(
         "SELECT t.id, t.konnect_id, t.status, t.task_date, t.data, t.run_id, t.attempts, t.replay_of, t.replayed_as, "
+        "t.cancelled_by, "
         f"count(*) OVER () {filtered} ORDER BY t.task_date DESC, t.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         params,
     )
     rows = await cur.fetchall()
     if rows:
-        return LogPage([r[:9] for r in rows], int(rows[0][9]))
+        return LogPage([r[:10] for r in rows], int(rows[0][10]))
     if page_index == 1:  # nothing on the first page: nothing at all
         return LogPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)

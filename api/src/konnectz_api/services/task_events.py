@@ -115,6 +115,7 @@ LOG_COLUMNS = {
     "trace_id": "text",
     "attempts": "integer",
     "replay_of": "text",
+    "cancelled_by": "text",
 }
 TASK_COLUMNS = {
     "task_log_id": "bigint",
@@ -192,6 +193,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "trace_id": event.trace_id,
                 "attempts": event.attempts,
                 "replay_of": event.replay_of,
+                "cancelled_by": event.cancelled_by,
             }
         )
     # One fixed statement whatever the batch size (columns as arrays, unnest): prepared once per
