@@ -54,8 +54,6 @@ class FlowSpec(Strict):
         description="The owner's time zone, IANA (Europe/Berlin) or a GMT offset (GMT+05:30): "
         "dates without an offset are in it",
     )
-    # run control
-    run_control: RunControl | None = None
 
     @field_validator("timezone")
     @classmethod
