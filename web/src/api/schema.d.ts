@@ -1842,10 +1842,41 @@ export interface components {
             flowName: string;
             /** Links */
             links?: components["schemas"]["Link"][];
+            runControl?: components["schemas"]["CanvasRunControl"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * CanvasAlert
+         * @description The editor's failure alert (Run settings): checked and bounded when the flow is compiled.
+         */
+        CanvasAlert: {
+            /** Digestminutes */
+            digestMinutes?: number | null;
+            /**
+             * Email
+             * @default false
+             */
+            email: boolean;
+            /** Runkonnectid */
+            runKonnectId?: number | null;
         } & {
             [key: string]: unknown;
         };
         CanvasJson: components["schemas"]["Canvas"];
+        /**
+         * CanvasRunControl
+         * @description The editor's Run settings (``canvas_json.runControl``), compiled into ``FlowSpec.run_control``.
+         */
+        CanvasRunControl: {
+            alert?: components["schemas"]["CanvasAlert"] | null;
+            /** Deadlineseconds */
+            deadlineSeconds?: number | null;
+            /** Maxconcurrency */
+            maxConcurrency?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** CaptureOut */
         CaptureOut: {
             /** Display Message */
