@@ -5,6 +5,7 @@ import { useNavigate } from 'react-router';
 import { ThemeSwitch } from '../shell/ThemeSwitch';
 import { deleteDraft } from './api/editorApi';
 import { FlowNameInput } from './components/FlowNameInput';
+import { RunSettingsButton } from './components/RunSettings';
 import { useEditor, useEditorStoreApi } from './EditorContext';
 import { hasUnsavedChanges } from './store';
 import { useSaveFlow } from './useSaveFlow';
@@ -15,7 +16,7 @@ export const LIVE_PROMPT =
   'This flow is live. Save keeps the live version running and stores your changes as a pending draft beside it; Publish makes them live; No leaves without saving.';
 export const LIVE_SAVE_HINT = 'Saves your changes beside the live version, which keeps running until you publish them.';
 
-/** Dashboard (with the save prompt), the flow name, the theme switch, Save and Publish. */
+/** Dashboard (with the save prompt), the flow name, the theme switch, Run settings, Save and Publish. */
 export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
   const navigate = useNavigate();
   const store = useEditorStoreApi();
@@ -51,6 +52,7 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
       ) : null}
       <Space className="kz-editor-actions">
         <ThemeSwitch />
+        <RunSettingsButton />
         <Tooltip title={live ? LIVE_SAVE_HINT : undefined}>
           <Button onClick={() => void save(false)} loading={saving === 'save'} disabled={saving !== null} data-testid="save-flow">
             {live ? 'Save as draft' : 'Save'}

@@ -24,6 +24,7 @@ export function FlowLoader({ id, children }: { id: string | undefined; children:
             flowName: res.konnect_name ?? canvas.flowName ?? '',
             status: res.status,
             draftPending: res.draft_pending ?? false,
+            runControl: canvas.runControl ?? null,
           });
         } else {
           void toast.warning('This flow cannot be opened in the editor.');
