@@ -1,7 +1,7 @@
 """failure_alerts: a flow's failure-alert digest (last alert, failures counted since)
 
 Revision ID: 0019
-Revises: 0015
+Revises: 0017
 Create Date: 2026-11-27
 """
 
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0019"
-down_revision = "0015"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 
