@@ -36,7 +36,14 @@ from konnectz_contracts.events import RunRequest, TaskEvent
 from konnectz_contracts.run_control import FailureAlert
 from konnectz_runner import publish_run
 
-__all__ = ["ALERTED_STATUSES", "FLUSH_SECONDS", "alert_failures", "alert_request", "flush_digests_forever"]
+__all__ = [
+    "ALERTED_STATUSES",
+    "FLUSH_SECONDS",
+    "alert_failures",
+    "alert_request",
+    "flush_digests_forever",
+    "send_due_digests",
+]
 
 log = logging.getLogger(__name__)
 
@@ -195,29 +202,36 @@ async def alert_failures(
         await _send(bus, sessions, settings, event.konnect_id, event, due)
 
 
+async def send_due_digests(bus: Bus, sessions: sessionmaker[Session], settings: Settings) -> int:
+    """Send the counted failures of flows whose digest interval has passed; how many were sent."""
+
+    def due() -> list[tuple[int, Due]]:
+        out: list[tuple[int, Due]] = []
+        with sessions() as session:
+            for row in failure_alerts.due_digests(session):
+                konnect = session.get(Konnect, row.konnect_id)
+                alert = _alert_of(konnect) if konnect is not None else None
+                if alert is None:
+                    continue
+                flushed = failure_alerts.flush(
+                    session, konnect_id=row.konnect_id, digest_minutes=alert.digest_minutes, now=datetime.now(UTC)
+                )
+                if flushed is not None:
+                    out.append((row.konnect_id, flushed))
+        return out
+
+    sent = await asyncio.to_thread(due)
+    for konnect_id, flushed in sent:
+        await _send(bus, sessions, settings, konnect_id, None, flushed)
+    return len(sent)
+
+
 async def flush_digests_forever(bus: Bus, sessions: sessionmaker[Session], settings: Settings) -> None:
-    """Every :data:`FLUSH_SECONDS`: send the counted failures of flows whose digest interval has passed."""
+    """Every :data:`FLUSH_SECONDS`: :func:`send_due_digests`."""
     await bus.ready.wait()
     while True:
-
-        def due() -> list[tuple[int, Due]]:
-            out: list[tuple[int, Due]] = []
-            with sessions() as session:
-                for row in failure_alerts.due_digests(session):
-                    konnect = session.get(Konnect, row.konnect_id)
-                    alert = _alert_of(konnect) if konnect is not None else None
-                    if alert is None:
-                        continue
-                    flushed = failure_alerts.flush(
-                        session, konnect_id=row.konnect_id, digest_minutes=alert.digest_minutes, now=datetime.now(UTC)
-                    )
-                    if flushed is not None:
-                        out.append((row.konnect_id, flushed))
-            return out
-
         try:
-            for konnect_id, flushed in await asyncio.to_thread(due):
-                await _send(bus, sessions, settings, konnect_id, None, flushed)
+            await send_due_digests(bus, sessions, settings)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
