@@ -60,7 +60,7 @@ async def test_failures_mail_the_owner_once_then_a_digest_of_the_rest(client, ap
     failed = [task_event(konnect_id, owner_id, status="ERROR") for _ in range(4)]
     failed = [e.model_copy(update={"steps": [e.steps[0].model_copy(update={"error": "HTTP 500"})]}) for e in failed]
     ok = task_event(konnect_id, owner_id)
-    await alert_failures(None, sessions, get_settings(), [failed[0], ok])  # type: ignore[arg-type]
+    await alert_failures(None, sessions, get_settings(), [failed[0], ok])
     (mail,) = alert_mails()
     assert mail["subject"] == "Konnectz: Orders failed"
     assert (
@@ -68,9 +68,9 @@ async def test_failures_mail_the_owner_once_then_a_digest_of_the_rest(client, ap
         and "Error: HTTP 500" in mail["text"]
         and "Step: Step 0 (node-2)" in mail["text"]
     )
-    await alert_failures(None, sessions, get_settings(), failed[1:])  # type: ignore[arg-type]
+    await alert_failures(None, sessions, get_settings(), failed[1:])
     assert len(alert_mails()) == 1
-    assert await send_due_digests(None, sessions, get_settings()) == 0  # type: ignore[arg-type]
+    assert await send_due_digests(None, sessions, get_settings()) == 0
     with sessions() as s:  # the interval passes
         s.execute(
             update(FailureAlertState)
@@ -78,7 +78,7 @@ async def test_failures_mail_the_owner_once_then_a_digest_of_the_rest(client, ap
             .values(last_alert_at=datetime.now(UTC) - timedelta(minutes=61))
         )
         s.commit()
-    assert await send_due_digests(None, sessions, get_settings()) >= 1  # type: ignore[arg-type]
+    assert await send_due_digests(None, sessions, get_settings()) >= 1
     digests = [m for m in alert_mails() if m["subject"] == "Konnectz: Orders failed 3 times"]
     assert len(digests) == 1 and "failed 3 times since" in digests[0]["text"]
 
