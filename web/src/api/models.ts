@@ -16,4 +16,6 @@ export type SaveKonnectOut = Schemas['SaveKonnectOut'];
 export type TaskLogType = Schemas['TaskLogOut']['status'];
 export type TaskLog = Schemas['TaskLogOut'];
 export type Task = Schemas['TaskOut'];
+/** A run that has not finished (queued, running, waiting in a delay). */
+export type ActiveRun = Schemas['ActiveRunOut'];
 export type TasksResponse = Schemas['TaskList'];
