@@ -34,7 +34,13 @@ from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import (
+    BadRequestError,
+    BucketNotFoundError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+)
 from nats.js.kv import KeyValue
 
 from konnectz_contracts.events import RunRequest
@@ -152,7 +158,7 @@ class Slots:
             try:
                 entry = await self.kv.get(key)
                 raw, revision = entry.value, entry.revision
-            except KeyNotFoundError:  # never written, expired (or deleted)
+            except (KeyNotFoundError, KeyDeletedError):  # never written, expired (or deleted by hand)
                 raw, revision = None, None
             state = _State(raw)
             before = state.dump()
@@ -277,7 +283,7 @@ class Slots:
         """(holders, waiting run ids in order) of a konnect, expired entries left out."""
         try:
             entry = await self.kv.get(slot_key(konnect_id))
-        except KeyNotFoundError:
+        except (KeyNotFoundError, KeyDeletedError):
             return [], []
         state = _State(entry.value)
         state.prune(self.clock())
