@@ -163,9 +163,11 @@ async def wake(js: JetStreamContext, run: ActiveRun) -> bool:
             return False
     except NotFoundError:
         return False
+    # Where the server would have delivered it (the pool's subjects differ from the shared ones).
+    target = (stored.headers or {}).get("Nats-Schedule-Target") or run_subject(waiting.konnect_id)
     await asyncio.wait_for(
         js.publish(
-            run_subject(waiting.konnect_id),
+            target,
             stored.data,
             headers={"Nats-Msg-Id": f"wake:{key}"},
             stream=STREAM_RUNS,
