@@ -333,7 +333,12 @@ def test_healthz_reports_a_crashed_consumer(client):
         raise RuntimeError("boom")
 
     supervised: list[Supervised] = client.app.state.supervised
-    assert [s.name for s in supervised] == ["task-event consumer", "quota service", "retention purge"]
+    assert [s.name for s in supervised] == [
+        "task-event consumer",
+        "quota service",
+        "retention purge",
+        "failure digests",
+    ]
     assert all(s.state == "running" for s in supervised)
     real = supervised[0]
     broken = Supervised("task-event consumer", crash, min_backoff=60)

@@ -10,6 +10,7 @@ messages where it has one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,11 +19,52 @@ from konnectz_api.compilers import CompileError, TriggerInput, compile_step, com
 from konnectz_api.flow_plan import SAME_SOURCE_AND_TARGET, RouterPlan, plan, router_plans, run_order
 from konnectz_contracts.compiling import fail
 from konnectz_contracts.refs import REFERENCE
+from konnectz_contracts.run_control import MAX_CONCURRENCY, MAX_DEADLINE_SECONDS, FailureAlert, RunControl
 from konnectz_contracts.spec import NOT_IN_PATH, FlowSpec
 from konnectz_contracts.steps import join, router
 from konnectz_contracts.steps.iterator import ONLY_ONCE
 
-__all__ = ["ONLY_ONCE", "CompileError", "check_references", "compile_flow"]
+__all__ = ["ONLY_ONCE", "CompileError", "check_references", "compile_flow", "compile_run_control"]
+
+#: The longest digest interval of a failure alert (a day).
+MAX_DIGEST_MINUTES = 1440
+
+
+def compile_run_control(
+    canvas: Any, *, konnect_id: int, owns_flow: Callable[[int], bool] | None = None
+) -> RunControl | None:
+    """The editor's Run settings (``canvas_json.runControl``) as the flow's :class:`RunControl`.
+
+    ``owns_flow(konnect_id)`` says whether a flow exists and belongs to the owner: the failure alert may
+    only run another flow of the same owner (never this one). Without it (a check from the cluster) the
+    flow is not looked up."""
+    raw = canvas.runControl
+    if raw is None:
+        return None
+    deadline, limit, alert = raw.deadlineSeconds, raw.maxConcurrency, raw.alert
+    if deadline is not None and not 1 <= deadline <= MAX_DEADLINE_SECONDS:
+        raise CompileError(
+            f"Run settings: the deadline must be between 1 second and {MAX_DEADLINE_SECONDS // 86400} days"
+        )
+    if limit is not None and not 1 <= limit <= MAX_CONCURRENCY:
+        raise CompileError(f"Run settings: the number of concurrent runs must be between 1 and {MAX_CONCURRENCY}")
+    failure: FailureAlert | None = None
+    if alert is not None and (alert.email or alert.runKonnectId is not None):
+        digest = 60 if alert.digestMinutes is None else alert.digestMinutes
+        if not 1 <= digest <= MAX_DIGEST_MINUTES:
+            raise CompileError(f"Run settings: failure alerts are grouped every 1 to {MAX_DIGEST_MINUTES} minutes")
+        other = alert.runKonnectId
+        if other is not None:
+            if other == konnect_id:
+                raise CompileError("Run settings: the failure alert cannot run this same flow; pick another flow")
+            if owns_flow is not None and not owns_flow(other):
+                raise CompileError(
+                    f"Run settings: the failure alert's flow {other} does not exist or is not yours; pick another"
+                )
+        failure = FailureAlert(email=alert.email, run_konnect_id=other, digest_minutes=digest)
+    if deadline is None and limit is None and failure is None:
+        return None
+    return RunControl(deadline_seconds=deadline, max_concurrency=limit, alert=failure)
 
 
 def check_references(node: Any, step: Any, allowed: set[str]) -> None:
@@ -43,8 +85,10 @@ def compile_flow(
     name: str,
     webhook_token: str,
     timezone: str = "UTC",
+    owns_flow: Callable[[int], bool] | None = None,
 ) -> FlowSpec:
     flow = plan(canvas)
+    run_control = compile_run_control(flow.canvas, konnect_id=konnect_id, owns_flow=owns_flow)
     trigger = compile_trigger(flow.trigger, TriggerInput(webhook_token=webhook_token, timezone=timezone))
     if not flow.actions:
         raise CompileError("Add at least one action after the trigger before publishing")
@@ -87,6 +131,7 @@ def compile_flow(
             trigger=trigger,
             steps=steps,
             timezone=timezone,
+            **({"run_control": run_control} if run_control is not None else {}),
         )
     except ValidationError as exc:
         raise CompileError(f"invalid flow: {exc.errors()[0]['msg']}") from exc

@@ -299,6 +299,8 @@ class TaskLog(Base):
     replays: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # revisions: the konnect revision the run executed (NULL: a run of a spec without revision).
     revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # run control: who cancelled the run (the user's e-mail) when its status is CANCELLED.
+    cancelled_by: Mapped[str | None] = mapped_column(String(320))
 
     tasks: Mapped[list[Task]] = relationship(
         back_populates="task_log", order_by="Task.position", cascade="all, delete-orphan"
@@ -378,3 +380,18 @@ class RetentionCursor(Base):
 
     job: Mapped[str] = mapped_column(String(40), primary_key=True)
     after_id: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class FailureAlertState(Base):
+    """A flow's failure-alert digest (run control): when its last alert went out and how many failures
+    came since without one. At most one alert per flow per ``digest_minutes``
+    (:mod:`konnectz_api.services.failure_alerts`)."""
+
+    __tablename__ = "failure_alerts"
+
+    konnect_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("konnects.id", ondelete="CASCADE"), primary_key=True)
+    owner_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    last_alert_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: Failures since the last alert that got none (named in the next one).
+    pending: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    pending_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -642,7 +642,8 @@ class TaskLogOut(BaseModel):
     status: TaskLogStatus = Field(
         description="SUCCESS: every step ran; FILTERED: a filter stopped the run; ERROR: a step failed; "
         "IN_DOUBT: the runner stopped during a step with effects (not run again); REFUSED: refused before any "
-        "step (the task quota). Task logs older than these statuses hold SUCCESS or ERROR."
+        "step (the task quota); CANCELLED: a user cancelled it (cancelled_by). Task logs older than these statuses "
+        "hold SUCCESS or ERROR."
     )
     task_date: datetime
     data: dict[str, Any]
@@ -656,6 +657,32 @@ class TaskLogOut(BaseModel):
     revision: int | None = Field(
         default=None, description="The flow's revision the run executed (null: published before revisions)"
     )
+    # run control
+    cancelled_by: str | None = Field(default=None, description="Who cancelled the run (status CANCELLED): an e-mail")
+
+
+class ActiveRunOut(BaseModel):
+    """A run that has not finished (run control)."""
+
+    run_id: str
+    konnect_id: int
+    status: Literal["QUEUED", "RUNNING", "WAITING"] = Field(
+        description="QUEUED: waits for a concurrency slot; RUNNING: executes step_id; WAITING: in delay step_id "
+        "until resume_at"
+    )
+    since: datetime = Field(description="When the run started (QUEUED: when it was queued)")
+    step_id: str | None = None
+    resume_at: datetime | None = None
+
+
+class ActiveRunList(BaseModel):
+    runs: list[ActiveRunOut]
+
+
+class CancelRunOut(BaseModel):
+    message: str
+    run_id: str
+    status: Literal["QUEUED", "RUNNING", "WAITING"] = Field(description="What the run was doing when it was cancelled")
 
 
 class ReplayOut(BaseModel):

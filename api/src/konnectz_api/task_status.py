@@ -10,6 +10,8 @@ finer status, derived from what the event already carries:
 - ``IN_DOUBT``: the runner stopped while a step with effects ran; it was not run again
   (:data:`konnectz_runner.journal.IN_DOUBT_ERROR`). A kind of error: replayable.
 - ``REFUSED``: refused before any step ran (the task quota): ``TaskEvent.refused``. A kind of error.
+- ``CANCELLED``: a user cancelled the run (``TaskEvent.cancelled_by``, kept as the task log's
+  ``cancelled_by``); the steps before the cancel ran. Not an error: not replayable.
 
 Task logs written before these statuses existed hold SUCCESS or ERROR only. A replay is not a status
 of its own: a run's ``replay_of`` / ``replayed_as`` say that (the replayed run keeps its status).
@@ -24,7 +26,7 @@ from konnectz_runner import IN_DOUBT_ERROR
 
 __all__ = ["ERROR_STATUSES", "STATUSES", "TaskLogStatus", "log_status", "statuses_for"]
 
-TaskLogStatus = Literal["SUCCESS", "FILTERED", "ERROR", "IN_DOUBT", "REFUSED"]
+TaskLogStatus = Literal["SUCCESS", "FILTERED", "ERROR", "IN_DOUBT", "REFUSED", "CANCELLED"]
 STATUSES: tuple[str, ...] = get_args(TaskLogStatus)
 #: The failed runs: what the ERROR filter (and error_task_count) takes in, and what can be replayed.
 ERROR_STATUSES: tuple[str, ...] = ("ERROR", "IN_DOUBT", "REFUSED")
@@ -34,6 +36,8 @@ def log_status(event: TaskEvent) -> TaskLogStatus:
     """The task log's status of a finished run."""
     if event.refused is not None:
         return "REFUSED"
+    if event.status == "CANCELLED":
+        return "CANCELLED"
     if event.status == "ERROR":
         return "IN_DOUBT" if any(s.error == IN_DOUBT_ERROR for s in event.steps) else "ERROR"
     # A stop on a router path (a filter there) or on a skipped step stops that path only: the run

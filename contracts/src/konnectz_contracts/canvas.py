@@ -29,7 +29,9 @@ from konnectz_contracts.steps.router import RouterNodeData
 __all__ = [
     "AppDetail",
     "Canvas",
+    "CanvasAlert",
     "CanvasNode",
+    "CanvasRunControl",
     "CompileError",
     "ConfigResponse",
     "FilterCondition",
@@ -252,10 +254,28 @@ class Link(Loose):
     targetHandle: str | None = None
 
 
+class CanvasAlert(Loose):
+    """The editor's failure alert (Run settings): checked and bounded when the flow is compiled."""
+
+    email: bool = False
+    runKonnectId: int | None = None
+    digestMinutes: int | None = None
+
+
+class CanvasRunControl(Loose):
+    """The editor's Run settings (``canvas_json.runControl``), compiled into ``FlowSpec.run_control``."""
+
+    deadlineSeconds: int | None = None
+    maxConcurrency: int | None = None
+    alert: CanvasAlert | None = None
+
+
 class Canvas(Loose):
     apps: list[CanvasNode] = Field(max_length=500)
     links: list[Link] = Field(default_factory=list, max_length=1000)
     flowName: Text = ""
+    # run control
+    runControl: CanvasRunControl | None = None
 
     def node(self, node_id: str) -> Any:
         return next((n for n in self.apps if n.id == node_id), None)

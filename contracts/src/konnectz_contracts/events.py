@@ -187,7 +187,7 @@ class TaskEvent(_Wire):
     konnect_id: int
     owner_id: int
     konnect_name: str
-    status: Literal["SUCCESS", "ERROR"]
+    status: Literal["SUCCESS", "ERROR", "CANCELLED"]
     started_at: AwareDatetime
     finished_at: AwareDatetime
     trigger_id: str
@@ -207,6 +207,9 @@ class TaskEvent(_Wire):
     # revisions
     #: The konnect's revision (FlowSpec.revision) the run executed; None for specs published before revisions.
     revision: int | None = None
+    # run control
+    #: Who cancelled the run (the user's e-mail) when ``status`` is CANCELLED.
+    cancelled_by: str | None = None
 
 
 class Unstorable(ValueError):

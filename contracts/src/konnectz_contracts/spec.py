@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from konnectz_contracts.model import KeyValue, Strict
+from konnectz_contracts.run_control import RunControl
 from konnectz_contracts.steps import Step
 from konnectz_contracts.steps.api_call import ApiCallStep
 from konnectz_contracts.steps.iterator import ONLY_ONCE
@@ -139,3 +140,6 @@ class FlowSpec(Strict):
     def _paths_join(self) -> FlowSpec:
         check_paths(self.steps)
         return self
+
+    # run control
+    run_control: RunControl | None = None

@@ -6,6 +6,11 @@ from here (``from konnectz_runner import ...``), never from a ``konnectz_runner.
 step and trigger configs, the wire models, the errors) are :mod:`konnectz_contracts`.
 """
 
+from konnectz_runner.active import LIST_LIMIT, cancel_requested, get_active, list_active, request_cancel
+from konnectz_runner.active import buckets as run_state_buckets
+from konnectz_runner.active import clear as clear_active
+from konnectz_runner.active import mark as mark_active
+from konnectz_runner.active import wake as wake_waiting
 from konnectz_runner.app_request import (
     AppRequest,
     build_event_request,
@@ -54,6 +59,7 @@ __all__ = [
     "GENERATED_BUNDLE",
     "IN_DOUBT_ERROR",
     "KINDS",
+    "LIST_LIMIT",
     "QUOTA_MANY_SUBJECT",
     "QUOTA_SUBJECT",
     "RUNS_FAILED",
@@ -75,20 +81,25 @@ __all__ = [
     "app_items",
     "build_event_request",
     "build_test_request",
+    "cancel_requested",
+    "clear_active",
     "close_window",
     "default_root",
     "dig",
     "ensure_streams",
     "events_consumer_config",
     "execute",
+    "get_active",
     "guarded_transport",
     "hook_error",
     "is_expired",
     "items_at",
     "join_merge",
     "last_capture",
+    "list_active",
     "load_catalogue",
     "load_manifest",
+    "mark_active",
     "nats_callbacks",
     "open_window",
     "origin_of",
@@ -97,6 +108,8 @@ __all__ = [
     "picked",
     "publish_event",
     "publish_run",
+    "request_cancel",
+    "run_state_buckets",
     "run_step",
     "secret_values",
     "send_outbound",
@@ -104,4 +117,5 @@ __all__ = [
     "step_result",
     "stream_configs",
     "tracer",
+    "wake_waiting",
 ]

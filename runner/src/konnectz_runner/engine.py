@@ -26,6 +26,18 @@ steps can reference it. What a step's :class:`~konnectz_runner.model.Outcome` de
   the join (if any) merges the paths' last outputs under the path names and decides, by its
   ``wait`` (all / any), whether the run goes on. No path chosen stops the run at the router.
 
+Run control (:mod:`konnectz_contracts.run_control`, :mod:`konnectz_runner.active`):
+
+- Cancel: with a ``watch`` (:class:`RunWatch`), the engine asks it before the run (also a resumed
+  one) and before each step whether the run was cancelled; if so the run ends at once as a
+  CANCELLED TaskEvent naming who cancelled it, with the steps that ran so far. A step that is
+  running is not interrupted by a cancel (it ends, or meets the deadline).
+- Deadline (``spec.run_control.deadline_seconds``, measured from the run's start; time waiting in
+  a delay counts): each step runs under a timeout of the time left; a step still going when it
+  runs out is interrupted and ends as an ERROR saying :func:`deadline_error`. A step that would
+  start after it is not run (ERROR on it). A delay that would end after the deadline is cut to
+  the deadline: the run comes back then and ends as an ERROR on the delay step.
+
 A finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod:`konnectz_runner.outbound`.
 """
 
@@ -35,8 +47,8 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 import httpx
 
@@ -50,7 +62,43 @@ from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.steps import run_step
 
-__all__ = ["Suspended", "execute", "step_result", "suspension_failed"]
+__all__ = ["RunWatch", "Suspended", "deadline_error", "execute", "step_result", "suspension_failed"]
+
+
+class RunWatch(Protocol):
+    """What the engine asks while a run goes (the worker's :class:`konnectz_runner.active.ActiveWatch`)."""
+
+    async def cancelled(self) -> str | None:
+        """Who cancelled the run (an e-mail), or None to go on."""
+
+    async def at_step(self, step_id: str) -> None:
+        """The run starts step ``step_id`` (to show it in the active runs)."""
+
+
+def deadline_error(seconds: int) -> str:
+    return f"Stopped: the run passed its deadline of {seconds} s"
+
+
+class _Cancelled(Exception):
+    def __init__(self, by: str) -> None:
+        super().__init__(by)
+        self.by = by
+
+
+@dataclasses.dataclass(frozen=True)
+class _Control:
+    watch: RunWatch | None = None
+    deadline: datetime | None = None
+    seconds: int = 0
+
+    async def check(self) -> None:
+        if self.watch is not None:
+            by = await self.watch.cancelled()
+            if by is not None:
+                raise _Cancelled(by)
+
+    def passed(self) -> bool:
+        return self.deadline is not None and utcnow() >= self.deadline
 
 
 def step_result(
@@ -84,7 +132,23 @@ class Suspended:
     continuation: Continuation
 
 
-def _event(spec: FlowSpec, run: RunRequest, started: datetime, results: list[StepResult]) -> TaskEvent:
+def _event(
+    spec: FlowSpec, run: RunRequest, started: datetime, results: list[StepResult], cancelled_by: str | None = None
+) -> TaskEvent:
+    if cancelled_by is not None:
+        return TaskEvent(
+            run_id=run.run_id,
+            konnect_id=spec.konnect_id,
+            owner_id=spec.owner_id,
+            konnect_name=spec.name,
+            status="CANCELLED",
+            started_at=started,
+            finished_at=utcnow(),
+            trigger_id=spec.trigger_id,
+            trigger_output=run.trigger_output,
+            steps=results,
+            cancelled_by=cancelled_by,
+        )
     return TaskEvent(
         run_id=run.run_id,
         konnect_id=spec.konnect_id,
@@ -115,14 +179,34 @@ def _gone(resume: Continuation) -> StepResult:
     )
 
 
+async def _run_step(step: Any, ctx: StepContext, control: _Control) -> Outcome:
+    """The step, under the run's deadline (interrupted when the time left runs out)."""
+    if control.deadline is None:
+        return await run_step(step, ctx)
+    left = (control.deadline - utcnow()).total_seconds()
+    if left <= 0:
+        return Outcome.failed(deadline_error(control.seconds))
+    try:
+        async with asyncio.timeout(left):
+            return await run_step(step, ctx)
+    except TimeoutError:
+        if not control.passed():  # the step's own timeout, not the deadline
+            raise
+        return Outcome.failed(deadline_error(control.seconds))
+
+
 async def _run(
     step: Any,
     ctx: StepContext,
     results: list[StepResult],
     item_index: int | None,
     journal: StepJournal | None,
+    control: _Control,
     path: str | None = None,
 ) -> Outcome:
+    await control.check()
+    if control.watch is not None:
+        await control.watch.at_step(step.id)
     journaled = journal is not None and journal.journaled(step.kind)
     recalled = await journal.recall(step.id, item_index) if journal is not None and journaled else None
     if recalled is not None:  # finished in an earlier delivery, or in doubt: not run again
@@ -134,7 +218,7 @@ async def _run(
             await journal.begin(step.id, item_index)
         clock = time.perf_counter()
         with telemetry.span(f"step {step.kind}", {"konnectz.step_id": step.id}):
-            outcome = await run_step(step, ctx)
+            outcome = await _run_step(step, ctx, control)
         telemetry.STEP_SECONDS.labels(step.kind).observe(time.perf_counter() - clock)
         result = step_result(step, outcome, started, item_index, path)
         if journal is not None and journaled:
@@ -192,6 +276,7 @@ async def _paths(
     results: list[StepResult],
     item_index: int | None,
     journal: StepJournal | None,
+    control: _Control,
 ) -> tuple[Outcome, int]:
     """Run the router at ``steps[position]``, its chosen paths concurrently, and its join.
 
@@ -202,7 +287,7 @@ async def _paths(
     end = position + 1 + sum(len(path.steps) for path in router.paths)
     join = steps[end] if end < len(steps) and steps[end].kind == "join" and steps[end].router == router.id else None
     after = end + 1 if join is not None else end
-    outcome = await _run(router, ctx, results, item_index, journal)
+    outcome = await _run(router, ctx, results, item_index, journal, control)
     if outcome.status == "ERROR":
         return outcome, after
     output = outcome.output if isinstance(outcome.output, dict) else {}
@@ -218,7 +303,7 @@ async def _paths(
             if failed.is_set():
                 state.end, state.reason = "halted", "another path failed"
                 break
-            step_outcome = await _run(by_id[step_id], path_ctx, state.results, item_index, journal, label)
+            step_outcome = await _run(by_id[step_id], path_ctx, state.results, item_index, journal, control, label)
             if step_outcome.status == "ERROR":
                 failed.set()
                 state.end, state.reason = "error", step_outcome.error
@@ -263,7 +348,7 @@ async def _paths(
         reason = "; ".join(f"Path {name} did not reach the join: {state.reason}" for name, state in stopped)
     elif join.wait == "any" and len(stopped) == len(ran):
         reason = "No path reached the join: " + "; ".join(f"path {name}: {state.reason}" for name, state in stopped)
-    joined = await _run(join, dataclasses.replace(ctx, path_results=merged), results, item_index, journal)
+    joined = await _run(join, dataclasses.replace(ctx, path_results=merged), results, item_index, journal, control)
     if reason is not None and joined.status == "SUCCESS":
         results[-1] = results[-1].model_copy(update={"stop": reason})
         joined.stop = reason
@@ -277,6 +362,7 @@ async def _each_item(
     ctx: StepContext,
     results: list[StepResult],
     journal: StepJournal | None,
+    control: _Control,
 ) -> None:
     """Run ``steps`` once per item; the first ERROR ends everything, a filter stop ends its item."""
     for index, item in enumerate(items):
@@ -284,9 +370,9 @@ async def _each_item(
         position = 0
         while position < len(steps):
             if steps[position].kind == "router":
-                outcome, position = await _paths(steps, position, item_ctx, results, index, journal)
+                outcome, position = await _paths(steps, position, item_ctx, results, index, journal, control)
             else:
-                outcome = await _run(steps[position], item_ctx, results, index, journal)
+                outcome = await _run(steps[position], item_ctx, results, index, journal, control)
                 position += 1
             if outcome.status == "ERROR":
                 return
@@ -301,12 +387,14 @@ async def execute(
     http: httpx.AsyncClient,
     guard: NetGuard,
     journal: StepJournal | None = None,
+    watch: RunWatch | None = None,
 ) -> TaskEvent | Suspended:
     """Run the steps of ``spec`` for ``run`` (after ``run.resume.after_step`` when it resumes).
 
     Returns the run's one TaskEvent, or :class:`Suspended` when a step asks to wait. With a
     ``journal`` (:mod:`konnectz_runner.journal`), each finished step with effects is recorded, and
-    on a redelivery a recorded step is not executed again.
+    on a redelivery a recorded step is not executed again. With a ``watch``, a cancelled run ends
+    as CANCELLED before its next step; ``spec.run_control.deadline_seconds`` bounds the run.
     """
     resume = run.resume
     started = resume.started_at if resume else utcnow()
@@ -318,6 +406,35 @@ async def execute(
         if resume.after_step not in ids:
             return _event(spec, run, started, [*results, _gone(resume)])
         steps = steps[ids.index(resume.after_step) + 1 :]
+    seconds = spec.run_control.deadline_seconds if spec.run_control is not None else None
+    control = _Control(
+        watch=watch,
+        deadline=started + timedelta(seconds=seconds) if seconds else None,
+        seconds=seconds or 0,
+    )
+    try:
+        return await _steps(spec, run, steps, started, outputs, results, http, guard, journal, control)
+    except _Cancelled as cancelled:
+        return _event(spec, run, started, results, cancelled_by=cancelled.by)
+
+
+async def _steps(
+    spec: FlowSpec,
+    run: RunRequest,
+    steps: list[Any],
+    started: datetime,
+    outputs: dict[str, Any],
+    results: list[StepResult],
+    http: httpx.AsyncClient,
+    guard: NetGuard,
+    journal: StepJournal | None,
+    control: _Control,
+) -> TaskEvent | Suspended:
+    resume = run.resume
+    await control.check()  # also a queued run that never started, and a resumed one
+    if resume is not None and control.passed():  # the deadline passed while it waited in the delay
+        _stopped_in_delay(results, resume.after_step, control.seconds)
+        return _event(spec, run, started, results)
     ctx = StepContext(
         outputs=outputs,
         http=http,
@@ -331,27 +448,41 @@ async def execute(
     while position < len(steps):
         step = steps[position]
         if step.kind == "router":
-            outcome, position = await _paths(steps, position, ctx, results, None, journal)
+            outcome, position = await _paths(steps, position, ctx, results, None, journal, control)
             if outcome.status == "ERROR" or outcome.stop is not None:
                 break
             continue
         position += 1
-        outcome = await _run(step, ctx, results, None, journal)
+        outcome = await _run(step, ctx, results, None, journal, control)
         if outcome.status == "ERROR" or outcome.stop is not None:
             break
         if outcome.items is not None:
-            await _each_item(step, outcome.items, steps[position:], ctx, results, journal)
+            await _each_item(step, outcome.items, steps[position:], ctx, results, journal, control)
             break
         if outcome.resume_at is not None:
+            # A delay past the deadline: the run comes back at the deadline, to end there.
+            due = outcome.resume_at
+            if control.deadline is not None and due > control.deadline:
+                due = control.deadline
             continuation = Continuation(
                 after_step=step.id,
-                resume_at=outcome.resume_at,
+                resume_at=due,
                 started_at=started,
                 outputs=ctx.outputs,
                 steps=results,
             )
-            return Suspended(outcome.resume_at, continuation)
+            return Suspended(due, continuation)
     return _event(spec, run, started, results)
+
+
+def _stopped_in_delay(results: list[StepResult], delay_id: str, seconds: int) -> None:
+    """The delay step's record becomes the ERROR of the deadline (the run stopped while waiting in it)."""
+    for index in range(len(results) - 1, -1, -1):
+        if results[index].step_id == delay_id:
+            results[index] = results[index].model_copy(
+                update={"status": "ERROR", "error": deadline_error(seconds), "finished_at": utcnow()}
+            )
+            return
 
 
 def suspension_failed(spec: FlowSpec, run: RunRequest, suspended: Suspended, error: str) -> TaskEvent:

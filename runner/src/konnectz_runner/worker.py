@@ -30,6 +30,18 @@ A run that reaches a delay is suspended: its continuation is stored as a durable
 (:mod:`konnectz_runner.timers`) and only then the run message is acked. The timer comes back as a
 RunRequest with ``resume`` set and the same ``run_id``; that delivery runs the remaining steps and
 publishes the run's one TaskEvent.
+
+Concurrency limit (``spec.run_control.max_concurrency``, :mod:`konnectz_runner.slots`): before it
+executes, a run takes one of its konnect's slots in ``KZ_SLOTS``; if none is free it shows as QUEUED
+in ``KZ_ACTIVE`` and waits, in arrival order, its message kept alive (``in_progress``). A waiting run
+does not count against the worker's ``concurrency`` (up to :data:`MAX_WAITING` of them), so runs of
+other konnects go on. The slot is released once the run's TaskEvent is stored, and also when the run
+suspends in a delay (it queues again for a slot when its timer fires).
+
+Run control (:mod:`konnectz_runner.active`): a run being executed has a RUNNING entry in
+``KZ_ACTIVE`` (with the step it is in), a run suspended in a delay a WAITING one (with its
+``resume_at``); the entry is deleted once the run's TaskEvent is stored. Before each step the engine
+checks ``KZ_CANCELS``: a cancelled run ends as CANCELLED.
 """
 
 from __future__ import annotations
@@ -65,7 +77,11 @@ from konnectz_contracts.events import (
     pool_subjects,
     run_subject,
 )
+from konnectz_contracts.run_control import ActiveRun
 from konnectz_runner import outbound, telemetry
+from konnectz_runner.active import ActiveWatch, cancel_requested
+from konnectz_runner.active import buckets as run_state_buckets
+from konnectz_runner.active import clear as clear_active
 from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import publish_event
@@ -82,6 +98,7 @@ from konnectz_runner.quota import (
     refused_event,
 )
 from konnectz_runner.registry import KonnectRegistry
+from konnectz_runner.slots import QueueFull, Slots, StoppedWaiting, put_queued, slots_bucket
 from konnectz_runner.timers import schedule_continuation
 
 __all__ = [
@@ -110,6 +127,10 @@ _MESSAGE_TOO_LARGE = 10054  # JetStream: message size exceeds the stream's max_m
 MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 #: What a task event is trimmed to when NATS refuses it as too large.
 FALLBACK_EVENT_BYTES = 64 * 1024
+#: Runs waiting for a konnect slot that a worker holds on top of its ``concurrency``.
+MAX_WAITING = 256
+#: A run whose konnect's slot queue is full comes back after this.
+QUEUE_FULL_DELAY_SECONDS = 30.0
 
 
 def consumer_for(konnect_id: int | None) -> tuple[str, str]:
@@ -157,6 +178,12 @@ class RunWorker:
         self._blocks: KeyValue | None = None
         self.consumer_max_deliver = consumer_max_deliver or max(CONSUMER_MAX_DELIVER, max_deliver + 1)
         self._advisories: Any = None
+        self._slots: Slots | None = None
+        self._waiting: set[asyncio.Task[Any]] = set()
+        self._wake = asyncio.Event()
+        self.max_waiting = MAX_WAITING
+        self._active: KeyValue | None = None
+        self._cancels: KeyValue | None = None
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -174,6 +201,11 @@ class RunWorker:
         self._delete_acked = retention != RetentionPolicy.WORK_QUEUE
         self._steps = await StepJournal.bucket(self.js)
         self._blocks = await self.js.key_value(KV_QUOTA_BLOCKS)
+        self._slots = Slots(await slots_bucket(self.js))
+        try:
+            self._active, self._cancels = await run_state_buckets(self.js)
+        except Exception as exc:  # an older NATS setup: runs go on, without active entries or cancels
+            log.warning("Run control buckets unavailable (%s): runs cannot be listed or cancelled", exc)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
         nc = getattr(self.js, "_nc", None)
         if nc is not None:  # the server's word that it stopped offering a run (max_deliver)
@@ -188,6 +220,8 @@ class RunWorker:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop_task
+        for waiting in list(self._waiting):  # runs waiting for a slot: redelivered later, in order
+            waiting.cancel()
         if self._inflight:
             _done, pending = await asyncio.wait(self._inflight, timeout=grace)
             for task in pending:
@@ -204,9 +238,14 @@ class RunWorker:
 
     async def _loop(self, sub: JetStreamContext.PullSubscription) -> None:
         while True:
-            free = self.concurrency - len(self._inflight)
+            # Runs waiting for a konnect slot do not hold a place of the worker's concurrency.
+            running = len(self._inflight) - len(self._waiting)
+            free = min(self.concurrency - running, self.concurrency + self.max_waiting - len(self._inflight))
             if free <= 0:
-                await asyncio.wait(self._inflight, return_when=asyncio.FIRST_COMPLETED)
+                self._wake.clear()
+                waker = asyncio.ensure_future(self._wake.wait())
+                await asyncio.wait({*self._inflight, waker}, return_when=asyncio.FIRST_COMPLETED)
+                waker.cancel()
                 continue
             try:
                 msgs = await sub.fetch(batch=free, timeout=2.0)
@@ -244,6 +283,27 @@ class RunWorker:
             await self._not_loaded(msg, run, attempt)
             return
         keep_alive = asyncio.create_task(self._keep_alive(msg))
+        limit = spec.run_control.max_concurrency if spec.run_control is not None else None
+        holding: asyncio.Task[None] | None = None
+        if limit is not None and self._slots is not None:
+            try:
+                holding = await self._take_slot(msg, run, spec, limit)
+            except StoppedWaiting:  # cancelled while queued: it ends as CANCELLED before its first step
+                log.info("Run %s was cancelled while it waited for a slot", run.run_id)
+            except QueueFull as exc:
+                log.warning("Run %s waits in KZ_RUNS: %s", run.run_id, exc)
+                keep_alive.cancel()
+                await msg.nak(delay=QUEUE_FULL_DELAY_SECONDS)
+                return
+            except BaseException as exc:  # NATS unavailable, or the worker stops: redelivered later
+                keep_alive.cancel()
+                await self._give_slot(run, spec.konnect_id, None)
+                if not isinstance(exc, asyncio.CancelledError):
+                    log.warning("Run %s: no slot (%s); it will be retried", run.run_id, exc or type(exc).__name__)
+                    with contextlib.suppress(Exception):
+                        await msg.nak(delay=5.0)
+                    return
+                raise
         telemetry.RUNS_RUNNING.inc()
         span = telemetry.tracer().start_span(
             "run",
@@ -271,9 +331,21 @@ class RunWorker:
                         refusal = decision.reason or "The run was refused: task quota exceeded."
                         if exhausted(decision):
                             await self._block(spec.owner_id, refusal)
+            watch = ActiveWatch(
+                self._active,
+                self._cancels,
+                ActiveRun(
+                    run_id=run.run_id,
+                    konnect_id=spec.konnect_id,
+                    owner_id=spec.owner_id,
+                    status="RUNNING",
+                    since=run.resume.started_at if run.resume is not None else datetime.now(UTC),
+                ),
+            )
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
             else:
+                await watch.running()
                 journal = (
                     None
                     if self._steps is None
@@ -287,7 +359,7 @@ class RunWorker:
                     )
                 )
                 try:
-                    result = await execute(spec, run, http=self.http, guard=self.guard, journal=journal)
+                    result = await execute(spec, run, http=self.http, guard=self.guard, journal=journal, watch=watch)
                 except StepBusy as exc:  # another delivery of this run may be running that step
                     log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
                     await msg.nak(delay=5.0)
@@ -308,7 +380,7 @@ class RunWorker:
                     done = await self._journaled_steps(run, [step.id for step in spec.steps])
                     result = result.model_copy(update={"steps": [*done, *result.steps]})
                 if isinstance(result, Suspended):
-                    if await self._suspend(msg, run, result):
+                    if await self._suspend(msg, run, result, watch):
                         return
                     result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
                 event = result
@@ -322,6 +394,7 @@ class RunWorker:
                 }
             )
             await self._publish(event)
+            await watch.done()
             await self._done(msg)
             telemetry.RUNS_FINISHED.labels(event.status).inc()
             log.debug("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
@@ -331,9 +404,56 @@ class RunWorker:
             log.debug("Run %s", run.run_id, exc_info=True)
         finally:
             keep_alive.cancel()
+            if holding is not None:
+                await self._give_slot(run, spec.konnect_id, holding)
             telemetry.RUNS_RUNNING.dec()
             otel_context.detach(token)
             span.end()
+
+    async def _take_slot(self, msg: Msg, run: RunRequest, spec: Any, limit: int) -> asyncio.Task[None]:
+        """Wait for a slot of the run's konnect (shown as QUEUED meanwhile); returns the task that
+        keeps its lease."""
+        assert self._slots is not None
+        me = asyncio.current_task()
+
+        async def on_queued() -> None:
+            if me is not None:  # a waiting run gives its place in the worker's concurrency to others
+                self._waiting.add(me)
+                self._wake.set()
+            if self._active is not None:
+                await put_queued(self._active, spec, run)
+
+        async def cancelled() -> bool:
+            if self._cancels is None:
+                return False
+            try:
+                return await cancel_requested(self._cancels, run.run_id) is not None
+            except Exception:  # unreadable: it goes on waiting
+                return False
+
+        try:
+            await self._slots.acquire(
+                spec.konnect_id,
+                run.run_id,
+                msg.metadata.sequence.stream,
+                limit,
+                on_queued=on_queued,
+                give_up=cancelled,
+            )
+        finally:
+            if me is not None:
+                self._waiting.discard(me)
+        return asyncio.create_task(self._slots.keep(spec.konnect_id, run.run_id))
+
+    async def _give_slot(self, run: RunRequest, konnect_id: int, holding: asyncio.Task[None] | None) -> None:
+        if holding is not None:
+            holding.cancel()
+        if self._slots is None:
+            return
+        try:
+            await asyncio.shield(self._slots.release(konnect_id, run.run_id))
+        except BaseException as exc:  # its lease runs out instead
+            log.warning("Run %s: its slot was not released (%s)", run.run_id, exc or type(exc).__name__)
 
     async def _not_loaded(self, msg: Msg, run: RunRequest, attempt: int) -> None:
         """A run for a konnect not loaded here: hand it back to wait, or end it as an ERROR task log."""
@@ -385,6 +505,9 @@ class RunWorker:
             return
         with contextlib.suppress(Exception):
             await self.js.delete_msg(STREAM_RUNS, seq)
+        if spec is not None and self._active is not None:
+            with contextlib.suppress(Exception):
+                await clear_active(self._active, spec.owner_id, spec.konnect_id, run.run_id)
         log.error("Run %s ended as ERROR: %s", run.run_id, reason)
 
     async def _journaled_steps(self, run: RunRequest, step_ids: list[str]) -> list[StepResult]:
@@ -433,7 +556,7 @@ class RunWorker:
             with contextlib.suppress(Exception):
                 await self.js.delete_msg(STREAM_RUNS, msg.metadata.sequence.stream)
 
-    async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended) -> bool:
+    async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended, watch: ActiveWatch | None = None) -> bool:
         """Store the run's continuation as a timer, then ack. False only on the last delivery's failure."""
         waiting = run.model_copy(update={"resume": suspended.continuation})
         try:
@@ -448,6 +571,8 @@ class RunWorker:
             log.warning("Run %s: the delay could not be stored (%s); retrying", run.run_id, exc or type(exc).__name__)
             await msg.nak(delay=5.0)
             return True
+        if watch is not None:
+            await watch.waiting(suspended.continuation.after_step, suspended.resume_at)
         await self._done(msg)
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True

@@ -16,6 +16,8 @@ export type SaveKonnectOut = Schemas['SaveKonnectOut'];
 export type TaskLogType = Schemas['TaskLogOut']['status'];
 export type TaskLog = Schemas['TaskLogOut'];
 export type Task = Schemas['TaskOut'];
+/** A run that has not finished (queued, running, waiting in a delay). */
+export type ActiveRun = Schemas['ActiveRunOut'];
 export type TasksResponse = Schemas['TaskList'];
 /** A flow's revision (one publish), in the History panel's list; with its canvas and spec when read alone. */
 export type RevisionItem = Schemas['RevisionItem'];

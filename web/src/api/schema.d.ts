@@ -793,6 +793,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/konnects/{konnect_id}/runs/active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The flow's runs that have not finished: queued, running, or waiting in a delay
+         * @description At most 200 runs, the oldest first. A run is listed from the moment a runner takes it (or queues it for a concurrency slot) until its task log is stored.
+         */
+        get: operations["active_runs_api_v1_konnects__konnect_id__runs_active_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/konnects/{konnect_id}/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run that has not finished
+         * @description A running run stops before its next step (the step it is in finishes); a run waiting in a delay stops now; a queued run stops without running any step. Its task log then says CANCELLED, with `cancelled_by` the e-mail of who cancelled it and the steps that ran before. Answers 202 once the cancel is stored.
+         */
+        post: operations["cancel_run_api_v1_konnects__konnect_id__runs__run_id__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/konnects/{konnect_id}/update_status": {
         parameters: {
             query?: never;
@@ -1500,6 +1540,37 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** ActiveRunList */
+        ActiveRunList: {
+            /** Runs */
+            runs: components["schemas"]["ActiveRunOut"][];
+        };
+        /**
+         * ActiveRunOut
+         * @description A run that has not finished (run control).
+         */
+        ActiveRunOut: {
+            /** Konnect Id */
+            konnect_id: number;
+            /** Resume At */
+            resume_at?: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Since
+             * Format: date-time
+             * @description When the run started (QUEUED: when it was queued)
+             */
+            since: string;
+            /**
+             * Status
+             * @description QUEUED: waits for a concurrency slot; RUNNING: executes step_id; WAITING: in delay step_id until resume_at
+             * @enum {string}
+             */
+            status: "QUEUED" | "RUNNING" | "WAITING";
+            /** Step Id */
+            step_id?: string | null;
+        };
         /** AgencyList */
         AgencyList: {
             /** Allowed Subaccount Limit */
@@ -1805,6 +1876,19 @@ export interface components {
             /** Status */
             status: string;
         };
+        /** CancelRunOut */
+        CancelRunOut: {
+            /** Message */
+            message: string;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Status
+             * @description What the run was doing when it was cancelled
+             * @enum {string}
+             */
+            status: "QUEUED" | "RUNNING" | "WAITING";
+        };
         /** Canvas */
         Canvas: {
             /** Apps */
@@ -1816,6 +1900,24 @@ export interface components {
             flowName: string;
             /** Links */
             links?: components["schemas"]["Link"][];
+            runControl?: components["schemas"]["CanvasRunControl"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * CanvasAlert
+         * @description The editor's failure alert (Run settings): checked and bounded when the flow is compiled.
+         */
+        CanvasAlert: {
+            /** Digestminutes */
+            digestMinutes?: number | null;
+            /**
+             * Email
+             * @default false
+             */
+            email: boolean;
+            /** Runkonnectid */
+            runKonnectId?: number | null;
         } & {
             [key: string]: unknown;
         };
@@ -1842,6 +1944,19 @@ export interface components {
              * @default false
              */
             otherwise: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * CanvasRunControl
+         * @description The editor's Run settings (``canvas_json.runControl``), compiled into ``FlowSpec.run_control``.
+         */
+        CanvasRunControl: {
+            alert?: components["schemas"]["CanvasAlert"] | null;
+            /** Deadlineseconds */
+            deadlineSeconds?: number | null;
+            /** Maxconcurrency */
+            maxConcurrency?: number | null;
         } & {
             [key: string]: unknown;
         };
@@ -3255,6 +3370,11 @@ export interface components {
              * @default 1
              */
             attempts: number;
+            /**
+             * Cancelled By
+             * @description Who cancelled the run (status CANCELLED): an e-mail
+             */
+            cancelled_by?: string | null;
             /** Data */
             data: {
                 [key: string]: unknown;
@@ -3286,10 +3406,10 @@ export interface components {
             run_id: string;
             /**
              * Status
-             * @description SUCCESS: every step ran; FILTERED: a filter stopped the run; ERROR: a step failed; IN_DOUBT: the runner stopped during a step with effects (not run again); REFUSED: refused before any step (the task quota). Task logs older than these statuses hold SUCCESS or ERROR.
+             * @description SUCCESS: every step ran; FILTERED: a filter stopped the run; ERROR: a step failed; IN_DOUBT: the runner stopped during a step with effects (not run again); REFUSED: refused before any step (the task quota); CANCELLED: a user cancelled it (cancelled_by). Task logs older than these statuses hold SUCCESS or ERROR.
              * @enum {string}
              */
-            status: "SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED";
+            status: "SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED" | "CANCELLED";
             /**
              * Task Date
              * Format: date-time
@@ -6764,6 +6884,153 @@ export interface operations {
             };
         };
     };
+    active_runs_api_v1_konnects__konnect_id__runs_active_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                konnect_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActiveRunList"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    cancel_run_api_v1_konnects__konnect_id__runs__run_id__cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                konnect_id: number;
+                /** @description The run's id (run_id) */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelRunOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description No such flow, or no such run of it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The run has finished already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description NATS did not store the cancel */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
     update_status_api_v1_konnects__konnect_id__update_status_post: {
         parameters: {
             query?: never;
@@ -7858,8 +8125,8 @@ export interface operations {
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
                 end_date?: string | null;
-                /** @description Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED (stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT or REFUSED */
-                status?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
+                /** @description Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED (stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT, REFUSED or CANCELLED (a user cancelled it) */
+                status?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED" | "CANCELLED") | null;
             };
             header?: never;
             path?: never;
@@ -7918,8 +8185,8 @@ export interface operations {
         parameters: {
             query?: {
                 konnect_id?: number | null;
-                /** @description SUCCESS, FILTERED, IN_DOUBT, REFUSED; ERROR takes every failed run */
-                task_log_type?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
+                /** @description SUCCESS, FILTERED, IN_DOUBT, REFUSED, CANCELLED; ERROR: every failed run */
+                task_log_type?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED" | "CANCELLED") | null;
                 /** @description On or after this day (UTC) */
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
@@ -8002,8 +8269,8 @@ export interface operations {
                 start_date?: string | null;
                 /** @description On or before this day (UTC) */
                 end_date?: string | null;
-                /** @description Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED (stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT or REFUSED */
-                status?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED") | null;
+                /** @description Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED (stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT, REFUSED or CANCELLED (a user cancelled it) */
+                status?: ("SUCCESS" | "FILTERED" | "ERROR" | "IN_DOUBT" | "REFUSED" | "CANCELLED") | null;
             };
             header?: never;
             path?: never;

@@ -5,6 +5,7 @@ import { useNavigate } from 'react-router';
 import { ThemeSwitch } from '../shell/ThemeSwitch';
 import { deleteDraft } from './api/editorApi';
 import { FlowNameInput } from './components/FlowNameInput';
+import { RunSettingsButton } from './components/RunSettings';
 import { useEditor, useEditorStoreApi } from './EditorContext';
 import { loadFlow } from './FlowLoader';
 import { RevisionsPanel } from './revisions/RevisionsPanel';
@@ -17,7 +18,7 @@ export const LIVE_PROMPT =
   'This flow is live. Save keeps the live version running and stores your changes as a pending draft beside it; Publish makes them live; No leaves without saving.';
 export const LIVE_SAVE_HINT = 'Saves your changes beside the live version, which keeps running until you publish them.';
 
-/** Dashboard (with the save prompt), the flow name, the theme switch, History (the flow's revisions), Save and Publish. */
+/** Dashboard (with the save prompt), the flow name, the theme switch, Run settings, History (the flow's revisions), Save and Publish. */
 export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
   const navigate = useNavigate();
   const store = useEditorStoreApi();
@@ -55,6 +56,7 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
       ) : null}
       <Space className="kz-editor-actions">
         <ThemeSwitch />
+        <RunSettingsButton />
         {konnectId ? (
           <Button icon={<HistoryOutlined />} onClick={() => setHistory(true)} data-testid="editor-history">
             History

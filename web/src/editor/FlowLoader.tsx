@@ -17,6 +17,7 @@ export async function loadFlow(store: EditorStore, konnectId: number, isLive: ()
     flowName: res.konnect_name ?? canvas.flowName ?? '',
     status: res.status,
     draftPending: res.draft_pending ?? false,
+    runControl: canvas.runControl ?? null,
   });
   return true;
 }

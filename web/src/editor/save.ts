@@ -18,7 +18,7 @@ export function buildSaveRequest(state: EditorState, publish: boolean): SaveKonn
   return {
     konnect_id: state.konnectId,
     canvas_name: state.nameSet,
-    canvas_json: toCanvasJson({ apps: state.apps, links: state.links }, state.flowName.trim()),
+    canvas_json: toCanvasJson({ apps: state.apps, links: state.links }, state.flowName.trim(), state.runControl),
     publish,
   };
 }

@@ -7,7 +7,7 @@
 import { applyNodeChanges, type NodeChange } from '@xyflow/react';
 import { createStore } from 'zustand/vanilla';
 import { applyOperation, type Operation } from './model/operations';
-import type { Flow, FlowNode } from './model/types';
+import type { Flow, FlowNode, RunControlSettings } from './model/types';
 
 export const HISTORY_LIMIT = 100;
 
@@ -30,6 +30,8 @@ export interface EditorState extends Flow {
   /** The loaded flow's status (Published: live) and whether saved changes wait beside the live version. */
   loadedStatus: string | null;
   draftPending: boolean;
+  /** The flow's Run settings (the top bar's dialog): saved as canvas_json.runControl. */
+  runControl: RunControlSettings | null;
 
   dispatch: (op: Operation, coalesceKey?: string) => void;
   /** Status and test results: applied without an undo step. */
@@ -44,9 +46,16 @@ export interface EditorState extends Flow {
   /** Puts dragged nodes back where the drag started (a refused move). */
   cancelDrag: () => void;
   setFlowName: (name: string) => void;
+  setRunControl: (settings: RunControlSettings | null) => void;
   loadSaved: (
     flow: Flow,
-    opts: { konnectId: number | null; flowName: string; status?: string | null; draftPending?: boolean },
+    opts: {
+      konnectId: number | null;
+      flowName: string;
+      status?: string | null;
+      draftPending?: boolean;
+      runControl?: RunControlSettings | null;
+    },
   ) => void;
 }
 
@@ -54,7 +63,9 @@ export interface EditorState extends Flow {
 const VOLATILE_DATA = new Set(['app_status']);
 
 /** What saving would store of the flow (nodes, links, positions, name), without the editor's own UI state. */
-export function flowFingerprint(state: Pick<EditorState, 'apps' | 'links' | 'flowName'>): string {
+export function flowFingerprint(
+  state: Pick<EditorState, 'apps' | 'links' | 'flowName'> & { runControl?: RunControlSettings | null },
+): string {
   const apps = state.apps.map((n) => ({
     id: n.id,
     type: n.type,
@@ -63,7 +74,7 @@ export function flowFingerprint(state: Pick<EditorState, 'apps' | 'links' | 'flo
     data: Object.fromEntries(Object.entries(n.data as Record<string, unknown>).filter(([k]) => !VOLATILE_DATA.has(k))),
   }));
   const links = state.links.map((l) => [l.id, l.source, l.target, l.sourceHandle ?? null, l.targetHandle ?? null]);
-  return JSON.stringify({ apps, links, name: state.flowName.trim() });
+  return JSON.stringify({ apps, links, name: state.flowName.trim(), runControl: state.runControl ?? null });
 }
 
 /** True when the canvas differs from what was loaded (always, for a flow that was never saved). */
@@ -93,6 +104,7 @@ export function createEditorStore(initial?: Partial<Flow>) {
     loadedFingerprint: null,
     loadedStatus: null,
     draftPending: false,
+    runControl: null,
 
     dispatch: (op, coalesceKey) => {
       const state = get();
@@ -175,7 +187,9 @@ export function createEditorStore(initial?: Partial<Flow>) {
 
     setFlowName: (name) => set({ flowName: name, nameSet: name.trim() !== '' }),
 
-    loadSaved: (flow, { konnectId, flowName, status = null, draftPending = false }) =>
+    setRunControl: (settings) => set({ runControl: settings }),
+
+    loadSaved: (flow, { konnectId, flowName, status = null, draftPending = false, runControl = null }) =>
       set({
         apps: flow.apps,
         links: flow.links,
@@ -185,9 +199,10 @@ export function createEditorStore(initial?: Partial<Flow>) {
         flowName,
         nameSet: flowName.trim() !== '',
         lastCoalesceKey: null,
-        loadedFingerprint: flowFingerprint({ apps: flow.apps, links: flow.links, flowName }),
+        loadedFingerprint: flowFingerprint({ apps: flow.apps, links: flow.links, flowName, runControl }),
         loadedStatus: status,
         draftPending,
+        runControl,
       }),
   }));
 }

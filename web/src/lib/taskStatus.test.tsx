@@ -25,13 +25,13 @@ const flow = (extra: Partial<KonnectListItem>): KonnectListItem => ({
 
 describe('task statuses in words and colours', () => {
   it('gives every status of the api a word and a colour of its own', () => {
-    expect(Object.keys(TASK_STATUS).sort()).toEqual(['ERROR', 'FILTERED', 'IN_DOUBT', 'REFUSED', 'SUCCESS']);
+    expect(Object.keys(TASK_STATUS).sort()).toEqual(['CANCELLED', 'ERROR', 'FILTERED', 'IN_DOUBT', 'REFUSED', 'SUCCESS']);
     const colours = Object.values(TASK_STATUS).map((l) => l.color);
     expect(new Set(colours).size).toBe(colours.length);
     expect(statusLook('FILTERED')).toMatchObject({ word: 'Stopped by filter', color: 'gold' });
     expect(statusLook('SUCCESS').word).toBe('Success');
     expect(statusLook('SOMETHING')).toMatchObject({ word: 'SOMETHING', color: 'default' });
-    expect(STATUS_FILTER_OPTIONS.map((o) => o.value)).toEqual(['SUCCESS', 'FILTERED', 'ERROR', 'IN_DOUBT', 'REFUSED']);
+    expect(STATUS_FILTER_OPTIONS.map((o) => o.value)).toEqual(['SUCCESS', 'FILTERED', 'ERROR', 'IN_DOUBT', 'REFUSED', 'CANCELLED']);
   });
 
   it('labels a filtered run as such, not as Success', () => {

@@ -18,6 +18,7 @@ export const TASK_STATUS: Record<TaskLogType, StatusLook> = {
     hint: 'The runner stopped while a step ran; it was not run again. Check the target, then replay if needed',
   },
   REFUSED: { word: 'Refused', color: 'magenta', hint: 'Refused before any step ran (no tasks left)' },
+  CANCELLED: { word: 'Cancelled', color: 'purple', hint: 'Someone cancelled the run; the steps before ran' },
 };
 
 /** The look of a status; an unknown value shows as itself, grey. */
@@ -32,6 +33,7 @@ export const STATUS_FILTER_OPTIONS: { value: TaskLogType; label: string }[] = [
   { value: 'ERROR', label: 'Error' },
   { value: 'IN_DOUBT', label: 'In doubt' },
   { value: 'REFUSED', label: 'Refused' },
+  { value: 'CANCELLED', label: 'Cancelled' },
 ];
 
 export function TaskStatusTag({ status, testId }: { status: string; testId?: string }) {

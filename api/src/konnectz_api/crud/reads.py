@@ -229,8 +229,8 @@ async def task_log_page(
     params["offset"] = (page_index - 1) * page_size
     cur = await conn.execute(
         "SELECT t.id, t.konnect_id, t.status, t.task_date, t.data, t.run_id, t.attempts, t.replay_of, t.replayed_as, "
-        f"t.revision, count(*) OVER () {filtered} "
-        "ORDER BY t.task_date DESC, t.id DESC LIMIT %(limit)s OFFSET %(offset)s",
+        "t.revision, t.cancelled_by, "
+        f"count(*) OVER () {filtered} ORDER BY t.task_date DESC, t.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         params,
     )
     rows = await cur.fetchall()

@@ -18,6 +18,13 @@ def get_owned(session: Session, *, owner_id: int, task_log_id: int) -> TaskLog |
     return log if log is not None and log.owner_id == owner_id else None
 
 
+def by_run(session: Session, *, owner_id: int, konnect_id: int, run_id: str) -> TaskLog | None:
+    """The finished run ``run_id`` of the owner's konnect, if its task log is stored."""
+    return session.scalar(
+        select(TaskLog).where(TaskLog.run_id == run_id, TaskLog.owner_id == owner_id, TaskLog.konnect_id == konnect_id)
+    )
+
+
 def tasks_of(session: Session, *, task_log: TaskLog) -> list[Task]:
     return list(session.scalars(select(Task).where(Task.task_log_id == task_log.id).order_by(Task.position)))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import IntegrityError
 from starlette.concurrency import run_in_threadpool
@@ -17,8 +17,19 @@ from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
 from konnectz_api.crud import revisions as revision_crud
+from konnectz_api.crud import task_logs as task_log_crud
 from konnectz_api.crud.users import user_timezone
-from konnectz_api.deps import AccountAt, CurrentClaims, CurrentUser, DeployerDep, Reader, SessionDep, SettingsDep
+from konnectz_api.deps import (
+    AccountAt,
+    BusDep,
+    CurrentClaims,
+    CurrentUser,
+    DeployerDep,
+    Reader,
+    SessionDep,
+    SettingsDep,
+    SignedInUser,
+)
 from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
 from konnectz_api.flow_plan import TRIGGER_NOT_CHOSEN, app_names, find_trigger, konnect_app_names
 from konnectz_api.jsonb import jsonb_safe
@@ -27,6 +38,9 @@ from konnectz_api.models import Konnect, User
 from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
 from konnectz_api.replies import json_reply
 from konnectz_api.schemas import (
+    ActiveRunList,
+    ActiveRunOut,
+    CancelRunOut,
     DeleteActivityIn,
     DeleteActivityOut,
     KonnectEdit,
@@ -41,7 +55,7 @@ from konnectz_api.schemas import (
     UpdateStatusIn,
     UpdateStatusOut,
 )
-from konnectz_api.services import app_webhooks, review
+from konnectz_api.services import app_webhooks, review, run_control
 from konnectz_api.services.credential_broker import cipher
 from konnectz_api.services.deployer import DeployConflict, Deployer, DeployError, LocalDeployer
 
@@ -226,6 +240,14 @@ def display_name(konnect: Konnect) -> str:
     return "-".join(n for n in [left or "", *right] if n)
 
 
+def _owns(session: Any, konnect_id: int, owner_id: int) -> bool:
+    """Whether flow ``konnect_id`` exists and belongs to ``owner_id`` (a failure alert's flow)."""
+    if not 0 < konnect_id <= MAX_ID:
+        return False
+    other = session.get(Konnect, konnect_id)
+    return other is not None and other.owner_id == owner_id
+
+
 async def _publish(
     konnect: Konnect,
     user: User,
@@ -249,6 +271,7 @@ async def _publish(
             name=display_name(konnect),
             webhook_token=konnect.webhook_token,
             timezone=user_timezone(user),
+            owns_flow=lambda other: _owns(session, other, konnect.owner_id),
         )
     except CompileError as exc:
         # The draft is kept: the user fixes the node the message names and publishes again.
@@ -485,3 +508,72 @@ def delete_activity_single_slash(
 #: For the revisions' routes (konnectz_api.routes.revisions): the account's flow, and a publish kept as a revision.
 owned_konnect = _owned
 publish_flow = _publish
+# --- run control: active runs, cancel ------------------------------------------------------------
+RunIdPath = Annotated[
+    str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="The run's id (run_id)")
+]
+
+
+@router.get(
+    "/{konnect_id}/runs/active",
+    response_model=ActiveRunList,
+    responses={404: {"model": Message}, 503: {"model": Message}},
+    summary="The flow's runs that have not finished: queued, running, or waiting in a delay",
+    description=f"At most {run_control.LIST_LIMIT} runs, the oldest first. A run is listed from the moment a "
+    "runner takes it (or queues it for a concurrency slot) until its task log is stored.",
+)
+async def active_runs(konnect_id: IdPath, user: CurrentUser, session: SessionDep, bus: BusDep) -> ActiveRunList:
+    konnect = await run_in_threadpool(_owned, session, user, konnect_id)
+    runs = await run_control.active_runs(bus, owner_id=konnect.owner_id, konnect_id=konnect.id)
+    return ActiveRunList(
+        runs=[
+            ActiveRunOut(
+                run_id=r.run_id,
+                konnect_id=r.konnect_id,
+                status=r.status,
+                since=r.since,
+                step_id=r.step_id,
+                resume_at=r.resume_at,
+            )
+            for r in runs
+        ]
+    )
+
+
+@router.post(
+    "/{konnect_id}/runs/{run_id}/cancel",
+    response_model=CancelRunOut,
+    status_code=202,
+    responses={
+        404: {"model": Message, "description": "No such flow, or no such run of it"},
+        409: {"model": Message, "description": "The run has finished already"},
+        503: {"model": Message, "description": "NATS did not store the cancel"},
+    },
+    summary="Cancel a run that has not finished",
+    description="A running run stops before its next step (the step it is in finishes); a run waiting in a "
+    "delay stops now; a queued run stops without running any step. Its task log then says CANCELLED, with "
+    "`cancelled_by` the e-mail of who cancelled it and the steps that ran before. Answers 202 once the "
+    "cancel is stored.",
+)
+async def cancel_run(
+    konnect_id: IdPath,
+    run_id: RunIdPath,
+    user: CurrentUser,
+    me: SignedInUser,
+    session: SessionDep,
+    bus: BusDep,
+) -> CancelRunOut:
+    konnect = await run_in_threadpool(_owned, session, user, konnect_id)
+    finished = await run_in_threadpool(
+        task_log_crud.by_run, session, owner_id=konnect.owner_id, konnect_id=konnect.id, run_id=run_id
+    )
+    if finished is not None:
+        raise Conflict(f"Run {run_id} has finished already ({finished.status}): there is nothing to cancel")
+    entry = await run_control.cancel_run(
+        bus, owner_id=konnect.owner_id, konnect_id=konnect.id, run_id=run_id, by=me.email
+    )
+    if entry is None:
+        raise NotFound(f"Run {run_id} is not running, waiting or queued in this flow")
+    return CancelRunOut(
+        message="The run is being cancelled: it stops before its next step", run_id=run_id, status=entry.status
+    )

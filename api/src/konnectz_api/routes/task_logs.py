@@ -26,7 +26,7 @@ from konnectz_api.task_status import ERROR_STATUSES, TaskLogStatus
 router = APIRouter(prefix="/api/v1/task_logs", tags=["task logs"])
 
 HISTORY_PAGE_SIZE = 30
-#: SUCCESS, FILTERED, IN_DOUBT, REFUSED select that status; ERROR every failed run (ERROR, IN_DOUBT,
+#: SUCCESS, FILTERED, IN_DOUBT, REFUSED, CANCELLED select that status; ERROR every failed run (ERROR, IN_DOUBT,
 #: REFUSED), as before the finer statuses (konnectz_api.task_status).
 LogType = TaskLogStatus
 StartDate = Annotated[date | None, Query(description="On or after this day (UTC)")]
@@ -35,7 +35,8 @@ HistoryStatus = Annotated[
     LogType | None,
     Query(
         description="Only flows with at least one run of this outcome: SUCCESS (every step ran), FILTERED "
-        "(stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT or REFUSED"
+        "(stopped by a filter), ERROR (any failed run, IN_DOUBT and REFUSED included), IN_DOUBT, REFUSED "
+        "or CANCELLED (a user cancelled it)"
     ),
 ]
 _HISTORY = (
@@ -108,7 +109,8 @@ async def task_logs(
     reader: Reader,
     konnect_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
     task_log_type: Annotated[
-        LogType | None, Query(description="SUCCESS, FILTERED, IN_DOUBT, REFUSED; ERROR takes every failed run")
+        LogType | None,
+        Query(description="SUCCESS, FILTERED, IN_DOUBT, REFUSED, CANCELLED; ERROR: every failed run"),
     ] = None,
     start_date: StartDate = None,
     end_date: EndDate = None,
@@ -146,6 +148,7 @@ async def task_logs(
                     "replay_of": r[7],
                     "replayed_as": r[8],
                     "revision": r[9],
+                    "cancelled_by": r[10],
                 }
                 for r, data in zip(page.rows, datas, strict=True)
             ],

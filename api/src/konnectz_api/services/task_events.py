@@ -40,6 +40,7 @@ from konnectz_api.crud import requests, task_payloads
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, User
 from konnectz_api.services.deployer import Deployer, DeployError
+from konnectz_api.services.failure_alerts import alert_failures
 from konnectz_api.task_status import log_status
 from konnectz_contracts.events import EVENTS_MAX_DELIVER, STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
 from konnectz_runner import Outage, events_consumer_config
@@ -121,6 +122,7 @@ LOG_COLUMNS = {
     "attempts": "integer",
     "replay_of": "text",
     "revision": "integer",  # revisions
+    "cancelled_by": "text",
 }
 TASK_COLUMNS = {
     "task_log_id": "bigint",
@@ -199,6 +201,7 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "attempts": event.attempts,
                 "replay_of": event.replay_of,
                 "revision": _revision(event),
+                "cancelled_by": event.cancelled_by,
             }
         )
     # One fixed statement whatever the batch size (columns as arrays, unnest): prepared once per
@@ -358,6 +361,7 @@ async def consume_task_events(
             storing.ok()
         observability.record_stored(events, outcomes, time.perf_counter() - started)
         latest: dict[int, TaskEvent] = {}
+        finished: list[TaskEvent] = []
         for msg, event, stored in zip(good, events, outcomes, strict=True):
             if stored is None:
                 attempts = msg.metadata.num_delivered
@@ -375,6 +379,12 @@ async def consume_task_events(
             await msg.ack()
             if stored:
                 latest[event.konnect_id] = event
+                finished.append(event)
+        if finished:  # run control: failure alerts (a courtesy: the task logs are stored)
+            try:
+                await alert_failures(bus, sessions, get_settings(), finished)
+            except Exception as exc:
+                log.warning("failure alerts were not sent: %s", exc or type(exc).__name__)
         if deployer is not None and latest:
             try:
                 today = await asyncio.to_thread(_counts_today, sessions, list(latest.values()))

@@ -1,8 +1,8 @@
 /** Conversion between the editor state and the saved `canvas_json`. */
-import type { CanvasJson, Flow, FlowLink, FlowNode, SavedNode } from './types';
+import type { CanvasJson, Flow, FlowLink, FlowNode, RunControlSettings, SavedNode } from './types';
 import { isTriggerNode } from './operations';
 
-export function toCanvasJson(flow: Flow, flowName: string): CanvasJson {
+export function toCanvasJson(flow: Flow, flowName: string, runControl?: RunControlSettings | null): CanvasJson {
   const apps: SavedNode[] = flow.apps.map((n) => ({
     id: n.id,
     type: n.type,
@@ -16,7 +16,7 @@ export function toCanvasJson(flow: Flow, flowName: string): CanvasJson {
     sourceHandle: l.sourceHandle ?? null,
     targetHandle: l.targetHandle ?? null,
   }));
-  return { apps, links, dataForSelect: {}, flowName };
+  return { apps, links, dataForSelect: {}, flowName, ...(runControl ? { runControl } : {}) };
 }
 
 /** A saved flow is loadable only when its canvas_json has dataForSelect. */

@@ -9,7 +9,7 @@
  * know has a type the api accepts.
  */
 import type { components } from '../../api/schema';
-import type { AppDetail, FlowLink, SavedNode } from './types';
+import type { AppDetail, FlowLink, RunControlSettings, SavedNode } from './types';
 
 /** T without index signatures, all the way down. */
 type Known<T> = T extends readonly (infer U)[]
@@ -34,3 +34,5 @@ type ApiData = NonNullable<ApiNode['data']>;
 fits<Fits<Omit<SavedNode, 'data'>, Omit<ApiNode, 'data'>>>();
 fits<Fits<AppDetail, NonNullable<ApiData['app_detail']>>>();
 fits<Fits<FlowLink, ApiLink>>();
+// The flow's Run settings (canvas_json.runControl).
+fits<Fits<RunControlSettings, components['schemas']['CanvasRunControl']>>();

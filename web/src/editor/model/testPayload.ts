@@ -2,7 +2,7 @@
 import type { TestBody } from '../api/editorApi';
 import { toCanvasJson } from './canvas';
 import { kindOf } from '../nodes/registry';
-import type { Flow, FlowNode } from './types';
+import type { Flow, FlowNode, RunControlSettings } from './types';
 
 /** config_key → value of the node's input fields (selects keep their value). */
 export function configValues(node: FlowNode): Record<string, unknown> {
@@ -14,9 +14,16 @@ export function configValues(node: FlowNode): Record<string, unknown> {
   return out;
 }
 
-export function buildTestBody(flow: Flow, flowName: string, konnectId: number | null, node: FlowNode): TestBody {
+export function buildTestBody(
+  flow: Flow,
+  flowName: string,
+  konnectId: number | null,
+  node: FlowNode,
+  runControl?: RunControlSettings | null,
+): TestBody {
   const d = node.data;
-  const canvas_json = toCanvasJson(flow, flowName);
+  // The api stores the document a test sends: it keeps the flow's Run settings.
+  const canvas_json = toCanvasJson(flow, flowName, runControl);
   const base = {
     node_id: node.id,
     konnect_id: konnectId,

@@ -229,4 +229,20 @@ export interface CanvasJson {
   links: FlowLink[];
   dataForSelect: Record<string, unknown>;
   flowName: string;
+  /** The flow's Run settings (docs/run-control.md); absent: none. */
+  runControl?: RunControlSettings | null;
+}
+
+/** What happens when a run fails: an e-mail to the owner and/or a run of another of their flows. */
+export interface RunAlertSettings {
+  email: boolean;
+  runKonnectId: number | null;
+  digestMinutes: number | null;
+}
+
+/** The Run settings dialog's values as saved in canvas_json.runControl (compiled into FlowSpec.run_control). */
+export interface RunControlSettings {
+  deadlineSeconds: number | null;
+  maxConcurrency: number | null;
+  alert: RunAlertSettings | null;
 }

@@ -48,6 +48,11 @@ export function RunFacts({ log }: { log: TaskLog }) {
         </Descriptions.Item>
       ) : null}
       <Descriptions.Item label="Attempts">{log.attempts ?? 1}</Descriptions.Item>
+      {log.cancelled_by ? (
+        <Descriptions.Item label="Cancelled by">
+          <Typography.Text data-testid="cancelled-by">{log.cancelled_by}</Typography.Text>
+        </Descriptions.Item>
+      ) : null}
       {log.replay_of ? (
         <Descriptions.Item label="Replay of">
           <Typography.Text code data-testid="replay-of">{log.replay_of}</Typography.Text>

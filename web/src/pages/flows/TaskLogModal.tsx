@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react';
 import { call, fetchClient } from '../../api/typed';
 import type { TaskLog, TaskLogType } from '../../api/models';
 import { TaskStatusTag } from '../../lib/taskStatus';
+import { ActiveRuns } from './ActiveRuns';
 import { ReplayButton, RunFacts } from './ReplayButton';
 import { formatDate, RunData, StepList } from './TaskSteps';
 
@@ -77,6 +78,7 @@ function LogTab({ konnectId, type }: { konnectId: number; type: TaskLogType }) {
 export function TaskLogModal({ konnectId, title, onClose }: { konnectId: number | null; title: string; onClose: () => void }) {
   return (
     <Modal open={konnectId !== null} title={title} onCancel={onClose} footer={null} width={900} destroyOnHidden>
+      {konnectId !== null && <ActiveRuns konnectId={konnectId} />}
       {konnectId !== null && (
         <Tabs
           destroyOnHidden
@@ -84,6 +86,7 @@ export function TaskLogModal({ konnectId, title, onClose }: { konnectId: number 
             { key: 'SUCCESS', label: 'Success', children: <LogTab konnectId={konnectId} type="SUCCESS" /> },
             { key: 'FILTERED', label: 'Stopped by filter', children: <LogTab konnectId={konnectId} type="FILTERED" /> },
             { key: 'ERROR', label: 'Error', children: <LogTab konnectId={konnectId} type="ERROR" /> },
+            { key: 'CANCELLED', label: 'Cancelled', children: <LogTab konnectId={konnectId} type="CANCELLED" /> },
           ]}
         />
       )}

@@ -24,6 +24,7 @@ import type { KonnectListItem, TaskLog, TaskLogType } from '../../api/models';
 import { FLOW_SEARCH_MIN, HISTORY_PAGE_SIZE } from '../../lib/constants';
 import { flowLabel, statusLabel } from '../../lib/names';
 import { RunCountTags, STATUS_FILTER_OPTIONS, TaskStatusTag } from '../../lib/taskStatus';
+import { ActiveRuns } from '../flows/ActiveRuns';
 import { ReplayButton } from '../flows/ReplayButton';
 import { formatDate, StepList } from '../flows/TaskSteps';
 
@@ -71,6 +72,11 @@ function HistoryRun({ log }: { log: TaskLog }) {
             <Tag color="blue" title={`Replay of run ${log.replay_of}`} data-testid={`replay-of-${log.id}`}>
               {`Replay of ${log.replay_of.slice(0, 8)}`}
             </Tag>
+          ) : null}
+          {log.cancelled_by ? (
+            <Typography.Text type="secondary" data-testid={`cancelled-by-${log.id}`}>
+              {`Cancelled by ${log.cancelled_by}`}
+            </Typography.Text>
           ) : null}
           {log.replayed_as ? (
             <Tag title={`Replayed as run ${log.replayed_as}`} data-testid={`replayed-as-${log.id}`}>
@@ -120,6 +126,7 @@ function FlowDrawer({ flow, onClose }: { flow: KonnectListItem | null; onClose: 
             <Descriptions.Item label="Stopped by filter">{flow.filtered_task_count ?? 0}</Descriptions.Item>
             <Descriptions.Item label="Error">{flow.error_task_count}</Descriptions.Item>
           </Descriptions>
+          <ActiveRuns konnectId={flow.id} />
           <Typography.Title level={5} className="kz-drawer-title">
             Latest runs
           </Typography.Title>

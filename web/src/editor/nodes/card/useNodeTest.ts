@@ -99,7 +99,7 @@ export function useNodeTest(id: string) {
       state.patchNode(id, { app_status: { ...node.data.app_status, type: 'Loading' }, response_payload: null });
       let reply: Reply;
       try {
-        reply = await testAndReview(buildTestBody(state, state.flowName.trim(), state.konnectId, store.getState().apps.find((n) => n.id === id) ?? node));
+        reply = await testAndReview(buildTestBody(state, state.flowName.trim(), state.konnectId, store.getState().apps.find((n) => n.id === id) ?? node, state.runControl));
       } catch (err) {
         reply = refusal(err);
       }

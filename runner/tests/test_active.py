@@ -1,0 +1,72 @@
+"""KZ_ACTIVE / KZ_CANCELS helpers (konnectz_runner.active) against a real NATS."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from nats.js.errors import NotFoundError
+
+from konnectz_contracts.events import STREAM_RUNS, RunRequest, run_subject
+from konnectz_contracts.run_control import ActiveRun, CancelRequest
+from konnectz_runner.active import buckets, cancel_requested, clear, list_active, mark, request_cancel, wake
+from konnectz_runner.timers import continuation_key, schedule_run, timer_subject
+
+pytestmark = pytest.mark.integration
+
+
+def _entry(konnect_id: int, status: str = "RUNNING", **extra: Any) -> ActiveRun:
+    return ActiveRun(
+        run_id=secrets.token_hex(8),
+        konnect_id=konnect_id,
+        owner_id=7,
+        status=status,  # type: ignore[arg-type]
+        since=datetime.now(UTC),
+        **extra,
+    )
+
+
+async def test_mark_list_clear_only_the_konnects_entries(nc: Any) -> None:
+    active, _cancels = await buckets(nc.jetstream())
+    konnect = 900_000 + secrets.randbelow(10_000)
+    first, second, other = _entry(konnect), _entry(konnect, "WAITING"), _entry(konnect + 1)
+    for entry in (first, second, other):
+        await mark(active, entry)
+    listed = await list_active(active, 7, konnect)
+    assert [run.run_id for run in listed] == [first.run_id, second.run_id]
+    assert listed[1].status == "WAITING"
+    await clear(active, 7, konnect, first.run_id)
+    await clear(active, 7, konnect, "never-there")  # no error
+    assert [run.run_id for run in await list_active(active, 7, konnect)] == [second.run_id]
+    assert await list_active(active, 8, konnect) == []
+
+
+async def test_cancel_request_round_trip(nc: Any) -> None:
+    _active, cancels = await buckets(nc.jetstream())
+    run_id = secrets.token_hex(8)
+    assert await cancel_requested(cancels, run_id) is None
+    await request_cancel(cancels, CancelRequest(run_id=run_id, by="ann@example.com", at=datetime.now(UTC)))
+    found = await cancel_requested(cancels, run_id)
+    assert found is not None and found.by == "ann@example.com"
+
+
+async def test_wake_moves_the_timer_to_now(nc: Any) -> None:
+    js = nc.jetstream()
+    konnect = 910_000 + secrets.randbelow(10_000)
+    run = RunRequest(
+        run_id=secrets.token_hex(8), konnect_id=konnect, trigger_output={"a": 1}, received_at=datetime.now(UTC)
+    )
+    key = continuation_key(run.run_id, "delay-1")
+    await schedule_run(js, run, datetime.now(UTC) + timedelta(hours=1), key=key)
+    sub = await js.subscribe(run_subject(konnect), stream=STREAM_RUNS)
+    waiting = _entry(konnect, "WAITING", step_id="delay-1").model_copy(update={"run_id": run.run_id})
+    assert await wake(js, waiting) is True
+    msg = await sub.next_msg(timeout=5)
+    assert RunRequest.model_validate_json(msg.data).run_id == run.run_id
+    # The timer is gone: waking again finds nothing, and it never fires later.
+    with pytest.raises(NotFoundError):
+        await js.get_last_msg(STREAM_RUNS, timer_subject(konnect, key))
+    assert await wake(js, waiting) is False
+    await sub.unsubscribe()
