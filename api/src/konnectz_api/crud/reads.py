@@ -235,7 +235,7 @@ async def task_log_page(
     )
     rows = await cur.fetchall()
     if rows:
-        return LogPage([r[:10] for r in rows], int(rows[0][10]))
+        return LogPage([r[:11] for r in rows], int(rows[0][11]))
     if page_index == 1:  # nothing on the first page: nothing at all
         return LogPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)
