@@ -31,6 +31,10 @@ export interface EditorState extends Flow {
   loadedStatus: string | null;
   draftPending: boolean;
 
+  /** Where the next action picked in the drawer goes (a router path's + or a join's +); null: after the last node. */
+  addTarget: { after: string; handle: string | null } | null;
+  setAddTarget: (target: { after: string; handle: string | null } | null) => void;
+
   dispatch: (op: Operation, coalesceKey?: string) => void;
   /** Status and test results: applied without an undo step. */
   patchNode: (id: string, patch: Partial<FlowNode['data']>) => void;
@@ -93,6 +97,9 @@ export function createEditorStore(initial?: Partial<Flow>) {
     loadedFingerprint: null,
     loadedStatus: null,
     draftPending: false,
+    addTarget: null,
+
+    setAddTarget: (target) => set({ addTarget: target }),
 
     dispatch: (op, coalesceKey) => {
       const state = get();
