@@ -9,7 +9,8 @@ the kind modules never import this one (they take the node as ``Any``), so there
 
     Canvas
      ├── apps: list[CanvasNode]      WebhookInner | TriggerNode | ActionNode | Api | Formatter |
-     │                               InHouse | Generator | Filter | Scheduler | FormInput | Coupon
+     │                               InHouse | Generator | Filter | Scheduler | FormInput | Coupon |
+     │                               router | join (paths that join)
      └── links: list[Link]           source -> target (node ids)
 """
 
@@ -21,6 +22,9 @@ from pydantic import Field, ValidationError
 
 from konnectz_contracts.compiling import CompileError, Loose, Text, fail
 from konnectz_contracts.steps.coupon import CouponConfig
+from konnectz_contracts.steps.filter import FilterCondition
+from konnectz_contracts.steps.join import JoinNodeData
+from konnectz_contracts.steps.router import RouterNodeData
 
 __all__ = [
     "AppDetail",
@@ -49,6 +53,8 @@ NODE_TYPES = (
     "Scheduler",
     "FormInput",
     "Coupon",
+    "router",
+    "join",
 )
 
 
@@ -94,28 +100,6 @@ class SelectedValue(Loose):
     wrap_in_array: Text = "NO"
     payload_type: Text = "JSON"
     apiDetails: ApiDetails | None = None
-
-
-class FilterField(Loose):
-    key: Text = ""
-    label: Text = ""
-    value: Any = None
-    name: Text = ""
-    konnect_activity_id: int | str | None = None
-
-
-class FilterCondition(Loose):
-    """One condition of a Filter node, as the editor keeps it (canvas spec §3, Filter condition)."""
-
-    id: Id | None = None
-    field: FilterField | str | None = None
-    operator: Any = None
-    operatorValue: Any = None
-    value: Any = None
-    valueOfFilter: Any = None
-    queryOperator: Text = ""
-    joinWith: Text = ""
-    selectedNodeId: Text = ""
 
 
 class InHouseAppConfig(Loose):
@@ -208,6 +192,41 @@ class CouponNode(_Node):
     type: Literal["Coupon"]
 
 
+class RouterData(NodeData, RouterNodeData):
+    pass
+
+
+class JoinData(NodeData, JoinNodeData):
+    pass
+
+
+class _PathsNode(_Node):
+    """A router or join node: its kind is its type (the editor may also set ``app_detail.provider``)."""
+
+    @property
+    def provider(self) -> str:
+        return str(getattr(self, "type", ""))
+
+    @property
+    def label(self) -> str:
+        name = self.detail.name.strip() or str(getattr(self, "type", "Node")).capitalize()
+        return f"{name} ({self.id})"
+
+
+class RouterNode(_PathsNode):
+    """A router (:mod:`konnectz_contracts.steps.router`): ``data.routerMode``, ``data.routerPaths``."""
+
+    type: Literal["router"]
+    data: RouterData = Field(default_factory=RouterData)
+
+
+class JoinNode(_PathsNode):
+    """A join (:mod:`konnectz_contracts.steps.join`): ``data.joinWait``."""
+
+    type: Literal["join"]
+    data: JoinData = Field(default_factory=JoinData)
+
+
 CanvasNode = Annotated[
     WebhookInnerNode
     | TriggerNode
@@ -219,7 +238,9 @@ CanvasNode = Annotated[
     | FilterNode
     | SchedulerNode
     | FormInputNode
-    | CouponNode,
+    | CouponNode
+    | RouterNode
+    | JoinNode,
     Field(discriminator="type"),
 ]
 

@@ -143,7 +143,7 @@ class StepResult(_Wire):
     step_id: str
     name: str
     app: str = "api_call"
-    status: Literal["SUCCESS", "ERROR"]
+    status: Literal["SUCCESS", "ERROR", "SKIPPED"]
     started_at: AwareDatetime
     finished_at: AwareDatetime
     input: dict[str, Any]
@@ -151,6 +151,9 @@ class StepResult(_Wire):
     error: str | None = None
     item_index: int | None = None
     stop: str | None = None
+    # paths: the router path the step ran on ("<router step id>/<path name>"); a step of a path
+    # that was not chosen is recorded with status "SKIPPED" and ``stop`` saying why.
+    path: str | None = None
 
 
 class Continuation(_Wire):

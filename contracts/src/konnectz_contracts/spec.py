@@ -9,7 +9,7 @@ are resolved by :mod:`konnectz_contracts.refs` (plain string templating, never a
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -22,6 +22,7 @@ from konnectz_contracts.triggers import FormTrigger, PollingTrigger, ScheduleTri
 
 __all__ = [
     "DELAY_AFTER_ITERATOR",
+    "NOT_IN_PATH",
     "ApiCallStep",
     "FlowSpec",
     "FormTrigger",
@@ -31,7 +32,58 @@ __all__ = [
     "Step",
     "Trigger",
     "WebhookTrigger",
+    "check_paths",
 ]
+
+# Kinds a router path cannot hold (one level of paths; a delay or iterator would suspend or
+# multiply one path only).
+NOT_IN_PATH = {"router": "a router", "join": "a join", "delay": "a delay", "iterator": "an iterator"}
+
+
+def check_paths(steps: list[Any]) -> None:
+    """The rules of paths that join (ValueError says which is broken): the steps after a router are
+    its paths' steps, path after path, then its join if it has one; a path step is on one path and
+    is not a router, join, delay or iterator; a join names a router before it."""
+    ids = [step.id for step in steps]
+    position = 0
+    while position < len(steps):
+        step = steps[position]
+        if step.kind == "join":
+            if step.router not in ids[:position]:
+                raise ValueError(f"join {step.id}: its router {step.router!r} is not a step before it")
+            raise ValueError(f"join {step.id}: it must come right after the steps of the paths of router {step.router}")
+        if step.kind != "router":
+            position += 1
+            continue
+        on_paths = [step_id for path in step.paths for step_id in path.steps]
+        for path in step.paths:
+            for step_id in path.steps:
+                if step_id not in ids:
+                    raise ValueError(f"router {step.id}, path {path.name}: step {step_id!r} is not in the flow")
+        expected = ids[position + 1 : position + 1 + len(on_paths)]
+        if expected != on_paths:
+            raise ValueError(
+                f"router {step.id}: its paths' steps must follow it, path after path, in order "
+                f"(expected {on_paths}, found {expected})"
+            )
+        by_id = {s.id: s for s in steps}
+        for path in step.paths:
+            for step_id in path.steps:
+                kind = by_id[step_id].kind
+                if kind in NOT_IN_PATH:
+                    raise ValueError(f"router {step.id}, path {path.name}: {NOT_IN_PATH[kind]} cannot be inside a path")
+        position += 1 + len(on_paths)
+        if position < len(steps) and steps[position].kind == "join":
+            if steps[position].router != step.id:
+                join = steps[position]
+                raise ValueError(f"join {join.id}: it names router {join.router!r} but follows the paths of {step.id}")
+            position += 1
+        elif position < len(steps):
+            raise ValueError(
+                f"router {step.id} has no join: its paths end the flow, so no step can follow them "
+                f"(add a join, or move step {steps[position].id} into a path)"
+            )
+
 
 # A delay suspends the whole run; inside an iterator's per-item pass it is refused.
 DELAY_AFTER_ITERATOR = "A delay cannot come after the iterator: put it before the iterator."
@@ -78,4 +130,10 @@ class FlowSpec(Strict):
         ids = [self.trigger_id, *(step.id for step in self.steps)]
         if len(set(ids)) != len(ids):
             raise ValueError("node ids must be unique")
+        return self
+
+    # paths
+    @model_validator(mode="after")
+    def _paths_join(self) -> FlowSpec:
+        check_paths(self.steps)
         return self

@@ -18,12 +18,20 @@ steps can reference it. What a step's :class:`~konnectz_runner.model.Outcome` de
   :func:`execute` runs only the steps after the delay, ending in the run's one TaskEvent.
   A delay after the iterator is refused when the spec is validated (one pass per item would
   suspend many times; :data:`konnectz_contracts.spec.DELAY_AFTER_ITERATOR`).
+- a router (:func:`_paths`): its output names the chosen paths; they run concurrently (asyncio
+  tasks), each with its own copy of the outputs so far, and each of their records carries
+  ``path = "<router id>/<path name>"``. The steps of the paths not chosen are recorded SKIPPED. A
+  filter on a path stops that path; an ERROR on a path ends the run as ERROR once the other paths
+  finished their current step. The outputs of every path step are then added to the context, and
+  the join (if any) merges the paths' last outputs under the path names and decides, by its
+  ``wait`` (all / any), whether the run goes on. No path chosen stops the run at the router.
 
 A finished run is always one :class:`TaskEvent`. Outbound HTTP rules are in :mod:`konnectz_runner.outbound`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Sequence
@@ -35,6 +43,7 @@ import httpx
 from konnectz_contracts.events import Continuation, RunRequest, StepResult, TaskEvent
 from konnectz_contracts.model import utcnow
 from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.steps.router import path_label
 from konnectz_runner import telemetry
 from konnectz_runner.journal import StepJournal
 from konnectz_runner.model import Outcome, StepContext
@@ -44,8 +53,10 @@ from konnectz_runner.steps import run_step
 __all__ = ["Suspended", "execute", "step_result", "suspension_failed"]
 
 
-def step_result(step: Any, outcome: Outcome, started: datetime, item_index: int | None = None) -> StepResult:
-    """The task-log record of one step's outcome."""
+def step_result(
+    step: Any, outcome: Outcome, started: datetime, item_index: int | None = None, path: str | None = None
+) -> StepResult:
+    """The task-log record of one step's outcome (``path``: the router path it ran on)."""
     output = outcome.output
     if output is not None and not isinstance(output, dict):
         output = {"value": output}
@@ -61,6 +72,7 @@ def step_result(step: Any, outcome: Outcome, started: datetime, item_index: int 
         error=outcome.error,
         item_index=item_index,
         stop=outcome.stop,
+        path=path,
     )
 
 
@@ -103,13 +115,18 @@ def _gone(resume: Continuation) -> StepResult:
 
 
 async def _run(
-    step: Any, ctx: StepContext, results: list[StepResult], item_index: int | None, journal: StepJournal | None
+    step: Any,
+    ctx: StepContext,
+    results: list[StepResult],
+    item_index: int | None,
+    journal: StepJournal | None,
+    path: str | None = None,
 ) -> Outcome:
     journaled = journal is not None and journal.journaled(step.kind)
     recalled = await journal.recall(step.id, item_index) if journal is not None and journaled else None
     if recalled is not None:  # finished in an earlier delivery, or in doubt: not run again
         earlier, outcome = recalled
-        result = earlier if earlier is not None else step_result(step, outcome, utcnow(), item_index)
+        result = earlier if earlier is not None else step_result(step, outcome, utcnow(), item_index, path)
     else:
         started = utcnow()
         if journal is not None and journaled and journal.marked(step.kind):
@@ -118,13 +135,132 @@ async def _run(
         with telemetry.span(f"step {step.kind}", {"konnectz.step_id": step.id}):
             outcome = await run_step(step, ctx)
         telemetry.STEP_SECONDS.labels(step.kind).observe(time.perf_counter() - clock)
-        result = step_result(step, outcome, started, item_index)
+        result = step_result(step, outcome, started, item_index, path)
         if journal is not None and journaled:
             await journal.record(result, outcome.output, outcome.resume_at)
     results.append(result)
     if outcome.status == "SUCCESS":
         ctx.outputs[step.id] = outcome.output
     return outcome
+
+
+def _skipped(step: Any, path: str, why: str, item_index: int | None) -> StepResult:
+    now = utcnow()
+    return StepResult(
+        step_id=step.id,
+        name=step.name,
+        app=step.kind,
+        status="SKIPPED",
+        started_at=now,
+        finished_at=now,
+        input={},
+        output=None,
+        item_index=item_index,
+        stop=why,
+        path=path,
+    )
+
+
+def _why_not(router: Any, name: str, chosen: list[str], records: dict[str, Any]) -> str:
+    """Why path ``name`` was not chosen, for its skipped steps."""
+    record = records.get(name, {})
+    if not chosen:
+        return f"Path {name}: its conditions did not pass (no path was chosen)"
+    if record.get("otherwise"):
+        return f"Path {name}: the otherwise path runs only when no other path's conditions pass"
+    if record.get("passed") and router.mode == "first_match":
+        return f"Path {name}: its conditions passed, but first match ran path {chosen[0]}"
+    return f"Path {name}: its conditions did not pass"
+
+
+@dataclasses.dataclass
+class _PathRun:
+    """How one chosen path ended: ``reached`` the join, ``stopped`` by a filter, ``error``, or
+    ``halted`` (another path failed first)."""
+
+    end: str = "reached"
+    reason: str | None = None
+    results: list[StepResult] = dataclasses.field(default_factory=list)
+    outputs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+async def _paths(
+    steps: Sequence[Any],
+    position: int,
+    ctx: StepContext,
+    results: list[StepResult],
+    item_index: int | None,
+    journal: StepJournal | None,
+) -> tuple[Outcome, int]:
+    """Run the router at ``steps[position]``, its chosen paths concurrently, and its join.
+
+    Returns the outcome of the whole block (ERROR, a stop, or success) and the position after it.
+    """
+    router = steps[position]
+    by_id = {step.id: step for step in steps}
+    end = position + 1 + sum(len(path.steps) for path in router.paths)
+    join = steps[end] if end < len(steps) and steps[end].kind == "join" and steps[end].router == router.id else None
+    after = end + 1 if join is not None else end
+    outcome = await _run(router, ctx, results, item_index, journal)
+    if outcome.status == "ERROR":
+        return outcome, after
+    output = outcome.output if isinstance(outcome.output, dict) else {}
+    chosen = [name for name in output.get("paths") or () if isinstance(name, str)]
+    records = {str(r.get("name")): r for r in outcome.input.get("paths") or () if isinstance(r, dict)}
+    failed = asyncio.Event()
+
+    async def one(path: Any) -> _PathRun:
+        label = path_label(router.id, path.name)
+        state = _PathRun()
+        path_ctx = dataclasses.replace(ctx, outputs=dict(ctx.outputs))
+        for step_id in path.steps:
+            if failed.is_set():
+                state.end, state.reason = "halted", "another path failed"
+                break
+            step_outcome = await _run(by_id[step_id], path_ctx, state.results, item_index, journal, label)
+            if step_outcome.status == "ERROR":
+                failed.set()
+                state.end, state.reason = "error", step_outcome.error
+                break
+            if step_outcome.stop is not None:
+                state.end, state.reason = "stopped", step_outcome.stop
+                break
+        state.outputs = {sid: path_ctx.outputs[sid] for sid in path.steps if sid in path_ctx.outputs}
+        return state
+
+    running = [path for path in router.paths if path.name in chosen]
+    ran = dict(zip((p.name for p in running), await asyncio.gather(*(one(p) for p in running)), strict=True))
+    for path in router.paths:
+        state = ran.get(path.name)
+        if state is None:
+            why = _why_not(router, path.name, chosen, records)
+            label = path_label(router.id, path.name)
+            results.extend(_skipped(by_id[sid], label, why, item_index) for sid in path.steps)
+        else:
+            results.extend(state.results)
+            ctx.outputs.update(state.outputs)
+    if outcome.stop is not None:  # no path chosen: the run stops at the router
+        return outcome, after
+    if any(state.end == "error" for state in ran.values()):
+        return Outcome.failed("A path failed"), after
+    if join is None:  # a router without a join: its paths end the run
+        return Outcome(), after
+    merged: dict[str, Any] = {}
+    for path in router.paths:
+        state = ran.get(path.name)
+        reached = state is not None and state.end == "reached"
+        merged[path.name] = (ctx.outputs.get(path.steps[-1]) if path.steps else {}) if reached else None
+    stopped = [(name, state) for name, state in ran.items() if state.end != "reached"]
+    reason: str | None = None
+    if join.wait == "all" and stopped:
+        reason = "; ".join(f"Path {name} did not reach the join: {state.reason}" for name, state in stopped)
+    elif join.wait == "any" and len(stopped) == len(ran):
+        reason = "No path reached the join: " + "; ".join(f"path {name}: {state.reason}" for name, state in stopped)
+    joined = await _run(join, dataclasses.replace(ctx, path_results=merged), results, item_index, journal)
+    if reason is not None and joined.status == "SUCCESS":
+        results[-1] = results[-1].model_copy(update={"stop": reason})
+        joined.stop = reason
+    return joined, after
 
 
 async def _each_item(
@@ -138,8 +274,13 @@ async def _each_item(
     """Run ``steps`` once per item; the first ERROR ends everything, a filter stop ends its item."""
     for index, item in enumerate(items):
         item_ctx = dataclasses.replace(ctx, outputs={**ctx.outputs, iterator.id: item})
-        for step in steps:
-            outcome = await _run(step, item_ctx, results, index, journal)
+        position = 0
+        while position < len(steps):
+            if steps[position].kind == "router":
+                outcome, position = await _paths(steps, position, item_ctx, results, index, journal)
+            else:
+                outcome = await _run(steps[position], item_ctx, results, index, journal)
+                position += 1
             if outcome.status == "ERROR":
                 return
             if outcome.stop is not None:
@@ -179,12 +320,20 @@ async def execute(
         owner_id=spec.owner_id,
         timezone=spec.timezone,
     )
-    for position, step in enumerate(steps):
+    position = 0
+    while position < len(steps):
+        step = steps[position]
+        if step.kind == "router":
+            outcome, position = await _paths(steps, position, ctx, results, None, journal)
+            if outcome.status == "ERROR" or outcome.stop is not None:
+                break
+            continue
+        position += 1
         outcome = await _run(step, ctx, results, None, journal)
         if outcome.status == "ERROR" or outcome.stop is not None:
             break
         if outcome.items is not None:
-            await _each_item(step, outcome.items, steps[position + 1 :], ctx, results, journal)
+            await _each_item(step, outcome.items, steps[position:], ctx, results, journal)
             break
         if outcome.resume_at is not None:
             continuation = Continuation(

@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 KV_STEPS = "KZ_STEPS"
 RETENTION_SECONDS = 24 * 3600.0
 # Step kinds without effects outside the run: running them again is harmless.
-PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator"})
+PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router", "join"})
 # Journaled kinds without effects outside the run: never in doubt, so no started mark.
 _UNMARKED_KINDS = frozenset({"delay"})
 
@@ -167,7 +167,7 @@ class StepJournal:
         result = recorded.result
         self.recalled += 1
         outcome = Outcome(
-            status=result.status,
+            status="ERROR" if result.status == "ERROR" else "SUCCESS",  # a journaled step is never SKIPPED
             output=recorded.output,
             input=result.input,
             error=result.error,

@@ -39,6 +39,9 @@ class StepContext:
     # Opens sealed step secrets: (konnect id, sealed values) -> [(plain value, origin typed for)].
     # None: the api's broker (:func:`konnectz_runner.step_secrets.broker_step_secrets`).
     open_secrets: Callable[[int, list[str]], Awaitable[list[tuple[str, str | None]]]] | None = None
+    # A join's input (set by the engine, or by Test & Review): path name -> the output of the path's
+    # last step ({} for an empty path, None for a path that was skipped or stopped).
+    path_results: dict[str, Any] | None = None
 
 
 @dataclass

@@ -40,14 +40,25 @@ Filter node (provider ``conditioner``) → the runner's ``filter`` step.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from konnectz_contracts.compiling import fail, is_blank, text, validated
+from konnectz_contracts.compiling import CompileError, Loose, Text, fail, is_blank, text, validated
 from konnectz_contracts.model import StepBase, Strict
 
-__all__ = ["KIND", "LABELS", "PROVIDERS", "Condition", "Config", "Operator", "compile_node"]
+__all__ = [
+    "KIND",
+    "LABELS",
+    "PROVIDERS",
+    "Condition",
+    "Config",
+    "FilterCondition",
+    "FilterField",
+    "Operator",
+    "compile_conditions",
+    "compile_node",
+]
 
 KIND = "filter"
 ORDER = 6  # its place in the Step union (the CRD's oneOf order)
@@ -95,6 +106,29 @@ class Config(StepBase):
     conditions: list[Condition] = Field(min_length=1, max_length=50)
 
 
+# The editor's shape of a condition (``filterValues`` entries; also a router path's ``conditions``).
+class FilterField(Loose):
+    key: Text = ""
+    label: Text = ""
+    value: Any = None
+    name: Text = ""
+    konnect_activity_id: int | str | None = None
+
+
+class FilterCondition(Loose):
+    """One condition of a Filter node, as the editor keeps it (canvas spec §3, Filter condition)."""
+
+    id: Annotated[str | int, Field(union_mode="left_to_right")] | None = None
+    field: FilterField | str | None = None
+    operator: Any = None
+    operatorValue: Any = None
+    value: Any = None
+    valueOfFilter: Any = None
+    queryOperator: Text = ""
+    joinWith: Text = ""
+    selectedNodeId: Text = ""
+
+
 PROVIDERS = ("conditioner", "filter")
 _BY_LABEL = {label.casefold(): op for op, label in LABELS.items()}
 _BY_LABEL.update({op: op for op in LABELS})
@@ -136,23 +170,38 @@ def _join(raw: str) -> str | None:
     return cleaned if cleaned in ("AND", "OR") else None
 
 
-def compile_node(node: Any) -> Config:
-    conditions = [c for c in node.data.filterValues or () if not (is_blank(c.field) and is_blank(c.operator))]
-    if not conditions:
-        raise fail(node, "add at least one condition")
+def compile_conditions(node: Any, raw: Any, *, where: str = "") -> list[dict[str, Any]]:
+    """The conditions of ``raw`` (entries shaped like ``filterValues``) as :class:`Condition` dicts.
+
+    Blank entries (no field and no operator) are left out; an empty result is the caller's to judge.
+    ``where`` prefixes every message (e.g. ``"path Paid: "``)."""
+    conditions = [c for c in raw or () if not (is_blank(c.field) and is_blank(c.operator))]
     compiled: list[dict[str, Any]] = []
     for number, condition in enumerate(conditions, start=1):
-        operator = _operator(node, number, condition)
-        raw_value = condition.valueOfFilter if not is_blank(condition.valueOfFilter) else condition.value
-        if isinstance(raw_value, dict):
-            raw_value = raw_value.get("value", "")
         try:
-            value = text(raw_value)
-        except TypeError as exc:
-            raise fail(node, f"condition {number}: the value must be text") from exc
+            operator = _operator(node, number, condition)
+            raw_value = condition.valueOfFilter if not is_blank(condition.valueOfFilter) else condition.value
+            if isinstance(raw_value, dict):
+                raw_value = raw_value.get("value", "")
+            try:
+                value = text(raw_value)
+            except TypeError as exc:
+                raise fail(node, f"condition {number}: the value must be text") from exc
+            field = _field(node, number, condition)
+        except CompileError as exc:
+            if not where:
+                raise
+            raise CompileError(str(exc).replace(f"{node.label}: ", f"{node.label}: {where}", 1)) from exc
         join = "AND"
         if number > 1:
             previous = conditions[number - 2]
             join = _join(previous.joinWith) or _join(condition.queryOperator) or "AND"
-        compiled.append({"field": _field(node, number, condition), "operator": operator, "value": value, "join": join})
+        compiled.append({"field": field, "operator": operator, "value": value, "join": join})
+    return compiled
+
+
+def compile_node(node: Any) -> Config:
+    compiled = compile_conditions(node, node.data.filterValues)
+    if not compiled:
+        raise fail(node, "add at least one condition")
     return validated(Config, node, id=node.id, name=node.detail.name or "Filter", conditions=compiled)
