@@ -180,14 +180,15 @@ export function descendants(flow: Flow, nodeId: string): Set<string> {
   return found;
 }
 
-const NAME_RE = /^[A-Za-z0-9 _-]+$/;
+/** The contracts' NAME_PATTERN (konnectz_contracts.steps.router): no space first or last. */
+const NAME_RE = /^[A-Za-z0-9_-](?:[A-Za-z0-9 _-]{0,38}[A-Za-z0-9_-])?$/;
 
 /** Why a path name is refused (empty, too long, other characters, used by another path), or null. */
 export function pathNameRefusal(paths: RouterPath[], pathId: string, name: string): string | null {
   const trimmed = name.trim();
   if (!trimmed) return 'A path needs a name.';
-  if (trimmed.length > PATH_NAME_MAX) return `A path name has at most ${PATH_NAME_MAX} characters.`;
-  if (!NAME_RE.test(trimmed)) return 'A path name has letters, digits, spaces, - and _ only.';
+  if (name.length > PATH_NAME_MAX) return `A path name has at most ${PATH_NAME_MAX} characters.`;
+  if (!NAME_RE.test(name)) return 'A path name has letters, digits, spaces (not first or last), - and _ only.';
   if (paths.some((p) => p.id !== pathId && p.name.trim().toLowerCase() === trimmed.toLowerCase())) return 'Another path has this name.';
   return null;
 }
