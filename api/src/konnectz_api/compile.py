@@ -15,10 +15,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from konnectz_api.compilers import CompileError, TriggerInput, compile_step, compile_trigger
-from konnectz_api.flow_plan import SAME_SOURCE_AND_TARGET, plan
+from konnectz_api.flow_plan import SAME_SOURCE_AND_TARGET, RouterPlan, plan, router_plans, run_order
 from konnectz_contracts.compiling import fail
 from konnectz_contracts.refs import REFERENCE
-from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.spec import NOT_IN_PATH, FlowSpec
+from konnectz_contracts.steps import join, router
 from konnectz_contracts.steps.iterator import ONLY_ONCE
 
 __all__ = ["ONLY_ONCE", "CompileError", "check_references", "compile_flow"]
@@ -47,16 +48,36 @@ def compile_flow(
     trigger = compile_trigger(flow.trigger, TriggerInput(webhook_token=webhook_token, timezone=timezone))
     if not flow.actions:
         raise CompileError("Add at least one action after the trigger before publishing")
+    plans = router_plans(flow)
+    on_path = {n.id: (shape, path) for shape in plans.values() for path in shape.paths for n in path.nodes}
+    joins = {shape.join.id: shape for shape in plans.values() if shape.join is not None}
+    compiled_ids: dict[str, list[str]] = {}
     steps: list[Any] = []
-    for node in flow.actions:
-        # One node is one step today; a node's timer (Set Delay: ``timerConfigs``) will compile to a
-        # delay step before it, so a compiler may return a list.
-        compiled = compile_step(node)
+    routers: list[tuple[int, RouterPlan]] = []
+    for node in run_order(flow, plans):
+        # One node is one step, except a node's timer (Set Delay: ``timerConfigs``), which compiles to
+        # a delay step before it; routers and joins take their paths from the links.
+        if node.id in plans:
+            routers.append((len(steps), plans[node.id]))
+            compiled: Any = router.compile_node(node)
+        elif node.id in joins:
+            compiled = join.compile_node(node, router=joins[node.id].router.id)
+        else:
+            compiled = compile_step(node)
+        compiled_ids[node.id] = []
         for step in compiled if isinstance(compiled, list) else [compiled]:
             check_references(node, step, flow.ancestors(node.id))
             if step.kind == "iterator" and any(s.kind == "iterator" for s in steps):
                 raise fail(node, ONLY_ONCE)
+            if node.id in on_path and step.kind in NOT_IN_PATH:
+                _shape, path = on_path[node.id]
+                what = NOT_IN_PATH[step.kind] + (" (this node's Set Delay)" if step.id != node.id else "")
+                raise fail(node, f"{what} cannot be inside a path (path {path.name}): one level of paths, no waits")
+            compiled_ids[node.id].append(step.id)
             steps.append(step)
+    for index, shape in routers:  # the router's steps per path, now that they are compiled
+        ids = {p.id: [sid for n in p.nodes for sid in compiled_ids[n.id]] for p in shape.paths}
+        steps[index] = router.compile_node(shape.router, steps=ids)
     try:
         return FlowSpec(
             konnect_id=konnect_id,

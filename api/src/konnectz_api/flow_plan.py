@@ -8,6 +8,7 @@ compiler (:mod:`konnectz_api.compile`) and Test & Review order the nodes with :f
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any
 
 from konnectz_contracts.canvas import Canvas, CompileError, NodeParseError, fail, parse_canvas
@@ -16,11 +17,15 @@ __all__ = [
     "BACKWARD",
     "SAME_SOURCE_AND_TARGET",
     "TRIGGER_NOT_CHOSEN",
+    "PathPlan",
     "Plan",
+    "RouterPlan",
     "app_names",
     "find_trigger",
     "konnect_app_names",
     "plan",
+    "router_plans",
+    "run_order",
 ]
 
 TRIGGER_NOT_CHOSEN = "Trigger not chosen"
@@ -159,3 +164,133 @@ def konnect_app_names(canvas: Any) -> dict[str, Any]:
     """The ``app_names`` column's value for a canvas (:func:`app_names`)."""
     left, right = app_names(canvas)
     return {"left": left, "right": right}
+
+
+# --- paths that join: a router's paths (by the links' sourceHandle) and its join ---------------------
+@dataclass
+class PathPlan:
+    """One path of a router: its canvas entry and its nodes in run order (empty: straight to the join)."""
+
+    id: str
+    name: str
+    nodes: list[Any] = field(default_factory=list)
+    joined: bool = False  # it reaches the join (an empty path without a link does not, but runs as empty)
+
+
+@dataclass
+class RouterPlan:
+    router: Any
+    paths: list[PathPlan]
+    join: Any | None = None
+
+
+def _path_key(path: Any, number: int) -> str:
+    return path.id.strip() or path.name.strip() or f"path-{number}"
+
+
+def router_plans(flow: Plan) -> dict[str, RouterPlan]:
+    """Each router node's paths and join, following the links; :class:`CompileError` names what is wrong.
+
+    A router's link to a path carries ``sourceHandle`` = the path's id; a path without a link is
+    empty. A path is a line of nodes (each with one incoming and at most one outgoing link) that
+    ends at the router's join (or, for a router without a join, ends the flow). Only a join may
+    have several incoming links among path nodes.
+    """
+    by_id = {n.id: n for n in flow.canvas.apps}
+    out: dict[str, list[Any]] = {n.id: [] for n in flow.canvas.apps}
+    for link in flow.canvas.links:
+        if link.source in out and all(link.target != other.target for other in out[link.source]):
+            out[link.source].append(link)
+    plans: dict[str, RouterPlan] = {}
+    owner: dict[str, str] = {}  # path node id -> "router/path" that holds it
+    for router in (n for n in flow.canvas.apps if getattr(n, "type", "") == "router"):
+        raw_paths = list(router.data.routerPaths or ())
+        keys = [_path_key(p, i) for i, p in enumerate(raw_paths, start=1)]
+        by_handle: dict[str, Any] = {}
+        for link in out[router.id]:
+            handle = (link.sourceHandle or "").strip()
+            if handle not in keys:
+                target = by_id[link.target].label
+                if not handle:
+                    raise fail(router, f"the link to {target} starts from no path: link it from one of the paths")
+                raise fail(router, f"the link to {target} starts from path {handle[:50]!r}, which it does not have")
+            if handle in by_handle:
+                raise fail(
+                    router, f"path {raw_paths[keys.index(handle)].name.strip()} has two links: a path is one line"
+                )
+            by_handle[handle] = link
+        paths: list[PathPlan] = []
+        joins: set[str] = set()
+        for raw, key in zip(raw_paths, keys, strict=True):
+            name = raw.name.strip() or key
+            path = PathPlan(id=key, name=name)
+            link = by_handle.get(key)
+            current = by_id[link.target] if link is not None else None
+            previous = router
+            while current is not None:
+                if getattr(current, "type", "") == "join":
+                    joins.add(current.id)
+                    path.joined = True
+                    break
+                if getattr(current, "type", "") == "router":
+                    raise fail(current, f"a router cannot be inside a path (path {name} of {router.label})")
+                if current.id in owner:
+                    raise fail(
+                        current,
+                        f"reached from two paths ({owner[current.id]} and {name}): "
+                        "only a join can have several incoming links",
+                    )
+                if len(flow.parents.get(current.id, ())) > 1:
+                    others = sorted(flow.parents[current.id] - {previous.id})
+                    raise fail(
+                        current,
+                        f"on path {name} of {router.label}, it also has a link from {others[0]}: "
+                        "only a join can have several incoming links",
+                    )
+                owner[current.id] = name
+                path.nodes.append(current)
+                nexts = out[current.id]
+                if len(nexts) > 1:
+                    raise fail(current, f"on path {name}, it links to two nodes: a path is one line (add a router)")
+                previous, current = current, (by_id[nexts[0].target] if nexts else None)
+            paths.append(path)
+        if len(joins) > 1:
+            raise fail(router, "its paths end at two different joins: link every path to the same join")
+        join = by_id[joins.pop()] if joins else None
+        if join is not None:
+            for path in paths:
+                if path.nodes and not path.joined:
+                    raise fail(path.nodes[-1], f"path {path.name} ends here: link its last node to {join.label}")
+            ends = {p.nodes[-1].id if p.nodes else router.id for p in paths}
+            strangers = sorted(flow.parents.get(join.id, set()) - ends)
+            if strangers:
+                raise fail(join, f"{by_id[strangers[0]].label} is not the end of a path of {router.label}")
+            if len(out[join.id]) > 1:
+                raise fail(join, "a join has one outgoing link (the rest of the flow)")
+        plans[router.id] = RouterPlan(router=router, paths=paths, join=join)
+    joined = {p.join.id for p in plans.values() if p.join is not None}
+    for node in flow.actions:
+        if getattr(node, "type", "") == "join" and node.id not in joined:
+            raise fail(node, "a join closes the paths of a router: link the end of each path of a router to it")
+    return plans
+
+
+def run_order(flow: Plan, plans: dict[str, RouterPlan]) -> list[Any]:
+    """The actions in run order: each router followed by its paths' nodes, path after path, then its join."""
+    order: list[Any] = []
+    placed: set[str] = set()
+    for node in flow.actions:
+        if node.id in placed:
+            continue
+        order.append(node)
+        placed.add(node.id)
+        shape = plans.get(node.id)
+        if shape is None:
+            continue
+        for path in shape.paths:
+            order.extend(path.nodes)
+            placed.update(n.id for n in path.nodes)
+        if shape.join is not None:
+            order.append(shape.join)
+            placed.add(shape.join.id)
+    return order

@@ -661,7 +661,10 @@ class TaskOut(BaseModel):
     step_id: str
     app_name: str
     status: str
-    data: dict[str, Any] = Field(description="input, output, error and (a filter that stopped the run) stop")
+    data: dict[str, Any] = Field(
+        description="input, output, error, (a filter that stopped the run, or a skipped path's step) stop, "
+        'and (a step on a router path) path: "<router step id>/<path name>"'
+    )
     started_at: datetime | None = Field(default=None, description="When the step started (unknown for old tasks)")
     duration_ms: int | None = Field(default=None, description="task_date - started_at in milliseconds")
     app_id: int | None = Field(default=None, description="The step's catalogue app id, when the flow still has it")

@@ -36,10 +36,13 @@ def log_status(event: TaskEvent) -> TaskLogStatus:
         return "REFUSED"
     if event.status == "ERROR":
         return "IN_DOUBT" if any(s.error == IN_DOUBT_ERROR for s in event.steps) else "ERROR"
-    if any(s.stop is not None and s.item_index is None for s in event.steps):
+    # A stop on a router path (a filter there) or on a skipped step stops that path only: the run
+    # stopped when a step outside the paths (a filter, a router choosing no path, a join) stopped it.
+    stops = [s for s in event.steps if s.stop is not None and s.path is None and s.status != "SKIPPED"]
+    if any(s.item_index is None for s in stops):
         return "FILTERED"
     items = {s.item_index for s in event.steps if s.item_index is not None}
-    stopped = {s.item_index for s in event.steps if s.item_index is not None and s.stop is not None}
+    stopped = {s.item_index for s in stops if s.item_index is not None}
     if items and items == stopped:
         return "FILTERED"
     return "SUCCESS"

@@ -206,6 +206,8 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
             record: dict[str, Any] = {"input": step.input, "output": step.output, "error": step.error}
             if step.stop is not None:  # a filter that did not pass: why the run (or its item) stopped
                 record["stop"] = step.stop
+            if step.path is not None:  # a step on a router's path: "<router id>/<path name>"
+                record["path"] = step.path
             full = jsonb_safe(record)
             data, size = task_payloads.offload(full, limit=limit)
             if size is not None:
@@ -237,7 +239,8 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
     debits: dict[int, int] = defaultdict(int)
     for run_id in inserted:
         event = valid[run_id]
-        executed = 0 if event.refused is not None else len(event.steps)
+        # A step of a router path that was not chosen (SKIPPED) did not run: it counts no task.
+        executed = 0 if event.refused is not None else sum(s.status != "SKIPPED" for s in event.steps)
         debits[event.owner_id] += executed - int(reserved.get(run_id) or 0)
     for owner_id, tasks_count in sorted(debits.items()):
         if tasks_count:

@@ -23,6 +23,7 @@ the links (``sourceHandle`` = the path's id): the api's compiler fills ``steps``
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -134,6 +135,10 @@ def compile_node(node: Any, steps: dict[str, list[str]] | None = None) -> Config
         name = path.name.strip()
         if not name:
             raise fail(node, f"path {number}: give the path a name")
+        if re.fullmatch(NAME_PATTERN, name) is None:
+            raise fail(
+                node, f"path {number}: a path name has 1 to 40 letters, digits, spaces, - or _ (not {name[:50]!r})"
+            )
         where = f"path {name}: "
         conditions = [] if path.otherwise else compile_conditions(node, path.conditions, where=where)
         if not path.otherwise and not conditions:
