@@ -46,6 +46,7 @@ from konnectz_runner.quota import (
 )
 from konnectz_runner.step_secrets import origin_of
 from konnectz_runner.steps import KINDS, run_step
+from konnectz_runner.steps.join import merge as join_merge
 from konnectz_runner.telemetry import RUNS_FAILED, RUNS_FINISHED, STEP_SECONDS, setup_tracing, tracer
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "hook_error",
     "is_expired",
     "items_at",
+    "join_merge",
     "last_capture",
     "load_catalogue",
     "load_manifest",

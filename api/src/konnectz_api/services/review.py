@@ -30,7 +30,7 @@ from konnectz_api.core.security import new_token
 from konnectz_api.crud import activities, app_accounts, caps
 from konnectz_api.crud.users import user_timezone
 from konnectz_api.errors import NotFound, Unprocessable
-from konnectz_api.flow_plan import Plan, plan
+from konnectz_api.flow_plan import Plan, plan, router_plans
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOut
@@ -38,9 +38,10 @@ from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_contracts.compiling import is_blank
 from konnectz_contracts.errors import StepError
+from konnectz_contracts.steps import join
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
 from konnectz_contracts.triggers.schedule import next_fire, trigger_output
-from konnectz_runner import NetGuard, StepContext, app_items, guarded_transport, run_step
+from konnectz_runner import NetGuard, StepContext, app_items, guarded_transport, join_merge, run_step
 
 __all__ = [
     "MANDATORY",
@@ -326,8 +327,14 @@ async def _test_action(
     tested = activities.successful(session, konnect_id=konnect.id, owner_id=user.id)
     if flow.trigger.id not in tested:
         raise TestRefused(first)
+    ends: dict[str, str | None] | None = None  # a join: each path's last node (None: an empty path)
     try:
-        compiled = compile_step(node)
+        if getattr(node, "type", "") == "join":
+            shape = next((p for p in router_plans(flow).values() if p.join is node), None)
+            compiled = join.compile_node(node, router=shape.router.id if shape is not None else "")
+            ends = {p.name: p.nodes[-1].id if p.nodes else None for p in shape.paths} if shape is not None else {}
+        else:
+            compiled = compile_step(node)
         step = compiled[-1] if isinstance(compiled, list) else compiled  # a delay before the node is not tested
         upstream = flow.ancestors(node.id)
         check_references(node, step, upstream)
@@ -355,6 +362,8 @@ async def _test_action(
             timezone=user_timezone(user),
             max_response_bytes=settings.test_max_response_bytes,
             open_secrets=step_secrets.opener(cipher(settings), konnect.id),
+            # A join tested alone merges the path ends found among the tested nodes.
+            path_results=join_merge(ends, outputs) if ends is not None else None,
         )
         try:
             outcome = await asyncio.wait_for(run_step(step, ctx), settings.test_timeout_seconds + 5)
@@ -374,6 +383,8 @@ async def _test_action(
             message = outcome.error or UNABLE
         elif outcome.stop is not None:
             message = outcome.stop
+        elif step.kind == "router" and isinstance(output, dict):  # the router reports its chosen paths
+            message = "Paths chosen: " + ", ".join(str(name) for name in output.get("paths") or ())
         else:
             message = f"{node.detail.name or 'Step'} tested successfully"
     activity_id = activities.save_activity(
