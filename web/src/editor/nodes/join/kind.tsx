@@ -18,7 +18,7 @@ const join: KindDefinition<'join'> = {
   providers: ['join'],
   nodeType: 'join',
   label: { name: 'Join', description: "Where a router's paths meet again.", icon: <MergeCellsOutlined /> },
-  fixedEvent: { id: 'join', name: 'Join Paths' },
+  fixedEvent: { id: 'join_paths', name: 'Join Paths' },
   timer: false,
   configFetch: false,
   optionsFetch: false,
