@@ -93,11 +93,17 @@ def test_router_two_paths_joined_one_runs_one_skipped(page: Page, platform: Plat
 
     # Test & Review of each step.
     ui.test_node(page, "node-2")
-    expect(page.get_by_test_id("response-node-2")).to_contain_text("Big")
+    page.get_by_test_id("response-view-node-2").get_by_text("JSON").click()
+    expect(page.get_by_test_id("response-json-node-2")).to_contain_text('"Big"')
+    expect(page.get_by_test_id("response-json-node-2")).not_to_contain_text('"Small"')
     ui.test_node(page, "node-3")
     expect(page.get_by_test_id("response-node-3")).to_contain_text("hash")
     ui.test_node(page, "node-4")
     ui.test_node(page, "node-5")
+    # The join tested alone: the path ends' results under the paths' names.
+    page.get_by_test_id("response-view-node-5").get_by_text("JSON").click()
+    expect(page.get_by_test_id("response-json-node-5")).to_contain_text('"Big"')
+    expect(page.get_by_test_id("response-json-node-5")).to_contain_text(_sha256("ada@example.com"))
 
     # Published and run with amount 150: Big runs, Small (otherwise) is skipped.
     _fit(page)
