@@ -1750,7 +1750,7 @@ export interface components {
         /** Canvas */
         Canvas: {
             /** Apps */
-            apps: (components["schemas"]["WebhookInnerNode"] | components["schemas"]["TriggerNode"] | components["schemas"]["ActionNode"] | components["schemas"]["ApiNode"] | components["schemas"]["FormatterNode"] | components["schemas"]["InHouseNode"] | components["schemas"]["GeneratorNode"] | components["schemas"]["FilterNode"] | components["schemas"]["SchedulerNode"] | components["schemas"]["FormInputNode"] | components["schemas"]["CouponNode"])[];
+            apps: (components["schemas"]["WebhookInnerNode"] | components["schemas"]["TriggerNode"] | components["schemas"]["ActionNode"] | components["schemas"]["ApiNode"] | components["schemas"]["FormatterNode"] | components["schemas"]["InHouseNode"] | components["schemas"]["GeneratorNode"] | components["schemas"]["FilterNode"] | components["schemas"]["SchedulerNode"] | components["schemas"]["FormInputNode"] | components["schemas"]["CouponNode"] | components["schemas"]["RouterNode"] | components["schemas"]["JoinNode"])[];
             /**
              * Flowname
              * @default
@@ -1762,6 +1762,31 @@ export interface components {
             [key: string]: unknown;
         };
         CanvasJson: components["schemas"]["Canvas"];
+        /**
+         * CanvasPath
+         * @description One path of a router node, as the editor keeps it (``data.routerPaths`` entries).
+         */
+        CanvasPath: {
+            /** Conditions */
+            conditions?: components["schemas"]["FilterCondition"][] | null;
+            /**
+             * Id
+             * @default
+             */
+            id: string;
+            /**
+             * Name
+             * @default
+             */
+            name: string;
+            /**
+             * Otherwise
+             * @default false
+             */
+            otherwise: boolean;
+        } & {
+            [key: string]: unknown;
+        };
         /** CaptureOut */
         CaptureOut: {
             /** Display Message */
@@ -2246,6 +2271,57 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** JoinData */
+        JoinData: {
+            app_detail?: components["schemas"]["AppDetail"];
+            /** Configresponses */
+            configResponses?: components["schemas"]["ConfigResponse"][] | null;
+            /** Filtervalues */
+            filterValues?: components["schemas"]["FilterCondition"][] | null;
+            inHouseAppConfig?: components["schemas"]["InHouseAppConfig"] | null;
+            /** Joinwait */
+            joinWait?: unknown;
+            /** Keylist */
+            keyList?: (components["schemas"]["KeyEntry"] | string)[] | null;
+            /**
+             * Node Id
+             * @default
+             */
+            node_id: string;
+            /** Selectedaddonsvalue */
+            selectedAddonsValue?: {
+                [key: string]: unknown;
+            } | null;
+            /** Selectedevent */
+            selectedEvent?: {
+                [key: string]: unknown;
+            } | null;
+            selectedValue?: components["schemas"]["SelectedValue"] | null;
+            /** Timerconfigs */
+            timerConfigs?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * JoinNode
+         * @description A join (:mod:`konnectz_contracts.steps.join`): ``data.joinWait``.
+         */
+        JoinNode: {
+            data?: components["schemas"]["JoinData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "join";
+        } & {
+            [key: string]: unknown;
+        };
         /** KeyEntry */
         KeyEntry: {
             /**
@@ -2671,6 +2747,59 @@ export interface components {
             /** App Name */
             app_name: string;
         };
+        /** RouterData */
+        RouterData: {
+            app_detail?: components["schemas"]["AppDetail"];
+            /** Configresponses */
+            configResponses?: components["schemas"]["ConfigResponse"][] | null;
+            /** Filtervalues */
+            filterValues?: components["schemas"]["FilterCondition"][] | null;
+            inHouseAppConfig?: components["schemas"]["InHouseAppConfig"] | null;
+            /** Keylist */
+            keyList?: (components["schemas"]["KeyEntry"] | string)[] | null;
+            /**
+             * Node Id
+             * @default
+             */
+            node_id: string;
+            /** Routermode */
+            routerMode?: unknown;
+            /** Routerpaths */
+            routerPaths?: components["schemas"]["CanvasPath"][] | null;
+            /** Selectedaddonsvalue */
+            selectedAddonsValue?: {
+                [key: string]: unknown;
+            } | null;
+            /** Selectedevent */
+            selectedEvent?: {
+                [key: string]: unknown;
+            } | null;
+            selectedValue?: components["schemas"]["SelectedValue"] | null;
+            /** Timerconfigs */
+            timerConfigs?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * RouterNode
+         * @description A router (:mod:`konnectz_contracts.steps.router`): ``data.routerMode``, ``data.routerPaths``.
+         */
+        RouterNode: {
+            data?: components["schemas"]["RouterData"];
+            /** Id */
+            id: string;
+            /** Position */
+            position?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "router";
+        } & {
+            [key: string]: unknown;
+        };
         /** SaveKonnectIn */
         SaveKonnectIn: {
             canvas_json: components["schemas"]["CanvasJson"];
@@ -2995,7 +3124,7 @@ export interface components {
             app_name: string;
             /**
              * Data
-             * @description input, output, error and (a filter that stopped the run) stop
+             * @description input, output, error, (a filter that stopped the run, or a skipped path's step) stop, and (a step on a router path) path: "<router step id>/<path name>"
              */
             data: {
                 [key: string]: unknown;
