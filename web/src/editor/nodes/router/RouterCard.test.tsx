@@ -53,6 +53,9 @@ describe('the router and join cards', () => {
     expect(screen.queryByTestId('condition-field-node-2-path-2-0')).not.toBeInTheDocument();
     expect(screen.getByTestId('path-steps-node-2-path-1')).toHaveTextContent('1 step');
     expect(screen.getByTestId('path-steps-node-2-path-2')).toHaveTextContent('No steps yet');
+    // A step on a path has no Set Delay (no delay inside a path); its other header buttons stay.
+    expect(screen.getByTestId('node-refresh-node-3')).toBeInTheDocument();
+    expect(screen.queryByTestId('node-delay-node-3')).not.toBeInTheDocument();
 
     // A name another path has is refused with the reason.
     fireEvent.change(screen.getByTestId('path-name-node-2-path-2'), { target: { value: 'Path 1' } });
@@ -88,5 +91,9 @@ describe('the router and join cards', () => {
     expect(screen.queryByTestId('router-join-node-2')).not.toBeInTheDocument();
     await userEvent.click(within(join).getByTestId('join-add-step-node-4'));
     expect(store.getState().addTarget).toEqual({ after: 'node-4', handle: null });
+    await userEvent.click(await screen.findByTestId('app-tile-hash'));
+    await waitFor(() => expect(store.getState().links.some((l) => l.source === 'node-4' && l.target === 'node-5')).toBe(true));
+    // The step after the join is on no path: it keeps its Set Delay.
+    expect(await screen.findByTestId('node-delay-node-5')).toBeInTheDocument();
   });
 });
