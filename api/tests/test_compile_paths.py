@@ -1,13 +1,18 @@
-"""Compiling paths that join: a router's links by sourceHandle, its join, the spec order, the errors."""
+"""Compiling paths that join: a router's links by sourceHandle, its join, the spec order, the errors;
+the decompiled canvas; the task-log status of runs with paths."""
 
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from konnectz_api.compile import CompileError, compile_flow
+from konnectz_api.decompile import canvas_of
+from konnectz_api.task_status import log_status
+from konnectz_contracts.events import StepResult, TaskEvent
 from konnectz_devstack.testing import canvas_node
 
 
@@ -209,3 +214,78 @@ def test_compile_errors_name_what_to_fix() -> None:
     raw = canvas()  # a join fed by a node that is not the end of a path
     raw["links"].append(link("node-1", "join"))
     assert "is not the end of a path of Router (router)" in refused(raw)
+
+
+def test_a_router_flow_decompiles_to_a_canvas_that_compiles_back_to_it() -> None:
+    flow = compiled(canvas())
+    # The hash nodes are kept as they were (an unchanged step); the router and the join are rebuilt.
+    back = canvas_of(flow, canvas(), unchanged={"node-1", "a1", "a2", "b1", "after"})
+    assert [n["type"] for n in back["apps"][:2]] == ["WebhookInner", "router"]
+    handles = {(lk["source"], lk["target"], lk.get("sourceHandle")) for lk in back["links"]}
+    assert ("router", "a1", "path-1") in handles and ("router", "join", "path-3") in handles
+    assert ("a2", "join", None) in handles and ("join", "after", None) in handles
+    assert [(s.id, s.kind) for s in compiled(back).steps] == [(s.id, s.kind) for s in flow.steps]
+    assert compiled(back).steps[0] == flow.steps[0] and compiled(back).steps[4] == flow.steps[4]
+
+
+def test_the_task_log_status_of_runs_with_paths() -> None:
+    def result(step_id: str, status: str = "SUCCESS", stop: str | None = None, path: str | None = None) -> StepResult:
+        now = datetime.now(UTC)
+        return StepResult(
+            step_id=step_id, name=step_id, status=status, started_at=now, finished_at=now, input={}, output={},
+            stop=stop, path=path,
+        )  # fmt: skip
+
+    def status(*steps: StepResult) -> str:
+        now = datetime.now(UTC)
+        event = TaskEvent(
+            run_id="r", konnect_id=1, owner_id=2, konnect_name="P", status="SUCCESS", started_at=now,
+            finished_at=now, trigger_id="node-1", trigger_output={}, steps=list(steps),
+        )  # fmt: skip
+        return log_status(event)
+
+    skipped = result("b", "SKIPPED", "Path B: its conditions did not pass", "router/B")
+    assert status(result("router"), result("a", path="router/A"), skipped, result("join")) == "SUCCESS"
+    # A filter on a path stops that path only; the join went on (wait any): the run went through.
+    path_filter = result("f", stop="Stopped by condition 1", path="router/A")
+    assert status(result("router"), path_filter, result("b", path="router/B"), result("join")) == "SUCCESS"
+    # The join (wait all) or the router (no path chosen) stopping the run: FILTERED, like a filter.
+    assert status(result("router"), path_filter, result("join", stop="Path A did not reach the join")) == "FILTERED"
+    assert status(result("router", stop="No path's conditions passed"), skipped) == "FILTERED"
+
+
+def test_a_router_and_join_known_by_their_provider_compile_the_same() -> None:
+    raw = canvas()
+    raw["apps"][1]["type"] = "InHouse"  # an editor that keeps add-ons as InHouse nodes
+    raw["apps"][5]["type"] = "InHouse"
+    assert compiled(raw) == compiled(canvas())
+    raw["apps"][1]["data"]["routerPaths"] = [{"id": "p", "name": "A", "conditions": "nope"}]
+    assert refused(raw).startswith("Router (router): a path is malformed")
+
+
+def test_two_paths_cannot_start_at_the_same_node() -> None:
+    raw = canvas()
+    raw["links"][1]["target"] = "a1"  # Big order -> a1 too
+    raw["apps"] = [a for a in raw["apps"] if a["id"] != "b1"]
+    raw["links"] = [lk for lk in raw["links"] if lk["source"] != "b1"]
+    assert "Hash a1 (a1): reached from two paths (Paid and Big order)" in refused(raw)
+
+
+def test_a_second_router_after_a_join() -> None:
+    one = [{"id": "p", "name": "P", "conditions": [condition("{{node-1.paid}}", "Equal To", "yes")]}]
+    two = [{"id": "q", "name": "Q", "conditions": [condition("{{j1.P.hash}}", "Is Exist", "")]}]
+    apps = [
+        canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
+        {**router_node(one), "id": "r1"},
+        hash_node("x", 3),
+        {**join_node(), "id": "j1"},
+        {**router_node(two), "id": "r2"},
+        hash_node("y", 6, "{{j1.P.hash}}"),
+        {**join_node(), "id": "j2"},
+        hash_node("z", 8, "{{j2.Q.hash}} {{x.hash}}"),
+    ]
+    pairs = [("node-1", "r1", None), ("r1", "x", "p"), ("x", "j1", None), ("j1", "r2", None), ("r2", "y", "q")]
+    pairs += [("y", "j2", None), ("j2", "z", None)]
+    flow = compiled({"apps": apps, "links": [link(s, t, h) for s, t, h in pairs], "flowName": "Two"})
+    assert [s.id for s in flow.steps] == ["r1", "x", "j1", "r2", "y", "j2", "z"]
+    assert flow.steps[3].paths[0].steps == ["y"] and flow.steps[5].router == "r2"

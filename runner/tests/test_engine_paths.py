@@ -7,6 +7,7 @@ controlled, the ``hash`` kind's ``run`` is swapped for a recording one (``text``
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -17,10 +18,12 @@ import pytest
 from pydantic import ValidationError
 
 from konnectz_contracts.events import RunRequest, TaskEvent
+from konnectz_contracts.model import KeyValue
 from konnectz_contracts.spec import FlowSpec, WebhookTrigger
-from konnectz_contracts.steps import delay, filter, formatter, hash, iterator, join, router
+from konnectz_contracts.steps import api_call, delay, filter, formatter, hash, iterator, join, router
 from konnectz_runner import steps as runner_steps
-from konnectz_runner.engine import execute
+from konnectz_runner.engine import Suspended, execute
+from konnectz_runner.journal import KV_STEPS, StepJournal
 from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.netguard import NetGuard, parse_networks
 
@@ -311,3 +314,79 @@ def test_router_config_rules() -> None:
     with pytest.raises(ValidationError):
         router_of(*(path(f"P{i}", [], PAID) for i in range(11)))
     assert router_of(*(path(f"P {i}", [], PAID) for i in range(10))).paths[9].name == "P 9"
+
+
+@pytest.mark.integration
+async def test_a_redelivered_run_does_not_repeat_the_calls_on_its_paths(nc: Any, echo: Any) -> None:
+    """The step journal (real nats-server) keys each path step by its id: a redelivery replays them."""
+    kv = await nc.jetstream().key_value(KV_STEPS)
+
+    def call(step_id: str) -> api_call.Config:
+        return api_call.Config(
+            id=step_id, name=step_id, url=echo.base + "/echo", body=[KeyValue(key="s", value=step_id)]
+        )
+
+    flow = spec(
+        router_of(path("Paid", ["a"], PAID), path("Big", ["b"], BIG), path("Rest", ["c"], otherwise=True)),
+        call("a"),
+        call("b"),
+        call("c"),
+        join.Config(id="join", name="Join", router="router"),
+        upper("after", "{{join.Paid.body.id}}-{{join.Big.body.id}}-{{join.Rest}}"),
+    )
+    request = run({"paid": "yes", "total": 250}).model_copy(update={"run_id": secrets.token_hex(16)})
+    async with httpx.AsyncClient(timeout=5) as http:
+        first = await execute(
+            flow, request, http=http, guard=LOCAL, journal=StepJournal(kv, request.run_id, replay=False)
+        )
+        assert sorted(r.json()["s"] for r in echo.requests_to("/echo")) == ["a", "b"]
+        journal = StepJournal(kv, request.run_id, replay=True)
+        again = await execute(flow, request, http=http, guard=LOCAL, journal=journal)
+    assert len(echo.requests_to("/echo")) == 2 and journal.recalled == 2
+    assert isinstance(first, TaskEvent) and isinstance(again, TaskEvent)
+    assert [(s.step_id, s.status, s.path) for s in again.steps] == [(s.step_id, s.status, s.path) for s in first.steps]
+    assert by_id(again)["after"].output == {"output": "42-42-"}
+
+
+async def test_a_delay_before_the_router_and_after_the_join_suspends_and_resumes(http: httpx.AsyncClient) -> None:
+    flow = spec(
+        delay.DelayStep(id="wait1", name="Wait", amount=5),
+        router_of(path("Paid", ["pa"], PAID), path("Big", ["pb"], BIG)),
+        upper("pa", "a"),
+        upper("pb", "b"),
+        join.Config(id="join", name="Join", router="router"),
+        delay.DelayStep(id="wait2", name="Wait again", amount=5),
+        upper("after", "{{join.Paid.output}}{{join.Big.output}}"),
+    )
+    request = run({"paid": "yes", "total": 250})
+    first = await execute(flow, request, http=http, guard=LOCAL)
+    assert isinstance(first, Suspended) and first.continuation.after_step == "wait1"
+    resumed = RunRequest.model_validate_json(
+        request.model_copy(update={"resume": first.continuation}).model_dump_json()
+    )
+    second = await execute(flow, resumed, http=http, guard=LOCAL)
+    assert isinstance(second, Suspended) and second.continuation.after_step == "wait2"
+    assert second.continuation.outputs["join"] == {"Paid": {"output": "A"}, "Big": {"output": "B"}}
+    resumed = RunRequest.model_validate_json(
+        request.model_copy(update={"resume": second.continuation}).model_dump_json()
+    )
+    event = await execute(flow, resumed, http=http, guard=LOCAL)
+    assert isinstance(event, TaskEvent) and event.status == "SUCCESS"
+    assert [(s.step_id, s.path) for s in event.steps] == [
+        ("wait1", None), ("router", None), ("pa", "router/Paid"), ("pb", "router/Big"), ("join", None),
+        ("wait2", None), ("after", None),
+    ]  # fmt: skip
+    assert by_id(event)["after"].output == {"output": "AB"}
+
+
+async def test_an_exception_in_a_path_is_raised_after_the_other_paths_finished(
+    http: httpx.AsyncClient, recorded: list[tuple[str, str, float]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(config: Any, ctx: StepContext) -> Outcome:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(runner_steps.KINDS, "formatter", broken)
+    flow = spec(router_of(path("A", ["bug"], PAID), path("B", ["slow"], BIG)), upper("bug", "x"), fake("slow", "s"))
+    with pytest.raises(RuntimeError, match="a bug"):
+        await execute(flow, run({"paid": "yes", "total": 250}), http=http, guard=LOCAL)
+    assert [kind for kind, _id, _t in recorded] == ["start", "end"]  # the slow path was not left running

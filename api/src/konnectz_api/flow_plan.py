@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from konnectz_contracts.canvas import Canvas, CompileError, NodeParseError, fail, parse_canvas
+from konnectz_contracts.steps import join as join_kind
+from konnectz_contracts.steps import router as routers
 
 __all__ = [
     "BACKWARD",
@@ -198,13 +200,14 @@ def router_plans(flow: Plan) -> dict[str, RouterPlan]:
     """
     by_id = {n.id: n for n in flow.canvas.apps}
     out: dict[str, list[Any]] = {n.id: [] for n in flow.canvas.apps}
-    for link in flow.canvas.links:
-        if link.source in out and all(link.target != other.target for other in out[link.source]):
-            out[link.source].append(link)
+    for edge in flow.canvas.links:
+        same = ((other.target, other.sourceHandle) for other in out.get(edge.source, ()))
+        if edge.source in out and (edge.target, edge.sourceHandle) not in same:
+            out[edge.source].append(edge)
     plans: dict[str, RouterPlan] = {}
     owner: dict[str, str] = {}  # path node id -> "router/path" that holds it
-    for router in (n for n in flow.canvas.apps if getattr(n, "type", "") == "router"):
-        raw_paths = list(router.data.routerPaths or ())
+    for router in (n for n in flow.canvas.apps if routers.is_router(n)):
+        raw_paths = routers.canvas_paths(router)
         keys = [_path_key(p, i) for i, p in enumerate(raw_paths, start=1)]
         by_handle: dict[str, Any] = {}
         for link in out[router.id]:
@@ -224,15 +227,15 @@ def router_plans(flow: Plan) -> dict[str, RouterPlan]:
         for raw, key in zip(raw_paths, keys, strict=True):
             name = raw.name.strip() or key
             path = PathPlan(id=key, name=name)
-            link = by_handle.get(key)
-            current = by_id[link.target] if link is not None else None
+            first = by_handle.get(key)
+            current: Any = by_id[first.target] if first is not None else None
             previous = router
             while current is not None:
-                if getattr(current, "type", "") == "join":
+                if join_kind.is_join(current):
                     joins.add(current.id)
                     path.joined = True
                     break
-                if getattr(current, "type", "") == "router":
+                if routers.is_router(current):
                     raise fail(current, f"a router cannot be inside a path (path {name} of {router.label})")
                 if current.id in owner:
                     raise fail(
@@ -270,7 +273,7 @@ def router_plans(flow: Plan) -> dict[str, RouterPlan]:
         plans[router.id] = RouterPlan(router=router, paths=paths, join=join)
     joined = {p.join.id for p in plans.values() if p.join is not None}
     for node in flow.actions:
-        if getattr(node, "type", "") == "join" and node.id not in joined:
+        if join_kind.is_join(node) and node.id not in joined:
             raise fail(node, "a join closes the paths of a router: link the end of each path of a router to it")
     return plans
 

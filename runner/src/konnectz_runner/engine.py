@@ -229,7 +229,13 @@ async def _paths(
         return state
 
     running = [path for path in router.paths if path.name in chosen]
-    ran = dict(zip((p.name for p in running), await asyncio.gather(*(one(p) for p in running)), strict=True))
+    # Every path finishes (or stops) before anything propagates: an exception in one path (the
+    # journal's StepBusy, a bug) is raised once the others are done, never leaving them running.
+    finished = await asyncio.gather(*(one(p) for p in running), return_exceptions=True)
+    raised = next((f for f in finished if isinstance(f, BaseException)), None)
+    if raised is not None:
+        raise raised
+    ran = {p.name: state for p, state in zip(running, finished, strict=True) if isinstance(state, _PathRun)}
     for path in router.paths:
         state = ran.get(path.name)
         if state is None:

@@ -329,7 +329,7 @@ async def _test_action(
         raise TestRefused(first)
     ends: dict[str, str | None] | None = None  # a join: each path's last node (None: an empty path)
     try:
-        if getattr(node, "type", "") == "join":
+        if join.is_join(node):
             shape = next((p for p in router_plans(flow).values() if p.join is node), None)
             compiled = join.compile_node(node, router=shape.router.id if shape is not None else "")
             ends = {p.name: p.nodes[-1].id if p.nodes else None for p in shape.paths} if shape is not None else {}

@@ -22,7 +22,7 @@ from pydantic import Field
 from konnectz_contracts.compiling import Loose, fail, validated
 from konnectz_contracts.model import StepBase
 
-__all__ = ["KIND", "PROVIDERS", "Config", "JoinNodeData", "compile_node"]
+__all__ = ["KIND", "PROVIDERS", "Config", "JoinNodeData", "compile_node", "is_join"]
 
 KIND = "join"
 PROVIDERS = ("join",)
@@ -40,9 +40,14 @@ class JoinNodeData(Loose):
     joinWait: Any = None
 
 
+def is_join(node: Any) -> bool:
+    """A join node: of type ``join`` (or, from another editor version, of provider ``join``)."""
+    return getattr(node, "type", "") == KIND or node.provider == KIND
+
+
 def compile_node(node: Any, router: str = "") -> Config:
     """The join step of ``node``; ``router``: its router's step id (from the links)."""
-    wait = node.data.joinWait
+    wait = getattr(node.data, "joinWait", None)
     if isinstance(wait, dict):
         wait = wait.get("value")
     wait = wait or "all"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from konnectz_contracts.compiling import Loose, Text, fail, validated
 from konnectz_contracts.model import StepBase, Strict
@@ -43,6 +43,7 @@ __all__ = [
     "RouterPath",
     "canvas_paths",
     "compile_node",
+    "is_router",
     "path_label",
 ]
 
@@ -113,13 +114,25 @@ class RouterNodeData(Loose):
     routerPaths: list[CanvasPath] | None = Field(default=None, max_length=50)
 
 
+def is_router(node: Any) -> bool:
+    """A router node: of type ``router`` (or, from another editor version, of provider ``router``)."""
+    return getattr(node, "type", "") == KIND or node.provider == KIND
+
+
 def canvas_paths(node: Any) -> list[CanvasPath]:
-    return list(getattr(node.data, "routerPaths", None) or ())
+    """The node's ``data.routerPaths``, typed (:class:`CompileError` naming the node when malformed)."""
+    raw = getattr(node.data, "routerPaths", None) or []
+    if not isinstance(raw, list) or len(raw) > 50:
+        raise fail(node, "routerPaths must be a list of at most 50 paths")
+    try:
+        return [p if isinstance(p, CanvasPath) else CanvasPath.model_validate(p) for p in raw]
+    except ValidationError as exc:
+        raise fail(node, f"a path is malformed: {exc.errors()[0].get('msg')}") from exc
 
 
 def compile_node(node: Any, steps: dict[str, list[str]] | None = None) -> Config:
     """The router step of ``node``; ``steps``: path id -> the ids of its steps (from the links)."""
-    mode = node.data.routerMode
+    mode = getattr(node.data, "routerMode", None)
     if isinstance(mode, dict):
         mode = mode.get("value")
     mode = mode or "parallel"
