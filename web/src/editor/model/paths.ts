@@ -11,7 +11,7 @@ import type { Flow, FlowLink, FlowNode, FilterCondition } from './types';
 export const ROUTER_TYPE = 'router';
 export const JOIN_TYPE = 'join';
 /** The vertical distance between two paths' rows on the canvas. */
-export const PATH_ROW = 720;
+export const PATH_ROW = 960;
 /** The horizontal distance between two steps (the card's width and a gap, as a chain). */
 export const STEP_GAP = 600;
 export const MAX_PATHS = 10;
