@@ -10,7 +10,7 @@ import { edgeTypes } from './components/DeletableEdge';
 import { Tools } from './components/Tools';
 import { useEditor, useEditorShallow, useEditorStoreApi } from './EditorContext';
 import { triggerMovedBackward } from './model/moves';
-import { isTriggerNode, linkRefusal } from './model/operations';
+import { insertRefusal, isTriggerNode, linkRefusal } from './model/operations';
 import { MSG, TOAST_MS } from './model/rules';
 import type { FlowLink, FlowNode } from './model/types';
 import { nodeTypes } from './nodes/nodeTypes';
@@ -70,7 +70,14 @@ export function EditorCanvas() {
     beginDrag: s.beginDrag,
     dispatch: s.dispatch,
   }));
-  const [drawer, setDrawer] = useState<DrawerMode | null>(null);
+  const [drawerMode, setDrawer] = useState<DrawerMode | null>(null);
+  // A router path's + or a join's + opens the drawer for a step there.
+  const addTarget = useEditor((s) => s.addTarget);
+  const drawer: DrawerMode | null = drawerMode ?? (addTarget ? 'actions' : null);
+  const closeDrawer = () => {
+    setDrawer(null);
+    store.getState().setAddTarget(null);
+  };
   const [selectedEdge, setSelectedEdge] = useState<string | null>(null);
   const [eagle, setEagle] = useState(false);
   const { fitView, setCenter } = useReactFlow();
@@ -97,13 +104,15 @@ export function EditorCanvas() {
 
   const pickAction = (app: AppOut) => {
     if (isTriggerOnly(app.provider)) return;
-    const refused = addRefusal(store.getState().apps, app.provider);
+    const state = store.getState();
+    const target = state.addTarget;
+    const refused = addRefusal(state.apps, app.provider) ?? insertRefusal(state, app, target?.after, target?.handle);
     if (refused) {
       void toast.warning(refused, TOAST_MS / 1000);
       return;
     }
-    dispatch({ type: 'addAction', app });
-    setDrawer(null);
+    dispatch(target ? { type: 'addAction', app, after: target.after, handle: target.handle } : { type: 'addAction', app });
+    closeDrawer();
     // Bring the new card to the middle at full size once React Flow has measured it.
     const added = store.getState().apps[store.getState().apps.length - 1];
     window.setTimeout(() => void setCenter(added.position.x + 225, added.position.y + 250, { zoom: 1, duration: 200 }), 50);
@@ -175,7 +184,7 @@ export function EditorCanvas() {
       />
       <ActionDrawer
         mode={drawer}
-        onClose={() => setDrawer(null)}
+        onClose={closeDrawer}
         onPick={pickAction}
         apps={apps}
       />

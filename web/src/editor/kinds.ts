@@ -10,7 +10,7 @@
  * This file holds types only (no runtime imports), so kind folders can import it freely.
  */
 import type { ReactNode } from 'react';
-import type { FlowNodeData, KindDataMap, KindData, NodeKind, SelectedEvent } from './model/types';
+import type { FlowLink, FlowNode, FlowNodeData, KindDataMap, KindData, NodeKind, SelectedEvent } from './model/types';
 
 /** The data a kind's hooks see: its own shape (KindDataMap[P]) over the shared fields. */
 export type DataOf<P> = P extends keyof KindDataMap ? KindData<P> : FlowNodeData;
@@ -65,4 +65,9 @@ export interface KindDefinition<P = undefined> {
   summary?(data: DataOf<P>): string | null;
   /** The part of its test response later steps reference (the iterator: one item). */
   outputs?(raw: unknown): unknown;
+  /**
+   * Output keys derived from the flow when the node was not tested (the join: each path's last
+   * step's keys under the path's name); `keysOf` gives another node's keys.
+   */
+  outputKeysIn?(node: FlowNode, flow: { apps: FlowNode[]; links: FlowLink[] }, keysOf: (node: FlowNode) => string[]): string[];
 }

@@ -3,7 +3,7 @@
  * an earlier node (its test response; the webhook trigger's output is the request body).
  */
 import { outputKeys } from './model/rules';
-import type { FlowNode } from './model/types';
+import type { FlowLink, FlowNode } from './model/types';
 import { kindOf } from './nodes/registry';
 
 export interface ReferenceOption {
@@ -13,14 +13,20 @@ export interface ReferenceOption {
 
 export const reference = (nodeId: string, path: string) => `{{${nodeId}.${path}}}`;
 
-/** The output keys of a node: from its test response, else from its additional (output) fields. */
-export function nodeOutputKeys(node: FlowNode): string[] {
+/**
+ * The output keys of a node: from its test response, else from its additional (output) fields,
+ * else (given the flow) what its kind derives from the flow (a join: each path's last step's keys
+ * under the path's name).
+ */
+export function nodeOutputKeys(node: FlowNode, flow?: { apps: FlowNode[]; links: FlowLink[] }): string[] {
   let raw = node.data.response_payload?.raw_response;
   // A kind may expose part of its response (later steps see one item of an iterator, not its {count, items}).
   const outputs = kindOf(node.data)?.outputs;
   if (outputs) raw = outputs(raw);
   const keys = raw && typeof raw === 'object' ? outputKeys(raw) : [];
   for (const f of node.data.configResponses ?? []) if (f.additional && f.config_key && !keys.includes(f.config_key)) keys.push(f.config_key);
+  const derived = flow ? kindOf(node.data)?.outputKeysIn?.(node, flow, (n) => nodeOutputKeys(n, flow)) : undefined;
+  for (const k of derived ?? []) if (!keys.includes(k)) keys.push(k);
   return keys;
 }
 
@@ -32,7 +38,8 @@ export interface FoundReference {
   path: string;
 }
 
-const REF_RE = /\{\{\s*([A-Za-z0-9_$-]+)\.([^{}\s]+)\s*\}\}/g;
+// The path may hold spaces inside (a router path's name under a join: {{node-5.Big orders.total}}).
+const REF_RE = /\{\{\s*([A-Za-z0-9_$-]+)\.([^{}\s](?:[^{}]*[^{}\s])?)\s*\}\}/g;
 
 /** The references of a text, each once, in order. */
 export function findReferences(text: string): FoundReference[] {
@@ -66,12 +73,12 @@ export function referenceLabel(apps: FlowNode[], nodeId: string, path: string): 
  * responses, else their declared output fields) whose path contains the typed text (any case).
  * Only keys that exist are offered: nothing is made up from the typed text.
  */
-export function referenceOptions(upstream: FlowNode[], search: string, apps: FlowNode[] = upstream): ReferenceOption[] {
+export function referenceOptions(upstream: FlowNode[], search: string, apps: FlowNode[] = upstream, links?: FlowLink[]): ReferenceOption[] {
   const out: ReferenceOption[] = [];
   const seen = new Set<string>();
   const needle = search.trim().toLowerCase();
   for (const node of upstream) {
-    for (const key of nodeOutputKeys(node)) {
+    for (const key of nodeOutputKeys(node, links ? { apps, links } : undefined)) {
       if (needle && !key.toLowerCase().includes(needle)) continue;
       const value = reference(node.id, key);
       if (seen.has(value)) continue;

@@ -33,6 +33,10 @@ export interface EditorState extends Flow {
   /** The flow's Run settings (the top bar's dialog): saved as canvas_json.runControl. */
   runControl: RunControlSettings | null;
 
+  /** Where the next action picked in the drawer goes (a router path's + or a join's +); null: after the last node. */
+  addTarget: { after: string; handle: string | null } | null;
+  setAddTarget: (target: { after: string; handle: string | null } | null) => void;
+
   dispatch: (op: Operation, coalesceKey?: string) => void;
   /** Status and test results: applied without an undo step. */
   patchNode: (id: string, patch: Partial<FlowNode['data']>) => void;
@@ -105,6 +109,9 @@ export function createEditorStore(initial?: Partial<Flow>) {
     loadedStatus: null,
     draftPending: false,
     runControl: null,
+    addTarget: null,
+
+    setAddTarget: (target) => set({ addTarget: target }),
 
     dispatch: (op, coalesceKey) => {
       const state = get();

@@ -21,9 +21,14 @@ export const TASK_STATUS: Record<TaskLogType, StatusLook> = {
   CANCELLED: { word: 'Cancelled', color: 'purple', hint: 'Someone cancelled the run; the steps before ran' },
 };
 
+/** Statuses of one step only (never of a whole run). */
+export const STEP_STATUS: Record<string, StatusLook> = {
+  SKIPPED: { word: 'Skipped', color: 'purple', hint: 'Its path was not chosen (or stopped): the step did not run' },
+};
+
 /** The look of a status; an unknown value shows as itself, grey. */
 export function statusLook(status: string): StatusLook {
-  return TASK_STATUS[status as TaskLogType] ?? { word: status, color: 'default', hint: status };
+  return TASK_STATUS[status as TaskLogType] ?? STEP_STATUS[status] ?? { word: status, color: 'default', hint: status };
 }
 
 /** History and task-log filter options: ERROR takes every failed run (in doubt and refused too). */

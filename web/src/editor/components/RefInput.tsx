@@ -50,11 +50,13 @@ export function RefChips({ apps, value, testId }: { apps: FlowNode[]; value: str
  */
 export function RefInput({ nodeId, value, onChange, placeholder, testId }: Props) {
   const apps = useEditor((s) => s.apps);
+  const links = useEditor((s) => s.links);
   const [search, setSearch] = useState('');
-  const upstream = useMemo(() => upstreamNodes(apps, nodeId), [apps, nodeId]);
+  // Along the links in a flow with paths: a step on a path sees only what is upstream of it.
+  const upstream = useMemo(() => upstreamNodes(apps, nodeId, links), [apps, nodeId, links]);
   const options = useMemo(
-    () => referenceOptions(upstream, search, apps).map((o) => ({ ...o, title: o.value, 'data-testid': `ref-option-${o.value}` })),
-    [upstream, search, apps],
+    () => referenceOptions(upstream, search, apps, links).map((o) => ({ ...o, title: o.value, 'data-testid': `ref-option-${o.value}` })),
+    [upstream, search, apps, links],
   );
 
   return (

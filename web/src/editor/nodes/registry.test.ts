@@ -43,7 +43,7 @@ describe('kind registry', () => {
   it('registers a React Flow component for every node type a kind uses', () => {
     for (const k of kinds) expect(nodeTypes[k.nodeType], k.kind).toBeTruthy();
     expect(Object.keys(nodeTypes).sort()).toEqual(
-      ['ActionNode', 'Api', 'Coupon', 'Filter', 'FormInput', 'Formatter', 'Generator', 'InHouse', 'Scheduler', 'TriggerNode', 'WebhookInner'].sort(),
+      ['ActionNode', 'Api', 'Coupon', 'Filter', 'FormInput', 'Formatter', 'Generator', 'InHouse', 'Scheduler', 'TriggerNode', 'WebhookInner', 'router', 'join'].sort(),
     );
   });
 

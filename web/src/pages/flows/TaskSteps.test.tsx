@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { queryClient } from '../../api/typed';
 import type { TaskLog } from '../../api/models';
 import { mockFetch, renderAt } from '../../test/utils';
-import { formatDuration, kvRows, RunData, StepList, summarise } from './TaskSteps';
+import { formatDuration, kvRows, RunData, StepList, stepPath, summarise } from './TaskSteps';
 
 const log: TaskLog = {
   id: 31,
@@ -118,5 +118,49 @@ describe('task steps', () => {
     expect(trigger).toHaveTextContent('Trigger');
     expect(within(trigger).getByText('customer.name')).toBeInTheDocument();
     expect(screen.queryByTestId('run-data-node-2')).not.toBeInTheDocument();
+  });
+
+  it("labels each step of a router's path with the path's name and shows a skipped path's steps as Skipped, with the reason", async () => {
+    const paths = {
+      trigger: reply.trigger,
+      tasks: [
+        { ...reply.tasks[0], id: 20, step_id: 'node-2', app_name: 'Router', provider: 'router', data: { input: {}, output: { paths: ['Big'], mode: 'parallel' }, error: null } },
+        { ...reply.tasks[0], id: 21, step_id: 'node-3', app_name: 'Formatter', data: { ...reply.tasks[0].data, path: 'node-2/Big' } },
+        {
+          ...reply.tasks[0],
+          id: 22,
+          step_id: 'node-4',
+          app_name: 'Hash',
+          status: 'SKIPPED',
+          duration_ms: null,
+          data: { input: {}, output: null, error: null, stop: 'Path Small: its conditions did not pass', path: 'node-2/Small' },
+        },
+        { ...reply.tasks[0], id: 23, step_id: 'node-5', app_name: 'Join', provider: 'join', data: { input: {}, output: { Big: { output: 'ADA' }, Small: null }, error: null } },
+      ],
+    };
+    mockFetch((c) => (c.url === '/api/v1/task_logs/32/tasks' ? { body: paths } : undefined));
+    renderAt(<StepList logId={32} />);
+    const ran = await screen.findByTestId('task-21');
+    expect(within(ran).getByTestId('task-path-21')).toHaveTextContent('Big');
+    expect(within(ran).getByTestId('task-status-21')).toHaveTextContent('Success');
+    const skipped = screen.getByTestId('task-22');
+    expect(within(skipped).getByTestId('task-path-22')).toHaveTextContent('Small');
+    const status = within(skipped).getByTestId('task-status-22');
+    expect(status).toHaveTextContent('Skipped');
+    expect(status).toHaveAttribute('data-status', 'SKIPPED');
+    expect(status.className).toContain('purple');
+    expect(within(skipped).getByTestId('task-stop-22')).toHaveTextContent('Path Small: its conditions did not pass');
+    // A skipped step did not run: no input/output rows.
+    expect(within(skipped).queryByTestId('task-input-22')).not.toBeInTheDocument();
+    // Steps not on a path have no path label.
+    expect(within(screen.getByTestId('task-20')).queryByTestId('task-path-20')).not.toBeInTheDocument();
+    expect(within(screen.getByTestId('task-23')).queryByTestId('task-path-23')).not.toBeInTheDocument();
+  });
+
+  it('reads the path from the task or its data, the name after the router id', () => {
+    const base = reply.tasks[0] as Parameters<typeof stepPath>[0];
+    expect(stepPath({ ...base, data: { path: 'node-2/Big orders' } })).toEqual({ router: 'node-2', name: 'Big orders' });
+    expect(stepPath({ ...base, path: 'node-9/A' } as unknown as typeof base)).toEqual({ router: 'node-9', name: 'A' });
+    expect(stepPath(base)).toBeNull();
   });
 });

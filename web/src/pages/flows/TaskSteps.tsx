@@ -4,6 +4,7 @@
  * Used by the task-log modal of a flow and by the history drawer.
  */
 import { useQuery } from '@tanstack/react-query';
+import { ForkOutlined } from '@ant-design/icons';
 import { Alert, Button, Descriptions, Empty, List, Space, Spin, Tag, Tooltip, Typography } from 'antd';
 import dayjs from 'dayjs';
 import { useState, type ReactNode } from 'react';
@@ -115,10 +116,22 @@ export function StepIcon({ name, appId, provider }: { name: string; appId?: numb
   return <AppIcon name={name} provider={provider ?? ''} imageUrl={appId ? `/api/v1/apps/${appId}/icon` : null} size={24} />;
 }
 
-/** A step's status: Success / Error, or Stopped by filter for a filter that stopped the run. */
+/** A step's status: Success / Error, Skipped (a path not chosen), or Stopped by filter for a filter that stopped the run. */
 export function stepStatus(task: Task): string {
+  if (task.status.toUpperCase() === 'SKIPPED') return 'SKIPPED';
   if (task.data && typeof task.data.stop === 'string' && task.data.stop) return 'FILTERED';
   return task.status.toUpperCase();
+}
+
+/**
+ * The router path a step ran on (StepResult.path, "<router id>/<path name>"), as its router id and
+ * path name; null for a step not on a path.
+ */
+export function stepPath(task: Task): { router: string; name: string } | null {
+  const raw = (task as { path?: unknown }).path ?? task.data?.path;
+  if (typeof raw !== 'string' || !raw) return null;
+  const cut = raw.indexOf('/');
+  return cut < 0 ? { router: '', name: raw } : { router: raw.slice(0, cut), name: raw.slice(cut + 1) };
 }
 
 function StepItem({ task, index }: { task: Task; index: number }) {
@@ -126,11 +139,20 @@ function StepItem({ task, index }: { task: Task; index: number }) {
   const data = task.data ?? {};
   const error = typeof data.error === 'string' && data.error ? data.error : null;
   const stop = typeof data.stop === 'string' && data.stop ? data.stop : null;
+  const skipped = stepStatus(task) === 'SKIPPED';
+  const path = stepPath(task);
   return (
-    <List.Item data-testid={`task-${task.id}`}>
-      <div className="kz-task">
+    <List.Item data-testid={`task-${task.id}`} data-path={path?.name}>
+      <div className={`kz-task${path ? ' kz-task-on-path' : ''}${skipped ? ' kz-task-skipped' : ''}`}>
         <Space wrap size={8} className="kz-task-head">
           <Typography.Text type="secondary">{index + 1}.</Typography.Text>
+          {path && (
+            <Tooltip title={`On the path ${path.name} of the router ${path.router}`}>
+              <Tag icon={<ForkOutlined />} color="geekblue" data-testid={`task-path-${task.id}`}>
+                {path.name}
+              </Tag>
+            </Tooltip>
+          )}
           <StepIcon name={task.app_name} appId={task.app_id} provider={task.provider} />
           <Tooltip title={`Step ${task.step_id}`}>
             <Typography.Text strong data-testid={`task-app-${task.id}`}>
@@ -146,11 +168,11 @@ function StepItem({ task, index }: { task: Task; index: number }) {
           <Typography.Text type="secondary">{formatDate(task.task_date)}</Typography.Text>
         </Space>
         {error && <Alert type="error" showIcon title={error} data-testid={`task-error-${task.id}`} />}
-        {stop && <Alert type="warning" showIcon title={stop} data-testid={`task-stop-${task.id}`} />}
-        <div className="kz-task-io">
+        {stop && <Alert type={skipped ? 'info' : 'warning'} showIcon title={stop} data-testid={`task-stop-${task.id}`} />}
+        {!skipped && <div className="kz-task-io">
           <KeyValues title="Input" data={data.input ?? {}} testId={`task-input-${task.id}`} />
           {data.output !== undefined && data.output !== null && <KeyValues title="Output" data={data.output} testId={`task-output-${task.id}`} />}
-        </div>
+        </div>}
         <JsonToggle data={data} testId={`task-json-${task.id}`} />
       </div>
     </List.Item>

@@ -6,6 +6,7 @@ import { useToast } from '../../../lib/useToast';
 import { AppIcon } from '../../components/AppIcon';
 import { manageRefusal } from '../../../accounts';
 import { useEditor } from '../../EditorContext';
+import { pathOf } from '../../model/paths';
 import { MSG, TOAST_MS } from '../../model/rules';
 import type { FlowNodeData } from '../../model/types';
 import { kindIcon, kindOf, supportsTimer } from '../registry';
@@ -41,6 +42,8 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
   const summary = nodeSummary(data);
   // The trigger cannot be deleted while an action exists: its Delete says so.
   const lockedTrigger = useEditor((s) => data.app_detail.app_index === 1 && s.apps.length > 1);
+  // A step on a router's path has no Set Delay (no delay inside a path, docs/paths.md).
+  const onPath = useEditor((s) => Boolean(pathOf(s, id)));
   const manage = () => {
     const refusal = manageRefusal(data.app_detail, data.app_detail.app_index);
     if (refusal) void toast.error(refusal, TOAST_MS / 1000);
@@ -62,7 +65,7 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
       <span className="kz-node-spacer" />
       <StatusIndicator data={data} />
       <HeaderButton title="Manage App" icon={<SettingOutlined />} onClick={manage} testId={`node-manage-${id}`} />
-      {supportsTimer(data) && (
+      {supportsTimer(data) && !onPath && (
         <HeaderButton
           title="Set Delay"
           icon={<ClockCircleOutlined className={data.delayReady ? 'kz-delay-set' : undefined} />}

@@ -18,10 +18,12 @@ interface Props {
   noTest?: boolean;
   /** Extra buttons beside Test & Review (Capture Response). */
   actions?: ReactNode;
+  /** No plain source handle on the right (the router: one handle per path, in its body). */
+  noSourceHandle?: boolean;
 }
 
 /** The 450 px card every node shares: header, body, Test & Review and the response panel. */
-export function NodeCard({ id, data, selected, children, noTest, actions }: Props) {
+export function NodeCard({ id, data, selected, children, noTest, actions, noSourceHandle }: Props) {
   const [delay, setDelay] = useState(false);
   const [accounts, setAccounts] = useState(false);
   const trigger = data.app_detail.app_index === 1;
@@ -46,7 +48,7 @@ export function NodeCard({ id, data, selected, children, noTest, actions }: Prop
         )}
         <ResponsePanel id={id} data={data} />
       </div>
-      <Handle type="source" position={Position.Right} />
+      {!noSourceHandle && <Handle type="source" position={Position.Right} />}
       {delay && <DelayDrawer id={id} open={delay} onClose={() => setDelay(false)} />}
       {accounts && <ManageAccountsDrawer app={data.app_detail} appIndex={data.app_detail.app_index} open={accounts} onClose={() => setAccounts(false)} />}
     </div>
