@@ -151,6 +151,9 @@ class StepResult(_Wire):
     error: str | None = None
     item_index: int | None = None
     stop: str | None = None
+    # rate budgets
+    waited_seconds: float | None = None
+    wait_reason: str | None = None
 
 
 class Continuation(_Wire):

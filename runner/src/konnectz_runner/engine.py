@@ -36,6 +36,7 @@ from konnectz_contracts.events import Continuation, RunRequest, StepResult, Task
 from konnectz_contracts.model import utcnow
 from konnectz_contracts.spec import FlowSpec
 from konnectz_runner import telemetry
+from konnectz_runner.budgets import Budgets
 from konnectz_runner.journal import StepJournal
 from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.netguard import NetGuard
@@ -61,6 +62,8 @@ def step_result(step: Any, outcome: Outcome, started: datetime, item_index: int 
         error=outcome.error,
         item_index=item_index,
         stop=outcome.stop,
+        waited_seconds=outcome.waited_seconds,
+        wait_reason=outcome.wait_reason,
     )
 
 
@@ -153,6 +156,7 @@ async def execute(
     http: httpx.AsyncClient,
     guard: NetGuard,
     journal: StepJournal | None = None,
+    budgets: Budgets | None = None,
 ) -> TaskEvent | Suspended:
     """Run the steps of ``spec`` for ``run`` (after ``run.resume.after_step`` when it resumes).
 
@@ -178,6 +182,7 @@ async def execute(
         konnect_id=spec.konnect_id,
         owner_id=spec.owner_id,
         timezone=spec.timezone,
+        budgets=budgets,
     )
     for position, step in enumerate(steps):
         outcome = await _run(step, ctx, results, None, journal)
