@@ -11,17 +11,21 @@ request to the app (retries included) a step takes a token from the account's bu
   at ``updated_at`` (epoch seconds), refilled at ``rate`` per second up to ``burst``; ``recent`` counts
   the requests of each of the last 60 seconds (``{"<epoch second>": n}``) for the budget display.
 - Taking is a compare-and-set (:meth:`nats.js.kv.KeyValue.update` with the revision read, or ``create``
-  for a new key); on a conflict (another process took a token meanwhile) it reads again and retries.
-- A take may leave ``tokens`` below zero: the taker *reserves* the next free slot and sleeps until it
-  (``-tokens / rate`` seconds). Reservations are serialised by the compare-and-set, so every process
-  sees the slots already promised and the requests leave at most ``burst`` at once and then one every
-  ``1 / rate`` seconds, whatever the number of processes. No request is sent to be refused with a 429.
+  for a new key); on a conflict (another process took a token meanwhile) it reads again.
+- When the bucket is empty the taker computes when the next token is due (``(1 - tokens) / rate``),
+  sleeps until then (plus up to 50 ms of jitter, so the waiters of all processes do not read at the
+  same instant) and tries again. A token is taken only when it is there, just before the request
+  leaves: a taker that wakes late takes its token late, and the next one is due ``1 / rate`` after it.
+  So the requests leave at most ``burst`` at once and then at most one every ``1 / rate`` seconds,
+  whatever the number of processes; none is sent to be refused with a 429. Waiters are not queued in
+  order (the first to write after a token is due wins).
 
-When NATS KV does not answer (no bucket, no connection, a timeout), the step falls back to spacing its
-requests within this process (:class:`LocalSpacing`, the behaviour before budgets existed) and one
-WARNING line is logged per outage; the run is never failed for it. Clocks: ``updated_at`` is wall-clock
-time, so runner hosts need synchronised clocks (NTP); a host behind by ``d`` seconds waits up to ``d``
-seconds too long, never sends too early for more than ``burst`` requests.
+When NATS KV is unavailable (no bucket, no connection, or operations timing out for
+:data:`KV_PATIENCE_SECONDS` while connected), the step falls back to spacing its requests within this
+process (:class:`LocalSpacing`, the behaviour before budgets existed) and one WARNING line is logged
+per outage; the run is never failed for it. Clocks: ``updated_at`` is wall-clock time, so runner
+hosts need synchronised clocks (NTP): a host whose clock is ``d`` seconds ahead of the last writer's
+counts ``d`` seconds of refill too many (at most ``burst`` tokens); one behind waits ``d`` too long.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
@@ -62,10 +67,11 @@ TTL_SECONDS = 3600.0
 #: The override's bounds (requests per second), also checked by the api.
 MIN_RATE = 0.01
 MAX_RATE = 1000.0
-#: How long one KV operation may take before the budget falls back to per-process spacing.
+#: How long one KV operation may take before it is tried again.
 KV_TIMEOUT_SECONDS = 2.0
-#: Compare-and-set attempts before falling back (each conflict means another process just took a token).
-MAX_CONFLICTS = 50
+#: How long slow KV operations are retried while the NATS connection is up, before falling back to
+#: per-process spacing (a loaded server answers late; falling back early would overshoot the budget).
+KV_PATIENCE_SECONDS = 60.0
 RECENT_SECONDS = 60
 
 
@@ -164,54 +170,81 @@ class Budgets:
             self._kv = await asyncio.wait_for(self.js.key_value(KV_BUDGETS), KV_TIMEOUT_SECONDS)
         return self._kv
 
-    async def _reserve(self, budget: Budget) -> float:
-        """Reserve the next slot in the shared bucket; returns the seconds to wait for it."""
+    def _connected(self) -> bool:
+        nc = getattr(self.js, "_nc", None)
+        return bool(nc is not None and nc.is_connected)
+
+    async def _attempt(self, budget: Budget) -> float | None:
+        """One try at taking a token: 0 when taken, the seconds until the next token when the bucket is
+        empty, None when another process wrote meanwhile (read again). Raises when KV fails."""
         kv = await self._bucket()
         key = budget_key(budget.account_id)
-        for _ in range(MAX_CONFLICTS):
+        try:
+            entry = await asyncio.wait_for(kv.get(key), KV_TIMEOUT_SECONDS)
+            revision: int | None = entry.revision
+            loaded = json.loads(entry.value) if entry.value else None
+            state = loaded if isinstance(loaded, dict) else None
+        except KeyNotFoundError:
+            revision, state = None, None
+        now = time.time()
+        tokens = _refilled(state, budget, now)
+        if tokens < 1:
+            return (1 - tokens) / budget.rate
+        recent = _recent(state, now)
+        second = str(int(now))
+        recent[second] = recent.get(second, 0) + 1
+        value = json.dumps(
+            {"tokens": tokens - 1, "updated_at": now, "rate": budget.rate, "burst": budget.burst, "recent": recent}
+        ).encode()
+        try:
+            if revision is None:
+                await asyncio.wait_for(kv.create(key, value), KV_TIMEOUT_SECONDS)
+            else:
+                await asyncio.wait_for(kv.update(key, value, last=revision), KV_TIMEOUT_SECONDS)
+        except KeyWrongLastSequenceError:
+            return None
+        return 0.0
+
+    async def _take_shared(self, budget: Budget) -> float:
+        """Take a token from the shared bucket, sleeping while it is empty; returns the seconds slept."""
+        slept = 0.0
+        give_up = time.monotonic() + KV_PATIENCE_SECONDS
+        while True:
             try:
-                entry = await asyncio.wait_for(kv.get(key), KV_TIMEOUT_SECONDS)
-                revision: int | None = entry.revision
-                state = json.loads(entry.value) if entry.value else None
-                state = state if isinstance(state, dict) else None
-            except KeyNotFoundError:
-                revision, state = None, None
-            now = time.time()
-            tokens = _refilled(state, budget, now) - 1
-            wait = 0.0 if tokens >= 0 else -tokens / budget.rate
-            recent = _recent(state, now)
-            slot = str(int(now + wait))
-            recent[slot] = recent.get(slot, 0) + 1
-            value = json.dumps(
-                {"tokens": tokens, "updated_at": now, "rate": budget.rate, "burst": budget.burst, "recent": recent}
-            ).encode()
-            try:
-                if revision is None:
-                    await asyncio.wait_for(kv.create(key, value), KV_TIMEOUT_SECONDS)
-                else:
-                    await asyncio.wait_for(kv.update(key, value, last=revision), KV_TIMEOUT_SECONDS)
-            except KeyWrongLastSequenceError:
-                await asyncio.sleep(random.uniform(0, 0.005))  # another process took a token: read again
+                wait = await self._attempt(budget)
+            except (TimeoutError, nats.errors.TimeoutError):
+                # Slow, not gone: try again while connected; fall back only when the connection is down
+                # or patience ran out (a timed-out write that was applied only wastes a token).
+                if not self._connected() or time.monotonic() > give_up:
+                    raise
                 continue
-            return wait
-        raise RuntimeError(f"{MAX_CONFLICTS} compare-and-set conflicts in a row")
+            give_up = time.monotonic() + KV_PATIENCE_SECONDS
+            if wait == 0.0:
+                return slept
+            if wait is None:  # another process took a token first: read again (a little later)
+                await asyncio.sleep(random.uniform(0, 0.005))
+                continue
+            # Empty: sleep until the next token, plus a little so that the waiters of all processes do
+            # not all read at the same instant (the first to write takes it, the others sleep again).
+            pause = wait + random.uniform(0, min(0.05, 0.25 / budget.rate))
+            await asyncio.sleep(pause)
+            slept += pause
 
     async def take(self, budget: Budget) -> Taken:
-        """Take one token for a request of ``budget``'s account, sleeping until it is there."""
+        """Take one token for a request of ``budget``'s account, sleeping until there is one."""
         try:
-            wait = await self._reserve(budget)
-            shared = True
-            self.outage.ok()
+            slept = await self._take_shared(budget)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             self.outage.failed(exc, "; requests are spaced within this process only")
             self._kv = None
             wait = self.local.reserve(budget)
-            shared = False
-        if wait > 0:
-            await asyncio.sleep(wait)
-        return Taken(waited=wait, shared=shared)
+            if wait > 0:
+                await asyncio.sleep(wait)
+            return Taken(waited=wait, shared=False)
+        self.outage.ok()
+        return Taken(waited=slept, shared=True)
 
 
 def _rate_text(rate: float) -> str:

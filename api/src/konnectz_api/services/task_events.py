@@ -206,6 +206,9 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
             record: dict[str, Any] = {"input": step.input, "output": step.output, "error": step.error}
             if step.stop is not None:  # a filter that did not pass: why the run (or its item) stopped
                 record["stop"] = step.stop
+            if step.wait_reason is not None:  # rate budgets: the step waited for its app account's budget
+                record["wait_reason"] = step.wait_reason
+                record["waited_seconds"] = step.waited_seconds
             full = jsonb_safe(record)
             data, size = task_payloads.offload(full, limit=limit)
             if size is not None:

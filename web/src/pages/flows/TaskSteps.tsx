@@ -126,6 +126,8 @@ function StepItem({ task, index }: { task: Task; index: number }) {
   const data = task.data ?? {};
   const error = typeof data.error === 'string' && data.error ? data.error : null;
   const stop = typeof data.stop === 'string' && data.stop ? data.stop : null;
+  // rate budgets: the step waited for its app account's budget (docs/rate-budgets.md)
+  const waited = typeof data.wait_reason === 'string' && data.wait_reason ? data.wait_reason : null;
   return (
     <List.Item data-testid={`task-${task.id}`}>
       <div className="kz-task">
@@ -147,6 +149,7 @@ function StepItem({ task, index }: { task: Task; index: number }) {
         </Space>
         {error && <Alert type="error" showIcon title={error} data-testid={`task-error-${task.id}`} />}
         {stop && <Alert type="warning" showIcon title={stop} data-testid={`task-stop-${task.id}`} />}
+        {waited && <Alert type="info" showIcon title={waited} data-testid={`task-wait-${task.id}`} />}
         <div className="kz-task-io">
           <KeyValues title="Input" data={data.input ?? {}} testId={`task-input-${task.id}`} />
           {data.output !== undefined && data.output !== null && <KeyValues title="Output" data={data.output} testId={`task-output-${task.id}`} />}
