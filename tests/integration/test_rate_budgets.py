@@ -111,7 +111,16 @@ def platform(ping: PingApp, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     root = tmp_path_factory.mktemp("catalogue")
     shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
     (root / "apps" / "pingapp.json").write_text(json.dumps({**MANIFEST, "base_url": ping.url}))
-    env = {"KONNECTZ_CATALOGUE_DIR": str(root), "KONNECTZ_RUNNER_PROCESSES": "3"}
+    # Three runner processes, each running up to 8 runs at once (24 waiting for the budget at a time).
+    # The ingress backlog bound counts only runs (KONNECTZ_MAX_QUEUE_SECONDS=0): by default it also
+    # refuses webhooks (429) once the queue holds more than 1.5 s of what the runners drain, and
+    # these runs drain at the budget's 5/s (docs/rate-budgets.md, Limits).
+    env = {
+        "KONNECTZ_CATALOGUE_DIR": str(root),
+        "KONNECTZ_RUNNER_PROCESSES": "3",
+        "KONNECTZ_WORKER_CONCURRENCY": "8",
+        "KONNECTZ_MAX_QUEUE_SECONDS": "0",
+    }
     with running_platform("konnectz-budgets-", **env) as plat:
         yield plat
 

@@ -12,13 +12,14 @@ request to the app (retries included) a step takes a token from the account's bu
   the requests of each of the last 60 seconds (``{"<epoch second>": n}``) for the budget display.
 - Taking is a compare-and-set (:meth:`nats.js.kv.KeyValue.update` with the revision read, or ``create``
   for a new key); on a conflict (another process took a token meanwhile) it reads again.
-- When the bucket is empty the taker computes when the next token is due (``(1 - tokens) / rate``),
-  sleeps until then (plus up to 50 ms of jitter, so the waiters of all processes do not read at the
-  same instant) and tries again. A token is taken only when it is there, just before the request
-  leaves: a taker that wakes late takes its token late, and the next one is due ``1 / rate`` after it.
-  So the requests leave at most ``burst`` at once and then at most one every ``1 / rate`` seconds,
-  whatever the number of processes; none is sent to be refused with a 429. Waiters are not queued in
-  order (the first to write after a token is due wins).
+- A take may leave ``tokens`` below zero: the taker *reserves* the next free slot and sleeps until it
+  (``-tokens / rate`` seconds). Reservations are serialised by the compare-and-set, so every process
+  sees the slots already promised: the requests leave at most ``burst`` at once and then one every
+  ``1 / rate`` seconds, in the order they asked, whatever the number of processes, with two KV
+  operations per request (waiting costs none). No request is sent to be refused with a 429.
+- A taker that wakes more than half a slot late (its process stalled) forfeits its slot and reserves
+  another (at most :data:`MAX_LATE` times): sent late, its request could reach the app together with
+  the next slot's. A forfeited slot only makes the budget stricter.
 
 When NATS KV is unavailable (no bucket, no connection, or operations timing out for
 :data:`KV_PATIENCE_SECONDS` while connected), the step falls back to spacing its requests within this
@@ -73,6 +74,11 @@ KV_TIMEOUT_SECONDS = 2.0
 #: per-process spacing (a loaded server answers late; falling back early would overshoot the budget).
 KV_PATIENCE_SECONDS = 60.0
 RECENT_SECONDS = 60
+#: A taker that wakes this late after its slot (half a slot, within these bounds) forfeits it and
+#: reserves another (at most MAX_LATE times): sent now, its request could arrive together with the next.
+MIN_LATENESS = 0.02
+MAX_LATENESS = 0.1
+MAX_LATE = 3
 
 
 def budget_key(account_id: int) -> str:
@@ -174,61 +180,61 @@ class Budgets:
         nc = getattr(self.js, "_nc", None)
         return bool(nc is not None and nc.is_connected)
 
-    async def _attempt(self, budget: Budget) -> float | None:
-        """One try at taking a token: 0 when taken, the seconds until the next token when the bucket is
-        empty, None when another process wrote meanwhile (read again). Raises when KV fails."""
+    async def _reserve(self, budget: Budget) -> float:
+        """Reserve the next slot in the shared bucket (one compare-and-set); returns when it is due
+        (epoch seconds). Raises when KV fails."""
         kv = await self._bucket()
         key = budget_key(budget.account_id)
-        try:
-            entry = await asyncio.wait_for(kv.get(key), KV_TIMEOUT_SECONDS)
-            revision: int | None = entry.revision
-            loaded = json.loads(entry.value) if entry.value else None
-            state = loaded if isinstance(loaded, dict) else None
-        except KeyNotFoundError:
-            revision, state = None, None
-        now = time.time()
-        tokens = _refilled(state, budget, now)
-        if tokens < 1:
-            return (1 - tokens) / budget.rate
-        recent = _recent(state, now)
-        second = str(int(now))
-        recent[second] = recent.get(second, 0) + 1
-        value = json.dumps(
-            {"tokens": tokens - 1, "updated_at": now, "rate": budget.rate, "burst": budget.burst, "recent": recent}
-        ).encode()
-        try:
-            if revision is None:
-                await asyncio.wait_for(kv.create(key, value), KV_TIMEOUT_SECONDS)
-            else:
-                await asyncio.wait_for(kv.update(key, value, last=revision), KV_TIMEOUT_SECONDS)
-        except KeyWrongLastSequenceError:
-            return None
-        return 0.0
-
-    async def _take_shared(self, budget: Budget) -> float:
-        """Take a token from the shared bucket, sleeping while it is empty; returns the seconds slept."""
-        slept = 0.0
-        give_up = time.monotonic() + KV_PATIENCE_SECONDS
         while True:
             try:
-                wait = await self._attempt(budget)
+                entry = await asyncio.wait_for(kv.get(key), KV_TIMEOUT_SECONDS)
+                revision: int | None = entry.revision
+                loaded = json.loads(entry.value) if entry.value else None
+                state = loaded if isinstance(loaded, dict) else None
+            except KeyNotFoundError:
+                revision, state = None, None
+            now = time.time()
+            tokens = _refilled(state, budget, now) - 1
+            due = now if tokens >= 0 else now - tokens / budget.rate
+            recent = _recent(state, now)
+            second = str(int(due))
+            recent[second] = recent.get(second, 0) + 1
+            value = json.dumps(
+                {"tokens": tokens, "updated_at": now, "rate": budget.rate, "burst": budget.burst, "recent": recent}
+            ).encode()
+            try:
+                if revision is None:
+                    await asyncio.wait_for(kv.create(key, value), KV_TIMEOUT_SECONDS)
+                else:
+                    await asyncio.wait_for(kv.update(key, value, last=revision), KV_TIMEOUT_SECONDS)
+            except KeyWrongLastSequenceError:
+                await asyncio.sleep(random.uniform(0, 0.005))  # another process took a slot: read again
+                continue
+            return due
+
+    async def _take_shared(self, budget: Budget) -> float:
+        """Reserve a slot, sleep until it; returns the seconds slept. A taker that wakes too late (its
+        process stalled) forfeits its slot and reserves another, at most :data:`MAX_LATE` times."""
+        slept = 0.0
+        give_up = time.monotonic() + KV_PATIENCE_SECONDS
+        late_tries = 0
+        while True:
+            try:
+                due = await self._reserve(budget)
             except (TimeoutError, nats.errors.TimeoutError):
                 # Slow, not gone: try again while connected; fall back only when the connection is down
-                # or patience ran out (a timed-out write that was applied only wastes a token).
+                # or patience ran out (a timed-out write that was applied only wastes a slot).
                 if not self._connected() or time.monotonic() > give_up:
                     raise
                 continue
-            give_up = time.monotonic() + KV_PATIENCE_SECONDS
-            if wait == 0.0:
+            wait = due - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                slept += wait
+            late = time.time() - due
+            if late <= max(MIN_LATENESS, min(MAX_LATENESS, 0.5 / budget.rate)) or late_tries >= MAX_LATE:
                 return slept
-            if wait is None:  # another process took a token first: read again (a little later)
-                await asyncio.sleep(random.uniform(0, 0.005))
-                continue
-            # Empty: sleep until the next token, plus a little so that the waiters of all processes do
-            # not all read at the same instant (the first to write takes it, the others sleep again).
-            pause = wait + random.uniform(0, min(0.05, 0.25 / budget.rate))
-            await asyncio.sleep(pause)
-            slept += pause
+            late_tries += 1
 
     async def take(self, budget: Budget) -> Taken:
         """Take one token for a request of ``budget``'s account, sleeping until there is one."""

@@ -157,6 +157,13 @@ def _retry_after(response: httpx.Response, cap: float, attempt: int) -> float:
 async def _pace(ctx: StepContext, app: App, account_id: int | None, waits: list[float] | None) -> None:
     """Take a token from the account's rate budget (shared by every runner process: budgets.py)."""
     budget = account_budget(app, account_id)
+    if budget is None and account_id is None and app.rate_limit.requests_per_second:
+        # An app without accounts: its requests are spaced within this process, as before budgets.
+        budget = Budget(-app.id, app.rate_limit.requests_per_second, app.rate_limit.burst)
+        waited = _local.reserve(budget)
+        if waited > 0:
+            await asyncio.sleep(waited)
+        return
     if budget is None:
         return
     if ctx.budgets is not None:
