@@ -93,7 +93,7 @@ export function RateBudget({ budget, onChanged }: { budget: RateBudgetInfo; onCh
                 setValue(typeof v === 'number' ? v : null);
               }}
               status={touched && problem ? 'error' : undefined}
-              addonAfter="requests/s"
+              suffix="requests/s"
               style={{ width: 180 }}
             />
             <Button size="small" type="primary" htmlType="submit" loading={save.isPending} data-testid={`rate-budget-save-${id}`}>
