@@ -168,8 +168,14 @@ def test_three_runner_processes_share_one_account_budget(platform: Platform, pin
         "position": {"x": 600, "y": 0},
         "data": {
             "node_id": "node-2",
-            "app_detail": {"id": APP_ID, "name": "Ping App", "app_type": "api", "provider": "pingapp",
-                           "app_index": 2, "side": "right"},  # fmt: skip
+            "app_detail": {
+                "id": APP_ID,
+                "name": "Ping App",
+                "app_type": "api",
+                "provider": "pingapp",
+                "app_index": 2,
+                "side": "right",
+            },
             "selectedEvent": {"id": "ping", "name": "Ping"},
             "selectedAccount": {"id": account_id, "name": "Budget account"},
             "configResponses": [{"config_key": "n", "value": "{{node-1.n}}"}],

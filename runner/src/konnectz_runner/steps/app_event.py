@@ -372,8 +372,10 @@ async def run(step: AppEventStep, ctx: StepContext) -> Outcome:
 def _waited(outcome: Outcome, app: App | None, account_id: int | None, waits: list[float]) -> Outcome:
     """Record on the outcome how long the step waited for its account's rate budget (none: unchanged)."""
     total = sum(waits)
-    budget = account_budget(app, account_id) if app is not None else None
-    if total <= 0 or budget is None:
+    if app is None or total <= 0:
+        return outcome
+    budget = account_budget(app, account_id)
+    if budget is None:
         return outcome
     outcome.waited_seconds = round(total, 3)
     outcome.wait_reason = wait_reason(app.name, _accounts.get(budget.account_id, (None, None))[1], budget, total)
