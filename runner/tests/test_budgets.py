@@ -6,6 +6,7 @@ import asyncio
 import json
 import secrets
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import nats
@@ -132,3 +133,44 @@ def test_the_account_override_wins_over_the_app_default() -> None:
     assert app_event.account_budget(_app(2.0), account) == Budget(account, 0.5, 1, "override")
     assert app_event.account_budget(_app(None), account) == Budget(account, 0.5, 1, "override")
     assert app_event.account_budget(_app(2.0), None) is None
+
+
+async def test_an_app_step_that_waited_says_so_in_its_step_result(nc, echo, make_ctx) -> None:
+    """The app_event step takes its account's tokens from KZ_BUDGETS; the waits reach the StepResult."""
+    import dataclasses
+
+    from konnectz_contracts.steps.app_event import AppEventStep
+    from konnectz_runner.catalogue import Catalogue
+    from konnectz_runner.engine import step_result
+
+    auth = {
+        "type": "api_key",
+        "fields": [{"key": "api_key", "label": "API Key"}],
+        "inject": [{"location": "header", "name": "X-Key", "value": "{{auth.api_key}}"}],
+    }
+    event = {"key": "ping", "kind": "action", "label": "Ping", "operation": {"method": "POST", "path": "/echo"}}
+    manifest = curated_app(999002, "budgetecho", "Budget Echo", auth, [event], rate_limit={"requests_per_second": 1})
+    app = App.model_validate({**manifest, "base_url": echo.base})
+    account = _account()
+    app_event.set_catalogue(lambda: Catalogue(apps=[app]))
+
+    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+        app_event.remember_account(account_id, 4.0, "Work")  # as the broker's reply does
+        return {"api_key": "k"}
+
+    app_event.set_credential_source(source)
+    step = AppEventStep(id="node-2", name="Ping", app_id=999002, event="ping", account_id=account, fields=[])
+    try:
+        ctx = dataclasses.replace(make_ctx(), budgets=Budgets(nc.jetstream()))
+        outcomes = [await app_event.run(step, ctx) for _ in range(3)]
+    finally:
+        app_event.set_credential_source(None)
+        app_event.set_catalogue(app_event.default_catalogue)
+    assert [o.status for o in outcomes] == ["SUCCESS"] * 3
+    assert outcomes[0].wait_reason is None and outcomes[0].waited_seconds is None  # the burst: no wait
+    waited = outcomes[2]
+    assert waited.waited_seconds is not None and 0.1 < waited.waited_seconds < 1.0  # 4/s: about 0.25 s
+    assert waited.wait_reason is not None
+    assert "for the rate budget of Budget Echo (account 'Work'): 4 requests/s (your override)" in waited.wait_reason
+    result = step_result(step, waited, datetime.now(UTC))
+    assert result.waited_seconds == waited.waited_seconds and result.wait_reason == waited.wait_reason
