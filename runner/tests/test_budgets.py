@@ -174,3 +174,52 @@ async def test_an_app_step_that_waited_says_so_in_its_step_result(nc, echo, make
     assert "for the rate budget of Budget Echo (account 'Work'): 4 requests/s (your override)" in waited.wait_reason
     result = step_result(step, waited, datetime.now(UTC))
     assert result.waited_seconds == waited.waited_seconds and result.wait_reason == waited.wait_reason
+
+
+async def test_a_polling_trigger_takes_its_accounts_tokens(nc, echo) -> None:
+    """The poller's requests to a catalogue app come out of the same account budget."""
+    import httpx
+
+    from konnectz_contracts.triggers.polling import PollingTrigger
+    from konnectz_runner.netguard import NetGuard, parse_networks
+    from konnectz_runner.poller import app_items
+
+    event = {
+        "key": "new_item",
+        "kind": "trigger",
+        "label": "New Item",
+        "operation": {"method": "GET", "path": "/echo"},
+        "output": {"items_path": "items"},
+        "trigger": {"type": "polling"},
+    }
+    auth = {
+        "type": "api_key",
+        "fields": [{"key": "api_key", "label": "API Key"}],
+        "inject": [{"location": "header", "name": "X-Key", "value": "{{auth.api_key}}"}],
+    }
+    manifest = curated_app(999003, "budgetpoll", "Budget Poll", auth, [event], rate_limit={"requests_per_second": 2})
+    app = App.model_validate({**manifest, "base_url": echo.base})
+    account = _account()
+    trigger = PollingTrigger(app_id=999003, event="new_item", account_id=account)
+
+    async def source(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+        return {"api_key": "k"}
+
+    budgets = Budgets(nc.jetstream())
+    guard = NetGuard(parse_networks("127.0.0.0/8"))
+    started = time.monotonic()
+    async with httpx.AsyncClient(timeout=5) as http:
+        for _ in range(2):
+            items = await app_items(trigger, _cursor(), konnect_id=1, owner_id=1, http=http, guard=guard,
+                                    credential_source=source, app=app, budgets=budgets)  # fmt: skip
+            assert items == [{"sku": "A-1"}]
+    assert time.monotonic() - started >= 0.4  # the second poll waited for its token (2/s)
+    kv = await nc.jetstream().key_value(KV_BUDGETS)
+    state = json.loads((await kv.get(budget_key(account))).value)
+    assert sum(state["recent"].values()) == 2 and state["rate"] == 2.0
+
+
+def _cursor() -> Any:
+    from konnectz_contracts.triggers.polling import Cursor
+
+    return Cursor()
