@@ -332,11 +332,14 @@ def test_rate_budget_override_validation_scoping_and_use(client, api, fake, nats
     assert _accounts(client, headers)[0]["rate_budget"]["source"] == "none"
 
     # Out of bounds, not a number, too large: a 422 that says why; nothing stored.
-    for bad in (0, 0.001, -1, 1000.5, 1e308, "fast", True and "x"):
+    for bad in (0, 0.001, -1, 1000.5, 1e308, "fast", [1]):
         r = client.put(url, json={"rate_limit_rps": bad}, headers=headers)
         assert r.status_code == 422, (bad, r.text)
     r = client.put(url, json={"rate_limit_rps": 5000}, headers=headers)
     assert "between 0.01 and 1000" in r.text
+    for raw in ('{"rate_limit_rps": NaN}', '{"rate_limit_rps": Infinity}'):
+        r = client.put(url, content=raw, headers={**headers, "Content-Type": "application/json"})
+        assert r.status_code == 422, (raw, r.text)
     assert client.get(url, headers=headers).json()["rate_limit_rps"] is None
 
     r = client.put(url, json={"rate_limit_rps": 2.5}, headers=headers)
