@@ -223,3 +223,14 @@ def _cursor() -> Any:
     from konnectz_contracts.triggers.polling import Cursor
 
     return Cursor()
+
+
+def test_slots_reserved_at_another_rate_keep_the_time_they_promised() -> None:
+    """Ten slots reserved at 100/s (0.1 s ahead) are 0.1 s ahead at 1/s too, not 10 s."""
+    from konnectz_runner.budgets import _refilled
+
+    now = time.time()
+    state = {"tokens": -10.0, "updated_at": now, "rate": 100.0, "burst": 1}
+    assert _refilled(state, Budget(1, 1.0, 1), now) == pytest.approx(-0.1)
+    assert _refilled(state, Budget(1, 100.0, 1), now) == pytest.approx(-10.0)
+    assert _refilled({**state, "tokens": 0.5}, Budget(1, 1.0, 1), now + 0.25) == pytest.approx(0.75)

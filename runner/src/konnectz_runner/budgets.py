@@ -122,8 +122,12 @@ def _refilled(state: dict[str, Any] | None, budget: Budget, now: float) -> float
     try:
         tokens = float(state["tokens"])
         updated = float(state["updated_at"])
+        stored_rate = float(state.get("rate") or budget.rate)
     except (KeyError, TypeError, ValueError):
         return float(budget.burst)
+    if tokens < 0 and stored_rate > 0 and stored_rate != budget.rate:
+        # Slots reserved at another rate (the override changed): keep the time they promised.
+        tokens = tokens * budget.rate / stored_rate
     return min(float(budget.burst), tokens + max(0.0, now - updated) * budget.rate)
 
 
