@@ -234,7 +234,6 @@ def test_three_runner_processes_share_one_account_budget(platform: Platform, pin
         tasks = api.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()["tasks"]
         waited += [t["data"] for t in tasks if t["data"].get("wait_reason")]
     assert waited, "no step recorded a wait"
-    assert all("for the rate budget of Ping App (account 'Budget account'): 5 requests/s" in d["wait_reason"]
-               for d in waited)  # fmt: skip
-    assert all(d["waited_seconds"] > 0 for d in waited)
+    reason = "for the rate budget of Ping App (account 'Budget account'): 5 requests/s (your override)"
+    assert [d for d in waited if reason not in d["wait_reason"] or not d["waited_seconds"] >= 0.05] == []
     print(f"steps that recorded a wait: {len(waited)} of the first 40 runs")

@@ -50,6 +50,8 @@ __all__ = [
 
 
 IDEMPOTENT = frozenset({"GET", "PUT", "DELETE"})
+#: A shorter wait for the rate budget is not worth a line in the task log.
+MIN_REPORTED_WAIT = 0.05
 BACKOFF_SECONDS = 0.5
 
 
@@ -372,7 +374,7 @@ async def run(step: AppEventStep, ctx: StepContext) -> Outcome:
 def _waited(outcome: Outcome, app: App | None, account_id: int | None, waits: list[float]) -> Outcome:
     """Record on the outcome how long the step waited for its account's rate budget (none: unchanged)."""
     total = sum(waits)
-    if app is None or total <= 0:
+    if app is None or total < MIN_REPORTED_WAIT:
         return outcome
     budget = account_budget(app, account_id)
     if budget is None:
