@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,7 @@ import httpx
 import pytest
 
 from konnectz_devstack import Platform
-from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
+from konnectz_devstack.fake_apps import curated_app
 from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_node
 
@@ -41,38 +42,84 @@ RATE = 5
 BURST = 1
 
 
+# The fake app runs in a process of its own, so that the test's own threads (posting the webhooks,
+# reading task logs) do not delay it; it stamps each request when its connection is accepted.
+PING_APP = r"""
+import json, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+KEY = sys.argv[1]
+arrivals, bodies, lock = [], [], threading.Lock()
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+    stamps = {}
+
+    def get_request(self):
+        sock, addr = super().get_request()
+        self.stamps[id(sock)] = time.time()
+        return sock, addr
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def _reply(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/arrivals":
+            with lock:
+                return self._reply(200, {"arrivals": list(arrivals), "bodies": list(bodies)})
+        if self.headers.get("Authorization") != "Token " + KEY:
+            return self._reply(401, {"error": "bad key"})
+        if self.path == "/me":
+            return self._reply(200, {"name": "Budget account"})
+        return self._reply(404, {})
+
+    def do_POST(self):
+        now = self.server.stamps.pop(id(self.request), time.time())  # every request counts
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"null")
+        with lock:
+            arrivals.append(now)
+            if self.headers.get("Authorization") == "Token " + KEY:
+                bodies.append(body)
+        if self.headers.get("Authorization") != "Token " + KEY:
+            return self._reply(401, {"error": "bad key"})
+        return self._reply(200, {"ok": True})
+
+
+server = Server(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
 class PingApp:
-    """A fake third-party API: ``GET /me`` (the account test), ``POST /ping`` records when it arrived."""
+    """A fake third-party API: ``GET /me`` (the account test), ``POST /ping`` (recorded: when its
+    connection was accepted, and its body), ``GET /arrivals`` (what was recorded)."""
 
     def __init__(self) -> None:
-        self.arrivals: list[float] = []
-        self.bodies: list[Any] = []
-        self.lock = threading.Lock()
-        outer = self
+        self.proc = subprocess.Popen([sys.executable, "-c", PING_APP, KEY], stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"
 
-        class Handler(JsonHandler):
-            def do_GET(self) -> None:
-                if self.headers.get("Authorization") != f"Token {KEY}":
-                    return self._reply(401, {"error": "bad key"})
-                if self.path == "/me":
-                    return self._reply(200, {"name": "Budget account"})
-                return self._reply(404, {})
+    def recorded(self) -> tuple[list[float], list[Any]]:
+        got = httpx.get(f"{self.url}/arrivals", timeout=30).json()
+        return sorted(got["arrivals"]), got["bodies"]
 
-            def do_POST(self) -> None:
-                now = time.time()  # every request counts, whatever its answer
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null")
-                if self.headers.get("Authorization") != f"Token {KEY}":
-                    with outer.lock:
-                        outer.arrivals.append(now)
-                    return self._reply(401, {"error": "bad key"})
-                with outer.lock:
-                    outer.arrivals.append(now)
-                    outer.bodies.append(body)
-                return self._reply(200, {"ok": True, "n": (body or {}).get("n")})
-
-        self.server = LocalServer(Handler, request_queue_size=128)
-        self.url = self.server.url
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
 
 
 MANIFEST = curated_app(
@@ -103,7 +150,7 @@ MANIFEST = curated_app(
 def ping() -> Iterator[PingApp]:
     app = PingApp()
     yield app
-    app.server.stop()
+    app.stop()
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +252,10 @@ def test_three_runner_processes_share_one_account_budget(platform: Platform, pin
 
     done = wait_until(logs, timeout=120, what=f"{RUNS} task logs")["task_logs"]
 
-    arrivals = sorted(ping.arrivals)
+    arrivals, bodies = ping.recorded()
+    runner_log = (platform.state_dir / "runner.log").read_text(errors="replace")
+    fallbacks = [line for line in runner_log.splitlines() if "Rate budgets" in line]
+    print("\n".join(["", *fallbacks]))
     print(  # the figures, for the report (pytest -s)
         f"\n{RUNS} runs posted in {posted - posting:.1f} s; {len(arrivals)} requests over "
         f"{arrivals[-1] - arrivals[0]:.1f} s; most in a 1 s window: {_most_in_window(arrivals, 1.0)}, "
@@ -214,7 +264,7 @@ def test_three_runner_processes_share_one_account_budget(platform: Platform, pin
     # Nothing lost, every run a success, every request sent once.
     assert len(done) == RUNS
     assert {log["status"] for log in done} == {"SUCCESS"}
-    assert sorted(int(b["n"]) for b in ping.bodies) == list(range(RUNS))
+    assert sorted(int(b["n"]) for b in bodies) == list(range(RUNS))
     assert len(arrivals) == RUNS  # no retry: nothing was refused
 
     # The budget held across the three processes: at most RATE + BURST in any 1 s window (closed),

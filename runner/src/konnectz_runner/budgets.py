@@ -39,9 +39,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import nats.errors
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from konnectz_runner.outage import Outage
@@ -225,11 +224,16 @@ class Budgets:
         while True:
             try:
                 due = await self._reserve(budget)
-            except (TimeoutError, nats.errors.TimeoutError):
-                # Slow, not gone: try again while connected; fall back only when the connection is down
-                # or patience ran out (a timed-out write that was applied only wastes a slot).
+            except (asyncio.CancelledError, BucketNotFoundError):
+                raise
+            except Exception as exc:
+                # Slow or busy, not gone (a timeout, JetStream unavailable for a moment): try again
+                # while connected; fall back only when the connection is down or patience ran out
+                # (a timed-out write that was applied only wastes a slot).
                 if not self._connected() or time.monotonic() > give_up:
                     raise
+                log.debug("Rate budget of account %s: %s; trying again", budget.account_id, exc)
+                await asyncio.sleep(random.uniform(0.05, 0.15))
                 continue
             wait = due - time.time()
             if wait > 0:
