@@ -305,3 +305,89 @@ def test_app_accounts_are_capped_by_the_plan(client, api, fake):
     assert over.status_code == 403 and over.json()["key"] == "PLAN_LIMIT"
     assert f"The Free plan allows {cap} app accounts" in over.json()["message"]
     assert len(_accounts(client, headers)) == cap
+
+
+def test_rate_budget_override_validation_scoping_and_use(client, api, fake, nats_server):
+    """The owner's rate override (docs/rate-budgets.md): bounds, owner scoping, the budget reply with
+    its use read from KZ_BUDGETS, and the credential broker handing the override to the runners."""
+    import asyncio
+    import json
+    import time
+
+    import nats
+
+    from konnectz_contracts.broker_token import konnect_token
+    from konnectz_runner import KV_BUDGETS, budget_key
+
+    headers = api.new_user()
+    account_id = client.post(
+        "/api/v1/authorization",
+        json={"app_id": TOKEN_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
+        headers=headers,
+    ).json()["app_user_id"]
+    url = f"/api/v1/app_users/{account_id}/rate_budget"
+    first = client.get(url, headers=headers).json()
+    # The fake app sets no rate: no budget until the owner sets one.
+    assert first["source"] == "none" and first["rate_rps"] is None and first["rate_limit_rps"] is None
+    assert _accounts(client, headers)[0]["rate_budget"]["source"] == "none"
+
+    # Out of bounds, not a number, too large: a 422 that says why; nothing stored.
+    for bad in (0, 0.001, -1, 1000.5, 1e308, "fast", [1]):
+        r = client.put(url, json={"rate_limit_rps": bad}, headers=headers)
+        assert r.status_code == 422, (bad, r.text)
+    r = client.put(url, json={"rate_limit_rps": 5000}, headers=headers)
+    assert "between 0.01 and 1000" in r.text
+    for raw in ('{"rate_limit_rps": NaN}', '{"rate_limit_rps": Infinity}'):
+        r = client.put(url, content=raw, headers={**headers, "Content-Type": "application/json"})
+        assert r.status_code == 422, (raw, r.text)
+    assert client.get(url, headers=headers).json()["rate_limit_rps"] is None
+
+    r = client.put(url, json={"rate_limit_rps": 2.5}, headers=headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["rate_limit_rps"] == 2.5 and r.json()["rate_rps"] == 2.5 and r.json()["source"] == "override"
+    assert r.json()["live"] is True and r.json()["used_last_minute"] == 0 and r.json()["tokens_left"] == 1.0
+
+    # Another user can neither read nor set it; an unknown account is a 404.
+    other = api.new_user()
+    assert client.get(url, headers=other).status_code == 404
+    assert client.put(url, json={"rate_limit_rps": 9}, headers=other).status_code == 404
+    assert client.get("/api/v1/app_users/99999999999/rate_budget", headers=headers).status_code == 404
+    assert client.get(url, headers=headers).json()["rate_limit_rps"] == 2.5
+
+    # The use the runners stored in KZ_BUDGETS: 3 requests this minute, 0.5 token left.
+    now = time.time()
+
+    async def store() -> None:
+        nc = await nats.connect(nats_server.url)
+        try:
+            kv = await nc.jetstream().key_value(KV_BUDGETS)
+            value = {"tokens": 0.5, "updated_at": now, "rate": 2.5, "burst": 1, "recent": {str(int(now) - 1): 3}}
+            await kv.put(budget_key(account_id), json.dumps(value).encode())
+        finally:
+            await nc.close()
+
+    asyncio.run(store())
+    shown = client.get(url, headers=headers).json()
+    assert shown["used_last_minute"] == 3 and 0.5 <= shown["tokens_left"] <= 1.0
+    assert _accounts(client, headers)[0]["rate_budget"]["used_last_minute"] == 3
+
+    # The credential broker hands the override (and the account's name) to a runner of a konnect using it.
+    canvas = api.canvas()
+    canvas["apps"][1]["data"]["selectedAccount"] = {"id": account_id, "name": "Fake"}
+    konnect_id = client.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": api.test_trigger(headers, canvas), "canvas_json": canvas, "canvas_name": True},
+        headers=headers,
+    ).json()["konnect_id"]
+    token = konnect_token(get_settings().runner_credentials_key, konnect_id)
+    r = client.post(
+        "/api/v1/internal/credentials",
+        json={"account_id": account_id, "konnect_id": konnect_id},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["rate_limit_rps"] == 2.5 and r.json()["account_name"] == "Ada at Fake"
+
+    # Cleared: back to the app's own rate (none here).
+    cleared = client.put(url, json={"rate_limit_rps": None}, headers=headers).json()
+    assert cleared["rate_limit_rps"] is None and cleared["source"] == "none"

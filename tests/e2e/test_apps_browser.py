@@ -185,6 +185,19 @@ def test_search_add_rename_and_remove_a_token_account(
         "authorized_app_accounts"
     ]
     assert account["name"] == "Work"
+    # The account's rate budget (docs/rate-budgets.md): none from the app; the owner sets one.
+    summary = listed.get_by_test_id(f"rate-budget-summary-{account['id']}")
+    expect(summary).to_have_text("No rate budget - the app sets none")
+    listed.get_by_test_id(f"rate-budget-edit-{account['id']}").click()
+    rate = listed.get_by_label("Requests per second")
+    rate.fill("0")
+    listed.get_by_test_id(f"rate-budget-save-{account['id']}").click()
+    expect(listed.get_by_test_id(f"rate-budget-error-{account['id']}")).to_contain_text("from 0.01 to 1000")
+    rate.fill("2")
+    listed.get_by_test_id(f"rate-budget-save-{account['id']}").click()
+    expect(summary).to_have_text("2 requests/s - your setting · used 0 in the last minute")
+    budget = api.get(f"/api/v1/app_users/{account['id']}/rate_budget", headers=headers).json()
+    assert budget["rate_limit_rps"] == 2 and budget["source"] == "override"
     _shots(page, "manage-accounts", reopen=lambda p: _open_app(p, "Fake T", TOKEN_APP))
     # The account badge on the grid.
     page.goto("/applications")

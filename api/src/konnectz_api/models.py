@@ -9,7 +9,9 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -113,7 +115,13 @@ class AppAccount(Base):
     """A user's connected account of a catalogue app. ``credentials`` is encrypted (core.crypto)."""
 
     __tablename__ = "app_accounts"
-    __table_args__ = (Index("ix_app_accounts_owner_app", "owner_id", "app_id"),)
+    __table_args__ = (
+        Index("ix_app_accounts_owner_app", "owner_id", "app_id"),
+        CheckConstraint(
+            "rate_limit_rps IS NULL OR (rate_limit_rps >= 0.01 AND rate_limit_rps <= 1000)",
+            name="ck_app_accounts_rate_limit_rps",
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
@@ -124,6 +132,8 @@ class AppAccount(Base):
     token_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    # rate budgets: the owner's override of the app's requests per second (NULL: the app's own rate).
+    rate_limit_rps: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class OAuthClientConfig(Base):

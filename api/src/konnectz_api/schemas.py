@@ -264,10 +264,44 @@ class FetchedFields(BaseModel):
 
 
 # --- app accounts -------------------------------------------------------------------------
+class RateBudgetOut(BaseModel):
+    """An app account's rate budget (docs/rate-budgets.md): its rate, where it comes from, its use."""
+
+    account_id: int
+    rate_limit_rps: float | None = Field(description="The owner's override (requests/second); null: the app's own")
+    app_rate_rps: float | None = Field(description="The app's own rate (its manifest); null: the app sets none")
+    rate_rps: float | None = Field(description="The rate the runners enforce; null: no budget")
+    source: Literal["override", "app default", "none"]
+    burst: int = Field(description="Requests that may leave at once after an idle time")
+    tokens_left: float | None = Field(default=None, description="Requests that may leave now without waiting")
+    used_last_minute: int | None = Field(default=None, description="Requests sent in the last 60 seconds")
+    live: bool = Field(description="False when the shared budget store (NATS) could not be read")
+
+
+class RateBudgetIn(BaseModel):
+    rate_limit_rps: float | None = Field(
+        default=None,
+        description="Requests per second for this account, from 0.01 to 1000; null clears it (the app's own rate)",
+    )
+
+    @field_validator("rate_limit_rps")
+    @classmethod
+    def _bounds(cls, value: float | None) -> float | None:
+        if value is None:
+            return None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("must be a number of requests per second")
+        if not 0.01 <= value <= 1000:
+            raise ValueError("must be between 0.01 and 1000 requests per second")
+        return round(value, 4)
+
+
 class AppAccountOut(BaseModel):
     id: int
     name: str = Field(description="The account's label (editable)")
     created_at: datetime
+    # rate budgets
+    rate_budget: RateBudgetOut | None = Field(default=None, description="The account's rate budget and its use")
 
 
 class AppAccountList(BaseModel):

@@ -154,6 +154,9 @@ class StepResult(_Wire):
     # paths: the router path the step ran on ("<router step id>/<path name>"); a step of a path
     # that was not chosen is recorded with status "SKIPPED" and ``stop`` saying why.
     path: str | None = None
+    # rate budgets
+    waited_seconds: float | None = None
+    wait_reason: str | None = None
 
 
 class Continuation(_Wire):

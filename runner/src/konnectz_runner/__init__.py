@@ -22,6 +22,9 @@ from konnectz_runner.app_request import (
     picked,
     secret_values,
 )
+from konnectz_runner.budgets import KV_BUDGETS, budget_key, budget_usage
+from konnectz_runner.budgets import MAX_RATE as MAX_BUDGET_RATE
+from konnectz_runner.budgets import MIN_RATE as MIN_BUDGET_RATE
 from konnectz_runner.capture import close_window, last_capture, open_window
 from konnectz_runner.catalogue import (
     GENERATED_BUNDLE,
@@ -59,7 +62,10 @@ __all__ = [
     "GENERATED_BUNDLE",
     "IN_DOUBT_ERROR",
     "KINDS",
+    "KV_BUDGETS",
     "LIST_LIMIT",
+    "MAX_BUDGET_RATE",
+    "MIN_BUDGET_RATE",
     "QUOTA_MANY_SUBJECT",
     "QUOTA_SUBJECT",
     "RUNS_FAILED",
@@ -79,6 +85,8 @@ __all__ = [
     "Settings",
     "StepContext",
     "app_items",
+    "budget_key",
+    "budget_usage",
     "build_event_request",
     "build_test_request",
     "cancel_requested",

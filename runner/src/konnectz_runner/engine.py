@@ -57,6 +57,7 @@ from konnectz_contracts.model import utcnow
 from konnectz_contracts.spec import FlowSpec
 from konnectz_contracts.steps.router import path_label
 from konnectz_runner import telemetry
+from konnectz_runner.budgets import Budgets
 from konnectz_runner.journal import StepJournal
 from konnectz_runner.model import Outcome, StepContext
 from konnectz_runner.netguard import NetGuard
@@ -121,6 +122,8 @@ def step_result(
         item_index=item_index,
         stop=outcome.stop,
         path=path,
+        waited_seconds=outcome.waited_seconds,
+        wait_reason=outcome.wait_reason,
     )
 
 
@@ -388,6 +391,7 @@ async def execute(
     guard: NetGuard,
     journal: StepJournal | None = None,
     watch: RunWatch | None = None,
+    budgets: Budgets | None = None,
 ) -> TaskEvent | Suspended:
     """Run the steps of ``spec`` for ``run`` (after ``run.resume.after_step`` when it resumes).
 
@@ -413,7 +417,7 @@ async def execute(
         seconds=seconds or 0,
     )
     try:
-        return await _steps(spec, run, steps, started, outputs, results, http, guard, journal, control)
+        return await _steps(spec, run, steps, started, outputs, results, http, guard, journal, control, budgets)
     except _Cancelled as cancelled:
         return _event(spec, run, started, results, cancelled_by=cancelled.by)
 
@@ -429,6 +433,7 @@ async def _steps(
     guard: NetGuard,
     journal: StepJournal | None,
     control: _Control,
+    budgets: Budgets | None,
 ) -> TaskEvent | Suspended:
     resume = run.resume
     await control.check()  # also a queued run that never started, and a resumed one
@@ -443,6 +448,7 @@ async def _steps(
         konnect_id=spec.konnect_id,
         owner_id=spec.owner_id,
         timezone=spec.timezone,
+        budgets=budgets,
     )
     position = 0
     while position < len(steps):

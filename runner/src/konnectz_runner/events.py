@@ -48,6 +48,8 @@ from konnectz_contracts.limits import (
     RUNS_MAX_AGE_SECONDS,
 )
 from konnectz_runner.active import bucket_configs as run_state_buckets
+from konnectz_runner.budgets import KV_BUDGETS
+from konnectz_runner.budgets import TTL_SECONDS as BUDGET_TTL
 from konnectz_runner.capture import ensure_capture
 from konnectz_runner.idempotency import KV_IDEMPOTENCY
 from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
@@ -184,7 +186,12 @@ async def ensure_streams(js: JetStreamContext) -> None:
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_POLLS, history=1, storage=StorageType.FILE))
-    for bucket, ttl in ((KV_STEPS, STEP_RETENTION), (KV_IDEMPOTENCY, KEY_RETENTION), (KV_QUOTA_BLOCKS, BLOCK_SECONDS)):
+    for bucket, ttl in (
+        (KV_STEPS, STEP_RETENTION),
+        (KV_IDEMPOTENCY, KEY_RETENTION),
+        (KV_QUOTA_BLOCKS, BLOCK_SECONDS),
+        (KV_BUDGETS, BUDGET_TTL),
+    ):
         await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
     for config in run_state_buckets():  # KZ_ACTIVE, KZ_CANCELS (konnectz_runner.active)
         await _ensure_bucket(js, config)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import httpx
 
 from konnectz_contracts.model import utcnow
+from konnectz_runner.budgets import Budgets
 from konnectz_runner.netguard import NetGuard
 
 __all__ = ["Outcome", "StepContext"]
@@ -42,6 +43,8 @@ class StepContext:
     # A join's input (set by the engine, or by Test & Review): path name -> the output of the path's
     # last step ({} for an empty path, None for a path that was skipped or stopped).
     path_results: dict[str, Any] | None = None
+    # rate budgets: the buckets shared by every runner process (None: spaced within this process only).
+    budgets: Budgets | None = None
 
 
 @dataclass
@@ -52,6 +55,7 @@ class Outcome:
     - ``stop`` (a filter that did not pass) ends the run without error; the reason is logged.
     - ``items`` (an iterator) makes the following steps run once per item.
     - ``resume_at`` (a delay) suspends the run until then; the following steps run after it.
+    - ``waited_seconds``/``wait_reason``: the step waited for its app account's rate budget.
     """
 
     status: Literal["SUCCESS", "ERROR"] = "SUCCESS"
@@ -61,6 +65,9 @@ class Outcome:
     stop: str | None = None
     items: list[Any] | None = None
     resume_at: datetime | None = None
+    # rate budgets: seconds the step waited for its app account's budget, and the task log's line for it.
+    waited_seconds: float | None = None
+    wait_reason: str | None = None
 
     @classmethod
     def failed(cls, error: str, *, input: dict[str, Any] | None = None) -> Outcome:

@@ -33,6 +33,7 @@ from konnectz_contracts.events import KV_POLLS, RunRequest, Unstorable, konnect_
 from konnectz_contracts.model import utcnow
 from konnectz_contracts.spec import FlowSpec
 from konnectz_runner import outbound
+from konnectz_runner.budgets import Budgets
 from konnectz_runner.events import publish_run
 from konnectz_runner.model import StepContext
 from konnectz_runner.netguard import NetGuard
@@ -109,6 +110,7 @@ async def app_items(
     max_bytes: int = MAX_POLL_BYTES,
     credential_source: CredentialSource | None = None,
     app: App | None = None,
+    budgets: Budgets | None = None,
 ) -> list[Any]:
     """The items of a catalogue app's trigger event, read through the generic HTTP step.
 
@@ -149,6 +151,7 @@ async def app_items(
         owner_id=owner_id,
         timezone=timezone,
         max_response_bytes=max_bytes,
+        budgets=budgets,
     )
     items, _ = await app_event.call_event(
         ctx, app, event, values, credentials, account_id=account_id, refresh=refresh, extra_params=extra or None
@@ -167,6 +170,7 @@ async def poll_once(
     http: httpx.AsyncClient,
     guard: NetGuard,
     now: datetime | None = None,
+    budgets: Budgets | None = None,
 ) -> list[RunRequest]:
     """Poll the konnect's app once; returns the runs started (none on the first poll)."""
     trigger = spec.trigger
@@ -190,6 +194,7 @@ async def poll_once(
                 timezone=spec.timezone,
                 http=http,
                 guard=guard,
+                budgets=budgets,
             )
             items, cursor_next, warnings = pick_new(trigger, found, cursor, now)
         else:
@@ -253,6 +258,7 @@ class LocalPoller(Ticking):
         max_interval_seconds: float | None = None,
     ) -> None:
         self.js = js
+        self.budgets = Budgets(js)
         self.registry = registry
         self.http = http
         self.guard = guard
@@ -278,7 +284,10 @@ class LocalPoller(Ticking):
             due.append(spec)
         # Concurrently: one slow app does not hold up the others.
         results = await asyncio.gather(
-            *(poll_once(self.js, spec, http=self.http, guard=self.guard, now=now) for spec in due),
+            *(
+                poll_once(self.js, spec, http=self.http, guard=self.guard, now=now, budgets=self.budgets)
+                for spec in due
+            ),
             return_exceptions=True,
         )
         started: list[RunRequest] = []

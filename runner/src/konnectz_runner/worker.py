@@ -82,6 +82,7 @@ from konnectz_runner import outbound, telemetry
 from konnectz_runner.active import ActiveWatch, cancel_requested
 from konnectz_runner.active import buckets as run_state_buckets
 from konnectz_runner.active import clear as clear_active
+from konnectz_runner.budgets import Budgets
 from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import publish_event
@@ -159,6 +160,7 @@ class RunWorker:
         consumer_max_deliver: int | None = None,
     ) -> None:
         self.js = js
+        self.budgets = Budgets(js)
         self.registry = registry
         self.http = http
         self.guard = guard
@@ -359,7 +361,9 @@ class RunWorker:
                     )
                 )
                 try:
-                    result = await execute(spec, run, http=self.http, guard=self.guard, journal=journal, watch=watch)
+                    result = await execute(
+                        spec, run, http=self.http, guard=self.guard, journal=journal, watch=watch, budgets=self.budgets
+                    )
                 except StepBusy as exc:  # another delivery of this run may be running that step
                     log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
                     await msg.nak(delay=5.0)

@@ -9,6 +9,7 @@
  * closes it again. OAuth2 apps also show their OAuth app (OAuthClientSettings: an administrator enters
  * client id and secret, others learn what to ask for; New Account waits until one is configured) and,
  * where the manifest offers one, a second way in: "Use a personal access token" (TokenFieldsForm).
+ * Each account shows its rate budget and lets its owner set or clear its own rate (RateBudget).
  *
  *   <ManageAccountsDrawer app={app} appIndex={1} open={open} onClose={close} onAccountsChanged={reload} />
  */
@@ -31,6 +32,7 @@ import {
 import { sameOriginImage } from '../lib/appImage';
 import { manageRefusal, type ManagedApp } from './manageable';
 import { OAuthClientSettings, useOAuthClientStatus } from './OAuthClientSettings';
+import { RateBudget } from './RateBudget';
 import { TokenFieldsForm } from './TokenFieldsForm';
 import { useOAuthPopup } from './useOAuthPopup';
 
@@ -155,19 +157,22 @@ export function ManageAccountsDrawer({ app, appIndex, open, onClose, onAccountsC
             data-testid={`account-${account.id}`}
             style={{ display: 'flex', alignItems: 'center', justifyContent: 'space-between', padding: '10px 0' }}
           >
-            <Tooltip title={account.name.length > 10 ? account.name : undefined}>
-              <Typography.Text
-                className="kz-account-name"
-                editable={{
-                  text: account.name,
-                  maxLength: 255,
-                  tooltip: 'Rename',
-                  onChange: (value) => onRename(account, value),
-                }}
-              >
-                {accountName(account.name)}
-              </Typography.Text>
-            </Tooltip>
+            <div style={{ minWidth: 0 }}>
+              <Tooltip title={account.name.length > 10 ? account.name : undefined}>
+                <Typography.Text
+                  className="kz-account-name"
+                  editable={{
+                    text: account.name,
+                    maxLength: 255,
+                    tooltip: 'Rename',
+                    onChange: (value) => onRename(account, value),
+                  }}
+                >
+                  {accountName(account.name)}
+                </Typography.Text>
+              </Tooltip>
+              {account.rate_budget ? <RateBudget budget={account.rate_budget} onChanged={() => void reload()} /> : null}
+            </div>
             <Popconfirm title="Remove this account?" okText="Remove" cancelText="Cancel" onConfirm={() => onRemove(account)}>
               <Button
                 type="text"

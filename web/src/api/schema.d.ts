@@ -63,6 +63,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/app_users/{account_id}/rate_budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An account's rate budget: its rate, where it comes from, its use (docs/rate-budgets.md) */
+        get: operations["get_rate_budget_api_v1_app_users__account_id__rate_budget_get"];
+        /**
+         * Set (or clear, with null) an account's rate budget override, in requests per second
+         * @description Runners use the new rate from the account's next credential fetch (each step run fetches it).
+         */
+        put: operations["put_rate_budget_api_v1_app_users__account_id__rate_budget_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/app_users/{account_id}/update_label": {
         parameters: {
             query?: never;
@@ -1644,6 +1665,8 @@ export interface components {
              * @description The account's label (editable)
              */
             name: string;
+            /** @description The account's rate budget and its use */
+            rate_budget?: components["schemas"]["RateBudgetOut"] | null;
         };
         /** AppDetail */
         AppDetail: {
@@ -2076,10 +2099,14 @@ export interface components {
         };
         /** CredentialsOut */
         CredentialsOut: {
+            /** Account Name */
+            account_name?: string | null;
             /** Credentials */
             credentials: {
                 [key: string]: unknown;
             };
+            /** Rate Limit Rps */
+            rate_limit_rps?: number | null;
         };
         /** DashboardStats */
         DashboardStats: {
@@ -2880,6 +2907,62 @@ export interface components {
              * @description A GMT offset GMT+HH:MM or GMT-HH:MM (hours 00-14, minutes 00, 15, 30 or 45), e.g. GMT+05:30, or an IANA time zone of the options, e.g. Europe/Berlin; anything else is a 422 that says why
              */
             timezone?: string | null;
+        };
+        /** RateBudgetIn */
+        RateBudgetIn: {
+            /**
+             * Rate Limit Rps
+             * @description Requests per second for this account, from 0.01 to 1000; null clears it (the app's own rate)
+             */
+            rate_limit_rps?: number | null;
+        };
+        /**
+         * RateBudgetOut
+         * @description An app account's rate budget (docs/rate-budgets.md): its rate, where it comes from, its use.
+         */
+        RateBudgetOut: {
+            /** Account Id */
+            account_id: number;
+            /**
+             * App Rate Rps
+             * @description The app's own rate (its manifest); null: the app sets none
+             */
+            app_rate_rps: number | null;
+            /**
+             * Burst
+             * @description Requests that may leave at once after an idle time
+             */
+            burst: number;
+            /**
+             * Live
+             * @description False when the shared budget store (NATS) could not be read
+             */
+            live: boolean;
+            /**
+             * Rate Limit Rps
+             * @description The owner's override (requests/second); null: the app's own
+             */
+            rate_limit_rps: number | null;
+            /**
+             * Rate Rps
+             * @description The rate the runners enforce; null: no budget
+             */
+            rate_rps: number | null;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "override" | "app default" | "none";
+            /**
+             * Tokens Left
+             * @description Requests that may leave now without waiting
+             */
+            tokens_left?: number | null;
+            /**
+             * Used Last Minute
+             * @description Requests sent in the last 60 seconds
+             */
+            used_last_minute?: number | null;
         };
         /** ReplayOut */
         ReplayOut: {
@@ -4132,6 +4215,160 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    get_rate_budget_api_v1_app_users__account_id__rate_budget_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateBudgetOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    put_rate_budget_api_v1_app_users__account_id__rate_budget_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateBudgetIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateBudgetOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description rate_limit_rps is not between 0.01 and 1000 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
             503: {

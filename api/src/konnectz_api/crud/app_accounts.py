@@ -28,6 +28,7 @@ __all__ = [
     "list_accounts",
     "remove_account",
     "rename_account",
+    "set_rate_limit",
     "store_credentials",
     "take_state",
 ]
@@ -104,6 +105,12 @@ def store_credentials(
 
 def rename_account(session: Session, *, account: AppAccount, label: str) -> None:
     account.label = label
+    session.commit()
+
+
+def set_rate_limit(session: Session, *, account: AppAccount, rate_limit_rps: float | None) -> None:
+    """The owner's rate budget override (requests/second; None: the app's own rate)."""
+    account.rate_limit_rps = rate_limit_rps
     session.commit()
 
 

@@ -14,9 +14,9 @@ from fastapi.responses import JSONResponse
 
 from konnectz_api.catalogue import AppIndex, get_index
 from konnectz_api.crud import app_accounts, members, oauth_clients
-from konnectz_api.deps import AccountAt, CurrentUser, SessionDep, SettingsDep, SignedInUser
+from konnectz_api.deps import AccountAt, BusDep, CurrentUser, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import BadRequest, Conflict, Forbidden, NotFound
-from konnectz_api.models import User
+from konnectz_api.models import AppAccount, User
 from konnectz_api.schemas import (
     AccountStatusOut,
     AppAccountList,
@@ -28,11 +28,13 @@ from konnectz_api.schemas import (
     Message,
     OAuthClientIn,
     OAuthClientOut,
+    RateBudgetIn,
+    RateBudgetOut,
     TokenFieldOut,
     UpdateAccountStatusIn,
     UpdateLabelIn,
 )
-from konnectz_api.services import oauth
+from konnectz_api.services import oauth, rate_budgets
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, connect_oauth_account, connect_token_account, oauth_client
 from konnectz_api.step_secrets import MASK
@@ -73,13 +75,21 @@ def _check_redirect(settings: SettingsDep, redirect_url: str) -> str:
     tags=["apps"],
     summary="The caller's accounts of an app",
 )
-def authorized_app_accounts(
-    user: CurrentUser, session: SessionDep, index: IndexDep, app_id: Annotated[int, Path(ge=1, lt=2**31)]
+async def authorized_app_accounts(
+    user: CurrentUser,
+    session: SessionDep,
+    index: IndexDep,
+    bus: BusDep,
+    app_id: Annotated[int, Path(ge=1, lt=2**31)],
 ) -> AppAccountList:
     app = _app(index, app_id)
     accounts = app_accounts.list_accounts(session, owner_id=user.id, app_id=app.id)
+    budgets = await rate_budgets.budgets_of(bus, app, accounts)
     return AppAccountList(
-        authorized_app_accounts=[AppAccountOut(id=a.id, name=a.label, created_at=a.created_at) for a in accounts]
+        authorized_app_accounts=[
+            AppAccountOut(id=a.id, name=a.label, created_at=a.created_at, rate_budget=b)
+            for a, b in zip(accounts, budgets, strict=True)
+        ]
     )
 
 
@@ -224,6 +234,46 @@ def update_label(account_id: AccountIdPath, body: UpdateLabelIn, user: CurrentUs
         raise NotFound("Account not found")
     app_accounts.rename_account(session, account=account, label=body.label)
     return Message(message="SUCCESS")
+
+
+def _owned_account(session: SessionDep, user: User, account_id: int) -> AppAccount:
+    account = app_accounts.get_account(session, owner_id=user.id, account_id=account_id)
+    if account is None:
+        raise NotFound("Account not found")
+    return account
+
+
+@router.get(
+    "/app_users/{account_id}/rate_budget",
+    response_model=RateBudgetOut,
+    summary="An account's rate budget: its rate, where it comes from, its use (docs/rate-budgets.md)",
+    responses={404: {"model": Message}},
+)
+async def get_rate_budget(
+    account_id: AccountIdPath, user: CurrentUser, session: SessionDep, index: IndexDep, bus: BusDep
+) -> RateBudgetOut:
+    account = _owned_account(session, user, account_id)
+    return await rate_budgets.budget_of(bus, index.get(account.app_id), account)
+
+
+@router.put(
+    "/app_users/{account_id}/rate_budget",
+    response_model=RateBudgetOut,
+    summary="Set (or clear, with null) an account's rate budget override, in requests per second",
+    responses={404: {"model": Message}, 422: {"description": "rate_limit_rps is not between 0.01 and 1000"}},
+)
+async def put_rate_budget(
+    account_id: AccountIdPath,
+    body: RateBudgetIn,
+    user: CurrentUser,
+    session: SessionDep,
+    index: IndexDep,
+    bus: BusDep,
+) -> RateBudgetOut:
+    """Runners use the new rate from the account's next credential fetch (each step run fetches it)."""
+    account = _owned_account(session, user, account_id)
+    app_accounts.set_rate_limit(session, account=account, rate_limit_rps=body.rate_limit_rps)
+    return await rate_budgets.budget_of(bus, index.get(account.app_id), account)
 
 
 #: The only status this route takes is REMOVE: a team member needs Create/Delete, read from the parsed body.

@@ -46,6 +46,10 @@ class CredentialsIn(BaseModel):
 
 class CredentialsOut(BaseModel):
     credentials: dict[str, Any]
+    # rate budgets: the owner's override of the app's rate (None: the app's own), and the account's
+    # name for the task log's wait line (konnectz_runner.budgets).
+    rate_limit_rps: float | None = None
+    account_name: str | None = None
 
 
 def _require_konnect_token(settings: Settings, creds: HTTPAuthorizationCredentials | None, konnect_id: int) -> None:
@@ -104,7 +108,7 @@ async def credentials(
                 )
     except AppCallError as exc:
         raise BadRequest(str(exc)) from exc
-    return CredentialsOut(credentials=fresh)
+    return CredentialsOut(credentials=fresh, rate_limit_rps=account.rate_limit_rps, account_name=account.label)
 
 
 class WebhookSecretIn(BaseModel):

@@ -219,6 +219,9 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 record["stop"] = step.stop
             if step.path is not None:  # a step on a router's path: "<router id>/<path name>"
                 record["path"] = step.path
+            if step.wait_reason is not None:  # rate budgets: the step waited for its app account's budget
+                record["wait_reason"] = step.wait_reason
+                record["waited_seconds"] = step.waited_seconds
             full = jsonb_safe(record)
             data, size = task_payloads.offload(full, limit=limit)
             if size is not None:

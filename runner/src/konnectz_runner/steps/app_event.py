@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import os
-import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -30,17 +29,20 @@ from konnectz_runner.app_request import (
     rows_as_objects,
     secret_values,
 )
+from konnectz_runner.budgets import Budget, LocalSpacing, wait_reason
 from konnectz_runner.catalogue import Catalogue, LazyCatalogue
 from konnectz_runner.model import Outcome, StepContext
 
 __all__ = [
     "CredentialSource",
+    "account_budget",
     "broker_credentials",
     "call_event",
     "catalogue",
     "credential_source",
     "default_catalogue",
     "new_items",
+    "remember_account",
     "run",
     "set_catalogue",
     "set_credential_source",
@@ -48,6 +50,8 @@ __all__ = [
 
 
 IDEMPOTENT = frozenset({"GET", "PUT", "DELETE"})
+#: A shorter wait for the rate budget is not worth a line in the task log.
+MIN_REPORTED_WAIT = 0.05
 BACKOFF_SECONDS = 0.5
 
 
@@ -63,7 +67,10 @@ def default_catalogue() -> LazyCatalogue:
 
 _catalogue: Callable[[], Catalogue | LazyCatalogue] = default_catalogue
 _credential_source: CredentialSource | None = None
-_next_slot: dict[tuple[int, int], float] = {}
+# What the credential broker said of an account besides its credentials: (rate override, account name).
+_accounts: dict[int, tuple[float | None, str | None]] = {}
+# Spacing within this process when the step has no shared budgets (Test & Review, tests without NATS).
+_local = LocalSpacing()
 
 
 def set_catalogue(loader: Callable[[], Catalogue | LazyCatalogue]) -> None:
@@ -103,10 +110,35 @@ async def broker_credentials(account_id: int, konnect_id: int, owner_id: int, re
         )
     if response.status_code != 200:
         raise StepError(f"The account could not be used (HTTP {response.status_code} from the credential broker)")
-    credentials = response.json().get("credentials")
+    reply = response.json()
+    credentials = reply.get("credentials")
     if not isinstance(credentials, dict):
         raise StepError("The credential broker answered without credentials")
+    rps, name = reply.get("rate_limit_rps"), reply.get("account_name")
+    remember_account(
+        account_id,
+        float(rps) if isinstance(rps, int | float) and not isinstance(rps, bool) and rps > 0 else None,
+        name if isinstance(name, str) else None,
+    )
     return credentials
+
+
+def remember_account(account_id: int, rate_limit_rps: float | None, name: str | None) -> None:
+    """Record what the broker said of an account: its owner's rate override and its name (for the log)."""
+    if len(_accounts) > 100_000:
+        _accounts.clear()
+    _accounts[account_id] = (rate_limit_rps, name)
+
+
+def account_budget(app: App, account_id: int | None) -> Budget | None:
+    """The rate budget of ``account_id`` for ``app``: the owner's override, else the manifest's rate."""
+    if account_id is None:
+        return None
+    override, _name = _accounts.get(account_id, (None, None))
+    rate = override or app.rate_limit.requests_per_second
+    if not rate:
+        return None
+    return Budget(account_id, rate, app.rate_limit.burst, "override" if override else "app default")
 
 
 def _retry_after(response: httpx.Response, cap: float, attempt: int) -> float:
@@ -124,24 +156,34 @@ def _retry_after(response: httpx.Response, cap: float, attempt: int) -> float:
     return max(0.0, min(delay, cap))
 
 
-async def _pace(app: App, account_id: int | None) -> None:
-    rps = app.rate_limit.requests_per_second
-    if not rps:
+async def _pace(ctx: StepContext, app: App, account_id: int | None, waits: list[float] | None) -> None:
+    """Take a token from the account's rate budget (shared by every runner process: budgets.py)."""
+    budget = account_budget(app, account_id)
+    if budget is None and account_id is None and app.rate_limit.requests_per_second:
+        # An app without accounts: its requests are spaced within this process, as before budgets.
+        budget = Budget(-app.id, app.rate_limit.requests_per_second, app.rate_limit.burst)
+        waited = _local.reserve(budget)
+        if waited > 0:
+            await asyncio.sleep(waited)
         return
-    key = (app.id, account_id or 0)
-    now = time.monotonic()
-    slot = max(now, _next_slot.get(key, now))
-    _next_slot[key] = slot + 1 / rps
-    if slot > now:
-        await asyncio.sleep(slot - now)
+    if budget is None:
+        return
+    if ctx.budgets is not None:
+        waited = (await ctx.budgets.take(budget)).waited
+    else:
+        waited = _local.reserve(budget)
+        if waited > 0:
+            await asyncio.sleep(waited)
+    if waits is not None and waited > 0:
+        waits.append(waited)
 
 
 async def _send(
-    ctx: StepContext, app: App, request: AppRequest, account_id: int | None
+    ctx: StepContext, app: App, request: AppRequest, account_id: int | None, waits: list[float] | None = None
 ) -> tuple[httpx.Response, bytes]:
     limits = app.rate_limit
     for attempt in range(limits.max_retries + 1):
-        await _pace(app, account_id)
+        await _pace(ctx, app, account_id, waits)
         built = request.to_httpx(ctx.http)
         response, raw = await outbound.send(
             ctx.http, ctx.guard, built, ctx.max_response_bytes, secret_headers=request.secret_headers
@@ -179,10 +221,12 @@ async def call_event(
     account_id: int | None,
     refresh: Callable[[], Awaitable[dict[str, Any]]] | None,
     extra_params: list[tuple[str, str]] | None = None,
+    waits: list[float] | None = None,
 ) -> tuple[Any, list[dict[str, Any]]]:
     """The reply body (actions) or all items (searches/triggers), and what the log may show.
 
-    ``extra_params`` go into every page's query (a polling trigger's ``since`` parameter)."""
+    ``extra_params`` go into every page's query (a polling trigger's ``since`` parameter); the seconds
+    waited for the account's rate budget are appended to ``waits``."""
     hooks = [*app.hooks, *event.hooks]
     pages = event.pagination.max_pages if event.kind != "action" and event.pagination.style != "none" else 1
     items: list[Any] = []
@@ -195,13 +239,13 @@ async def call_event(
         request = build_event_request(app, event, values, credentials, extra_params=extra)
         if next_url is not None:
             _follow(request, next_url)
-        response, raw = await _send(ctx, app, request, account_id)
+        response, raw = await _send(ctx, app, request, account_id, waits)
         body = outbound.parse_body(response, raw)
         if refresh is not None and is_expired(app.auth.expiry, response.status_code, body):
             credentials = await refresh()
             refresh = None
             request = build_event_request(app, event, values, credentials, extra_params=extra)
-            response, raw = await _send(ctx, app, request, account_id)
+            response, raw = await _send(ctx, app, request, account_id, waits)
             body = outbound.parse_body(response, raw)
         recorded.append({**request.recorded(), "status": response.status_code})
         secrets = secret_values(app, credentials)
@@ -294,6 +338,8 @@ async def run(step: AppEventStep, ctx: StepContext) -> Outcome:
     warnings: list[str] = []
     values = {f.key: resolve_value(f.value, ctx.outputs, warnings) for f in step.fields}
     recorded: dict[str, Any] = {"app_id": step.app_id, "event": step.event, "fields": values}
+    waits: list[float] = []
+    app: App | None = None
     try:
         app = catalogue().get(step.app_id)
         event = app.event(step.event) if app is not None else None
@@ -313,12 +359,26 @@ async def run(step: AppEventStep, ctx: StepContext) -> Outcome:
                     return await source(account_id, ctx.konnect_id, ctx.owner_id, True)
 
         result, requests = await call_event(
-            ctx, app, event, values, credentials, account_id=step.account_id, refresh=refresh
+            ctx, app, event, values, credentials, account_id=step.account_id, refresh=refresh, waits=waits
         )
         recorded["requests"] = requests
     except StepError as exc:
-        return Outcome.failed(str(exc), input={**recorded, **({"warnings": warnings} if warnings else {})})
+        failed = Outcome.failed(str(exc), input={**recorded, **({"warnings": warnings} if warnings else {})})
+        return _waited(failed, app, step.account_id, waits)
     if warnings:
         recorded["warnings"] = warnings
     output = result if event.kind == "action" else {"items": result, "count": len(result)}
-    return Outcome(status="SUCCESS", output=output, input=recorded)
+    return _waited(Outcome(status="SUCCESS", output=output, input=recorded), app, step.account_id, waits)
+
+
+def _waited(outcome: Outcome, app: App | None, account_id: int | None, waits: list[float]) -> Outcome:
+    """Record on the outcome how long the step waited for its account's rate budget (none: unchanged)."""
+    total = sum(waits)
+    if app is None or total < MIN_REPORTED_WAIT:
+        return outcome
+    budget = account_budget(app, account_id)
+    if budget is None:
+        return outcome
+    outcome.waited_seconds = round(total, 3)
+    outcome.wait_reason = wait_reason(app.name, _accounts.get(budget.account_id, (None, None))[1], budget, total)
+    return outcome

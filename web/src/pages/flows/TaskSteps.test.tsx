@@ -29,7 +29,13 @@ const reply = {
       started_at: '2026-11-21T10:00:00.500Z',
       task_date: '2026-11-21T10:00:02Z',
       duration_ms: 1500,
-      data: { input: { operation: 'text.upper', input: 'ada' }, output: { output: 'ADA' }, error: null },
+      data: {
+        input: { operation: 'text.upper', input: 'ada' },
+        output: { output: 'ADA' },
+        error: null,
+        waited_seconds: 1.4,
+        wait_reason: "Waited 1.4 s for the rate budget of Slack (account 'Work'): 1 request/s",
+      },
     },
     {
       id: 8,
@@ -85,6 +91,10 @@ describe('task steps', () => {
     expect(step.querySelector('img[data-testid="app-icon-probe"]')).toHaveAttribute('src', '/api/v1/apps/12/icon');
     expect(within(step).getByTestId('task-status-7')).toHaveTextContent('Success');
     expect(within(step).getByTestId('task-duration-7')).toHaveTextContent('1.5 s');
+    // A step that waited for its account's rate budget says so.
+    expect(within(step).getByTestId('task-wait-7')).toHaveTextContent(
+      "Waited 1.4 s for the rate budget of Slack (account 'Work'): 1 request/s",
+    );
     const input = within(step).getByTestId('task-input-7');
     expect(within(input).getByText('operation')).toBeInTheDocument();
     expect(within(input).getByText('text.upper')).toBeInTheDocument();
@@ -107,6 +117,7 @@ describe('task steps', () => {
     expect(within(failed).getByTestId('task-status-9').className).toContain('red');
     expect(within(failed).getByTestId('task-error-9')).toHaveTextContent('HTTP 500 from https://x');
     expect(within(failed).queryByTestId('task-duration-9')).not.toBeInTheDocument();
+    expect(within(failed).queryByTestId('task-wait-9')).not.toBeInTheDocument();
     expect(calls.filter((c) => c.url === '/api/v1/task_logs/31/tasks')).toHaveLength(1);
   });
 

@@ -141,6 +141,8 @@ function StepItem({ task, index }: { task: Task; index: number }) {
   const stop = typeof data.stop === 'string' && data.stop ? data.stop : null;
   const skipped = stepStatus(task) === 'SKIPPED';
   const path = stepPath(task);
+  // rate budgets: the step waited for its app account's budget (docs/rate-budgets.md)
+  const waited = typeof data.wait_reason === 'string' && data.wait_reason ? data.wait_reason : null;
   return (
     <List.Item data-testid={`task-${task.id}`} data-path={path?.name}>
       <div className={`kz-task${path ? ' kz-task-on-path' : ''}${skipped ? ' kz-task-skipped' : ''}`}>
@@ -169,6 +171,7 @@ function StepItem({ task, index }: { task: Task; index: number }) {
         </Space>
         {error && <Alert type="error" showIcon title={error} data-testid={`task-error-${task.id}`} />}
         {stop && <Alert type={skipped ? 'info' : 'warning'} showIcon title={stop} data-testid={`task-stop-${task.id}`} />}
+        {waited && <Alert type="info" showIcon title={waited} data-testid={`task-wait-${task.id}`} />}
         {!skipped && <div className="kz-task-io">
           <KeyValues title="Input" data={data.input ?? {}} testId={`task-input-${task.id}`} />
           {data.output !== undefined && data.output !== null && <KeyValues title="Output" data={data.output} testId={`task-output-${task.id}`} />}
