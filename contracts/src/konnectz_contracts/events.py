@@ -29,6 +29,9 @@ Both streams, and ``KZ_CAPTURES``, have the explicit bounds of :mod:`konnectz_co
   ``Idempotency-Key`` (:mod:`konnectz_runner.idempotency`).
 - ``KZ_POLLS`` (KV bucket): key ``konnect.<konnect_id>`` holds a polling konnect's cursor (the ids
   or newest timestamp seen, the last poll and its error; :class:`~konnectz_contracts.triggers.polling.Cursor`).
+- ``KZ_ACTIVE`` and ``KZ_CANCELS`` (KV buckets): runs that have not finished and cancel requests
+  (:mod:`konnectz_contracts.run_control`); ``KZ_SLOTS``: each konnect's concurrency slots and its
+  queue (the runner's ``slots``); ``KZ_BUDGETS``: each app account's rate bucket (the runner's ``budgets``).
 """
 
 from __future__ import annotations
