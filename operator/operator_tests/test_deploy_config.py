@@ -324,3 +324,16 @@ def test_the_schema_rejects_invalid_specs(crd_schema, konnect, mutate, error):
     mutate(k["spec"])
     errors = _validate(k, crd_schema)
     assert any(e.startswith(error) for e in errors), errors
+
+
+def test_run_settings_reach_the_cluster_without_nulls(crd_schema, flow):
+    """Run control set in part (a limit, no deadline, no alert) is a valid Konnect and comes back whole."""
+    from konnectz_api.services.deployer import konnect_resource
+    from konnectz_contracts.spec import FlowSpec
+
+    published = FlowSpec.model_validate({**flow(), "run_control": {"max_concurrency": 1}})
+    resource = konnect_resource(published, "konnectz")
+
+    assert resource["spec"]["flow"]["run_control"] == {"max_concurrency": 1}
+    assert _validate(resource, crd_schema) == []
+    assert validate_konnect(resource, published.trigger.token) == published

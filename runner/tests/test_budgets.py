@@ -15,6 +15,7 @@ import pytest
 from konnectz_contracts.manifest import App
 from konnectz_devstack.fake_apps import curated_app
 from konnectz_runner.budgets import KV_BUDGETS, Budget, Budgets, budget_key, budget_usage, wait_reason
+from konnectz_runner.events import ensure_streams
 from konnectz_runner.steps import app_event
 
 pytestmark = pytest.mark.integration
@@ -47,6 +48,7 @@ async def test_concurrent_takers_on_separate_connections_share_one_budget(nats_s
     """Three connections (as three runner processes) taking 15 tokens at 5/s: the takes are 0.2 s apart."""
     clients = [await nats.connect(nats_server.url) for _ in range(3)]
     try:
+        await ensure_streams(clients[0].jetstream())  # KZ_BUDGETS, as a runner makes it at start
         budget = Budget(_account(), rate=5.0, burst=1)
         slots: list[float] = []
 

@@ -253,6 +253,10 @@ def resource_flow(flow: FlowSpec) -> dict[str, Any]:
     data["trigger"].pop("token", None)
     if data.get("revision") is None:  # revisions: a flow published without one keeps the resource it had
         data.pop("revision", None)
+    if flow.run_control is None:  # run control: a flow without run settings keeps the resource it had
+        data.pop("run_control", None)
+    else:  # the CRD has no nulls: a setting left out is absent
+        data["run_control"] = flow.run_control.model_dump(mode="json", exclude_none=True)
     return data
 
 
