@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import api_call_settings, canvas_node, chain_canvas, wait_until
+from konnectz_devstack.testing import api_call_settings, canvas_node, chain_canvas, review_node, wait_until
 from konnectz_devstack.testing import sign_up as sign_up_and_in
 
 pytestmark = pytest.mark.integration
@@ -81,13 +81,7 @@ def test_webhook_filter_formatter_iterator_api_call(receiver) -> None:
         canvas = flow(receiver.url)
 
         def test(node_id: str, konnect_id: int | None) -> dict[str, Any]:
-            r = api.post(
-                "/api/v1/konnects/test_and_review",
-                json={"node_id": node_id, "konnect_id": konnect_id, "canvas_json": canvas},
-                headers=headers,
-            )
-            assert r.status_code == 200, r.text
-            return r.json()
+            return review_node(api, headers, canvas, node_id, konnect_id)
 
         # The editor's loop: test the trigger (creates the draft), capture a request, test the actions.
         trigger = test("node-1", None)

@@ -18,7 +18,7 @@ from konnectz_contracts.compiling import CompileError
 from konnectz_contracts.steps import COMPILERS
 from konnectz_contracts.steps.hash import Config
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import canvas_node, chain_canvas, wait_until
+from konnectz_devstack.testing import canvas_node, capture_request, chain_canvas, review_node, wait_until
 from konnectz_devstack.testing import sign_up as sign_up_and_in
 from konnectz_runner import NetGuard, StepContext, parse_networks, run_step
 
@@ -79,20 +79,11 @@ def test_a_published_webhook_to_hash_flow_logs_the_digest() -> None:
         canvas = hash_canvas(text="{{node-1.email}}")
 
         def test(node_id: str, konnect_id: int | None) -> dict[str, Any]:
-            r = api.post(
-                "/api/v1/konnects/test_and_review",
-                json={"node_id": node_id, "konnect_id": konnect_id, "canvas_json": canvas},
-                headers=headers,
-            )
-            assert r.status_code == 200, r.text
-            return r.json()
+            return review_node(api, headers, canvas, node_id, konnect_id)
 
         trigger = test("node-1", None)
         konnect_id, hook = trigger["konnect_id"], trigger["webhook_url"]
-        capture = f"/api/v1/konnect_webhooks/capture_webhook_response/{konnect_id}"
-        assert api.post(capture, headers=headers).json()["message"] == "WAITING"
-        assert httpx.post(hook, json=ORDER).json() == {"status": "captured"}
-        assert api.post(capture, headers=headers).json()["raw_response"] == ORDER
+        capture_request(api, headers, konnect_id, hook, ORDER)
         tested = test("node-2", konnect_id)
         assert tested["test_status"] == "Success" and tested["raw_response"]["hash"] == expected
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import canvas_node, wait_until
+from konnectz_devstack.testing import canvas_node, capture_request, review_node, wait_until
 from konnectz_devstack.testing import sign_up as sign_up_and_in
 
 pytestmark = pytest.mark.integration
@@ -75,20 +75,11 @@ def test_a_published_router_and_join_run_both_paths_and_merge_them() -> None:
         canvas = paths_canvas()
 
         def test(node_id: str, konnect_id: int | None) -> dict[str, Any]:
-            r = api.post(
-                "/api/v1/konnects/test_and_review",
-                json={"node_id": node_id, "konnect_id": konnect_id, "canvas_json": canvas},
-                headers=headers,
-            )
-            assert r.status_code == 200, r.text
-            return r.json()
+            return review_node(api, headers, canvas, node_id, konnect_id)
 
         trigger = test("node-1", None)
         konnect_id, hook = trigger["konnect_id"], trigger["webhook_url"]
-        capture = f"/api/v1/konnect_webhooks/capture_webhook_response/{konnect_id}"
-        assert api.post(capture, headers=headers).json()["message"] == "WAITING"
-        assert httpx.post(hook, json=ORDER).json() == {"status": "captured"}
-        assert api.post(capture, headers=headers).json()["raw_response"] == ORDER
+        capture_request(api, headers, konnect_id, hook, ORDER)
 
         routed = test("router", konnect_id)
         assert routed["test_status"] == "Success", routed

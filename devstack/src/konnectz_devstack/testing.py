@@ -20,8 +20,10 @@ __all__ = [
     "api_call_node",
     "api_call_settings",
     "canvas_node",
+    "capture_request",
     "chain_canvas",
     "publish_canvas",
+    "review_node",
     "sign_in",
     "sign_in_through_form",
     "sign_up",
@@ -181,15 +183,32 @@ def webhook_canvas(
     }
 
 
-def test_trigger(api: Any, headers: dict[str, str], canvas: dict[str, Any], konnect_id: int | None = None) -> int:
-    """Test & Review of the canvas's trigger, as the editor does before saving: the konnect's id."""
+def review_node(
+    api: Any, headers: dict[str, str], canvas: dict[str, Any], node_id: str, konnect_id: int | None = None
+) -> dict[str, Any]:
+    """Test & Review of one node of ``canvas`` (asserting a 200): its reply. The trigger's first test
+    (``konnect_id`` None) creates the draft, as the editor does."""
     r = api.post(
         "/api/v1/konnects/test_and_review",
-        json={"node_id": canvas["apps"][0]["id"], "konnect_id": konnect_id, "canvas_json": canvas},
+        json={"node_id": node_id, "konnect_id": konnect_id, "canvas_json": canvas},
         headers=headers,
     )
     assert r.status_code == 200, r.text
-    return int(r.json()["konnect_id"])
+    reply: dict[str, Any] = r.json()
+    return reply
+
+
+def capture_request(api: Any, headers: dict[str, str], konnect_id: int, hook: str, payload: dict[str, Any]) -> None:
+    """The editor's capture of a webhook trigger: WAITING, then ``payload`` posted to ``hook`` is caught."""
+    capture = f"/api/v1/konnect_webhooks/capture_webhook_response/{konnect_id}"
+    assert api.post(capture, headers=headers).json()["message"] == "WAITING"
+    assert api.post(hook, json=payload).json() == {"status": "captured"}  # an absolute URL: the runner
+    assert api.post(capture, headers=headers).json()["raw_response"] == payload
+
+
+def test_trigger(api: Any, headers: dict[str, str], canvas: dict[str, Any], konnect_id: int | None = None) -> int:
+    """Test & Review of the canvas's trigger, as the editor does before saving: the konnect's id."""
+    return int(review_node(api, headers, canvas, canvas["apps"][0]["id"], konnect_id)["konnect_id"])
 
 
 test_trigger.__test__ = False  # type: ignore[attr-defined]  # a helper, not a pytest test
