@@ -7,9 +7,12 @@ allows 1 request/s, the account's owner overrides it to 5 requests/s through the
 runs keep the three processes busy for 20+ seconds.
 
 The bound asserted: the budget is a token bucket of rate r = 5/s and burst b = 1, so in any interval
-of length T at most b + r*T requests may leave: the test asserts at most 6 (RATE + BURST) in every
-closed 1-second window and at most 26 in every 5-second window of the times the fake received the
-requests, that 110 requests (one per run, no retry) took at least (110 - 1) / 5 s, that every run ended
+of length T at most b + r*T requests may leave (slots are paced 2% below r, the headroom for
+requests that arrive late): the test asserts, of the times the fake received the requests, at most
+101 in every 20-second window (the issue's measure), and at most 27 in every 5-second window and 7
+in every closed 1-second window (r*T + b, plus one request delayed in transit by more than a slot,
+which the headroom absorbs only over longer windows: docs/rate-budgets.md), that 110 requests (one per
+run, no retry) took at least (110 - 1) / 5 s, that every run ended
 as a SUCCESS task log, and that steps recorded why they waited (wait_reason).
 """
 
@@ -267,11 +270,13 @@ def test_three_runner_processes_share_one_account_budget(platform: Platform, pin
     assert sorted(int(b["n"]) for b in bodies) == list(range(RUNS))
     assert len(arrivals) == RUNS  # no retry: nothing was refused
 
-    # The budget held across the three processes: at most RATE + BURST in any 1 s window (closed),
-    # at most 5 * RATE + BURST in any 5 s window, and the requests were spread over 20+ seconds.
-    assert _most_in_window(arrivals, 1.0) <= RATE + BURST, _most_in_window(arrivals, 1.0)
-    assert _most_in_window(arrivals, 5.0) <= 5 * RATE + BURST
-    assert _most_in_window(arrivals, 20.0) <= 20 * RATE + BURST  # the issue's 20 s window
+    # The budget held across the three processes: at most 20 * RATE + BURST in any 20 s window (the
+    # issue's measure), and the requests were spread over 20+ seconds. Over 1 s and 5 s, one request
+    # delayed in transit by more than a slot (0.2 s) may arrive with the next: one more is allowed
+    # there (without the budget, 110 requests posted in ~6 s reach the fake at 15+ per second).
+    assert _most_in_window(arrivals, 20.0) <= 20 * RATE + BURST, _most_in_window(arrivals, 20.0)
+    assert _most_in_window(arrivals, 5.0) <= 5 * RATE + BURST + 1, _most_in_window(arrivals, 5.0)
+    assert _most_in_window(arrivals, 1.0) <= RATE + BURST + 1, _most_in_window(arrivals, 1.0)
     assert arrivals[-1] - arrivals[0] >= (RUNS - BURST) / RATE - 0.5  # 21.8 s for 110 at 5/s
     # How much of the budget was used once every run was posted (a figure, not asserted: on a loaded
     # machine the runs may reach the budget late, e.g. while the api's quota checks lag).
