@@ -142,6 +142,20 @@ def test_publish_with_an_invalid_node_keeps_the_draft(client, api):
     assert edit["status"] == "Draft"
 
 
+def test_a_canvas_with_an_integer_beyond_64_bits_is_saved_not_a_500(client, api):
+    """The fuzz found it: orjson refused to encode such a number for the JSONB column (a 500)."""
+    headers = api.new_user()
+    canvas = api.canvas()
+    canvas["dataForSelect"] = {"order": 2**70, "ids": [2**64, 7]}
+    saved = _save(client, headers, canvas)
+    assert saved.status_code == 200, saved.text
+    edit = client.get(f"/api/v1/konnects/{saved.json()['konnect_id']}/edit", headers=headers)
+    assert edit.status_code == 200, edit.text
+    # Stored as the float a browser reads; PostgreSQL writes it back without an exponent.
+    stored = edit.json()["canvas_json"]["dataForSelect"]
+    assert float(stored["order"]) == float(2**70) and [float(i) for i in stored["ids"]] == [float(2**64), 7.0]
+
+
 @pytest.mark.parametrize(
     "payload",
     [
@@ -163,7 +177,17 @@ def test_bad_json_body_is_a_4xx(client, api):
     assert r.status_code == 422 and r.json()["message"]
 
 
-def test_task_events_become_task_logs_once(client, api, nats_server):
+@pytest.mark.parametrize(
+    "trigger_output",
+    [
+        {"name": "Ada"},
+        # A webhook body with an integer beyond 64 bits (orjson refuses to encode one): stored, and
+        # read back as the float a browser reads too.
+        {"name": "Ada", "order": 2**70},
+    ],
+    ids=["plain", "huge-integer"],
+)
+def test_task_events_become_task_logs_once(client, api, nats_server, trigger_output):
     headers = api.new_user()
     body = _save(client, headers, api.canvas(), endpoint="publish_konnect").json()
     spec = FlowSpec.model_validate_json(_kv_get(nats_server.url, body["konnect_id"]))
@@ -178,7 +202,7 @@ def test_task_events_become_task_logs_once(client, api, nats_server):
         "started_at": now.isoformat(),
         "finished_at": now.isoformat(),
         "trigger_id": "node-1",
-        "trigger_output": {"name": "Ada"},
+        "trigger_output": trigger_output,
         "steps": [
             {
                 "step_id": "node-2",
@@ -217,7 +241,8 @@ def test_task_events_become_task_logs_once(client, api, nats_server):
     logs = client.get(f"/api/v1/task_logs/logs?konnect_id={spec.konnect_id}", headers=headers).json()["task_logs"]
     assert len(logs) == 1
     assert logs[0]["status"] == "SUCCESS"
-    assert logs[0]["data"] == {"node-1": {"name": "Ada"}, "node-2": {"status": 201, "body": {"ok": True}}}
+    stored = {k: float(v) if isinstance(v, int) and v > 2**63 else v for k, v in trigger_output.items()}
+    assert logs[0]["data"] == {"node-1": stored, "node-2": {"status": 201, "body": {"ok": True}}}
     assert (
         client.get(f"/api/v1/task_logs/logs?konnect_id={spec.konnect_id}&task_log_type=ERROR", headers=headers).json()[
             "task_logs"

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.core.config import get_settings
+from konnectz_api.core.jsontext import dumps_text
 
 #: Connections per api process: the thread pool runs at most 40 requests at once, and a request
 #: holds one connection; 20 kept plus 20 on demand covers that without idling 40 server processes.
@@ -53,7 +54,7 @@ def get_engine() -> Engine:
 
 
 def _json_text(value: object) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return dumps_text(value)
 
 
 @lru_cache

@@ -13,8 +13,10 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
+from konnectz_api.core.jsontext import dumps
+
 _OPTIONS = orjson.OPT_UTC_Z
 
 
 def json_reply(content: Any, status_code: int = 200) -> Response:
-    return Response(orjson.dumps(content, option=_OPTIONS), status_code=status_code, media_type="application/json")
+    return Response(dumps(content, _OPTIONS), status_code=status_code, media_type="application/json")

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
 from sqlalchemy import CursorResult, delete, insert, select, tuple_
 from sqlalchemy.orm import Session
 
+from konnectz_api.core.jsontext import dumps
 from konnectz_api.crud.batches import drain
 from konnectz_api.models import TaskPayload
 
@@ -35,7 +35,7 @@ def is_stub(data: Any) -> bool:
 
 def offload(data: Any, *, limit: int) -> tuple[Any, int | None]:
     """(what to store inline, size of the JSON when it goes to task_payloads else None)."""
-    size = len(orjson.dumps(data))
+    size = len(dumps(data))
     if size <= limit:
         return data, None
     return {"payload": "external", "size": size}, size

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
-import orjson
 from nats.aio.msg import Msg
 from nats.js.errors import FetchTimeoutError
 from psycopg.types.json import Jsonb
@@ -36,6 +35,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from konnectz_api import observability
 from konnectz_api.bus import Bus
 from konnectz_api.core.config import get_settings
+from konnectz_api.core.jsontext import dumps_text
 from konnectz_api.crud import requests, task_payloads
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, User
@@ -147,7 +147,7 @@ _INSERT_TASKS = _unnest_insert("tasks", TASK_COLUMNS)
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return dumps_text(value)
 
 
 def _columns(rows: list[dict[str, Any]], columns: dict[str, str]) -> dict[str, list[Any]]:
