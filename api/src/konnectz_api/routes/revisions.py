@@ -10,14 +10,14 @@ from __future__ import annotations
 import copy
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path
 
 from konnectz_api import step_secrets
 from konnectz_api.crud import revisions as crud
 from konnectz_api.deps import CurrentClaims, CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound
 from konnectz_api.models import KonnectRevision
-from konnectz_api.params import MAX_PAGE_SIZE, IdPath, PageIndex
+from konnectz_api.params import IdPath, PageIndex, PageSize
 from konnectz_api.routes.konnects import owned_konnect, publish_flow
 from konnectz_api.schemas import (
     Message,
@@ -70,7 +70,7 @@ def list_revisions(
     konnect_id: IdPath,
     user: CurrentUser,
     session: SessionDep,
-    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
+    page_size: PageSize = 20,
     page_index: PageIndex = 1,
 ) -> RevisionList:
     konnect = owned_konnect(session, user, konnect_id)
