@@ -36,6 +36,8 @@ def like_pattern(text: str) -> str:
 
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID, description="A positive 64-bit id")]
 PageIndex = Annotated[int, Query(ge=1, le=MAX_PAGE_INDEX, description="1-based page number")]
+#: A list route's page size (each route keeps its own default).
+PageSize = Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)]
 SearchText = Annotated[
     str | None,
     Query(

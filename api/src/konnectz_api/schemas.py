@@ -13,6 +13,7 @@ from konnectz_api.live_trigger import TriggerKind
 from konnectz_api.step_secrets import MASK, SecretName, SecretNamePart
 from konnectz_api.task_status import TaskLogStatus
 from konnectz_contracts.canvas import Canvas
+from konnectz_contracts.run_control import ActiveStatus
 
 PASSWORD_MIN = 8
 
@@ -700,7 +701,7 @@ class ActiveRunOut(BaseModel):
 
     run_id: str
     konnect_id: int
-    status: Literal["QUEUED", "RUNNING", "WAITING"] = Field(
+    status: ActiveStatus = Field(
         description="QUEUED: waits for a concurrency slot; RUNNING: executes step_id; WAITING: in delay step_id "
         "until resume_at"
     )
@@ -716,7 +717,7 @@ class ActiveRunList(BaseModel):
 class CancelRunOut(BaseModel):
     message: str
     run_id: str
-    status: Literal["QUEUED", "RUNNING", "WAITING"] = Field(description="What the run was doing when it was cancelled")
+    status: ActiveStatus = Field(description="What the run was doing when it was cancelled")
 
 
 class ReplayOut(BaseModel):

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_CONCURRENCY",
     "MAX_DEADLINE_SECONDS",
     "ActiveRun",
+    "ActiveStatus",
     "CancelRequest",
     "FailureAlert",
     "RunControl",
@@ -68,13 +69,17 @@ class RunControl(Strict):
     alert: FailureAlert | None = None
 
 
+#: What an unfinished run is doing: QUEUED (waits for a concurrency slot), RUNNING, WAITING (in a delay).
+ActiveStatus = Literal["QUEUED", "RUNNING", "WAITING"]
+
+
 class ActiveRun(Strict):
     """A run that has not finished: the value of its ``KZ_ACTIVE`` entry."""
 
     run_id: str
     konnect_id: int
     owner_id: int
-    status: Literal["QUEUED", "RUNNING", "WAITING"]
+    status: ActiveStatus
     since: AwareDatetime
     step_id: str | None = Field(default=None, description="The step it runs or waits in")
     resume_at: AwareDatetime | None = Field(default=None, description="When a waiting run goes on")

@@ -22,12 +22,13 @@ import asyncio
 import contextlib
 import logging
 from datetime import datetime
+from typing import TypeVar
 
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import KeyNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from konnectz_contracts.events import STREAM_RUNS, RunRequest, run_subject
 from konnectz_contracts.run_control import (
@@ -42,6 +43,8 @@ from konnectz_contracts.run_control import (
     cancel_key,
 )
 from konnectz_runner.timers import continuation_key, timer_subject
+
+_M = TypeVar("_M", bound=BaseModel)
 
 __all__ = [
     "LIST_LIMIT",
@@ -88,17 +91,22 @@ async def clear(kv: KeyValue, owner_id: int, konnect_id: int, run_id: str) -> No
         await kv.purge(active_key(owner_id, konnect_id, run_id))
 
 
-async def get_active(kv: KeyValue, owner_id: int, konnect_id: int, run_id: str) -> ActiveRun | None:
+async def _read(kv: KeyValue, key: str, model: type[_M]) -> _M | None:
+    """The entry ``key`` as a ``model``, or None when it is missing, empty or not one."""
     try:
-        entry = await kv.get(active_key(owner_id, konnect_id, run_id))
+        entry = await kv.get(key)
     except KeyNotFoundError:
         return None
     if not entry.value:
         return None
     try:
-        return ActiveRun.model_validate_json(entry.value)
+        return model.model_validate_json(entry.value)
     except ValidationError:
         return None
+
+
+async def get_active(kv: KeyValue, owner_id: int, konnect_id: int, run_id: str) -> ActiveRun | None:
+    return await _read(kv, active_key(owner_id, konnect_id, run_id), ActiveRun)
 
 
 async def list_active(kv: KeyValue, owner_id: int, konnect_id: int, *, limit: int = LIST_LIMIT) -> list[ActiveRun]:
@@ -128,16 +136,7 @@ async def request_cancel(kv: KeyValue, request: CancelRequest) -> None:
 
 async def cancel_requested(kv: KeyValue, run_id: str) -> CancelRequest | None:
     """The run's CancelRequest, or None (also when the bucket cannot be read: the run goes on)."""
-    try:
-        entry = await kv.get(cancel_key(run_id))
-    except KeyNotFoundError:
-        return None
-    if not entry.value:
-        return None
-    try:
-        return CancelRequest.model_validate_json(entry.value)
-    except ValidationError:
-        return None
+    return await _read(kv, cancel_key(run_id), CancelRequest)
 
 
 async def wake(js: JetStreamContext, run: ActiveRun) -> bool:

@@ -33,9 +33,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BadRequestError, BucketNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
+
+from konnectz_runner.kv import open_bucket
 
 __all__ = ["KV_LEADERS", "LEASE_SECONDS", "Election", "holder_id"]
 
@@ -43,7 +44,6 @@ log = logging.getLogger(__name__)
 
 KV_LEADERS = "KZ_LEADERS"
 LEASE_SECONDS = 9.0
-_STREAM_NAME_IN_USE = 10058
 
 
 def holder_id() -> str:
@@ -53,16 +53,7 @@ def holder_id() -> str:
 
 async def leaders_bucket(js: JetStreamContext, ttl: float = LEASE_SECONDS, *, bucket: str = KV_LEADERS) -> KeyValue:
     """The ``KZ_LEADERS`` bucket (made if missing; its entries expire ``ttl`` seconds after a write)."""
-    try:
-        return await js.key_value(bucket)
-    except BucketNotFoundError:
-        pass
-    try:
-        return await js.create_key_value(KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
-    except BadRequestError as exc:
-        if exc.err_code != _STREAM_NAME_IN_USE:
-            raise
-        return await js.key_value(bucket)
+    return await open_bucket(js, bucket, ttl)
 
 
 def _lost_race(exc: Exception) -> bool:

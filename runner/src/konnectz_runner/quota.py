@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import UTC, datetime
 from typing import Protocol
 
 import nats.errors
@@ -41,8 +40,9 @@ from nats.aio.client import Client as NATS
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from konnectz_contracts.events import RunRequest, StepResult, TaskEvent
+from konnectz_contracts.events import RunRequest, TaskEvent
 from konnectz_contracts.spec import FlowSpec
+from konnectz_runner.failed_runs import runner_error_event
 
 __all__ = [
     "BLOCK_SECONDS",
@@ -200,29 +200,17 @@ def refused_event(spec: FlowSpec, run: RunRequest, reason: str) -> TaskEvent:
     """The ERROR task event of a run that was refused before any step ran; it counts no task. Its
     request is not kept (only that it was refused and why): a sender over quota cannot fill the
     history with bodies."""
-    now = datetime.now(UTC)
-    step = StepResult(
-        step_id="quota",  # not the trigger's id: the task log keeps the trigger's note beside the reason
-        name="Task quota",
-        app="quota",
-        status="ERROR",
-        started_at=run.received_at,
-        finished_at=now,
-        input={},
-        output=None,
-        error=reason,
-    )
-    return TaskEvent(
-        run_id=run.run_id,
+    return runner_error_event(
+        run,
+        reason,
         konnect_id=spec.konnect_id,
         owner_id=spec.owner_id,
         konnect_name=spec.name,
-        status="ERROR",
-        started_at=run.received_at,
-        finished_at=now,
         trigger_id=spec.trigger_id,
         trigger_output={"refused": True, "message": "The run was refused, so its request was not kept."},
-        steps=[step],
+        step_id="quota",  # not the trigger's id: the task log keeps the trigger's note beside the reason
+        step_name="Task quota",
+        app="quota",
         refused=reason,
     )
 

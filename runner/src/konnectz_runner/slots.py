@@ -33,10 +33,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import (
     BadRequestError,
-    BucketNotFoundError,
     KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
@@ -47,6 +45,7 @@ from konnectz_contracts.events import RunRequest
 from konnectz_contracts.run_control import ActiveRun
 from konnectz_contracts.spec import FlowSpec
 from konnectz_runner.active import mark
+from konnectz_runner.kv import open_bucket
 
 __all__ = [
     "KV_SLOTS",
@@ -68,7 +67,6 @@ KV_SLOTS = "KZ_SLOTS"
 SLOT_LEASE_SECONDS = 30.0
 SLOTS_TTL_SECONDS = 24 * 3600
 MAX_QUEUE = 2000
-_STREAM_NAME_IN_USE = 10058
 
 
 class QueueFull(Exception):
@@ -83,22 +81,9 @@ def slot_key(konnect_id: int) -> str:
     return f"k{int(konnect_id)}"
 
 
-async def _bucket(js: JetStreamContext, bucket: str, ttl: float) -> KeyValue:
-    try:
-        return await js.key_value(bucket)
-    except BucketNotFoundError:
-        pass
-    try:
-        return await js.create_key_value(KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
-    except BadRequestError as exc:
-        if exc.err_code != _STREAM_NAME_IN_USE:
-            raise
-        return await js.key_value(bucket)
-
-
 async def slots_bucket(js: JetStreamContext, *, bucket: str = KV_SLOTS) -> KeyValue:
     """The ``KZ_SLOTS`` bucket (made if missing)."""
-    return await _bucket(js, bucket, SLOTS_TTL_SECONDS)
+    return await open_bucket(js, bucket, SLOTS_TTL_SECONDS)
 
 
 async def put_queued(active: KeyValue, spec: FlowSpec, run: RunRequest) -> None:

@@ -86,6 +86,7 @@ from konnectz_runner.budgets import Budgets
 from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
 from konnectz_runner.engine import Suspended, execute, suspension_failed
 from konnectz_runner.events import publish_event
+from konnectz_runner.failed_runs import runner_error_event
 from konnectz_runner.journal import InDoubt, JournalEntry, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
@@ -584,30 +585,15 @@ class RunWorker:
 
 def ended_event(run: RunRequest, reason: str, attempts: int) -> TaskEvent:
     """The ERROR task event of a run the runner ended without running it (again): why, in one step."""
-    now = datetime.now(UTC)
-    return TaskEvent(
-        run_id=run.run_id,
+    return runner_error_event(
+        run,
+        reason,
         konnect_id=run.konnect_id,
         owner_id=0,  # unknown here: the api takes the konnect's owner
         konnect_name="",
-        status="ERROR",
-        started_at=run.received_at,
-        finished_at=now,
         trigger_id="trigger",
         trigger_output=run.trigger_output,
-        steps=[
-            StepResult(
-                step_id="trigger",
-                name="Runner",
-                app="runner",
-                status="ERROR",
-                started_at=run.received_at,
-                finished_at=now,
-                input={},
-                output=None,
-                error=reason,
-            )
-        ],
+        step_id="trigger",
         refused=reason,
         attempts=attempts,
         replay_of=run.replay_of,
@@ -622,29 +608,15 @@ def unloaded_delay(attempt: int) -> float:
 def _failed_event(
     konnect_id: int, owner_id: int, name: str, trigger_id: str, run: RunRequest, exc: Exception
 ) -> TaskEvent:
-    now = datetime.now(UTC)
-    step = StepResult(
-        step_id=trigger_id,
-        name="Runner",
-        app="runner",
-        status="ERROR",
-        started_at=run.received_at,
-        finished_at=now,
-        input={},
-        output=None,
-        error=f"The runner could not execute this run: {type(exc).__name__}: {exc}",
-    )
-    return TaskEvent(
-        run_id=run.run_id,
+    return runner_error_event(
+        run,
+        f"The runner could not execute this run: {type(exc).__name__}: {exc}",
         konnect_id=konnect_id,
         owner_id=owner_id,
         konnect_name=name,
-        status="ERROR",
-        started_at=run.received_at,
-        finished_at=now,
         trigger_id=trigger_id,
         trigger_output=run.trigger_output,
-        steps=[step],
+        step_id=trigger_id,
     )
 
 

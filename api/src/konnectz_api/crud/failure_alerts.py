@@ -34,6 +34,19 @@ def _locked(session: Session, konnect_id: int, owner_id: int) -> FailureAlertSta
     ).scalar_one()
 
 
+def _in_interval(row: FailureAlertState, now: datetime, digest_minutes: int) -> bool:
+    """Whether the flow's last alert is less than the digest interval ago (the next one waits)."""
+    return row.last_alert_at is not None and now - row.last_alert_at < timedelta(minutes=digest_minutes)
+
+
+def _take(session: Session, row: FailureAlertState, now: datetime) -> Due:
+    """The alert to send now, with the failures counted since the last one; resets the count. Commits."""
+    due = Due(more=row.pending, since=row.pending_since)
+    row.last_alert_at, row.pending, row.pending_since = now, 0, None
+    session.commit()
+    return due
+
+
 def claim(
     session: Session, *, konnect_id: int, owner_id: int, digest_minutes: int, failed_at: datetime, now: datetime
 ) -> Due | None:
@@ -41,16 +54,13 @@ def claim(
     one), or None (counted for the next). Commits (the row is locked meanwhile, so two api processes
     never both send)."""
     row = _locked(session, konnect_id, owner_id)
-    if row.last_alert_at is not None and now - row.last_alert_at < timedelta(minutes=digest_minutes):
+    if _in_interval(row, now, digest_minutes):
         row.pending += 1
         if row.pending_since is None:
             row.pending_since = failed_at
         session.commit()
         return None
-    due = Due(more=row.pending, since=row.pending_since)
-    row.last_alert_at, row.pending, row.pending_since = now, 0, None
-    session.commit()
-    return due
+    return _take(session, row, now)
 
 
 def due_digests(session: Session) -> list[FailureAlertState]:
@@ -66,10 +76,7 @@ def flush(session: Session, *, konnect_id: int, digest_minutes: int, now: dateti
     if row is None or row.pending <= 0:
         session.rollback()
         return None
-    if row.last_alert_at is not None and now - row.last_alert_at < timedelta(minutes=digest_minutes):
+    if _in_interval(row, now, digest_minutes):
         session.rollback()
         return None
-    due = Due(more=row.pending, since=row.pending_since)
-    row.last_alert_at, row.pending, row.pending_since = now, 0, None
-    session.commit()
-    return due
+    return _take(session, row, now)

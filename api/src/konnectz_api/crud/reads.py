@@ -22,7 +22,7 @@ from konnectz_api.crud.konnects import DELETED, HOME, FolderFilter, day_end, day
 from konnectz_api.crud.quota import MAX_LISTED
 from konnectz_api.crud.task_payloads import LOG_POSITION, PURGED_MESSAGE, is_stub
 from konnectz_api.params import like_pattern
-from konnectz_api.task_status import statuses_for
+from konnectz_api.task_status import ERROR_STATUSES, statuses_for
 
 Conn = AsyncConnection[tuple[Any, ...]]
 
@@ -119,6 +119,7 @@ async def konnect_page(
         )
         params["log_status"] = list(statuses_for(log_status))
     filtered = f"FROM konnects k WHERE {' AND '.join(where)}"
+    params["error_statuses"] = list(ERROR_STATUSES)
     params["limit"] = page_size
     params["offset"] = (page_index - 1) * page_size
     # The SQL is assembled from the constant fragments above only; every value is a bound parameter.
@@ -129,7 +130,7 @@ async def konnect_page(
         "(SELECT count(*) FROM task_logs l WHERE l.owner_id = %(owner)s AND l.konnect_id = p.id "
         "AND l.status = 'SUCCESS'), "
         "(SELECT count(*) FROM task_logs l WHERE l.owner_id = %(owner)s AND l.konnect_id = p.id "
-        "AND l.status IN ('ERROR', 'IN_DOUBT', 'REFUSED')), "
+        "AND l.status = ANY(%(error_statuses)s)), "
         "(SELECT count(*) FROM task_logs l WHERE l.owner_id = %(owner)s AND l.konnect_id = p.id "
         "AND l.status = 'FILTERED'), "
         "p.draft_pending, "

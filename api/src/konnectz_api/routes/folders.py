@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from starlette.responses import Response
 
 from konnectz_api.crud import folders as crud
@@ -12,7 +12,7 @@ from konnectz_api.crud import reads
 from konnectz_api.deps import CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.models import Folder, User
-from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
+from konnectz_api.params import MAX_ID, IdPath, PageIndex, PageSize, SearchText
 from konnectz_api.replies import json_reply
 from konnectz_api.routes.konnects import item_dicts
 from konnectz_api.schemas import (
@@ -60,7 +60,7 @@ async def folder_konnects(
     folder_id: IdPath,
     reader: Reader,
     settings: SettingsDep,
-    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
+    page_size: PageSize = 20,
     page_index: PageIndex = 1,
     search_query: SearchText = None,
 ) -> Response:

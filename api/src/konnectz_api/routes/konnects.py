@@ -35,7 +35,7 @@ from konnectz_api.flow_plan import TRIGGER_NOT_CHOSEN, app_names, find_trigger, 
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.live_trigger import live_trigger
 from konnectz_api.models import Konnect, User
-from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
+from konnectz_api.params import MAX_ID, IdPath, PageIndex, PageSize, SearchText
 from konnectz_api.replies import json_reply
 from konnectz_api.schemas import (
     ActiveRunList,
@@ -136,7 +136,7 @@ async def list_konnects(
     reader: Reader,
     settings: SettingsDep,
     deployer: DeployerDep,
-    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
+    page_size: PageSize = 20,
     page_index: PageIndex = 1,
     search_query: SearchText = None,
     start_date: Annotated[date | None, Query(description="Created on or after this day (UTC)")] = None,

@@ -10,14 +10,15 @@ from __future__ import annotations
 import copy
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path
+from sqlalchemy.orm import Session
 
 from konnectz_api import step_secrets
 from konnectz_api.crud import revisions as crud
 from konnectz_api.deps import CurrentClaims, CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound
-from konnectz_api.models import KonnectRevision
-from konnectz_api.params import MAX_PAGE_SIZE, IdPath, PageIndex
+from konnectz_api.models import Konnect, KonnectRevision, User
+from konnectz_api.params import IdPath, PageIndex, PageSize
 from konnectz_api.routes.konnects import owned_konnect, publish_flow
 from konnectz_api.schemas import (
     Message,
@@ -59,6 +60,15 @@ def _live(konnect: Any) -> int | None:
     return konnect.live_revision if konnect.status == "Published" else None
 
 
+def _owned_revision(session: Session, user: User, konnect_id: int, number: int) -> tuple[Konnect, KonnectRevision]:
+    """The account's flow and its revision ``number`` (404 when either is not there)."""
+    konnect = owned_konnect(session, user, konnect_id)
+    revision = crud.get(session, owner_id=user.id, konnect_id=konnect.id, number=number)
+    if revision is None:
+        raise NotFound(f"Revision {number} of konnect {konnect_id} not found")
+    return konnect, revision
+
+
 @router.get(
     "/{konnect_id}/revisions",
     response_model=RevisionList,
@@ -70,7 +80,7 @@ def list_revisions(
     konnect_id: IdPath,
     user: CurrentUser,
     session: SessionDep,
-    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
+    page_size: PageSize = 20,
     page_index: PageIndex = 1,
 ) -> RevisionList:
     konnect = owned_konnect(session, user, konnect_id)
@@ -87,10 +97,7 @@ def list_revisions(
     summary="One revision of a flow: its canvas and its compiled spec",
 )
 def get_revision(konnect_id: IdPath, number: RevisionNumber, user: CurrentUser, session: SessionDep) -> RevisionDetail:
-    konnect = owned_konnect(session, user, konnect_id)
-    revision = crud.get(session, owner_id=user.id, konnect_id=konnect.id, number=number)
-    if revision is None:
-        raise NotFound(f"Revision {number} of konnect {konnect_id} not found")
+    konnect, revision = _owned_revision(session, user, konnect_id, number)
     return RevisionDetail(
         **_item(revision, _live(konnect)),
         canvas_json=step_secrets.mask_canvas(revision.canvas_json),
@@ -118,10 +125,7 @@ async def restore_revision(
     signed_in: CurrentClaims,
     body: RestoreIn | None = None,
 ) -> Any:
-    konnect = owned_konnect(session, user, konnect_id)
-    revision = crud.get(session, owner_id=user.id, konnect_id=konnect.id, number=number)
-    if revision is None:
-        raise NotFound(f"Revision {number} of konnect {konnect_id} not found")
+    konnect, revision = _owned_revision(session, user, konnect_id, number)
     if konnect.status == "Published" and konnect.live_revision == number and not konnect.draft_pending:
         raise Conflict(f"Revision {number} is already live: there is nothing to restore.", konnect_id=konnect.id)
     konnect.canvas_json = copy.deepcopy(revision.canvas_json)

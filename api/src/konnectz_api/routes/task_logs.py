@@ -16,7 +16,7 @@ from konnectz_api.crud import task_payloads as payloads
 from konnectz_api.crud.task_payloads import is_stub
 from konnectz_api.deps import BusDep, CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound, Unprocessable
-from konnectz_api.params import MAX_ID, MAX_PAGE_SIZE, IdPath, PageIndex, SearchText
+from konnectz_api.params import MAX_ID, IdPath, PageIndex, PageSize, SearchText
 from konnectz_api.replies import json_reply
 from konnectz_api.routes.konnects import item_dicts
 from konnectz_api.schemas import KonnectList, Message, ReplayOut, StepApp, TaskList, TaskLogList, TaskOut
@@ -60,7 +60,7 @@ def _history_route(path: str, name: str, *, searched: bool, summary: str, descri
         reader: Reader,
         settings: SettingsDep,
         search_query: SearchText = None,
-        page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = HISTORY_PAGE_SIZE,
+        page_size: PageSize = HISTORY_PAGE_SIZE,
         page_index: PageIndex = 1,
         start_date: StartDate = None,
         end_date: EndDate = None,
@@ -115,7 +115,7 @@ async def task_logs(
     start_date: StartDate = None,
     end_date: EndDate = None,
     page_index: PageIndex = 1,
-    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 60,
+    page_size: PageSize = 60,
 ) -> Response:
     _check_dates(start_date, end_date)
     page = await reader.run(

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -65,6 +67,20 @@ class TestRefused(Unprocessable):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, test_status="Error", display_message=message)
+
+
+@asynccontextmanager
+async def _test_client(settings: Settings) -> AsyncIterator[tuple[httpx.AsyncClient, NetGuard]]:
+    """The HTTP client of a test (a step's Test & Review, a polling trigger's sample): guarded, with
+    the test's timeout."""
+    guard = NetGuard(settings.allow_private_networks)
+    async with httpx.AsyncClient(
+        transport=guarded_transport(guard),
+        timeout=settings.test_timeout_seconds,
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT},
+    ) as http:
+        yield http, guard
 
 
 def webhook_url(settings: Settings, konnect: Konnect) -> str:
@@ -235,13 +251,7 @@ async def app_trigger_sample(
         session.commit()
         return fresh
 
-    guard = NetGuard(settings.allow_private_networks)
-    async with httpx.AsyncClient(
-        transport=guarded_transport(guard),
-        timeout=settings.test_timeout_seconds,
-        follow_redirects=False,
-        headers={"User-Agent": USER_AGENT},
-    ) as http:
+    async with _test_client(settings) as (http, guard):
         try:
             found = await asyncio.wait_for(
                 app_items(
@@ -345,13 +355,7 @@ async def _test_action(
     konnect.canvas_json = canvas
     outputs = {nid: _test_view(tested[nid]) for nid in upstream if nid in tested}
     session.commit()  # no transaction stays open while the step waits on the network
-    guard = NetGuard(settings.allow_private_networks)
-    async with httpx.AsyncClient(
-        transport=guarded_transport(guard),
-        timeout=settings.test_timeout_seconds,
-        follow_redirects=False,
-        headers={"User-Agent": USER_AGENT},
-    ) as http:
+    async with _test_client(settings) as (http, guard):
         ctx = StepContext(
             outputs=outputs,
             http=http,
