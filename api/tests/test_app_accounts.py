@@ -14,6 +14,7 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import AppAccount
 from konnectz_devstack import fake_apps
+from konnectz_devstack.testing import add_account
 
 TOKEN_APP, OAUTH_APP = 900001, 900002
 REDIRECT = "http://app.test/oauth/response/900002/tok"
@@ -129,11 +130,7 @@ def test_token_account_lifecycle(client, api, fake):
 
 def test_dynamic_options_through_the_account(client, api, fake):
     headers = api.new_user()
-    account_id = client.post(
-        "/api/v1/authorization",
-        json={"app_id": TOKEN_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
-        headers=headers,
-    ).json()["app_user_id"]
+    account_id = add_account(client, headers, TOKEN_APP, {"api_key": fake_apps.API_KEY})
     base = f"/api/v1/apps/{TOKEN_APP}/app_events/create_task/event_config/right"
     r = client.get(f"{base}/project/details?app_account_id={account_id}&prevSequence=0", headers=headers)
     assert r.status_code == 200, r.text
@@ -236,14 +233,8 @@ def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
 
     headers = api.new_user()
     back = _authorize(client, headers, fake)
-    account_id = client.post(
-        "/api/v1/authorization", json={"app_id": OAUTH_APP, "auth_response": back}, headers=headers
-    ).json()["app_user_id"]
-    other_account = client.post(
-        "/api/v1/authorization",
-        json={"app_id": TOKEN_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
-        headers=headers,
-    ).json()["app_user_id"]
+    account_id = add_account(client, headers, OAUTH_APP, back)
+    other_account = add_account(client, headers, TOKEN_APP, {"api_key": fake_apps.API_KEY})
     canvas = api.canvas()
     canvas["apps"][1]["data"]["selectedAccount"] = {"id": account_id, "name": "Fake"}
     konnect_id = client.post(
@@ -320,11 +311,7 @@ def test_rate_budget_override_validation_scoping_and_use(client, api, fake, nats
     from konnectz_runner import KV_BUDGETS, budget_key
 
     headers = api.new_user()
-    account_id = client.post(
-        "/api/v1/authorization",
-        json={"app_id": TOKEN_APP, "auth_response": {"api_key": fake_apps.API_KEY}},
-        headers=headers,
-    ).json()["app_user_id"]
+    account_id = add_account(client, headers, TOKEN_APP, {"api_key": fake_apps.API_KEY})
     url = f"/api/v1/app_users/{account_id}/rate_budget"
     first = client.get(url, headers=headers).json()
     # The fake app sets no rate: no budget until the owner sets one.

@@ -13,7 +13,7 @@ from konnectz_api import catalogue as catalogue_module
 from konnectz_api.catalogue import get_index
 from konnectz_api.core.config import get_settings
 from konnectz_devstack import fake_apps
-from konnectz_devstack.testing import api_call_node
+from konnectz_devstack.testing import add_account, api_call_node, app_node
 
 TOKEN_APP, HOOKS_APP = 900001, 900003
 
@@ -59,35 +59,20 @@ def fake(client, fake_provider, monkeypatch):
 
 
 def _account(client, headers, app_id: int = TOKEN_APP) -> int:
-    r = client.post(
-        "/api/v1/authorization",
-        json={"app_id": app_id, "auth_response": {"api_key": fake_apps.API_KEY}},
-        headers=headers,
-    )
-    assert r.status_code == 200, r.text
-    return int(r.json()["app_user_id"])
+    return add_account(client, headers, app_id, {"api_key": fake_apps.API_KEY})
 
 
 def trigger_canvas(account_id: Any, event: str = "new_task") -> dict[str, Any]:
-    trigger = {
-        "id": "node-1",
-        "type": "TriggerNode",
-        "position": {"x": 0, "y": 0},
-        "data": {
-            "node_id": "node-1",
-            "app_detail": {
-                "id": TOKEN_APP,
-                "name": "Fake Token App",
-                "provider": "fake_token",
-                "app_type": "api",
-                "app_index": 1,
-                "side": "left",
-            },
-            "selectedEvent": {"id": event, "name": "New Task"},
-            "selectedAccount": {"id": account_id, "name": "Ada at Fake"},
-            "configResponses": [],
-        },
-    }
+    trigger = app_node(
+        "node-1",
+        "TriggerNode",
+        (TOKEN_APP, "fake_token", "Fake Token App"),
+        1,
+        event={"id": event, "name": "New Task"},
+        account={"id": account_id, "name": "Ada at Fake"},
+        config=[],
+        x=0,
+    )
     action = api_call_node("https://api.example.com/notes", body=[{"key": "title", "value": "{{node-1.title}}"}])
     return {
         "flowName": "New tasks",

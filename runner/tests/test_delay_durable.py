@@ -9,11 +9,9 @@ tests in steps/test_delay.py; the mechanism does not depend on the length).
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 import shutil
 import signal
-import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,31 +27,12 @@ from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrig
 from konnectz_contracts.steps.delay import DelayStep
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
+from konnectz_devstack.testing import start_runner_process
 from konnectz_runner.events import ensure_streams
 
 pytestmark = pytest.mark.integration
 
 DELAY_SECONDS = 8
-
-
-async def start_runner(nats_url: str, spec_file: Path, port: int, log: Path) -> asyncio.subprocess.Process:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "konnectz_runner", "serve", "--host", "127.0.0.1", "--port", str(port),
-        env={**os.environ, "KONNECTZ_NATS_URL": nats_url, "KONNECTZ_SPEC_FILE": str(spec_file),
-             "KONNECTZ_ENFORCE_QUOTA": "false",  # no api here: quotas are tested in test_quota.py
-             "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8"},
-        stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    async with httpx.AsyncClient(timeout=2) as http:
-        for _ in range(300):
-            try:
-                if (await http.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200:
-                    return proc
-            except httpx.TransportError:
-                pass
-            assert proc.returncode is None, "the runner exited early; see " + str(log)
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"the runner did not start; see {log}")
 
 
 async def timers_pending(nats_url: str) -> int:
@@ -108,7 +87,7 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, dela
         spec_file.write_text(spec.model_dump_json())
         log = base / "runner.log"
         port = free_port()
-        runner = await start_runner(own.url, spec_file, port, log)
+        runner = await start_runner_process(own.url, spec_file, port, log)
 
         posted = datetime.now(UTC)
         due = posted.replace(microsecond=0) + timedelta(seconds=DELAY_SECONDS)
@@ -142,7 +121,7 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, dela
         await asyncio.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()) + 1.5)
         assert echo.received == []
         assert await timers_pending(own.url) == 0
-        runner = await start_runner(own.url, spec_file, port, log)
+        runner = await start_runner_process(own.url, spec_file, port, log)
 
         for _ in range(150):
             if echo.requests_to("/echo"):
@@ -187,7 +166,7 @@ async def test_delay_for_a_running_runner_resumes_on_time(nats_server: Any, echo
         spec_file = base / "flow.json"
         spec_file.write_text(spec.model_dump_json())
         port = free_port()
-        runner = await start_runner(nats_server.url, spec_file, port, base / "runner.log")
+        runner = await start_runner_process(nats_server.url, spec_file, port, base / "runner.log")
         due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
         async with httpx.AsyncClient(timeout=5) as http:
             reply = await http.post(

@@ -6,10 +6,8 @@ running or waiting the run has its KZ_ACTIVE entry, and none once its TaskEvent 
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,6 +24,7 @@ from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_contracts.steps.delay import DelayStep
 from konnectz_devstack._ports import free_port
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
+from konnectz_devstack.testing import start_runner_process
 from konnectz_runner.active import buckets, list_active
 from konnectz_runner.engine import deadline_error
 from konnectz_runner.events import ensure_streams
@@ -44,25 +43,6 @@ class _Handler(JsonHandler):
         if self.path == "/slow":
             time.sleep(SLOW_SECONDS)
         self._reply(200, {"ok": True})
-
-
-async def start_runner(nats_url: str, spec_file: Path, port: int, log: Path) -> asyncio.subprocess.Process:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "konnectz_runner", "serve", "--host", "127.0.0.1", "--port", str(port),
-        env={**os.environ, "KONNECTZ_NATS_URL": nats_url, "KONNECTZ_SPEC_FILE": str(spec_file),
-             "KONNECTZ_ENFORCE_QUOTA": "false", "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8"},
-        stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    async with httpx.AsyncClient(timeout=2) as http:
-        for _ in range(300):
-            try:
-                if (await http.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200:
-                    return proc
-            except httpx.TransportError:
-                pass
-            assert proc.returncode is None, "the runner exited early; see " + str(log)
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"the runner did not start; see {log}")
 
 
 async def event_of(js: Any, konnect_id: int, wait: float) -> TaskEvent:
@@ -107,7 +87,7 @@ async def test_the_deadline_stops_a_run(nats_server: Any, server: LocalServer, w
         spec_file = base / "flow.json"
         spec_file.write_text(spec.model_dump_json())
         port = free_port()
-        runner = await start_runner(nats_server.url, spec_file, port, base / "runner.log")
+        runner = await start_runner_process(nats_server.url, spec_file, port, base / "runner.log")
         clock = time.monotonic()
         async with httpx.AsyncClient(timeout=5) as http:
             reply = await http.post(f"http://127.0.0.1:{port}/hooks/{spec.trigger.token}", json={"x": 1})

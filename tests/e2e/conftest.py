@@ -251,6 +251,29 @@ class Ui:
         expect(page.get_by_test_id(f"status-{node_id}")).to_have_attribute("data-status", "Success", timeout=30_000)
 
     @staticmethod
+    def publish_flow(page: Page, name: str) -> int:
+        """On the editor: name the flow ``name`` and Publish; on the flow list, its row shows
+        Published. The konnect's id."""
+        page.get_by_test_id("flow-name").click()
+        page.get_by_test_id("flow-name").fill(name)
+        page.get_by_test_id("publish-flow").click()
+        page.wait_for_url("**/flows/home")
+        row = page.locator("[data-testid^='flow-row-']", has_text=name).first
+        expect(row).to_be_visible()
+        konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
+        expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_contain_text("Published", timeout=30_000)
+        return konnect_id
+
+    @staticmethod
+    def post_published(url: str, payload: dict[str, Any]) -> None:
+        """Post ``payload`` to the published flow's webhook ``url`` until it answers 200 (up to 30 s)."""
+        wait_until(
+            lambda: httpx.post(url, json=payload).status_code == 200,
+            timeout=30,
+            what="the published webhook",
+        )
+
+    @staticmethod
     def enter_oauth_app(
         page: Page, app: str, client_id: str, client_secret: str, before_save: Callable[[], None] | None = None
     ) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -18,9 +17,7 @@ from playwright.sync_api import Page, expect
 from konnectz_devstack import Platform
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.testing import (
-    api_call_node,
-    canvas_node,
-    chain_canvas,
+    delay_canvas,
     publish_canvas,
     sign_in_through_form,
     sign_up,
@@ -54,24 +51,11 @@ def service() -> Iterator[Service]:
     s.server.stop()
 
 
-def delay_canvas(url: str) -> dict[str, Any]:
-    apps = [
-        canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook",
-                    selectedEvent={"id": "catch_hook", "name": "Catch Webhook"}, configResponses=[]),
-        api_call_node(url + "/before", node_id="node-2", body=[{"key": "n", "value": "{{node-1.n}}"}]),
-        canvas_node("node-3", "InHouse", "delay", 3, "Delay",
-                    timerConfigs={"delay_type": 515, "delay_unit": 322, "delay_value": 1}),
-        api_call_node(url + "/after", node_id="node-4", body=[{"key": "n", "value": "{{node-1.n}}"}]),
-    ]  # fmt: skip
-    apps[1]["position"]["x"], apps[3]["position"]["x"] = 1000, 2000
-    return chain_canvas(apps, "Remind me in an hour")
-
-
 def test_cancel_a_waiting_run_from_the_history(page: Page, platform: Platform, service: Service) -> None:
     api = httpx.Client(base_url=platform.api_url, timeout=30)
     email = f"cancel-{time.time_ns()}@example.com"
     headers = sign_up(api, email, PASSWORD)
-    published = publish_canvas(api, headers, delay_canvas(service.server.url))
+    published = publish_canvas(api, headers, delay_canvas(service.server.url, "Remind me in an hour"))
     konnect_id, hook = published["konnect_id"], published["webhook_url"]
     run_id = wait_until(lambda: httpx.post(hook, json={"n": 1}).json().get("run_id"), what="the webhook is live")
     wait_until(lambda: service.paths == ["/before"], what="the step before the delay")

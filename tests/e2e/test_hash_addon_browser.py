@@ -66,21 +66,10 @@ def test_webhook_to_hash_from_the_catalogue_fields(page: Page, platform: Platfor
 
     # Published and run: the task log lists the Hash step with the run's digest.
     page.get_by_test_id("eagle-eye").click()
-    page.get_by_test_id("flow-name").click()
-    page.get_by_test_id("flow-name").fill("Hash the e-mail")
-    page.get_by_test_id("publish-flow").click()
-    page.wait_for_url("**/flows/home")
-    row = page.locator("[data-testid^='flow-row-']", has_text="Hash the e-mail").first
-    expect(row).to_be_visible()
-    konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
-    expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_contain_text("Published", timeout=30_000)
+    konnect_id = ui.publish_flow(page, "Hash the e-mail")
 
     run_email = "grace@example.com"
-    wait_until(
-        lambda: httpx.post(url, json={"email": run_email, "total": 7}).status_code == 200,
-        timeout=30,
-        what="the published webhook",
-    )
+    ui.post_published(url, {"email": run_email, "total": 7})
     run_digest = _sha256(run_email)
     open_task_log(page, konnect_id, run_digest)
     details = page.get_by_test_id("tasklog-details")

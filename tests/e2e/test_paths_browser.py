@@ -107,21 +107,10 @@ def test_router_two_paths_joined_one_runs_one_skipped(page: Page, platform: Plat
 
     # Published and run with amount 150: Big runs, Small (otherwise) is skipped.
     _fit(page)
-    page.get_by_test_id("flow-name").click()
-    page.get_by_test_id("flow-name").fill("Big or small")
-    page.get_by_test_id("publish-flow").click()
-    page.wait_for_url("**/flows/home")
-    row = page.locator("[data-testid^='flow-row-']", has_text="Big or small").first
-    expect(row).to_be_visible()
-    konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
-    expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_contain_text("Published", timeout=30_000)
+    konnect_id = ui.publish_flow(page, "Big or small")
 
     run_email = "grace@example.com"
-    wait_until(
-        lambda: httpx.post(url, json={"amount": 150, "email": run_email, "name": "Grace"}).status_code == 200,
-        timeout=30,
-        what="the published webhook",
-    )
+    ui.post_published(url, {"amount": 150, "email": run_email, "name": "Grace"})
     digest = _sha256(run_email)
     open_task_log(page, konnect_id, digest)
     details = page.get_by_test_id("tasklog-details")

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,12 +19,11 @@ import pytest
 
 from konnectz_contracts.events import KV_POLLS, konnect_key
 from konnectz_devstack import Platform
-from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer, catalogue_with, curated_app, token_auth
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import api_call_node, sign_up, wait_until
+from konnectz_devstack.testing import add_account, api_call_node, sign_up, wait_until
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[2]
 KEY = "tasks-key-0123456789"
 
 
@@ -57,12 +54,7 @@ MANIFEST = curated_app(
     990101,
     "tasksapp",
     "Tasks App",
-    auth={
-        "type": "api_key",
-        "fields": [{"key": "api_key", "label": "API Key"}],
-        "inject": [{"location": "header", "name": "Authorization", "value": "Token {{auth.api_key}}"}],
-        "test": {"path": "/me", "label_path": "name"},
-    },
+    auth=token_auth(),
     events=[
         {
             "key": "new_task",
@@ -85,9 +77,7 @@ def tasks() -> Iterator[TasksApp]:
 
 @pytest.fixture(scope="module")
 def platform(tasks: TasksApp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
-    root = tmp_path_factory.mktemp("catalogue")
-    shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
-    (root / "apps" / "tasksapp.json").write_text(json.dumps({**MANIFEST, "base_url": tasks.url}))
+    root = catalogue_with(tmp_path_factory.mktemp("catalogue"), MANIFEST, tasks.url)
     # Poll every second instead of the manifest's five minutes, so the test sees several polls.
     env = {"KONNECTZ_CATALOGUE_DIR": str(root), "KONNECTZ_MAX_POLL_INTERVAL_SECONDS": "1"}
     with running_platform("konnectz-polling-", **env) as plat:
@@ -113,11 +103,7 @@ def cursor(platform: Platform, konnect_id: int) -> dict[str, Any]:
 def test_a_new_item_starts_exactly_one_run(platform: Platform, tasks: TasksApp, receiver) -> None:
     api = httpx.Client(base_url=platform.api_url, timeout=30)
     headers = sign_up(api, "poller@example.com", "a-long-password")
-    added = api.post(
-        "/api/v1/authorization", json={"app_id": MANIFEST["id"], "auth_response": {"api_key": KEY}}, headers=headers
-    )
-    assert added.status_code == 200, added.text
-    account_id = added.json()["app_user_id"]
+    account_id = add_account(api, headers, MANIFEST["id"], {"api_key": KEY})
     trigger = {
         "id": "node-1",
         "type": "TriggerNode",

@@ -31,7 +31,7 @@ from konnectz_contracts.manifest import App
 from konnectz_devstack import Platform
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import api_call_node, sign_up, wait_until
+from konnectz_devstack.testing import add_account, api_call_node, sign_up, wait_until
 from konnectz_runner.signatures import sign
 
 pytestmark = pytest.mark.integration
@@ -217,12 +217,6 @@ def _publish(api: httpx.Client, headers: dict[str, str], canvas: dict[str, Any])
     return int(r.json()["konnect_id"]), r.json()["webhook_url"]
 
 
-def _account(api: httpx.Client, headers: dict[str, str], app_id: int, values: dict[str, str]) -> int:
-    r = api.post("/api/v1/authorization", json={"app_id": app_id, "auth_response": values}, headers=headers)
-    assert r.status_code == 200, r.text
-    return int(r.json()["app_user_id"])
-
-
 def test_github_and_stripe_webhooks_subscribe_verify_and_unsubscribe(platform: Platform, fake: FakeApis,
                                                                      receiver) -> None:  # fmt: skip
     api = httpx.Client(base_url=platform.api_url, timeout=30)
@@ -232,7 +226,7 @@ def test_github_and_stripe_webhooks_subscribe_verify_and_unsubscribe(platform: P
         return api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
 
     # GitHub: a repository hook with a secret Konnectz generated.
-    github = _account(api, headers, 106, {"access_token": GITHUB_TOKEN})
+    github = add_account(api, headers, 106, {"access_token": GITHUB_TOKEN})
     canvas = _canvas(106, "github", "issue_event", github, receiver.url, owner="octo", repo="hello")
     konnect_id, url = _publish(api, headers, canvas)
     hook = fake.hooks["77"]
@@ -264,7 +258,7 @@ def test_github_and_stripe_webhooks_subscribe_verify_and_unsubscribe(platform: P
     assert "77" not in fake.hooks and fake.calls[-1]["method"] == "DELETE"
 
     # Stripe: a webhook endpoint whose reply carries the signing secret.
-    stripe = _account(api, headers, 115, {"api_key": STRIPE_KEY})
+    stripe = add_account(api, headers, 115, {"api_key": STRIPE_KEY})
     konnect_id, url = _publish(api, headers, _canvas(115, "stripe", "webhook_event", stripe, receiver.url))
     endpoint = fake.hooks["we_1"]
     assert endpoint["url"] == url and endpoint["enabled_events[0]"] == "payment_intent.succeeded"
@@ -302,7 +296,7 @@ def test_calendly_webhook_subscribes_with_a_signing_key_verifies_and_unsubscribe
 ) -> None:
     api = httpx.Client(base_url=platform.api_url, timeout=30)
     headers = sign_up(api, "calendly-hooks@example.com", "a-long-password")
-    account = _account(api, headers, 128, {"access_token": CALENDLY_TOKEN})
+    account = add_account(api, headers, 128, {"access_token": CALENDLY_TOKEN})
     canvas = _canvas(128, "calendly", "invitee_created", account, receiver.url, what="{{node-1.payload.email}}",
                      organization=CALENDLY_ORG)  # fmt: skip
     konnect_id, url = _publish(api, headers, canvas)
@@ -370,7 +364,7 @@ def test_typeform_webhooks_of_two_konnects_on_one_form_are_two_tags(platform: Pl
     other's webhook."""
     api = httpx.Client(base_url=platform.api_url, timeout=30)
     headers = sign_up(api, "typeform-hooks@example.com", "a-long-password")
-    account = _account(api, headers, 129, {"access_token": TYPEFORM_TOKEN})
+    account = add_account(api, headers, 129, {"access_token": TYPEFORM_TOKEN})
     signature = App.model_validate(_manifest("typeform", fake.url)).event("new_response_webhook").trigger.signature
     published = []
     for name in ("Ada", "Grace"):

@@ -18,7 +18,7 @@ from konnectz_contracts.compiling import CompileError
 from konnectz_contracts.steps import COMPILERS
 from konnectz_contracts.steps.hash import Config
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import canvas_node, capture_request, chain_canvas, review_node, wait_until
+from konnectz_devstack.testing import canvas_node, capture_request, chain_canvas, publish_and_run, review_node
 from konnectz_devstack.testing import sign_up as sign_up_and_in
 from konnectz_runner import NetGuard, StepContext, parse_networks, run_step
 
@@ -87,18 +87,7 @@ def test_a_published_webhook_to_hash_flow_logs_the_digest() -> None:
         tested = test("node-2", konnect_id)
         assert tested["test_status"] == "Success" and tested["raw_response"]["hash"] == expected
 
-        r = api.post(
-            "/api/v1/konnects/publish_konnect",
-            json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
-            headers=headers,
-        )
-        assert r.status_code == 200, r.text
-        assert wait_until(lambda: httpx.post(hook, json=ORDER).json().get("status") == "accepted")
-
-        def logs() -> list[dict[str, Any]]:
-            return api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
-
-        (log,) = wait_until(logs)
+        (log,) = publish_and_run(api, headers, konnect_id, canvas, hook, ORDER)
         assert log["status"] == "SUCCESS"
         (task,) = api.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()["tasks"]
         assert task["step_id"] == "node-2"

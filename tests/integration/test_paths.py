@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import canvas_node, capture_request, review_node, wait_until
+from konnectz_devstack.testing import canvas_node, capture_request, publish_and_run, review_node
 from konnectz_devstack.testing import sign_up as sign_up_and_in
 
 pytestmark = pytest.mark.integration
@@ -93,18 +93,7 @@ def test_a_published_router_and_join_run_both_paths_and_merge_them() -> None:
         assert joined["raw_response"]["Big order"]["hash"] == big
         assert joined["raw_response"]["Rest"] is None
 
-        r = api.post(
-            "/api/v1/konnects/publish_konnect",
-            json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
-            headers=headers,
-        )
-        assert r.status_code == 200, r.text
-        assert wait_until(lambda: httpx.post(hook, json=ORDER).json().get("status") == "accepted")
-
-        def logs() -> list[dict[str, Any]]:
-            return api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
-
-        (log,) = wait_until(logs)
+        (log,) = publish_and_run(api, headers, konnect_id, canvas, hook, ORDER)
         assert log["status"] == "SUCCESS"
         tasks = api.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()["tasks"]
         rows = [(t["step_id"], t["status"], t["data"].get("path")) for t in tasks]

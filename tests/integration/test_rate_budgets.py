@@ -18,26 +18,30 @@ as a SUCCESS task log, and that steps recorded why they waited (wait_reason).
 
 from __future__ import annotations
 
-import json
-import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from konnectz_devstack import Platform
-from konnectz_devstack.fake_apps import curated_app
+from konnectz_devstack.fake_apps import catalogue_with, curated_app, token_auth
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_node
+from konnectz_devstack.testing import (
+    add_account,
+    app_node,
+    child_pids,
+    publish_canvas,
+    sign_up,
+    wait_until,
+    webhook_node,
+)
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[2]
 KEY = "budget-key-0123456789"
 APP_ID = 990301
 RUNS = 110
@@ -129,12 +133,7 @@ MANIFEST = curated_app(
     APP_ID,
     "pingapp",
     "Ping App",
-    auth={
-        "type": "api_key",
-        "fields": [{"key": "api_key", "label": "API Key"}],
-        "inject": [{"location": "header", "name": "Authorization", "value": "Token {{auth.api_key}}"}],
-        "test": {"path": "/me", "label_path": "name"},
-    },
+    auth=token_auth(),
     events=[
         {
             "key": "ping",
@@ -158,9 +157,7 @@ def ping() -> Iterator[PingApp]:
 
 @pytest.fixture(scope="module")
 def platform(ping: PingApp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
-    root = tmp_path_factory.mktemp("catalogue")
-    shutil.copytree(REPO / "catalogue" / "apps", root / "apps")
-    (root / "apps" / "pingapp.json").write_text(json.dumps({**MANIFEST, "base_url": ping.url}))
+    root = catalogue_with(tmp_path_factory.mktemp("catalogue"), MANIFEST, ping.url)
     # Three runner processes, each running up to 8 runs at once (24 waiting for the budget at a time).
     # The ingress backlog bound counts only runs (KONNECTZ_MAX_QUEUE_SECONDS=0): by default it also
     # refuses webhooks (429) once the queue holds more than 1.5 s of what the runners drain, and
@@ -173,19 +170,6 @@ def platform(ping: PingApp, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     }
     with running_platform("konnectz-budgets-", **env) as plat:
         yield plat
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def _most_in_window(times: list[float], width: float) -> int:
@@ -201,36 +185,24 @@ def _most_in_window(times: list[float], width: float) -> int:
 def test_three_runner_processes_share_one_account_budget(platform: Platform, ping: PingApp) -> None:
     runner = platform.proc("runner")
     assert runner is not None
-    wait_until(lambda: len(_children(runner.pid)) == 3 or None, what="three runner processes")
+    wait_until(lambda: len(child_pids(runner.pid)) == 3 or None, what="three runner processes")
     api = httpx.Client(base_url=platform.api_url, timeout=30)
     headers = sign_up(api, "budgets@example.com", "a-long-password")
-    added = api.post("/api/v1/authorization", json={"app_id": APP_ID, "auth_response": {"api_key": KEY}},
-                     headers=headers)  # fmt: skip
-    assert added.status_code == 200, added.text
-    account_id = added.json()["app_user_id"]
+    account_id = add_account(api, headers, APP_ID, {"api_key": KEY})
     override = api.put(f"/api/v1/app_users/{account_id}/rate_budget", json={"rate_limit_rps": RATE},
                        headers=headers)  # fmt: skip
     assert override.status_code == 200, override.text
 
-    action = {
-        "id": "node-2",
-        "type": "ActionNode",
-        "position": {"x": 600, "y": 0},
-        "data": {
-            "node_id": "node-2",
-            "app_detail": {
-                "id": APP_ID,
-                "name": "Ping App",
-                "app_type": "api",
-                "provider": "pingapp",
-                "app_index": 2,
-                "side": "right",
-            },
-            "selectedEvent": {"id": "ping", "name": "Ping"},
-            "selectedAccount": {"id": account_id, "name": "Budget account"},
-            "configResponses": [{"config_key": "n", "value": "{{node-1.n}}"}],
-        },
-    }
+    action = app_node(
+        "node-2",
+        "ActionNode",
+        (APP_ID, "pingapp", "Ping App"),
+        2,
+        event={"id": "ping", "name": "Ping"},
+        account={"id": account_id, "name": "Budget account"},
+        config=[{"config_key": "n", "value": "{{node-1.n}}"}],
+        x=600,
+    )
     canvas = {"apps": [webhook_node(), action], "dataForSelect": {}, "flowName": "Pings",
               "links": [{"id": "e1", "source": "node-1", "target": "node-2"}]}  # fmt: skip
     published = publish_canvas(api, headers, canvas)

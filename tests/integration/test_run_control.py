@@ -19,7 +19,7 @@ import pytest
 from konnectz_contracts.events import STREAM_RUNS, SUBJECTS_TIMERS
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import api_call_node, canvas_node, chain_canvas, publish_canvas, sign_up, wait_until
+from konnectz_devstack.testing import delay_canvas, publish_canvas, sign_up, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -31,20 +31,6 @@ class _Handler(JsonHandler):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         _Handler.hits.append(self.path)
         self._reply(200, {"ok": True})
-
-
-def delay_canvas(url: str) -> dict[str, Any]:
-    """Webhook -> API call (before) -> Delay 1 hour -> API call (after)."""
-    apps = [
-        canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook",
-                    selectedEvent={"id": "catch_hook", "name": "Catch Webhook"}, configResponses=[]),
-        api_call_node(url + "/before", node_id="node-2", body=[{"key": "n", "value": "{{node-1.n}}"}]),
-        canvas_node("node-3", "InHouse", "delay", 3, "Delay",
-                    timerConfigs={"delay_type": 515, "delay_unit": 322, "delay_value": 1}),
-        api_call_node(url + "/after", node_id="node-4", body=[{"key": "n", "value": "{{node-1.n}}"}]),
-    ]  # fmt: skip
-    apps[1]["position"]["x"], apps[3]["position"]["x"] = 1000, 2000
-    return chain_canvas(apps, "Remind in an hour")
 
 
 def timers_pending(nats_url: str) -> int:
@@ -66,7 +52,7 @@ def test_a_waiting_run_is_listed_cancelled_and_never_resumes() -> None:
         with running_platform("konnectz-cancel-") as platform:
             api = httpx.Client(base_url=platform.api_url, timeout=30)
             headers = sign_up(api, "cancel@example.com", "correct horse battery")
-            published = publish_canvas(api, headers, delay_canvas(server.url))
+            published = publish_canvas(api, headers, delay_canvas(server.url, "Remind in an hour"))
             konnect_id, hook = published["konnect_id"], published["webhook_url"]
             run_id = wait_until(lambda: httpx.post(hook, json={"n": 1}).json().get("run_id"), what="accepted")
             active = f"/api/v1/konnects/{konnect_id}/runs/active"

@@ -17,22 +17,9 @@ import httpx
 import pytest
 
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import publish_canvas, sign_up, wait_until, webhook_canvas
+from konnectz_devstack.testing import child_pids, publish_canvas, sign_up, wait_until, webhook_canvas
 
 pytestmark = pytest.mark.integration
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def _alive(pid: int) -> bool:
@@ -48,7 +35,7 @@ def test_two_runner_processes_share_the_port_and_die_with_their_parent(receiver)
     with running_platform("konnectz-procs-", KONNECTZ_RUNNER_PROCESSES="2") as platform:
         runner = platform.proc("runner")
         assert runner is not None
-        children = wait_until(lambda: c if len(c := _children(runner.pid)) == 2 else None, what="two children")
+        children = wait_until(lambda: c if len(c := child_pids(runner.pid)) == 2 else None, what="two children")
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         headers = sign_up(api, "procs@example.com", "correct horse battery")
         canvas = webhook_canvas(f"{receiver.url}/orders", body=[{"key": "n", "value": "{{node-1.n}}"}])

@@ -4,7 +4,9 @@ one small fake provider with its two manifests.
 - :class:`JsonHandler`, a request handler that stays quiet and answers JSON (``_reply``);
   :class:`LocalServer` serves one on a free port of 127.0.0.1 in a thread;
 - :func:`curated_app`, a catalogue manifest of a curated app (the head every fake app's manifest
-  repeats: id, key, name, source, base_url, auth, events);
+  repeats: id, key, name, source, base_url, auth, events); :func:`token_auth`, the ``auth`` of an
+  API key sent as ``Authorization: Token``; :func:`catalogue_with`, the repository's catalogue plus
+  one fake app's manifest;
 - :class:`FakeApp` and :func:`write_manifests`: the fake provider the api tests and the browser tests
   use (token auth, OAuth2 with PKCE, a list, a create), and its two apps.
 
@@ -27,12 +29,15 @@ import hashlib
 import html
 import json
 import secrets
+import shutil
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
+
+from konnectz_devstack._platform import REPO_ROOT
 
 __all__ = [
     "API_KEY",
@@ -41,7 +46,9 @@ __all__ = [
     "FakeApp",
     "JsonHandler",
     "LocalServer",
+    "catalogue_with",
     "curated_app",
+    "token_auth",
     "write_manifests",
 ]
 
@@ -99,6 +106,25 @@ def curated_app(
     """The manifest of a curated app ``key`` (``base_url``, ``rate_limit``… in ``more``)."""
     return {"id": app_id, "key": key, "name": name, "source": {"kind": "curated"}, "auth": auth, "events": events,
             **more}  # fmt: skip
+
+
+def token_auth() -> dict[str, Any]:
+    """A manifest's ``auth`` of one API key, sent as ``Authorization: Token <key>``; the account test
+    is ``GET /me``, whose ``name`` names the account."""
+    return {
+        "type": "api_key",
+        "fields": [{"key": "api_key", "label": "API Key"}],
+        "inject": [{"location": "header", "name": "Authorization", "value": "Token {{auth.api_key}}"}],
+        "test": {"path": "/me", "label_path": "name"},
+    }
+
+
+def catalogue_with(root: Path, manifest: dict[str, Any], base_url: str) -> Path:
+    """A catalogue folder under ``root``: the repository's apps plus ``manifest`` pointed at
+    ``base_url`` (a local fake); the folder to give the platform as KONNECTZ_CATALOGUE_DIR."""
+    shutil.copytree(REPO_ROOT / "catalogue" / "apps", root / "apps")
+    (root / "apps" / f"{manifest['key']}.json").write_text(json.dumps({**manifest, "base_url": base_url}))
+    return root
 
 
 class FakeApp:

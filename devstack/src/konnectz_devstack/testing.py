@@ -8,25 +8,36 @@ base URL is the api.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import os
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 __all__ = [
+    "add_account",
     "api_call_node",
     "api_call_settings",
+    "app_node",
     "canvas_node",
     "capture_request",
     "chain_canvas",
+    "child_pids",
+    "delay_canvas",
+    "publish_and_run",
     "publish_canvas",
+    "publish_konnect",
     "review_node",
     "sign_in",
     "sign_in_through_form",
     "sign_up",
+    "start_runner_process",
     "task_event",
     "test_trigger",
     "text_box",
@@ -163,6 +174,28 @@ def canvas_node(
     }
 
 
+def app_node(
+    node_id: str,
+    type_: str,
+    app: tuple[int, str, str],
+    index: int,
+    *,
+    event: dict[str, Any],
+    account: dict[str, Any],
+    config: list[dict[str, Any]],
+    x: int,
+) -> dict[str, Any]:
+    """One step of a catalogue app as the editor saves it: ``app`` is its (id, provider, name), the
+    step is React Flow type ``type_`` at position ``index``, drawn at ``x``, with ``event`` chosen,
+    the connected ``account`` and ``config`` (its configResponses)."""
+    app_id, provider, name = app
+    node = canvas_node(
+        node_id, type_, provider, index, name, x=x, selectedEvent=event, selectedAccount=account, configResponses=config
+    )
+    node["data"]["app_detail"].update(id=app_id, app_type="api")
+    return node
+
+
 def chain_canvas(apps: list[dict[str, Any]], name: str, order: list[str] | None = None) -> dict[str, Any]:
     """canvas_json of ``apps`` linked one after another in ``order`` (their node ids; default: as listed)."""
     ids = order if order is not None else [app["id"] for app in apps]
@@ -181,6 +214,21 @@ def webhook_canvas(
         "dataForSelect": {},
         "flowName": name,
     }
+
+
+def delay_canvas(url: str, name: str) -> dict[str, Any]:
+    """canvas_json of flow ``name``: Webhook -> API call (``url``/before) -> Delay 1 hour -> API call
+    (``url``/after), both calls posting ``n`` of the webhook's request."""
+    apps = [
+        canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook",
+                    selectedEvent={"id": "catch_hook", "name": "Catch Webhook"}, configResponses=[]),
+        api_call_node(url + "/before", node_id="node-2", body=[{"key": "n", "value": "{{node-1.n}}"}]),
+        canvas_node("node-3", "InHouse", "delay", 3, "Delay",
+                    timerConfigs={"delay_type": 515, "delay_unit": 322, "delay_value": 1}),
+        api_call_node(url + "/after", node_id="node-4", body=[{"key": "n", "value": "{{node-1.n}}"}]),
+    ]  # fmt: skip
+    apps[1]["position"]["x"], apps[3]["position"]["x"] = 1000, 2000
+    return chain_canvas(apps, name)
 
 
 def review_node(
@@ -217,7 +265,12 @@ test_trigger.__test__ = False  # type: ignore[attr-defined]  # a helper, not a p
 def publish_canvas(api: Any, headers: dict[str, str], canvas: dict[str, Any]) -> dict[str, Any]:
     """Test & Review of the trigger (it creates the draft, as the editor does), then publish: the
     publish reply (``konnect_id``, ``webhook_url``, ...)."""
-    konnect_id = test_trigger(api, headers, canvas)
+    return publish_konnect(api, headers, test_trigger(api, headers, canvas), canvas)
+
+
+def publish_konnect(api: Any, headers: dict[str, str], konnect_id: int, canvas: dict[str, Any]) -> dict[str, Any]:
+    """Publish the draft ``konnect_id`` (its trigger tested already) as ``canvas`` (asserting a 200):
+    the publish reply."""
     r = api.post(
         "/api/v1/konnects/publish_konnect",
         headers=headers,
@@ -225,6 +278,23 @@ def publish_canvas(api: Any, headers: dict[str, str], canvas: dict[str, Any]) ->
     )
     assert r.status_code == 200, r.text
     return dict(r.json())
+
+
+def publish_and_run(
+    api: Any, headers: dict[str, str], konnect_id: int, canvas: dict[str, Any], hook: str, payload: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Publish the draft ``konnect_id`` as ``canvas``, post ``payload`` to its webhook ``hook`` until
+    the runner accepts it, and wait for the run's task log: the konnect's task logs, once listed."""
+    import httpx  # the devstack does not depend on httpx; the tests that use this helper do
+
+    publish_konnect(api, headers, konnect_id, canvas)
+    assert wait_until(lambda: httpx.post(hook, json=payload).json().get("status") == "accepted")
+
+    def logs() -> list[dict[str, Any]]:
+        return api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
+
+    found: list[dict[str, Any]] = wait_until(logs)
+    return found
 
 
 def task_event(
@@ -320,6 +390,14 @@ def sign_up(api: Any, email: str, password: str, first_name: str = "Test") -> di
     return sign_in(api, email, password)
 
 
+def add_account(api: Any, headers: dict[str, str], app_id: int, auth_response: dict[str, Any]) -> int:
+    """Connect an account of app ``app_id`` with ``auth_response`` (its fields, e.g. ``{"api_key": ...}``),
+    asserting a 200: the account's id (``app_user_id``)."""
+    r = api.post("/api/v1/authorization", json={"app_id": app_id, "auth_response": auth_response}, headers=headers)
+    assert r.status_code == 200, r.text
+    return int(r.json()["app_user_id"])
+
+
 def sign_in_through_form(page: Any, email: str, password: str) -> None:
     """Sign in on the SPA's /login page as a person does (a Playwright page): email, password, the
     ALTCHA widget's proof of work, Login; returns on /dashboard."""
@@ -342,3 +420,41 @@ def text_box(page: Any, test_id: str) -> Any:
     if loc.evaluate("e => ['INPUT', 'TEXTAREA'].includes(e.tagName)"):
         return loc
     return loc.locator("textarea, input").first
+
+
+def child_pids(pid: int) -> list[int]:
+    """The ids of the processes whose parent is ``pid`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+async def start_runner_process(nats_url: str, spec_file: Path, port: int, log: Path) -> asyncio.subprocess.Process:
+    """``python -m konnectz_runner serve`` in spec-file mode (``spec_file``) on ``port``, its output
+    appended to ``log``: the process, once its /healthz answers 200 (AssertionError if it exits or
+    does not answer in 30 s). No api here: quotas are off (they are tested in test_quota.py)."""
+    import httpx  # the devstack does not depend on httpx; the runner's tests that use this helper do
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "konnectz_runner", "serve", "--host", "127.0.0.1", "--port", str(port),
+        env={**os.environ, "KONNECTZ_NATS_URL": nats_url, "KONNECTZ_SPEC_FILE": str(spec_file),
+             "KONNECTZ_ENFORCE_QUOTA": "false", "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8"},
+        stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    async with httpx.AsyncClient(timeout=2) as http:
+        for _ in range(300):
+            try:
+                if (await http.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200:
+                    return proc
+            except httpx.TransportError:
+                pass
+            assert proc.returncode is None, "the runner exited early; see " + str(log)
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"the runner did not start; see {log}")
