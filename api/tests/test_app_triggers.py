@@ -3,10 +3,13 @@ app through the account; publishing compiles it into the runner's polling trigge
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
+import nats
 import pytest
 
 from konnectz_api import catalogue as catalogue_module
@@ -14,6 +17,7 @@ from konnectz_api.catalogue import get_index
 from konnectz_api.core.config import get_settings
 from konnectz_devstack import fake_apps
 from konnectz_devstack.testing import add_account, api_call_node, app_node
+from konnectz_runner import KV_BUDGETS, budget_key
 
 TOKEN_APP, HOOKS_APP = 900001, 900003
 
@@ -130,6 +134,35 @@ def test_test_and_review_shows_the_newest_item_of_the_live_app(client, api, fake
         account_id,
     )
     assert fake_apps.API_KEY not in str(spec)
+
+
+def test_a_trigger_test_takes_its_tokens_from_the_accounts_shared_budget(client, api, fake, nats_server):
+    """The api's own requests with an account use the runners' bucket (KZ_BUDGETS) and the owner's
+    override: two tests at 1 request/s are a second apart, and the bucket counted both."""
+    headers = api.new_user()
+    account_id = _account(client, headers)
+    r = client.put(f"/api/v1/app_users/{account_id}/rate_budget", json={"rate_limit_rps": 1}, headers=headers)
+    assert r.status_code == 200, r.text
+    canvas = trigger_canvas(account_id)
+    first = _test(client, headers, canvas)
+    assert first.json()["test_status"] == "Success", first.text
+    started = time.monotonic()
+    second = _test(client, headers, canvas, first.json()["konnect_id"])
+    assert second.json()["test_status"] == "Success", second.text
+    assert time.monotonic() - started >= 0.9  # the second request waited for the next token
+
+    async def stored() -> dict[str, Any]:
+        nc = await nats.connect(nats_server.url)
+        try:
+            kv = await nc.jetstream().key_value(KV_BUDGETS)
+            return dict(json.loads((await kv.get(budget_key(account_id))).value))
+        finally:
+            await nc.close()
+
+    state = asyncio.run(stored())
+    assert state["rate"] == 1.0 and sum(state["recent"].values()) == 2
+    budget = client.get(f"/api/v1/app_users/{account_id}/rate_budget", headers=headers).json()
+    assert budget["source"] == "override" and budget["used_last_minute"] == 2
 
 
 def test_a_trigger_test_that_fails_or_uses_anothers_account_is_an_error(client, api, fake):

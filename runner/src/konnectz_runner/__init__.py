@@ -22,7 +22,7 @@ from konnectz_runner.app_request import (
     picked,
     secret_values,
 )
-from konnectz_runner.budgets import KV_BUDGETS, budget_key, budget_usage
+from konnectz_runner.budgets import KV_BUDGETS, Budgets, budget_key, budget_usage
 from konnectz_runner.budgets import MAX_RATE as MAX_BUDGET_RATE
 from konnectz_runner.budgets import MIN_RATE as MIN_BUDGET_RATE
 from konnectz_runner.capture import close_window, last_capture, open_window
@@ -54,6 +54,7 @@ from konnectz_runner.quota import (
 )
 from konnectz_runner.step_secrets import origin_of
 from konnectz_runner.steps import KINDS, run_step
+from konnectz_runner.steps.app_event import remember_account
 from konnectz_runner.steps.join import merge as join_merge
 from konnectz_runner.telemetry import RUNS_FAILED, RUNS_FINISHED, STEP_SECONDS, setup_tracing, tracer
 
@@ -72,6 +73,7 @@ __all__ = [
     "RUNS_FINISHED",
     "STEP_SECONDS",
     "AppRequest",
+    "Budgets",
     "BundleIndex",
     "CatalogueError",
     "IPNetwork",
@@ -116,6 +118,7 @@ __all__ = [
     "picked",
     "publish_event",
     "publish_run",
+    "remember_account",
     "request_cancel",
     "run_state_buckets",
     "run_step",

@@ -732,6 +732,9 @@ export interface paths {
          *     The first qualifying sample is answered; when none qualifies the test is refused (422) and the
          *     node's earlier result is kept. Without labels any sample is accepted. A Webhook trigger with no
          *     captured request yet has no sample, so the choice applies from its first capture on.
+         *
+         *     A request with an app account takes a token from the account's rate budget, shared with the
+         *     runners; a test that waited for one says so in its message.
          */
         post: operations["test_and_review_api_v1_konnects_test_and_review_post"];
         delete?: never;

@@ -55,7 +55,7 @@ from konnectz_api.schemas import (
     UpdateStatusIn,
     UpdateStatusOut,
 )
-from konnectz_api.services import app_webhooks, review, run_control
+from konnectz_api.services import app_webhooks, rate_budgets, review, run_control
 from konnectz_api.services.credential_broker import cipher
 from konnectz_api.services.deployer import DeployConflict, Deployer, DeployError, LocalDeployer
 
@@ -440,7 +440,9 @@ VALIDATION_EXTRAS["/api/v1/konnects/test_and_review"] = lambda message: {
     response_model=TestAndReviewOut,
     responses={404: {"model": Message}, 422: {"model": TestRefusedOut}},
 )
-async def test_and_review(body: TestAndReviewIn, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> Any:
+async def test_and_review(
+    body: TestAndReviewIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, bus: BusDep
+) -> Any:
     """Test one node with the runner's step code. The trigger's test creates the konnect (a draft)
     when ``konnect_id`` is null and answers its webhook URL; a catalogue app's polling trigger answers
     the newest item of the live app, read through the chosen account (or the manifest's sample when
@@ -454,8 +456,11 @@ async def test_and_review(body: TestAndReviewIn, user: CurrentUser, session: Ses
     least one (``OR``); "a value" is the Filter's *Is Exist* (present, not null, not empty text).
     The first qualifying sample is answered; when none qualifies the test is refused (422) and the
     node's earlier result is kept. Without labels any sample is accepted. A Webhook trigger with no
-    captured request yet has no sample, so the choice applies from its first capture on."""
-    return await review.run_test(session, settings, user, body)
+    captured request yet has no sample, so the choice applies from its first capture on.
+
+    A request with an app account takes a token from the account's rate budget, shared with the
+    runners; a test that waited for one says so in its message."""
+    return await review.run_test(session, settings, user, body, rate_budgets.shared_budgets(bus))
 
 
 def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep, settings: Settings) -> DeleteActivityOut:

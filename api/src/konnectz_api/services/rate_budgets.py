@@ -5,6 +5,10 @@ api stores the owner's override (``app_accounts.rate_limit_rps``, handed to the 
 credential broker) and reads the bucket, through its own NATS connection, to show the use: tokens
 left now, requests in the last minute. A bucket that cannot be read within
 :data:`READ_TIMEOUT_SECONDS` shows the rate without its use (``live`` false), never an error.
+
+The api's own requests with an account (Test & Review of an app step or an app's polling trigger)
+take their tokens from the same bucket (:func:`shared_budgets`), so testing a step while the flow
+runs does not push the account over its budget.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ from konnectz_api.bus import Bus
 from konnectz_api.models import AppAccount
 from konnectz_api.schemas import RateBudgetOut
 from konnectz_contracts.manifest import App
-from konnectz_runner import KV_BUDGETS, budget_key, budget_usage
+from konnectz_runner import KV_BUDGETS, Budgets, budget_key, budget_usage, remember_account
 
-__all__ = ["READ_TIMEOUT_SECONDS", "budget_of", "budgets_of"]
+__all__ = ["READ_TIMEOUT_SECONDS", "budget_of", "budgets_of", "shared_budgets", "use_account"]
 
 log = logging.getLogger(__name__)
 READ_TIMEOUT_SECONDS = 2.0
@@ -37,6 +41,29 @@ async def _stored(bus: Bus, account_id: int) -> tuple[bytes | None, bool]:
         log.info("Rate budget of account %s not read: %s", account_id, exc or type(exc).__name__)
         return None, False
     return entry.value, True
+
+
+_shared: dict[int, Budgets] = {}
+
+
+def shared_budgets(bus: Bus) -> Budgets | None:
+    """The buckets this api process takes tokens from (one per NATS connection), None while NATS is
+    unreachable: the step then spaces its requests within this process (as a runner does)."""
+    try:
+        js = bus.js
+    except ConnectionError:
+        return None
+    budgets = _shared.get(id(js))
+    if budgets is None or budgets.js is not js:
+        _shared.clear()  # a new connection: the old context is gone
+        budgets = _shared[id(js)] = Budgets(js)
+    return budgets
+
+
+def use_account(account: AppAccount) -> None:
+    """Tell the step code the account's rate override and name, as the credential broker tells a
+    runner, before the api sends a request with it (Test & Review of a polling trigger)."""
+    remember_account(account.id, account.rate_limit_rps, account.label)
 
 
 async def budget_of(bus: Bus, app: App | None, account: AppAccount) -> RateBudgetOut:

@@ -38,12 +38,13 @@ from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOut
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
+from konnectz_api.services.rate_budgets import use_account
 from konnectz_contracts.compiling import is_blank
 from konnectz_contracts.errors import StepError
 from konnectz_contracts.steps import join
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
 from konnectz_contracts.triggers.schedule import next_fire, trigger_output
-from konnectz_runner import NetGuard, StepContext, app_items, guarded_transport, join_merge, run_step
+from konnectz_runner import Budgets, NetGuard, StepContext, app_items, guarded_transport, join_merge, run_step
 
 __all__ = [
     "MANDATORY",
@@ -119,7 +120,11 @@ def _test_view(activity: Any) -> Any:
     return output
 
 
-async def run_test(session: Session, settings: Settings, user: User, body: TestAndReviewIn) -> TestAndReviewOut:
+async def run_test(
+    session: Session, settings: Settings, user: User, body: TestAndReviewIn, budgets: Budgets | None = None
+) -> TestAndReviewOut:
+    """Test one node. ``budgets``: the rate budgets shared with the runners (None: requests with an
+    account are spaced within this process only)."""
     canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
     if body.konnect_id is not None:
         # Secret values typed into steps are encrypted before anything else sees the canvas; a masked
@@ -139,12 +144,18 @@ async def run_test(session: Session, settings: Settings, user: User, body: TestA
     if _missing_mandatory(node):
         raise TestRefused(MANDATORY)
     if node is flow.trigger:
-        return await _test_trigger(session, settings, user, body, flow, canvas)
-    return await _test_action(session, settings, user, body, flow, node, canvas)
+        return await _test_trigger(session, settings, user, body, flow, canvas, budgets)
+    return await _test_action(session, settings, user, body, flow, node, canvas, budgets)
 
 
 async def _test_trigger(
-    session: Session, settings: Settings, user: User, body: TestAndReviewIn, flow: Plan, canvas: dict[str, Any]
+    session: Session,
+    settings: Settings,
+    user: User,
+    body: TestAndReviewIn,
+    flow: Plan,
+    canvas: dict[str, Any],
+    budgets: Budgets | None = None,
 ) -> TestAndReviewOut:
     node = flow.trigger
     if body.konnect_id is None:
@@ -173,7 +184,7 @@ async def _test_trigger(
     if trigger.kind == "polling" and trigger.app_id is not None:
         session.commit()  # no transaction stays open while the app is called
         try:
-            output, message = await app_trigger_sample(session, settings, user, trigger)
+            output, message = await app_trigger_sample(session, settings, user, trigger, budgets)
         except AppCallError as exc:
             status, output, message = "Error", {}, str(exc) or UNABLE
     elif trigger.kind == "webhook":
@@ -223,7 +234,7 @@ async def _test_trigger(
 
 
 async def app_trigger_sample(
-    session: Session, settings: Settings, user: User, trigger: PollingTrigger
+    session: Session, settings: Settings, user: User, trigger: PollingTrigger, budgets: Budgets | None = None
 ) -> tuple[Any, str]:
     """The newest item of a catalogue app's polling trigger, read from the live API through the
     account (credentials from the broker, refreshed when they expire), and the message to show."""
@@ -235,6 +246,7 @@ async def app_trigger_sample(
         account = app_accounts.get_account(session, owner_id=user.id, account_id=trigger.account_id or 0)
         if account is None or account.app_id != app.id:
             raise AppCallError(f"Choose a {app.name} account for this trigger")
+        use_account(account)  # its rate override applies to this request too
 
     async def source(_account_id: int, _konnect_id: int, _owner_id: int, refresh: bool) -> dict[str, Any]:
         if account is None:
@@ -265,6 +277,7 @@ async def app_trigger_sample(
                     max_bytes=settings.test_max_response_bytes,
                     credential_source=source,
                     app=app,
+                    budgets=budgets,
                 ),
                 settings.test_timeout_seconds + 5,
             )
@@ -329,6 +342,7 @@ async def _test_action(
     flow: Plan,
     node: Any,
     canvas: dict[str, Any],
+    budgets: Budgets | None = None,
 ) -> TestAndReviewOut:
     first = TEST_TRIGGER_FIRST.format(app_name=node.detail.name or "app")
     if body.konnect_id is None:
@@ -368,6 +382,7 @@ async def _test_action(
             open_secrets=step_secrets.opener(cipher(settings), konnect.id),
             # A join tested alone merges the path ends found among the tested nodes.
             path_results=join_merge(ends, outputs) if ends is not None else None,
+            budgets=budgets,  # an app step takes its account's tokens from the runners' bucket
         )
         try:
             outcome = await asyncio.wait_for(run_step(step, ctx), settings.test_timeout_seconds + 5)
@@ -391,6 +406,8 @@ async def _test_action(
             message = "Paths chosen: " + ", ".join(str(name) for name in output.get("paths") or ())
         else:
             message = f"{node.detail.name or 'Step'} tested successfully"
+        if outcome.wait_reason:  # the account's rate budget held the request back (docs/rate-budgets.md)
+            message = f"{message}. {outcome.wait_reason}"
     activity_id = activities.save_activity(
         session,
         konnect_id=konnect.id,
