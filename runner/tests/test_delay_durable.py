@@ -53,7 +53,7 @@ async def events_of(nats_url: str, konnect_id: int) -> list[TaskEvent]:
         )
         try:
             msgs = await sub.fetch(10, timeout=1.0)
-        except nats.errors.TimeoutError:
+        except (nats.errors.TimeoutError, TimeoutError):  # fetch raises either
             msgs = []
         await sub.unsubscribe()
         return [TaskEvent.model_validate_json(m.data) for m in msgs]

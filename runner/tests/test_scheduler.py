@@ -79,7 +79,7 @@ async def stored_events(nc: NATS, konnect_id: int) -> list[TaskEvent]:
     )
     try:
         msgs = await sub.fetch(20, timeout=0.5)
-    except nats.errors.TimeoutError:
+    except (nats.errors.TimeoutError, TimeoutError):  # fetch raises either
         msgs = []
     await sub.unsubscribe()
     return [TaskEvent.model_validate_json(m.data) for m in msgs]
@@ -91,7 +91,7 @@ async def stored_runs(nc: NATS, konnect_id: int) -> list[RunRequest]:
     )
     try:
         msgs = await sub.fetch(20, timeout=0.5)
-    except nats.errors.TimeoutError:
+    except (nats.errors.TimeoutError, TimeoutError):  # fetch raises either
         msgs = []
     await sub.unsubscribe()
     return [RunRequest.model_validate_json(m.data) for m in msgs]

@@ -42,7 +42,7 @@ async def events_of(js: Any, konnect_id: int) -> list[TaskEvent]:
     )
     try:
         msgs = await sub.fetch(10, timeout=0.5)
-    except nats.errors.TimeoutError:
+    except (nats.errors.TimeoutError, TimeoutError):  # fetch raises either
         msgs = []
     await sub.unsubscribe()
     return [TaskEvent.model_validate_json(m.data) for m in msgs]

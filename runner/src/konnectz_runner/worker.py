@@ -252,7 +252,7 @@ class RunWorker:
                 continue
             try:
                 msgs = await sub.fetch(batch=free, timeout=2.0)
-            except nats.errors.TimeoutError:
+            except (nats.errors.TimeoutError, TimeoutError):  # nats-py also raises the builtin one
                 continue
             except asyncio.CancelledError:
                 raise
