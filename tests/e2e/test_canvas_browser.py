@@ -88,18 +88,6 @@ def _both_themes(page: Page, name: str, node_id: str) -> None:
         _shot(page, f"{name}-{theme}.png", node_id)
 
 
-def _publish(page: Page, name: str) -> int:
-    page.get_by_test_id("flow-name").click()
-    page.get_by_test_id("flow-name").fill(name)
-    page.get_by_test_id("publish-flow").click()
-    page.wait_for_url("**/flows/home")
-    row = page.locator("[data-testid^='flow-row-']", has_text=name).first
-    expect(row).to_be_visible()
-    konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
-    expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_contain_text("Published", timeout=30_000)
-    return konnect_id
-
-
 def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, receiver, open_task_log, ui) -> None:
     ui.new_flow(page, platform, "canvas", PASSWORD)
     page.get_by_test_id("trigger-picker-search").fill("web")
@@ -162,7 +150,7 @@ def test_webhook_filter_formatter_api_call(page: Page, platform: Platform, recei
     page.get_by_test_id("eagle-eye").click()
     _shot(page, "flow-webhook-filter-formatter-api.png")
 
-    konnect_id = _publish(page, "Paid orders")
+    konnect_id = ui.publish_flow(page, "Paid orders")
     before = len(receiver.requests)
     run = {"status": "paid", "customer": {"name": "grace hopper", "email": "grace@example.com"}}
     wait_until(lambda: httpx.post(url, json=run).status_code == 200, timeout=20, what="the published webhook")
@@ -237,7 +225,7 @@ def test_scheduler_iterator_data_forwarder(page: Page, platform: Platform, open_
     expect(page.get_by_test_id("response-node-3").locator(".kz-response-row input").first).to_have_value("red")
     _both_themes(page, "data-forwarder", "node-3")
 
-    konnect_id = _publish(page, "Colours every minute")
+    konnect_id = ui.publish_flow(page, "Colours every minute")
     # A schedule first fires at the first slot after it was published (the next minute here), not at
     # once for the slot it was published in.
     open_task_log(page, konnect_id, "green")
@@ -477,7 +465,7 @@ def test_catalogue_app_action_with_a_token_account(new_context: NewContext, shop
         assert shop.orders[-1]["item"] == "Book" and str(shop.orders[-1]["quantity"]) == "2", shop.orders
         _both_themes(page, "catalogue-action-with-account", "node-2")
 
-        konnect_id = _publish(page, "Shop orders")
+        konnect_id = ui.publish_flow(page, "Shop orders")
         before = len(shop.orders)
         wait_until(lambda: httpx.post(url, json={"item": "Pen", "qty": 5}).status_code == 200, timeout=20, what="run")
         wait_until(lambda: len(shop.orders) > before, timeout=30, what="the order of the run")
@@ -534,7 +522,7 @@ def test_catalogue_app_trigger_to_another_apps_action(
         ui.test_node(page, "node-2")
         assert shop.orders[-1]["item"] == "Buy paper", shop.orders
 
-        konnect_id = _publish(page, "Tasks to orders")
+        konnect_id = ui.publish_flow(page, "Tasks to orders")
         before, polls = len(shop.orders), tasks.polls
         wait_until(lambda: tasks.polls > polls + 1, timeout=30, what="the runner's first polls")
         assert len(shop.orders) == before  # the first poll only records the existing task

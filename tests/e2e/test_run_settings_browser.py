@@ -38,14 +38,7 @@ def test_run_settings_are_set_published_and_shown_again(page: Page, platform: Pl
     dialog.get_by_test_id("run-settings-save").click()
     expect(dialog).to_have_count(0)
 
-    page.get_by_test_id("flow-name").click()
-    page.get_by_test_id("flow-name").fill("Limited flow")
-    page.get_by_test_id("publish-flow").click()
-    page.wait_for_url("**/flows/home")
-    row = page.locator("[data-testid^='flow-row-']", has_text="Limited flow").first
-    expect(row).to_be_visible()
-    konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
-    expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_contain_text("Published", timeout=30_000)
+    konnect_id = ui.publish_flow(page, "Limited flow")
 
     # Reopened: the dialog shows what was published (300 s reads as 5 minutes).
     page.goto(f"/create/{konnect_id}")

@@ -140,13 +140,7 @@ def test_a_custom_script_trigger_from_popup_to_task_log(
         page.get_by_test_id("node-test-node-2").click()
         expect(page.get_by_test_id("status-node-2")).to_have_attribute("data-status", "Success", timeout=30_000)
 
-        page.get_by_test_id("flow-name").click()
-        page.get_by_test_id("flow-name").fill("Form answers")
-        page.get_by_test_id("publish-flow").click()
-        page.wait_for_url("**/flows/home")
-        row = page.locator("[data-testid^='flow-row-']", has_text="Form answers").first
-        konnect_id = int((row.get_attribute("data-testid") or "").rsplit("-", 1)[1])
-        expect(page.get_by_test_id(f"flow-status-{konnect_id}")).to_contain_text("Published", timeout=30_000)
+        konnect_id = ui.publish_flow(page, "Form answers")
 
         # Published, the trigger is the webhook the script posts to: the next response runs the flow.
         wait_until(
