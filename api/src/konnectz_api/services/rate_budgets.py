@@ -43,21 +43,20 @@ async def _stored(bus: Bus, account_id: int) -> tuple[bytes | None, bool]:
     return entry.value, True
 
 
-_shared: dict[int, Budgets] = {}
+_shared: Budgets | None = None
 
 
 def shared_budgets(bus: Bus) -> Budgets | None:
     """The buckets this api process takes tokens from (one per NATS connection), None while NATS is
     unreachable: the step then spaces its requests within this process (as a runner does)."""
+    global _shared
     try:
         js = bus.js
     except ConnectionError:
         return None
-    budgets = _shared.get(id(js))
-    if budgets is None or budgets.js is not js:
-        _shared.clear()  # a new connection: the old context is gone
-        budgets = _shared[id(js)] = Budgets(js)
-    return budgets
+    if _shared is None or _shared.js is not js:  # a new connection: the old context is gone
+        _shared = Budgets(js)
+    return _shared
 
 
 def use_account(account: AppAccount) -> None:
