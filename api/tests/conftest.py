@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from konnectz_api.catalogue import get_index, load_index
+from konnectz_api.core import loopguard
 from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_engine, get_sessionmaker
 from konnectz_api.deps import app_settings
@@ -52,7 +53,21 @@ def api_env(postgres_server, nats_server, smtp_sink) -> dict[str, str]:
         "KONNECTZ_MAIL_MAX_PER_EMAIL": "1000",
         # Test & Review calls the tests' local HTTP servers.
         "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
+        # A synchronous database call on the event loop is refused and fails the test that made it.
+        "KONNECTZ_LOOP_GUARD": "raise",
     }
+
+
+@pytest.fixture(autouse=True)
+def nothing_blocked_the_event_loop() -> Iterator[None]:
+    """Fails the test during which the api (a route, a dependency, a background task) called the
+    synchronous database session on its event loop (konnectz_api.core.loopguard), whatever it answered."""
+    start = len(loopguard.VIOLATIONS)
+    yield
+    found = loopguard.VIOLATIONS[start:]
+    assert not found, "a synchronous database call on the event loop:\n" + "\n".join(
+        f"{where}\n{stack}" for where, stack in found
+    )
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 import shutil
 import sys
@@ -232,6 +233,58 @@ async def test_webhook_limits_and_bad_bodies(
     assert (await http.head(hook)).status_code == 200  # a probe, not a run
     assert (await http.head(f"{shared_runner.base}/hooks/{'y' * 40}")).status_code == 404
     assert (await nc.jetstream().stream_info(STREAM_RUNS)).state.messages == runs_before
+    await kv.delete(konnect_key(spec.konnect_id))
+
+
+class _Lines(logging.Handler):
+    """Every record of WARNING or above, formatted as it would be logged (tracebacks included)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(self.format(record))
+
+
+async def test_a_client_that_disconnects_mid_body_is_one_log_line(
+    shared_runner: RunningRunner, nc: NATS, echo: Any
+) -> None:
+    """A sender that goes away in the middle of its body: one warning line, no traceback, no run."""
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    runs_before = (await js.stream_info(STREAM_RUNS)).state.messages
+    lines = _Lines()
+    loggers = [logging.getLogger(), logging.getLogger("uvicorn")]  # uvicorn's loggers do not propagate
+    for logger in loggers:
+        logger.addHandler(lines)
+    try:
+        _, port = shared_runner.base.rsplit(":", 1)
+        _reader, writer = await asyncio.open_connection("127.0.0.1", int(port))
+        writer.write(
+            f"POST /hooks/{spec.trigger.token} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Content-Length: 1000\r\n\r\n".encode()
+            + b'{"order": '
+        )
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.close()
+        await writer.wait_closed()
+        await wait_until(lambda: any("disconnect" in line.lower() for line in lines.records), within=10)
+        await asyncio.sleep(0.3)  # anything more it would log
+    finally:
+        for logger in loggers:
+            logger.removeHandler(lines)
+    text = "\n".join(lines.records)
+    assert "Traceback" not in text, text[-3000:]
+    said = [line for line in lines.records if "disconnect" in line.lower()]
+    assert len(said) == 1 and "\n" not in said[0], said
+    assert f"POST webhook of konnect {spec.konnect_id}: the client disconnected before its request" in said[0]
+    assert spec.trigger.token not in text  # the webhook's secret stays out of the log
+    assert (await js.stream_info(STREAM_RUNS)).state.messages == runs_before  # no run was started
     await kv.delete(konnect_key(spec.konnect_id))
 
 

@@ -22,15 +22,12 @@ import asyncio
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 
 from konnectz_api.core.security import create_access_token
@@ -38,12 +35,11 @@ from konnectz_devstack._ports import free_port
 from konnectz_devstack._postgres import PostgresServer
 
 sys.path.insert(0, str(Path(__file__).parent))
+from api_process import SECRET, api_env, migrate, running_api
 from load import drive
 from seed import Sizes, seed
 
 pytestmark = pytest.mark.skipif(os.environ.get("KONNECTZ_BENCH") != "1", reason="run with `make bench`")
-
-SECRET = "bench-secret-key-0123456789abcdef0123456789"
 
 
 def _env_int(name: str, default: int) -> int:
@@ -75,55 +71,12 @@ def bench_db() -> Iterator[PostgresServer]:
 
 @pytest.fixture(scope="module")
 def api_url(bench_db, nats_server) -> Iterator[str]:
-    env = {
-        **os.environ,
-        "KONNECTZ_ENV": "test",
-        "KONNECTZ_DATABASE_URL": bench_db.url,
-        "KONNECTZ_NATS_URL": nats_server.url,
-        "KONNECTZ_SECRET_KEY": SECRET,
-        "KONNECTZ_ENCRYPTION_KEY": "bench-encryption-key-0123456789abcdef012345",
-    }
-    subprocess.run([sys.executable, "-c", "from konnectz_api.migrate import upgrade; upgrade()"], env=env, check=True)
+    env = api_env(bench_db.url, nats_server.url)
+    migrate(env)
     seconds = seed(bench_db.dsn, SIZES)
     print(f"\nbench: seeding time {seconds:.1f}s ({'reused' if seconds == 0 else 'fresh'})")
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "konnectz_api.main:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            str(WORKERS),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-        ],
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    else:
-        proc.terminate()
-        pytest.fail("the api did not start")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
+    with running_api(env, workers=WORKERS) as api:
+        yield api.url
 
 
 def _token(user_id: int, cache: dict[int, str]) -> str:

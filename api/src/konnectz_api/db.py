@@ -11,13 +11,20 @@ Both pools survive a PostgreSQL restart without an error once the database is ba
 
 While the database is down, the errors are a 503 with ``Retry-After`` (:mod:`konnectz_api.errors`).
 Connections are recycled after ``POOL_RECYCLE_SECONDS``.
+
+Every wait is bounded (the settings ``db_*``, docs/concurrency.md): each connection of both pools is
+opened with PostgreSQL's ``lock_timeout``, ``statement_timeout`` and
+``idle_in_transaction_session_timeout``, and a request waits at most ``db_pool_timeout_seconds`` for a
+connection. The synchronous engine belongs to the thread pool: :mod:`konnectz_api.core.loopguard`
+watches for its use on the event loop.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import lru_cache
+from typing import Concatenate, ParamSpec, TypeVar
 
 import orjson
 from psycopg import AsyncConnection
@@ -28,8 +35,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from konnectz_api.core.config import get_settings
+from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.core.jsontext import dumps_text
+from konnectz_api.core.loopguard import guard_engine
 
 #: Connections per api process: the thread pool runs at most 40 requests at once, and a request
 #: holds one connection; 20 kept plus 20 on demand covers that without idling 40 server processes.
@@ -38,19 +46,31 @@ POOL_OVERFLOW = 20
 POOL_RECYCLE_SECONDS = 1800
 
 
+def server_options(settings: Settings) -> str:
+    """libpq ``options``: the bounds of every wait of an api connection, set once when it opens."""
+    return (
+        f"-c lock_timeout={settings.db_lock_timeout_ms}"
+        f" -c statement_timeout={settings.db_statement_timeout_ms}"
+        f" -c idle_in_transaction_session_timeout={settings.db_idle_in_transaction_timeout_ms}"
+    )
+
+
 @lru_cache
 def get_engine() -> Engine:
     settings = get_settings()
-    return create_engine(
+    engine = create_engine(
         settings.database_url,
         pool_pre_ping=True,
         pool_size=POOL_SIZE,
         max_overflow=POOL_OVERFLOW,
         pool_recycle=POOL_RECYCLE_SECONDS,
+        pool_timeout=settings.db_pool_timeout_seconds,
+        connect_args={"options": server_options(settings)},
         # JSON columns (task logs, canvases) serialised by orjson: the stored JSONB is the same, and
         # the standard library's encoder was a visible share of storing task-event batches.
         json_serializer=_json_text,
     )
+    return guard_engine(engine, settings.loop_guard)
 
 
 def _json_text(value: object) -> str:
@@ -77,14 +97,42 @@ async def get_session() -> AsyncIterator[Session]:
             logging.getLogger(__name__).warning("database connection lost while closing a session: %s", exc.orig)
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def run_db(session: Session, fn: Callable[Concatenate[Session, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """Database work from async code: ``fn(session, *args, **kwargs)`` in the thread pool, in a
+    transaction of its own, committed when ``fn`` returns and rolled back when it raises. So nothing
+    waits on the database on the event loop, and no transaction stays open (holding its locks) across
+    the caller's next ``await`` (an app call, the deployer). Objects ``fn`` loaded stay usable after
+    the commit (``expire_on_commit=False``)."""
+
+    def unit() -> T:
+        try:
+            result = fn(session, *args, **kwargs)
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        return result
+
+    return await run_in_threadpool(unit)
+
+
+def _no_work(session: Session) -> None:
+    """Nothing: ``run_db(session, commit_only)`` commits what the caller added."""
+
+
+commit_only = _no_work
+
+
 # --- the read pool: plain rows for the hot read routes ---------------------------------------
 #: Connections of the async read pool per api process. Each request holds one for a query or two
 #: (well under a millisecond each), so a few serve hundreds of requests per second; more would only
 #: add PostgreSQL backends competing for the same cores.
 READ_POOL_MIN = 4
 READ_POOL_MAX = 16
-#: Seconds a read waits for a connection of the read pool (during a database outage: then a 503).
-READ_POOL_TIMEOUT_SECONDS = 10.0
 
 
 def libpq_url(database_url: str) -> str:
@@ -96,19 +144,19 @@ async def _configure(conn: AsyncConnection) -> None:
     set_json_loads(orjson.loads, conn)
 
 
-def make_read_pool(database_url: str) -> AsyncConnectionPool:
+def make_read_pool(settings: Settings) -> AsyncConnectionPool:
     """An async psycopg pool for the read routes (:mod:`konnectz_api.crud.reads`): autocommit (no
     BEGIN/ROLLBACK round trips), time zone UTC (timestamps serialise as ``…Z`` like pydantic's),
     statements prepared by psycopg after their second use on a connection, JSON parsed by orjson.
     Opened and closed by the application's lifespan."""
     return AsyncConnectionPool(
-        libpq_url(database_url),
+        libpq_url(settings.database_url),
         min_size=READ_POOL_MIN,
         max_size=READ_POOL_MAX,
         max_lifetime=POOL_RECYCLE_SECONDS,
-        timeout=READ_POOL_TIMEOUT_SECONDS,
+        timeout=settings.db_pool_timeout_seconds,
         open=False,
         configure=_configure,
-        kwargs={"autocommit": True, "prepare_threshold": 2, "options": "-c TimeZone=UTC"},
+        kwargs={"autocommit": True, "prepare_threshold": 2, "options": f"-c TimeZone=UTC {server_options(settings)}"},
         name="konnectz-read",
     )

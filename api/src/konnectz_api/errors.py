@@ -10,7 +10,12 @@ ApiError
  └── TooManyRequests   429 (optional headers, e.g. Retry-After)
 
 A database outage (the sync engine's or the async read pool's connection errors) is a 503 with
-``Retry-After``, one warning line, no traceback.
+``Retry-After``, one warning line, no traceback. So is every bounded wait that ran out
+(docs/concurrency.md): a row lock not granted within ``lock_timeout`` (:data:`BUSY`), a statement
+cancelled by ``statement_timeout`` or a transaction ended by ``idle_in_transaction_session_timeout``
+(:data:`TOO_SLOW`), no pool connection within the pool's timeout (:data:`BUSY`); a reply not ready by
+the request deadline is answered by :mod:`konnectz_api.pressure`. A deadlock or serialization failure
+is a lost race: 409.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from psycopg_pool import PoolTimeout
-from sqlalchemy.exc import DataError, InterfaceError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, InternalError, OperationalError
 from sqlalchemy.exc import TimeoutError as SATimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
@@ -33,6 +38,10 @@ from starlette.responses import Response
 log = logging.getLogger(__name__)
 DATABASE_DOWN = "The database is unavailable right now. Please try again shortly."
 DATABASE_RETRY_AFTER_SECONDS = 5
+BUSY = "Another change to this account is in progress. Please try again in a moment."
+BUSY_RETRY_AFTER_SECONDS = 1
+TOO_SLOW = "The request took too long in the database and was stopped. Please try again shortly."
+LOST_RACE = "Another change to the same data happened at the same moment. Please try again."
 UNSTORABLE = "The request contains a value that cannot be stored (for example a NUL character in a text)."
 
 
@@ -91,6 +100,26 @@ def _describe(errors: list[Any]) -> str:
     return "; ".join(parts) or "Invalid request"
 
 
+def _orig(exc: Exception) -> BaseException:
+    return exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+
+
+def _bounded_wait(exc: Exception) -> tuple[int, str, int, str] | None:
+    """(status, message, Retry-After seconds, log text) of a wait that ran out, else None (an outage)."""
+    orig = _orig(exc)
+    if isinstance(orig, psycopg.errors.LockNotAvailable):
+        return 503, BUSY, BUSY_RETRY_AFTER_SECONDS, "a row lock was not granted within lock_timeout"
+    if isinstance(orig, psycopg.errors.QueryCanceled):
+        return 503, TOO_SLOW, DATABASE_RETRY_AFTER_SECONDS, "a statement was cancelled by statement_timeout"
+    if isinstance(orig, psycopg.errors.IdleInTransactionSessionTimeout):
+        return 503, TOO_SLOW, DATABASE_RETRY_AFTER_SECONDS, "a transaction was ended by its idle timeout"
+    if isinstance(orig, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)):
+        return 409, LOST_RACE, 0, "a concurrent transaction won the race"
+    if isinstance(exc, (SATimeoutError, PoolTimeout)):
+        return 503, BUSY, BUSY_RETRY_AFTER_SECONDS, "no database connection was free within the pool's timeout"
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -106,6 +135,12 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     async def _database_down(request: Request, exc: Exception) -> JSONResponse:
+        bounded = _bounded_wait(exc)
+        if bounded is not None:
+            status, message, retry_after, what = bounded
+            log.warning("%s %s: %s (%s)", request.method, request.url.path, what, type(_orig(exc)).__name__)
+            headers = {"Retry-After": str(retry_after)} if retry_after else None
+            return JSONResponse({"message": message}, status_code=status, headers=headers)
         log.warning("%s %s: the database is unavailable (%s)", request.method, request.url.path, type(exc).__name__)
         return JSONResponse(
             {"message": DATABASE_DOWN},
@@ -115,8 +150,24 @@ def install_error_handlers(app: FastAPI) -> None:
 
     # The sync engine's errors (SQLAlchemy wraps psycopg's) and the async read pool's (psycopg's own,
     # and a pool that found no connection in time): an outage is a 503, never a 500.
-    for outage in (OperationalError, InterfaceError, SATimeoutError, psycopg.OperationalError, PoolTimeout):
+    for outage in (
+        OperationalError,
+        InterfaceError,
+        SATimeoutError,
+        psycopg.OperationalError,
+        PoolTimeout,
+    ):
         app.add_exception_handler(outage, _database_down)
+
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        # Only a transaction the server ended for idling is a bounded wait; any other internal error
+        # is a defect and stays a 500 with its traceback.
+        if isinstance(_orig(exc), psycopg.errors.IdleInTransactionSessionTimeout):
+            return await _database_down(request, exc)
+        raise exc
+
+    app.add_exception_handler(InternalError, _internal)
+    app.add_exception_handler(psycopg.InternalError, _internal)
 
     @app.exception_handler(ClientDisconnect)
     async def _gone(request: Request, exc: ClientDisconnect) -> Response:

@@ -15,11 +15,13 @@ from starlette.staticfiles import StaticFiles
 
 from konnectz_api.bus import Bus
 from konnectz_api.catalogue import get_index
+from konnectz_api.core import loopguard
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.db import get_sessionmaker, make_read_pool
 from konnectz_api.errors import install_error_handlers
 from konnectz_api.fastreads import FastReads
 from konnectz_api.limits import BodyLimitMiddleware, JsonLimitMiddleware
+from konnectz_api.pressure import AccountWritesMiddleware, DeadlineMiddleware
 from konnectz_api.responses import document_errors, install_error_schema
 from konnectz_api.routes import (
     app_accounts,
@@ -62,6 +64,7 @@ def _deployer(settings: Settings, bus: Bus) -> Deployer:
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings = get_settings()
+    loopguard.watch(asyncio.get_running_loop())  # its synchronous database calls are refused or logged
     # Load and validate the app catalogue before anything is opened: an api that cannot serve apps
     # fails here, with nothing left running behind it (the CLI checks it first and exits at once).
     get_index()
@@ -70,7 +73,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     bus.start()
     app.state.bus = bus
     app.state.deployer = deployer = _deployer(settings, bus)
-    app.state.read_pool = read_pool = make_read_pool(settings.database_url)
+    app.state.read_pool = read_pool = make_read_pool(settings)
     await read_pool.open()
     # What is loaded by now (modules, the catalogue index: about 190,000 objects) lives as long as the
     # process: keep it out of the cyclic collector's scans. A full collection over it took 110-130 ms
@@ -133,6 +136,9 @@ def create_app() -> FastAPI:
     # Every JSON body: its depth and characters (inside), after its size (outside: bounds what is buffered).
     app.add_middleware(JsonLimitMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    # Every reply within the request deadline (503 after it), and one account's writes bounded (429).
+    app.add_middleware(DeadlineMiddleware, seconds=settings.request_deadline_seconds)
+    app.add_middleware(AccountWritesMiddleware, limit=settings.account_concurrent_writes, secret=settings.secret_key)
     # The pages' hot read routes first: a request is matched against the routes in this order.
     hot = (konnects, folders, dashboard, task_logs)
     # Outermost: the hot GET routes of the pages skip FastAPI's per-request machinery (konnectz_api.fastreads).

@@ -6,26 +6,53 @@ Used by ``make dev`` (fixed ports, state kept under ``.konnectz/``) and by the t
 
 from __future__ import annotations
 
+import http.client
 import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from konnectz_devstack import _aihost
+from konnectz_devstack import _aihost, _ports
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._nats import NatsServer
-from konnectz_devstack._ports import port_is_free
+from konnectz_devstack._ports import is_self_connected, port_is_free
 from konnectz_devstack._postgres import PostgresServer
 from konnectz_devstack._smtp import SmtpSink
 from konnectz_devstack._supervise import Child, Supervisor
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def http_problem(url: str, timeout: float = 2.0) -> str | None:
+    """None when ``url`` answers 200, else why not, in one line.
+
+    A connection that reached itself (nothing listens yet on a port of the ephemeral range, and the
+    kernel chose that same port as the source: see :func:`~konnectz_devstack._ports.is_self_connected`)
+    is closed at once, before it sends anything, and is a reason like a refused connection; so is a
+    reply that is not HTTP. The caller tries again until its deadline.
+    """
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+    try:
+        conn.connect()
+        if conn.sock is not None and is_self_connected(conn.sock):
+            return f"the connection to port {parts.port} connected to itself (nothing listens there yet)"
+        conn.request("GET", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+        resp = conn.getresponse()
+        if resp.status == 200:
+            return None
+        return f"{resp.status} {resp.read(200)!r}"
+    except OSError as exc:  # refused, reset, timed out, closed without a reply
+        return str(exc) or type(exc).__name__
+    except http.client.HTTPException as exc:
+        return f"not an HTTP reply ({type(exc).__name__}: {str(exc)[:100]!r})"
+    finally:
+        conn.close()
 
 
 @dataclass
@@ -187,16 +214,24 @@ class Platform:
                     log = self.state_dir / f"{pname}.log"
                     tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
                     raise DevStackError(f"{pname} exited with code {proc.returncode}; see {log}\n{tail}")
-            try:
-                with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback URL
-                    if resp.status == 200:
-                        return
-            except urllib.error.HTTPError as exc:
-                last = f"{exc.code} {exc.read()[:200]!r}"
-            except OSError as exc:
-                last = str(exc)
+            problem = http_problem(url)
+            if problem is None:
+                return
+            last = problem
             time.sleep(0.1)
-        raise DevStackError(f"{name} did not become ready at {url}: {last}")
+        raise DevStackError(f"{name} did not become ready at {url} within {timeout:g} s: {last}")
+
+    def ephemeral_note(self) -> str | None:
+        """One line when a port is in the kernel's ephemeral range, else None."""
+        low, high = _ports.ephemeral_range()
+        ports = {**vars(self.ports), **({"ai-host": self.ai_port} if self.ai is not None else {})}
+        inside = [f"{name} ({port})" for name, port in ports.items() if low <= port <= high]
+        if not inside:
+            return None
+        return (
+            f"note: {', '.join(inside)} {'is' if len(inside) == 1 else 'are'} in the ephemeral range ({low}-{high}), "
+            f"which outgoing connections also take; a port below {low} avoids a clash"
+        )
 
     def _say(self, message: str) -> None:
         if not self.quiet:
@@ -205,6 +240,9 @@ class Platform:
     def start(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.check_ports()
+        note = self.ephemeral_note()
+        if note is not None:
+            self._say(note)
         try:
             self._say("starting PostgreSQL, NATS and the mail sink")
             self.postgres.start()

@@ -52,14 +52,35 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
         return True
 
 
+def ephemeral_range() -> tuple[int, int]:
+    """The ports the kernel gives outgoing connections (Linux's ``net.ipv4.ip_local_port_range``)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def is_self_connected(sock: socket.socket) -> bool:
+    """Whether ``sock`` is connected to itself: a connection to a loopback port of the ephemeral range
+    that nothing listens on can get that same port as its source, and then connects to itself (a TCP
+    simultaneous open) - it reads back what it sends, and holds the port the server wants to listen on."""
+    try:
+        return bool(sock.getsockname() == sock.getpeername())
+    except OSError:
+        return False
+
+
 def wait_for_port(port: int, host: str = "127.0.0.1", timeout: float = 30.0) -> bool:
     import time
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return True
+            with socket.create_connection((host, port), timeout=0.5) as s:
+                if not is_self_connected(s):
+                    return True
         except OSError:
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
     return False

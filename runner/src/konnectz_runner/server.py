@@ -483,6 +483,10 @@ async def hook(request: Request) -> JSONResponse:
         if lookup is not None:
             lookup.cancel()
         return _refused(exc, runner)
+    except ClientDisconnect:
+        if lookup is not None:
+            lookup.cancel()
+        raise
     with telemetry.span("webhook", {"konnectz.konnect_id": spec.konnect_id}) as span:
         run = RunRequest(
             run_id=uuid.uuid4().hex,
@@ -652,10 +656,22 @@ class ShedLoad:
             token = path[len("/hooks/") :] if path.startswith("/hooks/") else ""
             if token and "/" not in token:
                 scope["path_params"] = {"token": token}
-                response = await hook(Request(scope, receive))
+                response: Response
+                try:
+                    response = await hook(Request(scope, receive))
+                except ClientDisconnect:
+                    response = self._client_gone(scope["method"], token)
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+    def _client_gone(self, method: str, token: str) -> Response:
+        """What :func:`_client_gone` does for the app's routes (which this bypasses), naming the konnect
+        rather than the token: the token is the webhook's secret."""
+        spec = self.runner.registry.by_token(token)
+        whose = f"konnect {spec.konnect_id}" if spec is not None else "a token that is not published"
+        log.warning("%s webhook of %s: the client disconnected before its request body was read", method, whose)
+        return Response(status_code=400)
 
 
 async def _client_gone(request: Request, exc: Exception) -> Response:

@@ -4102,6 +4102,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthClientOut"];
                 };
             };
+            /** @description The app does not use OAuth2 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
             /** @description Sign in first: no token, or a token that expired or was ended */
             401: {
                 headers: {
@@ -5300,6 +5309,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthClientOut"];
+                };
+            };
+            /** @description The app does not use OAuth2 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Sign in first: no token, or a token that expired or was ended */
@@ -7829,6 +7847,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description sub_account_id is not one of your members of this kind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -7886,6 +7913,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description sub_account_id is not one of your members of this kind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -7942,6 +7978,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description sub_account_id is not one of your members of this kind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -8009,6 +8054,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description sub_account_id is not one of your members of this kind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
             };
             /** @description The body is larger than the api accepts */
             413: {
@@ -8086,6 +8140,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description sub_account_id is not one of your members of this kind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
             /** @description The body is larger than the api accepts */
             413: {
                 headers: {
@@ -8161,6 +8224,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description sub_account_id is not one of your members of this kind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
             };
             /** @description The body is larger than the api accepts */
             413: {

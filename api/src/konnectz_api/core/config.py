@@ -105,6 +105,23 @@ class Settings(BaseSettings):
     # Request bodies larger than this are refused with 413 (limits.BodyLimitMiddleware).
     max_request_bytes: int = Field(default=2 * 1024 * 1024, gt=0)
 
+    # Every wait has a bound (docs/concurrency.md). PostgreSQL, per connection of the api: a row
+    # or table lock waited for longer than db_lock_timeout_ms, a statement running longer than
+    # db_statement_timeout_ms, a transaction left idle longer than db_idle_in_transaction_timeout_ms
+    # end it (503 with Retry-After; the idle one's connection is closed by the server).
+    db_lock_timeout_ms: int = Field(default=3_000, ge=100, le=600_000)
+    db_statement_timeout_ms: int = Field(default=15_000, ge=100, le=3_600_000)
+    db_idle_in_transaction_timeout_ms: int = Field(default=30_000, ge=1_000, le=3_600_000)
+    # Seconds a request waits for a connection of the api's pools before its 503.
+    db_pool_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+    # A request's reply is due within this many seconds (Test & Review's own limit is below it); after
+    # it the client gets a 503 with Retry-After and the work still running is logged once.
+    request_deadline_seconds: float = Field(default=60.0, gt=0, le=3600)
+    # Write calls of one account at once in one api process; more answer 429 with Retry-After.
+    account_concurrent_writes: int = Field(default=8, ge=1, le=1000)
+    # The guard on synchronous database calls made on the event loop (konnectz_api.core.loopguard).
+    loop_guard: Literal["off", "log", "raise"] = "log"
+
     @field_validator("allow_private_networks", mode="before")
     @classmethod
     def _split_cidrs(cls, value: Any) -> Any:
@@ -114,6 +131,10 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_insecure_defaults(self) -> Settings:
+        if self.request_deadline_seconds <= self.test_timeout_seconds + 5:
+            raise ValueError(
+                "KONNECTZ_REQUEST_DEADLINE_SECONDS must exceed KONNECTZ_TEST_TIMEOUT_SECONDS + 5 (a test's own limit)"
+            )
         if self.ai_host_url and (not self.ai_host_secret or len(self.ai_host_secret) < 32):
             raise ValueError("KONNECTZ_AI_HOST_SECRET (at least 32 characters) must be set with KONNECTZ_AI_HOST_URL")
         if self.env == "production":

@@ -1,9 +1,16 @@
 """Plan caps: how many folders, flows and app accounts an account can keep (``quota.PLANS``).
 
-:func:`check` is called before each creation. It locks the owner's row (``SELECT ... FOR UPDATE``)
-and counts, so concurrent creations (api replicas, double clicks) cannot pass a cap together. Over
-the cap: 403, key ``PLAN_LIMIT``, with a message naming the plan and its cap. Existing items beyond
-a cap (a plan changed to a smaller one) stay; only new ones are refused.
+:func:`check` is called before each creation. It locks the owner's row (``SELECT ... FOR NO KEY
+UPDATE``) and counts, so concurrent creations (api replicas, double clicks) cannot pass a cap
+together. Over the cap: 403, key ``PLAN_LIMIT``, with a message naming the plan and its cap.
+Existing items beyond a cap (a plan changed to a smaller one) stay; only new ones are refused.
+
+The lock, and the order of locks: the owner's row is the first row a creating transaction locks,
+and it is held only by a short transaction that checks, inserts and commits, never across an app
+call or the deployer (``konnectz_api.db.run_db``). ``NO KEY UPDATE`` (not ``UPDATE``) still
+serialises the checks of one owner, but does not wait for, nor block, the ``KEY SHARE`` locks that
+every insert referencing the owner takes (task logs, activities), so storing runs never waits for
+a creation. A check that waits longer than ``lock_timeout`` ends as a 503 with Retry-After.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ def _count(session: Session, owner_id: int, kind: Kind) -> int:
 def check(session: Session, *, owner_id: int, kind: Kind) -> None:
     """Raise :class:`PlanLimit` when the owner may not create one more of ``kind``. Locks the owner's
     row until the caller's transaction ends (the creation commits it)."""
-    current = session.scalar(select(User.current_plan).where(User.id == owner_id).with_for_update())
+    current = session.scalar(select(User.current_plan).where(User.id == owner_id).with_for_update(key_share=True))
     plan = plan_of(current)
     cap: int = getattr(plan, kind)
     if _count(session, owner_id, kind) >= cap:

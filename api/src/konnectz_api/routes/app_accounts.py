@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import secrets
 from datetime import timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import JSONResponse
 
 from konnectz_api.catalogue import AppIndex, get_index
 from konnectz_api.crud import app_accounts, members, oauth_clients
+from konnectz_api.db import run_db
 from konnectz_api.deps import AccountAt, BusDep, CurrentUser, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import BadRequest, Conflict, Forbidden, NotFound
 from konnectz_api.models import AppAccount, User
@@ -83,7 +84,7 @@ async def authorized_app_accounts(
     app_id: Annotated[int, Path(ge=1, lt=2**31)],
 ) -> AppAccountList:
     app = _app(index, app_id)
-    accounts = app_accounts.list_accounts(session, owner_id=user.id, app_id=app.id)
+    accounts = await run_db(session, app_accounts.list_accounts, owner_id=user.id, app_id=app.id)
     budgets = await rate_budgets.budgets_of(bus, app, accounts)
     return AppAccountList(
         authorized_app_accounts=[
@@ -158,7 +159,7 @@ async def authorization(
     body: AuthorizationIn, user: CurrentUser, session: SessionDep, settings: SettingsDep, index: IndexDep
 ) -> AuthorizationOut:
     app = _app(index, body.app_id)
-    count = len(app_accounts.list_accounts(session, owner_id=user.id, app_id=app.id))
+    count = len(await run_db(session, app_accounts.list_accounts, owner_id=user.id, app_id=app.id))
     try:
         async with app_client(settings) as (http, guard):
             if app.auth.type == "none":
@@ -187,7 +188,7 @@ async def authorization(
                     raise BadRequest(f"{app.name} did not authorise the account: {body.auth_response['error'][:200]}")
                 claims = oauth.read_state(body.auth_response.get("state", ""), secret=settings.secret_key)
                 pending = (
-                    app_accounts.take_state(session, nonce=claims["n"], owner_id=user.id)
+                    await run_db(session, app_accounts.take_state, nonce=claims["n"], owner_id=user.id)
                     if claims is not None
                     else None
                 )
@@ -205,7 +206,7 @@ async def authorization(
                     http,
                     guard,
                     app,
-                    oauth_client(session, settings, app),
+                    await run_db(session, oauth_client, settings, app),
                     code=code,
                     verifier=verifier,
                     redirect_url=pending.redirect_url,
@@ -252,7 +253,7 @@ def _owned_account(session: SessionDep, user: User, account_id: int) -> AppAccou
 async def get_rate_budget(
     account_id: AccountIdPath, user: CurrentUser, session: SessionDep, index: IndexDep, bus: BusDep
 ) -> RateBudgetOut:
-    account = _owned_account(session, user, account_id)
+    account = await run_db(session, _owned_account, user, account_id)
     return await rate_budgets.budget_of(bus, index.get(account.app_id), account)
 
 
@@ -271,9 +272,14 @@ async def put_rate_budget(
     bus: BusDep,
 ) -> RateBudgetOut:
     """Runners use the new rate from the account's next credential fetch (each step run fetches it)."""
-    account = _owned_account(session, user, account_id)
-    app_accounts.set_rate_limit(session, account=account, rate_limit_rps=body.rate_limit_rps)
+    account = await run_db(session, _rate_limit_set, user, account_id, body.rate_limit_rps)
     return await rate_budgets.budget_of(bus, index.get(account.app_id), account)
+
+
+def _rate_limit_set(session: SessionDep, user: User, account_id: int, rate_limit_rps: float | None) -> AppAccount:
+    account = _owned_account(session, user, account_id)
+    app_accounts.set_rate_limit(session, account=account, rate_limit_rps=rate_limit_rps)
+    return account
 
 
 #: The only status this route takes is REMOVE: a team member needs Create/Delete, read from the parsed body.
@@ -307,6 +313,8 @@ def update_status(
 
 OAUTH_RESPONSE_PATH = "/oauth/response"
 OAuthAppIdPath = Annotated[int, Path(ge=1, lt=2**31)]
+#: The reply of an OAuth client route for an app that does not use OAuth2 (:func:`_oauth_app`).
+_NOT_OAUTH2: dict[str, Any] = {"model": Message, "description": "The app does not use OAuth2"}
 
 
 def _oauth_app(index: AppIndex, app_id: int) -> App:
@@ -346,6 +354,7 @@ OAuthAdmin = Annotated[User, Depends(oauth_admin)]
     response_model=OAuthClientOut,
     tags=["apps"],
     summary="Whether an OAuth2 app can be connected on this server, and the redirect URL to register",
+    responses={400: _NOT_OAUTH2},
 )
 def get_oauth_client(
     app_id: OAuthAppIdPath, user: SignedInUser, session: SessionDep, settings: SettingsDep, index: IndexDep
@@ -393,7 +402,7 @@ def put_oauth_client(
     "/admin/oauth_clients/{app_id}",
     response_model=OAuthClientOut,
     summary="Remove an OAuth2 app's client entered in the UI (administrators)",
-    responses={403: {"description": "not an administrator"}},
+    responses={400: _NOT_OAUTH2, 403: {"description": "not an administrator"}},
 )
 def delete_oauth_client(
     app_id: OAuthAppIdPath, user: OAuthAdmin, session: SessionDep, settings: SettingsDep, index: IndexDep

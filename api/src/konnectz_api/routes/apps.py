@@ -11,6 +11,7 @@ from starlette.requests import Request
 from konnectz_api.app_icons import bundled_icon, icon_path, monogram_svg
 from konnectz_api.catalogue import AppIndex, AppSummary, Listing, get_index
 from konnectz_api.crud import app_accounts
+from konnectz_api.db import run_db
 from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, NotFound
 from konnectz_api.schemas import (
@@ -196,7 +197,7 @@ async def _live_items(
     if app.needs_account:
         if account_id is None:
             raise BadRequest(NEEDS_ACCOUNT)
-        account = app_accounts.get_account(session, owner_id=user.id, account_id=account_id)
+        account = await run_db(session, app_accounts.get_account, owner_id=user.id, account_id=account_id)
         if account is None or account.app_id != app.id:
             raise NotFound("Account not found")
     else:

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from sqlalchemy import func, select
-from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.core.security import (
     create_access_token,
@@ -70,7 +69,8 @@ def user_exists(body: EmailIn, session: SessionDep) -> KeyReply:
     "of KONNECTZ_MAIL_WINDOW_SECONDS: beyond, 429 key TOO_MANY_MAILS with Retry-After.",
     responses={429: {"description": "Too many mails for this e-mail or from this client (key TOO_MANY_MAILS)"}},
 )
-async def signup(body: SignupIn, request: Request, session: SessionDep, settings: SettingsDep) -> KeyReply:
+def signup(body: SignupIn, request: Request, session: SessionDep, settings: SettingsDep) -> KeyReply:
+    """In the thread pool, as every route that uses the database session: hashing and mailing too."""
     if body.password != body.password_confirmation:
         raise Unprocessable(PASSWORD_MISMATCH, key="PASSWORD_MISMATCH")
     if _find_user(session, body.email):
@@ -81,7 +81,7 @@ async def signup(body: SignupIn, request: Request, session: SessionDep, settings
     token = new_token()
     user = User(
         email=body.email.lower(),
-        password_hash=await run_in_threadpool(hash_password, body.password),
+        password_hash=hash_password(body.password),
         first_name=body.first_name.strip(),
         last_name=body.last_name.strip(),
         is_admin=False,  # never from the request
@@ -99,7 +99,7 @@ async def signup(body: SignupIn, request: Request, session: SessionDep, settings
         f"account:\n\n{link}\n\nThe link is valid for {settings.verification_token_hours} hours.\n"
     )
     try:
-        await run_in_threadpool(send_mail, settings, to=user.email, subject="Verify your Konnectz account", text=text)
+        send_mail(settings, to=user.email, subject="Verify your Konnectz account", text=text)
     except OSError as exc:
         log.error("verification mail to %s failed: %s", user.email, exc)
         session.delete(user)
@@ -133,7 +133,7 @@ def email_confirmation(body: EmailConfirmationIn, session: SessionDep) -> KeyRep
     ),
     responses={429: {"description": "Too many failed sign-ins; see the Retry-After header"}},
 )
-async def login(body: LoginIn, request: Request, session: SessionDep, settings: SettingsDep) -> LoginOut:
+def login(body: LoginIn, request: Request, session: SessionDep, settings: SettingsDep) -> LoginOut:
     window = timedelta(seconds=settings.login_window_seconds)
     address = login_throttle.address_key(request.client.host if request.client else "unknown")
     email = login_throttle.email_key(body.email)
@@ -149,12 +149,12 @@ async def login(body: LoginIn, request: Request, session: SessionDep, settings: 
         raise TooManyRequests(
             f"Too many failed sign-in attempts. Try again in {wait} seconds.", headers={"Retry-After": str(wait)}
         )
-    if not await run_in_threadpool(captcha.verify, settings, session, body.captcha):
+    if not captcha.verify(settings, session, body.captcha):
         login_throttle.record_failure(session, keys=[address], window=window)
         raise BadRequest(CAPTCHA_NOT_VERIFIED)
     user = _find_user(session, body.email)
     version = user.session_version if user is not None else 0
-    if user is None or not await run_in_threadpool(verify_password, user.password_hash, body.password):
+    if user is None or not verify_password(user.password_hash, body.password):
         login_throttle.record_failure(session, keys=[address, email], window=window)
         raise Unauthorized(BAD_CREDENTIALS)
     login_throttle.clear(session, key=email)

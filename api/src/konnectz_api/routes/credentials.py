@@ -24,9 +24,10 @@ from konnectz_api import step_secrets
 from konnectz_api.catalogue import AppIndex, get_index
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import app_accounts
+from konnectz_api.db import run_db
 from konnectz_api.deps import SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound, Unauthorized
-from konnectz_api.models import Konnect
+from konnectz_api.models import AppAccount, Konnect
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.app_webhooks import secret_of
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
@@ -83,16 +84,8 @@ async def credentials(
     index: Annotated[AppIndex, Depends(get_index)],
     creds: Bearer,
 ) -> CredentialsOut:
-    konnect = _scoped_konnect(session, settings, creds, body.konnect_id)
-    account = app_accounts.get_account(session, owner_id=konnect.owner_id, account_id=body.account_id)
-    shapes = [{"apps": [{"data": {"selectedAccount": {"id": v}}}]} for v in (body.account_id, str(body.account_id))]
-    uses = session.query(Konnect.id).filter(
-        Konnect.id == konnect.id,
-        type_coerce(Konnect.canvas_json, JSONB).contains(shapes[0])
-        | type_coerce(Konnect.canvas_json, JSONB).contains(shapes[1]),
-    )
-    if account is None or uses.first() is None:
-        raise Forbidden("This konnect does not use that account")
+    _require_konnect_token(settings, creds, body.konnect_id)
+    account = await run_db(session, _used_account, settings, creds, body)
     app = index.get(account.app_id)
     if app is None:
         raise NotFound("The account's app is no longer in the catalogue")
@@ -109,6 +102,23 @@ async def credentials(
     except AppCallError as exc:
         raise BadRequest(str(exc)) from exc
     return CredentialsOut(credentials=fresh, rate_limit_rps=account.rate_limit_rps, account_name=account.label)
+
+
+def _used_account(
+    session: Session, settings: Settings, creds: HTTPAuthorizationCredentials | None, body: CredentialsIn
+) -> AppAccount:
+    """The account, when the bearer's konnect uses it (403 otherwise)."""
+    konnect = _scoped_konnect(session, settings, creds, body.konnect_id)
+    account = app_accounts.get_account(session, owner_id=konnect.owner_id, account_id=body.account_id)
+    shapes = [{"apps": [{"data": {"selectedAccount": {"id": v}}}]} for v in (body.account_id, str(body.account_id))]
+    uses = session.query(Konnect.id).filter(
+        Konnect.id == konnect.id,
+        type_coerce(Konnect.canvas_json, JSONB).contains(shapes[0])
+        | type_coerce(Konnect.canvas_json, JSONB).contains(shapes[1]),
+    )
+    if account is None or uses.first() is None:
+        raise Forbidden("This konnect does not use that account")
+    return account
 
 
 class WebhookSecretIn(BaseModel):

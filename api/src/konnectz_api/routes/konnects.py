@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -19,6 +21,7 @@ from konnectz_api.crud import konnects as konnect_crud
 from konnectz_api.crud import revisions as revision_crud
 from konnectz_api.crud import task_logs as task_log_crud
 from konnectz_api.crud.users import user_timezone
+from konnectz_api.db import run_db
 from konnectz_api.deps import (
     AccountAt,
     BusDep,
@@ -258,71 +261,104 @@ async def _publish(
     actor: User | None = None,
     message: str | None = None,
     restored_from: int | None = None,
+    prepare: Callable[[Session], None] | None = None,
 ) -> Any:
     """Compile, hand to the deployer and keep the publish as the konnect's next revision.
 
     ``user`` is the account the flow belongs to, ``actor`` the person who published (a team member
-    publishes in the account that added them); ``message`` and ``restored_from`` go to the revision."""
+    publishes in the account that added them); ``message`` and ``restored_from`` go to the revision.
+
+    Async for the app and the deployer; each database step is a short transaction of its own in the
+    thread pool (``run_db``), none open while the app or the deployer is called. ``prepare`` changes
+    the draft in the compiling transaction (a restore): a flow that does not compile keeps its draft."""
+    konnect_id = konnect.id  # (a transaction rolled back expires the object's attributes)
     try:
-        spec = compile_flow(
-            konnect.canvas_json,
-            konnect_id=konnect.id,
-            owner_id=user.id,
-            name=display_name(konnect),
-            webhook_token=konnect.webhook_token,
-            timezone=user_timezone(user),
-            owns_flow=lambda other: _owns(session, other, konnect.owner_id),
-        )
+        spec = await run_db(session, _compiled, konnect, user, prepare)
     except CompileError as exc:
         # The draft is kept: the user fixes the node the message names and publishes again.
-        return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
-    # The spec names its revision (the task log and the Konnect's status show which one runs).
-    number = revision_crud.next_number(session, konnect_id=konnect.id)
-    spec = spec.model_copy(update={"revision": number})
+        return JSONResponse({"message": str(exc), "konnect_id": konnect_id}, status_code=422)
     try:
         await app_webhooks.subscribe(session, settings, konnect, webhook_url(settings, konnect))
     except app_webhooks.SubscribeError as exc:
-        session.rollback()
-        return JSONResponse({"message": str(exc), "konnect_id": konnect.id}, status_code=422)
+        return JSONResponse({"message": str(exc), "konnect_id": konnect_id}, status_code=422)
     try:
         await deployer.publish(spec, owner_email=user.email)
     except DeployConflict as exc:
-        session.rollback()
-        raise ChangedInCluster(f"The konnect was saved but not published: {exc}", konnect_id=konnect.id) from exc
+        await app_webhooks.unsubscribe(session, settings, konnect)
+        raise ChangedInCluster(f"The konnect was saved but not published: {exc}", konnect_id=konnect_id) from exc
     except DeployError as exc:
         await app_webhooks.unsubscribe(session, settings, konnect)
-        session.commit()
         raise DeployUnavailable(
-            f"The konnect was saved but could not be published: {exc}", konnect_id=konnect.id
+            f"The konnect was saved but could not be published: {exc}", konnect_id=konnect_id
         ) from exc
+    actor = actor or user
+    try:
+        await run_db(
+            session,
+            _published,
+            konnect,
+            spec,
+            settings=settings,
+            message=message,
+            actor=actor,
+            restored_from=restored_from,
+        )
+    except IntegrityError as exc:  # another publish of the same flow took this number meanwhile
+        raise Conflict(
+            "The flow was published by someone else at the same moment: reload it and publish again.",
+            konnect_id=konnect_id,
+        ) from exc
+    reply = _reply(settings, konnect, "Konnect published successfully")
+    reply.revision = spec.revision
+    return reply
+
+
+def _compiled(session: Session, konnect: Konnect, user: User, prepare: Callable[[Session], None] | None) -> Any:
+    """The konnect's spec, naming the revision it will be (raises CompileError)."""
+    if prepare is not None:
+        prepare(session)
+    spec = compile_flow(
+        konnect.canvas_json,
+        konnect_id=konnect.id,
+        owner_id=user.id,
+        name=display_name(konnect),
+        webhook_token=konnect.webhook_token,
+        timezone=user_timezone(user),
+        owns_flow=lambda other: _owns(session, other, konnect.owner_id),
+    )
+    # The spec names its revision (the task log and the Konnect's status show which one runs).
+    number = revision_crud.next_number(session, konnect_id=konnect.id)
+    return spec.model_copy(update={"revision": number})
+
+
+def _published(
+    session: Session,
+    konnect: Konnect,
+    spec: Any,
+    *,
+    settings: Settings,
+    message: str | None,
+    actor: User,
+    restored_from: int | None,
+) -> None:
+    """The deployer took the spec: the konnect is Published and the spec kept as its revision."""
+    number = spec.revision
     konnect.status = "Published"
     konnect.published_spec = spec.model_dump(mode="json")
     konnect.published_at = datetime.now(UTC)
     konnect.draft_pending = False
     konnect.live_revision = number
-    actor = actor or user
-    try:
-        revision_crud.add(
-            session,
-            konnect=konnect,
-            number=number,
-            spec=konnect.published_spec,
-            message=(message or "").strip(),
-            published_by=actor.id,
-            published_by_email=actor.email,
-            restored_from=restored_from,
-        )
-    except IntegrityError as exc:  # another publish of the same flow took this number meanwhile
-        session.rollback()
-        raise Conflict(
-            "The flow was published by someone else at the same moment: reload it and publish again.",
-            konnect_id=konnect.id,
-        ) from exc
+    revision_crud.add(
+        session,
+        konnect=konnect,
+        number=number,
+        spec=konnect.published_spec,
+        message=(message or "").strip(),
+        published_by=actor.id,
+        published_by_email=actor.email,
+        restored_from=restored_from,
+    )
     revision_crud.apply_retention(session, konnect_id=konnect.id, keep=settings.revisions_keep, live=number)
-    session.commit()
-    reply = _reply(settings, konnect, "Konnect published successfully")
-    reply.revision = number
-    return reply
 
 
 @router.post(
@@ -345,15 +381,19 @@ async def save_konnect(
     (``draft_pending``), which keeps running until Publish (a publish that fails keeps them pending
     too). Taking a flow offline is only ``update_status`` Draft. Each publish is kept as a new revision
     (``message`` goes with it; the reply's ``revision`` is its number)."""
-    konnect = _store_draft(session, user, body, settings)
-    if konnect.status == "Published":
-        konnect.draft_pending = True
-    session.commit()
+    konnect = await run_db(session, _saved_draft, user, body, settings)
     if body.publish:
         return await _publish(konnect, user, session, settings, deployer, actor=signed_in[0], message=body.message)
     if konnect.status == "Published":
         return _reply(settings, konnect, PENDING_SAVED)
     return _reply(settings, konnect, "Konnect saved as draft")
+
+
+def _saved_draft(session: Session, user: User, body: SaveKonnectIn, settings: Settings) -> Konnect:
+    konnect = _store_draft(session, user, body, settings)
+    if konnect.status == "Published":
+        konnect.draft_pending = True
+    return konnect
 
 
 async def _unpublish(konnect: Konnect, deployer: Deployer, session: SessionDep, settings: Settings) -> None:
@@ -406,7 +446,7 @@ async def update_status(
     deployer: DeployerDep,
     signed_in: CurrentClaims,
 ) -> Any:
-    konnect = _owned(session, user, konnect_id)
+    konnect = await run_db(session, _owned, user, konnect_id)
     if body.status == "Published":
         result = await _publish(konnect, user, session, settings, deployer, actor=signed_in[0])
         if not isinstance(result, SaveKonnectOut):
@@ -416,16 +456,19 @@ async def update_status(
         was_published = konnect.status == "Published"
         if was_published:
             await _unpublish(konnect, deployer, session, settings)
-        konnect.status = body.status
-        konnect.published_spec = None
-        konnect.draft_pending = False
-        konnect.live_revision = None
-        session.commit()
+        await run_db(session, _withdrawn, konnect, body.status)
         withdrawn = "withdrawn from the runners and " if was_published else ""
         details = f"Flow {withdrawn}deleted" if body.status == DELETED else f"Flow {withdrawn}saved as draft"
     return UpdateStatusOut(
         status="SUCCESS", message="SUCCESS", details=details, konnect_id=konnect.id, konnect_status=konnect.status
     )
+
+
+def _withdrawn(session: Session, konnect: Konnect, status: str) -> None:
+    konnect.status = status
+    konnect.published_spec = None
+    konnect.draft_pending = False
+    konnect.live_revision = None
 
 
 # An invalid body is a refused test too: its 422 carries test_status Error like the route's own.
@@ -528,7 +571,7 @@ RunIdPath = Annotated[
     "runner takes it (or queues it for a concurrency slot) until its task log is stored.",
 )
 async def active_runs(konnect_id: IdPath, user: CurrentUser, session: SessionDep, bus: BusDep) -> ActiveRunList:
-    konnect = await run_in_threadpool(_owned, session, user, konnect_id)
+    konnect = await run_db(session, _owned, user, konnect_id)
     runs = await run_control.active_runs(bus, owner_id=konnect.owner_id, konnect_id=konnect.id)
     return ActiveRunList(
         runs=[
@@ -568,9 +611,9 @@ async def cancel_run(
     session: SessionDep,
     bus: BusDep,
 ) -> CancelRunOut:
-    konnect = await run_in_threadpool(_owned, session, user, konnect_id)
-    finished = await run_in_threadpool(
-        task_log_crud.by_run, session, owner_id=konnect.owner_id, konnect_id=konnect.id, run_id=run_id
+    konnect = await run_db(session, _owned, user, konnect_id)
+    finished = await run_db(
+        session, task_log_crud.by_run, owner_id=konnect.owner_id, konnect_id=konnect.id, run_id=run_id
     )
     if finished is not None:
         raise Conflict(f"Run {run_id} has finished already ({finished.status}): there is nothing to cancel")

@@ -12,11 +12,11 @@ import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import members as crud
 from konnectz_api.crud import password_reset
+from konnectz_api.db import run_db
 from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound
 from konnectz_api.models import Konnect, User
@@ -27,6 +27,7 @@ from konnectz_api.schemas import (
     AuditLogOut,
     MemberOut,
     MemberReply,
+    Message,
     ResellerList,
     SubAccountIn,
     SubAccountUpdate,
@@ -42,6 +43,11 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1/members", tags=["members"])
 _PLAN_ERROR: dict[int | str, dict[str, Any]] = {
     403: {"description": "'This feature is not available for {plan}', or a team member (ACCESS_DENIED)"}
+}
+#: ``update_*`` and ``remove_*`` also answer 404 for a sub_account_id that is not one of the owner's members.
+_MEMBER_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_PLAN_ERROR,
+    404: {"model": Message, "description": "sub_account_id is not one of your members of this kind"},
 }
 SubAccountId = Annotated[int, Query(ge=1, lt=2**63, description="The member's id")]
 
@@ -71,7 +77,7 @@ def _plan(owner: User, kind: crud.Kind) -> None:
         raise Forbidden(str(exc), key="FEATURE_NOT_AVAILABLE") from exc
 
 
-async def _invite(settings: Settings, session: SessionDep, owner: User, member: User) -> None:
+def _invite(settings: Settings, session: SessionDep, owner: User, member: User) -> None:
     token = password_reset.issue_token(session, user=member, lifetime=crud.INVITE_LIFETIME)
     link = f"{settings.public_url.rstrip('/')}/reset-password/{token}"
     inviter = f"{owner.first_name} {owner.last_name}".strip() or owner.email
@@ -80,7 +86,7 @@ async def _invite(settings: Settings, session: SessionDep, owner: User, member: 
         f"here, then sign in with {member.email}:\n\n{link}\n\nThe link works once and is valid for 7 days.\n"
     )
     try:
-        await run_in_threadpool(send_mail, settings, to=member.email, subject="You were added to Konnectz", text=text)
+        send_mail(settings, to=member.email, subject="You were added to Konnectz", text=text)
     except OSError as exc:  # the member exists; a password reset sends a new link
         log.error("invitation mail to user %s failed: %s", member.id, exc)
 
@@ -92,7 +98,7 @@ def _member(session: SessionDep, owner: User, kind: crud.Kind, member_id: int) -
     return member
 
 
-async def _add(
+def _add(
     kind: crud.Kind, body: TeamMemberIn | SubAccountIn, owner: User, session: SessionDep, settings: Settings
 ) -> MemberReply:
     _plan(owner, kind)
@@ -112,7 +118,7 @@ async def _add(
         )
     except crud.MemberError as exc:
         raise BadRequest(str(exc)) from exc
-    await _invite(settings, session, owner, member)
+    _invite(settings, session, owner, member)
     return MemberReply(message="Member added", member=_out(member))
 
 
@@ -141,18 +147,22 @@ async def _remove(
     kind: crud.Kind, member_id: int, owner: User, session: SessionDep, deployer: Deployer, settings: Settings
 ) -> MemberReply:
     _plan(owner, kind)
-    member = _member(session, owner, kind, member_id)
+    member, published = await run_db(session, _member_and_flows, owner, kind, member_id)
     # A sub-account's published flows stop first: its runs must not outlive it.
-    for konnect_id in crud.published_konnects(session, member=member):
+    for konnect in published:
         try:
-            await deployer.unpublish(konnect_id)
+            await deployer.unpublish(konnect.id)
         except DeployError as exc:
             raise DeployUnavailable(f"Could not stop the sub-account's flows: {exc}") from exc
-        konnect = session.get(Konnect, konnect_id)
-        if konnect is not None:  # its app webhooks are unsubscribed at the apps
-            await app_webhooks.unsubscribe(session, settings, konnect)
-    await run_in_threadpool(crud.remove_member, session, member=member)
+        await app_webhooks.unsubscribe(session, settings, konnect)  # at the apps too
+    await run_db(session, crud.remove_member, member=member)
     return MemberReply(message="Member removed")
+
+
+def _member_and_flows(session: SessionDep, owner: User, kind: crud.Kind, member_id: int) -> tuple[User, list[Konnect]]:
+    member = _member(session, owner, kind, member_id)
+    ids = crud.published_konnects(session, member=member)
+    return member, [k for k in (session.get(Konnect, i) for i in ids) if k is not None]
 
 
 def _member_routes(
@@ -169,8 +179,8 @@ def _member_routes(
     an optional description for each); the same endpoint names as hand-written routes would have,
     so the OpenAPI document (operation ids) is the one the web app's types were generated from."""
 
-    async def add_member(body: Any, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> MemberReply:
-        return await _add(kind, body, user, session, settings)
+    def add_member(body: Any, user: CurrentUser, session: SessionDep, settings: SettingsDep) -> MemberReply:
+        return _add(kind, body, user, session, settings)
 
     def update_member(body: Any, user: CurrentUser, session: SessionDep) -> MemberReply:
         return _update(kind, body, user, session)
@@ -197,11 +207,12 @@ def _member_routes(
         description=description,
         **common,
     )
+    by_id: dict[str, Any] = {**common, "responses": _MEMBER_ERRORS}
     router.add_api_route(
-        f"/update_{noun}", update_member, methods=["POST"], name=f"update_{noun}", summary=update, **common
+        f"/update_{noun}", update_member, methods=["POST"], name=f"update_{noun}", summary=update, **by_id
     )
     router.add_api_route(
-        f"/remove_{noun}", remove_member, methods=["GET"], name=f"remove_{noun}", summary=remove, **common
+        f"/remove_{noun}", remove_member, methods=["GET"], name=f"remove_{noun}", summary=remove, **by_id
     )
 
 

@@ -6,7 +6,6 @@ import logging
 from datetime import timedelta
 
 from fastapi import APIRouter, Request
-from starlette.concurrency import run_in_threadpool
 
 from konnectz_api.core.security import hash_password
 from konnectz_api.crud import mail_throttle
@@ -41,7 +40,7 @@ TOKEN_INVALID = "This password reset link is invalid, already used or expired. R
         429: {"description": "Too many mails for this e-mail or from this client (key TOO_MANY_MAILS, Retry-After)"},
     },
 )
-async def reset_password_email(body: EmailIn, request: Request, session: SessionDep, settings: SettingsDep) -> KeyReply:
+def reset_password_email(body: EmailIn, request: Request, session: SessionDep, settings: SettingsDep) -> KeyReply:
     mail_throttle.check_and_count(
         session, settings, email=body.email, address=request.client.host if request.client else None
     )
@@ -57,7 +56,7 @@ async def reset_password_email(body: EmailIn, request: Request, session: Session
         "minutes. If you did not ask for this, ignore this mail: your password stays as it is.\n"
     )
     try:
-        await run_in_threadpool(send_mail, settings, to=user.email, subject="Reset your Konnectz password", text=text)
+        send_mail(settings, to=user.email, subject="Reset your Konnectz password", text=text)
     except OSError as exc:
         log.error("password reset mail to user %s failed: %s", user.id, exc)
         raise BadRequest(MAIL_FAILED, key="MAIL_FAILED") from exc
@@ -71,10 +70,10 @@ async def reset_password_email(body: EmailIn, request: Request, session: Session
     description="Key PASSWORD_UPDATED; a wrong, used or expired token or a mismatch: 400 key PASSWORD_NOT_UPDATED.",
     responses={400: {"description": "key PASSWORD_NOT_UPDATED with the reason in message"}},
 )
-async def update_user_password(body: ResetPasswordIn, session: SessionDep) -> KeyReply:
+def update_user_password(body: ResetPasswordIn, session: SessionDep) -> KeyReply:
     if body.password != body.password_confirmation:
         raise BadRequest(PASSWORD_MISMATCH, key="PASSWORD_NOT_UPDATED")
-    password_hash = await run_in_threadpool(hash_password, body.password)
+    password_hash = hash_password(body.password)
     if crud.consume_token(session, token=body.reset_password_token, password_hash=password_hash) is None:
         raise BadRequest(TOKEN_INVALID, key="PASSWORD_NOT_UPDATED")
     return KeyReply(key="PASSWORD_UPDATED", message="Your password has been updated. Sign in with it.")

@@ -161,14 +161,14 @@ def _fresh_token(settings: Settings, user_id: int, expires_at: datetime, session
     ),
     responses={400: {"description": "wrong current password"}, 422: {"description": "mismatch or too short"}},
 )
-async def change_password(
+def change_password(
     body: ChangePasswordIn, signed_in: CurrentClaims, session: SessionDep, settings: SettingsDep
 ) -> PasswordChanged:
     user, claims = signed_in
     if body.password != body.password_confirmation:
         raise Unprocessable(PASSWORD_MISMATCH, key="PASSWORD_MISMATCH")
-    if not await run_in_threadpool(verify_password, user.password_hash, body.current_password):
+    if not verify_password(user.password_hash, body.current_password):
         raise BadRequest(WRONG_CURRENT, key="WRONG_PASSWORD")
-    version = crud.set_password(session, user=user, password_hash=await run_in_threadpool(hash_password, body.password))
+    version = crud.set_password(session, user=user, password_hash=hash_password(body.password))
     token = _fresh_token(settings, user.id, claims.expires_at, version)
     return PasswordChanged(key="UPDATE_SUCCESS", message="Password updated", auth_token=token)

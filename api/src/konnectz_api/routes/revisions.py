@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from konnectz_api import step_secrets
 from konnectz_api.crud import revisions as crud
+from konnectz_api.db import run_db
 from konnectz_api.deps import CurrentClaims, CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound
 from konnectz_api.models import Konnect, KonnectRevision, User
@@ -125,17 +126,27 @@ async def restore_revision(
     signed_in: CurrentClaims,
     body: RestoreIn | None = None,
 ) -> Any:
-    konnect, revision = _owned_revision(session, user, konnect_id, number)
+    konnect, revision = await run_db(session, _owned_revision, user, konnect_id, number)
     if konnect.status == "Published" and konnect.live_revision == number and not konnect.draft_pending:
         raise Conflict(f"Revision {number} is already live: there is nothing to restore.", konnect_id=konnect.id)
-    konnect.canvas_json = copy.deepcopy(revision.canvas_json)
-    name = str((revision.canvas_json or {}).get("flowName") or "").strip()
-    if name:
-        konnect.konnect_name = name[:255]
-    session.flush()
+
+    def restore_draft(_: Session) -> None:  # in publish's compiling transaction: kept only if it compiles
+        konnect.canvas_json = copy.deepcopy(revision.canvas_json)
+        name = str((revision.canvas_json or {}).get("flowName") or "").strip()
+        if name:
+            konnect.konnect_name = name[:255]
+
     message = (body.message if body is not None else None) or f"Restored revision {number}"
     result = await publish_flow(
-        konnect, user, session, settings, deployer, actor=signed_in[0], message=message, restored_from=number
+        konnect,
+        user,
+        session,
+        settings,
+        deployer,
+        actor=signed_in[0],
+        message=message,
+        restored_from=number,
+        prepare=restore_draft,
     )
     if isinstance(result, SaveKonnectOut):
         result.message = f"Revision {number} restored and published as revision {result.revision}"

@@ -8,15 +8,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import text
-from starlette.concurrency import run_in_threadpool
 
-from konnectz_api.db import get_engine
 from konnectz_api.deps import BusDep, SettingsDep
 from konnectz_api.errors import NotFound
 from konnectz_api.services.dev_mail import read_mail
 
 router = APIRouter(tags=["system"])
+#: Seconds /healthz waits for a database connection before it reports the database unreachable.
+HEALTH_DB_TIMEOUT_SECONDS = 2.0
 _ARTICLE = "<article><h2>{subject}</h2><p><b>To:</b> {to} &middot; {date}</p><pre>{text}</pre>{links}</article>"
 
 
@@ -35,12 +34,10 @@ def metrics() -> Response:
 async def healthz(bus: BusDep, request: Request) -> JSONResponse:
     problems: dict[str, str] = {}
     try:
-
-        def _ping() -> None:
-            with get_engine().connect() as conn:
-                conn.execute(text("SELECT 1"))
-
-        await run_in_threadpool(_ping)
+        # On the async read pool: no thread hop, so a thread pool busy with writes (or their row
+        # locks) does not delay the answer; the pool's own timeout bounds the wait.
+        async with request.app.state.read_pool.connection(timeout=HEALTH_DB_TIMEOUT_SECONDS) as conn:
+            await conn.execute("SELECT 1")
     except Exception as exc:
         problems["database"] = f"unreachable: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     if not bus.connected:

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import inspect
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
+from konnectz_api.core.config import Settings
 from konnectz_api.crud import reads
 from konnectz_api.crud import task_logs as crud
 from konnectz_api.crud import task_payloads as payloads
 from konnectz_api.crud.task_payloads import is_stub
+from konnectz_api.db import run_db
 from konnectz_api.deps import BusDep, CurrentUser, Reader, SessionDep, SettingsDep
 from konnectz_api.errors import Conflict, NotFound, Unprocessable
+from konnectz_api.models import User
 from konnectz_api.params import MAX_ID, IdPath, PageIndex, PageSize, SearchText
 from konnectz_api.replies import json_reply
 from konnectz_api.routes.konnects import item_dicts
@@ -247,6 +249,26 @@ async def replay(
     settings: SettingsDep,
     again: Annotated[bool, Query(description="Start a new run even if this run was replayed already")] = False,
 ) -> ReplayOut | JSONResponse:
+    found = await run_db(session, _replayable, user, task_log_id, settings, again)
+    if isinstance(found, JSONResponse):
+        return found
+    log, trigger_output = found
+    generation = log.replays + 1
+    run_id = await replay_run(
+        bus,
+        konnect_id=log.konnect_id,
+        trigger_output=trigger_output,
+        replay_of=log.run_id,
+        run_id=replay_run_id(log.run_id, generation),
+    )
+    await run_db(session, crud.record_replay, task_log_id=log.id, run_id=run_id, generation=generation)
+    return ReplayOut(message="The run was replayed", run_id=run_id, replay_of=log.run_id)
+
+
+def _replayable(
+    session: SessionDep, user: User, task_log_id: int, settings: Settings, again: bool
+) -> tuple[Any, Any] | JSONResponse:
+    """The failed run to replay and its request (``run_db``); the earlier replay's reply when it has one."""
     log = crud.get_owned(session, owner_id=user.id, task_log_id=task_log_id)
     if log is None:
         raise NotFound(f"Task log {task_log_id} not found")
@@ -275,13 +297,4 @@ async def replay(
             "The request of this run was deleted after the retention period "
             f"({settings.request_retention_days} days): it cannot be replayed"
         )
-    generation = log.replays + 1
-    run_id = await replay_run(
-        bus,
-        konnect_id=log.konnect_id,
-        trigger_output=trigger_output,
-        replay_of=log.run_id,
-        run_id=replay_run_id(log.run_id, generation),
-    )
-    await run_in_threadpool(crud.record_replay, session, task_log_id=log.id, run_id=run_id, generation=generation)
-    return ReplayOut(message="The run was replayed", run_id=run_id, replay_of=log.run_id)
+    return log, trigger_output

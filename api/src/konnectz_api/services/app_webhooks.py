@@ -10,6 +10,10 @@ stored encrypted in ``app_webhook_subscriptions``. Withdrawing or deleting the k
 :func:`unsubscribe` (the manifest's ``unsubscribe`` request with ``{id}``). The runner reads the
 secret from the broker (``POST /api/v1/internal/webhook_secret``) and refuses deliveries whose
 signature does not match with 401.
+
+Both are called from async code and never wait on the database on the event loop: each read and
+write is a short transaction of its own in the thread pool (:func:`konnectz_api.db.run_db`), none open
+while the app is called. The subscription's row is committed once the app has answered.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from konnectz_api import catalogue
 from konnectz_api.compilers import catalogue_app
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import app_accounts
+from konnectz_api.db import run_db
 from konnectz_api.flow_plan import plan
 from konnectz_api.models import AppWebhookSubscription, Konnect
 from konnectz_api.services.app_calls import AppCallError, app_client, call_app
@@ -107,7 +112,7 @@ async def subscribe(session: Session, settings: Settings, konnect: Konnect, hook
         account_id = (node.data.model_extra or {}).get("selectedAccount") or {}
         raw = str(account_id.get("id", "")) if isinstance(account_id, dict) else ""
         account = (
-            app_accounts.get_account(session, owner_id=konnect.owner_id, account_id=int(raw))
+            await run_db(session, app_accounts.get_account, owner_id=konnect.owner_id, account_id=int(raw))
             if raw.isdigit() and len(raw) < 19
             else None
         )
@@ -153,21 +158,23 @@ async def subscribe(session: Session, settings: Settings, konnect: Konnect, hook
             if external_id is not None:
                 await _unsubscribe_at(session, settings, app, event, strategy, values, external_id, account)
             raise SubscribeError(f"{app.name} gave no signing secret for its webhook")
-    session.add(
-        AppWebhookSubscription(
-            konnect_id=konnect.id,
-            owner_id=konnect.owner_id,
-            app_id=app.id,
-            account_id=account.id if account is not None else None,
-            event=event.key,
-            external_id=external_id,
-            secret=cipher(settings).encrypt({"secret": secret}),
-            state={"url": hook_url, "values": {k: v for k, v in values.items() if isinstance(v, str | int | float)}},
-            created_at=datetime.now(UTC),
-        )
+    row = AppWebhookSubscription(
+        konnect_id=konnect.id,
+        owner_id=konnect.owner_id,
+        app_id=app.id,
+        account_id=account.id if account is not None else None,
+        event=event.key,
+        external_id=external_id,
+        secret=cipher(settings).encrypt({"secret": secret}),
+        state={"url": hook_url, "values": {k: v for k, v in values.items() if isinstance(v, str | int | float)}},
+        created_at=datetime.now(UTC),
     )
-    session.flush()
+    await run_db(session, _add_row, row)
     return True
+
+
+def _add_row(session: Session, row: AppWebhookSubscription) -> None:
+    session.add(row)
 
 
 def subscription_id(found: Any, pattern: str | None) -> str | None:
@@ -186,9 +193,10 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
 
     A failure at the app is logged, not raised: the konnect is withdrawn either way, and deliveries
     to its unpublished URL are refused (404)."""
-    row = session.get(AppWebhookSubscription, konnect.id)
-    if row is None:
+    found = await run_db(session, _subscription_and_account, konnect.id)
+    if found is None:
         return
+    row, account = found
 
     app = catalogue.get_index().get(row.app_id)
     event = app.event(row.event) if app is not None else None
@@ -201,15 +209,26 @@ async def unsubscribe(session: Session, settings: Settings, konnect: Konnect) ->
         and row.external_id
     ):
         # The values the subscription was made with (the canvas may have changed since).
-        account = (
-            app_accounts.get_account(session, owner_id=row.owner_id, account_id=row.account_id)
-            if row.account_id is not None
-            else None
-        )
         values = {KONNECT_FIELD: str(row.konnect_id), **((row.state or {}).get("values") or {})}
         await _unsubscribe_at(session, settings, app, event, strategy, values, row.external_id, account)
+    await run_db(session, _delete_row, row)
+
+
+def _subscription_and_account(session: Session, konnect_id: int) -> tuple[AppWebhookSubscription, Any] | None:
+    """The konnect's subscription and the account it was made through (None: no subscription)."""
+    row = session.get(AppWebhookSubscription, konnect_id)
+    if row is None:
+        return None
+    account = (
+        app_accounts.get_account(session, owner_id=row.owner_id, account_id=row.account_id)
+        if row.account_id is not None
+        else None
+    )
+    return row, account
+
+
+def _delete_row(session: Session, row: AppWebhookSubscription) -> None:
     session.delete(row)
-    session.flush()
 
 
 async def _unsubscribe_at(

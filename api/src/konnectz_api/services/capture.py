@@ -17,6 +17,7 @@ from konnectz_api.compile import CompileError
 from konnectz_api.compilers import script_of
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
+from konnectz_api.db import run_db
 from konnectz_api.errors import ApiError, Unprocessable
 from konnectz_api.flow_plan import plan
 from konnectz_api.jsonb import jsonb_safe
@@ -40,7 +41,7 @@ class CaptureUnavailable(ApiError):
 async def capture_webhook_response(
     session: Session, settings: Settings, bus: Bus, user: User, konnect_id: int
 ) -> CaptureOut:
-    konnect = owned_konnect(session, user, konnect_id)
+    konnect = await run_db(session, owned_konnect, user, konnect_id)
     try:
         trigger = plan(konnect.canvas_json, require_linked=False).trigger
     except CompileError as exc:
@@ -67,8 +68,9 @@ async def capture_webhook_response(
             webhook_url=url,
         )
     output = jsonb_safe(captured.trigger_output)
-    activity_id = activities.save_activity(
+    activity_id = await run_db(
         session,
+        activities.save_activity,
         konnect_id=konnect.id,
         owner_id=user.id,
         node_id=trigger.id,
@@ -79,7 +81,6 @@ async def capture_webhook_response(
         input={"received_at": captured.received_at.isoformat()},
         output=output,
     )
-    session.commit()
     return CaptureOut(
         message="SUCCESS",
         test_status="Success",

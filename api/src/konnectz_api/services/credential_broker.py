@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from konnectz_api.core.config import Settings
 from konnectz_api.core.crypto import CredentialCipher
 from konnectz_api.crud import app_accounts, oauth_clients
+from konnectz_api.db import run_db
 from konnectz_api.models import AppAccount
 from konnectz_api.services.app_calls import AppCallError, Reply, call_app
 from konnectz_api.services.oauth import OAuthClient, refresh
@@ -102,8 +103,9 @@ async def connect_token_account(
     if missing:
         raise AppCallError("Please fill " + ", ".join(missing))
     label = await _label_from_test(http, guard, app, credentials, f"{app.name} Account #{count + 1}")
-    return app_accounts.create_account(
+    return await run_db(
         session,
+        app_accounts.create_account,
         owner_id=owner_id,
         app_id=app.id,
         app_key=app.key,
@@ -127,6 +129,31 @@ async def connect_oauth_account(
     count: int,
 ) -> AppAccount:
     label = await _label_from_test(http, guard, app, tokens, f"{app.name} Account #{count + 1}")
+    return await run_db(
+        session,
+        _store_oauth_account,
+        settings=settings,
+        owner_id=owner_id,
+        app=app,
+        tokens=tokens,
+        expires_at=expires_at,
+        account_id=account_id,
+        label=label,
+    )
+
+
+def _store_oauth_account(
+    session: Session,
+    *,
+    settings: Settings,
+    owner_id: int,
+    app: App,
+    tokens: dict[str, Any],
+    expires_at: datetime | None,
+    account_id: int | None,
+    label: str,
+) -> AppAccount:
+    """The tokens of an OAuth2 authorization: the account reconnected, or a new one (``run_db``)."""
     box = cipher(settings)
     if account_id is not None:
         account = app_accounts.get_account(session, owner_id=owner_id, account_id=account_id)
@@ -155,8 +182,11 @@ async def refresh_credentials(
     if not credentials.get("refresh_token"):
         # A pasted token (token_method) or a provider without refresh: no OAuth client is needed to say so.
         raise AppCallError(f"The {app.name} account's token was refused or expired: connect the account again")
-    fresh, expires_at = await refresh(http, guard, app, oauth_client(session, settings, app), credentials=credentials)
-    app_accounts.store_credentials(session, account=account, credentials=fresh, cipher=box, expires_at=expires_at)
+    client = await run_db(session, oauth_client, settings, app)
+    fresh, expires_at = await refresh(http, guard, app, client, credentials=credentials)
+    await run_db(
+        session, app_accounts.store_credentials, account=account, credentials=fresh, cipher=box, expires_at=expires_at
+    )
     return fresh
 
 

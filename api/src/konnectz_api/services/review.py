@@ -10,6 +10,12 @@
   response limit than a run. After an iterator, the first item stands for the iterator's output.
 
 Each result is stored as the node's konnect activity (one per node; testing again replaces it).
+
+Nothing here waits on the database on the event loop: the reads before a test and the one
+transaction that stores its result run in the thread pool (:func:`konnectz_api.db.run_db`), and no transaction is
+open while a step or an app is called. A trigger test that creates the konnect takes the plan caps'
+lock on the owner's row last, inside that short transaction, after the sample is known: a refused
+test leaves no konnect behind.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from konnectz_api.core.config import Settings
 from konnectz_api.core.security import new_token
 from konnectz_api.crud import activities, app_accounts, caps
 from konnectz_api.crud.users import user_timezone
+from konnectz_api.db import commit_only, run_db
 from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.flow_plan import Plan, plan, router_plans
 from konnectz_api.jsonb import jsonb_safe
@@ -129,7 +136,7 @@ async def run_test(
     if body.konnect_id is not None:
         # Secret values typed into steps are encrypted before anything else sees the canvas; a masked
         # one is the value stored for this konnect (what the test then uses, opened in _test_action).
-        stored = owned_konnect(session, user, body.konnect_id)
+        stored = await run_db(session, owned_konnect, user, body.konnect_id)
         canvas = step_secrets.seal_canvas(canvas, stored.canvas_json, cipher=cipher(settings), konnect_id=stored.id)
     try:
         flow = plan(canvas, require_linked=False)
@@ -158,37 +165,25 @@ async def _test_trigger(
     budgets: Budgets | None = None,
 ) -> TestAndReviewOut:
     node = flow.trigger
-    if body.konnect_id is None:
-        caps.check(session, owner_id=user.id, kind="konnects")  # PlanLimit (403) beyond the plan's flows
-        konnect = Konnect(
-            owner_id=user.id,
-            status="Draft",
-            canvas_json=step_secrets.mask_canvas(canvas),  # no secret value, not even for a moment
-            webhook_token=new_token(),
-            konnect_name=str(canvas.get("flowName") or "").strip(),
-        )
-        session.add(konnect)
-        session.flush()
-        konnect.canvas_json = step_secrets.seal_canvas(canvas, None, cipher=cipher(settings), konnect_id=konnect.id)
-    else:
-        konnect = owned_konnect(session, user, body.konnect_id)
-        konnect.canvas_json = canvas
+    konnect = None if body.konnect_id is None else await run_db(session, owned_konnect, user, body.konnect_id)
+    token = konnect.webhook_token if konnect is not None else new_token()
     try:
-        trigger = compile_trigger(node, TriggerInput(webhook_token=konnect.webhook_token, timezone=user_timezone(user)))
+        trigger = compile_trigger(node, TriggerInput(webhook_token=token, timezone=user_timezone(user)))
     except CompileError as exc:
-        session.rollback()
         raise TestRefused(str(exc)) from exc
-    url = webhook_url(settings, konnect)
-    custom = konnect_custom(node, konnect)
+    url = f"{settings.webhook_base_url.rstrip('/')}/hooks/{token}"
     status = activities.SUCCESS
     if trigger.kind == "polling" and trigger.app_id is not None:
-        session.commit()  # no transaction stays open while the app is called
         try:
             output, message = await app_trigger_sample(session, settings, user, trigger, budgets)
         except AppCallError as exc:
             status, output, message = "Error", {}, str(exc) or UNABLE
     elif trigger.kind == "webhook":
-        earlier = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=node.id)
+        earlier = (
+            await run_db(session, activities.get_activity, owner_id=user.id, konnect_id=konnect.id, node_id=node.id)
+            if konnect is not None
+            else None
+        )
         output = earlier.output if earlier is not None and earlier.status == activities.SUCCESS else None
         if isinstance(output, dict) and output:
             message = "Webhook tested: the captured request is the trigger's data"
@@ -197,7 +192,7 @@ async def _test_trigger(
         else:
             output = {}
             message = f"Send a request to {url}, then click Capture Response to use it as the trigger's data"
-        if custom is not None:
+        if script_of(node) is not None:
             message = script_test_message(node, received=bool(output))
     else:
         output, message = _trigger_sample(trigger, url)
@@ -206,31 +201,78 @@ async def _test_trigger(
         # The drawer's AND/OR and labels (a webhook with nothing captured yet has no sample to judge).
         sample = trigger_filter.choose_sample([output], choice)
         if sample is None:
-            session.rollback()
             raise TestRefused(trigger_filter.no_match(choice))
         output, message = sample, f"{message}; it has {trigger_filter.describe(choice)}"
+    stored, activity_id = await run_db(
+        session,
+        _store_trigger_test,
+        settings,
+        user,
+        konnect,
+        canvas,
+        token,
+        node_id=node.id,
+        kind=node.provider or "trigger",
+        app_name=node.detail.name,
+        status=status,
+        message=message,
+        output=output,
+    )
+    return TestAndReviewOut(
+        test_status="Success" if status == activities.SUCCESS else "Error",
+        display_message=message,
+        raw_response=output,
+        konnect_id=stored.id,
+        konnect_activity_id=activity_id,
+        webhook_url=url,
+        konnect_custom=konnect_custom(node, stored),
+    )
+
+
+def _store_trigger_test(
+    session: Session,
+    settings: Settings,
+    user: User,
+    konnect: Konnect | None,
+    canvas: dict[str, Any],
+    token: str,
+    *,
+    node_id: str,
+    kind: str,
+    app_name: str,
+    status: str,
+    message: str,
+    output: Any,
+) -> tuple[Konnect, int]:
+    """One short transaction (``run_db``): the konnect (created when new, after the plan caps' check,
+    which locks the owner's row until this commits) and the trigger's test result."""
+    if konnect is None:
+        caps.check(session, owner_id=user.id, kind="konnects")  # PlanLimit (403) beyond the plan's flows
+        konnect = Konnect(
+            owner_id=user.id,
+            status="Draft",
+            canvas_json=step_secrets.mask_canvas(canvas),  # no secret value, not even for a moment
+            webhook_token=token,
+            konnect_name=str(canvas.get("flowName") or "").strip(),
+        )
+        session.add(konnect)
+        session.flush()
+        konnect.canvas_json = step_secrets.seal_canvas(canvas, None, cipher=cipher(settings), konnect_id=konnect.id)
+    else:
+        konnect.canvas_json = canvas
     activity_id = activities.save_activity(
         session,
         konnect_id=konnect.id,
         owner_id=user.id,
-        node_id=node.id,
-        kind=node.provider or "trigger",
-        app_name=node.detail.name,
+        node_id=node_id,
+        kind=kind,
+        app_name=app_name,
         status=status,
         display_message=message,
         input={},
         output=output,
     )
-    session.commit()
-    return TestAndReviewOut(
-        test_status="Success" if status == activities.SUCCESS else "Error",
-        display_message=message,
-        raw_response=output,
-        konnect_id=konnect.id,
-        konnect_activity_id=activity_id,
-        webhook_url=url,
-        konnect_custom=custom,
-    )
+    return konnect, activity_id
 
 
 async def app_trigger_sample(
@@ -243,7 +285,7 @@ async def app_trigger_sample(
         raise AppCallError("The app is no longer in the catalogue")
     account = None
     if app.needs_account:
-        account = app_accounts.get_account(session, owner_id=user.id, account_id=trigger.account_id or 0)
+        account = await run_db(session, app_accounts.get_account, owner_id=user.id, account_id=trigger.account_id or 0)
         if account is None or account.app_id != app.id:
             raise AppCallError(f"Choose a {app.name} account for this trigger")
         use_account(account)  # its rate override applies to this request too
@@ -260,7 +302,7 @@ async def app_trigger_sample(
                 fresh = await fresh_credentials(
                     session, http=client, guard=client_guard, settings=settings, account=account, app=app
                 )
-        session.commit()
+        await run_db(session, commit_only)  # refreshed tokens are stored before the app is called with them
         return fresh
 
     async with _test_client(settings) as (http, guard):
@@ -347,8 +389,7 @@ async def _test_action(
     first = TEST_TRIGGER_FIRST.format(app_name=node.detail.name or "app")
     if body.konnect_id is None:
         raise TestRefused(first)
-    konnect = owned_konnect(session, user, body.konnect_id)
-    tested = activities.successful(session, konnect_id=konnect.id, owner_id=user.id)
+    konnect, tested = await run_db(session, _tested_nodes, user, body.konnect_id)
     if flow.trigger.id not in tested:
         raise TestRefused(first)
     ends: dict[str, str | None] | None = None  # a join: each path's last node (None: an empty path)
@@ -366,9 +407,7 @@ async def _test_action(
         raise TestRefused(str(exc)) from exc
     if step.kind == "iterator" and any(n.provider == "iterator" and n.id != node.id for n in flow.canvas.apps):
         raise TestRefused(f"{node.label}: {ONLY_ONCE}")
-    konnect.canvas_json = canvas
     outputs = {nid: _test_view(tested[nid]) for nid in upstream if nid in tested}
-    session.commit()  # no transaction stays open while the step waits on the network
     async with _test_client(settings) as (http, guard):
         ctx = StepContext(
             outputs=outputs,
@@ -408,9 +447,11 @@ async def _test_action(
             message = f"{node.detail.name or 'Step'} tested successfully"
         if outcome.wait_reason:  # the account's rate budget held the request back (docs/rate-budgets.md)
             message = f"{message}. {outcome.wait_reason}"
-    activity_id = activities.save_activity(
+    activity_id = await run_db(
         session,
-        konnect_id=konnect.id,
+        _store_action_test,
+        konnect,
+        canvas,
         owner_id=user.id,
         node_id=node.id,
         kind=step.kind,
@@ -420,7 +461,6 @@ async def _test_action(
         input=recorded,
         output=output,
     )
-    session.commit()
     return TestAndReviewOut(
         test_status="Success" if status == activities.SUCCESS else "Error",
         display_message=message,
@@ -429,3 +469,15 @@ async def _test_action(
         konnect_activity_id=activity_id,
         pass_through_condition=(outcome.stop is None) if outcome is not None and step.kind == "filter" else None,
     )
+
+
+def _tested_nodes(session: Session, user: User, konnect_id: int) -> tuple[Konnect, dict[str, Any]]:
+    """The owner's konnect and its successfully tested nodes (read before the step runs)."""
+    konnect = owned_konnect(session, user, konnect_id)
+    return konnect, activities.successful(session, konnect_id=konnect.id, owner_id=user.id)
+
+
+def _store_action_test(session: Session, konnect: Konnect, canvas: dict[str, Any], **result: Any) -> int:
+    """One short transaction (``run_db``): the tested canvas and the node's result."""
+    konnect.canvas_json = canvas
+    return activities.save_activity(session, konnect_id=konnect.id, **result)

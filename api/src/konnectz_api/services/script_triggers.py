@@ -27,6 +27,7 @@ from konnectz_api.compile import CompileError
 from konnectz_api.compilers import script_of
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
+from konnectz_api.db import run_db
 from konnectz_api.errors import Unprocessable
 from konnectz_api.flow_plan import plan
 from konnectz_api.models import User
@@ -43,7 +44,7 @@ NOT_A_SCRIPT = "This flow's trigger does not use a custom script"
 
 async def script_status(session: Session, settings: Settings, bus: Bus, user: User, script_id: int) -> ScriptTriggerOut:
     """The script of a konnect's trigger with its URL, and whether its first request arrived."""
-    konnect = owned_konnect(session, user, script_id)
+    konnect = await run_db(session, owned_konnect, user, script_id)
     try:
         trigger = plan(konnect.canvas_json, require_linked=False).trigger
     except CompileError as exc:
@@ -53,7 +54,9 @@ async def script_status(session: Session, settings: Settings, bus: Bus, user: Us
         raise Unprocessable(NOT_A_SCRIPT)
     app, event, script = found
     url = webhook_url(settings, konnect)
-    earlier = activities.get_activity(session, owner_id=user.id, konnect_id=konnect.id, node_id=trigger.id)
+    earlier = await run_db(
+        session, activities.get_activity, owner_id=user.id, konnect_id=konnect.id, node_id=trigger.id
+    )
     received = earlier.output if earlier is not None and earlier.status == activities.SUCCESS else None
     captured = await capture_webhook_response(session, settings, bus, user, konnect.id)
     if captured.message == "SUCCESS":
