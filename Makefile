@@ -25,7 +25,7 @@ help:
 	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
 	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_contracts.resource"
 	@echo "make images    - build the api, runner and operator images with buildah (no Docker daemon needed)"
-	@echo "make bench     - api calls on a large seeded database, the runner under webhook load (docs/performance.md), the operator"
+	@echo "make bench     - api reads on a large seeded database, api writes under load (docs/flows.md), the runner under webhook load (docs/performance.md), the operator"
 
 # --- installation -------------------------------------------------------------------------
 $(UV):

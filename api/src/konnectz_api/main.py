@@ -8,6 +8,7 @@ import gc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+import anyio
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, JSONResponse
 from starlette.requests import Request
@@ -65,6 +66,7 @@ def _deployer(settings: Settings, bus: Bus) -> Deployer:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings = get_settings()
     loopguard.watch(asyncio.get_running_loop())  # its synchronous database calls are refused or logged
+    anyio.to_thread.current_default_thread_limiter().total_tokens = settings.api_threads
     # Load and validate the app catalogue before anything is opened: an api that cannot serve apps
     # fails here, with nothing left running behind it (the CLI checks it first and exits at once).
     get_index()

@@ -85,6 +85,9 @@ def make_platform(state_dir: Path, **extra_env: str) -> Platform:
             # Every test signs its users up from 127.0.0.1: the per-client mail limit is tested on its own.
             "KONNECTZ_MAIL_MAX_PER_ADDRESS": "100000",
             "KONNECTZ_MAIL_MAX_PER_EMAIL": "1000",
+            # A synchronous database call on the api's event loop is refused (a 500 the test sees, and
+            # a BlockingOnLoop traceback in api.log), not only logged (docs/concurrency.md).
+            "KONNECTZ_LOOP_GUARD": "raise",
             **extra_env,
         },
     )

@@ -117,6 +117,8 @@ class Settings(BaseSettings):
     # A request's reply is due within this many seconds (Test & Review's own limit is below it); after
     # it the client gets a 503 with Retry-After and the work still running is logged once.
     request_deadline_seconds: float = Field(default=60.0, gt=0, le=3600)
+    # Threads of the api process's pool (sync routes and database work): more wait for one, on the loop.
+    api_threads: int = Field(default=40, ge=1, le=1000)
     # Write calls of one account at once in one api process; more answer 429 with Retry-After.
     account_concurrent_writes: int = Field(default=8, ge=1, le=1000)
     # The guard on synchronous database calls made on the event loop (konnectz_api.core.loopguard).
