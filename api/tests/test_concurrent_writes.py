@@ -16,9 +16,7 @@ at once. Each test drives it with many concurrent calls and watches ``/healthz``
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,8 +32,7 @@ from konnectz_api.crud.quota import PLANS
 from konnectz_api.db import get_sessionmaker, libpq_url
 from konnectz_api.errors import BUSY
 from konnectz_api.models import Folder, Konnect, User
-from konnectz_devstack._ports import free_port
-from konnectz_devstack.testing import wait_until
+from konnectz_devstack.testing import served_api, wait_until
 
 LOCK_TIMEOUT_MS = 2000
 ACCOUNT_WRITES = 8
@@ -50,36 +47,15 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(api_env, client, tmp_path_factory) -> Iterator[Served]:
-    port = free_port()
     log = tmp_path_factory.mktemp("served-api") / "api.log"
     env = {
-        **os.environ,
         **api_env,
         "KONNECTZ_LOOP_GUARD": "raise",
         "KONNECTZ_DB_LOCK_TIMEOUT_MS": str(LOCK_TIMEOUT_MS),
         "KONNECTZ_ACCOUNT_CONCURRENT_WRITES": str(ACCOUNT_WRITES),
     }
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "konnectz_api", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-
-    def healthy() -> bool:
-        try:
-            return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_until(healthy, timeout=90, what="the served api answers")
+    with served_api(env, log) as (base, proc):
         yield Served(base, log, proc)
-    finally:
-        proc.terminate()
-        proc.wait(15)
     text = log.read_text(errors="replace")
     assert "BlockingOnLoop" not in text and "Traceback" not in text, text[-4000:]
 

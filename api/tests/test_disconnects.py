@@ -3,44 +3,23 @@ one log line, not a traceback; a sign-up whose name holds a NUL character is a 4
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import time
 
 import httpx
 
-from konnectz_devstack.testing import wait_until
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from konnectz_devstack.testing import served_api
 
 
 def test_a_client_that_disconnects_mid_body_is_one_log_line(api_env, client, api, tmp_path):
     token = api.new_user()["Authorization"]
-    port = _free_port()
     log = tmp_path / "api.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "konnectz_api", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env={**os.environ, **api_env},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        base = f"http://127.0.0.1:{port}"
+    with served_api(api_env, log) as (base, _proc):
+        port = int(base.rsplit(":", 1)[1])
 
         def healthy() -> bool:
-            try:
-                return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
-            except httpx.TransportError:
-                return False
+            return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
 
-        wait_until(healthy, timeout=60, what="the api answers")
         calls = [
             ("/api/v1/signup", "application/json"),
             ("/api/v1/konnects/save_konnect", "application/json"),
@@ -70,9 +49,6 @@ def test_a_client_that_disconnects_mid_body_is_one_log_line(api_env, client, api
         # answers the lost request with a 400 nobody reads, without a line).
         assert len(lines) == 2, text[-3000:]
         assert all("the client disconnected before its request body was read" in line for line in lines), lines
-    finally:
-        proc.terminate()
-        proc.wait(15)
 
 
 def test_a_nul_in_a_name_is_a_4xx_that_says_why(client):

@@ -9,16 +9,21 @@ base URL is the api.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import re
+import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
+
+from konnectz_devstack._platform import http_problem
+from konnectz_devstack._ports import free_port
 
 __all__ = [
     "add_account",
@@ -420,6 +425,29 @@ def text_box(page: Any, test_id: str) -> Any:
     if loc.evaluate("e => ['INPUT', 'TEXTAREA'].includes(e.tagName)"):
         return loc
     return loc.locator("textarea, input").first
+
+
+@contextlib.contextmanager
+def served_api(env: dict[str, str], log: Path, *, timeout: float = 90) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The api as its own process (``python -m konnectz_api serve`` on a free loopback port, as `make dev`
+    runs it) with ``env`` added to this process's environment, its output in ``log``; its base URL and
+    process once ``/healthz`` answers 200. Terminated on exit."""
+    port = free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "konnectz_api", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+
+    try:
+        wait_until(lambda: http_problem(f"{base}/healthz") is None, timeout=timeout, what="the api answers")
+        yield base, proc
+    finally:
+        proc.terminate()
+        proc.wait(15)
 
 
 def child_pids(pid: int) -> list[int]:
