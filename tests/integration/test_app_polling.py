@@ -21,7 +21,16 @@ from konnectz_contracts.events import KV_POLLS, konnect_key
 from konnectz_devstack import Platform
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, catalogue_with, curated_app, token_auth
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import add_account, api_call_node, sign_up, wait_until
+from konnectz_devstack.testing import (
+    add_account,
+    api_call_node,
+    app_node,
+    review_node,
+    sign_up,
+    test_trigger,
+    wait_until,
+    webhook_node,
+)
 
 pytestmark = pytest.mark.integration
 KEY = "tasks-key-0123456789"
@@ -46,6 +55,15 @@ class TasksApp:
                     return self._reply(200, {"results": outer.tasks[::-1]})
                 return self._reply(404, {})
 
+            def do_POST(self) -> None:
+                if self.headers.get("Authorization") != f"Token {KEY}":
+                    return self._reply(401, {"error": "bad key"})
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                task = {"id": len(outer.tasks) + 1, "title": body.get("title")}
+                outer.created.append(task)
+                return self._reply(201, task)
+
+        self.created: list[dict[str, Any]] = []
         self.server = LocalServer(Handler)
         self.url = self.server.url
 
@@ -63,7 +81,14 @@ MANIFEST = curated_app(
             "operation": {"method": "GET", "path": "/tasks"},
             "output": {"items_path": "results", "sample": {"id": 0, "title": "A task"}},
             "trigger": {"type": "polling", "dedupe": "id", "interval_seconds": 300},
-        }
+        },
+        {
+            "key": "create_task",
+            "kind": "action",
+            "label": "Create Task",
+            "operation": {"method": "POST", "path": "/tasks"},
+            "fields": [{"key": "title", "label": "Title", "type": "string", "location": "body"}],
+        },
     ],
 )
 
@@ -155,3 +180,29 @@ def test_a_new_item_starts_exactly_one_run(platform: Platform, tasks: TasksApp, 
     wait_until(lambda: len(tasks.polls) >= polls + 3, timeout=20, what="three more polls")
     assert len(logs()) == 1 and len(receiver.requests) == 1
     assert cursor(platform, konnect_id)["seen"] == ["1", "2"]
+
+
+def test_an_app_steps_test_uses_the_account_through_the_credential_broker(platform: Platform, tasks: TasksApp) -> None:
+    """Test & Review of an app action runs the runner's step code in the api, which asks the credential
+    broker for the account (as a runner does); the broker serves it only to a konnect whose stored
+    canvas uses it, so the canvas under test is stored before the step runs."""
+    api = httpx.Client(base_url=platform.api_url, timeout=30)
+    headers = sign_up(api, "tester@example.com", "a-long-password")
+    account_id = add_account(api, headers, MANIFEST["id"], {"api_key": KEY})
+    trigger = webhook_node("node-1")
+    canvas = {"flowName": "Create", "dataForSelect": {}, "apps": [trigger], "links": []}
+    konnect_id = test_trigger(api, headers, canvas)  # a draft whose stored canvas has no app step yet
+    action = app_node(
+        "node-2",
+        "ActionNode",
+        (MANIFEST["id"], "tasksapp", "Tasks App"),
+        2,
+        event={"id": "create_task"},
+        account={"id": account_id, "name": "Tasks of Ada"},
+        config=[{"config_key": "title", "value": "Tested from the editor", "config_key_required": False}],
+        x=400,
+    )
+    canvas = {**canvas, "apps": [trigger, action], "links": [{"source": "node-1", "target": "node-2"}]}
+    reply = review_node(api, headers, canvas, "node-2", konnect_id)
+    assert reply["test_status"] == "Success", reply
+    assert tasks.created[-1]["title"] == "Tested from the editor", tasks.created

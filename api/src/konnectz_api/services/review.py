@@ -408,6 +408,10 @@ async def _test_action(
     if step.kind == "iterator" and any(n.provider == "iterator" and n.id != node.id for n in flow.canvas.apps):
         raise TestRefused(f"{node.label}: {ONLY_ONCE}")
     outputs = {nid: _test_view(tested[nid]) for nid in upstream if nid in tested}
+    # The canvas under test is stored (committed) before the step runs: the credential broker serves
+    # an app account only to a konnect whose stored canvas uses it. No transaction stays open while
+    # the step waits on the network.
+    await run_db(session, _store_canvas, konnect, canvas)
     async with _test_client(settings) as (http, guard):
         ctx = StepContext(
             outputs=outputs,
@@ -475,6 +479,10 @@ def _tested_nodes(session: Session, user: User, konnect_id: int) -> tuple[Konnec
     """The owner's konnect and its successfully tested nodes (read before the step runs)."""
     konnect = owned_konnect(session, user, konnect_id)
     return konnect, activities.successful(session, konnect_id=konnect.id, owner_id=user.id)
+
+
+def _store_canvas(session: Session, konnect: Konnect, canvas: dict[str, Any]) -> None:
+    konnect.canvas_json = canvas
 
 
 def _store_action_test(session: Session, konnect: Konnect, canvas: dict[str, Any], **result: Any) -> int:
