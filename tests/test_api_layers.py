@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "bottom",
-        ("core", "db", "bus", "errors", "limits", "observability", "migrate"),
+        ("core", "db", "bus", "errors", "limits", "pressure", "observability", "migrate"),
     ),
     (
         "models",
