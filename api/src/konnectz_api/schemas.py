@@ -447,6 +447,15 @@ class SaveKonnectIn(BaseModel):
     )
 
 
+#: The ``sealed_by_name`` of the replies of a write of a canvas (:func:`konnectz_api.step_secrets.sealed_by_name`).
+SEALED_BY_NAME = (
+    "Header and query-parameter rows sent with `secret: false` (or without `secret`) that were stored as "
+    "secret anyway: their name is on the default list (`GET /api/v1/konnects/secret_names`), which is always "
+    'secret. Each as `"<node id> <headers|params> <name>"`, e.g. `"node-2 headers Authorization"`; the flow '
+    "reads them back with `secret: true` and the value masked"
+)
+
+
 class SaveKonnectOut(BaseModel):
     status: Literal["SUCCESS"]
     message: str
@@ -462,6 +471,7 @@ class SaveKonnectOut(BaseModel):
     revision: int | None = Field(
         default=None, description="After a publish: the number of the revision that went live (1, 2, 3...)"
     )
+    sealed_by_name: list[str] = Field(default_factory=list, description=SEALED_BY_NAME)
 
 
 class RightApp(BaseModel):
@@ -615,6 +625,7 @@ class TestAndReviewOut(BaseModel):
     konnect_custom: KonnectCustom | None = Field(
         default=None, description="Custom-script triggers: the script to install (open its script-triggers page)"
     )
+    sealed_by_name: list[str] = Field(default_factory=list, description=SEALED_BY_NAME)
 
 
 class TestRefusedOut(BaseModel):
@@ -647,6 +658,7 @@ class DeleteActivityIn(BaseModel):
 class DeleteActivityOut(BaseModel):
     status: Literal["SUCCESS"]
     message: str
+    sealed_by_name: list[str] = Field(default_factory=list, description=SEALED_BY_NAME)
 
 
 class UpdateStatusIn(BaseModel):

@@ -2150,6 +2150,11 @@ export interface components {
             /** Message */
             message: string;
             /**
+             * Sealed By Name
+             * @description Header and query-parameter rows sent with `secret: false` (or without `secret`) that were stored as secret anyway: their name is on the default list (`GET /api/v1/konnects/secret_names`), which is always secret. Each as `"<node id> <headers|params> <name>"`, e.g. `"node-2 headers Authorization"`; the flow reads them back with `secret: true` and the value masked
+             */
+            sealed_by_name?: string[];
+            /**
              * Status
              * @constant
              */
@@ -3210,6 +3215,11 @@ export interface components {
              */
             revision?: number | null;
             /**
+             * Sealed By Name
+             * @description Header and query-parameter rows sent with `secret: false` (or without `secret`) that were stored as secret anyway: their name is on the default list (`GET /api/v1/konnects/secret_names`), which is always secret. Each as `"<node id> <headers|params> <name>"`, e.g. `"node-2 headers Authorization"`; the flow reads them back with `secret: true` and the value masked
+             */
+            sealed_by_name?: string[];
+            /**
              * Status
              * @constant
              */
@@ -3296,7 +3306,7 @@ export interface components {
              * Name Parts
              * @description A name containing one of these, in lower case
              */
-            name_parts: ("token" | "secret" | "password" | "apikey" | "api-key")[];
+            name_parts: ("token" | "secret" | "password" | "apikey" | "api-key" | "api_key")[];
             /**
              * Names
              * @description Whole names, in lower case
@@ -3657,6 +3667,11 @@ export interface components {
              * @description The node's output (the trigger's data, or the step's result)
              */
             raw_response: unknown;
+            /**
+             * Sealed By Name
+             * @description Header and query-parameter rows sent with `secret: false` (or without `secret`) that were stored as secret anyway: their name is on the default list (`GET /api/v1/konnects/secret_names`), which is always secret. Each as `"<node id> <headers|params> <name>"`, e.g. `"node-2 headers Authorization"`; the flow reads them back with `secret: true` and the value masked
+             */
+            sealed_by_name?: string[];
             /**
              * Test Status
              * @enum {string}
