@@ -524,13 +524,14 @@ class KonnectEdit(BaseModel):
         default=False, description="canvas_json holds saved changes not yet published beside the live version"
     )
     canvas_json: dict[str, Any] = Field(
-        description="The editor document; a header or param row marked `secret` shows its value as the mask"
+        description="The editor document; a secret header or param row (marked `secret`, or named on the "
+        "default list: always `secret: true` here) shows its value as the mask"
     )
     webhook_url: str
 
 
 class SecretNames(BaseModel):
-    """Secrets typed into steps: the names secret by default (one list, :mod:`konnectz_api.step_secrets`)."""
+    """Secrets typed into steps: the names always secret (one list, :mod:`konnectz_api.step_secrets`)."""
 
     names: list[SecretName] = Field(description="Whole names, in lower case")
     name_parts: list[SecretNamePart] = Field(description="A name containing one of these, in lower case")

@@ -696,7 +696,7 @@ export interface paths {
         };
         /**
          * The header and parameter names whose values are secret by default, and the mask
-         * @description A step's header or query-parameter row marked `secret` is stored encrypted; every reply shows its value as `mask`, and sending `mask` back keeps the stored value. The editor marks a row secret by default when its name, in lower case, is one of `names` or contains one of `name_parts`.
+         * @description A step's header or query-parameter row marked `secret` is stored encrypted; every reply shows its value as `mask`, and sending `mask` back keeps the stored value. A row whose name, in lower case, is one of `names` or contains one of `name_parts` is always secret: the api stores it so whatever `secret` the client sends (the reply's `sealed_by_name` names such rows) and reads it back with `secret: true`.
          */
         get: operations["secret_names_api_v1_konnects_secret_names_get"];
         put?: never;
@@ -2571,7 +2571,7 @@ export interface components {
         KonnectEdit: {
             /**
              * Canvas Json
-             * @description The editor document; a header or param row marked `secret` shows its value as the mask
+             * @description The editor document; a secret header or param row (marked `secret`, or named on the default list: always `secret: true` here) shows its value as the mask
              */
             canvas_json: {
                 [key: string]: unknown;
@@ -3292,7 +3292,7 @@ export interface components {
         };
         /**
          * SecretNames
-         * @description Secrets typed into steps: the names secret by default (one list, :mod:`konnectz_api.step_secrets`).
+         * @description Secrets typed into steps: the names always secret (one list, :mod:`konnectz_api.step_secrets`).
          */
         SecretNames: {
             /**

@@ -188,8 +188,10 @@ def edit_konnect(konnect_id: IdPath, user: CurrentUser, session: SessionDep, set
     response_model=SecretNames,
     summary="The header and parameter names whose values are secret by default, and the mask",
     description="A step's header or query-parameter row marked `secret` is stored encrypted; every reply "
-    "shows its value as `mask`, and sending `mask` back keeps the stored value. The editor marks a row "
-    "secret by default when its name, in lower case, is one of `names` or contains one of `name_parts`.",
+    "shows its value as `mask`, and sending `mask` back keeps the stored value. A row whose name, in lower "
+    "case, is one of `names` or contains one of `name_parts` is always secret: the api stores it so whatever "
+    "`secret` the client sends (the reply's `sealed_by_name` names such rows) and reads it back with "
+    "`secret: true`.",
 )
 def secret_names() -> SecretNames:
     return SecretNames(
