@@ -125,7 +125,8 @@ def test_owner_and_members_read_the_mask_and_test_and_review_sends_the_value(cli
         ).fetchone()[0]
     assert "Authorization" in activities and SECRET not in activities
 
-    # Turning the lock off on a masked row does not reveal the value: the mask is all it has.
+    # Turning the lock off on a listed name changes nothing: Authorization is always secret, so the
+    # mask keeps the stored secret and the reply says the row was sealed by its name.
     off = json.loads(json.dumps(shown))
     _row(off)["secret"] = False
     r = client.post(
@@ -133,11 +134,176 @@ def test_owner_and_members_read_the_mask_and_test_and_review_sends_the_value(cli
         json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": off},
         headers=create,
     )
-    assert _row(_stored(postgres_server, konnect_id)) == {"key": "Authorization", "value": MASK, "secret": False}
-    before = len(echo.requests)
+    assert r.status_code == 200, r.text
+    assert _row(_stored(postgres_server, konnect_id)) == {
+        "key": "Authorization",
+        "value": "",
+        "secret": True,
+        "sealed": sealed,
+    }
+    assert r.json()["sealed_by_name"] == ["node-2 headers Authorization"]
     r = _test_api_node(client, create, konnect_id, off)
-    assert r.status_code == 200 and SECRET not in r.text
-    assert all(req["headers"].get("Authorization") != SECRET for req in echo.requests[before:])
+    assert r.status_code == 200 and r.json()["test_status"] == "Success", r.text
+    assert echo.requests[-1]["headers"]["Authorization"] == SECRET and SECRET not in r.text
+
+
+def test_unlocking_a_name_the_user_chose_does_not_reveal_its_value(client, api, echo, postgres_server):
+    owner = api.new_user()
+    canvas = webhook_canvas(f"{echo.url}/hook", headers=[{"key": "X-Signature", "value": "sig-7d1e", "secret": True}])
+    konnect_id = api.test_trigger(owner, canvas)
+    assert _row(_stored(postgres_server, konnect_id))["sealed"]
+    shown = client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=owner).json()["canvas_json"]
+    assert _row(shown) == {"key": "X-Signature", "value": MASK, "secret": True}
+
+    # Turning the lock off on a masked row does not reveal the value: the mask is all it has.
+    _row(shown)["secret"] = False
+    r = client.post(
+        "/api/v1/konnects/save_konnect",
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": shown},
+        headers=owner,
+    )
+    assert r.status_code == 200 and r.json()["sealed_by_name"] == [], r.text
+    assert _row(_stored(postgres_server, konnect_id)) == {"key": "X-Signature", "value": MASK, "secret": False}
+    before = len(echo.requests)
+    r = _test_api_node(client, owner, konnect_id, shown)
+    assert r.status_code == 200 and "sig-7d1e" not in r.text
+    assert all(req["headers"].get("X-Signature") != "sig-7d1e" for req in echo.requests[before:])
+
+
+API_KEY = "key-0b9e8d7c6a5f"
+
+
+def _unlocked(url: str, authorization: str = SECRET, api_key: str = API_KEY) -> dict[str, Any]:
+    """An API Call whose Authorization header and api_key parameter are sent with ``secret: false``
+    (a client that turned the lock off, or an old editor), beside a plain X-Order header."""
+    return webhook_canvas(
+        f"{url}/hook",
+        headers=[
+            {"key": "Authorization", "value": authorization, "secret": False},
+            {"key": "X-Order", "value": "A-1", "secret": False},
+        ],
+        params=[{"key": "api_key", "value": api_key}],
+    )
+
+
+def _rows(canvas: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    details = canvas["apps"][1]["data"]["selectedValue"]["apiDetails"]
+    return {"headers": details["headers"], "params": details["params"]}
+
+
+BY_NAME = ["node-2 headers Authorization", "node-2 params api_key"]
+
+
+def test_a_listed_name_is_sealed_whatever_the_client_sends(client, api, echo, postgres_server):
+    owner_email = api.signup_and_verify()
+    with get_sessionmaker()() as s:
+        quota.set_plan(s, email=owner_email, plan="Team")
+    owner = api.login(owner_email)
+    canvas = _unlocked(echo.url)
+
+    # The trigger's first test stores the draft: sealed already, and the reply says which rows by name.
+    r = client.post(
+        "/api/v1/konnects/test_and_review",
+        json={"node_id": "node-1", "konnect_id": None, "canvas_json": canvas},
+        headers=owner,
+    )
+    assert r.status_code == 200, r.text
+    konnect_id = r.json()["konnect_id"]
+    first = _rows(_stored(postgres_server, konnect_id))
+    assert SECRET not in json.dumps(first) and API_KEY not in json.dumps(first)
+    assert r.json()["sealed_by_name"] == BY_NAME
+
+    # Save with secret: false: stored encrypted and marked secret, the reply names the rows.
+    r = client.post(
+        "/api/v1/konnects/save_konnect",
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
+        headers=owner,
+    )
+    assert r.status_code == 200, r.text
+    stored = _stored(postgres_server, konnect_id)
+    assert SECRET not in json.dumps(stored) and "tok-4f9d" not in json.dumps(stored)
+    assert API_KEY not in json.dumps(stored)
+    rows = _rows(stored)
+    for row in (rows["headers"][0], rows["params"][0]):
+        assert row["secret"] is True and row["value"] == ""
+        assert re.fullmatch(r"[0-9a-f]{12}:[A-Za-z0-9_=-]+", row["sealed"])  # the credential cipher's format
+    assert rows["headers"][1] == {"key": "X-Order", "value": "A-1", "secret": False}
+    assert r.json()["sealed_by_name"] == BY_NAME
+
+    # Every reader (the owner, a member) gets secret: true and the mask: the editor shows the lock.
+    member = _member(client, api, owner_email, owner, "Create")
+    for who in (owner, member):
+        edit = client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=who).json()
+        shown = _rows(edit["canvas_json"])
+        assert shown["headers"][0] == {"key": "Authorization", "value": MASK, "secret": True}
+        assert shown["params"][0] == {"key": "api_key", "value": MASK, "secret": True}
+        assert shown["headers"][1] == {"key": "X-Order", "value": "A-1", "secret": False}
+        assert SECRET not in json.dumps(edit) and API_KEY not in json.dumps(edit) and "sealed" not in json.dumps(edit)
+
+    # Test & Review uses the real values: of what the editor shows (the mask) and of what the client
+    # typed with secret: false (sealed again first, the reply names the rows); the reply shows neither.
+    for sent, by_name in ((edit["canvas_json"], []), (canvas, BY_NAME)):
+        r = _test_api_node(client, owner, konnect_id, sent)
+        assert r.status_code == 200 and r.json()["test_status"] == "Success", r.text
+        assert r.json()["sealed_by_name"] == by_name
+        assert echo.requests[-1]["headers"]["Authorization"] == SECRET
+        assert echo.requests[-1]["path"] == f"/hook?api_key={API_KEY}"
+        assert SECRET not in r.text and API_KEY not in r.text
+        assert SECRET not in json.dumps(_stored(postgres_server, konnect_id))
+
+    # Publishing with secret: false: the published spec carries the envelopes, never the values.
+    r = client.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas},
+        headers=owner,
+    )
+    assert r.status_code == 200 and r.json()["sealed_by_name"] == BY_NAME, r.text
+    with psycopg.connect(postgres_server.dsn) as db:
+        (spec,) = db.execute("SELECT published_spec FROM konnects WHERE id = %s", (konnect_id,)).fetchone()
+    step = spec["steps"][0]
+    assert step["headers"][0]["key"] == "Authorization" and step["headers"][0]["sealed"]
+    assert step["params"][0]["key"] == "api_key" and step["params"][0]["sealed"]
+    assert SECRET not in json.dumps(spec) and API_KEY not in json.dumps(spec)
+
+    # delete_activity with the canvas (a node deleted on the canvas) seals by name too.
+    r = client.post(
+        "/api/v1//konnects/delete_activity",
+        json={"konnect_id": konnect_id, "nodeId": "node-2", "canvas_json": canvas},
+        headers=owner,
+    )
+    assert r.status_code == 200 and r.json()["sealed_by_name"] == BY_NAME, r.text
+    assert SECRET not in json.dumps(_stored(postgres_server, konnect_id))
+
+
+def test_a_listed_name_stored_in_plain_text_is_masked_and_sealed_on_the_next_save(client, api, echo, postgres_server):
+    """A row stored before listed names were always secret (or imported from the cluster)."""
+    owner = api.new_user()
+    konnect_id = api.test_trigger(owner, api.canvas(f"{echo.url}/hook"))
+    with psycopg.connect(postgres_server.dsn) as db:
+        db.execute(
+            "UPDATE konnects SET canvas_json = %s WHERE id = %s",
+            (json.dumps(_unlocked(echo.url)), konnect_id),
+        )
+    edit = client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=owner).json()
+    shown = _rows(edit["canvas_json"])
+    assert shown["headers"][0] == {"key": "Authorization", "value": MASK, "secret": True}
+    assert shown["params"][0] == {"key": "api_key", "value": MASK, "secret": True}
+    assert SECRET not in json.dumps(edit) and API_KEY not in json.dumps(edit)
+
+    # Saving what the editor shows (the mask) seals the stored values for the step's own origin.
+    r = client.post(
+        "/api/v1/konnects/save_konnect",
+        json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": edit["canvas_json"]},
+        headers=owner,
+    )
+    assert r.status_code == 200 and r.json()["sealed_by_name"] == [], r.text
+    stored = _rows(_stored(postgres_server, konnect_id))
+    assert stored["headers"][0]["sealed"] and stored["params"][0]["sealed"]
+    assert SECRET not in json.dumps(stored) and API_KEY not in json.dumps(stored)
+    r = _test_api_node(client, owner, konnect_id, edit["canvas_json"])
+    assert r.status_code == 200 and r.json()["test_status"] == "Success", r.text
+    assert echo.requests[-1]["headers"]["Authorization"] == SECRET
+    assert echo.requests[-1]["path"] == f"/hook?api_key={API_KEY}"
 
 
 def test_a_secret_goes_only_to_its_origin_and_a_sent_envelope_is_not_trusted(client, api, echo, postgres_server):

@@ -268,7 +268,11 @@ def test_delete_activity_accepts_the_double_slash(client, api, fake_api):
         json={"konnect_activity_id": activity, "konnect_id": konnect_id, "nodeId": "node-2", "canvas_json": smaller},
         headers=headers,
     )
-    assert r.status_code == 200 and r.json() == {"status": "SUCCESS", "message": "Test result deleted"}
+    assert r.status_code == 200 and r.json() == {
+        "status": "SUCCESS",
+        "message": "Test result deleted",
+        "sealed_by_name": [],
+    }
     assert len(client.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()["canvas_json"]["apps"]) == 1
     r = client.post(
         "/api/v1/konnects/delete_activity", json={"konnect_id": konnect_id, "nodeId": "node-2"}, headers=headers

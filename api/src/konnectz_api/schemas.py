@@ -447,6 +447,15 @@ class SaveKonnectIn(BaseModel):
     )
 
 
+#: The ``sealed_by_name`` of the replies of a write of a canvas (:func:`konnectz_api.step_secrets.sealed_by_name`).
+SEALED_BY_NAME = (
+    "Header and query-parameter rows sent with `secret: false` (or without `secret`) that were stored as "
+    "secret anyway: their name is on the default list (`GET /api/v1/konnects/secret_names`), which is always "
+    'secret. Each as `"<node id> <headers|params> <name>"`, e.g. `"node-2 headers Authorization"`; the flow '
+    "reads them back with `secret: true` and the value masked"
+)
+
+
 class SaveKonnectOut(BaseModel):
     status: Literal["SUCCESS"]
     message: str
@@ -462,6 +471,7 @@ class SaveKonnectOut(BaseModel):
     revision: int | None = Field(
         default=None, description="After a publish: the number of the revision that went live (1, 2, 3...)"
     )
+    sealed_by_name: list[str] = Field(default_factory=list, description=SEALED_BY_NAME)
 
 
 class RightApp(BaseModel):
@@ -514,13 +524,14 @@ class KonnectEdit(BaseModel):
         default=False, description="canvas_json holds saved changes not yet published beside the live version"
     )
     canvas_json: dict[str, Any] = Field(
-        description="The editor document; a header or param row marked `secret` shows its value as the mask"
+        description="The editor document; a secret header or param row (marked `secret`, or named on the "
+        "default list: always `secret: true` here) shows its value as the mask"
     )
     webhook_url: str
 
 
 class SecretNames(BaseModel):
-    """Secrets typed into steps: the names secret by default (one list, :mod:`konnectz_api.step_secrets`)."""
+    """Secrets typed into steps: the names always secret (one list, :mod:`konnectz_api.step_secrets`)."""
 
     names: list[SecretName] = Field(description="Whole names, in lower case")
     name_parts: list[SecretNamePart] = Field(description="A name containing one of these, in lower case")
@@ -615,6 +626,7 @@ class TestAndReviewOut(BaseModel):
     konnect_custom: KonnectCustom | None = Field(
         default=None, description="Custom-script triggers: the script to install (open its script-triggers page)"
     )
+    sealed_by_name: list[str] = Field(default_factory=list, description=SEALED_BY_NAME)
 
 
 class TestRefusedOut(BaseModel):
@@ -647,6 +659,7 @@ class DeleteActivityIn(BaseModel):
 class DeleteActivityOut(BaseModel):
     status: Literal["SUCCESS"]
     message: str
+    sealed_by_name: list[str] = Field(default_factory=list, description=SEALED_BY_NAME)
 
 
 class UpdateStatusIn(BaseModel):

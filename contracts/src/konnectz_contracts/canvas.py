@@ -84,8 +84,9 @@ class ConfigResponse(Loose):
 class KeyEntry(Loose):
     key: Text = ""
     value: Any = None
-    # A header or param value typed as secret (:mod:`konnectz_api.step_secrets`): stored encrypted in
-    # ``sealed`` (only the api writes it), with ``value`` empty.
+    # A header or param value typed as secret (:mod:`konnectz_api.step_secrets`; a name on its default
+    # list always is, whatever ``secret`` says): stored encrypted in ``sealed`` (only the api writes it),
+    # with ``value`` empty and ``secret`` true.
     secret: bool = False
     sealed: str | None = None
 

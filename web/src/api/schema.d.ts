@@ -696,7 +696,7 @@ export interface paths {
         };
         /**
          * The header and parameter names whose values are secret by default, and the mask
-         * @description A step's header or query-parameter row marked `secret` is stored encrypted; every reply shows its value as `mask`, and sending `mask` back keeps the stored value. The editor marks a row secret by default when its name, in lower case, is one of `names` or contains one of `name_parts`.
+         * @description A step's header or query-parameter row marked `secret` is stored encrypted; every reply shows its value as `mask`, and sending `mask` back keeps the stored value. A row whose name, in lower case, is one of `names` or contains one of `name_parts` is always secret: the api stores it so whatever `secret` the client sends (the reply's `sealed_by_name` names such rows) and reads it back with `secret: true`.
          */
         get: operations["secret_names_api_v1_konnects_secret_names_get"];
         put?: never;
@@ -2150,6 +2150,11 @@ export interface components {
             /** Message */
             message: string;
             /**
+             * Sealed By Name
+             * @description Header and query-parameter rows sent with `secret: false` (or without `secret`) that were stored as secret anyway: their name is on the default list (`GET /api/v1/konnects/secret_names`), which is always secret. Each as `"<node id> <headers|params> <name>"`, e.g. `"node-2 headers Authorization"`; the flow reads them back with `secret: true` and the value masked
+             */
+            sealed_by_name?: string[];
+            /**
              * Status
              * @constant
              */
@@ -2566,7 +2571,7 @@ export interface components {
         KonnectEdit: {
             /**
              * Canvas Json
-             * @description The editor document; a header or param row marked `secret` shows its value as the mask
+             * @description The editor document; a secret header or param row (marked `secret`, or named on the default list: always `secret: true` here) shows its value as the mask
              */
             canvas_json: {
                 [key: string]: unknown;
@@ -3210,6 +3215,11 @@ export interface components {
              */
             revision?: number | null;
             /**
+             * Sealed By Name
+             * @description Header and query-parameter rows sent with `secret: false` (or without `secret`) that were stored as secret anyway: their name is on the default list (`GET /api/v1/konnects/secret_names`), which is always secret. Each as `"<node id> <headers|params> <name>"`, e.g. `"node-2 headers Authorization"`; the flow reads them back with `secret: true` and the value masked
+             */
+            sealed_by_name?: string[];
+            /**
              * Status
              * @constant
              */
@@ -3282,7 +3292,7 @@ export interface components {
         };
         /**
          * SecretNames
-         * @description Secrets typed into steps: the names secret by default (one list, :mod:`konnectz_api.step_secrets`).
+         * @description Secrets typed into steps: the names always secret (one list, :mod:`konnectz_api.step_secrets`).
          */
         SecretNames: {
             /**
@@ -3296,7 +3306,7 @@ export interface components {
              * Name Parts
              * @description A name containing one of these, in lower case
              */
-            name_parts: ("token" | "secret" | "password" | "apikey" | "api-key")[];
+            name_parts: ("token" | "secret" | "password" | "apikey" | "api-key" | "api_key")[];
             /**
              * Names
              * @description Whole names, in lower case
@@ -3657,6 +3667,11 @@ export interface components {
              * @description The node's output (the trigger's data, or the step's result)
              */
             raw_response: unknown;
+            /**
+             * Sealed By Name
+             * @description Header and query-parameter rows sent with `secret: false` (or without `secret`) that were stored as secret anyway: their name is on the default list (`GET /api/v1/konnects/secret_names`), which is always secret. Each as `"<node id> <headers|params> <name>"`, e.g. `"node-2 headers Authorization"`; the flow reads them back with `secret: true` and the value masked
+             */
+            sealed_by_name?: string[];
             /**
              * Test Status
              * @enum {string}

@@ -188,8 +188,10 @@ def edit_konnect(konnect_id: IdPath, user: CurrentUser, session: SessionDep, set
     response_model=SecretNames,
     summary="The header and parameter names whose values are secret by default, and the mask",
     description="A step's header or query-parameter row marked `secret` is stored encrypted; every reply "
-    "shows its value as `mask`, and sending `mask` back keeps the stored value. The editor marks a row "
-    "secret by default when its name, in lower case, is one of `names` or contains one of `name_parts`.",
+    "shows its value as `mask`, and sending `mask` back keeps the stored value. A row whose name, in lower "
+    "case, is one of `names` or contains one of `name_parts` is always secret: the api stores it so whatever "
+    "`secret` the client sends (the reply's `sealed_by_name` names such rows) and reads it back with "
+    "`secret: true`.",
 )
 def secret_names() -> SecretNames:
     return SecretNames(
@@ -199,8 +201,9 @@ def secret_names() -> SecretNames:
     )
 
 
-def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn, settings: Settings) -> Konnect:
-    """Saving needs a chosen trigger tested with Test & Review (which created the konnect_id)."""
+def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn, settings: Settings) -> tuple[Konnect, list[str]]:
+    """Saving needs a chosen trigger tested with Test & Review (which created the konnect_id). Also
+    answers the rows stored as secret by name only (:func:`konnectz_api.step_secrets.sealed_by_name`)."""
     canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
     trigger = find_trigger(canvas)
     if trigger is None or body.konnect_id is None:
@@ -215,7 +218,7 @@ def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn, settings:
     if body.canvas_name:
         konnect.konnect_name = str(canvas.get("flowName") or "").strip()
     session.flush()
-    return konnect
+    return konnect, step_secrets.sealed_by_name(canvas)
 
 
 #: Save on a live flow: what the user is told (the flow stays live).
@@ -381,19 +384,21 @@ async def save_konnect(
     (``draft_pending``), which keeps running until Publish (a publish that fails keeps them pending
     too). Taking a flow offline is only ``update_status`` Draft. Each publish is kept as a new revision
     (``message`` goes with it; the reply's ``revision`` is its number)."""
-    konnect = await run_db(session, _saved_draft, user, body, settings)
+    konnect, by_name = await run_db(session, _saved_draft, user, body, settings)
     if body.publish:
-        return await _publish(konnect, user, session, settings, deployer, actor=signed_in[0], message=body.message)
-    if konnect.status == "Published":
-        return _reply(settings, konnect, PENDING_SAVED)
-    return _reply(settings, konnect, "Konnect saved as draft")
+        result = await _publish(konnect, user, session, settings, deployer, actor=signed_in[0], message=body.message)
+    else:
+        result = _reply(settings, konnect, PENDING_SAVED if konnect.status == "Published" else "Konnect saved as draft")
+    if isinstance(result, SaveKonnectOut):
+        result.sealed_by_name = by_name
+    return result
 
 
-def _saved_draft(session: Session, user: User, body: SaveKonnectIn, settings: Settings) -> Konnect:
-    konnect = _store_draft(session, user, body, settings)
+def _saved_draft(session: Session, user: User, body: SaveKonnectIn, settings: Settings) -> tuple[Konnect, list[str]]:
+    konnect, by_name = _store_draft(session, user, body, settings)
     if konnect.status == "Published":
         konnect.draft_pending = True
-    return konnect
+    return konnect, by_name
 
 
 async def _unpublish(konnect: Konnect, deployer: Deployer, session: SessionDep, settings: Settings) -> None:
@@ -523,14 +528,15 @@ def _delete_activity(body: DeleteActivityIn, user: User, session: SessionDep, se
         activity_id=body.konnect_activity_id,
         node_id=body.nodeId,
     )
+    by_name: list[str] = []
     if canvas is not None:
         konnect.canvas_json = step_secrets.seal_canvas(
             canvas, konnect.canvas_json, cipher=cipher(settings), konnect_id=konnect.id
         )
+        by_name = step_secrets.sealed_by_name(canvas)
     session.commit()
-    if not deleted:
-        return DeleteActivityOut(status="SUCCESS", message="The node had no test result to delete")
-    return DeleteActivityOut(status="SUCCESS", message="Test result deleted")
+    message = "Test result deleted" if deleted else "The node had no test result to delete"
+    return DeleteActivityOut(status="SUCCESS", message=message, sealed_by_name=by_name)
 
 
 @activity_router.post(

@@ -133,6 +133,7 @@ async def run_test(
     """Test one node. ``budgets``: the rate budgets shared with the runners (None: requests with an
     account are spaced within this process only)."""
     canvas = jsonb_safe(body.canvas_json.model_dump(mode="json"))
+    by_name = step_secrets.sealed_by_name(canvas)  # listed names: secret whatever the client sent
     if body.konnect_id is not None:
         # Secret values typed into steps are encrypted before anything else sees the canvas; a masked
         # one is the value stored for this konnect (what the test then uses, opened in _test_action).
@@ -151,8 +152,11 @@ async def run_test(
     if _missing_mandatory(node):
         raise TestRefused(MANDATORY)
     if node is flow.trigger:
-        return await _test_trigger(session, settings, user, body, flow, canvas, budgets)
-    return await _test_action(session, settings, user, body, flow, node, canvas, budgets)
+        reply = await _test_trigger(session, settings, user, body, flow, canvas, budgets)
+    else:
+        reply = await _test_action(session, settings, user, body, flow, node, canvas, budgets)
+    reply.sealed_by_name = by_name  # the tested canvas was stored sealed (_store_trigger_test, _store_action_test)
+    return reply
 
 
 async def _test_trigger(

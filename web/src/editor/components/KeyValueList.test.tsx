@@ -30,13 +30,13 @@ describe('secret header and param rows', () => {
     for (const name of ['Authorization', 'proxy-authorization', 'X-API-Key', 'Api-Key', 'Cookie', 'Set-Cookie', 'X-Auth-Token']) {
       expect(isDefaultSecret(name), name).toBe(true);
     }
-    for (const name of ['X-Refresh-Token', 'client_secret', 'DB_PASSWORD', 'apikey', 'my-api-key']) {
+    for (const name of ['X-Refresh-Token', 'client_secret', 'DB_PASSWORD', 'apikey', 'my-api-key', 'api_key']) {
       expect(isDefaultSecret(name), name).toBe(true);
     }
     for (const name of ['Content-Type', 'Accept', 'X-Order', '']) expect(isDefaultSecret(name), name).toBe(false);
   });
 
-  it('turns the lock on by default for a credential name, off for others', () => {
+  it('locks a credential name for good, and any other row the user locks', () => {
     const seen: KeyValue[][] = [];
     render(<Headers initial={[]} seen={seen} />);
     fireEvent.click(screen.getByTestId('api-header-add'));
@@ -49,11 +49,24 @@ describe('secret header and param rows', () => {
     expect(seen.at(-1)?.[1]).toEqual({ key: 'X-Order', value: '', secret: false });
     expect(screen.getByTestId('api-header-secret-1').getAttribute('aria-pressed')).toBe('false');
 
-    // The user may mark any row secret, and turn the default off.
+    // The user may mark any row secret, and make it plain again.
     fireEvent.click(screen.getByTestId('api-header-secret-1'));
     expect(seen.at(-1)?.[1].secret).toBe(true);
-    fireEvent.click(screen.getByTestId('api-header-secret-0'));
-    expect(seen.at(-1)?.[0].secret).toBe(false);
+    fireEvent.click(screen.getByTestId('api-header-secret-1'));
+    expect(seen.at(-1)?.[1].secret).toBe(false);
+
+    // A credential name is always secret (the api stores it so whatever is sent): its lock cannot be turned off.
+    const lock = screen.getByTestId('api-header-secret-0') as HTMLButtonElement;
+    expect(lock.disabled).toBe(true);
+    const changes = seen.length;
+    fireEvent.click(lock);
+    expect(seen.length).toBe(changes);
+    expect(lock.getAttribute('aria-pressed')).toBe('true');
+  });
+
+  it('shows a credential name locked even when a draft has it plain', () => {
+    render(<Headers initial={[{ key: 'X-Api-Key', value: 'k', secret: false }]} seen={[]} />);
+    expect(screen.getByTestId('api-header-secret-0').getAttribute('aria-pressed')).toBe('true');
   });
 
   it('shows a stored secret as the mask only, and replaces it when typed over', () => {
@@ -67,11 +80,23 @@ describe('secret header and param rows', () => {
   });
 
   it('keeps a choice the user made when the name changes, and never turns the mask into a plain value', () => {
-    expect(withKey({ key: 'Authorization', value: 'x', secret: false }, 'X-Auth-Token').secret).toBe(false);
     expect(withKey({ key: 'X-Order', value: 'x', secret: true }, 'X-Order-Id').secret).toBe(true);
+    expect(withKey({ key: 'X-Order', value: 'x', secret: false }, 'X-Order-Id').secret).toBe(false);
     expect(withKey({ key: 'Authorizatio', value: 'x', secret: false }, 'Authorization').secret).toBe(true);
+    // A credential name is secret whatever the row was.
+    expect(withKey({ key: 'X-Order', value: 'x', secret: false }, 'X-Auth-Token').secret).toBe(true);
     expect(withSecret({ key: 'Authorization', value: SECRET_MASK, secret: true }, false)).toEqual({
       key: 'Authorization',
+      value: SECRET_MASK,
+      secret: true,
+    });
+    expect(withSecret({ key: 'X-Signature', value: SECRET_MASK, secret: true }, false)).toEqual({
+      key: 'X-Signature',
+      value: '',
+      secret: false,
+    });
+    expect(withKey({ key: 'Authorization', value: SECRET_MASK, secret: true }, 'X-Order')).toEqual({
+      key: 'X-Order',
       value: '',
       secret: false,
     });

@@ -12,22 +12,31 @@ interface Props {
   /** data-testid stem: `<stem>-add`, `<stem>-key-<i>`, `<stem>-value-<i>`, `<stem>-remove-<i>`, `<stem>-secret-<i>`. */
   testId: string;
   /**
-   * Rows may be secret (API Call headers and params): a lock per row, on by default for credential
-   * names (model/secrets.ts). A secret value is stored encrypted and comes back as the mask: it can be
-   * replaced, never read back.
+   * Rows may be secret (API Call headers and params): a lock per row. Credential names
+   * (model/secrets.ts) are always secret, as the api stores them whatever the editor sends: their lock
+   * is on and cannot be turned off; the user may lock any other row. A secret value is stored
+   * encrypted and comes back as the mask: it can be replaced, never read back.
    */
   secrets?: boolean;
 }
 
-/** The row after its key changed: the lock follows the name's default unless the user set it otherwise. */
+/**
+ * The row after its key changed: a credential name locks it; otherwise the lock follows the name's
+ * default unless the user set it otherwise. A row that stops being secret loses the mask (it is no value).
+ */
 export function withKey(item: KeyValue, key: string): KeyValue {
   const automatic = (item.secret ?? false) === isDefaultSecret(item.key);
-  return { ...item, key, secret: automatic ? isDefaultSecret(key) : item.secret };
+  const secret = isDefaultSecret(key) || (automatic ? false : (item.secret ?? false));
+  return { ...item, key, secret, value: !secret && item.value === SECRET_MASK ? '' : item.value };
 }
 
-/** The row after its lock was toggled; turning it off on a stored secret empties the value (the mask is no value). */
+/**
+ * The row after its lock was toggled; a credential name stays secret. Turning the lock off on a stored
+ * secret empties the value (the mask is no value).
+ */
 export function withSecret(item: KeyValue, secret: boolean): KeyValue {
-  return { ...item, secret, value: !secret && item.value === SECRET_MASK ? '' : item.value };
+  const next = secret || isDefaultSecret(item.key);
+  return { ...item, secret: next, value: !next && item.value === SECRET_MASK ? '' : item.value };
 }
 
 export function KeyValueList({ nodeId, label, items, onChange, testId, secrets = false }: Props) {
@@ -48,7 +57,8 @@ export function KeyValueList({ nodeId, label, items, onChange, testId, secrets =
         </Button>
       </div>
       {items.map((item, i) => {
-        const secret = secrets && item.secret === true;
+        const always = secrets && isDefaultSecret(item.key);
+        const secret = always || (secrets && item.secret === true);
         return (
           <div className={secrets ? 'kz-kv-row kz-kv-row-secret' : 'kz-kv-row'} key={i}>
             <Input
@@ -77,12 +87,21 @@ export function KeyValueList({ nodeId, label, items, onChange, testId, secrets =
               />
             )}
             {secrets && (
-              <Tooltip title={secret ? 'Secret: stored encrypted, shown to nobody. Click to make it plain.' : 'Plain text. Click to make it secret.'}>
+              <Tooltip
+                title={
+                  always
+                    ? `Always secret: ${item.key.trim()} is a credential name, stored encrypted and shown to nobody.`
+                    : secret
+                      ? 'Secret: stored encrypted, shown to nobody. Click to make it plain.'
+                      : 'Plain text. Click to make it secret.'
+                }
+              >
                 <Button
                   type={secret ? 'primary' : 'text'}
                   icon={secret ? <LockOutlined /> : <UnlockOutlined />}
                   aria-label={`${label} ${item.key || 'entry'} is ${secret ? 'secret' : 'plain'}`}
                   aria-pressed={secret}
+                  disabled={always}
                   onClick={() => update(i, (it) => withSecret(it, !secret))}
                   data-testid={`${testId}-secret-${i}`}
                 />

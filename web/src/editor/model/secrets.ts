@@ -25,7 +25,7 @@ export const SECRET_NAMES = [
   'x-auth-token',
 ] as const satisfies readonly Name[];
 /** A name (lower case) containing one of these is secret by default. */
-export const SECRET_NAME_PARTS = ['token', 'secret', 'password', 'apikey', 'api-key'] as const satisfies readonly NamePart[];
+export const SECRET_NAME_PARTS = ['token', 'secret', 'password', 'apikey', 'api-key', 'api_key'] as const satisfies readonly NamePart[];
 
 // Both directions: every name of the api's list is here, and nothing else (`satisfies` above).
 type Exactly<T extends true> = T;
