@@ -1,10 +1,12 @@
-"""OAuth apps entered in the UI: stored encrypted, never returned, used for the flow; the access rule; the
+"""OAuth apps entered in the UI: stored encrypted, never returned, used for the flow; the access rule
+(administrators are named by the installer, never inferred: KONNECTZ_ADMIN_EMAILS or the admin command); the
 environment variable winning; an OAuth2 app's second method (a pasted token). Against the local fake
 provider of ``konnectz_devstack.fake_apps`` (an http.server with /authorize and /token)."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -12,8 +14,8 @@ import httpx
 import pytest
 from sqlalchemy import delete, update
 
-from konnectz_api.core.config import get_settings
-from konnectz_api.crud import oauth_clients
+from konnectz_api.core.config import Settings, get_settings
+from konnectz_api.crud import admins, oauth_clients
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import OAuthClientConfig, User
@@ -96,6 +98,7 @@ def test_an_admin_enters_the_client_it_is_stored_encrypted_masked_and_used(clien
         "client_secret": None,
         "redirect_url": REDIRECT,
         "can_configure": True,
+        "who_can_configure": HOW,
         "token_method": "Personal access token",
     }
     refused = client.post("/api/v1/auth-url", json={"app_id": OAUTH_APP, "redirect_url": REDIRECT}, headers=user)
@@ -154,7 +157,7 @@ def test_an_admin_enters_the_client_it_is_stored_encrypted_masked_and_used(clien
 
 
 def test_only_an_administrator_configures_oauth_clients(client, api, fake):
-    user = api.new_user()  # one of many account holders, not is_admin
+    user = api.new_user()  # a verified account holder that the installer did not name
     url = f"/api/v1/admin/oauth_clients/{OAUTH_APP}"
     body = {"client_id": "x", "client_secret": "y"}
     assert client.put(url, json=body, headers=user).status_code == 403
@@ -167,24 +170,92 @@ def test_only_an_administrator_configures_oauth_clients(client, api, fake):
     assert client.put(f"/api/v1/admin/oauth_clients/{TOKEN_APP}", json=body, headers=admin).status_code == 400
 
 
-def test_the_single_account_holder_is_an_administrator(client):
-    """In a single-user install the owner configures OAuth apps; team members and sub-accounts never do."""
+HOW = (
+    "Only an administrator can configure OAuth apps. The installer names administrators with "
+    "KONNECTZ_ADMIN_EMAILS or `python -m konnectz_api admin grant <email>`."
+)
+
+
+def _naming(client, *emails: str) -> None:
+    """The api as if the installer had set KONNECTZ_ADMIN_EMAILS to ``emails`` (comma-separated, any case)."""
+    settings = get_settings().model_copy(
+        update={"admin_emails": Settings(admin_emails=",".join(emails)).admin_emails, "oauth_clients": {}}
+    )
+    client.app.dependency_overrides[app_settings] = lambda: settings
+
+
+def test_without_a_named_administrator_the_admin_routes_say_how_to_become_one(client, api, fake):
+    """A verified account holder that nobody named is refused, and told how an administrator is named."""
+    user = api.new_user()
+    url = f"/api/v1/admin/oauth_clients/{OAUTH_APP}"
+    for reply in (
+        client.put(url, json={"client_id": "x", "client_secret": "y"}, headers=user),
+        client.delete(url, headers=user),
+    ):
+        assert reply.status_code == 403 and reply.json()["message"] == HOW
+    status = client.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=user).json()
+    assert status["can_configure"] is False and status["who_can_configure"] == HOW
+    assert client.get("/api/v1/users/profile", headers=user).json()["is_admin"] is False
+    with get_sessionmaker()() as session:
+        assert session.get(OAuthClientConfig, "fake_oauth") is None
+
+
+def test_a_verified_user_named_by_konnectz_admin_emails_configures(client, api, fake):
+    email = api.signup_and_verify()
+    headers = api.login(email)
+    url = f"/api/v1/admin/oauth_clients/{OAUTH_APP}"
+    body = {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}
+    assert client.put(url, json=body, headers=headers).status_code == 403
+    _naming(client, "someone-else@example.com", f"  {email.upper()} ")  # case and spaces do not matter
+    saved = client.put(url, json=body, headers=headers)
+    assert saved.status_code == 200 and saved.json()["can_configure"] is True, saved.text
+    assert client.get("/api/v1/users/profile", headers=headers).json()["is_admin"] is True
+    assert client.delete(url, headers=headers).status_code == 200
+    # Named administrators assign plans too.
+    plan = client.post("/api/v1/admin/users/plan", json={"email": email, "plan": "Team"}, headers=headers)
+    assert plan.status_code == 200, plan.text
+    _naming(client)  # the installer takes the name off the list: the power goes with it
+    assert client.put(url, json=body, headers=headers).status_code == 403
+
+
+def test_an_unverified_sign_up_changes_no_administrator(client, api, fake):
+    """The named owner keeps the power when someone else signs up; an unverified sign-up is never an
+    administrator, even with an e-mail on the list (it cannot sign in, and the rule refuses it anyway)."""
+    owner = api.signup_and_verify()
+    stranger = f"stranger-{owner}"
+    _naming(client, owner, stranger)
+    headers = api.login(owner)
+    url = f"/api/v1/admin/oauth_clients/{OAUTH_APP}"
+    body = {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}
+    assert client.put(url, json=body, headers=headers).status_code == 200
+    signup = {"email": stranger, "first_name": "S", "password": "s3cret-pass", "password_confirmation": "s3cret-pass"}
+    assert client.post("/api/v1/signup", json=signup).status_code == 201
+    assert client.put(url, json=body, headers=headers).status_code == 200
+    assert client.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=headers).json()["can_configure"] is True
+    settings = client.app.dependency_overrides[app_settings]()
+    with get_sessionmaker()() as session:
+        unverified = admins.find_user(session, stranger)
+        assert unverified is not None and unverified.email_verified_at is None
+        assert not oauth_clients.can_configure(unverified, settings)
+        unverified.is_admin = True  # not even granted
+        assert not oauth_clients.can_configure(unverified, settings)
+        session.rollback()
+
+
+def test_the_first_sign_up_of_an_open_install_is_not_an_administrator(client):
+    """Being the first, the only account holder of an install makes no administrator; neither does a
+    team member's or sub-account's absence. Only the installer's naming does."""
+    nobody = get_settings().model_copy(update={"admin_emails": frozenset()})
+    named = get_settings().model_copy(update={"admin_emails": frozenset({"owner@single.test"})})
     with get_sessionmaker()() as session:
         session.execute(delete(User))  # rolled back below: the install as if it had no user yet
-        owner = User(email="owner@single.test", password_hash="x")
+        owner = User(email="Owner@single.test", password_hash="x", email_verified_at=datetime.now(UTC))
         session.add(owner)
         session.flush()
-        assert oauth_clients.can_configure(session, owner)
-        member = User(email="member@single.test", password_hash="x", parent_id=owner.id, member_kind="team")
-        session.add(member)
-        session.flush()
-        assert oauth_clients.can_configure(session, owner) and not oauth_clients.can_configure(session, member)
-        other = User(email="other@single.test", password_hash="x")
-        session.add(other)
-        session.flush()
-        assert not oauth_clients.can_configure(session, owner)
-        other.is_admin = True
-        assert oauth_clients.can_configure(session, other)
+        assert not oauth_clients.can_configure(owner, nobody)
+        assert oauth_clients.can_configure(owner, named)
+        owner.email_verified_at = None
+        assert not oauth_clients.can_configure(owner, named)  # unverified: never, even named
         session.rollback()
 
 
@@ -251,15 +322,36 @@ def test_an_oauth_app_connects_with_a_pasted_token_without_an_oauth_client(clien
     assert r.json()["type"] == "token"
 
 
-def test_the_admin_command_grants_and_revokes(client, api, fake):
+def test_the_admin_command_grants_revokes_and_lists(client, api, fake, capsys, monkeypatch):
     from konnectz_api.cli import main
 
     email = api.signup_and_verify()
     headers = api.login(email)
     status = f"/api/v1/apps/{OAUTH_APP}/oauth_client"
+    url = f"/api/v1/admin/oauth_clients/{OAUTH_APP}"
+    body = {"client_id": fake_apps.CLIENT_ID, "client_secret": fake_apps.CLIENT_SECRET}
     assert client.get(status, headers=headers).json()["can_configure"] is False
     assert main(["admin", "grant", email.upper()]) == 0
+    assert capsys.readouterr().out == f"{email}: administrator\n"
     assert client.get(status, headers=headers).json()["can_configure"] is True
-    assert main(["admin", "revoke", email]) == 0
+    assert client.put(url, json=body, headers=headers).status_code == 200
+    # An administrator named on KONNECTZ_ADMIN_EMAILS who never signed up yet, and the grant: both listed.
+    named = f"named-{email}"
+    monkeypatch.setenv("KONNECTZ_ADMIN_EMAILS", f"{named.upper()}, {email}")
+    get_settings.cache_clear()
+    try:
+        assert main(["admin", "list"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert f"{email}\tgranted, KONNECTZ_ADMIN_EMAILS\tadministrator" in lines
+        assert f"{named}\tKONNECTZ_ADMIN_EMAILS\tnot yet: no user with this e-mail yet" in lines
+        assert main(["admin", "revoke", email]) == 0
+        assert capsys.readouterr().out == f"{email}: administrator (still named by KONNECTZ_ADMIN_EMAILS)\n"
+    finally:
+        monkeypatch.delenv("KONNECTZ_ADMIN_EMAILS")
+        get_settings.cache_clear()
+    assert main(["admin", "list"]) == 0
+    assert email not in capsys.readouterr().out
     assert client.get(status, headers=headers).json()["can_configure"] is False
+    assert client.delete(url, headers=headers).status_code == 403
     assert main(["admin", "grant", "nobody@example.invalid"]) == 1
+    assert "No user with e-mail nobody@example.invalid" in capsys.readouterr().err

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -277,9 +277,10 @@ class Ui:
     def enter_oauth_app(
         page: Page, app: str, client_id: str, client_secret: str, before_save: Callable[[], None] | None = None
     ) -> None:
-        """In the Manage Accounts drawer of OAuth app ``app`` (a name) not configured yet: the notice,
-        the redirect URL to register and a disabled New Account; the client id and secret entered,
-        ``before_save()``, saved; the settings then name the client id."""
+        """In the Manage Accounts drawer of OAuth app ``app`` (a name) not configured yet, opened by an
+        administrator (named by the installer: KONNECTZ_ADMIN_EMAILS or the admin grant command): the
+        notice, the redirect URL to register and a disabled New Account; the client id and secret
+        entered, ``before_save()``, saved; the settings then name the client id."""
         expect(page.get_by_text("- Manage Accounts")).to_be_visible()
         expect(page.get_by_text(f"{app} is not configured for OAuth2 on this server yet.")).to_be_visible()
         expect(page.get_by_test_id("oauth-redirect-url")).to_contain_text("/oauth/response")
@@ -367,19 +368,23 @@ def fake_catalogue(fake: Any, fake_apps: Any) -> Callable[[Path], Path]:
 
 @pytest.fixture(scope="module")
 def fake_install(fake_catalogue: Callable[[Path], Path]) -> Callable[..., AbstractContextManager[Platform]]:
-    """``with fake_install(prefix, oauth_clients=None) as platform``: a fresh install of its own (no
-    user yet; ``oauth_clients`` as the environment's OAuth clients, none by default; its state in a
-    temporary folder named ``prefix…``) with the SPA and :func:`fake_catalogue`'s catalogue, started;
-    stopped and removed after the block."""
+    """``with fake_install(prefix, oauth_clients=None, admin_emails=()) as platform``: a fresh install of
+    its own (no user yet; ``oauth_clients`` as the environment's OAuth clients, none by default;
+    ``admin_emails`` the administrators the installer names, KONNECTZ_ADMIN_EMAILS, none by default; its
+    state in a temporary folder named ``prefix…``) with the SPA and :func:`fake_catalogue`'s catalogue,
+    started; stopped and removed after the block."""
 
     @contextlib.contextmanager
-    def start(prefix: str, oauth_clients: dict[str, Any] | None = None) -> Iterator[Platform]:
+    def start(
+        prefix: str, oauth_clients: dict[str, Any] | None = None, admin_emails: Sequence[str] = ()
+    ) -> Iterator[Platform]:
         state = Path(tempfile.mkdtemp(prefix=prefix))
         catalogue = fake_catalogue(state)
         platform = make_platform(
             state / "platform",
             KONNECTZ_CATALOGUE_DIR=str(catalogue),
             KONNECTZ_OAUTH_CLIENTS=json.dumps(oauth_clients or {}),
+            KONNECTZ_ADMIN_EMAILS=",".join(admin_emails),
         )
         platform.web_dist = REPO / "web" / "dist"
         platform.start()

@@ -1,7 +1,8 @@
 """A new user's first journey, in a real headless Chromium against the real stack, once per theme.
 
 Each theme gets a fresh install (its own platform: the first start shows the sign-in screen with its
-REGISTER NOW tab, and the first account holder is the install's owner, who may enter OAuth apps).
+REGISTER NOW tab). Its installer named the new user an administrator (KONNECTZ_ADMIN_EMAILS), who may
+therefore enter OAuth apps: being the first to sign up names nobody.
 Through the UI only: sign up, verify the email from the dev mailbox, sign in (the ALTCHA widget
 solves its proof of work); in the Manage Accounts drawer of a catalogue app served by a local fake
 provider (``konnectz_devstack.fake_apps``) enter its OAuth app (client id and secret) and connect an
@@ -41,11 +42,17 @@ SAVE_PROMPT = "Do You Want to Save the Flow?"
 THEME_KEY = "konnectz.theme"
 
 
+def _email(theme: str) -> str:
+    """The new user of a theme's journey, whom the installer named an administrator."""
+    return f"ada-{theme}@example.com"
+
+
 @pytest.fixture
-def fresh_install(fake_install: Callable[[str], AbstractContextManager[Platform]]) -> Iterator[Platform]:
+def fresh_install(fake_install: Callable[..., AbstractContextManager[Platform]], theme: str) -> Iterator[Platform]:
     """A platform of its own per journey (a fresh install: no user yet, no OAuth client in the
-    environment), with the real catalogue, the long tail if built, and the fake provider's apps."""
-    with fake_install("konnectz-journey-e2e-") as platform:
+    environment, the journey's user named in KONNECTZ_ADMIN_EMAILS), with the real catalogue, the long
+    tail if built, and the fake provider's apps."""
+    with fake_install("konnectz-journey-e2e-", admin_emails=[_email(theme)]) as platform:
         yield platform
 
 
@@ -80,7 +87,7 @@ def test_a_new_users_first_flow(
     # The theme chosen before the first page (the switch stores it; popups share the storage).
     context.add_init_script(f"localStorage.getItem('{THEME_KEY}') || localStorage.setItem('{THEME_KEY}', '{theme}')")
     page = context.new_page()
-    email = f"ada-{theme}-{time.time_ns()}@example.com"
+    email = _email(theme)
     try:
         # 1. First start: the sign-in screen; REGISTER NOW; sign up, verify the email, sign in.
         page.goto("/")
@@ -96,7 +103,8 @@ def test_a_new_users_first_flow(
         assert (page.locator(".kz-dark").count() > 0) == (theme == "dark")
         shots.take(page, "dashboard")
 
-        # 2. The app's OAuth app, entered by the owner in Manage Accounts; then an account through the popup.
+        # 2. The app's OAuth app, entered by the user (a named administrator) in Manage Accounts; then an
+        # account through the popup.
         page.get_by_test_id("nav-applications").click()
         page.wait_for_url("**/applications")
         page.get_by_test_id("applications-search").fill("Fake OAuth")

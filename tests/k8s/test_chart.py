@@ -320,3 +320,20 @@ def test_nats_max_payload_is_stated_and_above_the_streams_limits(kube):
 
     small = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "nats.maxPayload=1048576", check=False)
     assert small.returncode != 0 and "maxPayload" in small.stderr
+
+
+def test_admin_emails_name_the_administrators_of_the_api(kube):
+    """``adminEmails`` becomes KONNECTZ_ADMIN_EMAILS of the api (and its migrate container); without it the
+    variable is absent (no administrator is inferred); an entry that is not an e-mail is refused."""
+
+    def api_env(*extra: str) -> list[dict[str, str | None]]:
+        docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, *extra).stdout)
+        (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-api"]
+        pod = deployment["spec"]["template"]["spec"]
+        return [{e["name"]: e.get("value") for e in c["env"]} for c in (*pod["initContainers"], *pod["containers"])]
+
+    named = api_env("--set", "adminEmails={Ops@Example.com,second@example.com}")
+    assert [env["KONNECTZ_ADMIN_EMAILS"] for env in named] == ["Ops@Example.com,second@example.com"] * 2
+    assert all("KONNECTZ_ADMIN_EMAILS" not in env for env in api_env())
+    wrong = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "adminEmails={ops}", check=False)
+    assert wrong.returncode != 0 and "adminEmails" in wrong.stderr

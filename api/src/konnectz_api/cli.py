@@ -10,13 +10,11 @@ import time
 import urllib.request
 
 from pydantic import ValidationError
-from sqlalchemy import func, select
 
 from konnectz_api import catalogue
 from konnectz_api.core.config import get_settings
-from konnectz_api.crud import quota
+from konnectz_api.crud import admins, quota
 from konnectz_api.db import get_sessionmaker
-from konnectz_api.models import User
 from konnectz_api.services.captcha import solve
 from konnectz_runner import CatalogueError
 
@@ -62,9 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     plan_set.add_argument("email")
     plan_set.add_argument("plan", help="Free, Team, Agency or Premium")
     plan_sub.add_parser("list", help="list the plans and their task limits")
-    admin = sub.add_parser("admin", help="make a user an administrator (assigns plans, configures OAuth apps)")
-    admin.add_argument("action", choices=["grant", "revoke"])
-    admin.add_argument("email")
+    admin = sub.add_parser(
+        "admin",
+        help="name administrators (assign plans, configure OAuth apps); KONNECTZ_ADMIN_EMAILS names them too",
+    )
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    admin_sub.add_parser("grant", help="make the user with this e-mail an administrator").add_argument("email")
+    admin_sub.add_parser("revoke", help="take back a grant (KONNECTZ_ADMIN_EMAILS still names its own)").add_argument(
+        "email"
+    )
+    admin_sub.add_parser("list", help="list the administrators: granted here or named by KONNECTZ_ADMIN_EMAILS")
     sub.add_parser(
         "credentials-key",
         help="print KONNECTZ_CREDENTIALS_KEY for shared runners (derived from KONNECTZ_SECRET_KEY)",
@@ -100,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "plan":
         return _plan(args)
     if args.command == "admin":
-        return _admin(args.email, grant=args.action == "grant")
+        return _admin(args)
     if args.command == "credentials-key":
         # The key a runner hosting many konnects needs (KONNECTZ_CREDENTIALS_KEY).
         print(get_settings().runner_credentials_key)
@@ -133,15 +138,30 @@ def _cannot_start() -> str | None:
     return None
 
 
-def _admin(email: str, *, grant: bool) -> int:
+def _admin(args: argparse.Namespace) -> int:
+    settings = get_settings()
     with get_sessionmaker()() as session:
-        user = session.scalar(select(User).where(func.lower(User.email) == email.lower()))
+        if args.admin_command == "list":
+            rows = admins.listed(session, settings)
+            if not rows:
+                print(f"No administrator. {admins.HOW_TO_NAME}")
+            for row in rows:
+                how = ", ".join(n for n, on in (("granted", row.granted), ("KONNECTZ_ADMIN_EMAILS", row.named)) if on)
+                state = "administrator" if row.active else f"not yet: {row.why_not}"
+                print(f"{row.email}\t{how}\t{state}")
+            return 0
+        grant = args.admin_command == "grant"
+        user = admins.set_granted(session, args.email, granted=grant)
         if user is None:
-            print(f"No user with e-mail {email}", file=sys.stderr)
+            print(f"No user with e-mail {args.email}", file=sys.stderr)
             return 1
-        user.is_admin = grant
-        session.commit()
-        print(f"{user.email}: {'administrator' if grant else 'not an administrator'}")
+        if admins.is_administrator(user, settings):
+            state = "administrator" + ("" if grant else " (still named by KONNECTZ_ADMIN_EMAILS)")
+        elif grant:
+            state = "administrator once the e-mail is verified"
+        else:
+            state = "not an administrator"
+        print(f"{user.email}: {state}")
     return 0
 
 

@@ -129,7 +129,10 @@ class Profile(BaseModel):
     country: str | None
     timezone: str | None
     preferred_language: str
-    is_admin: bool
+    is_admin: bool = Field(
+        description="An administrator: named by the installer (KONNECTZ_ADMIN_EMAILS, or granted with "
+        "`python -m konnectz_api admin grant`), e-mail verified"
+    )
 
 
 # --- apps ---------------------------------------------------------------------------------
@@ -345,7 +348,13 @@ class OAuthClientOut(BaseModel):
     client_id: str | None = Field(description="Shown to those who can configure it only")
     client_secret: str | None = Field(description="The mask when a secret is stored, else null: never the secret")
     redirect_url: str = Field(description="The redirect URL to register with the provider")
-    can_configure: bool = Field(description="The caller may enter or remove the client (an administrator)")
+    can_configure: bool = Field(
+        description="The caller may enter or remove the client: an administrator, named by the installer "
+        "(KONNECTZ_ADMIN_EMAILS or `python -m konnectz_api admin grant`), never inferred"
+    )
+    who_can_configure: str = Field(
+        description="Who may configure OAuth apps and how one becomes an administrator (the 403's message)"
+    )
     token_method: str | None = Field(description="The label of the app's second method (a pasted token), if any")
 
 

@@ -143,6 +143,10 @@ app.kubernetes.io/component: {{ .component }}
 - name: KONNECTZ_WEBHOOK_BASE_URL
   value: {{ . | quote }}
 {{- end }}
+{{- with .Values.adminEmails }}
+- name: KONNECTZ_ADMIN_EMAILS
+  value: {{ join "," . | quote }}
+{{- end }}
 - name: KONNECTZ_DEPLOYER
   value: kubernetes
 - name: KONNECTZ_KUBE_NAMESPACE

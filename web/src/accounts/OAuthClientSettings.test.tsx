@@ -9,6 +9,9 @@ import type { OAuthClientStatus } from './OAuthClientSettings';
 
 const GITHUB = { id: 106, name: 'GitHub', auth_type: 'OAuth2', app_type: 'api', provider: 'github' };
 const REDIRECT = 'http://localhost:8080/oauth/response';
+const WHO =
+  'Only an administrator can configure OAuth apps. The installer names administrators with ' +
+  'KONNECTZ_ADMIN_EMAILS or `python -m konnectz_api admin grant <email>`.';
 
 const status = (over: Partial<OAuthClientStatus> = {}): OAuthClientStatus => ({
   app_id: 106,
@@ -19,6 +22,7 @@ const status = (over: Partial<OAuthClientStatus> = {}): OAuthClientStatus => ({
   client_secret: null,
   redirect_url: REDIRECT,
   can_configure: true,
+  who_can_configure: WHO,
   token_method: 'Personal access token',
   ...over,
 });
@@ -119,6 +123,12 @@ describe('OAuthClientSettings in the Manage Accounts drawer', () => {
     expect(warning).toHaveTextContent('Ask your administrator');
     expect(warning).toHaveTextContent('Applications › GitHub › Manage Accounts');
     expect(warning).toHaveTextContent('KONNECTZ_OAUTH_CLIENTS');
+    // Who can configure it, and how the installer names an administrator (the command shown as code).
+    const who = screen.getByTestId('oauth-who-can-configure');
+    expect(who).toHaveTextContent('Only an administrator can configure OAuth apps.');
+    expect(who).toHaveTextContent('KONNECTZ_ADMIN_EMAILS');
+    expect(who.querySelector('code')).toHaveTextContent('python -m konnectz_api admin grant <email>');
+    expect(who).not.toHaveTextContent('`');
     expect(screen.queryByLabelText('Client ID')).not.toBeInTheDocument();
 
     await userEvent.click(screen.getByRole('button', { name: /Use a personal access token/ }));

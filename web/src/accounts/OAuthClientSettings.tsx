@@ -2,12 +2,14 @@
  * Bring your own OAuth app: the OAuth2 client of one app, in its Manage Accounts drawer.
  *
  * GET /api/v1/apps/{app_id}/oauth_client says whether the server has a client for the app, where it
- * comes from and whether the caller may change it (an administrator: is_admin, or the single account
- * holder of the install). An administrator enters the client id and secret (PUT
+ * comes from and whether the caller may change it (an administrator, named by the installer with
+ * KONNECTZ_ADMIN_EMAILS or `python -m konnectz_api admin grant`; never inferred from being the first or
+ * only user). An administrator enters the client id and secret (PUT
  * /api/v1/admin/oauth_clients/{app_id}; stored encrypted, the secret is never shown again: the field
  * says "•••••• stored" and sending it empty keeps it) with the redirect URL to register shown and
  * copyable. A client set by KONNECTZ_OAUTH_CLIENTS wins and is shown read-only. Everyone else sees,
- * when nothing is configured, what to ask for.
+ * when nothing is configured, what to ask for and who can configure it (the server's who_can_configure:
+ * how the installer names administrators).
  *
  *   <OAuthClientSettings app={app} />
  */
@@ -34,6 +36,19 @@ export function notConfiguredText(app: ManagedApp, status: OAuthClientStatus): s
     `${app.name} is not configured for OAuth2 on this server. Ask your administrator to enter the client id and ` +
     `secret of an OAuth app registered with ${app.name} here (Applications › ${app.name} › Manage Accounts), ` +
     `or to set ${ENV_VARIABLE} on the api.${token}`
+  );
+}
+
+/** ``text`` with its `backticked` parts (a command, a variable) shown as code. */
+function withCode(text: string) {
+  return text.split('`').map((part, i) =>
+    i % 2 === 1 ? (
+      <Typography.Text code key={i}>
+        {part}
+      </Typography.Text>
+    ) : (
+      part
+    ),
   );
 }
 
@@ -67,7 +82,15 @@ export function OAuthClientSettings({ app, status }: { app: ManagedApp; status: 
 
   if (!status.can_configure) {
     if (status.configured) return null;
-    return <Alert data-testid="oauth-not-configured" type="warning" showIcon title={notConfiguredText(app, status)} />;
+    return (
+      <Alert
+        data-testid="oauth-not-configured"
+        type="warning"
+        showIcon
+        title={notConfiguredText(app, status)}
+        description={<span data-testid="oauth-who-can-configure">{withCode(status.who_can_configure)}</span>}
+      />
+    );
   }
 
   const redirect = (

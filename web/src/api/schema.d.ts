@@ -54,7 +54,7 @@ export interface paths {
         put?: never;
         /**
          * Assign a plan (administrators only)
-         * @description No payment provider is reachable: plans are assigned by an administrator (is_admin), or with `python -m konnectz_api plan set EMAIL PLAN`.
+         * @description No payment provider is reachable: plans are assigned by an administrator (named by the installer: KONNECTZ_ADMIN_EMAILS or `python -m konnectz_api admin grant EMAIL`), or with `python -m konnectz_api plan set EMAIL PLAN`.
          */
         post: operations["set_plan_api_v1_admin_users_plan_post"];
         delete?: never;
@@ -2795,7 +2795,7 @@ export interface components {
             app_key: string;
             /**
              * Can Configure
-             * @description The caller may enter or remove the client (an administrator)
+             * @description The caller may enter or remove the client: an administrator, named by the installer (KONNECTZ_ADMIN_EMAILS or `python -m konnectz_api admin grant`), never inferred
              */
             can_configure: boolean;
             /**
@@ -2825,6 +2825,11 @@ export interface components {
              * @description The label of the app's second method (a pasted token), if any
              */
             token_method: string | null;
+            /**
+             * Who Can Configure
+             * @description Who may configure OAuth apps and how one becomes an administrator (the 403's message)
+             */
+            who_can_configure: string;
         };
         /** OptionOut */
         OptionOut: {
@@ -2871,7 +2876,10 @@ export interface components {
             id: number;
             /** Image Url */
             image_url: string | null;
-            /** Is Admin */
+            /**
+             * Is Admin
+             * @description An administrator: named by the installer (KONNECTZ_ADMIN_EMAILS, or granted with `python -m konnectz_api admin grant`), e-mail verified
+             */
             is_admin: boolean;
             /** Last Name */
             last_name: string;
@@ -4045,12 +4053,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorReply"];
                 };
             };
-            /** @description not an administrator */
+            /** @description not an administrator (the message says how one is named) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
             };
             /** @description Not found, or not yours */
             404: {
@@ -4135,12 +4145,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorReply"];
                 };
             };
-            /** @description not an administrator */
+            /** @description not an administrator (the message says how one is named) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
             };
             /** @description Not found, or not yours */
             404: {

@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     # OAuth2 clients per app key, as JSON: {"slack": {"client_id": "...", "client_secret": "..."}}.
     oauth_clients: dict[str, dict[str, str]] = Field(default_factory=dict)
     oauth_state_minutes: int = Field(default=15, ge=1)
+    # Administrators (assign plans, enter OAuth apps in the UI), named by the installer: the users whose
+    # verified e-mail is on this comma-separated list (case-insensitive), besides those granted with
+    # `python -m konnectz_api admin grant EMAIL`. Never inferred (konnectz_api.crud.admins).
+    admin_emails: Annotated[frozenset[str], NoDecode] = Field(default_factory=frozenset)
     outbound_timeout_seconds: float = Field(default=20, gt=0)
     deployer: Literal["local", "kubernetes"] = "local"
     # Task logs: a run's data, or one step's, larger than this (bytes of JSON) is kept in task_payloads
@@ -130,6 +134,12 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return parse_networks(value)
         return value
+
+    @field_validator("admin_emails", mode="before")
+    @classmethod
+    def _split_emails(cls, value: Any) -> Any:
+        items = value.split(",") if isinstance(value, str) else value
+        return frozenset(str(item).strip().lower() for item in items if str(item).strip())
 
     @model_validator(mode="after")
     def _refuse_insecure_defaults(self) -> Settings:

@@ -1,7 +1,8 @@
 """OAuth apps of catalogue apps: ``KONNECTZ_OAUTH_CLIENTS`` or what an administrator entered in the UI.
 
-- Who may enter them (:func:`can_configure`): a user with ``is_admin``, or, in a single-user install,
-  the one account holder (the only user that is not a team member or sub-account of another).
+- Who may enter them (:func:`can_configure`): an administrator, named by the installer
+  (:mod:`konnectz_api.crud.admins`: ``KONNECTZ_ADMIN_EMAILS`` or ``python -m konnectz_api admin grant``),
+  never inferred. Without one, clients come only from ``KONNECTZ_OAUTH_CLIENTS``.
 - Where a client comes from (:func:`resolve`): the environment variable wins; a row of ``oauth_clients``
   serves the apps the variable does not name. The operator's deployment stays the authority, and the UI
   shows an app configured there as "set by the server" (read-only).
@@ -14,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.config import Settings
 from konnectz_api.core.crypto import CredentialCipher
+from konnectz_api.crud import admins
 from konnectz_api.models import OAuthClientConfig, User
 
 __all__ = ["ResolvedClient", "can_configure", "remove", "resolve", "save", "stored"]
@@ -33,14 +34,10 @@ class ResolvedClient:
     source: Source
 
 
-def can_configure(session: Session, user: User) -> bool:
-    """``is_admin``, or the only account holder of the install (team members and sub-accounts never)."""
-    if user.is_admin:
-        return True
-    if user.parent_id is not None:
-        return False
-    holders = session.scalar(select(func.count()).select_from(User).where(User.parent_id.is_(None)))
-    return holders == 1
+def can_configure(user: User, settings: Settings) -> bool:
+    """An administrator (:func:`konnectz_api.crud.admins.is_administrator`); nobody else, however few
+    users the install has."""
+    return admins.is_administrator(user, settings)
 
 
 def stored(session: Session, app_key: str) -> OAuthClientConfig | None:

@@ -9,12 +9,19 @@ from datetime import UTC, datetime
 import pycountry
 from sqlalchemy.orm import Session
 
-from konnectz_api.crud import sessions
+from konnectz_api.core.config import Settings
+from konnectz_api.crud import admins, sessions
 from konnectz_api.models import User
-from konnectz_api.schemas import CountryOption, ProfileOptions, ProfileUpdate, TimezoneOption
+from konnectz_api.schemas import CountryOption, Profile, ProfileOptions, ProfileUpdate, TimezoneOption
 from konnectz_contracts.timezones import OFFSET_MINUTES, gmt_offset_minutes, offset_name, parse_zone
 
 EDITABLE_FIELDS = ("first_name", "last_name", "country", "timezone")
+
+
+def profile_of(user: User, settings: Settings) -> Profile:
+    """The user's profile; ``is_admin`` says whether they are an administrator now (granted or named on
+    KONNECTZ_ADMIN_EMAILS, e-mail verified: :func:`konnectz_api.crud.admins.is_administrator`)."""
+    return Profile.model_validate(user).model_copy(update={"is_admin": admins.is_administrator(user, settings)})
 
 
 class InvalidProfile(ValueError):

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, Path
 from fastapi.responses import JSONResponse
 
 from konnectz_api.catalogue import AppIndex, get_index
-from konnectz_api.crud import app_accounts, members, oauth_clients
+from konnectz_api.crud import admins, app_accounts, members, oauth_clients
 from konnectz_api.db import run_db
 from konnectz_api.deps import AccountAt, BusDep, CurrentUser, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import BadRequest, Conflict, Forbidden, NotFound
@@ -317,6 +317,10 @@ OAuthAppIdPath = Annotated[int, Path(ge=1, lt=2**31)]
 _NOT_OAUTH2: dict[str, Any] = {"model": Message, "description": "The app does not use OAuth2"}
 
 
+#: The 403 of the admin routes: who may, and how one becomes an administrator.
+NOT_AN_ADMINISTRATOR = f"Only an administrator can configure OAuth apps. {admins.HOW_TO_NAME}"
+
+
 def _oauth_app(index: AppIndex, app_id: int) -> App:
     app = _app(index, app_id)
     if app.auth.type != "oauth2":
@@ -335,14 +339,15 @@ def _client_out(session: SessionDep, settings: SettingsDep, app: App, *, can_con
         client_secret=MASK if found and can_configure else None,
         redirect_url=settings.public_url.rstrip("/") + OAUTH_RESPONSE_PATH,
         can_configure=can_configure,
+        who_can_configure=NOT_AN_ADMINISTRATOR,
         token_method=app.auth.token_method.label if app.auth.token_method else None,
     )
 
 
-def oauth_admin(user: SignedInUser, session: SessionDep) -> User:
-    """An administrator (is_admin, or the single account holder of the install); checked before the body."""
-    if not oauth_clients.can_configure(session, user):
-        raise Forbidden("Only an administrator can configure OAuth apps.")
+def oauth_admin(user: SignedInUser, settings: SettingsDep) -> User:
+    """An administrator, named by the installer (konnectz_api.crud.admins); checked before the body."""
+    if not oauth_clients.can_configure(user, settings):
+        raise Forbidden(NOT_AN_ADMINISTRATOR)
     return user
 
 
@@ -360,14 +365,17 @@ def get_oauth_client(
     app_id: OAuthAppIdPath, user: SignedInUser, session: SessionDep, settings: SettingsDep, index: IndexDep
 ) -> OAuthClientOut:
     app = _oauth_app(index, app_id)
-    return _client_out(session, settings, app, can_configure=oauth_clients.can_configure(session, user))
+    return _client_out(session, settings, app, can_configure=oauth_clients.can_configure(user, settings))
 
 
 @router.put(
     "/admin/oauth_clients/{app_id}",
     response_model=OAuthClientOut,
     summary="Enter an OAuth2 app's client id and secret (administrators; the secret is stored encrypted)",
-    responses={403: {"description": "not an administrator"}, 409: {"description": "set by KONNECTZ_OAUTH_CLIENTS"}},
+    responses={
+        403: {"model": Message, "description": "not an administrator (the message says how one is named)"},
+        409: {"description": "set by KONNECTZ_OAUTH_CLIENTS"},
+    },
 )
 def put_oauth_client(
     app_id: OAuthAppIdPath,
@@ -402,7 +410,10 @@ def put_oauth_client(
     "/admin/oauth_clients/{app_id}",
     response_model=OAuthClientOut,
     summary="Remove an OAuth2 app's client entered in the UI (administrators)",
-    responses={400: _NOT_OAUTH2, 403: {"description": "not an administrator"}},
+    responses={
+        400: _NOT_OAUTH2,
+        403: {"model": Message, "description": "not an administrator (the message says how one is named)"},
+    },
 )
 def delete_oauth_client(
     app_id: OAuthAppIdPath, user: OAuthAdmin, session: SessionDep, settings: SettingsDep, index: IndexDep

@@ -16,7 +16,7 @@ from konnectz_api.core.security import (
     token_digest,
     verify_password,
 )
-from konnectz_api.crud import login_throttle, mail_throttle, sessions
+from konnectz_api.crud import login_throttle, mail_throttle, sessions, users
 from konnectz_api.deps import CurrentClaims, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized, Unprocessable
 from konnectz_api.models import User
@@ -171,8 +171,8 @@ def login(body: LoginIn, request: Request, session: SessionDep, settings: Settin
 
 
 @router.get("/users/profile", response_model=Profile)
-def profile(user: SignedInUser) -> User:
-    return user
+def profile(user: SignedInUser, settings: SettingsDep) -> Profile:
+    return users.profile_of(user, settings)
 
 
 @router.post(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, EmailStr, Field
 
-from konnectz_api.crud import quota
-from konnectz_api.deps import CurrentUser, SessionDep, SignedInUser
+from konnectz_api.crud import admins, quota
+from konnectz_api.deps import CurrentUser, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import Forbidden, NotFound, Unprocessable
 
 router = APIRouter(prefix="/api/v1", tags=["plans"])
@@ -50,13 +50,14 @@ def usage(user: CurrentUser, session: SessionDep) -> UsageOut:
     "/admin/users/plan",
     response_model=UsageOut,
     summary="Assign a plan (administrators only)",
-    description="No payment provider is reachable: plans are assigned by an administrator (is_admin), "
+    description="No payment provider is reachable: plans are assigned by an administrator (named by the installer: "
+    "KONNECTZ_ADMIN_EMAILS or `python -m konnectz_api admin grant EMAIL`), "
     "or with `python -m konnectz_api plan set EMAIL PLAN`.",
     responses={403: {"description": "not an administrator"}, 404: {"description": "no such user"}},
 )
-def set_plan(body: SetPlanIn, user: SignedInUser, session: SessionDep) -> UsageOut:
-    if not user.is_admin:
-        raise Forbidden("Only administrators can assign plans.")
+def set_plan(body: SetPlanIn, user: SignedInUser, session: SessionDep, settings: SettingsDep) -> UsageOut:
+    if not admins.is_administrator(user, settings):
+        raise Forbidden(f"Only administrators can assign plans. {admins.HOW_TO_NAME}")
     try:
         target = quota.set_plan(session, email=body.email, plan=body.plan)
     except quota.UnknownPlan as exc:

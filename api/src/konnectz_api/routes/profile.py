@@ -39,13 +39,13 @@ class PasswordChanged(KeyReply):
     auth_token: str
 
 
-def _update(body: ProfileUpdate, user: SignedInUser, session: SessionDep) -> ProfileReply:
+def _update(body: ProfileUpdate, user: SignedInUser, session: SessionDep, settings: Settings) -> ProfileReply:
     try:
         crud.update_profile(session, user=user, changes=body)
     except crud.InvalidProfile as exc:
         session.rollback()
         raise Unprocessable(str(exc), key="UPDATE_FAILED") from exc
-    return ProfileReply(key="UPDATE_SUCCESS", message="Profile updated", profile=Profile.model_validate(user))
+    return ProfileReply(key="UPDATE_SUCCESS", message="Profile updated", profile=crud.profile_of(user, settings))
 
 
 _PROFILE_BODY = {
@@ -91,7 +91,7 @@ async def post_profile(
         body = ProfileUpdate.model_validate_json(await request.body())
     except ValidationError as exc:
         raise Unprocessable(f"Invalid profile: {exc.errors()[0]['msg']}", key="UPDATE_FAILED") from exc
-    return await run_in_threadpool(_update, body, user, session)
+    return await run_in_threadpool(_update, body, user, session, settings)
 
 
 async def _avatar(request: Request, user: User, session: SessionDep, settings: Settings) -> ProfileReply:
@@ -120,18 +120,18 @@ async def _avatar(request: Request, user: User, session: SessionDep, settings: S
         raise too_large
     if not data:
         await run_in_threadpool(avatars.remove_avatar, session, user=user)
-        return ProfileReply(key="UPDATE_SUCCESS", message="Picture removed", profile=Profile.model_validate(user))
+        return ProfileReply(key="UPDATE_SUCCESS", message="Picture removed", profile=crud.profile_of(user, settings))
     try:
         png = await run_in_threadpool(avatars.reencode, data)
     except avatars.InvalidImage as exc:
         raise BadRequest(str(exc), key="UPDATE_FAILED") from exc
     await run_in_threadpool(avatars.set_avatar, session, user=user, png=png, public_url=settings.public_url)
-    return ProfileReply(key="UPDATE_SUCCESS", message="Picture updated", profile=Profile.model_validate(user))
+    return ProfileReply(key="UPDATE_SUCCESS", message="Picture updated", profile=crud.profile_of(user, settings))
 
 
 @router.post("/update_user", response_model=ProfileReply, summary="Update the profile", description=_EDIT_DOC)
-def update_user(body: ProfileUpdate, user: SignedInUser, session: SessionDep) -> ProfileReply:
-    return _update(body, user, session)
+def update_user(body: ProfileUpdate, user: SignedInUser, session: SessionDep, settings: SettingsDep) -> ProfileReply:
+    return _update(body, user, session, settings)
 
 
 @router.get(
