@@ -68,7 +68,10 @@ async def test_concurrent_takers_on_separate_connections_share_one_budget(nats_s
         kv = await clients[0].jetstream().key_value(KV_BUDGETS)
         state = json.loads((await kv.get(budget_key(budget.account_id))).value)
         assert state["rate"] == 5.0 and state["burst"] == 1
-        assert sum(state["recent"].values()) == 15
+        # ``recent`` counts reserved slots: every take's, plus a slot forfeited by a taker that woke too
+        # late (its process stalled: a loaded machine) or a write that timed out but was applied. Such
+        # a slot is never used, so the pacing above holds; the count is never below the takes.
+        assert sum(state["recent"].values()) >= 15
     finally:
         for c in clients:
             await c.close()
