@@ -245,10 +245,20 @@ class Ui:
     @staticmethod
     def test_node(page: Page, node_id: str) -> None:
         """Test & Review of a step (Proceed when a trigger asks), until its status is Success."""
+        status = page.get_by_test_id(f"status-{node_id}")
         page.get_by_test_id(f"node-test-{node_id}").click()
         if page.get_by_test_id(f"trigger-test-proceed-{node_id}").count():
             page.get_by_test_id(f"trigger-test-proceed-{node_id}").click()
-        expect(page.get_by_test_id(f"status-{node_id}")).to_have_attribute("data-status", "Success", timeout=30_000)
+        try:
+            # A test that starts shows Loading at once (before its request); an untested node that
+            # stays Draft means the click started no test: say what the page said instead of waiting.
+            expect(status).not_to_have_attribute("data-status", "Draft", timeout=5_000)
+        except AssertionError as exc:
+            shown = page.locator(".ant-message-notice").all_inner_texts()
+            raise AssertionError(
+                f"Test & Review of {node_id} did not start; the page showed {shown or 'no message'}"
+            ) from exc
+        expect(status).to_have_attribute("data-status", "Success", timeout=30_000)
 
     @staticmethod
     def publish_flow(page: Page, name: str) -> int:
