@@ -64,7 +64,8 @@ def test_the_chart_crd_is_the_generated_one(kube):
 def test_every_optional_part_passes_a_server_side_dry_run(kube, namespace, tmp_path):
     rendered = kube.run(kube.helm, "template", "kz", str(CHART), "-n", namespace, *EVERYTHING).stdout
     kinds = sorted({d["kind"] for d in _docs(rendered)})
-    for kind in ("ClusterRole", "Ingress", "PodDisruptionBudget", "StatefulSet", "Deployment", "Secret"):
+    expected = ("ClusterRole", "Ingress", "PodDisruptionBudget", "StatefulSet", "Deployment", "Secret", "NetworkPolicy")
+    for kind in expected:
         assert kind in kinds, kinds
     # The chart's CRDs (Konnect, Kopf's peerings) are installed by Helm before the templates.
     kube.run(kube.kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(CHART / "crds"))
@@ -337,3 +338,225 @@ def test_admin_emails_name_the_administrators_of_the_api(kube):
     assert all("KONNECTZ_ADMIN_EMAILS" not in env for env in api_env())
     wrong = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, "--set", "adminEmails={ops}", check=False)
     assert wrong.returncode != 0 and "adminEmails" in wrong.stderr
+
+
+# --- Network policies (networkPolicy.enabled) -----------------------------------------------------------------------
+# The API server only stores NetworkPolicies; the test nodes (kwok) enforce none, so these tests check what the
+# policies select and allow, and that the API server accepts them, never that a connection is refused.
+
+PRIVATE = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
+
+
+def _konnect(name: str, namespace: str, trigger: dict) -> dict:
+    """A dedicated Konnect as the operator receives it."""
+    return {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "konnectId": 9,
+            "trigger": trigger,
+            "flow": {
+                "version": 1, "name": name, "trigger_id": "node-1", "trigger": {"kind": trigger["kind"]},
+                "steps": [{"kind": "api_call", "id": "node-2", "name": "Call", "method": "GET",
+                           "url": "https://crm.example.com/api"}],
+            },
+        },
+    }  # fmt: skip
+
+
+def _operator_runner_pods(namespace: str) -> dict[str, dict[str, str]]:
+    """Labels of the runner pods the operator renders (a webhook Deployment, a schedule CronJob's Job)."""
+    from konnectz_operator.config import OperatorSettings
+    from konnectz_operator.render import render_children
+
+    settings = OperatorSettings(credentials_key="k" * 32, credentials_url="http://kz-konnectz-api/x")
+    pods: dict[str, dict[str, str]] = {}
+    for trigger in ({"kind": "webhook", "tokenSecret": "t"}, {"kind": "schedule", "schedule": "*/5 * * * *"}):
+        for child in render_children(_konnect(f"k-{trigger['kind']}", namespace, trigger), settings):
+            if child["kind"] == "Deployment":
+                pods[f"operator Deployment ({trigger['kind']})"] = child["spec"]["template"]["metadata"]["labels"]
+            elif child["kind"] == "CronJob":
+                job = child["spec"]["jobTemplate"]["spec"]["template"]
+                pods[f"operator CronJob ({trigger['kind']})"] = job["metadata"]["labels"]
+    assert len(pods) == 2, pods
+    return pods
+
+
+def _selects(selector: dict, labels: dict[str, str]) -> bool:
+    assert set(selector) <= {"matchLabels"}, selector  # the chart uses matchLabels only
+    return selector.get("matchLabels", {}).items() <= labels.items()
+
+
+def _peer_selects(peer: dict, policy_ns: str, pod_ns: str, labels: dict[str, str]) -> bool:
+    """Whether a NetworkPolicyPeer (podSelector / namespaceSelector; ipBlocks never name pods) selects the pod."""
+    if "ipBlock" in peer:
+        return False
+    if "namespaceSelector" in peer:
+        ns_ok = _selects(peer["namespaceSelector"], {"kubernetes.io/metadata.name": pod_ns})
+    else:
+        ns_ok = pod_ns == policy_ns
+    return ns_ok and _selects(peer.get("podSelector", {}), labels)
+
+
+def _chart_pods(docs: list[dict]) -> dict[str, tuple[str, dict[str, str]]]:
+    """Namespace and labels of the pods of every workload the chart renders, by component."""
+    pods = {}
+    for doc in docs:
+        if doc["kind"] in ("Deployment", "StatefulSet"):
+            labels = doc["spec"]["template"]["metadata"]["labels"]
+            pods[labels["app.kubernetes.io/component"]] = (doc["metadata"].get("namespace", "team-a"), labels)
+    return pods
+
+
+def _policies(*extra: str, kube, namespace: str = "team-a") -> tuple[list[dict], dict[str, dict]]:
+    docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", namespace, *TRIAL, *extra).stdout)
+    policies = {d["metadata"]["name"].removeprefix("kz-konnectz-"): d for d in docs if d["kind"] == "NetworkPolicy"}
+    for policy in policies.values():
+        policy["metadata"].setdefault("namespace", namespace)
+    return docs, policies
+
+
+def test_network_policies_select_the_pods_they_are_meant_for(kube):
+    docs, policies = _policies(kube=kube)
+    assert set(policies) == {"api", "operator", "nats", "postgresql", "runner-pool", "runners"}
+    pods = _chart_pods(docs)
+    assert set(pods) == {"api", "operator", "nats", "postgresql", "runner-pool"}
+    runners = _operator_runner_pods("team-a")
+
+    # Each policy selects the pods of its component (and no other); the runners' policy selects the operator's pods.
+    for name, policy in policies.items():
+        selected = {c for c, (ns, labels) in pods.items() if _selects(policy["spec"]["podSelector"], labels)}
+        selected |= {r for r, labels in runners.items() if _selects(policy["spec"]["podSelector"], labels)}
+        expected = set(runners) if name == "runners" else {name}
+        assert selected == expected, (name, selected)
+        assert policy["metadata"]["namespace"] == "team-a"
+
+    def allowed_from(policy: dict, port: int) -> set[str]:
+        """The chart's and the operator's pods an ingress rule of the policy admits on the port."""
+        everyone = {**pods, **{r: ("team-a", labels) for r, labels in runners.items()}}
+        admitted = set()
+        for rule in policy["spec"]["ingress"]:
+            if rule.get("ports") and port not in [p["port"] for p in rule["ports"]]:
+                continue
+            for component, (ns, labels) in everyone.items():
+                if "from" not in rule or any(
+                    _peer_selects(peer, policy["metadata"]["namespace"], ns, labels) for peer in rule["from"]
+                ):
+                    admitted.add(component)
+        return admitted
+
+    # PostgreSQL: the api only. NATS: the api, the operator, the pool and the dedicated runners (and its peers).
+    assert allowed_from(policies["postgresql"], 5432) == {"api"}
+    assert allowed_from(policies["nats"], 4222) == {"api", "operator", "runner-pool", "nats", *runners}
+    assert allowed_from(policies["nats"], 6222) == {"nats"}
+    # From outside the release: the api's HTTP port and the runners' webhook port only; nothing calls the operator.
+    open_ports = {
+        name: sorted(
+            p["port"] for rule in policy["spec"].get("ingress", []) if "from" not in rule for p in rule["ports"]
+        )
+        for name, policy in policies.items()
+    }
+    assert open_ports == {
+        "api": [8080], "runner-pool": [8081], "runners": [8081], "operator": [], "nats": [], "postgresql": [],
+    }  # fmt: skip
+    assert policies["operator"]["spec"]["ingress"] == [] and "Ingress" in policies["operator"]["spec"]["policyTypes"]
+
+
+def _egress_to(policy: dict, namespace: str, labels: dict[str, str], port: int) -> bool:
+    """Whether an egress rule of the policy lets its pods reach the pod (by selector, or any destination)."""
+    for rule in policy["spec"]["egress"]:
+        if rule.get("ports") and port not in [p["port"] for p in rule["ports"]]:
+            continue
+        peers = rule.get("to")
+        if peers is None or any(_peer_selects(p, policy["metadata"]["namespace"], namespace, labels) for p in peers):
+            return True
+    return False
+
+
+def _internet(policy: dict) -> list[dict]:
+    return [p["ipBlock"] for rule in policy["spec"]["egress"] for p in rule.get("to", []) if "ipBlock" in p]
+
+
+def test_runners_reach_nats_the_api_and_the_internet_but_never_postgresql(kube):
+    docs, policies = _policies(kube=kube)
+    pods = _chart_pods(docs)
+    for name in ("runner-pool", "runners"):
+        policy = policies[name]
+        assert set(policy["spec"]["policyTypes"]) == {"Ingress", "Egress"}
+        assert _egress_to(policy, *pods["nats"], 4222), name
+        assert _egress_to(policy, *pods["api"], 8080), name  # the credential broker (the api Service's target port)
+        assert not _egress_to(policy, *pods["postgresql"], 5432), name
+        assert not any(p["port"] == 5432 for rule in policy["spec"]["egress"] for p in rule.get("ports", [])), name
+        dns = [rule for rule in policy["spec"]["egress"] if {p["port"] for p in rule.get("ports", [])} == {53}]
+        assert [sorted(p["protocol"] for p in rule["ports"]) for rule in dns] == [["TCP", "UDP"]]
+        # The internet: every address but the private ranges (where the cluster's pods and Services live).
+        blocks = {b["cidr"]: b.get("except", []) for b in _internet(policy)}
+        assert set(blocks) == {"0.0.0.0/0", "::/0"}
+        assert set(PRIVATE) | {"169.254.0.0/16"} <= set(blocks["0.0.0.0/0"]) and "fc00::/7" in blocks["::/0"]
+        # Without KONNECTZ_ALLOW_PRIVATE_NETWORKS, no private network is reachable by address.
+        assert all(b["cidr"] in blocks for b in _internet(policy))
+
+    api = policies["api"]
+    for component, port in (("postgresql", 5432), ("nats", 4222)):
+        assert _egress_to(api, *pods[component], port), component
+    assert {p["port"] for rule in api["spec"]["egress"] for p in rule.get("ports", [])} >= {443, 6443, 53}
+    operator = policies["operator"]
+    assert _egress_to(operator, *pods["nats"], 4222)  # the pool's flows (KZ_KONNECTS)
+    assert not _egress_to(operator, *pods["postgresql"], 5432)
+    assert {p["port"] for rule in operator["spec"]["egress"] for p in rule["ports"]} == {53, 443, 6443, 4222}
+
+
+def test_network_policies_follow_the_konnects_namespace_and_the_allowed_private_networks(kube):
+    docs, policies = _policies(
+        "--set", "konnects.namespace=flows",
+        "--set", "runner.env.KONNECTZ_ALLOW_PRIVATE_NETWORKS=10.1.0.0/16\\,10.2.3.4",
+        kube=kube,
+    )  # fmt: skip
+    pods = _chart_pods(docs)
+    assert pods["runner-pool"][0] == "flows"
+    assert policies["runners"]["metadata"]["namespace"] == policies["runner-pool"]["metadata"]["namespace"] == "flows"
+    runners = _operator_runner_pods("flows")
+    nats_from = [peer for rule in policies["nats"]["spec"]["ingress"] for peer in rule["from"]]
+    for labels in runners.values():
+        assert any(_peer_selects(peer, "team-a", "flows", labels) for peer in nats_from)
+        assert not any(_peer_selects(peer, "team-a", "team-a", labels) for peer in nats_from)  # not another ns
+    for name in ("runner-pool", "runners"):
+        assert _egress_to(policies[name], *pods["nats"], 4222)  # across namespaces
+        assert _egress_to(policies[name], *pods["api"], 8080)
+        cidrs = [b["cidr"] for b in _internet(policies[name])]
+        assert cidrs == ["0.0.0.0/0", "::/0", "10.1.0.0/16", "10.2.3.4/32"], cidrs
+
+    # operator.clusterWide: dedicated runners of every namespace may reach NATS.
+    _, wide = _policies("--set", "operator.clusterWide=true", kube=kube)
+    nats_from = [peer for rule in wide["nats"]["spec"]["ingress"] for peer in rule["from"]]
+    assert any(_peer_selects(peer, "team-a", "elsewhere", runners["operator CronJob (schedule)"]) for peer in nats_from)
+
+
+def test_network_policies_can_be_turned_off(kube):
+    docs, policies = _policies("--set", "networkPolicy.enabled=false", kube=kube)
+    assert policies == {} and docs
+
+
+def test_the_api_server_accepts_the_network_policies_of_every_variant(kube, namespace, tmp_path):
+    """External NATS and database (by port), allowed private networks of runners and api, KEDA, narrowed API server."""
+    rendered = kube.run(
+        kube.helm, "template", "kz", str(CHART), "-n", namespace, *TRIAL, "--show-only", "templates/networkpolicy.yaml",
+        "--set", "nats.enabled=false", "--set", "nats.url=nats://nats.example.com:4333",
+        "--set", "postgresql.enabled=false", "--set", "database.url=postgresql+psycopg://u:p@db.internal:6432/kz",
+        "--set", "runner.env.KONNECTZ_ALLOW_PRIVATE_NETWORKS=10.1.0.0/16\\,10.2.3.4\\,fd00::1",
+        "--set-json", 'api.extraEnv=[{"name":"KONNECTZ_ALLOW_PRIVATE_NETWORKS","value":"192.168.5.0/24"}]',
+        "--set-json", 'networkPolicy.kubeApi.cidrs=["172.18.0.2/32"]',
+        "--set-json",
+        'networkPolicy.extraEgress.api=[{"to":[{"ipBlock":{"cidr":"10.9.0.0/16"}}],"ports":[{"port":25}]}]',
+    ).stdout  # fmt: skip
+    policies = {d["metadata"]["name"].removeprefix("kz-konnectz-"): d for d in _docs(rendered)}
+    assert set(policies) == {"api", "operator", "runner-pool", "runners"}  # no in-chart NATS or PostgreSQL to guard
+    ports = {
+        name: {p["port"] for r in p_["spec"]["egress"] for p in r.get("ports", [])} for name, p_ in policies.items()
+    }
+    assert {6432, 4333, 25} <= ports["api"] and 4333 in ports["runners"] and 6432 not in ports["runners"]
+    assert {"cidr": "192.168.5.0/24"} in _internet(policies["api"])
+    assert {"cidr": "fd00::1/128"} in _internet(policies["runners"])
+    manifest = tmp_path / "policies.yaml"
+    manifest.write_text(rendered)
+    applied = kube.run(kube.kubectl, "apply", "--dry-run=server", "-n", namespace, "-f", str(manifest))
+    assert applied.stdout.count("(server dry run)") == 4
