@@ -246,7 +246,14 @@ class Ui:
     def test_node(page: Page, node_id: str) -> None:
         """Test & Review of a step (Proceed when a trigger asks), until its status is Success."""
         status = page.get_by_test_id(f"status-{node_id}")
-        page.get_by_test_id(f"node-test-{node_id}").click()
+        button = page.get_by_test_id(f"node-test-{node_id}")
+        expect(button).to_be_enabled()
+        button.scroll_into_view_if_needed()
+        # The card can still grow above the button (an auto-sizing field, the reference chips under it)
+        # between Playwright's stability check and its mouse events, which then land beside the button
+        # and start nothing (the journey's node-3 stayed Draft, no request reached the api): the click
+        # is dispatched to the button itself, as the account option's is.
+        button.dispatch_event("click")
         if page.get_by_test_id(f"trigger-test-proceed-{node_id}").count():
             page.get_by_test_id(f"trigger-test-proceed-{node_id}").click()
         try:
