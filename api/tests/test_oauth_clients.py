@@ -15,7 +15,8 @@ import pytest
 from sqlalchemy import delete, update
 
 from konnectz_api.core.config import Settings, get_settings
-from konnectz_api.crud import admins, oauth_clients
+from konnectz_api.crud import oauth_clients
+from konnectz_api.crud.password_reset import find_user_by_email
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import OAuthClientConfig, User
@@ -234,7 +235,7 @@ def test_an_unverified_sign_up_changes_no_administrator(client, api, fake):
     assert client.get(f"/api/v1/apps/{OAUTH_APP}/oauth_client", headers=headers).json()["can_configure"] is True
     settings = client.app.dependency_overrides[app_settings]()
     with get_sessionmaker()() as session:
-        unverified = admins.find_user(session, stranger)
+        unverified = find_user_by_email(session, email=stranger)
         assert unverified is not None and unverified.email_verified_at is None
         assert not oauth_clients.can_configure(unverified, settings)
         unverified.is_admin = True  # not even granted

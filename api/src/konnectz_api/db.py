@@ -120,11 +120,8 @@ async def run_db(session: Session, fn: Callable[Concatenate[Session, P], T], /, 
     return await run_in_threadpool(unit)
 
 
-def _no_work(session: Session) -> None:
-    """Nothing: ``run_db(session, commit_only)`` commits what the caller added."""
-
-
-commit_only = _no_work
+def commit_only(session: Session) -> None:
+    """Nothing: ``run_db(session, commit_only)`` commits what the caller changed."""
 
 
 # --- the read pool: plain rows for the hot read routes ---------------------------------------

@@ -19,9 +19,10 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.config import Settings
+from konnectz_api.crud.password_reset import find_user_by_email
 from konnectz_api.models import User
 
-__all__ = ["HOW_TO_NAME", "Administrator", "find_user", "is_administrator", "listed", "set_granted"]
+__all__ = ["HOW_TO_NAME", "Administrator", "is_administrator", "listed", "set_granted"]
 
 #: How one becomes an administrator: every refusal and the Manage Accounts drawer say it.
 HOW_TO_NAME = (
@@ -36,13 +37,9 @@ def is_administrator(user: User, settings: Settings) -> bool:
     return user.is_admin or user.email.lower() in settings.admin_emails
 
 
-def find_user(session: Session, email: str) -> User | None:
-    return session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
-
-
 def set_granted(session: Session, email: str, *, granted: bool) -> User | None:
     """Grant (or revoke) ``is_admin`` to the user with ``email``; None when there is none. Commits."""
-    user = find_user(session, email)
+    user = find_user_by_email(session, email=email.strip())
     if user is None:
         return None
     user.is_admin = granted

@@ -155,7 +155,7 @@ async def run_test(
         reply = await _test_trigger(session, settings, user, body, flow, canvas, budgets)
     else:
         reply = await _test_action(session, settings, user, body, flow, node, canvas, budgets)
-    reply.sealed_by_name = by_name  # the tested canvas was stored sealed (_store_trigger_test, _store_action_test)
+    reply.sealed_by_name = by_name  # the tested canvas was stored sealed (_store_trigger_test, _store_canvas)
     return reply
 
 
@@ -457,9 +457,8 @@ async def _test_action(
             message = f"{message}. {outcome.wait_reason}"
     activity_id = await run_db(
         session,
-        _store_action_test,
-        konnect,
-        canvas,
+        activities.save_activity,  # the canvas under test was stored before the step ran
+        konnect_id=konnect.id,
         owner_id=user.id,
         node_id=node.id,
         kind=step.kind,
@@ -487,9 +486,3 @@ def _tested_nodes(session: Session, user: User, konnect_id: int) -> tuple[Konnec
 
 def _store_canvas(session: Session, konnect: Konnect, canvas: dict[str, Any]) -> None:
     konnect.canvas_json = canvas
-
-
-def _store_action_test(session: Session, konnect: Konnect, canvas: dict[str, Any], **result: Any) -> int:
-    """One short transaction (``run_db``): the tested canvas and the node's result."""
-    konnect.canvas_json = canvas
-    return activities.save_activity(session, konnect_id=konnect.id, **result)
