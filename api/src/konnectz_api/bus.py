@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 
 import nats
 from nats.aio.client import Client
@@ -17,8 +18,10 @@ log = logging.getLogger(__name__)
 
 
 class Bus:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, options: dict[str, Any] | None = None) -> None:
+        """``options``: the api user's credentials (konnectz_contracts.nats_auth.connect_options)."""
         self.url = url
+        self.options = options or {}
         self.nc: Client | None = None
         self._js: JetStreamContext | None = None
         self.ready = asyncio.Event()
@@ -49,6 +52,7 @@ class Bus:
                     reconnect_time_wait=1,
                     connect_timeout=2,
                     allow_reconnect=True,
+                    **self.options,
                     **nats_callbacks(self.outage),
                 )
                 js = nc.jetstream()

@@ -51,6 +51,7 @@ from konnectz_api.services.quotas import serve_quota
 from konnectz_api.services.supervisor import Supervised
 from konnectz_api.services.task_events import consume_task_events, purge_payloads_forever
 from konnectz_contracts.events import use_pool_subjects
+from konnectz_contracts.nats_auth import connect_options
 from konnectz_runner import setup_tracing
 
 
@@ -71,7 +72,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # fails here, with nothing left running behind it (the CLI checks it first and exits at once).
     get_index()
     setup_tracing("konnectz-api")
-    bus = Bus(settings.nats_url)
+    bus = Bus(settings.nats_url, connect_options(settings.nats_user, settings.nats_password, settings.nats_ca_file))
     bus.start()
     app.state.bus = bus
     app.state.deployer = deployer = _deployer(settings, bus)

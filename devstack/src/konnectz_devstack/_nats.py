@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import secrets
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from konnectz_contracts.nats_auth import ADMIN, COMPONENTS, authorization_conf, password_env
 
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._ports import port_is_free, wait_for_port
@@ -33,10 +38,43 @@ class NatsServer:
         # lost on a power failure). "always": fsync every write before acknowledging it (durable, slower).
         self.sync_interval = sync_interval
         self.proc: subprocess.Popen[bytes] | None = None
+        # The users of the chart (api, runner, operator; konnectz_contracts.nats_auth) and a full-access
+        # ``admin`` for tests and the nats CLI: nothing connects anonymously, as in the chart.
+        self.passwords = self._passwords()
+
+    def _passwords(self) -> dict[str, str]:
+        """Generated at the first start and kept in the state directory (a restart keeps them)."""
+        path = self.base_dir / "nats-passwords.json"
+        try:
+            stored = json.loads(path.read_text())
+        except (OSError, ValueError):
+            stored = {}
+        users = (*COMPONENTS, ADMIN)
+        if not isinstance(stored, dict) or set(stored) != set(users):
+            stored = {user: secrets.token_hex(16) for user in users}
+            self.base_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as out:
+                json.dump(stored, out)
+        return {str(user): str(password) for user, password in stored.items()}
 
     @property
     def url(self) -> str:
+        """The URL, without credentials: connect with :meth:`env`, :meth:`settings` or :attr:`admin_url`."""
         return f"nats://127.0.0.1:{self.port}"
+
+    @property
+    def admin_url(self) -> str:
+        """The URL with the full-access test user's credentials (for tests that look into NATS)."""
+        return f"nats://{ADMIN}:{self.passwords[ADMIN]}@127.0.0.1:{self.port}"
+
+    def settings(self, user: str) -> dict[str, str]:
+        """``nats_url``, ``nats_user``, ``nats_password``: a component's settings to connect as ``user``."""
+        return {"nats_url": self.url, "nats_user": user, "nats_password": self.passwords[user]}
+
+    def env(self, user: str) -> dict[str, str]:
+        """The environment of a component process connecting as ``user``."""
+        return {f"KONNECTZ_{key.upper()}": value for key, value in self.settings(user).items()}
 
     def start(self) -> None:
         if not port_is_free(self.port):
@@ -45,7 +83,7 @@ class NatsServer:
         # max_payload stated, not defaulted (1 MB): above every stream's max_msg_size (konnectz_contracts.limits).
         conf = self.base_dir / "nats.conf"
         jetstream = f"jetstream {{\n  sync_interval: {self.sync_interval}\n}}\n" if self.sync_interval else ""
-        conf.write_text(f"max_payload: {NATS_MAX_PAYLOAD}\n{jetstream}")
+        conf.write_text(f"max_payload: {NATS_MAX_PAYLOAD}\n{jetstream}{authorization_conf((*COMPONENTS, ADMIN))}")
         config = ["-c", str(conf)]
         self.proc = subprocess.Popen(
             [
@@ -64,6 +102,8 @@ class NatsServer:
                 str(self.base_dir / "nats.log"),
             ],
             stdin=subprocess.DEVNULL,
+            # the configuration reads each user's password from the server's environment
+            env={**os.environ, **{password_env(user): password for user, password in self.passwords.items()}},
         )
         if not wait_for_port(self.port, timeout=20):
             self.stop()

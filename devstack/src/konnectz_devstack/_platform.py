@@ -118,13 +118,14 @@ class Platform:
             path.chmod(0o600)
         return path.read_text().strip()
 
-    def component_env(self) -> dict[str, str]:
+    def component_env(self, component: str = "api") -> dict[str, str]:
+        """The environment of the api or the runner (``component``): each connects to NATS as its own user."""
         env = dict(os.environ)
         env.update(
             {
                 "KONNECTZ_ENV": self.env,
                 "KONNECTZ_DATABASE_URL": self.postgres.url,
-                "KONNECTZ_NATS_URL": self.nats.url,
+                **self.nats.env(component),
                 "KONNECTZ_SECRET_KEY": self._secret_file("secret_key"),
                 "KONNECTZ_ENCRYPTION_KEY": self._secret_file("encryption_key"),
                 # The runner hosts every konnect: it gets the credentials key and derives each
@@ -194,7 +195,7 @@ class Platform:
         out = None if not self.quiet else log
         proc = subprocess.Popen(
             args,
-            env=self.component_env(),
+            env=self.component_env(name),
             stdout=out,
             stderr=subprocess.STDOUT if self.quiet else None,
             stdin=subprocess.DEVNULL,

@@ -22,6 +22,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from konnectz_contracts.nats_auth import RUNNER
+from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._platform import http_problem
 from konnectz_devstack._ports import free_port
 
@@ -464,7 +466,9 @@ def child_pids(pid: int) -> list[int]:
     return found
 
 
-async def start_runner_process(nats_url: str, spec_file: Path, port: int, log: Path) -> asyncio.subprocess.Process:
+async def start_runner_process(
+    nats: NatsServer, spec_file: Path, port: int, log: Path
+) -> asyncio.subprocess.Process:
     """``python -m konnectz_runner serve`` in spec-file mode (``spec_file``) on ``port``, its output
     appended to ``log``: the process, once its /healthz answers 200 (AssertionError if it exits or
     does not answer in 30 s). No api here: quotas are off (they are tested in test_quota.py)."""
@@ -472,7 +476,7 @@ async def start_runner_process(nats_url: str, spec_file: Path, port: int, log: P
 
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "konnectz_runner", "serve", "--host", "127.0.0.1", "--port", str(port),
-        env={**os.environ, "KONNECTZ_NATS_URL": nats_url, "KONNECTZ_SPEC_FILE": str(spec_file),
+        env={**os.environ, **nats.env(RUNNER), "KONNECTZ_SPEC_FILE": str(spec_file),
              "KONNECTZ_ENFORCE_QUOTA": "false", "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8"},
         stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip

@@ -30,6 +30,14 @@ class OperatorSettings(BaseSettings):
     # Extra environment of every runner container (JSON object in the env), e.g. the api URL.
     runner_env: dict[str, str] = Field(default_factory=dict)
     nats_url: str = "nats://konnectz-nats:4222"
+    # The operator's own NATS user (konnectz_contracts.nats_auth: the KZ_KONNECTS bucket only).
+    nats_user: str = ""
+    nats_password: str = Field(default="", repr=False)
+    nats_ca_file: str = ""
+    # What the runners it renders connect with: the runner user, its password from this Secret (key
+    # ``runner-password``, in the Konnect's namespace) through a secretKeyRef, never a plain value.
+    nats_runner_user: str = ""
+    nats_runner_secret: str = ""
     # The api's credential broker (``.../api/v1/internal/credentials``) and the key its runner
     # tokens are made with (the api's KONNECTZ_CREDENTIALS_KEY). With a key, each Konnect gets a
     # Secret holding the token of that konnect only; runners never see the key.

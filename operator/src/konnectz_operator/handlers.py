@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import kopf
 
+from konnectz_contracts.nats_auth import connect_options
 from konnectz_contracts.resource import API_VERSION, GROUP, PLURAL, VERSION
 
 from .apply import WORKERS, Kube, KubeError, apply, login, path_of, prune
@@ -272,7 +273,7 @@ async def start_pool(memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
     config: OperatorSettings = memo.get("config") or OperatorSettings()
     if not config.runner_pool_service or memo.get("pool") is not None:
         return
-    pool = RunnerPool(config.nats_url)
+    pool = RunnerPool(config.nats_url, connect_options(config.nats_user, config.nats_password, config.nats_ca_file))
     pool.bind(asyncio.get_running_loop())
     memo["pool"] = pool
     memo["pool_sweeper"] = asyncio.create_task(_sweep_forever(pool, memo, config), name="konnectz-pool-sweep")

@@ -27,6 +27,7 @@ from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundErro
 from nats.js.kv import KeyValue
 
 from konnectz_contracts.events import KV_KONNECTS, konnect_key
+from konnectz_contracts.nats_auth import connect_options
 
 __all__ = ["PoolError", "RunnerPool", "is_shared"]
 
@@ -61,8 +62,10 @@ def is_shared(spec: Any) -> bool:
 
 
 class RunnerPool:
-    def __init__(self, nats_url: str) -> None:
+    def __init__(self, nats_url: str, options: dict[str, Any] | None = None) -> None:
+        """``options``: the operator user's credentials (konnectz_contracts.nats_auth.connect_options)."""
         self.nats_url = nats_url
+        self.options = options or {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._nc: NATS | None = None
         self._kv: KeyValue | None = None
@@ -83,6 +86,7 @@ class RunnerPool:
                     reconnect_time_wait=1,
                     max_reconnect_attempts=-1,
                     allow_reconnect=True,
+                    **self.options,
                 )
                 self._kv = await konnects_bucket(self._nc.jetstream())
                 log.info("Shared runner pool: connected to %s", self.nats_url)

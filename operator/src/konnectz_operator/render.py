@@ -151,6 +151,11 @@ def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: 
         {"name": "KONNECTZ_KONNECT_NAME", "value": name},
         {"name": "KONNECTZ_KONNECT_NAMESPACE", "value": namespace},
     ]
+    if settings.nats_runner_user:  # the runner's NATS user; its password only through the Secret
+        env.append({"name": "KONNECTZ_NATS_USER", "value": settings.nats_runner_user})
+    if settings.nats_runner_secret:
+        secret_ref = {"name": settings.nats_runner_secret, "key": "runner-password"}
+        env.append({"name": "KONNECTZ_NATS_PASSWORD", "valueFrom": {"secretKeyRef": secret_ref}})
     if settings.credentials_url:
         env.append({"name": ENV_URL, "value": settings.credentials_url})
     if settings.credentials_key and _spec(konnect).get("konnectId") is not None:

@@ -93,7 +93,7 @@ async def tick(
     spec = load_spec_file(spec_file, settings.trigger_token)
     if not isinstance(spec.trigger, ScheduleTrigger):
         raise ConfigError(f"konnect {spec.konnect_id} has a {spec.trigger.kind} trigger: only schedules tick")
-    nc = await connect_nats(settings.nats_url)
+    nc = await connect_nats(settings)
     try:
         js = nc.jetstream()
         await ensure_streams(js)
@@ -112,7 +112,7 @@ async def cursor(konnect_id: int, settings: Settings) -> str:
     from konnectz_runner.connect import connect_nats  # import-ok: a subcommand loads only what it runs
     from konnectz_runner.poller import read_cursor  # import-ok: a subcommand loads only what it runs
 
-    nc = await connect_nats(settings.nats_url)
+    nc = await connect_nats(settings)
     try:
         js = nc.jetstream()
         await ensure_streams(js)

@@ -32,6 +32,12 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KONNECTZ_", extra="ignore")
 
     nats_url: str = "nats://127.0.0.1:4222"
+    # The runner's NATS user (konnectz_contracts.nats_auth): the chart's Secret, the devstack's
+    # generated password. Empty: connect without credentials (a NATS without authorization).
+    nats_user: str = ""
+    nats_password: str = Field(default="", repr=False)
+    # CA bundle to verify a tls:// NATS with (empty: the system's CAs).
+    nats_ca_file: str = ""
     runner_host: str = "127.0.0.1"
     runner_port: int = Field(default=8081, ge=0, le=65535)
     # Networks flows may call although they are private, e.g. "127.0.0.0/8,10.1.0.0/16".

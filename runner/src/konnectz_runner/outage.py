@@ -60,7 +60,15 @@ class Outage:
 def nats_callbacks(outage: Outage, *, on_reconnected: Callable[[], Awaitable[None]] | None = None) -> dict[str, Any]:
     """``error_cb``/``disconnected_cb``/``reconnected_cb`` for ``nats.connect``: one line per change."""
 
+    refusals: set[str] = set()
+
     async def error_cb(exc: Exception) -> None:
+        text = _describe(exc)
+        if "violation" in text.lower():  # NATS refused a subject or the credentials: not an outage
+            if text not in refusals and len(refusals) < 100:  # one ERROR line per refusal, however often
+                refusals.add(text)
+                outage.log.error("%s refused: %s (konnectz_contracts.nats_auth grants it no such access)", outage.what, text)
+            return
         outage.failed(exc)
 
     async def disconnected_cb() -> None:

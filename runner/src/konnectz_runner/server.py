@@ -147,7 +147,7 @@ class Runner:
             self.registry.put(spec)
             only_konnect = spec.konnect_id
         self.nc = await connect_nats(
-            self.settings.nats_url, **nats_callbacks(self.nats_outage, on_reconnected=self._on_reconnected)
+            self.settings, **nats_callbacks(self.nats_outage, on_reconnected=self._on_reconnected)
         )
         self.js = self.nc.jetstream()
         await ensure_streams(self.js)

@@ -664,7 +664,7 @@ class WorkerThread:
         try:
             # Its own outage lines (nats-py's default error callback prints a traceback per reconnect attempt).
             outage = Outage(f"NATS at {self.settings.nats_url} (worker)", log)
-            nc = await connect_nats(self.settings.nats_url, **nats_callbacks(outage))
+            nc = await connect_nats(self.settings, **nats_callbacks(outage))
             http = outbound.step_client(
                 outbound_transport(self.guard, self.settings.http_client),
                 timeout=self.settings.http_timeout_seconds,

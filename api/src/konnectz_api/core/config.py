@@ -21,6 +21,11 @@ class Settings(BaseSettings):
     env: Literal["dev", "test", "production"] = "dev"
     database_url: str = "postgresql+psycopg://postgres@127.0.0.1:15432/konnectz"
     nats_url: str = "nats://127.0.0.1:14222"
+    # The api's NATS user (konnectz_contracts.nats_auth); empty: no credentials (NATS without authorization).
+    nats_user: str = ""
+    nats_password: str = Field(default="", repr=False)
+    # CA bundle to verify a tls:// NATS with (empty: the system's CAs).
+    nats_ca_file: str = ""
     secret_key: str = DEV_SECRET
     encryption_key: str = DEV_SECRET
     # Key of the tokens runners show the credential broker (konnectz_contracts.broker_token); empty:
