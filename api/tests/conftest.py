@@ -22,6 +22,7 @@ from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_engine, get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.services import captcha
+from konnectz_contracts.nats_auth import API
 from konnectz_devstack import fake_apps, testing
 from konnectz_devstack._ports import free_port
 
@@ -39,7 +40,7 @@ def api_env(postgres_server, nats_server, smtp_sink) -> dict[str, str]:
     return {
         "KONNECTZ_ENV": "test",
         "KONNECTZ_DATABASE_URL": postgres_server.url,
-        "KONNECTZ_NATS_URL": nats_server.url,
+        **nats_server.env(API),
         "KONNECTZ_SECRET_KEY": "test-secret-key-0123456789abcdef0123456789",
         "KONNECTZ_ENCRYPTION_KEY": "test-encryption-key-0123456789abcdef012345",
         "KONNECTZ_SMTP_PORT": str(smtp_sink.port),
@@ -253,7 +254,7 @@ def runner_url(nats_server) -> Iterator[str]:
     port = free_port()
     env = {
         **os.environ,
-        "KONNECTZ_NATS_URL": nats_server.url,
+        **nats_server.env(API),
         "KONNECTZ_RUNNER_HOST": "127.0.0.1",
         "KONNECTZ_RUNNER_PORT": str(port),
     }

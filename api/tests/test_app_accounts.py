@@ -345,7 +345,7 @@ def test_rate_budget_override_validation_scoping_and_use(client, api, fake, nats
     now = time.time()
 
     async def store() -> None:
-        nc = await nats.connect(nats_server.url)
+        nc = await nats.connect(nats_server.admin_url)
         try:
             kv = await nc.jetstream().key_value(KV_BUDGETS)
             value = {"tokens": 0.5, "updated_at": now, "rate": 2.5, "burst": 1, "recent": {str(int(now) - 1): 3}}

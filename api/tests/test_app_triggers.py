@@ -152,7 +152,7 @@ def test_a_trigger_test_takes_its_tokens_from_the_accounts_shared_budget(client,
     assert time.monotonic() - started >= 0.9  # the second request waited for the next token
 
     async def stored() -> dict[str, Any]:
-        nc = await nats.connect(nats_server.url)
+        nc = await nats.connect(nats_server.admin_url)
         try:
             kv = await nc.jetstream().key_value(KV_BUDGETS)
             return dict(json.loads((await kv.get(budget_key(account_id))).value))

@@ -34,7 +34,7 @@ def test_a_poison_task_event_ends_as_an_error_task_log_without_its_data(client, 
     good = _event(konnect_id, owner_id)
 
     async def publish():
-        nc = await nats.connect(nats_server.url)
+        nc = await nats.connect(nats_server.admin_url)
         try:
             for event in (poison, good):
                 await publish_event(nc.jetstream(), event)
@@ -62,7 +62,7 @@ def test_a_poison_task_event_ends_as_an_error_task_log_without_its_data(client, 
     assert "secret" not in str(stub["data"])
 
     async def remaining():
-        nc = await nats.connect(nats_server.url)
+        nc = await nats.connect(nats_server.admin_url)
         try:
             js = nc.jetstream()
             info = await js.stream_info(STREAM_EVENTS, subjects_filter=event_subject(konnect_id))

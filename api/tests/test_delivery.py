@@ -113,9 +113,9 @@ def _published(client, api, nats_server_url: str) -> tuple[dict[str, str], int, 
 
 
 def test_replay_of_a_failed_run_starts_one_linked_run(client, api, nats_server):
-    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    headers, konnect_id, owner_id = _published(client, api, nats_server.admin_url)
     failed = _event(konnect_id, owner_id, attempts=3)
-    _publish(nats_server.url, failed)
+    _publish(nats_server.admin_url, failed)
     [log] = _logs(client, headers, konnect_id, 1)
     assert log["status"] == "ERROR" and log["attempts"] == 3 and log["run_id"] == failed.run_id
     assert log["replay_of"] is None
@@ -124,12 +124,12 @@ def test_replay_of_a_failed_run_starts_one_linked_run(client, api, nats_server):
     assert reply.status_code == 202, reply.text
     body = reply.json()
     assert body["replay_of"] == failed.run_id and body["run_id"] != failed.run_id
-    run = _last_run(nats_server.url, konnect_id)
+    run = _last_run(nats_server.admin_url, konnect_id)
     assert run.run_id == body["run_id"] and run.replay_of == failed.run_id
     assert run.trigger_output == {"order": {"id": 7}, "name": "Ada"}  # the same accepted request
 
     # The runner's event for the replay carries the link into the history.
-    _publish(nats_server.url, _event(konnect_id, owner_id, "SUCCESS", replay_of=failed.run_id) .model_copy(
+    _publish(nats_server.admin_url, _event(konnect_id, owner_id, "SUCCESS", replay_of=failed.run_id) .model_copy(
         update={"run_id": body["run_id"]}
     ))  # fmt: skip
     logs = _logs(client, headers, konnect_id, 2)
@@ -164,12 +164,12 @@ def _runs_stored(nats_url: str, konnect_id: int) -> int:
 def test_a_run_is_replayed_once_unless_a_new_replay_is_asked_for(client, api, nats_server):
     from concurrent.futures import ThreadPoolExecutor
 
-    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    headers, konnect_id, owner_id = _published(client, api, nats_server.admin_url)
     failed = _event(konnect_id, owner_id)
-    _publish(nats_server.url, failed)
+    _publish(nats_server.admin_url, failed)
     [log] = _logs(client, headers, konnect_id, 1)
     url = f"/api/v1/task_logs/{log['id']}/replay"
-    before = _runs_stored(nats_server.url, konnect_id)
+    before = _runs_stored(nats_server.admin_url, konnect_id)
 
     # Four replays at once (a double click, two tabs): one run stored, all answer it.
     with ThreadPoolExecutor(4) as pool:
@@ -178,17 +178,18 @@ def test_a_run_is_replayed_once_unless_a_new_replay_is_asked_for(client, api, na
     run_ids = {r.json()["run_id"] for r in replies}
     assert len(run_ids) == 1, run_ids
     (first,) = run_ids
-    assert _runs_stored(nats_server.url, konnect_id) == before + 1
+    assert _runs_stored(nats_server.admin_url, konnect_id) == before + 1
 
     # Later: the first replay's run again, nothing started, said so.
     again = client.post(url, headers=headers)
     assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
     assert again.json()["run_id"] == first and again.json()["already_replayed"] is True
     assert again.json()["replay_of"] == failed.run_id
-    assert _runs_stored(nats_server.url, konnect_id) == before + 1
+    assert _runs_stored(nats_server.admin_url, konnect_id) == before + 1
     # The history links both ways: the first run names its replay, the replay its origin.
     _publish(
-        nats_server.url, _event(konnect_id, owner_id, replay_of=failed.run_id).model_copy(update={"run_id": first})
+        nats_server.admin_url,
+        _event(konnect_id, owner_id, replay_of=failed.run_id).model_copy(update={"run_id": first}),
     )
     logs = {item["run_id"]: item for item in _logs(client, headers, konnect_id, 2)}
     assert logs[failed.run_id]["replayed_as"] == first and logs[first]["replay_of"] == failed.run_id
@@ -198,15 +199,15 @@ def test_a_run_is_replayed_once_unless_a_new_replay_is_asked_for(client, api, na
     assert refused.status_code == 409, refused.text
     assert refused.json()["run_id"] == first and refused.json()["replay_of"] == failed.run_id
     assert "again=true" in refused.json()["message"]
-    assert _runs_stored(nats_server.url, konnect_id) == before + 1
+    assert _runs_stored(nats_server.admin_url, konnect_id) == before + 1
 
     # Asked for explicitly: one new run each time, linked to the same origin.
     fresh = client.post(f"{url}?again=true", headers=headers)
     assert fresh.status_code == 202 and fresh.json()["run_id"] not in (first, failed.run_id)
     assert fresh.json()["already_replayed"] is False
-    assert _runs_stored(nats_server.url, konnect_id) == before + 2
+    assert _runs_stored(nats_server.admin_url, konnect_id) == before + 2
     assert client.post(url, headers=headers).json()["run_id"] == fresh.json()["run_id"]
-    assert _last_run(nats_server.url, konnect_id).replay_of == failed.run_id
+    assert _last_run(nats_server.admin_url, konnect_id).replay_of == failed.run_id
 
 
 def _an_old_and_a_recent_run(client, api, nats_server):
@@ -219,10 +220,10 @@ def _an_old_and_a_recent_run(client, api, nats_server):
     from konnectz_api.db import get_sessionmaker
     from konnectz_api.models import TaskLog
 
-    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    headers, konnect_id, owner_id = _published(client, api, nats_server.admin_url)
     old, recent = _event(konnect_id, owner_id), _event(konnect_id, owner_id)
-    _publish(nats_server.url, old)
-    _publish(nats_server.url, recent)
+    _publish(nats_server.admin_url, old)
+    _publish(nats_server.admin_url, recent)
     logs = {row["run_id"]: row for row in _logs(client, headers, konnect_id, 2)}
     with get_sessionmaker()() as s:
         s.execute(
@@ -301,10 +302,10 @@ def test_the_retention_job_keeps_its_place_in_the_database_and_runs_in_one_proce
 
 
 def test_a_run_no_runner_could_load_is_logged_for_the_konnect_owner(client, api, nats_server):
-    headers, konnect_id, _owner = _published(client, api, nats_server.url)
+    headers, konnect_id, _owner = _published(client, api, nats_server.admin_url)
     reason = f"The run was not executed: konnect {konnect_id} was not loaded on any runner after 10 attempts"
     event = _event(konnect_id, 0, refused=reason, attempts=10)
-    _publish(nats_server.url, event)
+    _publish(nats_server.admin_url, event)
     [log] = _logs(client, headers, konnect_id, 1)
     assert log["status"] == "REFUSED" and log["attempts"] == 10
     tasks = client.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()["tasks"]
@@ -314,11 +315,11 @@ def test_a_run_no_runner_could_load_is_logged_for_the_konnect_owner(client, api,
 def test_a_runs_steps_carry_their_app_and_duration(client, api, nats_server):
     """The task log reads like the flow: each step's app (id and provider from the canvas), when it
     started and how long it took; the reply names the trigger too."""
-    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    headers, konnect_id, owner_id = _published(client, api, nats_server.admin_url)
     event = _event(konnect_id, owner_id, "SUCCESS")
     step = event.steps[0]
     slow = step.model_copy(update={"started_at": step.finished_at - timedelta(milliseconds=1500)})
-    _publish(nats_server.url, event.model_copy(update={"steps": [slow]}))
+    _publish(nats_server.admin_url, event.model_copy(update={"steps": [slow]}))
     [log] = _logs(client, headers, konnect_id, 1)
     reply = client.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()
     [task] = reply["tasks"]
@@ -387,13 +388,13 @@ def test_shutdown_after_storing_task_events_ends_within_10_s(client, api, nats_s
 
     from konnectz_api.main import create_app
 
-    headers, konnect_id, owner_id = _published(client, api, nats_server.url)
+    headers, konnect_id, owner_id = _published(client, api, nats_server.admin_url)
     second = TestClient(create_app())
     second.__enter__()
     try:
         assert second.get("/healthz").status_code in (200, 503)
         for _ in range(20):
-            _publish(nats_server.url, _event(konnect_id, owner_id, "SUCCESS"))
+            _publish(nats_server.admin_url, _event(konnect_id, owner_id, "SUCCESS"))
         _logs(client, headers, konnect_id, 20)
     finally:
         started = time.monotonic()

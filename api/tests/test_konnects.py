@@ -109,7 +109,7 @@ def test_publish_hands_the_compiled_spec_to_the_runners(client, api, nats_server
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["konnect_status"] == "Published" and body["message"] == "Konnect published successfully"
-    raw = _kv_get(nats_server.url, body["konnect_id"])
+    raw = _kv_get(nats_server.admin_url, body["konnect_id"])
     assert raw is not None
     spec = FlowSpec.model_validate_json(raw)
     assert spec.trigger.token == body["webhook_url"].rsplit("/", 1)[1]
@@ -120,10 +120,10 @@ def test_publish_hands_the_compiled_spec_to_the_runners(client, api, nats_server
     # withdrawing is the explicit update_status Draft.
     r = _save(client, headers, api.canvas(), konnect_id=body["konnect_id"])
     assert r.json()["konnect_status"] == "Published" and r.json()["draft_pending"] is True
-    assert _kv_get(nats_server.url, body["konnect_id"]) is not None
+    assert _kv_get(nats_server.admin_url, body["konnect_id"]) is not None
     r = client.post(f"/api/v1/konnects/{body['konnect_id']}/update_status", json={"status": "Draft"}, headers=headers)
     assert r.json()["konnect_status"] == "Draft"
-    assert _kv_get(nats_server.url, body["konnect_id"]) is None
+    assert _kv_get(nats_server.admin_url, body["konnect_id"]) is None
 
     # Deleting hides it.
     r = client.post(f"/api/v1/konnects/{body['konnect_id']}/update_status", json={"status": "DELETED"}, headers=headers)
@@ -190,7 +190,7 @@ def test_bad_json_body_is_a_4xx(client, api):
 def test_task_events_become_task_logs_once(client, api, nats_server, trigger_output):
     headers = api.new_user()
     body = _save(client, headers, api.canvas(), endpoint="publish_konnect").json()
-    spec = FlowSpec.model_validate_json(_kv_get(nats_server.url, body["konnect_id"]))
+    spec = FlowSpec.model_validate_json(_kv_get(nats_server.admin_url, body["konnect_id"]))
     now = datetime.now(UTC)
     run_id = uuid.uuid4().hex
     event = {
@@ -220,7 +220,7 @@ def test_task_events_become_task_logs_once(client, api, nats_server, trigger_out
     TaskEvent.model_validate(event)
 
     async def publish_twice():
-        nc = await nats.connect(nats_server.url)
+        nc = await nats.connect(nats_server.admin_url)
         js = nc.jetstream()
         for _ in range(2):  # a redelivery: the second publish is deduplicated or ignored
             await js.publish(event_subject(spec.konnect_id), json.dumps(event).encode())

@@ -202,7 +202,7 @@ def test_agency_sub_accounts_have_their_own_quota(client, api, nats_server):
         headers=sub,
     )
     assert r.status_code == 200, r.text
-    assert _published(nats_server.url, flow) is True
+    assert _published(nats_server.admin_url, flow) is True
     assert flow not in _konnect_ids(client, agency)
     with get_sessionmaker()() as s:
         sub_id_db = s.scalar(select(User.id).where(User.email == sub_email))
@@ -223,7 +223,7 @@ def test_agency_sub_accounts_have_their_own_quota(client, api, nats_server):
         "Member removed"
     )
     assert client.get(f"{M}/list_agency_users", headers=agency).json()["total_subaccounts"] == 0
-    assert _published(nats_server.url, flow) is False  # its published flow was stopped first
+    assert _published(nats_server.admin_url, flow) is False  # its published flow was stopped first
     assert client.get("/api/v1/konnects", headers=sub).status_code == 401
 
 

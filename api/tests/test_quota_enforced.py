@@ -161,7 +161,7 @@ async def test_the_worker_reserves_over_nats_and_refuses_over_quota(client, api,
         calls.append(request.url.path)
         return httpx.Response(200, json={"ok": True})
 
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     js = nc.jetstream()
     await ensure_streams(js)
     registry = KonnectRegistry()

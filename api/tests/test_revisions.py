@@ -99,7 +99,7 @@ def test_each_publish_is_a_new_immutable_revision(client, api, nats_server) -> N
     assert one["canvas_json"]["apps"][1]["data"] == api.canvas(url=V1)["apps"][1]["data"]
     assert one["live"] is False
     # The runners got the spec naming its revision.
-    assert _live_spec(nats_server.url, konnect_id)["revision"] == 2
+    assert _live_spec(nats_server.admin_url, konnect_id)["revision"] == 2
 
     # Paginated, newest first.
     page = client.get(f"{K}/{konnect_id}/revisions?page_size=1&page_index=2", headers=headers).json()
@@ -134,7 +134,7 @@ def test_restore_publishes_an_old_canvas_as_a_new_revision(client, api, nats_ser
     edit = client.get(f"{K}/{konnect_id}/edit", headers=headers).json()
     assert edit["canvas_json"]["apps"][1]["data"] == api.canvas(url=V1)["apps"][1]["data"]
     assert edit["draft_pending"] is False
-    live = _live_spec(nats_server.url, konnect_id)
+    live = _live_spec(nats_server.admin_url, konnect_id)
     assert live["revision"] == 3 and live["steps"][0]["url"] == V1
     with get_sessionmaker()() as s:
         rows = {r.number: r for r in s.scalars(select(KonnectRevision).where(KonnectRevision.konnect_id == konnect_id))}

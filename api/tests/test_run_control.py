@@ -61,7 +61,7 @@ def test_a_member_lists_and_cancels_the_owners_run(client, api, nats_server) -> 
     async def put(active, _cancels) -> None:
         await mark_active(active, entry)
 
-    _nats(nats_server.url, put)
+    _nats(nats_server.admin_url, put)
     active_path = f"/api/v1/konnects/{owner.konnect_id}/runs/active"
     listed = client.get(active_path, headers=member)
     assert listed.status_code == 200, listed.text
@@ -78,7 +78,7 @@ def test_a_member_lists_and_cancels_the_owners_run(client, api, nats_server) -> 
     async def read(_active, cancels) -> CancelRequest | None:
         return await cancel_requested(cancels, run_id)
 
-    stored = _nats(nats_server.url, read)
+    stored = _nats(nats_server.admin_url, read)
     assert isinstance(stored, CancelRequest) and stored.by == member_email
 
     # The runner's CANCELLED event is stored as such; the run is then finished: 409.

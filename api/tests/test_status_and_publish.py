@@ -178,7 +178,7 @@ def test_saving_a_live_flow_keeps_it_live_with_a_pending_draft(client, api, nats
     saved = r.json()
     assert saved["konnect_status"] == "Published" and saved["draft_pending"] is True
     assert "live flow keeps running" in saved["message"]
-    assert _live(nats_server.url, konnect_id)
+    assert _live(nats_server.admin_url, konnect_id)
     # The live version is unchanged; the editor opens the saved changes and says they are pending.
     with get_sessionmaker()() as session:
         spec = session.get(Konnect, konnect_id).published_spec  # type: ignore[union-attr]
@@ -203,7 +203,7 @@ def test_saving_a_live_flow_keeps_it_live_with_a_pending_draft(client, api, nats
     # Offline only by the explicit status change.
     r = client.post(f"/api/v1/konnects/{konnect_id}/update_status", json={"status": "Draft"}, headers=headers)
     assert r.json()["konnect_status"] == "Draft" and "withdrawn" in r.json()["details"]
-    assert not _live(nats_server.url, konnect_id)
+    assert not _live(nats_server.admin_url, konnect_id)
     saved_draft = client.post(
         "/api/v1/konnects/save_konnect",
         json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": changed},

@@ -29,7 +29,7 @@ def test_busy_port_gives_a_clear_message(postgres_server, tmp_path):
 
 
 async def test_nats_has_jetstream(nats_server):
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     js = nc.jetstream()
     await js.add_stream(name="DEVSTACK_T", subjects=["devstack.t"])
     ack = await js.publish("devstack.t", b"hello")

@@ -177,7 +177,7 @@ async def nc(nats_server: Any) -> AsyncIterator[Any]:
 
     from konnectz_runner.events import ensure_streams
 
-    client = await nats.connect(nats_server.url)
+    client = await nats.connect(nats_server.admin_url)
     await ensure_streams(client.jetstream())
     yield client
     await client.drain()
@@ -188,6 +188,6 @@ async def shared_runner(nats_server: Any) -> AsyncIterator[Any]:
     """A runner (webhook server, worker, scheduler) shared by a test module's tests."""
     from .test_server import start_runner
 
-    running = await start_runner(nats_server.url)
+    running = await start_runner(nats_server)
     yield running
     await running.stop()

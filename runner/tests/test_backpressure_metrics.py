@@ -20,6 +20,7 @@ import pytest
 import uvicorn
 
 from konnectz_contracts.events import KV_KONNECTS, konnect_key
+from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
@@ -76,12 +77,12 @@ async def test_backpressure_answers_429_and_metrics_move(own_nats: NatsServer) -
         trigger=WebhookTrigger(token=secrets.token_urlsafe(24)),
         steps=[ApiCallStep(id="node-2", name="Call", url=f"http://127.0.0.1:{sink_port}/x")],
     )
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     js = nc.jetstream()
     await ensure_streams(js)
     await (await js.key_value(KV_KONNECTS)).put(konnect_key(konnect_id), spec.model_dump_json().encode())
     settings = Settings(
-        nats_url=nats_server.url,
+        **nats_server.settings(RUNNER),
         allow_private_networks=parse_networks("127.0.0.0/8"),
         http_timeout_seconds=20,
         enforce_quota=False,

@@ -46,7 +46,7 @@ async def test_takes_space_requests_at_the_rate_after_the_burst(nc) -> None:
 
 async def test_concurrent_takers_on_separate_connections_share_one_budget(nats_server) -> None:
     """Three connections (as three runner processes) taking 15 tokens at 5/s: the takes are 0.2 s apart."""
-    clients = [await nats.connect(nats_server.url) for _ in range(3)]
+    clients = [await nats.connect(nats_server.admin_url) for _ in range(3)]
     try:
         await ensure_streams(clients[0].jetstream())  # KZ_BUDGETS, as a runner makes it at start
         budget = Budget(_account(), rate=5.0, burst=1)
@@ -105,7 +105,7 @@ async def test_without_nats_kv_requests_are_spaced_within_the_process(caplog) ->
 
 
 async def test_a_closed_connection_falls_back_and_logs(nats_server) -> None:
-    client = await nats.connect(nats_server.url)
+    client = await nats.connect(nats_server.admin_url)
     await ensure_streams(client.jetstream())  # KZ_BUDGETS, as a runner makes it at start
     budgets = Budgets(client.jetstream())
     budget = Budget(_account(), rate=50.0, burst=1)

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from konnectz_contracts.nats_auth import RUNNER
 from konnectz_devstack._ports import free_port
 
 pytestmark = pytest.mark.integration
@@ -20,7 +21,7 @@ async def test_serve_process_answers_health_and_stops_on_sigterm(nats_server: An
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "konnectz_runner", "serve", "--host", "127.0.0.1", "--port", str(port),
-        env={**os.environ, "KONNECTZ_NATS_URL": nats_server.url},
+        env={**os.environ, **nats_server.env(RUNNER)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     try:
@@ -55,7 +56,7 @@ async def test_serve_fails_cleanly_on_a_bad_spec_file(nats_server: Any, tmp_path
     bad.write_text("{}")
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "konnectz_runner", "serve", "--port", str(free_port()),
-        env={**os.environ, "KONNECTZ_NATS_URL": nats_server.url, "KONNECTZ_SPEC_FILE": str(bad)},
+        env={**os.environ, **nats_server.env(RUNNER), "KONNECTZ_SPEC_FILE": str(bad)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     output, _ = await asyncio.wait_for(proc.communicate(), 30)

@@ -69,7 +69,7 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, dela
     own.start()
     runner: asyncio.subprocess.Process | None = None
     try:
-        client = await nats.connect(own.url)
+        client = await nats.connect(own.admin_url)
         await ensure_streams(client.jetstream())
         await client.close()
         spec = FlowSpec(
@@ -87,7 +87,7 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, dela
         spec_file.write_text(spec.model_dump_json())
         log = base / "runner.log"
         port = free_port()
-        runner = await start_runner_process(own.url, spec_file, port, log)
+        runner = await start_runner_process(own, spec_file, port, log)
 
         posted = datetime.now(UTC)
         due = posted.replace(microsecond=0) + timedelta(seconds=DELAY_SECONDS)
@@ -98,7 +98,7 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, dela
         run_id = reply.json()["run_id"]
 
         for _ in range(100):  # the run reached the delay: its continuation is a stored timer
-            if await timers_pending(own.url) == 1:
+            if await timers_pending(own.admin_url) == 1:
                 break
             await asyncio.sleep(0.1)
         else:
@@ -115,13 +115,13 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, dela
         own.start()
         assert datetime.now(UTC) < due, "the machine was too slow to restart everything before the due time"
         assert echo.received == []
-        assert await timers_pending(own.url) == 1  # the timer is still there after the restart
+        assert await timers_pending(own.admin_url) == 1  # the timer is still there after the restart
 
         # The timer fires while no runner is up: the run waits in the stream for the next one.
         await asyncio.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()) + 1.5)
         assert echo.received == []
-        assert await timers_pending(own.url) == 0
-        runner = await start_runner_process(own.url, spec_file, port, log)
+        assert await timers_pending(own.admin_url) == 0
+        runner = await start_runner_process(own, spec_file, port, log)
 
         for _ in range(150):
             if echo.requests_to("/echo"):
@@ -129,7 +129,7 @@ async def test_pending_delay_survives_sigkill_of_runner_and_nats(echo: Any, dela
             await asyncio.sleep(0.1)
         await asyncio.sleep(3.0)  # room for a duplicate to show up
         assert [r.json() for r in echo.requests_to("/echo")] == [{"order": "A-17"}]
-        [event] = await events_of(own.url, spec.konnect_id)
+        [event] = await events_of(own.admin_url, spec.konnect_id)
         assert event.run_id == run_id and event.status == "SUCCESS", event.model_dump_json()
         assert [s.step_id for s in event.steps] == ["node-2", "node-3"]
         if minute:
@@ -166,7 +166,7 @@ async def test_delay_for_a_running_runner_resumes_on_time(nats_server: Any, echo
         spec_file = base / "flow.json"
         spec_file.write_text(spec.model_dump_json())
         port = free_port()
-        runner = await start_runner_process(nats_server.url, spec_file, port, base / "runner.log")
+        runner = await start_runner_process(nats_server, spec_file, port, base / "runner.log")
         due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
         async with httpx.AsyncClient(timeout=5) as http:
             reply = await http.post(
@@ -181,7 +181,7 @@ async def test_delay_for_a_running_runner_resumes_on_time(nats_server: Any, echo
         assert [r.json() for r in echo.requests_to("/echo")] == [{"when": "before"},
                                                                  {"when": "after", "before_status": 200}]  # fmt: skip
         assert due <= arrived < due + timedelta(seconds=8)
-        [event] = await events_of(nats_server.url, spec.konnect_id)
+        [event] = await events_of(nats_server.admin_url, spec.konnect_id)
         assert [s.step_id for s in event.steps] == ["node-2", "node-3", "node-4"]
         assert event.steps[0].finished_at < due <= event.steps[2].started_at  # not a moment early
     finally:

@@ -38,7 +38,7 @@ async def _until(predicate: Callable[[], bool], within: float = 10.0) -> None:
 
 
 async def test_one_holder_among_three_and_a_stopped_holder_hands_over(nats_server) -> None:
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     js = nc.jetstream()
     bucket = f"LEADERS_{secrets.token_hex(4)}"
     await leaders_bucket(js, TTL, bucket=bucket)
@@ -70,7 +70,7 @@ async def test_one_holder_among_three_and_a_stopped_holder_hands_over(nats_serve
 
 
 async def test_a_holder_that_loses_the_lock_stops_its_duties_at_once(nats_server) -> None:
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     js = nc.jetstream()
     bucket = f"LEADERS_{secrets.token_hex(4)}"
     kv = await leaders_bucket(js, TTL, bucket=bucket)

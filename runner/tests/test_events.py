@@ -76,7 +76,7 @@ def test_flow_spec_validation() -> None:
 
 @pytest.mark.integration
 async def test_ensure_streams_creates_file_streams_and_bucket_idempotently(nats_server: Any) -> None:
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     try:
         js = nc.jetstream()
         await ensure_streams(js)
@@ -116,7 +116,7 @@ async def test_ensure_streams_upgrades_a_runs_stream_made_without_timers() -> No
     own = NatsServer(base, free_port())
     own.start()
     try:
-        nc = await nats.connect(own.url)
+        nc = await nats.connect(own.admin_url)
         js = nc.jetstream()
         await js.add_stream(StreamConfig(name=STREAM_RUNS, subjects=["kz.runs.>"], storage=StorageType.FILE))
         await ensure_streams(js)

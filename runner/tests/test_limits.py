@@ -208,7 +208,7 @@ async def test_a_webhook_just_under_the_limit_is_accepted_runs_once_and_leaves_k
 
 
 async def test_a_transient_failure_is_a_503_with_retry_after(nats_server: Any, echo: Any) -> None:
-    running = await start_runner(nats_server.url, retry_after_seconds=7)
+    running = await start_runner(nats_server, retry_after_seconds=7)
     try:
         spec = new_spec(echo.base + "/echo")
         running.runner.registry.put(spec)
@@ -230,7 +230,7 @@ async def own_nats() -> AsyncIterator[NATS]:
     """A NATS of this test's own: no other runner shares its consumers."""
     server = NatsServer(Path(tempfile.mkdtemp(prefix="konnectz-nats-quota-")), free_port())
     server.start()
-    client = await nats.connect(server.url)
+    client = await nats.connect(server.admin_url)
     await ensure_streams(client.jetstream())
     try:
         yield client
@@ -299,7 +299,7 @@ async def test_a_kz_events_made_before_gets_its_bounds_and_keeps_its_waiting_eve
 
     server = NatsServer(Path(tempfile.mkdtemp(prefix="konnectz-nats-old-")), free_port())
     server.start()
-    client = await nats.connect(server.url)
+    client = await nats.connect(server.admin_url)
     try:
         js = client.jetstream()
         await js.add_stream(StreamConfig(name=STREAM_EVENTS, subjects=["kz.events.>"], storage=StorageType.FILE))

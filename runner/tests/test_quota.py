@@ -86,7 +86,7 @@ async def test_unanswered_gate_retries_then_refuses_on_the_last_delivery(http: A
 
 
 async def test_nats_gate_without_a_quota_service_is_unavailable(nats_server: Any) -> None:
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     try:
         run = RunRequest.model_validate_json(run_message().data)
         # (A subject of its own: in a combined test session the api's quota service answers kz.quota.reserve.)
@@ -100,7 +100,7 @@ async def test_nats_gate_without_a_quota_service_is_unavailable(nats_server: Any
 async def test_nats_gate_sends_the_runs_asking_together_as_one_request(nats_server: Any) -> None:
     from konnectz_runner.quota import QuotaReplies, QuotaRequests
 
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     seen: list[list[str]] = []
 
     async def answer(msg: Any) -> None:  # allows even run ids only, in the order asked
@@ -124,7 +124,7 @@ async def test_nats_gate_sends_the_runs_asking_together_as_one_request(nats_serv
 
 
 async def test_nats_gate_falls_back_to_one_request_per_run_without_the_batch_subject(nats_server: Any) -> None:
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     asked: list[str] = []
 
     async def answer(msg: Any) -> None:

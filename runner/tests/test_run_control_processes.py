@@ -68,7 +68,7 @@ def server() -> Any:
 async def test_the_deadline_stops_a_run(nats_server: Any, server: LocalServer, where: str) -> None:
     base = Path(tempfile.mkdtemp(prefix="konnectz-deadline-"))
     runner: asyncio.subprocess.Process | None = None
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     try:
         js = nc.jetstream()
         await ensure_streams(js)
@@ -87,7 +87,7 @@ async def test_the_deadline_stops_a_run(nats_server: Any, server: LocalServer, w
         spec_file = base / "flow.json"
         spec_file.write_text(spec.model_dump_json())
         port = free_port()
-        runner = await start_runner_process(nats_server.url, spec_file, port, base / "runner.log")
+        runner = await start_runner_process(nats_server, spec_file, port, base / "runner.log")
         clock = time.monotonic()
         async with httpx.AsyncClient(timeout=5) as http:
             reply = await http.post(f"http://127.0.0.1:{port}/hooks/{spec.trigger.token}", json={"x": 1})

@@ -30,6 +30,7 @@ from konnectz_contracts.events import (
     konnect_key,
     run_subject,
 )
+from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, ScheduleTrigger
 from konnectz_contracts.triggers.schedule import fire_run_id
 from konnectz_devstack._ports import free_port
@@ -67,7 +68,7 @@ EVERY_7 = {"schedule_type": "AtRegularIntervals", "every": 7, "time_span": "Minu
 
 @pytest.fixture(scope="module")
 async def nc(nats_server: Any) -> AsyncIterator[NATS]:
-    client = await nats.connect(nats_server.url)
+    client = await nats.connect(nats_server.admin_url)
     await ensure_streams(client.jetstream())
     yield client
     await client.drain()
@@ -182,7 +183,7 @@ async def test_local_runner_starts_a_due_schedule_end_to_end(nats_server: Any, n
     js = nc.jetstream()
     await (await js.key_value(KV_KONNECTS)).put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
     settings = Settings(  # no api here: quotas are tested in test_quota.py
-        nats_url=nats_server.url, allow_private_networks=parse_networks("127.0.0.0/8"), enforce_quota=False
+        **nats_server.settings(RUNNER), allow_private_networks=parse_networks("127.0.0.0/8"), enforce_quota=False
     )
     app = create_app(settings)
     server = _QuietServer(uvicorn.Config(app, host="127.0.0.1", port=free_port(), lifespan="on", log_level="warning"))

@@ -34,6 +34,7 @@ from konnectz_contracts.events import (
     konnect_key,
     run_subject,
 )
+from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
@@ -66,9 +67,10 @@ class RunningRunner:
         await asyncio.wait_for(self.task, 90)
 
 
-async def start_runner(nats_url: str, **overrides: Any) -> RunningRunner:
+async def start_runner(nats: NatsServer, **overrides: Any) -> RunningRunner:
+    """The runner in this process, connected to ``nats`` as the runner user."""
     settings = Settings(
-        nats_url=nats_url,
+        **nats.settings(RUNNER),
         allow_private_networks=parse_networks("127.0.0.0/8"),
         http_timeout_seconds=5,
         **{"enforce_quota": False, **overrides},  # no api here: quotas are tested in test_quota.py
@@ -314,7 +316,7 @@ async def test_spec_file_mode_serves_one_konnect(
     try:
         spec_file = folder / "flow.json"
         spec_file.write_text(spec.model_dump_json())
-        running = await start_runner(nats_server.url, spec_file=spec_file)
+        running = await start_runner(nats_server, spec_file=spec_file)
         try:
             assert running.runner.registry.specs() == [spec]
             reply = await http.post(f"{running.base}/hooks/{spec.trigger.token}", data={"order.id": "5"})
@@ -347,14 +349,14 @@ async def test_no_2xx_while_nats_is_down_and_recovery(echo: Any, http: httpx.Asy
     own = NatsServer(base, free_port())
     own.start()
     try:
-        client = await nats.connect(own.url)
+        client = await nats.connect(own.admin_url)
         js = client.jetstream()
         await ensure_streams(js)
         spec = new_spec(echo.base + "/echo")
         await (await js.key_value(KV_KONNECTS)).put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
         await client.drain()
 
-        running = await start_runner(own.url)
+        running = await start_runner(own)
         try:
             hook = f"{running.base}/hooks/{spec.trigger.token}"
             assert (await http.post(hook, json={"n": 1})).status_code == 200
@@ -374,7 +376,7 @@ async def test_no_2xx_while_nats_is_down_and_recovery(echo: Any, http: httpx.Asy
             assert again.status_code == 200, again.text
 
             # The KV watch survives the restart: a konnect published now is served.
-            client = await nats.connect(own.url)
+            client = await nats.connect(own.admin_url)
             later = new_spec(echo.base + "/echo")
             await (await client.jetstream().key_value(KV_KONNECTS)).put(
                 konnect_key(later.konnect_id), later.model_dump_json().encode()

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 
 
 async def _two_runners(nats_server, lease: float = 30.0) -> tuple[list[Slots], list]:
-    conns = [await nats.connect(nats_server.url) for _ in range(2)]
+    conns = [await nats.connect(nats_server.admin_url) for _ in range(2)]
     bucket = f"SLOTS_{secrets.token_hex(4)}"
     slots = [Slots(await slots_bucket(nc.jetstream(), bucket=bucket), lease=lease, poll=0.02) for nc in conns]
     return slots, conns

@@ -49,7 +49,7 @@ async def events_of(js: Any, konnect_id: int) -> list[TaskEvent]:
 
 
 async def test_a_queued_run_waits_in_order_without_blocking_other_konnects(nats_server: Any, echo: Any) -> None:
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     js = nc.jetstream()
     await ensure_streams(js)
     base = secrets.randbelow(10**8) * 10 + 1

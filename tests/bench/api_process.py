@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -24,13 +25,13 @@ SECRET = "bench-secret-key-0123456789abcdef0123456789"
 ENCRYPTION_KEY = "bench-encryption-key-0123456789abcdef012345"
 
 
-def api_env(database_url: str, nats_url: str, **extra: str) -> dict[str, str]:
+def api_env(database_url: str, nats: Any, **extra: str) -> dict[str, str]:
     """The environment of the api process (and of its migration): this process's, plus the bench's."""
     return {
         **os.environ,
         "KONNECTZ_ENV": "test",
         "KONNECTZ_DATABASE_URL": database_url,
-        "KONNECTZ_NATS_URL": nats_url,
+        **nats.env("api"),  # a konnectz_devstack NatsServer: the api user
         "KONNECTZ_SECRET_KEY": SECRET,
         "KONNECTZ_ENCRYPTION_KEY": ENCRYPTION_KEY,
         **extra,

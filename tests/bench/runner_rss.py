@@ -58,9 +58,9 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def measure(nats_url: str, extra_env: dict[str, str]) -> tuple[float, float]:
+def measure(nats: NatsServer, extra_env: dict[str, str]) -> tuple[float, float]:
     port = free_port()
-    env = {**os.environ, "KONNECTZ_NATS_URL": nats_url, "KONNECTZ_ENFORCE_QUOTA": "false", **extra_env}
+    env = {**os.environ, **nats.env("runner"), "KONNECTZ_ENFORCE_QUOTA": "false", **extra_env}
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "konnectz_runner", "serve", "--port", str(port)],
@@ -91,13 +91,13 @@ def main() -> None:
             server = NatsServer(Path(tmp), free_port())
             server.start()
             try:
-                asyncio.run(fill(server.url, count))
-                rss, ready = measure(server.url, {"KONNECTZ_POOL": "true"})
+                asyncio.run(fill(server.admin_url, count))
+                rss, ready = measure(server, {"KONNECTZ_POOL": "true"})
                 print(f"pool runner, {count} konnects: RSS {rss:.0f} MiB, ready in {ready:.1f} s", flush=True)
                 if count == 1:
                     spec_file = Path(tmp) / "spec.json"
                     spec_file.write_text(spec(1).model_dump_json())
-                    rss, ready = measure(server.url, {"KONNECTZ_SPEC_FILE": str(spec_file)})
+                    rss, ready = measure(server, {"KONNECTZ_SPEC_FILE": str(spec_file)})
                     print(f"dedicated runner, 1 konnect: RSS {rss:.0f} MiB, ready in {ready:.1f} s", flush=True)
             finally:
                 server.stop()

@@ -71,7 +71,7 @@ def bench_db() -> Iterator[PostgresServer]:
 
 @pytest.fixture(scope="module")
 def api_url(bench_db, nats_server) -> Iterator[str]:
-    env = api_env(bench_db.url, nats_server.url)
+    env = api_env(bench_db.url, nats_server)
     migrate(env)
     seconds = seed(bench_db.dsn, SIZES)
     print(f"\nbench: seeding time {seconds:.1f}s ({'reused' if seconds == 0 else 'fresh'})")

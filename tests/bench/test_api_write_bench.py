@@ -156,7 +156,7 @@ class Bench:
 def bench(write_db, nats_server, smtp_sink) -> Iterator[Bench]:
     env = api_env(
         write_db.url,
-        nats_server.url,
+        nats_server,
         KONNECTZ_DEPLOYER="local",
         KONNECTZ_SMTP_HOST="127.0.0.1",
         KONNECTZ_SMTP_PORT=str(smtp_sink.port),

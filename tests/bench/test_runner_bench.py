@@ -47,6 +47,7 @@ import httpx
 import psycopg
 import pytest
 
+from konnectz_contracts.nats_auth import RUNNER
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._platform import REPO_ROOT, Platform
 from konnectz_devstack._ports import free_port, wait_for_port
@@ -606,10 +607,10 @@ def scale(n: int, sink: Sink, work: Path, extra: dict[str, str]) -> dict[str, An
     port = free_port()
     proc = None
     try:
-        asyncio.run(_put_all(nats_server.url, [_spec(i + 1, sink.url) for i in range(n)]))
+        asyncio.run(_put_all(nats_server.admin_url, [_spec(i + 1, sink.url) for i in range(n)]))
         env = {
             **os.environ,
-            "KONNECTZ_NATS_URL": nats_server.url,
+            **nats_server.env(RUNNER),
             "KONNECTZ_ENFORCE_QUOTA": "false",
             "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
             "KONNECTZ_KV_READY_TIMEOUT_SECONDS": "600",
@@ -632,7 +633,7 @@ def scale(n: int, sink: Sink, work: Path, extra: dict[str, str]) -> dict[str, An
             hook = f"{url}/hooks/{spec['trigger']['token']}"
             with httpx.Client() as client:
                 t0 = time.monotonic()
-                asyncio.run(_put_all(nats_server.url, [spec]))
+                asyncio.run(_put_all(nats_server.admin_url, [spec]))
                 while client.head(hook).status_code != 200:
                     if time.monotonic() - t0 > 30:
                         raise AssertionError("the published konnect never went live")

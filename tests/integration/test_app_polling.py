@@ -111,7 +111,7 @@ def platform(tasks: TasksApp, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 def cursor(platform: Platform, konnect_id: int) -> dict[str, Any]:
     async def read() -> dict[str, Any]:
-        nc = await nats.connect(platform.nats.url)
+        nc = await nats.connect(platform.nats.admin_url)
         try:
             kv = await nc.jetstream().key_value(KV_POLLS)
             try:

@@ -64,7 +64,7 @@ def test_a_waiting_run_is_listed_cancelled_and_never_resumes() -> None:
             entry = wait_until(waiting, what="the run listed as WAITING")
             assert entry["step_id"] == "node-3" and entry["resume_at"] is not None
             assert _Handler.hits == ["/before"]
-            assert timers_pending(platform.nats.url) == 1
+            assert timers_pending(platform.nats.admin_url) == 1
 
             # Someone else's account sees neither the run nor can cancel it.
             other = sign_up(api, "other@example.com", "correct horse battery")
@@ -91,7 +91,7 @@ def test_a_waiting_run_is_listed_cancelled_and_never_resumes() -> None:
             tasks = api.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).json()["tasks"]
             assert [t["step_id"] for t in tasks] == ["node-2", "node-3"]
             assert wait_until(lambda: api.get(active, headers=headers).json()["runs"] == [], what="no active run")
-            assert timers_pending(platform.nats.url) == 0  # the timer is gone: it never fires later
+            assert timers_pending(platform.nats.admin_url) == 0  # the timer is gone: it never fires later
 
             # The status filter takes CANCELLED; a finished run cannot be cancelled again.
             only = api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}&task_log_type=CANCELLED", headers=headers)

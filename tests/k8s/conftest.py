@@ -223,3 +223,29 @@ def namespace(kube: Kube, request: pytest.FixtureRequest) -> Iterator[str]:
         except k8s_client.ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+@pytest.fixture
+def operator_nats_env(monkeypatch: pytest.MonkeyPatch, kube: Kube, namespace: str) -> object:
+    """Sets the operator's NATS settings as the chart gives them: its own user, and for the runners it
+    renders the runner user with the password in a Secret of the namespace (a secretKeyRef, as in the chart)."""
+    return lambda nats: _operator_nats_env(monkeypatch, kube, namespace, nats)
+
+
+def _operator_nats_env(monkeypatch: pytest.MonkeyPatch, kube: Kube, namespace: str, nats: object) -> None:
+    from kubernetes import client
+
+    monkeypatch.setenv("KONNECTZ_NATS_URL", nats.url)
+    for key, value in nats.env("operator").items():  # type: ignore[attr-defined]
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("KONNECTZ_NATS_RUNNER_USER", "runner")
+    monkeypatch.setenv("KONNECTZ_NATS_RUNNER_SECRET", "konnectz-nats")
+    secret = client.V1Secret(
+        metadata=client.V1ObjectMeta(name="konnectz-nats"), string_data={"runner-password": nats.passwords["runner"]}
+    )
+    api = client.CoreV1Api(kube.api)
+    try:
+        api.create_namespaced_secret(namespace, secret)
+    except client.ApiException as exc:
+        if exc.status != 409:
+            raise

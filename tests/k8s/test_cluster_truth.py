@@ -86,7 +86,7 @@ def gitops_yaml(namespace: str, receiver_url: str, owner: str) -> str:
 
 
 def test_a_konnect_applied_with_kubectl_is_imported_runs_and_is_withdrawn_on_delete(
-    kube, namespace, konnect_crd, receiver, monkeypatch, tmp_path
+    kube, namespace, konnect_crd, receiver, monkeypatch, tmp_path, operator_nats_env
 ):
     state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-truth-"))
     state.chmod(0o755)
@@ -99,7 +99,7 @@ def test_a_konnect_applied_with_kubectl_is_imported_runs_and_is_withdrawn_on_del
     )
     platform.start()
     monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
-    monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
+    operator_nats_env(platform.nats)
     monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SERVICE", "konnectz-runner-pool")
     monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SWEEP_SECONDS", "1")
     custom = client.CustomObjectsApi(kube.api)

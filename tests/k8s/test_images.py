@@ -220,7 +220,7 @@ def test_the_api_image_migrates_and_serves_the_spa_and_apps(
     assert env["KONNECTZ_CATALOGUE_DIR"] == "/app/catalogue"
     env.update(
         KONNECTZ_DATABASE_URL=_database(postgres_server, "konnectz_image_api"),
-        KONNECTZ_NATS_URL=nats_server.url,
+        **nats_server.env("api"),
         KUBECONFIG="/kube/config",  # in a pod the api uses its service account
         KONNECTZ_KUBE_NAMESPACE=namespace,
     )
@@ -275,7 +275,7 @@ def test_the_runner_image_serves_the_pool(images, containers, kube, namespace, n
     pool = _containers(kube, namespace)["runner-pool"]
     env = pool["resolved_env"]
     assert env["KONNECTZ_POOL"] == "true" and env["KONNECTZ_CATALOGUE_DIR"] == "/app/catalogue"
-    env.update(KONNECTZ_NATS_URL=nats_server.url)
+    env.update(nats_server.env("runner"))
     port = free_port()
     with _container(containers, images["runner"], _with_port(pool["command"], port), env) as running:
         reply = _healthy(f"http://127.0.0.1:{port}/healthz", running, within=120)

@@ -82,7 +82,9 @@ def konnect_crd(kube) -> None:
     kube.run(kube.kubectl, "wait", "--for=condition=Established", "--timeout=60s", "crd/konnects.konnectz.io")
 
 
-def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespace, konnect_crd, receiver, monkeypatch):
+def test_a_published_konnect_runs_from_what_the_operator_rendered(
+    kube, namespace, konnect_crd, receiver, monkeypatch, operator_nats_env
+):
     state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-"))
     state.chmod(0o755)
     runner_port = free_port()
@@ -100,7 +102,7 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
     runner: subprocess.Popen[bytes] | None = None
     monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
     monkeypatch.setenv("KONNECTZ_RUNNER_IMAGE", "konnectz-runner:test")
-    monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
+    operator_nats_env(platform.nats)
     monkeypatch.setenv("KONNECTZ_WEBHOOK_BASE_URL", hooks)
     broker = f"{platform.api_url}/api/v1/internal/credentials"
     monkeypatch.setenv("KONNECTZ_CREDENTIALS_URL", broker)
@@ -139,6 +141,7 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
             container = apps.read_namespaced_deployment(child, namespace).spec.template.spec.containers[0]
             env = runner_env(kube.api, namespace, child, state / "flow.json", container)
             assert env["KONNECTZ_NATS_URL"] == platform.nats.url
+            assert env["KONNECTZ_NATS_USER"] == "runner"  # its password came through the secretKeyRef
             assert container.command[:4] == ["python", "-m", "konnectz_runner", "serve"]
             command = [sys.executable, *container.command[1:4], "--host", "127.0.0.1", "--port", str(runner_port)]
             runner = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -238,7 +241,9 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(kube, namespac
         shutil.rmtree(state, ignore_errors=True)
 
 
-def test_a_shared_konnect_runs_in_the_pool_and_leaves_it(kube, namespace, konnect_crd, receiver, monkeypatch):
+def test_a_shared_konnect_runs_in_the_pool_and_leaves_it(
+    kube, namespace, konnect_crd, receiver, monkeypatch, operator_nats_env
+):
     """runnerMode shared: no workload of its own; the pool runner (here the platform's runner, started
     with KONNECTZ_POOL) gets the flow from NATS, serves its webhook and loses it when the Konnect goes."""
     state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-pool-"))
@@ -253,7 +258,7 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it(kube, namespace, konnec
     )
     platform.start()
     monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
-    monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
+    operator_nats_env(platform.nats)
     monkeypatch.delenv("KONNECTZ_WEBHOOK_BASE_URL", raising=False)  # webhook URLs of the in-cluster pool Service
     monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SERVICE", "konnectz-runner-pool")
     monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SWEEP_SECONDS", "1")

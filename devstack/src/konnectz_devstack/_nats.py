@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from konnectz_contracts.nats_auth import ADMIN, COMPONENTS, authorization_conf, password_env
-
 from konnectz_devstack._errors import DevStackError
 from konnectz_devstack._ports import port_is_free, wait_for_port
 

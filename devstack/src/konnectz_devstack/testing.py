@@ -466,9 +466,7 @@ def child_pids(pid: int) -> list[int]:
     return found
 
 
-async def start_runner_process(
-    nats: NatsServer, spec_file: Path, port: int, log: Path
-) -> asyncio.subprocess.Process:
+async def start_runner_process(nats: NatsServer, spec_file: Path, port: int, log: Path) -> asyncio.subprocess.Process:
     """``python -m konnectz_runner serve`` in spec-file mode (``spec_file``) on ``port``, its output
     appended to ``log``: the process, once its /healthz answers 200 (AssertionError if it exits or
     does not answer in 30 s). No api here: quotas are off (they are tested in test_quota.py)."""

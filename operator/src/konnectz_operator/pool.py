@@ -27,7 +27,6 @@ from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundErro
 from nats.js.kv import KeyValue
 
 from konnectz_contracts.events import KV_KONNECTS, konnect_key
-from konnectz_contracts.nats_auth import connect_options
 
 __all__ = ["PoolError", "RunnerPool", "is_shared"]
 

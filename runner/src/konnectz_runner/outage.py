@@ -67,7 +67,9 @@ def nats_callbacks(outage: Outage, *, on_reconnected: Callable[[], Awaitable[Non
         if "violation" in text.lower():  # NATS refused a subject or the credentials: not an outage
             if text not in refusals and len(refusals) < 100:  # one ERROR line per refusal, however often
                 refusals.add(text)
-                outage.log.error("%s refused: %s (konnectz_contracts.nats_auth grants it no such access)", outage.what, text)
+                outage.log.error(
+                    "%s refused: %s (konnectz_contracts.nats_auth grants it no such access)", outage.what, text
+                )
             return
         outage.failed(exc)
 

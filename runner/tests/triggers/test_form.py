@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from konnectz_contracts.events import KV_KONNECTS, STREAM_EVENTS, TaskEvent, event_subject, konnect_key
 from konnectz_contracts.limits import FORM_MAX_BYTES
+from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, FormTrigger, KeyValue
 from konnectz_contracts.triggers.form import check_submission, render_done, render_form
 from konnectz_devstack._ports import free_port
@@ -104,7 +105,7 @@ class _QuietServer(uvicorn.Server):
 @pytest.fixture
 async def runner_base(nats_server: Any) -> AsyncIterator[str]:
     settings = Settings(  # no api here: quotas are tested in test_quota.py
-        nats_url=nats_server.url, allow_private_networks=parse_networks("127.0.0.0/8"), enforce_quota=False
+        **nats_server.settings(RUNNER), allow_private_networks=parse_networks("127.0.0.0/8"), enforce_quota=False
     )
     port = free_port()
     server = _QuietServer(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, lifespan="on",
@@ -128,7 +129,7 @@ async def test_hosted_form_submission_runs_the_flow(nats_server: Any, runner_bas
                            body=[KeyValue(key="who", value="{{node-1.name}}"),
                                  KeyValue(key="seats", value="{{node-1.seats}}")])],
     )  # fmt: skip
-    nc = await nats.connect(nats_server.url)
+    nc = await nats.connect(nats_server.admin_url)
     js = nc.jetstream()
     await ensure_streams(js)
     kv = await js.key_value(KV_KONNECTS)

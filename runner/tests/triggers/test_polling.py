@@ -14,6 +14,7 @@ import pytest
 from nats.aio.client import Client as NATS
 from pydantic import ValidationError
 
+from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, PollingTrigger
 from konnectz_contracts.triggers.polling import Cursor, new_items, since_value
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
@@ -187,7 +188,7 @@ async def test_cursor_command_prints_the_cursor(nats_server: Any, nc: NATS) -> N
     async def cursor_of(konnect_id: str) -> tuple[int | None, str]:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "konnectz_runner", "cursor", "--konnect-id", konnect_id,
-            env={**os.environ, "KONNECTZ_NATS_URL": nats_server.url},
+            env={**os.environ, **nats_server.env(RUNNER)},
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         out, _ = await asyncio.wait_for(proc.communicate(), 30)
