@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -226,20 +226,30 @@ async def test_a_transient_failure_is_a_503_with_retry_after(nats_server: Any, e
 
 
 @pytest.fixture
-async def own_nats() -> AsyncIterator[NATS]:
+def own_server() -> Iterator[NatsServer]:
     """A NATS of this test's own: no other runner shares its consumers."""
     server = NatsServer(Path(tempfile.mkdtemp(prefix="konnectz-nats-quota-")), free_port())
     server.start()
-    client = await nats.connect(server.admin_url)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def own_nats(own_server: NatsServer) -> AsyncIterator[NATS]:
+    """The test's own NATS, connected as the test admin user."""
+    client = await nats.connect(own_server.admin_url)
     await ensure_streams(client.jetstream())
     try:
         yield client
     finally:
         await client.drain()
-        server.stop()
 
 
-async def test_over_quota_the_webhook_is_refused_at_ingress_and_nothing_is_stored(own_nats: NATS, echo: Any) -> None:
+async def test_over_quota_the_webhook_is_refused_at_ingress_and_nothing_is_stored(
+    own_server: NatsServer, own_nats: NATS, echo: Any
+) -> None:
     """A quota service (the api's part, played here on its NATS subjects) says the owner has no task
     left: the first run becomes an ERROR event without the request's body; from then on the owner's
     webhooks are answered 402 with the reason, and KZ_RUNS stores nothing for them."""
@@ -260,7 +270,7 @@ async def test_over_quota_the_webhook_is_refused_at_ingress_and_nothing_is_store
 
     nc = own_nats
     subs = [await nc.subscribe(QUOTA_SUBJECT, cb=answer), await nc.subscribe(QUOTA_MANY_SUBJECT, cb=answer)]
-    running = await start_runner(nc.connected_url.geturl(), enforce_quota=True)  # type: ignore[union-attr]
+    running = await start_runner(own_server, enforce_quota=True)
     try:
         konnect_id, hook = await _publish(nc, running, echo.base + "/echo")
         calls_before = len(echo.requests_to("/echo"))

@@ -108,6 +108,16 @@ class NatsServer:
             self.stop()
             raise DevStackError(f"nats-server did not open port {self.port}; see {self.base_dir / 'nats.log'}")
 
+    def violations(self) -> list[str]:
+        """The server's log lines of refused subjects and credentials (``Permissions Violation``,
+        ``Authorization Violation``, ``authentication error``): each is a grant missing from
+        konnectz_contracts.nats_auth, or a client that should not have tried."""
+        log = self.base_dir / "nats.log"
+        if not log.exists():
+            return []
+        lines = log.read_text(errors="replace").splitlines()
+        return [line for line in lines if "Violation" in line or "authentication error" in line]
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()

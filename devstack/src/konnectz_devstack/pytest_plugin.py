@@ -63,6 +63,11 @@ def postgres_server() -> Iterator[PostgresServer]:
 def nats_server() -> Iterator[NatsServer]:
     with serving("konnectz-nats-", lambda base: NatsServer(base, free_port())) as server:
         yield server
+        # Every test connects as the component it exercises: a refusal is a grant missing from
+        # konnectz_contracts.nats_auth (tests of refusals use a NATS of their own).
+        refused = server.violations()
+        if refused:
+            pytest.fail("NATS refused a component:\n" + "\n".join(refused[:20]), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -104,7 +109,10 @@ def running_platform(prefix: str, **extra_env: str) -> Iterator[Platform]:
         yield plat
     finally:
         plat.stop()
+        refused = plat.nats.violations()
         shutil.rmtree(state, ignore_errors=True)
+    if refused:
+        pytest.fail("NATS refused a component:\n" + "\n".join(refused[:20]), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -118,4 +126,7 @@ def platform() -> Iterator[Platform]:
     plat.start()
     yield plat
     plat.stop()
+    refused = plat.nats.violations()
     shutil.rmtree(state, ignore_errors=True)
+    if refused:  # as for nats_server: the api and the runner stayed within their grants
+        pytest.fail("NATS refused a component:\n" + "\n".join(refused[:20]), pytrace=False)
