@@ -17,13 +17,14 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 PY_LOCKS   := pyproject.toml uv.lock api/pyproject.toml contracts/pyproject.toml runner/pyproject.toml operator/pyproject.toml devstack/pyproject.toml tools/pyproject.toml
 
-.PHONY: help install dev ai-host test lint check-imports typecheck web-build web-check gen-types check-types gen-crd check-crd unit bench clean chromium
+.PHONY: help install dev ai-host test lint check-imports typecheck web-build web-check gen-types check-types gen-crd check-crd nats-auth unit bench clean chromium
 
 help:
 	@echo "make dev    - install what is needed and run Konnectz on http://127.0.0.1:8080"
 	@echo "make test   - install what is needed and run every check (lint, types, unit, integration, k8s, e2e)"
 	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
 	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_contracts.resource"
+	@echo "make nats-auth - regenerate the chart's NATS users and permissions from konnectz_contracts.nats_auth"
 	@echo "make images    - build the api, runner and operator images with buildah (no Docker daemon needed)"
 	@echo "make bench     - api reads on a large seeded database, api writes under load (docs/flows.md), the runner under webhook load (docs/performance.md), the operator"
 
@@ -98,6 +99,10 @@ gen-crd: .venv/.installed
 
 check-crd: .venv/.installed
 	$(PY) -m konnectz_operator crd --check
+
+# runner/tests/test_nats_auth.py fails when the chart's file differs from what this writes.
+nats-auth: .venv/.installed
+	$(PY) -m konnectz_contracts.nats_auth > charts/konnectz/files/nats-authorization.conf
 
 # The initial script's budget reads web/dist: web-check depends on the build, so it checks a fresh one.
 web-check: web/node_modules/.installed web/dist/index.html

@@ -52,7 +52,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "konnectz.natsUrl" -}}
 {{- if .Values.nats.enabled }}
-{{- printf "nats://%s-nats.%s.svc:4222" (include "konnectz.fullname" .) .Release.Namespace }}
+{{- printf "%s://%s-nats.%s.svc:4222" (ternary "tls" "nats" .Values.nats.tls.enabled) (include "konnectz.fullname" .) .Release.Namespace }}
 {{- else }}
 {{- required "nats.url is required when nats.enabled is false" .Values.nats.url }}
 {{- end }}
@@ -111,6 +111,7 @@ app.kubernetes.io/component: {{ .component }}
 {{ include "konnectz.databaseEnv" . | trim }}
 - name: KONNECTZ_NATS_URL
   value: {{ include "konnectz.natsUrl" . | quote }}
+{{- include "konnectz.natsClientEnv" (dict "ctx" . "user" "api" "secret" (include "konnectz.natsSecretName" .)) }}
 - name: KONNECTZ_CATALOGUE_DIR
   value: {{ .Values.catalogueDir | quote }}
 - name: KONNECTZ_RUNNER_MODE
@@ -181,4 +182,59 @@ app.kubernetes.io/component: {{ .component }}
 {{/* Name of the KopfPeering object the operator replicas elect their active one through. */}}
 {{- define "konnectz.peeringName" -}}
 {{- printf "%s-operator" (include "konnectz.fullname" .) }}
+{{- end }}
+
+{{/* NATS users (konnectz_contracts.nats_auth): the in-chart NATS always has them; an external NATS
+     when nats.auth.existingSecret names its passwords. */}}
+{{- define "konnectz.natsAuth" -}}
+{{- if or .Values.nats.enabled .Values.nats.auth.existingSecret }}true{{ end }}
+{{- end }}
+
+{{/* The Secret with the passwords of the api, runner and operator users (keys <user>-password). */}}
+{{- define "konnectz.natsSecretName" -}}
+{{- default (printf "%s-nats-auth" (include "konnectz.fullname" .)) .Values.nats.auth.existingSecret }}
+{{- end }}
+
+{{/* The Secret the runners of the Konnects' namespace read the runner password from (runner-password):
+     the chart's copy of that one key, or nats.auth.existingSecret (which must then exist there too). */}}
+{{- define "konnectz.natsRunnerSecretName" -}}
+{{- default (printf "%s-nats-runner" (include "konnectz.fullname" .)) .Values.nats.auth.existingSecret }}
+{{- end }}
+
+{{/* A NATS client's credentials: dict "ctx" $ "user" "api"|"runner"|"operator" "secret" <Secret name>. */}}
+{{- define "konnectz.natsClientEnv" -}}
+{{- $ctx := .ctx }}
+{{- if include "konnectz.natsAuth" $ctx }}
+- name: KONNECTZ_NATS_USER
+  value: {{ .user | quote }}
+- name: KONNECTZ_NATS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secret }}
+      key: {{ printf "%s-password" .user }}
+{{- end }}
+{{- if $ctx.Values.nats.tls.enabled }}
+- name: KONNECTZ_NATS_CA_FILE
+  value: /etc/konnectz/nats-ca/ca.crt
+{{- end }}
+{{- end }}
+
+{{/* The CA of a tls:// NATS, mounted in the clients (volumeMount and volume). */}}
+{{- define "konnectz.natsCaMount" -}}
+{{- if .Values.nats.tls.enabled }}
+- name: nats-ca
+  mountPath: /etc/konnectz/nats-ca
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "konnectz.natsCaVolume" -}}
+{{- if .Values.nats.tls.enabled }}
+- name: nats-ca
+  secret:
+    secretName: {{ required "nats.tls.secretName is required with nats.tls.enabled" .Values.nats.tls.secretName }}
+    items:
+      - key: ca.crt
+        path: ca.crt
+{{- end }}
 {{- end }}

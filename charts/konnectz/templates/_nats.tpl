@@ -20,6 +20,16 @@ jetstream {
   sync_interval: {{ . }}
   {{- end }}
 }
+{{- if .Values.nats.tls.enabled }}
+# Clients connect with tls:// and verify the server against ca.crt (nats.tls.secretName).
+tls {
+  cert_file: /etc/nats-tls/tls.crt
+  key_file: /etc/nats-tls/tls.key
+  ca_file: /etc/nats-tls/ca.crt
+}
+{{- end }}
+# Nothing connects anonymously: the api, runner and operator users (konnectz_contracts.nats_auth).
+{{ .Files.Get "files/nats-authorization.conf" | trim }}
 {{- if gt $replicas 1 }}
 cluster {
   name: {{ $fullname }}

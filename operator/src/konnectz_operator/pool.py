@@ -65,10 +65,19 @@ class RunnerPool:
         """``options``: the operator user's credentials (konnectz_contracts.nats_auth.connect_options)."""
         self.nats_url = nats_url
         self.options = options or {}
+        self._errors: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._nc: NATS | None = None
         self._kv: KeyValue | None = None
         self._lock: asyncio.Lock | None = None
+
+    async def _error(self, exc: Exception) -> None:
+        """One line per distinct error (a refused user or subject, an unreachable NATS), not nats-py's
+        traceback per reconnect attempt."""
+        text = str(exc) or type(exc).__name__
+        if text not in self._errors and len(self._errors) < 100:
+            self._errors.add(text)
+            log.error("Shared runner pool: NATS at %s: %s", self.nats_url, text)
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -85,6 +94,7 @@ class RunnerPool:
                     reconnect_time_wait=1,
                     max_reconnect_attempts=-1,
                     allow_reconnect=True,
+                    error_cb=self._error,
                     **self.options,
                 )
                 self._kv = await konnects_bucket(self._nc.jetstream())

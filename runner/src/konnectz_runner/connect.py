@@ -6,6 +6,7 @@ the worker thread (:mod:`konnectz_runner.worker`) and ``tick`` (:mod:`konnectz_r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -42,36 +43,54 @@ async def connect_nats(settings: Settings, *, deadline: float = CONNECT_DEADLINE
     loop = asyncio.get_running_loop()
     give_up = loop.time() + deadline
     failed_before = False
-    options: dict[str, object] = {"error_cb": _quiet_error, **callbacks}
+    given_error_cb = callbacks.pop("error_cb", None)
+    refusal: asyncio.Future[BaseException] = loop.create_future()
+
+    async def error_cb(exc: Exception) -> None:
+        # nats-py retries refused credentials forever (max_reconnect_attempts=-1): while connecting,
+        # a refusal ends the attempt; once connected, the caller's callback sees it.
+        if refused(exc) and not refusal.done() and not connected:
+            refusal.set_result(exc)
+        elif given_error_cb is not None:
+            await given_error_cb(exc)  # type: ignore[operator]
+        else:  # nats-py's default prints a traceback per failed attempt
+            log.debug("NATS: %s", exc)
+
+    connected = False
     while True:
-        try:
-            return await nats.connect(
+        attempt = asyncio.ensure_future(
+            nats.connect(
                 url,
                 name="konnectz-runner",
                 connect_timeout=2,
                 reconnect_time_wait=1,
                 max_reconnect_attempts=-1,
+                error_cb=error_cb,
                 **connect_options(settings.nats_user, settings.nats_password, settings.nats_ca_file),
-                **options,  # type: ignore[arg-type]
+                **callbacks,  # type: ignore[arg-type]
             )
+        )
+        await asyncio.wait({attempt, refusal}, return_when=asyncio.FIRST_COMPLETED)
+        if refusal.done():
+            attempt.cancel()
+            with contextlib.suppress(BaseException):
+                await attempt
+            who = f"user {settings.nats_user!r}" if settings.nats_user else "a client without credentials"
+            raise ConfigError(
+                f"NATS at {url} refused {who} (Authorization Violation): check KONNECTZ_NATS_USER and "
+                "KONNECTZ_NATS_PASSWORD"
+            )
+        try:
+            nc = attempt.result()
+            connected = True
+            return nc
         except Exception as exc:
-            if refused(exc):
-                who = f"user {settings.nats_user!r}" if settings.nats_user else "a client without credentials"
-                raise ConfigError(
-                    f"NATS at {url} refused {who} (Authorization Violation): check KONNECTZ_NATS_USER and "
-                    "KONNECTZ_NATS_PASSWORD"
-                ) from None
             if loop.time() >= give_up:
                 raise ConfigError(f"Cannot connect to NATS at {url}: {exc or type(exc).__name__}") from exc
             if not failed_before:  # one line, not one per attempt
                 log.warning("NATS at %s not reachable yet (%s); retrying", url, exc or type(exc).__name__)
             failed_before = True
             await asyncio.sleep(1.0)
-
-
-async def _quiet_error(exc: Exception) -> None:
-    """nats-py's default prints a traceback per failed attempt; connect_nats logs the failure itself."""
-    log.debug("NATS: %s", exc)
 
 
 def outbound_transport(
