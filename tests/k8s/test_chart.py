@@ -560,3 +560,136 @@ def test_the_api_server_accepts_the_network_policies_of_every_variant(kube, name
     manifest.write_text(rendered)
     applied = kube.run(kube.kubectl, "apply", "--dry-run=server", "-n", namespace, "-f", str(manifest))
     assert applied.stdout.count("(server dry run)") == 4
+
+
+def _containers(docs: list[dict]) -> dict[str, dict]:
+    """Every container (and init container) of the rendered workloads, by '<workload>/<container>'."""
+    found = {}
+    for d in docs:
+        if d["kind"] in ("Deployment", "StatefulSet"):
+            pod = d["spec"]["template"]["spec"]
+            for c in [*pod.get("initContainers", []), *pod["containers"]]:
+                found[f"{d['metadata']['name']}/{c['name']}"] = c
+    return found
+
+
+def test_nats_users_come_from_a_secret_and_each_component_gets_its_own(kube):
+    """The chart's NATS has the users of konnectz_contracts.nats_auth, their passwords from a generated
+    Secret (the runner's alone copied to the Konnects' namespace); each client gets its user by secretKeyRef."""
+    from konnectz_contracts.nats_auth import COMPONENTS, authorization_conf
+
+    args = ["template", "kz", str(CHART), "-n", "kz", *TRIAL, "--set", "konnects.namespace=flows"]
+    docs = _docs(kube.run(kube.helm, *args).stdout)
+    secrets = {(d["metadata"].get("namespace", "kz"), d["metadata"]["name"]): d for d in docs if d["kind"] == "Secret"}
+    auth = secrets[("kz", "kz-konnectz-nats-auth")]
+    assert sorted(auth["data"]) == ["api-password", "operator-password", "runner-password"]
+    runner_copy = secrets[("flows", "kz-konnectz-nats-runner")]
+    assert runner_copy["data"] == {"runner-password": auth["data"]["runner-password"]}
+    (conf,) = [d for d in docs if d["kind"] == "ConfigMap" and "nats.conf" in d.get("data", {})]
+    assert authorization_conf(COMPONENTS).strip() in conf["data"]["nats.conf"]  # one source
+
+    containers = _containers(docs)
+    nats_env = {e["name"]: e for e in containers["kz-konnectz-nats/nats"]["env"]}
+    for user in COMPONENTS:
+        ref = nats_env[f"KONNECTZ_NATS_{user.upper()}_PASSWORD"]["valueFrom"]["secretKeyRef"]
+        assert ref == {"name": "kz-konnectz-nats-auth", "key": f"{user}-password"}
+    expected = {
+        "kz-konnectz-api/api": ("api", "kz-konnectz-nats-auth"),
+        "kz-konnectz-api/migrate": ("api", "kz-konnectz-nats-auth"),
+        "kz-konnectz-operator/operator": ("operator", "kz-konnectz-nats-auth"),
+        "kz-konnectz-runner-pool/runner": ("runner", "kz-konnectz-nats-runner"),
+    }
+    for name, (user, secret) in expected.items():
+        env = {e["name"]: e for e in containers[name]["env"]}
+        assert env["KONNECTZ_NATS_USER"]["value"] == user, name
+        assert env["KONNECTZ_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": secret, "key": f"{user}-password"}
+    operator = {e["name"]: e.get("value") for e in containers["kz-konnectz-operator/operator"]["env"]}
+    assert operator["KONNECTZ_NATS_RUNNER_USER"] == "runner"
+    assert operator["KONNECTZ_NATS_RUNNER_SECRET"] == "kz-konnectz-nats-runner"
+    for d in docs:  # no password as a plain value anywhere
+        for c in _containers([d]).values():
+            assert all("value" not in e for e in c.get("env", []) if e["name"].endswith("PASSWORD")), c["name"]
+
+    own = _docs(kube.run(kube.helm, *args, "--set", "nats.auth.existingSecret=mine").stdout)
+    assert not [d for d in own if d["kind"] == "Secret" and "nats" in d["metadata"]["name"]]
+    env = {e["name"]: e for e in _containers(own)["kz-konnectz-runner-pool/runner"]["env"]}
+    assert env["KONNECTZ_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "mine"
+
+
+def test_nats_tls_is_rendered_for_the_server_and_its_clients(kube):
+    args = ["template", "kz", str(CHART), "-n", "kz", *TRIAL, "--set", "nats.tls.enabled=true"]
+    missing = kube.run(kube.helm, *args, check=False)
+    assert missing.returncode != 0 and "nats.tls.secretName is required" in missing.stderr
+    docs = _docs(kube.run(kube.helm, *args, "--set", "nats.tls.secretName=nats-tls").stdout)
+    (conf,) = [d for d in docs if d["kind"] == "ConfigMap" and "nats.conf" in d.get("data", {})]
+    assert "cert_file: /etc/nats-tls/tls.crt" in conf["data"]["nats.conf"]
+    containers = _containers(docs)
+    mounts = {m["mountPath"] for m in containers["kz-konnectz-nats/nats"]["volumeMounts"]}
+    assert "/etc/nats-tls" in mounts
+    for name in ("kz-konnectz-api/api", "kz-konnectz-operator/operator", "kz-konnectz-runner-pool/runner"):
+        env = {e["name"]: e.get("value") for e in containers[name]["env"]}
+        assert env["KONNECTZ_NATS_URL"] == "tls://kz-konnectz-nats.kz.svc:4222", name
+        assert env["KONNECTZ_NATS_CA_FILE"] == "/etc/konnectz/nats-ca/ca.crt", name
+        assert "/etc/konnectz/nats-ca" in {m["mountPath"] for m in containers[name]["volumeMounts"]}, name
+
+
+def test_the_rendered_nats_config_refuses_anonymous_clients_and_serves_the_users(kube, tmp_path):
+    """The chart's nats.conf, run by the nats-server of the devstack with the rendered Secret's
+    passwords: anonymous clients are refused, the operator writes flows but cannot publish a run."""
+    import asyncio
+    import base64
+    import subprocess
+
+    import nats
+
+    from konnectz_contracts.nats_auth import COMPONENTS, connect_options, password_env
+    from konnectz_devstack._nats import nats_server_binary
+    from konnectz_devstack._ports import free_port, wait_for_port
+
+    docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), "-n", "kz", *TRIAL).stdout)
+    (conf,) = [d for d in docs if d["kind"] == "ConfigMap" and "nats.conf" in d.get("data", {})]
+    (secret,) = [d for d in docs if d["kind"] == "Secret" and d["metadata"]["name"] == "kz-konnectz-nats-auth"]
+    passwords = {user: base64.b64decode(secret["data"][f"{user}-password"]).decode() for user in COMPONENTS}
+    port, monitor = free_port(), free_port()
+    text = (
+        conf["data"]["nats.conf"]
+        .replace("listen: 0.0.0.0:4222", f"listen: 127.0.0.1:{port}")
+        .replace("http: 0.0.0.0:8222", f"http: 127.0.0.1:{monitor}")
+        .replace("store_dir: /data", f"store_dir: {tmp_path / 'js'}")
+        .replace("pid_file: /var/run/nats/nats.pid", f"pid_file: {tmp_path / 'nats.pid'}")
+    )
+    (tmp_path / "nats.conf").write_text(text)
+    env = {"SERVER_NAME": "kz-0", **{password_env(user): pw for user, pw in passwords.items()}}
+    log = (tmp_path / "nats.log").open("wb")
+    command = [nats_server_binary(), "-c", str(tmp_path / "nats.conf")]
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+    try:
+        assert wait_for_port(port, timeout=20), (tmp_path / "nats.log").read_text()
+        url = f"nats://127.0.0.1:{port}"
+
+        async def scenario() -> None:
+            try:
+                await nats.connect(url, allow_reconnect=False, max_reconnect_attempts=0, connect_timeout=2)
+                raise AssertionError("an anonymous client was let in")
+            except nats.errors.Error as exc:
+                assert "Authorization Violation" in str(exc)
+            errors: list[Exception] = []
+
+            async def collect(exc: Exception) -> None:
+                errors.append(exc)
+
+            op = await nats.connect(url, error_cb=collect, **connect_options("operator", passwords["operator"]))
+            js = op.jetstream()
+            from konnectz_operator.pool import konnects_bucket
+
+            await (await konnects_bucket(js)).put("konnect.1", b"{}")
+            await op.publish("kz.runs.1", b"{}")
+            await op.flush()
+            await asyncio.sleep(0.3)
+            assert any('publish to "kz.runs.1"' in str(e) for e in errors), errors
+            await op.close()
+
+        asyncio.run(scenario())
+    finally:
+        server.terminate()
+        server.wait(10)
