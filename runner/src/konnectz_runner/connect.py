@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import nats
@@ -58,7 +58,7 @@ async def connect_nats(settings: Settings, *, deadline: float = CONNECT_DEADLINE
 
     connected = False
     while True:
-        attempt = asyncio.ensure_future(
+        attempt: asyncio.Future[NATS] = asyncio.ensure_future(
             nats.connect(
                 url,
                 name="konnectz-runner",
@@ -67,10 +67,11 @@ async def connect_nats(settings: Settings, *, deadline: float = CONNECT_DEADLINE
                 max_reconnect_attempts=-1,
                 error_cb=error_cb,
                 **connect_options(settings.nats_user, settings.nats_password, settings.nats_ca_file),
-                **callbacks,  # type: ignore[arg-type]
+                **callbacks,
             )
         )
-        await asyncio.wait({attempt, refusal}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {attempt, refusal}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         if refusal.done():
             attempt.cancel()
             with contextlib.suppress(BaseException):
