@@ -30,7 +30,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "konnectz_runner": frozenset({"konnectz_contracts"}),
     "konnectz_operator": frozenset({"konnectz_contracts"}),
     "konnectz_api": frozenset({"konnectz_contracts", "konnectz_runner"}),
-    "konnectz_devstack": frozenset(),
+    # the NATS users and permissions its nats-server runs with (konnectz_contracts.nats_auth)
+    "konnectz_devstack": frozenset({"konnectz_contracts"}),
     "konnectz_tools": frozenset({"konnectz_contracts", "konnectz_runner"}),
 }
 

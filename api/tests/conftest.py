@@ -22,7 +22,7 @@ from konnectz_api.core.config import get_settings
 from konnectz_api.db import get_engine, get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.services import captcha
-from konnectz_contracts.nats_auth import API
+from konnectz_contracts.nats_auth import API, RUNNER
 from konnectz_devstack import fake_apps, testing
 from konnectz_devstack._ports import free_port
 
@@ -254,7 +254,7 @@ def runner_url(nats_server) -> Iterator[str]:
     port = free_port()
     env = {
         **os.environ,
-        **nats_server.env(API),
+        **nats_server.env(RUNNER),
         "KONNECTZ_RUNNER_HOST": "127.0.0.1",
         "KONNECTZ_RUNNER_PORT": str(port),
     }

@@ -16,6 +16,8 @@ into them, the runner executes them, the operator reconciles them. Moved here fr
   :data:`~konnectz_contracts.triggers.Trigger` union;
 - :mod:`~konnectz_contracts.spec`: ``FlowSpec``;
 - :mod:`~konnectz_contracts.resource`: the Konnect custom resource (the CRD is generated from it);
+- :mod:`~konnectz_contracts.nats_auth`: the NATS users of the components and their permissions
+  (the chart's and the devstack's ``authorization {}`` block, the clients' connect options);
 - :mod:`~konnectz_contracts.events`: subjects, stream and bucket names, ``RunRequest``,
   ``StepResult``, ``TaskEvent``, ``Continuation``, ``encode_run``, ``fit_event`` (creating the streams
   and publishing is the runner's ``konnectz_runner.events``);
