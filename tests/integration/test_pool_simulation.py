@@ -40,6 +40,7 @@ import nats.js.errors
 import pytest
 
 from konnectz_contracts.events import KV_KONNECTS, STREAM_EVENTS, konnect_key
+from konnectz_contracts.nats_auth import ADMIN, COMPONENTS, RUNNER, authorization_conf, password_env
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, ScheduleTrigger, WebhookTrigger
 from konnectz_contracts.triggers.schedule import AtRegularIntervals
 from konnectz_devstack._nats import nats_server_binary
@@ -60,10 +61,18 @@ class NatsCluster:
     base: Path
     client_ports: list[int]
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    # the users of konnectz_contracts.nats_auth, as the chart and the devstack run NATS
+    passwords: dict[str, str] = field(default_factory=lambda: {u: secrets.token_hex(16) for u in (*COMPONENTS, ADMIN)})
 
     @property
     def urls(self) -> list[str]:
+        """The nodes' URLs without credentials (for the runners, which get the runner user)."""
         return [f"nats://127.0.0.1:{p}" for p in self.client_ports]
+
+    @property
+    def admin_urls(self) -> list[str]:
+        """The nodes' URLs with the test admin user's credentials."""
+        return [f"nats://{ADMIN}:{self.passwords[ADMIN]}@127.0.0.1:{p}" for p in self.client_ports]
 
 
 @pytest.fixture
@@ -71,22 +80,27 @@ def nats_cluster(tmp_path: Path) -> Iterator[NatsCluster]:
     client = [free_port() for _ in range(3)]
     routes = [free_port() for _ in range(3)]
     cluster = NatsCluster(tmp_path / "nats", client)
+    cluster.base.mkdir(parents=True)
+    conf = cluster.base / "nats.conf"
+    conf.write_text(authorization_conf((*COMPONENTS, ADMIN)))
+    env = {**os.environ, **{password_env(user): pw for user, pw in cluster.passwords.items()}}
     for i in range(3):
         node = cluster.base / f"n{i}"
         node.mkdir(parents=True)
         others = ",".join(f"nats://127.0.0.1:{routes[j]}" for j in range(3) if j != i)
         cluster.procs.append(
             subprocess.Popen(
-                [nats_server_binary(), "-js", "-sd", str(node / "js"), "-a", "127.0.0.1", "-p", str(client[i]),
+                [nats_server_binary(), "-c", str(conf), "-js", "-sd", str(node / "js"), "-a", "127.0.0.1",
+                 "-p", str(client[i]),
                  "-n", f"kz-{i}", "--cluster_name", "kz", "--cluster", f"nats://127.0.0.1:{routes[i]}",
                  "--routes", others, "-l", str(node / "nats.log")],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
             )
         )  # fmt: skip
     try:
         for port in client:
             wait_for_port(port, timeout=20)
-        asyncio.run(_wait_for_jetstream(cluster.urls[0]))
+        asyncio.run(_wait_for_jetstream(cluster.admin_urls[0]))
         yield cluster
     finally:
         for proc in cluster.procs:
@@ -96,6 +110,10 @@ def nats_cluster(tmp_path: Path) -> Iterator[NatsCluster]:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    # The runners stayed within the runner user's grants (as the devstack's fixtures check).
+    logs = [(cluster.base / f"n{i}" / "nats.log") for i in range(3)]
+    refused = [line for log in logs if log.exists() for line in log.read_text().splitlines() if "Violation" in line]
+    assert not refused, refused[:10]
 
 
 async def _wait_for_jetstream(url: str) -> None:
@@ -169,13 +187,15 @@ class PoolRunner:
         return int(sum(float(m) for m in re.findall(r"^konnectz_runs_finished_total\{[^}]*\} (\S+)$", text, re.M)))
 
 
-def start_runner(name: str, nats_url: str, tmp_path: Path) -> PoolRunner:
+def start_runner(name: str, nats_url: str, password: str, tmp_path: Path) -> PoolRunner:
     port = free_port()
     log = tmp_path / f"{name}.log"
     env = {
         **os.environ,
         "KONNECTZ_POOL": "true",
         "KONNECTZ_NATS_URL": nats_url,
+        "KONNECTZ_NATS_USER": RUNNER,
+        "KONNECTZ_NATS_PASSWORD": password,
         "KONNECTZ_ENFORCE_QUOTA": "false",  # no api in this simulation
         "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
         "KONNECTZ_WORKER_CONCURRENCY": "4",  # a runner takes a few runs at a time, so the others get some
@@ -296,7 +316,7 @@ def test_pool_runners_share_runs_take_over_a_killed_runner_and_fire_a_schedule_o
         steps=[ApiCallStep(id="node-2", name="Tick", url=f"{api.url}/tick",
                            body=[KeyValue(key="slot", value="{{node-1.scheduled_at}}")])],
     )  # fmt: skip
-    asyncio.run(_setup(nats_cluster.urls[0], [webhook, schedule]))
+    asyncio.run(_setup(nats_cluster.admin_urls[0], [webhook, schedule]))
     runners: list[PoolRunner] = []
     figures: dict[str, Any] = {}
     sent: dict[int, str] = {}
@@ -304,7 +324,9 @@ def test_pool_runners_share_runs_take_over_a_killed_runner_and_fire_a_schedule_o
         # 1, 2, then 3 runners, each on its own NATS node; 30 runs per runner each time.
         batch = 0
         for count in (1, 2, 3):
-            runners.append(start_runner(f"runner-{count}", nats_cluster.urls[count - 1], tmp_path))
+            runners.append(
+                start_runner(f"runner-{count}", nats_cluster.urls[count - 1], nats_cluster.passwords[RUNNER], tmp_path)
+            )
             before = [r.finished() for r in runners]
             numbers = range(batch, batch + 30 * count)
             batch = numbers.stop
@@ -321,7 +343,7 @@ def test_pool_runners_share_runs_take_over_a_killed_runner_and_fire_a_schedule_o
             assert all(share > 0 for share in shares), shares  # every runner took part
         three_up = datetime.now(UTC)
         # One holder of the pool's duties; the schedule's catch-up slot fired by it alone.
-        holder = wait_for(lambda: asyncio.run(_leader(nats_cluster.urls[0])), timeout=30, what="a lock holder")
+        holder = wait_for(lambda: asyncio.run(_leader(nats_cluster.admin_urls[0])), timeout=30, what="a lock holder")
         holders = [r for r in runners if f"/{r.proc.pid}/" in holder]
         assert len(holders) == 1, holder
         wait_for(lambda: api.bodies("/tick"), timeout=30, what="the schedule's first run")
@@ -337,14 +359,14 @@ def test_pool_runners_share_runs_take_over_a_killed_runner_and_fire_a_schedule_o
         victim.proc.wait(10)
         killed_at = time.monotonic()
         new_holder = wait_for(
-            lambda: (h if (h := asyncio.run(_leader(nats_cluster.urls[1]))) and h != holder else None),
+            lambda: (h if (h := asyncio.run(_leader(nats_cluster.admin_urls[1]))) and h != holder else None),
             timeout=30, what="a new lock holder",
         )  # fmt: skip
         figures["lock taken over after (s)"] = round(time.monotonic() - killed_at, 1)
         assert any(f"/{r.proc.pid}/" in new_holder for r in survivors)
 
         def all_events() -> list[dict[str, Any]] | None:
-            found = asyncio.run(_events(nats_cluster.urls[1], WEBHOOK_KONNECT))
+            found = asyncio.run(_events(nats_cluster.admin_urls[1], WEBHOOK_KONNECT))
             return found if len({x["run_id"] for x in found}) >= len(sent) else None
 
         events = wait_for(all_events, timeout=120, what="a task event for every run")
