@@ -97,6 +97,23 @@ def test_runner_env_settings_are_added_but_cannot_override_the_spec_file(konnect
     assert env["KONNECTZ_SPEC_FILE"] == FLOW_FILE
 
 
+def test_runners_get_the_runner_nats_user_and_its_password_only_by_secret_ref(konnect):
+    settings = OperatorSettings(nats_runner_user="runner", nats_runner_secret="kz-konnectz-nats-runner")
+    deployment = render_deployment(konnect(), settings)["spec"]["template"]["spec"]["containers"][0]
+    cron = render_cronjob(konnect(trigger={"kind": "schedule", "schedule": "0 9 * * 1-5"}), settings)
+    for container in (deployment, cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]):
+        env = {item["name"]: item for item in container["env"]}
+        assert env["KONNECTZ_NATS_USER"] == {"name": "KONNECTZ_NATS_USER", "value": "runner"}
+        assert env["KONNECTZ_NATS_PASSWORD"] == {
+            "name": "KONNECTZ_NATS_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"name": "kz-konnectz-nats-runner", "key": "runner-password"}},
+        }
+    # without the chart's settings (a NATS without users): no credentials
+    assert "KONNECTZ_NATS_USER" not in _env(
+        render_deployment(konnect(), OperatorSettings())["spec"]["template"]["spec"]["containers"][0]
+    )
+
+
 def test_schedule_trigger_renders_configmap_and_cronjob(konnect, settings):
     k = konnect(trigger={"kind": "schedule", "schedule": "*/15 * * * *", "timezone": "Europe/Berlin"})
     children = render_children(k, settings)
