@@ -84,6 +84,8 @@ def grants() -> dict[str, Grants]:
             read_buckets=(KONNECTS, BUDGETS, ACTIVE, CANCELS, CAPTURING, STEPS),
             # flows it deploys (make dev), capture windows, cancels, budgets it records.
             write_buckets=(KONNECTS, CAPTURING, CANCELS, ACTIVE, BUDGETS),
+            # a cancelled run waiting in a delay: its timer is deleted and the run published now (wake).
+            delete_from=(RUNS,),
             # runs it starts (replays, run now, failure alerts) on kz.runs.<id> and kz.runs.pool.<id>.
             publish=("kz.runs.>",),
             # quota reservations the runners ask for (queue group), answered with allow_responses.
