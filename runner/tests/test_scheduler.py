@@ -130,7 +130,9 @@ async def test_local_scheduler_ticks_when_the_next_fire_is_due(nc: NATS) -> None
     assert await scheduler.tick() == [] and scheduler._next == {}
 
 
-async def test_tick_command_for_a_cronjob_starts_and_runs_the_due_fire_once(nc: NATS, echo: Any) -> None:
+async def test_tick_command_for_a_cronjob_starts_and_runs_the_due_fire_once(
+    nc: NATS, echo: Any, nats_server: Any
+) -> None:
     spec = schedule_spec({"schedule_type": "AtRegularIntervals", "every": 1, "time_span": "Minutes",
                           "start": "2026-01-01T00:00"}, url=echo.base + "/echo")  # fmt: skip
     folder = Path(tempfile.mkdtemp(prefix="konnectz-spec-"))
@@ -141,8 +143,7 @@ async def test_tick_command_for_a_cronjob_starts_and_runs_the_due_fire_once(nc: 
         async def tick(*extra: str) -> tuple[int | None, str, str]:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "konnectz_runner", "tick", "--spec-file", str(spec_file), *extra,
-                env={**os.environ, "KONNECTZ_NATS_URL": nc.connected_url.geturl(),  # type: ignore[union-attr]
-                     "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8"},
+                env={**os.environ, **nats_server.env(RUNNER), "KONNECTZ_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8"},
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
             out, err = await asyncio.wait_for(proc.communicate(), 60)
