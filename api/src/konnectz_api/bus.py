@@ -39,6 +39,20 @@ class Bus:
             raise ConnectionError(f"NATS is not reachable at {self.url}: {self.last_error}")
         return self._js
 
+    def _callbacks(self) -> dict[str, Any]:
+        """nats_callbacks (one line per change, one per refusal), and /healthz's reason while not
+        connected: nats-py retries a refused user forever without raising."""
+        callbacks = nats_callbacks(self.outage)
+        logged = callbacks["error_cb"]
+
+        async def error_cb(exc: Exception) -> None:
+            if not self.connected:
+                self.last_error = str(exc) or type(exc).__name__
+            await logged(exc)
+
+        callbacks["error_cb"] = error_cb
+        return callbacks
+
     def start(self) -> None:
         self._task = asyncio.create_task(self._connect_loop())
 
@@ -53,7 +67,7 @@ class Bus:
                     connect_timeout=2,
                     allow_reconnect=True,
                     **self.options,
-                    **nats_callbacks(self.outage),
+                    **self._callbacks(),
                 )
                 js = nc.jetstream()
                 await ensure_streams(js)
