@@ -189,7 +189,9 @@ def test_a_konnect_applied_with_kubectl_is_imported_runs_and_is_withdrawn_on_del
         assert operator.exception is None, operator.output
     finally:
         platform.stop()
+        refused = platform.nats.violations()
         shutil.rmtree(state, ignore_errors=True)
+    assert not refused, refused[:10]  # the operator, the api and the runners kept to their NATS grants
 
 
 def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(
@@ -286,4 +288,6 @@ def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(
         assert applied["spec"]["flow"] == konnect["spec"]["flow"]
     finally:
         platform.stop()
+        refused = platform.nats.violations()
         shutil.rmtree(state, ignore_errors=True)
+    assert not refused, refused[:10]  # the operator, the api and the runners kept to their NATS grants

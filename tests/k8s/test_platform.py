@@ -238,7 +238,9 @@ def test_a_published_konnect_runs_from_what_the_operator_rendered(
             runner.terminate()
             runner.wait(timeout=20)
         platform.stop()
+        refused = platform.nats.violations()
         shutil.rmtree(state, ignore_errors=True)
+    assert not refused, refused[:10]  # the operator, the api and the runners kept to their NATS grants
 
 
 def test_a_shared_konnect_runs_in_the_pool_and_leaves_it(
@@ -307,4 +309,6 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it(
         assert operator.exception is None, operator.output
     finally:
         platform.stop()
+        refused = platform.nats.violations()
         shutil.rmtree(state, ignore_errors=True)
+    assert not refused, refused[:10]  # the operator, the api and the runners kept to their NATS grants
