@@ -81,9 +81,10 @@ def grants() -> dict[str, Grants]:
             manage_buckets=ENSURED_BUCKETS,
             # task events (its durable consumer), run control and capture reads, timers/runs it looks up.
             read=(EVENTS, RUNS, CAPTURES),
-            read_buckets=(KONNECTS, BUDGETS, ACTIVE, CANCELS, CAPTURING, STEPS),
-            # flows it deploys (make dev), capture windows, cancels, budgets it records.
-            write_buckets=(KONNECTS, CAPTURING, CANCELS, ACTIVE, BUDGETS),
+            read_buckets=(KONNECTS, BUDGETS, ACTIVE, CANCELS, CAPTURING),
+            # flows it deploys (make dev), capture windows, cancel requests, rate budgets it shares
+            # with the runners (a step tested in the editor takes from the same bucket).
+            write_buckets=(KONNECTS, CAPTURING, CANCELS, BUDGETS),
             # a cancelled run waiting in a delay: its timer is deleted and the run published now (wake).
             delete_from=(RUNS,),
             # runs it starts (replays, run now, failure alerts) on kz.runs.<id> and kz.runs.pool.<id>.
