@@ -464,7 +464,8 @@ def stop_process(proc: subprocess.Popen[Any], timeout: float, what: str) -> None
         time.sleep(2)
         proc.kill()
         proc.wait(10)
-        raise AssertionError(f"{what} did not stop within {timeout:.0f} s of SIGTERM; its stacks are in its stderr") from None
+        stuck = f"{what} did not stop within {timeout:.0f} s of SIGTERM; its stacks are in its stderr"
+        raise AssertionError(stuck) from None
 
 
 def child_pids(pid: int) -> list[int]:
