@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from sqlalchemy import delete, func, select
 
 from konnectz_api.crud import namespace_bindings

@@ -15,6 +15,7 @@ from konnectz_api import catalogue
 from konnectz_api.core.config import get_settings
 from konnectz_api.crud import admins, namespace_bindings, quota
 from konnectz_api.db import get_sessionmaker
+from konnectz_api.models import User
 from konnectz_api.services.captcha import solve
 from konnectz_runner import CatalogueError
 
@@ -194,8 +195,9 @@ def _namespace(args: argparse.Namespace) -> int:
             return 0
         try:
             if args.namespace_command == "bind":
-                namespace_bindings.bind(session, args.namespace, args.email)
-                print(f"{args.namespace}: bound to the account of {args.email}")
+                bound = namespace_bindings.bind(session, args.namespace, args.email)
+                owner = session.get(User, bound.owner_id)
+                print(f"{args.namespace}: bound to the account of {owner.email if owner else args.email}")
             elif namespace_bindings.unbind(session, args.namespace):
                 print(f"{args.namespace}: unbound (new Konnects there are refused; imported flows keep running)")
             else:
