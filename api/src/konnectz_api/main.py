@@ -96,7 +96,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task.start()
     # Kubernetes: the Konnects are the published state; follow them (imports, edits, deletions).
     app.state.cluster_sync = sync = (
-        ClusterSync(deployer, get_sessionmaker(), configured_bindings=settings.namespace_bindings)
+        ClusterSync(
+            deployer,
+            get_sessionmaker(),
+            watch_seconds=settings.kube_watch_seconds,
+            configured_bindings=settings.namespace_bindings,
+        )
         if isinstance(deployer, KubernetesDeployer)
         else None
     )

@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     # The task-event consumer stores up to this many events per transaction.
     task_events_batch: int = Field(default=500, ge=1, le=10_000)
     kube_namespace: str = "konnectz"
+    # The cluster sync's watch of Konnects ends and is opened again every this many seconds; between two,
+    # the Konnects refused for their namespace's binding or their owner are examined again (cluster_sync).
+    kube_watch_seconds: int = Field(default=30, ge=1, le=3600)
     # Where published konnects run on Kubernetes: a runner workload each (dedicated) or the
     # shared runner pool (shared); see docs/kubernetes.md.
     runner_mode: Literal["dedicated", "shared"] = "dedicated"
