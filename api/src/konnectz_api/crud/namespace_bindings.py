@@ -58,6 +58,7 @@ __all__ = [
     "binding_of",
     "how_to_bind",
     "listed",
+    "not_bound",
     "publisher",
     "unbind",
 ]
@@ -87,6 +88,11 @@ class Refused(Exception):
         self.message = message
         self.actor = actor  # a team member of the bound account, refused (audited)
         self.account = account
+
+
+def not_bound(namespace: str) -> str:
+    """Why a Konnect of an unbound namespace is refused (its status message)."""
+    return f"namespace {namespace} is not bound to a Konnectz account: {how_to_bind(namespace)}"
 
 
 def how_to_bind(namespace: str) -> str:
@@ -215,7 +221,7 @@ def publisher(session: Session, namespace: str, email: str) -> tuple[User, User]
     :class:`Refused` with the reason otherwise. The same refusal whether the e-mail is a user here or not."""
     binding = binding_of(session, namespace)
     if binding is None:
-        raise Refused(f"namespace {namespace} is not bound to a Konnectz account: {how_to_bind(namespace)}")
+        raise Refused(not_bound(namespace))
     account = session.get(User, binding.owner_id)
     actor = find_user_by_email(session, email=email)
     if account is None or actor is None or not may_publish(actor, account):

@@ -290,11 +290,7 @@ class ClusterSync:
         with self.sessions() as session:
             if namespace_bindings.binding_of(session, self.namespace) is None:
                 self._waits(name, True)
-                self._refuse(
-                    item,
-                    f"namespace {self.namespace} is not bound to a Konnectz account: "
-                    + namespace_bindings.how_to_bind(self.namespace),
-                )
+                self._refuse(item, namespace_bindings.not_bound(self.namespace))
                 return
         if not email:
             self._waits(name, False)
