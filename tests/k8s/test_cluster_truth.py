@@ -2,9 +2,11 @@
 
 The api (Kubernetes deployer), PostgreSQL, NATS and a runner run as local processes (the runner,
 started with KONNECTZ_POOL, plays the shared pool); the operator runs in-process. A Konnect
-applied with kubectl is imported into the api for the user its owner annotation names and runs;
-an edit in the cluster shows in the editor; a stale editor publish is refused with a conflict
-instead of overwriting it; kubectl delete withdraws the flow; no token is in spec or annotations.
+applied with kubectl in a namespace an administrator bound to an account is imported into the api
+for the account's owner its owner annotation names, and runs; in an unbound namespace, or naming
+anyone else, it is refused in its status and nothing is created; an edit in the cluster shows in
+the editor; a stale editor publish is refused with a conflict instead of overwriting it; kubectl
+delete withdraws the flow; no token is in spec or annotations.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,7 @@ from kubernetes import client
 from kubernetes.client import ApiException
 
 from konnectz_contracts.resource import GROUP, PLURAL, VERSION
-from konnectz_devstack import testing
+from konnectz_devstack import Platform, testing
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import publish_canvas, sign_up, test_trigger, webhook_canvas
 
@@ -37,6 +40,14 @@ LAST_HANDLED = "kopf.zalando.org/last-handled-configuration"
 EXPORT_JQ = """{apiVersion, kind,
   metadata: {name: "orders", annotations: {"konnectz.io/owner": .metadata.annotations["konnectz.io/owner"]}},
   spec: (.spec | del(.konnectId, .ownerId, .trigger.tokenSecret))}"""
+
+
+def konnectz_cli(platform: Platform, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``python -m konnectz_api ARGS`` beside the platform's api (its database): what an administrator runs."""
+    return subprocess.run(
+        [sys.executable, "-m", "konnectz_api", *args],
+        env=platform.component_env(), capture_output=True, text=True, check=check, timeout=60,
+    )  # fmt: skip
 
 
 def wait_until(what: str, fn: Any, timeout: float = 60.0, interval: float = 0.2) -> Any:
@@ -108,6 +119,8 @@ def test_a_konnect_applied_with_kubectl_is_imported_runs_and_is_withdrawn_on_del
         with KopfRunner(args, timeout=180) as operator:
             api = httpx.Client(base_url=platform.api_url, timeout=30)
             headers = sign_up(api, "gitops@example.com", "correct horse battery")
+            # An administrator binds the namespace to the account first (docs/kubernetes.md, "A GitOps round trip").
+            konnectz_cli(platform, "namespace", "bind", namespace, "gitops@example.com")
 
             # A Konnect naming nobody is refused in its status, with the reason.
             stranger = tmp_path / "stranger.yaml"
@@ -121,7 +134,7 @@ def test_a_konnect_applied_with_kubectl_is_imported_runs_and_is_withdrawn_on_del
                 status = got.get("status")
                 return (status or {}).get("message") if (status or {}).get("phase") == "Failed" else None
 
-            assert "nobody@example.com" in wait_until("the stranger to be refused", refused)
+            assert "owner 'nobody@example.com' may not publish" in wait_until("the stranger to be refused", refused)
 
             manifest = tmp_path / "flow.yaml"
             manifest.write_text(gitops_yaml(namespace, receiver.url, "gitops@example.com"))
@@ -271,6 +284,7 @@ def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(
         orders = subprocess.run(["jq", EXPORT_JQ], input=exported, capture_output=True, text=True, check=True).stdout
         assert "konnectId" not in orders and token not in orders
         (tmp_path / "orders.json").write_text(orders)
+        konnectz_cli(platform, "namespace", "bind", namespace, "editor@example.com")
         kube.run(kube.kubectl, "-n", namespace, "apply", "-f", str(tmp_path / "orders.json"))
 
         def imported() -> dict[str, Any] | None:
@@ -284,6 +298,125 @@ def test_editor_and_kubectl_edits_meet_and_a_stale_editor_gets_a_conflict(
         assert applied["spec"]["konnectId"] == copy["id"]
         assert applied["spec"]["trigger"]["tokenSecret"] == "orders-trigger"
         assert applied["spec"]["flow"] == konnect["spec"]["flow"]
+    finally:
+        platform.stop()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+# --- Who may publish as whom (docs/security.md): a namespace is bound to an account by an administrator ---------
+
+
+def test_only_a_bound_namespace_imports_and_only_for_its_account(
+    kube, namespace, konnect_crd, receiver, monkeypatch, tmp_path
+):
+    """The impersonation of issue 33: whoever can create a Konnect in the api's namespace named any user as
+    its owner and published a flow as them (with their connected app accounts). Now an unbound namespace
+    imports nothing, a bound one only for its account; unbinding stops new imports, not the flows running."""
+    state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-bind-"))
+    state.chmod(0o755)
+    platform = make_platform(
+        state,
+        KONNECTZ_DEPLOYER="kubernetes",
+        KONNECTZ_KUBE_NAMESPACE=namespace,
+        KUBECONFIG=str(kube.kubeconfig),
+        KONNECTZ_POOL="true",
+        KONNECTZ_ADMIN_EMAILS="admin@example.com",
+        KONNECTZ_KUBE_WATCH_SECONDS="2",  # a refused Konnect is examined again every 2 s (30 s by default)
+    )
+    platform.start()
+    monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
+    monkeypatch.setenv("KONNECTZ_NATS_URL", platform.nats.url)
+    monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SERVICE", "konnectz-runner-pool")
+    monkeypatch.setenv("KONNECTZ_RUNNER_POOL_SWEEP_SECONDS", "1")
+    custom = client.CustomObjectsApi(kube.api)
+    core = client.CoreV1Api(kube.api)
+    unbound = (
+        f"namespace {namespace} is not bound to a Konnectz account: an administrator binds it with "
+        f"`python -m konnectz_api namespace bind {namespace} <owner-email>` (or the admin API, or the chart value "
+        "namespaceBindings)"
+    )
+
+    def apply(name: str, owner: str) -> None:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(gitops_yaml(namespace, receiver.url, owner).replace("orders-from-git", name))
+        kube.run(kube.kubectl, "apply", "-f", str(path))
+
+    def failed(name: str) -> str | None:
+        status = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name).get("status") or {}
+        return status.get("message") if status.get("phase") == "Failed" else None
+
+    def nothing_created(name: str, *users: dict[str, str]) -> None:
+        konnect = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+        assert "konnectId" not in konnect["spec"] and "ownerId" not in konnect["spec"], konnect["spec"]
+        assert "tokenSecret" not in konnect["spec"]["trigger"]
+        with pytest.raises(ApiException) as missing:
+            core.read_namespaced_secret(f"{name}-trigger", namespace)
+        assert missing.value.status == 404
+        for headers in users:
+            assert api.get("/api/v1/konnects", headers=headers).json()["konnects"] == []
+
+    args = ["run", "--standalone", "-n", namespace, "-m", "konnectz_operator.handlers"]
+    try:
+        with KopfRunner(args, timeout=240) as operator:
+            api = httpx.Client(base_url=platform.api_url, timeout=30)
+            alice = sign_up(api, "alice@example.com", "correct horse battery")
+            mallory = sign_up(api, "mallory@example.com", "correct horse battery")
+            admin = sign_up(api, "admin@example.com", "correct horse battery")
+
+            # Unbound: a Konnect naming alice is refused with the reason; no flow, no token, no Secret.
+            apply("impersonation", "alice@example.com")
+            assert wait_until("the unbound namespace's refusal", lambda: failed("impersonation")) == unbound
+            nothing_created("impersonation", alice)
+
+            # Only an administrator binds: alice (a user, not one) gets 403 and the binding is not made.
+            bind_url = f"/api/v1/admin/namespace_bindings/{namespace}"
+            r = api.put(bind_url, json={"owner_email": "mallory@example.com"}, headers=alice)
+            assert r.status_code == 403 and r.json()["message"].startswith("Only an administrator can bind namespaces.")
+            assert api.get("/api/v1/admin/namespace_bindings", headers=mallory).status_code == 403
+            assert "No namespace is bound" in konnectz_cli(platform, "namespace", "list").stdout
+
+            # The administrator binds the namespace to alice's account: the refused Konnect is examined again.
+            r = api.put(bind_url, json={"owner_email": "alice@example.com"}, headers=admin)
+            assert r.status_code == 200, r.text
+            listed = konnectz_cli(platform, "namespace", "list").stdout
+            assert listed == f"{namespace}\talice@example.com\tbound here\tbound\n"
+
+            def alices() -> list[dict[str, Any]] | None:
+                items = api.get("/api/v1/konnects", headers=alice).json()["konnects"]
+                return [k for k in items if k["phase"] == "Ready"] or None
+
+            (flow,) = wait_until("the Konnect naming alice imported and Ready", alices, timeout=90)
+            assert flow["konnect_name"] == "Orders from Git" and flow["status"] == "Published"
+            hook = f"{platform.runner_url}/hooks/{flow['webhook_url'].rsplit('/', 1)[1]}"
+            wait_until("alice's flow to run", lambda: httpx.post(hook, json={"name": "A"}).status_code == 200)
+            wait_until("alice's flow's API call", lambda: receiver.requests)
+
+            # Bound: a Konnect naming a user of another account is refused.
+            apply("as-mallory", "mallory@example.com")
+            message = wait_until("the other account's refusal", lambda: failed("as-mallory"))
+            assert message == (
+                f"owner 'mallory@example.com' may not publish in the account bound to namespace {namespace}: name the "
+                "account's owner or a team member whose access level allows publishing (konnectz.io/owner)"
+            )
+            nothing_created("as-mallory", mallory)
+
+            # Unbound again (the CLI): a new Konnect is refused; alice's imported flow stays published and runs.
+            assert konnectz_cli(platform, "namespace", "unbind", namespace).stdout.startswith(f"{namespace}: unbound")
+            apply("after-unbind", "alice@example.com")
+            assert wait_until("the refusal after unbind", lambda: failed("after-unbind")) == unbound
+            nothing_created("after-unbind")
+            (still,) = api.get("/api/v1/konnects", headers=alice).json()["konnects"]
+            assert still["id"] == flow["id"] and still["status"] == "Published"
+            assert httpx.post(hook, json={"name": "B"}, timeout=5).status_code == 200
+            wait_until("its second API call", lambda: len(receiver.requests) >= 2)
+
+            # The CLI round trip: bind, list, unbind.
+            konnectz_cli(platform, "namespace", "bind", namespace, "mallory@example.com")
+            assert "mallory@example.com\tbound here" in konnectz_cli(platform, "namespace", "list").stdout
+            wait_until("mallory's Konnect imported once bound to her account", lambda: not failed("as-mallory"))
+            konnectz_cli(platform, "namespace", "unbind", namespace)
+            assert "No namespace is bound" in konnectz_cli(platform, "namespace", "list").stdout
+        assert operator.exception is None, operator.output
     finally:
         platform.stop()
         shutil.rmtree(state, ignore_errors=True)

@@ -147,6 +147,10 @@ app.kubernetes.io/component: {{ .component }}
 - name: KONNECTZ_ADMIN_EMAILS
   value: {{ join "," . | quote }}
 {{- end }}
+{{- with .Values.namespaceBindings }}
+- name: KONNECTZ_NAMESPACE_BINDINGS
+  value: {{ include "konnectz.namespaceBindings" $ | quote }}
+{{- end }}
 - name: KONNECTZ_DEPLOYER
   value: kubernetes
 - name: KONNECTZ_KUBE_NAMESPACE
@@ -181,4 +185,18 @@ app.kubernetes.io/component: {{ .component }}
 {{/* Name of the KopfPeering object the operator replicas elect their active one through. */}}
 {{- define "konnectz.peeringName" -}}
 {{- printf "%s-operator" (include "konnectz.fullname" .) }}
+{{- end }}
+
+{{/* namespaceBindings as KONNECTZ_NAMESPACE_BINDINGS: namespace=owner,namespace=owner (one per namespace). */}}
+{{- define "konnectz.namespaceBindings" -}}
+{{- $pairs := list }}
+{{- $seen := dict }}
+{{- range .Values.namespaceBindings }}
+{{- if hasKey $seen .namespace }}
+{{- fail (printf "namespaceBindings: namespace %s is bound twice" .namespace) }}
+{{- end }}
+{{- $_ := set $seen .namespace true }}
+{{- $pairs = append $pairs (printf "%s=%s" .namespace .owner) }}
+{{- end }}
+{{- join "," $pairs }}
 {{- end }}

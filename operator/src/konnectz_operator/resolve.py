@@ -42,7 +42,7 @@ def imported(konnect: Mapping[str, Any]) -> Mapping[str, Any]:
     if spec.get("konnectId") is None or spec.get("ownerId") is None:
         raise NotImported(
             "waiting for the api to import this Konnect: name its owner (a Konnectz user's e-mail) in the "
-            "annotation konnectz.io/owner"
+            "annotation konnectz.io/owner, in a namespace an administrator bound to the owner's account"
         )
     return konnect
 

@@ -4,10 +4,15 @@ The Konnect resource is the published state; PostgreSQL holds drafts. At start t
 Konnects of its namespace and reconciles every flow with them, then follows a watch:
 
 - a Konnect without ``spec.konnectId`` was applied with kubectl (or a GitOps tool): it is
-  imported for the user its ``konnectz.io/owner`` annotation names by e-mail (a new flow,
-  Published, with a canvas made from the spec), and the api writes back the ids, the owner label
-  and the ``tokenSecret`` reference (server-side apply, never forced) and the token's Secret. An
-  unknown owner or an invalid flow is refused in the Konnect's status (phase Failed, message);
+  imported only from a namespace an administrator bound to a Konnectz account, and only when its
+  ``konnectz.io/owner`` annotation names that account's owner or a team member who may publish
+  there (:mod:`konnectz_api.crud.namespace_bindings`); the flow (new, Published, with a canvas made
+  from the spec) belongs to the account. The api writes back the ids, the owner label and the
+  ``tokenSecret`` reference (server-side apply, never forced) and the token's Secret. An unbound
+  namespace, an owner who may not publish there or an invalid flow is refused in the Konnect's status
+  (phase Failed, message), and nothing is created. A Konnect refused for its binding or its owner is
+  examined again every cycle of the watch (``watch_seconds``), and at once on the replica that
+  serves an administrator's binding (:meth:`ClusterSync.retry_waiting`);
 - a Konnect of a flow of this api that was edited in the cluster updates that flow (its published
   spec and canvas), so the editor shows the change;
 - a deleted Konnect withdraws its flow (Draft), and so does, at start, a Published flow whose
@@ -22,16 +27,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, select, text, update
+from sqlalchemy import text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.compile import CompileError, compile_flow
 from konnectz_api.core.security import new_token
+from konnectz_api.crud import members, namespace_bindings
 from konnectz_api.crud.users import user_timezone
 from konnectz_api.decompile import canvas_of
 from konnectz_api.models import Konnect, User
@@ -71,8 +77,14 @@ def _problem(exc: ValidationError) -> str:
 class ClusterSync:
     """Reconciles the flows of the api's database with the Konnects of one namespace (a thread)."""
 
-    def __init__(self, deployer: KubernetesDeployer, sessions: sessionmaker[Session], *, watch_seconds: int = 30):
-
+    def __init__(
+        self,
+        deployer: KubernetesDeployer,
+        sessions: sessionmaker[Session],
+        *,
+        watch_seconds: int = 30,
+        configured_bindings: Mapping[str, str] | None = None,
+    ):
         self.deployer = deployer
         self.namespace = deployer.namespace
         self.sessions = sessions
@@ -81,6 +93,12 @@ class ClusterSync:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.synced = threading.Event()  # set after the first full reconciliation
+        # KONNECTZ_NAMESPACE_BINDINGS: applied at start; those whose owner is not there yet, every cycle.
+        self.configured_bindings = dict(configured_bindings or {})
+        self._bindings_waiting: list[str] | None = None  # None: not applied yet
+        # Konnects refused for their namespace's binding or their owner: examined again every cycle.
+        self._waiting: set[str] = set()
+        self._waiting_lock = threading.Lock()
 
     # --- the loop -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -97,6 +115,7 @@ class ClusterSync:
         failing = False
         while not self._stop.is_set():
             try:
+                self.apply_bindings()
                 version = self.sync_all()
                 self.synced.set()
                 if failing:
@@ -124,6 +143,8 @@ class ClusterSync:
                             self.reconcile(obj)
                         if self._stop.is_set():
                             break
+                    self.apply_bindings()
+                    self.retry_waiting()
             except ApiException as exc:
                 if exc.status != 410:  # 410: the version is too old; list again
                     if not failing:
@@ -135,6 +156,60 @@ class ClusterSync:
                     log.warning("cluster sync failed (%s); trying again", exc or type(exc).__name__)
                 failing = True
                 self._stop.wait(2.0)
+
+    def apply_bindings(self) -> None:
+        """Apply ``KONNECTZ_NAMESPACE_BINDINGS``: all of it at start (the environment's bindings it no
+        longer names removed), then only those still waiting for their owner to sign up and verify."""
+        if self._bindings_waiting is not None and not self._bindings_waiting:
+            return
+        configured = self.configured_bindings
+        prune = self._bindings_waiting is None
+        if not prune:
+            waiting = {line.split(":", 1)[0].removeprefix("namespace ") for line in self._bindings_waiting or []}
+            configured = {ns: email for ns, email in configured.items() if ns in waiting}
+        with self.sessions() as session:
+            waiting_now = namespace_bindings.apply_configured(session, configured, prune=prune)
+        for line in waiting_now:
+            if line not in (self._bindings_waiting or []):
+                log.warning("cluster sync: KONNECTZ_NAMESPACE_BINDINGS, %s: applied once it is", line)
+        self._bindings_waiting = waiting_now
+
+    def retry_waiting(self) -> None:
+        """Examine again the Konnects refused for their namespace's binding or their owner (a binding
+        was added, an owner signed up or was given an access level that publishes)."""
+        from kubernetes.client.exceptions import ApiException  # optional: the Kubernetes deployer's
+
+        with self._waiting_lock:
+            names = sorted(self._waiting)
+        for name in names:
+            try:
+                live = self._api.get_namespaced_custom_object(
+                    GROUP, VERSION, self.namespace, PLURAL, name, _request_timeout=15
+                )
+            except ApiException as exc:
+                if exc.status == 404:
+                    self._waits(name, False)
+                    continue
+                raise
+            self.reconcile(live)
+
+    def retry_soon(self) -> None:
+        """:meth:`retry_waiting` now, in a thread of its own (an administrator bound a namespace)."""
+
+        def retry() -> None:
+            try:
+                self.retry_waiting()
+            except Exception as exc:
+                log.warning("cluster sync: could not examine the waiting Konnects again (%s)", exc)
+
+        threading.Thread(target=retry, name="konnectz-cluster-sync-retry", daemon=True).start()
+
+    def _waits(self, name: str, waiting: bool) -> None:
+        with self._waiting_lock:
+            if waiting:
+                self._waiting.add(name)
+            else:
+                self._waiting.discard(name)
 
     def sync_all(self) -> str:
         """Reconcile every flow with the Konnects there are now; the list's resourceVersion."""
@@ -153,6 +228,7 @@ class ClusterSync:
     def reconcile(self, item: dict[str, Any]) -> None:
         meta = item.get("metadata") or {}
         if meta.get("deletionTimestamp"):
+            self._waits(str(meta.get("name")), False)
             return
         try:
             if (item.get("spec") or {}).get("konnectId") is None:
@@ -167,6 +243,7 @@ class ClusterSync:
     def withdraw(self, item: dict[str, Any]) -> None:
         """The Konnect is gone: its flow is a draft again (its runners went with the resource)."""
         konnect_id = (item.get("spec") or {}).get("konnectId")
+        self._waits(item["metadata"]["name"], False)
         if konnect_id is not None:
             self.deployer.forget(int(konnect_id), item["metadata"]["name"])
         if konnect_id is not None and self._withdraw([int(konnect_id)]):
@@ -189,12 +266,13 @@ class ClusterSync:
             session.commit()
         return done
 
-    def _refuse(self, item: dict[str, Any], message: str) -> None:
-        """Say in the Konnect's status why the api does not take it (``kubectl get konnects``)."""
+    def _refuse(self, item: dict[str, Any], message: str) -> bool:
+        """Say in the Konnect's status why the api does not take it (``kubectl get konnects``); False
+        when its status says so already."""
         name = item["metadata"]["name"]
         status = item.get("status") or {}
         if status.get("phase") == "Failed" and status.get("message") == message:
-            return
+            return False
         log.warning("cluster sync: Konnect %s/%s %s", self.namespace, name, message)
         body = {"status": {"phase": "Failed", "message": message}}
         try:
@@ -203,12 +281,19 @@ class ClusterSync:
             )
         except Exception as exc:
             log.warning("cluster sync: could not write the status of %s: %s", name, exc)
+        return True
 
     def _import(self, item: dict[str, Any]) -> None:
         meta = item["metadata"]
         name = meta["name"]
         email = str((meta.get("annotations") or {}).get(OWNER_ANNOTATION) or "").strip()
+        with self.sessions() as session:
+            if namespace_bindings.binding_of(session, self.namespace) is None:
+                self._waits(name, True)
+                self._refuse(item, namespace_bindings.not_bound(self.namespace))
+                return
         if not email:
+            self._waits(name, False)
             self._refuse(item, f"has no owner: name a Konnectz user by e-mail in the annotation {OWNER_ANNOTATION}")
             return
         with self.sessions() as session:
@@ -226,10 +311,22 @@ class ClusterSync:
             spec = live.get("spec") or {}
             if spec.get("konnectId") is not None:
                 return  # imported meanwhile (another replica)
-            user = session.scalar(select(User).where(func.lower(User.email) == email.lower()))
-            if user is None:
-                self._refuse(live, f"names the owner {email!r} ({OWNER_ANNOTATION}), who is not a Konnectz user here")
+            try:
+                user, actor = namespace_bindings.publisher(session, self.namespace, email)
+            except namespace_bindings.Refused as refused:
+                session.rollback()  # the lock: the next replica examines it now
+                self._waits(name, True)
+                if self._refuse(live, refused.message) and refused.actor is not None and refused.account is not None:
+                    members.audit(
+                        session,
+                        account_id=refused.account.id,
+                        actor=refused.actor,
+                        action=f"import Konnect {self.namespace}/{name} (kubectl)",
+                        outcome="denied",
+                        address=None,
+                    )
                 return
+            self._waits(name, False)
             kind = (spec.get("trigger") or {}).get("kind")
             token = new_token()
             konnect = Konnect(
@@ -269,7 +366,16 @@ class ClusterSync:
                 self.deployer.apply_token(name, token, (stored.get("metadata") or {}).get("uid", ""))
             session.commit()
             self.deployer.remember(konnect.id, name)
-            log.info("cluster sync: Konnect %s imported as flow %s of %s", name, konnect.id, email)
+            log.info("cluster sync: Konnect %s imported as flow %s of %s (%s)", name, konnect.id, user.email, email)
+            if actor.id != user.id:  # a team member published in the account: its audit log says who
+                members.audit(
+                    session,
+                    account_id=user.id,
+                    actor=actor,
+                    action=f"import Konnect {self.namespace}/{name} (kubectl) as flow {konnect.id}",
+                    outcome="allowed",
+                    address=None,
+                )
 
     def _follow(self, item: dict[str, Any]) -> None:
         """A Konnect of a flow of this api: take over what was changed in the cluster."""
