@@ -269,6 +269,8 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it_when_paused_or_dedicate
     assert kube.objects == {}  # no workload of its own
     assert json.loads(pool.flows[42])["konnect_id"] == 42
     assert json.loads(pool.flows[42])["trigger"]["token"] == token  # the pool serves /hooks/<token>
+    # The pool's runners bind the konnect's broker token to this resource's uid.
+    assert json.loads(pool.flows[42])["resource_uid"] == "0b5e7c9e-1111-2222-3333-444455556666"
     assert patch.status["phase"] == "Ready" and patch.status["runnerMode"] == "shared"
     assert patch.status["webhookUrl"] == "http://konnectz-runner-pool.team-a.svc/hooks/<secret:konnect-42-trigger>"
     assert "handed to the shared runner pool" in patch.status["message"]
@@ -336,3 +338,36 @@ def test_a_webhook_konnect_waits_for_its_token_secret(konnect, memo, kube):
     assert kube.objects == {}
     [(_, name, status)] = kube.status_patches
     assert (name, status["phase"]) == ("konnect-42", "Pending")
+
+
+def test_a_konnect_naming_its_own_image_is_refused_and_changes_no_child(konnect, memo, kube):
+    """spec.image may only name an image of the administrator's allow list: another Konnect author's
+    image would run holding the konnect's broker token."""
+    with pytest.raises(kopf.PermanentError, match="image evil.example.com/miner:1 is not allowed"):
+        patch = kopf.Patch()
+        handlers.reconcile(kopf.Body(konnect(image="evil.example.com/miner:1")), patch, memo, log)
+    assert kube.objects == {}  # no Deployment, ConfigMap or Secret
+    assert patch["status"]["phase"] == "Failed"
+    assert "KONNECTZ_RUNNER_IMAGES" in patch["status"]["message"]
+
+    # A flow already running keeps running through a refused edit: its children stay as they were.
+    _reconcile(konnect(), memo)
+    before = copy.deepcopy(kube.objects)
+    with pytest.raises(kopf.PermanentError, match="is not allowed"):
+        _reconcile(konnect(image="evil.example.com/miner:1"), memo)
+    assert kube.objects == before
+    # Drift repair renders nothing for it either.
+    deployment = kube.objects[("Deployment", "team-a", "kz-konnect-42")]
+    kube.objects[("Konnect", "team-a", "konnect-42")] = konnect(image="evil.example.com/miner:1")
+    assert handlers.repair_child(deployment, deleted=True, kube=kube, config=memo["config"]) is None
+
+
+def test_an_image_on_the_allow_list_runs(konnect, memo, kube, settings):
+    memo["config"] = settings.model_copy(update={"runner_images": "registry.example.com/konnectz-runner:1.3.0, other:2"})
+    patch = _reconcile(konnect(image="registry.example.com/konnectz-runner:1.3.0"), memo)
+    assert patch["status"]["phase"] == "Ready"
+    deployment = kube.objects[("Deployment", "team-a", "kz-konnect-42")]
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == "registry.example.com/konnectz-runner:1.3.0"
+    # The operator's own runner image is always allowed.
+    assert _reconcile(konnect(image=settings.runner_image), memo)["status"]["phase"] == "Ready"

@@ -155,7 +155,12 @@ class KonnectSpec(_Resource):
     flow: ResourceFlow = Field(
         description="The compiled flow spec (konnectz_contracts.spec.FlowSpec) without its ids and URL token."
     )
-    image: str | None = Field(default=None, min_length=1, description="Override of the runner image for this konnect.")
+    image: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A runner image from the operator's allow list (KONNECTZ_RUNNER_IMAGES, chart value "
+        "operator.allowedRunnerImages); any other is refused in the status. Unset: the operator's runner image.",
+    )
     replicas: int | None = Field(
         default=None,
         ge=0,
