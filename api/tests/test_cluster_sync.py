@@ -38,6 +38,7 @@ class FakeDeployer:
         self._api = FakeCustomObjects()
         self.tokens: dict[str, str] = {}
         self.names: dict[int, str] = {}
+        self.bound: dict[str, tuple[int, str]] = {}
 
     def remember(self, konnect_id: int, name: str) -> None:
         self.names[konnect_id] = name
@@ -56,6 +57,10 @@ class FakeDeployer:
     def apply_token(self, name: str, token: str, owner_uid: str) -> None:
         assert owner_uid == "uid-" + name
         self.tokens[name] = token
+
+    def bind(self, name: str, konnect_id: int, uid: str, annotations: dict[str, Any] | None) -> None:
+        assert self._api.items[name]["metadata"]["uid"] == uid  # only the recorded resource is bound
+        self.bound[name] = (konnect_id, uid)
 
 
 def applied(name: str, owner: str | None, url: str = "https://crm.example.com/contacts") -> dict[str, Any]:
@@ -255,6 +260,7 @@ def test_a_second_konnect_claiming_a_flows_ids_is_refused_and_changes_nothing(ap
         konnect.published_spec, konnect.canvas_json, konnect.konnect_name, "Published", "uid-git",
     )  # fmt: skip
     assert sync.deployer.names[konnect.id] == "git"  # publishes and runs still go to the original
+    assert sync.deployer.bound == {"git": (konnect.id, "uid-git")}  # the operator runs the original only
 
     # The original is still followed.
     items["git"]["spec"]["flow"]["steps"][0]["url"] = "https://crm.example.com/v2"
@@ -314,7 +320,11 @@ def test_a_publish_creates_and_records_its_konnect_and_never_takes_over_someone_
     from konnectz_contracts.spec import FlowSpec
 
     class Applying(FakeCustomObjects):
-        def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **_: Any) -> Any:
+        def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **kw: Any) -> Any:
+            if kw.get("_content_type") == "application/merge-patch+json":  # the binding annotation
+                assert body["metadata"]["uid"] == self.items[name]["metadata"]["uid"]
+                self.items[name]["metadata"].setdefault("annotations", {}).update(body["metadata"]["annotations"])
+                return copy.deepcopy(self.items[name])
             if name in self.items:  # 200: an update answers the stored object
                 self.items[name]["spec"] = copy.deepcopy(body["spec"])
                 return copy.deepcopy(self.items[name])
@@ -333,7 +343,7 @@ def test_a_publish_creates_and_records_its_konnect_and_never_takes_over_someone_
     deployer.namespace, deployer._names, deployer.runner_mode = "konnectz", {}, "dedicated"
     deployer._api = fake = Applying()
     deployer.apply_token = lambda name, token, uid: None  # type: ignore[method-assign]
-    deployer.binder = sync
+    deployer.binder, deployer.binding_key = sync, "k" * 40
     # Someone created konnect-<id> naming the flow: the publish refuses to write into it.
     fake.items[f"konnect-{konnect.id}"] = _claim_of(applied("x", None), konnect, f"konnect-{konnect.id}")
     with pytest.raises(DeployError, match="not this flow's resource"):
@@ -345,6 +355,11 @@ def test_a_publish_creates_and_records_its_konnect_and_never_takes_over_someone_
     deployer._names.clear()
     deployer._publish(spec, email)
     assert _konnect(konnect.id).resource_uid == f"uid-konnect-{konnect.id}-new"
+    # ... and binds it: the operator runs only a Konnect whose binding names its flow and its uid.
+    from konnectz_contracts.broker_token import resource_binding
+
+    annotations = fake.items[f"konnect-{konnect.id}"]["metadata"]["annotations"]
+    assert annotations["konnectz.io/binding"] == resource_binding("k" * 40, konnect.id, f"uid-konnect-{konnect.id}-new")
     items[f"konnect-{konnect.id}"] = fake.items[f"konnect-{konnect.id}"]
     assert sync.reconcile(copy.deepcopy(fake.items[f"konnect-{konnect.id}"])) is True
     deployer._publish(spec, email)  # publishing again updates the recorded resource

@@ -343,7 +343,7 @@ def test_a_webhook_konnect_waits_for_its_token_secret(konnect, memo, kube):
 def test_a_konnect_naming_its_own_image_is_refused_and_changes_no_child(konnect, memo, kube):
     """spec.image may only name an image of the administrator's allow list: another Konnect author's
     image would run holding the konnect's broker token."""
-    with pytest.raises(kopf.PermanentError, match="image evil.example.com/miner:1 is not allowed"):
+    with pytest.raises(kopf.PermanentError, match=r"image evil\.example\.com/miner:1 is not allowed"):
         patch = kopf.Patch()
         handlers.reconcile(kopf.Body(konnect(image="evil.example.com/miner:1")), patch, memo, log)
     assert kube.objects == {}  # no Deployment, ConfigMap or Secret
@@ -363,7 +363,9 @@ def test_a_konnect_naming_its_own_image_is_refused_and_changes_no_child(konnect,
 
 
 def test_an_image_on_the_allow_list_runs(konnect, memo, kube, settings):
-    memo["config"] = settings.model_copy(update={"runner_images": "registry.example.com/konnectz-runner:1.3.0, other:2"})
+    memo["config"] = settings.model_copy(
+        update={"runner_images": "registry.example.com/konnectz-runner:1.3.0, other:2"}
+    )
     patch = _reconcile(konnect(image="registry.example.com/konnectz-runner:1.3.0"), memo)
     assert patch["status"]["phase"] == "Ready"
     deployment = kube.objects[("Deployment", "team-a", "kz-konnect-42")]
@@ -371,3 +373,35 @@ def test_an_image_on_the_allow_list_runs(konnect, memo, kube, settings):
     assert image == "registry.example.com/konnectz-runner:1.3.0"
     # The operator's own runner image is always allowed.
     assert _reconcile(konnect(image=settings.runner_image), memo)["status"]["phase"] == "Ready"
+
+
+def test_with_a_credentials_key_only_a_konnect_the_api_bound_to_its_flow_runs(konnect, memo, kube, settings):
+    """spec.konnectId is readable by anyone who may list Konnects: a copy naming another flow's id
+    (with that flow's binding annotation copied, even) gets no runner, no token Secret and no place in
+    the shared pool; the Konnect the api bound runs."""
+    from konnectz_contracts.broker_token import resource_binding
+    from konnectz_contracts.resource import BINDING_ANNOTATION
+
+    key = "k" * 40
+    pool = FakePool()
+    memo["config"] = settings.model_copy(update={"credentials_key": key, "runner_pool_service": "pool"})
+    memo["pool"] = pool
+    bound = konnect()
+    uid = bound["metadata"]["uid"]
+    bound["metadata"]["annotations"] = {BINDING_ANNOTATION: resource_binding(key, 42, uid)}
+
+    for copy_ in (konnect(name="copy"), konnect(name="copy", runnerMode="shared")):
+        copy_["metadata"]["uid"] = "uid-of-the-copy"
+        copy_["metadata"]["annotations"] = dict(bound["metadata"]["annotations"])  # copied: another uid
+        kube.secrets[("team-a", "copy-trigger")] = kube.secrets[("team-a", "konnect-42-trigger")]
+        patch = _reconcile(copy_, memo)
+        assert patch.status["phase"] == "Pending" and "waiting for the api to bind" in patch.status["message"]
+        assert kube.objects == {} and pool.flows == {}
+
+    patch = _reconcile(bound, memo)
+    assert patch.status["phase"] == "Ready"
+    assert sorted(kind for kind, _, _ in kube.objects) == ["ConfigMap", "Deployment", "Secret", "Service"]
+    # A refusal the api wrote (Failed, claimed by another resource) is not overwritten with Pending.
+    refused = konnect(name="copy")
+    refused["status"] = {"phase": "Failed", "message": "konnectId 42 is claimed by another resource"}
+    assert "phase" not in (_reconcile(refused, memo).get("status") or {})

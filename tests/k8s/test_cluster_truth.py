@@ -25,6 +25,7 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes.client import ApiException
 
+from konnectz_contracts.broker_token import konnect_token
 from konnectz_contracts.resource import GROUP, PLURAL, VERSION, token_secret
 from konnectz_devstack import testing
 from konnectz_devstack.pytest_plugin import make_platform
@@ -367,10 +368,17 @@ def test_a_copy_claiming_a_flow_is_refused_and_the_token_minted_for_it_opens_not
             flows = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
             assert [k["status"] for k in flows if k["id"] == konnect_id] == ["Published"]
 
-            # The operator mints a token for the copy (it renders every Konnect): bound to the copy's
-            # UID, it opens nothing at the broker. The flow's own runner token is accepted (404: the
-            # flow has no app webhook, which only an authorized caller learns).
-            copy_token = wait_until("the copy's runner Secret", lambda: runner_token("evil"))
+            # The operator runs only the Konnect the api bound to the flow: the copy gets no runner
+            # (it would join the flow's runs on NATS) and no token Secret.
+            apps = client.AppsV1Api(kube.api)
+            for read in (apps.read_namespaced_deployment, core.read_namespaced_secret):
+                with pytest.raises(ApiException) as missing:
+                    read("kz-evil", namespace)
+                assert missing.value.status == 404
+            # A token minted for the copy (what an operator without the binding check renders, bound to
+            # the copy's UID) opens nothing at the broker. The flow's own runner token is accepted
+            # (404: the flow has no app webhook, which only an authorized caller learns).
+            copy_token = konnect_token(key, konnect_id, created["metadata"]["uid"])
             assert copy_token != victim_token
 
             def broker(path: str, token: str, **body: Any) -> httpx.Response:

@@ -33,6 +33,7 @@ __all__ = [
     "forget_resource_uid",
     "konnect_token",
     "remember_resource_uid",
+    "resource_binding",
     "token_for",
 ]
 
@@ -49,6 +50,14 @@ def konnect_token(key: str, konnect_id: int, uid: str) -> str:
     """The broker token of konnect ``konnect_id`` served from the Konnect resource ``uid`` ("" when
     there is no resource: the local deployer)."""
     message = f"konnect-credentials:{int(konnect_id)}:{uid}".encode()
+    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
+
+
+def resource_binding(key: str, konnect_id: int, uid: str) -> str:
+    """The proof that the api bound the Konnect resource ``uid`` to flow ``konnect_id`` (annotation
+    ``konnectz.io/binding``, written by the api on the resource it created or imported). The operator
+    renders only Konnects that carry it: a copy naming another flow's ids gets nothing to run."""
+    message = f"konnect-resource:{int(konnect_id)}:{uid}".encode()
     return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
 
 

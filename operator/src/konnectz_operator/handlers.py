@@ -20,7 +20,15 @@ from .config import OperatorSettings
 from .drift import drifted, owner_konnect
 from .errors import InvalidKonnect, UnsupportedKonnect, to_kopf_error
 from .pool import PoolError, RunnerPool, is_shared
-from .render import child_name, form_url, image_problem, pool_flow_json, render_children, webhook_url
+from .render import (
+    binding_problem,
+    child_name,
+    form_url,
+    image_problem,
+    pool_flow_json,
+    render_children,
+    webhook_url,
+)
 from .resolve import NotImported, Resolved, TokenMissing, resolve
 from .status import Phase, now_rfc3339, set_condition
 from .validation import validate_konnect
@@ -149,6 +157,15 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
     except KubeError as exc:
         raise to_kopf_error(exc) from exc
     konnect = kopf.Body(cast(kopf.RawBody, resolved.konnect))
+    unbound = binding_problem(konnect, config)
+    if unbound:
+        # Not the operator's to decide either: the api binds the resource it follows (and says in the
+        # status of any other naming the same flow that it is refused). Nothing is rendered or changed.
+        if (body.get("status") or {}).get("phase") != "Failed":
+            patch.status["phase"] = "Pending"
+            patch.status["message"] = unbound
+        logger.info("Konnect not bound to its flow: %s", unbound)
+        return
     try:
         validate_konnect(konnect, resolved.token)
         # Before anything is rendered: a refused image changes no child (a running flow keeps running).
@@ -395,7 +412,7 @@ def repair_child(child: Mapping[str, Any], *, deleted: bool, kube: Kube, config:
         validate_konnect(resolved.konnect, resolved.token)
     except (InvalidKonnect, NotImported, TokenMissing):
         return None
-    if image_problem(resolved.konnect, config):
+    if image_problem(resolved.konnect, config) or binding_problem(resolved.konnect, config):
         return None  # refused in its status: its children stay as they were
     for rendered in render_children(resolved.konnect, config, resolved.token):
         if rendered["kind"] != child.get("kind") or rendered["metadata"]["name"] != meta.get("name"):

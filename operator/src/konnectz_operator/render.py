@@ -34,8 +34,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from konnectz_contracts.broker_token import ENV_TOKEN, ENV_URL, konnect_token
-from konnectz_contracts.resource import TOKEN_KEY, runner_flow
+from konnectz_contracts.broker_token import ENV_TOKEN, ENV_URL, konnect_token, resource_binding
+from konnectz_contracts.resource import BINDING_ANNOTATION, TOKEN_KEY, runner_flow
 
 from .config import OperatorSettings
 
@@ -43,6 +43,7 @@ __all__ = [
     "FLOW_DIR",
     "FLOW_FILE",
     "FLOW_KEY",
+    "binding_problem",
     "child_labels",
     "child_name",
     "flow_json",
@@ -142,6 +143,24 @@ def _paused(konnect: Mapping[str, Any]) -> bool:
 
 def _image(konnect: Mapping[str, Any], settings: OperatorSettings) -> str:
     return str(_spec(konnect).get("image") or settings.runner_image)
+
+
+def binding_problem(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:
+    """Why the Konnect may not run yet (None when it may): with a credentials key, only a Konnect the
+    api bound to its flow runs (annotation ``konnectz.io/binding``, an HMAC of ``spec.konnectId`` and
+    this resource's uid). A copy naming another flow's ids (readable by anyone who may list Konnects)
+    gets no runner, so it never joins that flow's runs or its place in the shared pool."""
+    if not settings.credentials_key:
+        return None
+    metadata = konnect.get("metadata") or {}
+    konnect_id = int(_spec(konnect)["konnectId"])
+    proof = resource_binding(settings.credentials_key, konnect_id, str(metadata.get("uid") or ""))
+    if (metadata.get("annotations") or {}).get(BINDING_ANNOTATION) == proof:
+        return None
+    return (
+        f"waiting for the api to bind this Konnect to flow {konnect_id} (annotation {BINDING_ANNOTATION}): "
+        "only the Konnect the api created or imported for a flow runs"
+    )
 
 
 def image_problem(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:

@@ -321,6 +321,7 @@ class ClusterSync:
                 self.deployer.apply_token(name, token, (stored.get("metadata") or {}).get("uid", ""))
             konnect.resource_uid = _uid(stored) or _uid(live) or None  # the one resource this flow follows
             session.commit()
+            self.deployer.bind(name, konnect.id, _uid(stored) or _uid(live), meta.get("annotations"))
             self.deployer.remember(konnect.id, name)
             log.info("cluster sync: Konnect %s imported as flow %s of %s", name, konnect.id, email)
 
@@ -347,6 +348,12 @@ class ClusterSync:
                 )
                 return False
             self.deployer.remember(konnect_id, item["metadata"]["name"])
+            try:  # the operator runs it once bound (again: after a new credentials key, or an older api)
+                self.deployer.bind(
+                    item["metadata"]["name"], konnect_id, _uid(item), item["metadata"].get("annotations")
+                )
+            except DeployError as exc:
+                log.warning("cluster sync: could not bind Konnect %s: %s", item["metadata"]["name"], exc)
             try:
                 flow = FlowSpec.model_validate(runner_flow(spec, konnect.webhook_token))
             except ValidationError:

@@ -18,8 +18,10 @@ from datetime import UTC
 from typing import Any, Literal, Protocol
 
 from konnectz_api.bus import Bus
+from konnectz_contracts.broker_token import resource_binding
 from konnectz_contracts.events import KV_KONNECTS, TaskEvent, konnect_key
 from konnectz_contracts.resource import (
+    BINDING_ANNOTATION,
     GROUP,
     KONNECT_ID_LABEL,
     OWNER_LABEL,
@@ -163,11 +165,17 @@ class KubernetesDeployer:
     """
 
     def __init__(
-        self, namespace: str, api_client: Any = None, *, runner_mode: Literal["dedicated", "shared"] = "dedicated"
+        self,
+        namespace: str,
+        api_client: Any = None,
+        *,
+        runner_mode: Literal["dedicated", "shared"] = "dedicated",
+        binding_key: str = "",
     ) -> None:
         from kubernetes import client, config  # optional: the Kubernetes deployer's
 
         self.runner_mode: Literal["dedicated", "shared"] = runner_mode
+        self.binding_key = binding_key
         if api_client is None:
             try:
                 config.load_incluster_config()
@@ -183,6 +191,26 @@ class KubernetesDeployer:
 
     # The flows' recorded resources (konnects.resource_uid): the cluster sync binds itself here.
     binder: Binder | None = None
+    # The credentials key (the operator's): the binding annotation is an HMAC under it. Empty: none.
+    binding_key: str = ""
+
+    def bind(self, name: str, konnect_id: int, uid: str, annotations: dict[str, Any] | None) -> None:
+        """Write the binding annotation on the flow's recorded Konnect ``name`` (uid ``uid``) unless it
+        has it: the operator runs only Konnects the api bound to their flow (docs/security.md)."""
+        if not self.binding_key or not uid:
+            return
+        proof = resource_binding(self.binding_key, konnect_id, uid)
+        if (annotations or {}).get(BINDING_ANNOTATION) == proof:
+            return
+        # A merge patch of this one annotation, guarded by the uid: it never lands on a successor.
+        patch = {"metadata": {"uid": uid, "annotations": {BINDING_ANNOTATION: proof}}}
+        try:
+            self._api.patch_namespaced_custom_object(
+                GROUP, VERSION, self.namespace, PLURAL, name, patch,
+                field_manager=FIELD_MANAGER, _content_type="application/merge-patch+json", _request_timeout=15,
+            )  # fmt: skip
+        except Exception as exc:
+            raise _refusal("bind the konnect to its flow", exc) from exc
 
     def _claim(self, konnect_id: int) -> contextlib.AbstractContextManager[Claim]:
         return self.binder.claim(konnect_id) if self.binder is not None else _unbound(konnect_id)
@@ -290,6 +318,7 @@ class KubernetesDeployer:
                 )
             claim.uid = uid or None
             self.remember(spec.konnect_id, name)
+        self.bind(name, spec.konnect_id, uid, (stored.get("metadata") or {}).get("annotations"))
         token = getattr(spec.trigger, "token", None)
         if token:
             self.apply_token(body["metadata"]["name"], token, uid)
