@@ -25,7 +25,10 @@ class FakeKube:
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         # The api's token Secrets, read by name (not children of the operator).
         self.secrets: dict[tuple[str, str], dict[str, Any]] = {
-            ("team-a", "konnect-42-trigger"): {"data": {"token": base64.b64encode(TOKEN.encode()).decode()}}
+            ("team-a", "konnect-42-trigger"): {
+                "metadata": {"ownerReferences": [{"kind": "Konnect", "uid": "0b5e7c9e-1111-2222-3333-444455556666"}]},
+                "data": {"token": base64.b64encode(TOKEN.encode()).decode()},
+            }
         }
         self.fail_create: KubeError | None = None
         self.status_patches: list[tuple[str, str, dict[str, Any]]] = []
@@ -393,7 +396,8 @@ def test_with_a_credentials_key_only_a_konnect_the_api_bound_to_its_flow_runs(ko
     for copy_ in (konnect(name="copy"), konnect(name="copy", runnerMode="shared")):
         copy_["metadata"]["uid"] = "uid-of-the-copy"
         copy_["metadata"]["annotations"] = dict(bound["metadata"]["annotations"])  # copied: another uid
-        kube.secrets[("team-a", "copy-trigger")] = kube.secrets[("team-a", "konnect-42-trigger")]
+        own = {"metadata": {"ownerReferences": [{"kind": "Konnect", "uid": "uid-of-the-copy"}]}}
+        kube.secrets[("team-a", "copy-trigger")] = {**kube.secrets[("team-a", "konnect-42-trigger")], **own}
         patch = _reconcile(copy_, memo)
         assert patch.status["phase"] == "Pending" and "waiting for the api to bind" in patch.status["message"]
         assert kube.objects == {} and pool.flows == {}
@@ -403,5 +407,18 @@ def test_with_a_credentials_key_only_a_konnect_the_api_bound_to_its_flow_runs(ko
     assert sorted(kind for kind, _, _ in kube.objects) == ["ConfigMap", "Deployment", "Secret", "Service"]
     # A refusal the api wrote (Failed, claimed by another resource) is not overwritten with Pending.
     refused = konnect(name="copy")
+    refused["metadata"]["uid"] = "uid-of-the-copy"
     refused["status"] = {"phase": "Failed", "message": "konnectId 42 is claimed by another resource"}
     assert "phase" not in (_reconcile(refused, memo).get("status") or {})
+
+
+def test_a_konnect_naming_another_konnects_token_secret_never_gets_that_token(konnect, memo, kube, token):
+    """spec.trigger.tokenSecret is the author's to write: the operator uses only a Secret owned by the
+    Konnect itself (as the api writes it), so a flow is never pointed at another flow's URL token."""
+    thief = konnect(name="thief", trigger={"kind": "webhook", "tokenSecret": "konnect-42-trigger"})
+    thief["metadata"]["uid"] = "uid-of-the-thief"
+    with pytest.raises(kopf.TemporaryError, match="owned by this Konnect"):
+        _reconcile(thief, memo)
+    assert kube.objects == {}
+    assert kube.status_patches[-1][2]["phase"] == "Pending"
+    assert token not in json.dumps(kube.status_patches)
