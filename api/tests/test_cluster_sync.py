@@ -43,6 +43,7 @@ class FakeDeployer:
         self._api = FakeCustomObjects()
         self.tokens: dict[str, str] = {}
         self.names: dict[int, str] = {}
+        self.bound: dict[str, tuple[int, str]] = {}
 
     def remember(self, konnect_id: int, name: str) -> None:
         self.names[konnect_id] = name
@@ -61,6 +62,10 @@ class FakeDeployer:
     def apply_token(self, name: str, token: str, owner_uid: str) -> None:
         assert owner_uid == "uid-" + name
         self.tokens[name] = token
+
+    def bind(self, name: str, konnect_id: int, uid: str, annotations: dict[str, Any] | None) -> None:
+        assert self._api.items[name]["metadata"]["uid"] == uid  # only the recorded resource is bound
+        self.bound[name] = (konnect_id, uid)
 
 
 def applied(name: str, owner: str | None, url: str = "https://crm.example.com/contacts") -> dict[str, Any]:
@@ -422,3 +427,133 @@ def test_the_environments_bindings_wait_for_their_owner_win_and_go_when_no_longe
     ClusterSync(sync.deployer, get_sessionmaker(), configured_bindings={}).apply_bindings()  # restarted without
     with get_sessionmaker()() as session:
         assert namespace_bindings.binding_of(session, "konnectz") is None
+
+
+def _claim_of(item: dict[str, Any], konnect: Konnect, name: str, url: str = "https://evil.example.com/x") -> dict:
+    """A second Konnect naming ``konnect``'s ids (they are readable by anyone who may list Konnects)."""
+    other = applied(name, None, url)
+    other["spec"].update(konnectId=konnect.id, ownerId=konnect.owner_id)
+    other["metadata"]["labels"] = dict(item["metadata"].get("labels") or {})
+    return other
+
+
+def test_a_second_konnect_claiming_a_flows_ids_is_refused_and_changes_nothing(api, sync):
+    email = api.signup_and_verify()
+    items = sync.deployer._api.items
+    items["git"] = applied("git", email)
+    sync.reconcile(copy.deepcopy(items["git"]))
+    konnect = _konnect(items["git"]["spec"]["konnectId"])
+    assert konnect.resource_uid == "uid-git"  # the resource it was imported from
+
+    items["evil"] = _claim_of(items["git"], konnect, "evil")
+    assert sync.reconcile(copy.deepcopy(items["evil"])) is False
+    assert items["evil"]["status"]["phase"] == "Failed"
+    assert f"konnectId {konnect.id} is claimed by another resource" in items["evil"]["status"]["message"]
+    after = _konnect(konnect.id)
+    assert (after.published_spec, after.canvas_json, after.konnect_name, after.status, after.resource_uid) == (
+        konnect.published_spec, konnect.canvas_json, konnect.konnect_name, "Published", "uid-git",
+    )  # fmt: skip
+    assert sync.deployer.names[konnect.id] == "git"  # publishes and runs still go to the original
+    assert sync.deployer.bound == {"git": (konnect.id, "uid-git")}  # the operator runs the original only
+
+    # The original is still followed.
+    items["git"]["spec"]["flow"]["steps"][0]["url"] = "https://crm.example.com/v2"
+    sync.reconcile(copy.deepcopy(items["git"]))
+    assert _konnect(konnect.id).published_spec["steps"][0]["url"] == "https://crm.example.com/v2"  # type: ignore[index]
+
+    # At start (the copy listed too) and when the copy is deleted: the flow stays as it is.
+    sync.sync_all()
+    assert _konnect(konnect.id).status == "Published" and _konnect(konnect.id).resource_uid == "uid-git"
+    sync.withdraw(items.pop("evil"))
+    assert _konnect(konnect.id).status == "Published" and sync.deployer.names[konnect.id] == "git"
+
+    # The flow's own resource deleted: withdrawn. A GitOps re-apply still carrying its ids is a new
+    # resource (another UID): refused, the flow stays a draft (publish it from the editor, or leave out
+    # the ids to import the YAML as a new flow).
+    sync.withdraw(items.pop("git"))
+    assert _konnect(konnect.id).status == "Draft"
+    again = _claim_of(applied("git", email), konnect, "git", url="https://crm.example.com/v3")
+    again["metadata"]["uid"] = "uid-git-again"
+    items["git"] = again
+    assert sync.reconcile(copy.deepcopy(again)) is False
+    assert "is claimed by another resource" in items["git"]["status"]["message"]
+    withdrawn = _konnect(konnect.id)
+    assert withdrawn.status == "Draft" and withdrawn.published_spec is None and withdrawn.resource_uid == "uid-git"
+
+    # The api's own publish records the resource it creates under the flow's claim lock: followed.
+    with sync.claim(konnect.id) as claim:
+        claim.uid = "uid-git-again"
+    assert sync.reconcile(copy.deepcopy(again)) is True
+    assert _konnect(konnect.id).status == "Published"
+
+
+def test_a_flow_from_before_uids_were_recorded_adopts_its_oldest_konnect(api, sync):
+    from sqlalchemy import update
+
+    email = api.signup_and_verify()
+    items = sync.deployer._api.items
+    items["old"] = applied("old", email)
+    sync.reconcile(copy.deepcopy(items["old"]))
+    konnect = _konnect(items["old"]["spec"]["konnectId"])
+    with get_sessionmaker()() as session:
+        session.execute(update(Konnect).where(Konnect.id == konnect.id).values(resource_uid=None))
+        session.commit()
+    items["old"]["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    items["a-copy"] = _claim_of(items["old"], konnect, "a-copy")  # listed first, created later
+    items["a-copy"]["metadata"]["creationTimestamp"] = "2026-06-01T00:00:00Z"
+    sync.sync_all()
+    assert _konnect(konnect.id).resource_uid == "uid-old"
+    assert items["a-copy"]["status"]["phase"] == "Failed"
+    assert _konnect(konnect.id).published_spec == konnect.published_spec
+
+
+def test_a_publish_creates_and_records_its_konnect_and_never_takes_over_someone_elses(api, sync):
+    """The deployer applies under the flow's claim: a resource it creates is recorded as the flow's;
+    one that exists under the name it would use, and is not the recorded one, is not published to."""
+    from konnectz_api.services.deployer import DeployError, KubernetesDeployer
+    from konnectz_contracts.spec import FlowSpec
+
+    class Applying(FakeCustomObjects):
+        def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **kw: Any) -> Any:
+            if kw.get("_content_type") == "application/merge-patch+json":  # the binding annotation
+                assert body["metadata"]["uid"] == self.items[name]["metadata"]["uid"]
+                self.items[name]["metadata"].setdefault("annotations", {}).update(body["metadata"]["annotations"])
+                return copy.deepcopy(self.items[name])
+            if name in self.items:  # 200: an update answers the stored object
+                self.items[name]["spec"] = copy.deepcopy(body["spec"])
+                return copy.deepcopy(self.items[name])
+            self.items[name] = {**copy.deepcopy(body), "metadata": {**body["metadata"], "uid": f"uid-{name}-new"}}
+            return None  # 201 Created
+
+    email = api.signup_and_verify()
+    items = sync.deployer._api.items
+    items["git"] = applied("git", email)
+    sync.reconcile(copy.deepcopy(items["git"]))
+    konnect = _konnect(items["git"]["spec"]["konnectId"])
+    spec = FlowSpec.model_validate(konnect.published_spec)
+    sync.withdraw(items.pop("git"))  # the flow's resource is deleted: a draft, its UID still recorded
+
+    deployer = KubernetesDeployer.__new__(KubernetesDeployer)
+    deployer.namespace, deployer._names, deployer.runner_mode = "konnectz", {}, "dedicated"
+    deployer._api = fake = Applying()
+    deployer.apply_token = lambda name, token, uid: None  # type: ignore[method-assign]
+    deployer.binder, deployer.binding_key = sync, "k" * 40
+    # Someone created konnect-<id> naming the flow: the publish refuses to write into it.
+    fake.items[f"konnect-{konnect.id}"] = _claim_of(applied("x", None), konnect, f"konnect-{konnect.id}")
+    with pytest.raises(DeployError, match="not this flow's resource"):
+        deployer._publish(spec, email)
+    assert _konnect(konnect.id).resource_uid == "uid-git"
+
+    # Gone: the publish creates konnect-<id> and records it; the cluster sync follows it.
+    fake.items.clear()
+    deployer._names.clear()
+    deployer._publish(spec, email)
+    assert _konnect(konnect.id).resource_uid == f"uid-konnect-{konnect.id}-new"
+    # ... and binds it: the operator runs only a Konnect whose binding names its flow and its uid.
+    from konnectz_contracts.broker_token import resource_binding
+
+    annotations = fake.items[f"konnect-{konnect.id}"]["metadata"]["annotations"]
+    assert annotations["konnectz.io/binding"] == resource_binding("k" * 40, konnect.id, f"uid-konnect-{konnect.id}-new")
+    items[f"konnect-{konnect.id}"] = fake.items[f"konnect-{konnect.id}"]
+    assert sync.reconcile(copy.deepcopy(fake.items[f"konnect-{konnect.id}"])) is True
+    deployer._publish(spec, email)  # publishing again updates the recorded resource

@@ -367,6 +367,26 @@ def test_namespace_bindings_become_the_apis_bindings(kube):
         assert done.returncode != 0 and "namespaceBindings" in done.stderr, wrong
 
 
+def test_allowed_runner_images_reach_the_operator(kube):
+    """``operator.allowedRunnerImages`` becomes KONNECTZ_RUNNER_IMAGES of the operator (the images a
+    Konnect may name in spec.image besides runner.image); empty by default; a comma is refused."""
+
+    def operator_env(*extra: str) -> dict[str, str | None]:
+        docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, *extra).stdout)
+        (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("operator")]
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        return {e["name"]: e.get("value") for e in container["env"]}
+
+    assert operator_env()["KONNECTZ_RUNNER_IMAGES"] == ""
+    listed = operator_env("--set", "operator.allowedRunnerImages={reg.example.com/runner:1.4.0,reg.example.com/r:2}")
+    assert listed["KONNECTZ_RUNNER_IMAGES"] == "reg.example.com/runner:1.4.0,reg.example.com/r:2"
+    wrong = kube.run(
+        kube.helm, "template", "kz", str(CHART), *TRIAL, "--set-json", 'operator.allowedRunnerImages=["a,b"]',
+        check=False,
+    )  # fmt: skip
+    assert wrong.returncode != 0 and "allowedRunnerImages" in wrong.stderr
+
+
 # --- Network policies (networkPolicy.enabled) -----------------------------------------------------------------------
 # The API server only stores NetworkPolicies; the test nodes (kwok) enforce none, so these tests check what the
 # policies select and allow, and that the API server accepts them, never that a connection is refused.

@@ -11,11 +11,13 @@ delete withdraws the flow; no token is in spec or annotations.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,8 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes.client import ApiException
 
-from konnectz_contracts.resource import GROUP, PLURAL, VERSION
+from konnectz_contracts.broker_token import konnect_token
+from konnectz_contracts.resource import GROUP, PLURAL, VERSION, token_secret
 from konnectz_devstack import Platform, testing
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import publish_canvas, sign_up, test_trigger, webhook_canvas
@@ -416,6 +419,135 @@ def test_only_a_bound_namespace_imports_and_only_for_its_account(
             wait_until("mallory's Konnect imported once bound to her account", lambda: not failed("as-mallory"))
             konnectz_cli(platform, "namespace", "unbind", namespace)
             assert "No namespace is bound" in konnectz_cli(platform, "namespace", "list").stdout
+        assert operator.exception is None, operator.output
+    finally:
+        platform.stop()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def test_a_copy_claiming_a_flow_is_refused_and_the_token_minted_for_it_opens_nothing(
+    kube, namespace, konnect_crd, monkeypatch
+):
+    """issue 33: spec.konnectId and spec.ownerId are readable by anyone who may list Konnects. A
+    second Konnect naming them is refused in its status and changes nothing in the flow; the broker
+    token the operator mints for it (bound to the copy's UID) is refused by the api's broker, while
+    the token of the flow's own resource is accepted."""
+    key = "credentials-key-" + "0123456789" * 4
+    state = Path(tempfile.mkdtemp(prefix="konnectz-k8s-claim-"))
+    state.chmod(0o755)
+    platform = make_platform(
+        state,
+        KONNECTZ_DEPLOYER="kubernetes",
+        KONNECTZ_KUBE_NAMESPACE=namespace,
+        KUBECONFIG=str(kube.kubeconfig),
+        KONNECTZ_CREDENTIALS_KEY=key,
+    )
+    platform.start()
+    monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
+    monkeypatch.setenv("KONNECTZ_CREDENTIALS_KEY", key)
+    monkeypatch.setenv("KONNECTZ_CREDENTIALS_URL", f"{platform.api_url}/api/v1/internal/credentials")
+    custom = client.CustomObjectsApi(kube.api)
+    core = client.CoreV1Api(kube.api)
+    args = ["run", "--standalone", "-n", namespace, "-m", "konnectz_operator.handlers"]
+    try:
+        with KopfRunner(args, timeout=180) as operator:
+            api = httpx.Client(base_url=platform.api_url, timeout=30)
+            headers = sign_up(api, "victim@example.com", "correct horse battery")
+            published = publish_canvas(api, headers, webhook_canvas("https://crm.example.com/v1/contacts"))
+            konnect_id = published["konnect_id"]
+            name = f"konnect-{konnect_id}"
+            original = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+
+            def runner_token(konnect: str) -> str:
+                secret = core.read_namespaced_secret(f"kz-{konnect}", namespace)
+                return base64.b64decode(secret.data["credentials-token"]).decode()
+
+            victim_token = wait_until("the flow's runner Secret", lambda: runner_token(name))
+
+            def edited_url() -> str:
+                edit = api.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()
+                nodes = {n["id"]: n for n in edit["canvas_json"]["apps"]}
+                return str(nodes["node-2"]["data"]["selectedValue"]["apiDetails"]["endpointURL"])
+
+            before = api.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()
+
+            # The copy: the same ids, another flow (its own URL), under another name.
+            evil = {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "Konnect",
+                "metadata": {"name": "evil", "labels": original["metadata"]["labels"]},
+                "spec": {
+                    **original["spec"],
+                    "trigger": {"kind": "webhook", "tokenSecret": "evil-trigger"},
+                    "flow": {
+                        **original["spec"]["flow"],
+                        "steps": [{**original["spec"]["flow"]["steps"][0], "url": "https://evil.example.com/x"}],
+                    },
+                },
+            }
+            created = custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, evil)
+            core.create_namespaced_secret(
+                namespace, token_secret("evil", namespace, "whk_" + "e" * 32, owner_uid=created["metadata"]["uid"])
+            )
+
+            def refused() -> str | None:
+                status = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "evil").get("status")
+                return (status or {}).get("message") if (status or {}).get("phase") == "Failed" else None
+
+            message = wait_until("the copy to be refused", refused)
+            assert f"konnectId {konnect_id} is claimed by another resource" in message
+            after = api.get(f"/api/v1/konnects/{konnect_id}/edit", headers=headers).json()
+            assert after["canvas_json"] == before["canvas_json"] and edited_url().endswith("/v1/contacts")
+            flows = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
+            assert [k["status"] for k in flows if k["id"] == konnect_id] == ["Published"]
+
+            # The operator runs only the Konnect the api bound to the flow: the copy gets no runner
+            # (it would join the flow's runs on NATS) and no token Secret.
+            apps = client.AppsV1Api(kube.api)
+            for read in (apps.read_namespaced_deployment, core.read_namespaced_secret):
+                with pytest.raises(ApiException) as missing:
+                    read("kz-evil", namespace)
+                assert missing.value.status == 404
+            # A token minted for the copy (what an operator without the binding check renders, bound to
+            # the copy's UID) opens nothing at the broker. The flow's own runner token is accepted
+            # (404: the flow has no app webhook, which only an authorized caller learns).
+            copy_token = konnect_token(key, konnect_id, created["metadata"]["uid"])
+            assert copy_token != victim_token
+
+            def broker(path: str, token: str, **body: Any) -> httpx.Response:
+                return httpx.post(
+                    f"{platform.api_url}/api/v1/internal/{path}",
+                    json={"konnect_id": konnect_id, **body},
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=10,
+                )
+
+            for path, body in (("credentials", {"account_id": 1}), ("step_secrets", {"sealed": ["x"]})):
+                r = broker(path, copy_token, **body)
+                assert r.status_code == 401 and "copy of its resource" in r.json()["message"], r.text
+            assert broker("webhook_secret", copy_token).status_code == 401
+            assert broker("webhook_secret", victim_token).status_code == 404
+
+            # The original is still followed: an edit of it shows in the editor.
+            patch = [{"op": "replace", "path": "/spec/flow/steps/0/url", "value": "https://crm.example.com/v2/c"}]
+            kube.run(kube.kubectl, "patch", "konnect", name, "-n", namespace, "--type=json", "-p", json.dumps(patch))
+            wait_until("the original's edit in the editor", lambda: edited_url().endswith("/v2/c"))
+
+            # Deleting the copy withdraws nothing.
+            custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "evil")
+            wait_until(
+                "the copy to be gone",
+                lambda: (
+                    "evil"
+                    not in [
+                        i["metadata"]["name"]
+                        for i in custom.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL)["items"]
+                    ]
+                ),
+            )
+            time.sleep(1.0)
+            flows = api.get("/api/v1/konnects", headers=headers).json()["konnects"]
+            assert [k["status"] for k in flows if k["id"] == konnect_id] == ["Published"]
         assert operator.exception is None, operator.output
     finally:
         platform.stop()

@@ -59,7 +59,9 @@ def _deployer(settings: Settings, bus: Bus) -> Deployer:
     if settings.deployer == "kubernetes":
         if settings.runner_mode == "shared":
             use_pool_subjects()  # runs the api starts (replays) go to the shared runner pool
-        return KubernetesDeployer(settings.kube_namespace, runner_mode=settings.runner_mode)
+        return KubernetesDeployer(
+            settings.kube_namespace, runner_mode=settings.runner_mode, binding_key=settings.runner_credentials_key
+        )
     return LocalDeployer(bus)
 
 

@@ -242,6 +242,10 @@ class Konnect(Base):
     # revisions: the number of the konnect_revisions row now running (NULL: never published since
     # revisions exist, or withdrawn).
     live_revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Kubernetes deployer: the UID of the Konnect resource the api created (publish) or imported for
+    # this flow. The cluster sync follows only that resource and the credential broker accepts only
+    # tokens bound to it (docs/security.md). NULL: none yet, or the local deployer.
+    resource_uid: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 @event.listens_for(Konnect.canvas_json, "set")

@@ -60,6 +60,16 @@ def _token(kube: Kube, konnect: Mapping[str, Any]) -> str | None:
     data = (secret or {}).get("data") or {}
     if TOKEN_KEY not in data:
         raise TokenMissing(f"waiting for the Secret {secret_name} (key {TOKEN_KEY}) holding the URL token")
+    # The api writes the Secret owned by the Konnect it belongs to: a Konnect naming another one's
+    # Secret never gets that flow's URL token. Not permanent: after a re-publish the api applies the
+    # Secret with the new Konnect as its owner a moment after the Konnect.
+    uid = (konnect.get("metadata") or {}).get("uid")
+    owners = [ref.get("uid") for ref in ((secret or {}).get("metadata") or {}).get("ownerReferences") or []]
+    if uid and uid not in owners:
+        raise TokenMissing(
+            f"waiting for the Secret {secret_name} owned by this Konnect: the Secret of another Konnect's "
+            "URL token is never used"
+        )
     return base64.b64decode(data[TOKEN_KEY]).decode()
 
 

@@ -18,21 +18,34 @@ Konnects of its namespace and reconciles every flow with them, then follows a wa
 - a deleted Konnect withdraws its flow (Draft), and so does, at start, a Published flow whose
   Konnect is gone.
 
+A flow follows one resource only: the Konnect the api created for it (publish) or imported, whose
+Kubernetes UID is recorded on the flow (``konnects.resource_uid``). ``spec.konnectId`` and
+``spec.ownerId`` are readable by anyone who may list Konnects, so another Konnect naming them (a
+copy under another name, or a re-apply after the flow's resource was deleted) is refused in its
+status ("konnectId N is claimed by another resource") and changes nothing: neither the flow's
+published spec, canvas or name, nor its status (its deletion withdraws nothing). The api's own
+publish records the resource it creates under the flow's claim lock (:meth:`ClusterSync.claim`), so
+the watch event of a new resource never races the record. A GitOps re-apply of a Konnect that still
+carries the ids of a flow whose resource was deleted is refused the same way: leave out
+``konnectId`` and ``ownerId`` to import it as a new flow, or publish the flow again from the editor.
+A Published flow from before UIDs were recorded adopts the oldest Konnect that names it.
+
 Every replica of the api runs this; an import holds a PostgreSQL advisory lock on the Konnect's
 name and reads the resource again, so two replicas import it once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import threading
-from collections.abc import Mapping, Set
+from collections.abc import Iterator, Mapping, Set
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import text, update
+from sqlalchemy import or_, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.compile import CompileError, compile_flow
@@ -41,7 +54,7 @@ from konnectz_api.crud import members, namespace_bindings
 from konnectz_api.crud.users import user_timezone
 from konnectz_api.decompile import canvas_of
 from konnectz_api.models import Konnect, User
-from konnectz_api.services.deployer import DeployError, KubernetesDeployer
+from konnectz_api.services.deployer import Claim, DeployError, KubernetesDeployer
 from konnectz_contracts.resource import (
     API_VERSION,
     GROUP,
@@ -66,6 +79,14 @@ _TOKEN_KINDS = ("webhook", "form")
 
 def _lock_key(namespace: str, name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"konnect:{namespace}/{name}".encode()).digest()[:8], "big", signed=True)
+
+
+def _claim_key(konnect_id: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"konnect-claim:{int(konnect_id)}".encode()).digest()[:8], "big", signed=True)
+
+
+def _uid(item: dict[str, Any]) -> str:
+    return str((item.get("metadata") or {}).get("uid") or "")
 
 
 def _problem(exc: ValidationError) -> str:
@@ -99,6 +120,27 @@ class ClusterSync:
         # Konnects refused for their namespace's binding or their owner: examined again every cycle.
         self._waiting: set[str] = set()
         self._waiting_lock = threading.Lock()
+        deployer.binder = self  # the deployer's publishes record the resource they create (claim)
+
+    # --- which resource a flow follows ------------------------------------------------------------
+    def binding(self, konnect_id: int) -> Claim:
+        with self.sessions() as session:
+            row = session.get(Konnect, int(konnect_id))
+            return _claim_of(row)
+
+    @contextlib.contextmanager
+    def claim(self, konnect_id: int) -> Iterator[Claim]:
+        """The flow's claim under its PostgreSQL advisory lock (held until the block ends): the
+        resource the block sets in ``Claim.uid`` is recorded as the flow's before the lock is released.
+        The cluster sync takes the same lock before it refuses a resource as another's."""
+        with self.sessions() as session:
+            session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _claim_key(konnect_id)})
+            row = session.get(Konnect, int(konnect_id))
+            claim = _claim_of(row)
+            yield claim
+            if row is not None and claim.uid is not None and claim.uid != row.resource_uid:
+                row.resource_uid = claim.uid
+            session.commit()
 
     # --- the loop -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -215,48 +257,58 @@ class ClusterSync:
         """Reconcile every flow with the Konnects there are now; the list's resourceVersion."""
         listed = self._api.list_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, _request_timeout=30)
         present: set[int] = set()
-        for item in listed.get("items") or []:
-            self.reconcile(item)
+        # Oldest first: a flow from before UIDs were recorded adopts the first Konnect naming it.
+        items = sorted(listed.get("items") or [], key=lambda i: str((i.get("metadata") or {}).get("creationTimestamp")))
+        for item in items:
+            followed = self.reconcile(item)
             konnect_id = (item.get("spec") or {}).get("konnectId")
-            if konnect_id is not None:
+            if konnect_id is not None and followed:
                 present.add(int(konnect_id))
         for konnect_id in self._withdraw(None, keep=present):
             log.info("cluster sync: konnect %s has no Konnect in %s: withdrawn", konnect_id, self.namespace)
         return str((listed.get("metadata") or {}).get("resourceVersion") or "")
 
     # --- one Konnect ----------------------------------------------------------------------------
-    def reconcile(self, item: dict[str, Any]) -> None:
+    def reconcile(self, item: dict[str, Any]) -> bool:
+        """Import or follow the Konnect; False when it names a flow it is not the resource of."""
         meta = item.get("metadata") or {}
         if meta.get("deletionTimestamp"):
             self._waits(str(meta.get("name")), False)
-            return
+            return True
         try:
             if (item.get("spec") or {}).get("konnectId") is None:
                 self._import(item)
             else:
-                self._follow(item)
+                return self._follow(item)
         except DeployError as exc:
             self._refuse(item, f"could not be imported: {exc}")
         except Exception:
             log.exception("cluster sync: Konnect %s/%s", self.namespace, meta.get("name"))
+        return True
 
     def withdraw(self, item: dict[str, Any]) -> None:
-        """The Konnect is gone: its flow is a draft again (its runners went with the resource)."""
+        """The Konnect is gone: its flow is a draft again (its runners went with the resource). Only
+        the flow's own resource withdraws it: a deleted copy naming its konnectId changes nothing."""
         konnect_id = (item.get("spec") or {}).get("konnectId")
         self._waits(item["metadata"]["name"], False)
         if konnect_id is not None:
             self.deployer.forget(int(konnect_id), item["metadata"]["name"])
-        if konnect_id is not None and self._withdraw([int(konnect_id)]):
+        if konnect_id is not None and self._withdraw([int(konnect_id)], uid=_uid(item)):
             log.info("cluster sync: Konnect %s deleted: flow %s withdrawn", item["metadata"]["name"], konnect_id)
 
-    def _withdraw(self, konnect_ids: list[int] | None, *, keep: Set[int] = frozenset()) -> list[int]:
-        """Published flows among ``konnect_ids`` (all but ``keep`` when None) become drafts. One
+    def _withdraw(
+        self, konnect_ids: list[int] | None, *, keep: Set[int] = frozenset(), uid: str | None = None
+    ) -> list[int]:
+        """Published flows among ``konnect_ids`` (all but ``keep`` when None) become drafts, those
+        following the resource ``uid`` only when it is given (or following none recorded). One
         conditional UPDATE: a flow the user deleted or withdrew meanwhile stays as the user left it."""
         query = update(Konnect).where(Konnect.status == PUBLISHED)
         if konnect_ids is not None:
             query = query.where(Konnect.id.in_(konnect_ids))
         if keep:
             query = query.where(Konnect.id.not_in(keep))
+        if uid is not None:
+            query = query.where(or_(Konnect.resource_uid.is_(None), Konnect.resource_uid == uid))
         with self.sessions() as session:
             done = list(
                 session.scalars(
@@ -364,7 +416,9 @@ class ClusterSync:
             stored = self.deployer.apply(back)
             if kind in _TOKEN_KINDS:
                 self.deployer.apply_token(name, token, (stored.get("metadata") or {}).get("uid", ""))
+            konnect.resource_uid = _uid(stored) or _uid(live) or None  # the one resource this flow follows
             session.commit()
+            self.deployer.bind(name, konnect.id, _uid(stored) or _uid(live), meta.get("annotations"))
             self.deployer.remember(konnect.id, name)
             log.info("cluster sync: Konnect %s imported as flow %s of %s (%s)", name, konnect.id, user.email, email)
             if actor.id != user.id:  # a team member published in the account: its audit log says who
@@ -377,8 +431,9 @@ class ClusterSync:
                     address=None,
                 )
 
-    def _follow(self, item: dict[str, Any]) -> None:
-        """A Konnect of a flow of this api: take over what was changed in the cluster."""
+    def _follow(self, item: dict[str, Any]) -> bool:
+        """A Konnect of a flow of this api: take over what was changed in the cluster. False when it is
+        not the flow's resource (refused in its status, nothing changed)."""
         spec = item.get("spec") or {}
         konnect_id = int(spec["konnectId"])
         with self.sessions() as session:
@@ -389,15 +444,29 @@ class ClusterSync:
                     f"names konnectId {konnect_id}, which is not a flow of its owner here: leave out konnectId "
                     f"and ownerId (the api assigns them) and name the owner in the annotation {OWNER_ANNOTATION}",
                 )
-                return
+                return False
+            if not self._claimed(session, konnect, _uid(item)):
+                self._refuse(
+                    item,
+                    f"konnectId {konnect_id} is claimed by another resource: flow {konnect_id} follows only the "
+                    "Konnect the api created or imported for it. To import this one as a new flow, leave out "
+                    "konnectId and ownerId (the api assigns them); to run the flow again, publish it from the editor",
+                )
+                return False
             self.deployer.remember(konnect_id, item["metadata"]["name"])
+            try:  # the operator runs it once bound (again: after a new credentials key, or an older api)
+                self.deployer.bind(
+                    item["metadata"]["name"], konnect_id, _uid(item), item["metadata"].get("annotations")
+                )
+            except DeployError as exc:
+                log.warning("cluster sync: could not bind Konnect %s: %s", item["metadata"]["name"], exc)
             try:
                 flow = FlowSpec.model_validate(runner_flow(spec, konnect.webhook_token))
             except ValidationError:
-                return  # the operator reports it in the status
+                return True  # the operator reports it in the status
             published = flow.model_dump(mode="json")
             if konnect.status == PUBLISHED and konnect.published_spec == published:
-                return
+                return True
             before = self._compiled(session, konnect)
             if before is None or _without_name(before) != _without_name(flow):
                 unchanged = _unchanged(before, flow)
@@ -408,6 +477,25 @@ class ClusterSync:
             konnect.published_at = konnect.published_at or datetime.now(UTC)
             session.commit()
         log.info("cluster sync: flow %s follows its Konnect %s", konnect_id, item["metadata"]["name"])
+        return True
+
+    @staticmethod
+    def _claimed(session: Session, konnect: Konnect, uid: str) -> bool:
+        """Whether the resource ``uid`` is the one the flow follows. A mismatch is read again under the
+        flow's claim lock (an api publish creating the resource records it under that lock); a
+        Published flow from before UIDs were recorded adopts the resource (recorded here)."""
+        if uid and konnect.resource_uid == uid:
+            return True
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _claim_key(konnect.id)})
+        session.refresh(konnect)
+        if uid and konnect.resource_uid == uid:
+            return True
+        if uid and _claim_of(konnect).legacy:
+            konnect.resource_uid = uid
+            session.commit()  # adopted even when nothing else changes (and the lock is released)
+            log.info("cluster sync: flow %s adopts its Konnect (uid %s)", konnect.id, uid)
+            return True
+        return False
 
     @staticmethod
     def _compiled(session: Session, konnect: Konnect) -> FlowSpec | None:
@@ -427,6 +515,13 @@ class ClusterSync:
             )
         except (CompileError, Exception):
             return None
+
+
+def _claim_of(konnect: Konnect | None) -> Claim:
+    if konnect is None:
+        return Claim()
+    legacy = konnect.resource_uid is None and konnect.status == PUBLISHED
+    return Claim(recorded=konnect.resource_uid, legacy=legacy)
 
 
 def _without_name(flow: FlowSpec) -> dict[str, Any]:
