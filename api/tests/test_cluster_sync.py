@@ -439,6 +439,7 @@ def _claim_of(item: dict[str, Any], konnect: Konnect, name: str, url: str = "htt
 
 def test_a_second_konnect_claiming_a_flows_ids_is_refused_and_changes_nothing(api, sync):
     email = api.signup_and_verify()
+    bind(email)  # kubectl-applied Konnects are imported from a bound namespace
     items = sync.deployer._api.items
     items["git"] = applied("git", email)
     sync.reconcile(copy.deepcopy(items["git"]))
@@ -491,6 +492,7 @@ def test_a_flow_from_before_uids_were_recorded_adopts_its_oldest_konnect(api, sy
     from sqlalchemy import update
 
     email = api.signup_and_verify()
+    bind(email)  # kubectl-applied Konnects are imported from a bound namespace
     items = sync.deployer._api.items
     items["old"] = applied("old", email)
     sync.reconcile(copy.deepcopy(items["old"]))
@@ -526,6 +528,7 @@ def test_a_publish_creates_and_records_its_konnect_and_never_takes_over_someone_
             return None  # 201 Created
 
     email = api.signup_and_verify()
+    bind(email)  # kubectl-applied Konnects are imported from a bound namespace
     items = sync.deployer._api.items
     items["git"] = applied("git", email)
     sync.reconcile(copy.deepcopy(items["git"]))
