@@ -296,9 +296,6 @@ class ActiveWatch:
         except Exception as exc:
             log.warning("Run %s: its active-run entry was not written (%s)", self.entry.run_id, _why(exc))
 
-    async def running(self) -> None:
-        await self._put(status="RUNNING", resume_at=None)
-
     async def at_step(self, step_id: str) -> None:
         await self._put(status="RUNNING", step_id=step_id, resume_at=None)
 

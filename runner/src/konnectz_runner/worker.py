@@ -352,7 +352,8 @@ class RunWorker:
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
             else:
-                await watch.running()
+                # No RUNNING entry here: the first step's (watch.at_step) says RUNNING with the step, a few
+                # microseconds later, for one write to KZ_ACTIVE less per run (docs/performance.md).
                 journal = (
                     None
                     if self._steps is None
