@@ -273,9 +273,4 @@ def runner_url(nats_server) -> Iterator[str]:
             time.sleep(0.1)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=90)  # it drains its work first; on a loaded two-core machine that took over 20 s
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+        testing.stop_process(proc, 90, "the runner")  # it drains its work first (worker.stop: 20 s of grace)

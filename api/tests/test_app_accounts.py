@@ -243,7 +243,7 @@ def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
         headers=headers,
     ).json()["konnect_id"]
     secret = get_settings().runner_credentials_key
-    token = konnect_token(secret, konnect_id)
+    token = konnect_token(secret, konnect_id, "")
     url = "/api/v1/internal/credentials"
     r = client.post(
         url, json={"account_id": account_id, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {token}"}
@@ -259,7 +259,7 @@ def test_runner_credentials_are_scoped_to_a_konnect(client, api, fake):
     )
     assert r.status_code == 200 and r.json()["credentials"]["access_token"] != first
     # A token of another konnect, no token, or an account the konnect does not use: refused.
-    wrong = konnect_token(secret, konnect_id + 1)
+    wrong = konnect_token(secret, konnect_id + 1, "")
     assert (
         client.post(
             url, json={"account_id": account_id, "konnect_id": konnect_id}, headers={"Authorization": f"Bearer {wrong}"}
@@ -366,7 +366,7 @@ def test_rate_budget_override_validation_scoping_and_use(client, api, fake, nats
         json={"konnect_id": api.test_trigger(headers, canvas), "canvas_json": canvas, "canvas_name": True},
         headers=headers,
     ).json()["konnect_id"]
-    token = konnect_token(get_settings().runner_credentials_key, konnect_id)
+    token = konnect_token(get_settings().runner_credentials_key, konnect_id, "")
     r = client.post(
         "/api/v1/internal/credentials",
         json={"account_id": account_id, "konnect_id": konnect_id},
@@ -378,3 +378,50 @@ def test_rate_budget_override_validation_scoping_and_use(client, api, fake, nats
     # Cleared: back to the app's own rate (none here).
     cleared = client.put(url, json={"rate_limit_rps": None}, headers=headers).json()
     assert cleared["rate_limit_rps"] is None and cleared["source"] == "none"
+
+
+def test_the_broker_refuses_a_token_minted_for_a_copy_of_the_konnect_resource_or_another_konnect(client, api, fake):
+    """Kubernetes: the broker token is bound to the konnect id and the UID of the Konnect the api
+    recorded for the flow (konnects.resource_uid). The operator mints a token for any Konnect it
+    renders, a copy under another name included: that token (another UID) opens nothing, nor does
+    a token copied from another flow's runner Secret. The victim's credentials never leave the api."""
+    from sqlalchemy import update
+
+    from konnectz_api.models import Konnect
+    from konnectz_contracts.broker_token import konnect_token
+
+    headers = api.new_user()
+    account_id = add_account(client, headers, TOKEN_APP, {"api_key": fake_apps.API_KEY})
+    canvas = api.canvas()
+    canvas["apps"][1]["data"]["selectedAccount"] = {"id": account_id, "name": "Fake"}
+    victim = client.post(
+        "/api/v1/konnects/publish_konnect",
+        json={"konnect_id": api.test_trigger(headers, canvas), "canvas_json": canvas, "canvas_name": True},
+        headers=headers,
+    ).json()["konnect_id"]
+    attacker = api.test_trigger(api.new_user(), api.canvas())
+    with get_sessionmaker()() as session:  # as the cluster sync records them on publish or import
+        session.execute(update(Konnect).where(Konnect.id == victim).values(resource_uid="uid-victim"))
+        session.execute(update(Konnect).where(Konnect.id == attacker).values(resource_uid="uid-attacker"))
+        session.commit()
+    key = get_settings().runner_credentials_key
+
+    def ask(token: str, path: str = "credentials") -> httpx.Response:
+        body: dict = {"konnect_id": victim}
+        body.update({"account_id": account_id} if path == "credentials" else {"sealed": ["x"]})
+        return client.post(f"/api/v1/internal/{path}", json=body, headers={"Authorization": f"Bearer {token}"})
+
+    refused = {
+        "a copy of the victim's Konnect (another UID)": konnect_token(key, victim, "uid-copy"),
+        "no resource (the local deployer's token)": konnect_token(key, victim, ""),
+        "another flow's runner Secret": konnect_token(key, attacker, "uid-attacker"),
+        "another konnect with the victim's UID": konnect_token(key, attacker, "uid-victim"),
+    }
+    for what, token in refused.items():
+        for path in ("credentials", "step_secrets", "webhook_secret"):
+            r = ask(token, path)
+            assert r.status_code == 401, (what, path, r.text)
+            assert "copy of its resource" in r.json()["message"], r.text
+            assert fake_apps.API_KEY not in r.text
+    r = ask(konnect_token(key, victim, "uid-victim"))
+    assert r.status_code == 200, r.text  # the victim's own runner

@@ -240,7 +240,7 @@ def test_the_webhook_secret_door_is_scoped(client, api):
     from konnectz_contracts.broker_token import konnect_token
 
     url = "/api/v1/internal/webhook_secret"
-    token = konnect_token(get_settings().runner_credentials_key, 5)
+    token = konnect_token(get_settings().runner_credentials_key, 5, "")
     assert client.post(url, json={"konnect_id": 5}).status_code == 401
     assert client.post(url, json={"konnect_id": 5}, headers={"Authorization": "Bearer nope"}).status_code == 401
     # A konnect without an app webhook subscription: nothing to give.

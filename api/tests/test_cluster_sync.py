@@ -1,18 +1,23 @@
 """The api follows the cluster's Konnects (cluster_sync.py), with the Kubernetes API in memory.
 
 PostgreSQL is real (the api's test database); tests/k8s/test_cluster_truth.py runs the same
-against a real API server, operator and runner.
+against a real API server, operator and runner. A Konnect applied with kubectl is imported only from
+a namespace bound to an account, for its owner or a member who may publish
+(konnectz_api.crud.namespace_bindings): the tests bind the fake's namespace first.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import delete, func, select
 
+from konnectz_api.crud import namespace_bindings
 from konnectz_api.db import get_sessionmaker
-from konnectz_api.models import Konnect
+from konnectz_api.models import AuditEntry, Konnect, NamespaceBinding, User
 from konnectz_api.services.cluster_sync import ClusterSync
 from konnectz_contracts.resource import GROUP, VERSION
 
@@ -38,6 +43,7 @@ class FakeDeployer:
         self._api = FakeCustomObjects()
         self.tokens: dict[str, str] = {}
         self.names: dict[int, str] = {}
+        self.bound: dict[str, tuple[int, str]] = {}
 
     def remember(self, konnect_id: int, name: str) -> None:
         self.names[konnect_id] = name
@@ -56,6 +62,10 @@ class FakeDeployer:
     def apply_token(self, name: str, token: str, owner_uid: str) -> None:
         assert owner_uid == "uid-" + name
         self.tokens[name] = token
+
+    def bind(self, name: str, konnect_id: int, uid: str, annotations: dict[str, Any] | None) -> None:
+        assert self._api.items[name]["metadata"]["uid"] == uid  # only the recorded resource is bound
+        self.bound[name] = (konnect_id, uid)
 
 
 def applied(name: str, owner: str | None, url: str = "https://crm.example.com/contacts") -> dict[str, Any]:
@@ -79,9 +89,29 @@ def applied(name: str, owner: str | None, url: str = "https://crm.example.com/co
     }
 
 
+def _clear_bindings() -> None:
+    with get_sessionmaker()() as session:
+        session.execute(delete(NamespaceBinding))
+        session.commit()
+
+
 @pytest.fixture
-def sync(client) -> ClusterSync:
-    return ClusterSync(FakeDeployer(), get_sessionmaker())  # type: ignore[arg-type]
+def sync(client) -> Iterator[ClusterSync]:
+    _clear_bindings()
+    yield ClusterSync(FakeDeployer(), get_sessionmaker())  # type: ignore[arg-type]
+    _clear_bindings()
+
+
+def bind(email: str, namespace: str = "konnectz") -> None:
+    """What an administrator does first: ``python -m konnectz_api namespace bind konnectz EMAIL``."""
+    with get_sessionmaker()() as session:
+        namespace_bindings.bind(session, namespace, email)
+
+
+def _flows_of(email: str) -> list[Konnect]:
+    with get_sessionmaker()() as session:
+        owner = session.scalar(select(User.id).where(func.lower(User.email) == email.lower()))
+        return list(session.scalars(select(Konnect).where(Konnect.owner_id == owner)))
 
 
 def _konnect(konnect_id: int) -> Konnect:
@@ -94,6 +124,7 @@ def _konnect(konnect_id: int) -> Konnect:
 
 def test_a_konnect_applied_with_kubectl_is_imported_for_its_owner_and_followed(api, sync):
     email = api.signup_and_verify()
+    bind(email)
     items = sync.deployer._api.items
     items["git"] = applied("git", email.upper())  # e-mail case does not matter
     sync.reconcile(copy.deepcopy(items["git"]))
@@ -135,6 +166,7 @@ def test_a_konnect_applied_with_kubectl_is_imported_for_its_owner_and_followed(a
 
 
 def test_an_unknown_or_missing_owner_and_a_foreign_id_are_refused_in_the_status(api, sync):
+    bind(api.signup_and_verify())
     items = sync.deployer._api.items
     items["nobody"] = applied("nobody", None)
     items["stranger"] = applied("stranger", "stranger@example.com")
@@ -144,13 +176,17 @@ def test_an_unknown_or_missing_owner_and_a_foreign_id_are_refused_in_the_status(
         sync.reconcile(copy.deepcopy(items[name]))
         assert items[name]["status"]["phase"] == "Failed", name
     assert "konnectz.io/owner" in items["nobody"]["status"]["message"]
-    assert "'stranger@example.com'" in items["stranger"]["status"]["message"]
+    assert items["stranger"]["status"]["message"] == (
+        "owner 'stranger@example.com' may not publish in the account bound to namespace konnectz: name the "
+        "account's owner or a team member whose access level allows publishing (konnectz.io/owner)"
+    )
     assert "999999999" in items["foreign"]["status"]["message"]
     assert "konnectId" not in items["stranger"]["spec"]
 
 
 def test_at_start_a_published_flow_without_its_konnect_is_withdrawn(api, sync):
     email = api.signup_and_verify()
+    bind(email)
     items = sync.deployer._api.items
     items["kept"] = applied("kept", email)
     items["lost"] = applied("lost", email)
@@ -228,3 +264,299 @@ def test_an_apply_that_creates_reads_the_konnect_back_for_the_token_secret_owner
     deployer._api = Creating()
     stored = deployer.apply(applied("orders", "a@example.com"))
     assert stored["metadata"]["uid"] == "uid-orders"
+
+
+# --- who may publish as whom: namespace bindings (docs/security.md) -------------------------------------
+
+UNBOUND = (
+    "namespace konnectz is not bound to a Konnectz account: an administrator binds it with "
+    "`python -m konnectz_api namespace bind konnectz <owner-email>` (or the admin API, or the chart value "
+    "namespaceBindings)"
+)
+
+
+def _user(email: str) -> User:
+    with get_sessionmaker()() as session:
+        user = session.scalar(select(User).where(func.lower(User.email) == email.lower()))
+        assert user is not None
+        session.expunge(user)
+        return user
+
+
+def _member(owner_email: str, kind: str = "team", access: str | None = "Create") -> str:
+    from konnectz_api.crud import members
+
+    with get_sessionmaker()() as session:
+        owner = session.scalar(select(User).where(User.email == owner_email))
+        member = members.add_member(
+            session,
+            owner=owner,
+            kind=kind,  # type: ignore[arg-type]
+            email=f"{kind}-{owner_email}",
+            first_name="Mem",
+            last_name="Ber",
+            access=access,
+            task=None if kind == "team" else 0,
+        )
+        return member.email
+
+
+def _audit(account_id: int) -> list[tuple[str, str, str]]:
+    with get_sessionmaker()() as session:
+        rows = session.scalars(select(AuditEntry).where(AuditEntry.account_id == account_id).order_by(AuditEntry.id))
+        return [(r.actor_email, r.action, r.outcome) for r in rows]
+
+
+def test_a_konnect_in_an_unbound_namespace_is_refused_until_an_administrator_binds_it(api, sync):
+    """The impersonation of issue 33: whoever can create a Konnect in the namespace names any user.
+    Unbound, nothing is created (no flow, no token, no write-back); bound, it is examined again."""
+    victim = api.signup_and_verify()
+    items = sync.deployer._api.items
+    items["evil"] = applied("evil", victim)
+    sync.reconcile(copy.deepcopy(items["evil"]))
+    assert items["evil"]["status"] == {"phase": "Failed", "message": UNBOUND}
+    assert "konnectId" not in items["evil"]["spec"] and "labels" not in items["evil"]["metadata"]
+    assert sync.deployer.tokens == {} and _flows_of(victim) == []
+
+    # The same refusal, whoever is named (no user is revealed to the namespace).
+    items["nobody"] = applied("nobody", "nobody@example.com")
+    sync.reconcile(copy.deepcopy(items["nobody"]))
+    assert items["nobody"]["status"]["message"] == UNBOUND
+
+    # The owner's administrator binds the namespace: the waiting Konnects are examined again.
+    bind(victim)
+    sync.retry_waiting()
+    konnect = _konnect(items["evil"]["spec"]["konnectId"])
+    assert konnect.owner_id == _user(victim).id and konnect.status == "Published"
+    assert "konnectId" not in items["nobody"]["spec"]
+    assert "may not publish" in items["nobody"]["status"]["message"]
+
+
+def test_a_bound_namespace_imports_only_for_the_owner_of_its_account(api, sync):
+    owner, other = api.signup_and_verify(), api.signup_and_verify()
+    bind(owner)
+    items = sync.deployer._api.items
+    items["theirs"] = applied("theirs", other)
+    sync.reconcile(copy.deepcopy(items["theirs"]))
+    assert items["theirs"]["status"]["message"] == (
+        f"owner {other!r} may not publish in the account bound to namespace konnectz: name the account's owner "
+        "or a team member whose access level allows publishing (konnectz.io/owner)"
+    )
+    assert "konnectId" not in items["theirs"]["spec"] and sync.deployer.tokens == {} and _flows_of(other) == []
+
+    items["mine"] = applied("mine", owner)
+    sync.reconcile(copy.deepcopy(items["mine"]))
+    assert _konnect(items["mine"]["spec"]["konnectId"]).owner_id == _user(owner).id
+
+
+def test_a_team_member_who_may_publish_imports_into_the_account_and_the_audit_log_says_so(api, sync):
+    """A member's import is owned by the account, as the member's publish in the UI is; a member with no
+    access level that publishes, an agency sub-account (an account of its own) and another account's
+    member are refused."""
+    owner, elsewhere = api.signup_and_verify(), api.signup_and_verify()
+    member, stranger = _member(owner), _member(elsewhere)
+    bind(owner)
+    items = sync.deployer._api.items
+    items["by-member"] = applied("by-member", member)
+    sync.reconcile(copy.deepcopy(items["by-member"]))
+    konnect = _konnect(items["by-member"]["spec"]["konnectId"])
+    account = _user(owner)
+    assert konnect.owner_id == account.id and items["by-member"]["spec"]["ownerId"] == account.id
+    assert _audit(account.id) == [
+        (member, f"import Konnect konnectz/by-member (kubectl) as flow {konnect.id}", "allowed")
+    ]
+
+    items["by-stranger"] = applied("by-stranger", stranger)
+    sync.reconcile(copy.deepcopy(items["by-stranger"]))
+    assert "may not publish" in items["by-stranger"]["status"]["message"]
+
+    agency = _member(owner, kind="agency", access=None)
+    items["by-agency"] = applied("by-agency", agency)
+    sync.reconcile(copy.deepcopy(items["by-agency"]))
+    assert "may not publish" in items["by-agency"]["status"]["message"]
+
+    with get_sessionmaker()() as session:  # an access level that does not publish
+        session.execute(User.__table__.update().where(User.email == member).values(access="Read"))
+        session.commit()
+    items["read-only"] = applied("read-only", member)
+    sync.reconcile(copy.deepcopy(items["read-only"]))
+    assert "may not publish" in items["read-only"]["status"]["message"]
+    assert _audit(account.id)[-1] == (member, "import Konnect konnectz/read-only (kubectl)", "denied")
+    sync.reconcile(copy.deepcopy(items["read-only"]))  # seen again: refused once in the audit log
+    assert len(_audit(account.id)) == 2
+    assert [k.id for k in _flows_of(owner)] == [konnect.id]
+
+
+def test_after_unbind_a_new_konnect_is_refused_and_imported_flows_keep_running(api, sync):
+    owner = api.signup_and_verify()
+    bind(owner)
+    items = sync.deployer._api.items
+    items["kept"] = applied("kept", owner)
+    sync.reconcile(copy.deepcopy(items["kept"]))
+    kept = items["kept"]["spec"]["konnectId"]
+    with get_sessionmaker()() as session:
+        assert namespace_bindings.unbind(session, "konnectz")
+    items["late"] = applied("late", owner)
+    sync.reconcile(copy.deepcopy(items["late"]))
+    assert items["late"]["status"]["message"] == UNBOUND and "konnectId" not in items["late"]["spec"]
+    # The imported flow is not withdrawn: it stays published (its Konnect, its token, its runner).
+    sync.sync_all()
+    assert _konnect(kept).status == "Published" and sync.deployer.tokens["kept"] == _konnect(kept).webhook_token
+    assert "status" not in items["kept"]
+
+
+def test_the_environments_bindings_wait_for_their_owner_win_and_go_when_no_longer_named(api, sync):
+    """KONNECTZ_NAMESPACE_BINDINGS (the chart's namespaceBindings): applied at start, waiting for an owner
+    who has not signed up yet, not changed by hand, removed once the variable no longer names them."""
+    email = f"later-{api.signup_and_verify()}"
+    configured = ClusterSync(sync.deployer, get_sessionmaker(), configured_bindings={"konnectz": email})
+    configured.apply_bindings()
+    with get_sessionmaker()() as session:
+        assert namespace_bindings.binding_of(session, "konnectz") is None
+        (row,) = namespace_bindings.listed(session, {"konnectz": email})
+        assert row.pending == f"No user with e-mail {email}"
+    api.signup_and_verify(email)
+    configured.apply_bindings()  # the next cycle
+    with get_sessionmaker()() as session:
+        row = namespace_bindings.binding_of(session, "konnectz")
+        assert row is not None and row.owner_id == _user(email).id and row.source == "environment"
+        with pytest.raises(namespace_bindings.BindingError, match="KONNECTZ_NAMESPACE_BINDINGS"):
+            namespace_bindings.unbind(session, "konnectz")
+        with pytest.raises(namespace_bindings.BindingError, match="KONNECTZ_NAMESPACE_BINDINGS"):
+            namespace_bindings.bind(session, "konnectz", email)
+    ClusterSync(sync.deployer, get_sessionmaker(), configured_bindings={}).apply_bindings()  # restarted without
+    with get_sessionmaker()() as session:
+        assert namespace_bindings.binding_of(session, "konnectz") is None
+
+
+def _claim_of(item: dict[str, Any], konnect: Konnect, name: str, url: str = "https://evil.example.com/x") -> dict:
+    """A second Konnect naming ``konnect``'s ids (they are readable by anyone who may list Konnects)."""
+    other = applied(name, None, url)
+    other["spec"].update(konnectId=konnect.id, ownerId=konnect.owner_id)
+    other["metadata"]["labels"] = dict(item["metadata"].get("labels") or {})
+    return other
+
+
+def test_a_second_konnect_claiming_a_flows_ids_is_refused_and_changes_nothing(api, sync):
+    email = api.signup_and_verify()
+    bind(email)  # kubectl-applied Konnects are imported from a bound namespace
+    items = sync.deployer._api.items
+    items["git"] = applied("git", email)
+    sync.reconcile(copy.deepcopy(items["git"]))
+    konnect = _konnect(items["git"]["spec"]["konnectId"])
+    assert konnect.resource_uid == "uid-git"  # the resource it was imported from
+
+    items["evil"] = _claim_of(items["git"], konnect, "evil")
+    assert sync.reconcile(copy.deepcopy(items["evil"])) is False
+    assert items["evil"]["status"]["phase"] == "Failed"
+    assert f"konnectId {konnect.id} is claimed by another resource" in items["evil"]["status"]["message"]
+    after = _konnect(konnect.id)
+    assert (after.published_spec, after.canvas_json, after.konnect_name, after.status, after.resource_uid) == (
+        konnect.published_spec, konnect.canvas_json, konnect.konnect_name, "Published", "uid-git",
+    )  # fmt: skip
+    assert sync.deployer.names[konnect.id] == "git"  # publishes and runs still go to the original
+    assert sync.deployer.bound == {"git": (konnect.id, "uid-git")}  # the operator runs the original only
+
+    # The original is still followed.
+    items["git"]["spec"]["flow"]["steps"][0]["url"] = "https://crm.example.com/v2"
+    sync.reconcile(copy.deepcopy(items["git"]))
+    assert _konnect(konnect.id).published_spec["steps"][0]["url"] == "https://crm.example.com/v2"  # type: ignore[index]
+
+    # At start (the copy listed too) and when the copy is deleted: the flow stays as it is.
+    sync.sync_all()
+    assert _konnect(konnect.id).status == "Published" and _konnect(konnect.id).resource_uid == "uid-git"
+    sync.withdraw(items.pop("evil"))
+    assert _konnect(konnect.id).status == "Published" and sync.deployer.names[konnect.id] == "git"
+
+    # The flow's own resource deleted: withdrawn. A GitOps re-apply still carrying its ids is a new
+    # resource (another UID): refused, the flow stays a draft (publish it from the editor, or leave out
+    # the ids to import the YAML as a new flow).
+    sync.withdraw(items.pop("git"))
+    assert _konnect(konnect.id).status == "Draft"
+    again = _claim_of(applied("git", email), konnect, "git", url="https://crm.example.com/v3")
+    again["metadata"]["uid"] = "uid-git-again"
+    items["git"] = again
+    assert sync.reconcile(copy.deepcopy(again)) is False
+    assert "is claimed by another resource" in items["git"]["status"]["message"]
+    withdrawn = _konnect(konnect.id)
+    assert withdrawn.status == "Draft" and withdrawn.published_spec is None and withdrawn.resource_uid == "uid-git"
+
+    # The api's own publish records the resource it creates under the flow's claim lock: followed.
+    with sync.claim(konnect.id) as claim:
+        claim.uid = "uid-git-again"
+    assert sync.reconcile(copy.deepcopy(again)) is True
+    assert _konnect(konnect.id).status == "Published"
+
+
+def test_a_flow_from_before_uids_were_recorded_adopts_its_oldest_konnect(api, sync):
+    from sqlalchemy import update
+
+    email = api.signup_and_verify()
+    bind(email)  # kubectl-applied Konnects are imported from a bound namespace
+    items = sync.deployer._api.items
+    items["old"] = applied("old", email)
+    sync.reconcile(copy.deepcopy(items["old"]))
+    konnect = _konnect(items["old"]["spec"]["konnectId"])
+    with get_sessionmaker()() as session:
+        session.execute(update(Konnect).where(Konnect.id == konnect.id).values(resource_uid=None))
+        session.commit()
+    items["old"]["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    items["a-copy"] = _claim_of(items["old"], konnect, "a-copy")  # listed first, created later
+    items["a-copy"]["metadata"]["creationTimestamp"] = "2026-06-01T00:00:00Z"
+    sync.sync_all()
+    assert _konnect(konnect.id).resource_uid == "uid-old"
+    assert items["a-copy"]["status"]["phase"] == "Failed"
+    assert _konnect(konnect.id).published_spec == konnect.published_spec
+
+
+def test_a_publish_creates_and_records_its_konnect_and_never_takes_over_someone_elses(api, sync):
+    """The deployer applies under the flow's claim: a resource it creates is recorded as the flow's;
+    one that exists under the name it would use, and is not the recorded one, is not published to."""
+    from konnectz_api.services.deployer import DeployError, KubernetesDeployer
+    from konnectz_contracts.spec import FlowSpec
+
+    class Applying(FakeCustomObjects):
+        def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **kw: Any) -> Any:
+            if kw.get("_content_type") == "application/merge-patch+json":  # the binding annotation
+                assert body["metadata"]["uid"] == self.items[name]["metadata"]["uid"]
+                self.items[name]["metadata"].setdefault("annotations", {}).update(body["metadata"]["annotations"])
+                return copy.deepcopy(self.items[name])
+            if name in self.items:  # 200: an update answers the stored object
+                self.items[name]["spec"] = copy.deepcopy(body["spec"])
+                return copy.deepcopy(self.items[name])
+            self.items[name] = {**copy.deepcopy(body), "metadata": {**body["metadata"], "uid": f"uid-{name}-new"}}
+            return None  # 201 Created
+
+    email = api.signup_and_verify()
+    bind(email)  # kubectl-applied Konnects are imported from a bound namespace
+    items = sync.deployer._api.items
+    items["git"] = applied("git", email)
+    sync.reconcile(copy.deepcopy(items["git"]))
+    konnect = _konnect(items["git"]["spec"]["konnectId"])
+    spec = FlowSpec.model_validate(konnect.published_spec)
+    sync.withdraw(items.pop("git"))  # the flow's resource is deleted: a draft, its UID still recorded
+
+    deployer = KubernetesDeployer.__new__(KubernetesDeployer)
+    deployer.namespace, deployer._names, deployer.runner_mode = "konnectz", {}, "dedicated"
+    deployer._api = fake = Applying()
+    deployer.apply_token = lambda name, token, uid: None  # type: ignore[method-assign]
+    deployer.binder, deployer.binding_key = sync, "k" * 40
+    # Someone created konnect-<id> naming the flow: the publish refuses to write into it.
+    fake.items[f"konnect-{konnect.id}"] = _claim_of(applied("x", None), konnect, f"konnect-{konnect.id}")
+    with pytest.raises(DeployError, match="not this flow's resource"):
+        deployer._publish(spec, email)
+    assert _konnect(konnect.id).resource_uid == "uid-git"
+
+    # Gone: the publish creates konnect-<id> and records it; the cluster sync follows it.
+    fake.items.clear()
+    deployer._names.clear()
+    deployer._publish(spec, email)
+    assert _konnect(konnect.id).resource_uid == f"uid-konnect-{konnect.id}-new"
+    # ... and binds it: the operator runs only a Konnect whose binding names its flow and its uid.
+    from konnectz_contracts.broker_token import resource_binding
+
+    annotations = fake.items[f"konnect-{konnect.id}"]["metadata"]["annotations"]
+    assert annotations["konnectz.io/binding"] == resource_binding("k" * 40, konnect.id, f"uid-konnect-{konnect.id}-new")
+    items[f"konnect-{konnect.id}"] = fake.items[f"konnect-{konnect.id}"]
+    assert sync.reconcile(copy.deepcopy(fake.items[f"konnect-{konnect.id}"])) is True
+    deployer._publish(spec, email)  # publishing again updates the recorded resource

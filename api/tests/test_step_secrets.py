@@ -344,9 +344,9 @@ def test_the_broker_opens_secrets_of_its_konnect_only(client, api, echo, postgre
         )
 
     assert ask(first, None).status_code == 401
-    assert ask(first, konnect_token(key, second)).status_code == 401
-    assert ask(second, konnect_token(key, second)).status_code == 403  # sealed for the first konnect
-    r = ask(first, konnect_token(key, first))
+    assert ask(first, konnect_token(key, second, "")).status_code == 401
+    assert ask(second, konnect_token(key, second, "")).status_code == 403  # sealed for the first konnect
+    r = ask(first, konnect_token(key, first, ""))
     assert r.status_code == 200
     assert r.json() == {"secrets": [{"value": SECRET, "origin": echo.url}]}
 

@@ -25,7 +25,10 @@ class FakeKube:
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         # The api's token Secrets, read by name (not children of the operator).
         self.secrets: dict[tuple[str, str], dict[str, Any]] = {
-            ("team-a", "konnect-42-trigger"): {"data": {"token": base64.b64encode(TOKEN.encode()).decode()}}
+            ("team-a", "konnect-42-trigger"): {
+                "metadata": {"ownerReferences": [{"kind": "Konnect", "uid": "0b5e7c9e-1111-2222-3333-444455556666"}]},
+                "data": {"token": base64.b64encode(TOKEN.encode()).decode()},
+            }
         }
         self.fail_create: KubeError | None = None
         self.status_patches: list[tuple[str, str, dict[str, Any]]] = []
@@ -269,6 +272,8 @@ def test_a_shared_konnect_runs_in_the_pool_and_leaves_it_when_paused_or_dedicate
     assert kube.objects == {}  # no workload of its own
     assert json.loads(pool.flows[42])["konnect_id"] == 42
     assert json.loads(pool.flows[42])["trigger"]["token"] == token  # the pool serves /hooks/<token>
+    # The pool's runners bind the konnect's broker token to this resource's uid.
+    assert json.loads(pool.flows[42])["resource_uid"] == "0b5e7c9e-1111-2222-3333-444455556666"
     assert patch.status["phase"] == "Ready" and patch.status["runnerMode"] == "shared"
     assert patch.status["webhookUrl"] == "http://konnectz-runner-pool.team-a.svc/hooks/<secret:konnect-42-trigger>"
     assert "handed to the shared runner pool" in patch.status["message"]
@@ -336,3 +341,84 @@ def test_a_webhook_konnect_waits_for_its_token_secret(konnect, memo, kube):
     assert kube.objects == {}
     [(_, name, status)] = kube.status_patches
     assert (name, status["phase"]) == ("konnect-42", "Pending")
+
+
+def test_a_konnect_naming_its_own_image_is_refused_and_changes_no_child(konnect, memo, kube):
+    """spec.image may only name an image of the administrator's allow list: another Konnect author's
+    image would run holding the konnect's broker token."""
+    with pytest.raises(kopf.PermanentError, match=r"image evil\.example\.com/miner:1 is not allowed"):
+        patch = kopf.Patch()
+        handlers.reconcile(kopf.Body(konnect(image="evil.example.com/miner:1")), patch, memo, log)
+    assert kube.objects == {}  # no Deployment, ConfigMap or Secret
+    assert patch["status"]["phase"] == "Failed"
+    assert "KONNECTZ_RUNNER_IMAGES" in patch["status"]["message"]
+
+    # A flow already running keeps running through a refused edit: its children stay as they were.
+    _reconcile(konnect(), memo)
+    before = copy.deepcopy(kube.objects)
+    with pytest.raises(kopf.PermanentError, match="is not allowed"):
+        _reconcile(konnect(image="evil.example.com/miner:1"), memo)
+    assert kube.objects == before
+    # Drift repair renders nothing for it either.
+    deployment = kube.objects[("Deployment", "team-a", "kz-konnect-42")]
+    kube.objects[("Konnect", "team-a", "konnect-42")] = konnect(image="evil.example.com/miner:1")
+    assert handlers.repair_child(deployment, deleted=True, kube=kube, config=memo["config"]) is None
+
+
+def test_an_image_on_the_allow_list_runs(konnect, memo, kube, settings):
+    memo["config"] = settings.model_copy(
+        update={"runner_images": "registry.example.com/konnectz-runner:1.3.0, other:2"}
+    )
+    patch = _reconcile(konnect(image="registry.example.com/konnectz-runner:1.3.0"), memo)
+    assert patch["status"]["phase"] == "Ready"
+    deployment = kube.objects[("Deployment", "team-a", "kz-konnect-42")]
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == "registry.example.com/konnectz-runner:1.3.0"
+    # The operator's own runner image is always allowed.
+    assert _reconcile(konnect(image=settings.runner_image), memo)["status"]["phase"] == "Ready"
+
+
+def test_with_a_credentials_key_only_a_konnect_the_api_bound_to_its_flow_runs(konnect, memo, kube, settings):
+    """spec.konnectId is readable by anyone who may list Konnects: a copy naming another flow's id
+    (with that flow's binding annotation copied, even) gets no runner, no token Secret and no place in
+    the shared pool; the Konnect the api bound runs."""
+    from konnectz_contracts.broker_token import resource_binding
+    from konnectz_contracts.resource import BINDING_ANNOTATION
+
+    key = "k" * 40
+    pool = FakePool()
+    memo["config"] = settings.model_copy(update={"credentials_key": key, "runner_pool_service": "pool"})
+    memo["pool"] = pool
+    bound = konnect()
+    uid = bound["metadata"]["uid"]
+    bound["metadata"]["annotations"] = {BINDING_ANNOTATION: resource_binding(key, 42, uid)}
+
+    for copy_ in (konnect(name="copy"), konnect(name="copy", runnerMode="shared")):
+        copy_["metadata"]["uid"] = "uid-of-the-copy"
+        copy_["metadata"]["annotations"] = dict(bound["metadata"]["annotations"])  # copied: another uid
+        own = {"metadata": {"ownerReferences": [{"kind": "Konnect", "uid": "uid-of-the-copy"}]}}
+        kube.secrets[("team-a", "copy-trigger")] = {**kube.secrets[("team-a", "konnect-42-trigger")], **own}
+        patch = _reconcile(copy_, memo)
+        assert patch.status["phase"] == "Pending" and "waiting for the api to bind" in patch.status["message"]
+        assert kube.objects == {} and pool.flows == {}
+
+    patch = _reconcile(bound, memo)
+    assert patch.status["phase"] == "Ready"
+    assert sorted(kind for kind, _, _ in kube.objects) == ["ConfigMap", "Deployment", "Secret", "Service"]
+    # A refusal the api wrote (Failed, claimed by another resource) is not overwritten with Pending.
+    refused = konnect(name="copy")
+    refused["metadata"]["uid"] = "uid-of-the-copy"
+    refused["status"] = {"phase": "Failed", "message": "konnectId 42 is claimed by another resource"}
+    assert "phase" not in (_reconcile(refused, memo).get("status") or {})
+
+
+def test_a_konnect_naming_another_konnects_token_secret_never_gets_that_token(konnect, memo, kube, token):
+    """spec.trigger.tokenSecret is the author's to write: the operator uses only a Secret owned by the
+    Konnect itself (as the api writes it), so a flow is never pointed at another flow's URL token."""
+    thief = konnect(name="thief", trigger={"kind": "webhook", "tokenSecret": "konnect-42-trigger"})
+    thief["metadata"]["uid"] = "uid-of-the-thief"
+    with pytest.raises(kopf.TemporaryError, match="owned by this Konnect"):
+        _reconcile(thief, memo)
+    assert kube.objects == {}
+    assert kube.status_patches[-1][2]["phase"] == "Pending"
+    assert token not in json.dumps(kube.status_patches)

@@ -267,7 +267,12 @@ def test_a_credentials_key_gives_each_konnect_a_secret_with_its_own_token_only(k
     assert [c["kind"] for c in children] == ["Secret", "ConfigMap", "Deployment", "Service"]
     secret = children[0]
     token = base64.b64decode(secret["data"]["credentials-token"]).decode()
-    assert token == konnect_token("k" * 40, 42)
+    assert token == konnect_token("k" * 40, 42, "0b5e7c9e-1111-2222-3333-444455556666")  # bound to the uid
+    # A copy of the Konnect under another name (another uid) gets another token, which the api refuses.
+    copy = konnect(name="copy")
+    copy["metadata"]["uid"] = "another-uid"
+    copied = base64.b64decode(render_children(copy, configured)[0]["data"]["credentials-token"]).decode()
+    assert copied != token and copied == konnect_token("k" * 40, 42, "another-uid")
     assert "k" * 40 not in json.dumps(children)  # the key itself goes nowhere
     for child in (
         children[2],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -11,7 +12,16 @@ from nats.js.errors import NotFoundError
 
 from konnectz_contracts.events import STREAM_RUNS, RunRequest, run_subject
 from konnectz_contracts.run_control import ActiveRun, CancelRequest
-from konnectz_runner.active import buckets, cancel_requested, clear, list_active, mark, request_cancel, wake
+from konnectz_runner.active import (
+    CancelBook,
+    buckets,
+    cancel_requested,
+    clear,
+    list_active,
+    mark,
+    request_cancel,
+    wake,
+)
 from konnectz_runner.timers import continuation_key, schedule_run, timer_subject
 
 pytestmark = pytest.mark.integration
@@ -50,6 +60,41 @@ async def test_cancel_request_round_trip(nc: Any) -> None:
     await request_cancel(cancels, CancelRequest(run_id=run_id, by="ann@example.com", at=datetime.now(UTC)))
     found = await cancel_requested(cancels, run_id)
     assert found is not None and found.by == "ann@example.com"
+
+
+async def test_the_cancel_book_answers_from_its_watch_and_reads_until_it_has_caught_up(nc: Any) -> None:
+    _active, cancels = await buckets(nc.jetstream())
+    earlier, later = secrets.token_hex(8), secrets.token_hex(8)
+    await request_cancel(cancels, CancelRequest(run_id=earlier, by="ann@example.com", at=datetime.now(UTC)))
+    book = CancelBook(cancels, nc)
+    assert not book.live
+    assert await book.cancelled_by(earlier) == "ann@example.com"  # not caught up yet: read
+    book.start()
+    try:
+        for _ in range(200):
+            if book.live:
+                break
+            await asyncio.sleep(0.01)
+        assert book.live
+        assert await book.cancelled_by(earlier) == "ann@example.com"  # a value stored before the watch
+        await request_cancel(cancels, CancelRequest(run_id=later, by="bob@example.com", at=datetime.now(UTC)))
+        for _ in range(200):
+            if await book.cancelled_by(later):
+                break
+            await asyncio.sleep(0.01)
+        assert await book.cancelled_by(later) == "bob@example.com"
+        await cancels.delete(f"cancel.{later}")
+        for _ in range(200):
+            if await book.cancelled_by(later) is None:
+                break
+            await asyncio.sleep(0.01)
+        assert await book.cancelled_by(later) is None
+        assert await book.cancelled_by(secrets.token_hex(8)) is None
+        # Answers come from memory now: a value the watch has not delivered is not read from the bucket.
+        book._by.pop(earlier)
+        assert await book.cancelled_by(earlier) is None
+    finally:
+        await book.stop()
 
 
 async def test_wake_moves_the_timer_to_now(nc: Any) -> None:

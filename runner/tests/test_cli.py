@@ -38,13 +38,23 @@ async def test_serve_process_answers_health_and_stops_on_sigterm(nats_server: An
             assert reply.status_code == 200 and reply.json() == {"status": "ok"}
             unknown = await http.post(f"http://127.0.0.1:{port}/hooks/{'x' * 40}", json={})
             assert unknown.status_code == 404
+        # A stuck runner can be asked where it is: SIGUSR1 prints every thread's stack and changes nothing.
+        proc.send_signal(signal.SIGUSR1)
+        # A client that never finishes its body does not hold the process after SIGTERM (uvicorn gives open
+        # connections at most SHUTDOWN_CONNECTIONS_SECONDS; today it ends a half-read request at once).
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"POST /hooks/{'y' * 40} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode())
+        await writer.drain()
+        await asyncio.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         output, _ = await asyncio.wait_for(proc.communicate(), 30)
+        writer.close()
+        assert b"Current thread" in output or b"Thread 0x" in output, output.decode()
         # uvicorn shuts the app down (worker stopped, NATS drained), then re-raises the signal it caught.
         assert proc.returncode in (0, -signal.SIGTERM), output.decode()
         assert b"Runner ready" in output
         assert b"Application shutdown complete" in output
-        assert b"Traceback" not in output
+        assert b"Traceback (most recent call last)" not in output
     finally:
         if proc.returncode is None:
             proc.kill()

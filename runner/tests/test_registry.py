@@ -80,3 +80,19 @@ def test_a_spec_file_without_its_token_gets_the_one_from_the_secret(tmp_path):
     path.write_text("{not json")
     with pytest.raises(ConfigError, match="not JSON"):
         load_spec_file(path, token)
+
+
+def test_a_pool_runner_binds_its_broker_tokens_to_the_uid_the_operator_handed_over() -> None:
+    """The operator puts each pool flow into KZ_KONNECTS with its Konnect's uid (``resource_uid``, never
+    in the api's dumps): the pool derives the konnect's broker token from the key and that uid."""
+    from konnectz_contracts.broker_token import konnect_token, token_for
+
+    env = {"KONNECTZ_CREDENTIALS_KEY": "key"}
+    flow = json.loads(_webhook(31).model_dump_json())
+    assert "resource_uid" not in flow
+    registry = KonnectRegistry()
+    apply_entry(registry, "konnect.31", json.dumps({**flow, "resource_uid": "uid-31"}).encode(), None)
+    assert registry.by_id(31) is not None and registry.by_id(31).resource_uid == "uid-31"  # type: ignore[union-attr]
+    assert token_for(31, env) == konnect_token("key", 31, "uid-31")
+    apply_entry(registry, "konnect.31", b"", KV_DEL)  # withdrawn: forgotten
+    assert token_for(31, env) == konnect_token("key", 31, "")

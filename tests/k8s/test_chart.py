@@ -340,6 +340,53 @@ def test_admin_emails_name_the_administrators_of_the_api(kube):
     assert wrong.returncode != 0 and "adminEmails" in wrong.stderr
 
 
+def test_namespace_bindings_become_the_apis_bindings(kube):
+    """``namespaceBindings`` becomes KONNECTZ_NAMESPACE_BINDINGS of the api (applied at its start; docs/security.md,
+    "Who may publish as whom"); absent without it; a namespace bound twice or an owner that is no e-mail refused."""
+
+    def api_env(*extra: str) -> dict[str, str | None]:
+        docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, *extra).stdout)
+        (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "kz-konnectz-api"]
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        return {e["name"]: e.get("value") for e in container["env"]}
+
+    bound = api_env(
+        "--set", "namespaceBindings[0].namespace=konnectz", "--set", "namespaceBindings[0].owner=a@example.com",
+        "--set", "namespaceBindings[1].namespace=team-b", "--set", "namespaceBindings[1].owner=b@example.com",
+    )  # fmt: skip
+    assert bound["KONNECTZ_NAMESPACE_BINDINGS"] == "konnectz=a@example.com,team-b=b@example.com"
+    assert "KONNECTZ_NAMESPACE_BINDINGS" not in api_env()
+    for wrong in (
+        ["namespaceBindings[0].namespace=a", "namespaceBindings[0].owner=a@example.com",
+         "namespaceBindings[1].namespace=a", "namespaceBindings[1].owner=b@example.com"],
+        ["namespaceBindings[0].namespace=a", "namespaceBindings[0].owner=nobody"],
+        ["namespaceBindings[0].namespace=Team_A", "namespaceBindings[0].owner=a@example.com"],
+    ):  # fmt: skip
+        args = [arg for value in wrong for arg in ("--set", value)]
+        done = kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, *args, check=False)
+        assert done.returncode != 0 and "namespaceBindings" in done.stderr, wrong
+
+
+def test_allowed_runner_images_reach_the_operator(kube):
+    """``operator.allowedRunnerImages`` becomes KONNECTZ_RUNNER_IMAGES of the operator (the images a
+    Konnect may name in spec.image besides runner.image); empty by default; a comma is refused."""
+
+    def operator_env(*extra: str) -> dict[str, str | None]:
+        docs = _docs(kube.run(kube.helm, "template", "kz", str(CHART), *TRIAL, *extra).stdout)
+        (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("operator")]
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        return {e["name"]: e.get("value") for e in container["env"]}
+
+    assert operator_env()["KONNECTZ_RUNNER_IMAGES"] == ""
+    listed = operator_env("--set", "operator.allowedRunnerImages={reg.example.com/runner:1.4.0,reg.example.com/r:2}")
+    assert listed["KONNECTZ_RUNNER_IMAGES"] == "reg.example.com/runner:1.4.0,reg.example.com/r:2"
+    wrong = kube.run(
+        kube.helm, "template", "kz", str(CHART), *TRIAL, "--set-json", 'operator.allowedRunnerImages=["a,b"]',
+        check=False,
+    )  # fmt: skip
+    assert wrong.returncode != 0 and "allowedRunnerImages" in wrong.stderr
+
+
 # --- Network policies (networkPolicy.enabled) -----------------------------------------------------------------------
 # The API server only stores NetworkPolicies; the test nodes (kwok) enforce none, so these tests check what the
 # policies select and allow, and that the API server accepts them, never that a connection is refused.

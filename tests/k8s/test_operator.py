@@ -189,6 +189,52 @@ def _events(kube, namespace: str, name: str) -> list[dict[str, Any]]:
     return [{"reason": e.reason, "message": e.message, "type": e.type} for e in items.items]
 
 
+ALLOWED_IMAGE = "registry.example.com/konnectz-runner:allowed"
+
+
+@pytest.fixture
+def allowed_images(monkeypatch) -> None:
+    """The administrator's allow list (chart value operator.allowedRunnerImages), set before the operator starts."""
+    monkeypatch.setenv("KONNECTZ_RUNNER_IMAGES", f"{ALLOWED_IMAGE},other.example.com/runner:2")
+
+
+def test_a_konnect_naming_its_own_image_is_refused_and_an_allowed_one_runs(kube, namespace, allowed_images, operator):
+    objects = _objects(kube)
+
+    def phase(name: str) -> tuple[str | None, str]:
+        status = _get_konnect(kube, namespace, name).get("status") or {}
+        return status.get("phase"), str(status.get("message") or "")
+
+    # An image of the author's choosing: refused in the status, no workload, no token Secret.
+    _create(kube, namespace, konnect_body("miner", 51, image="evil.example.com/miner:1"))
+    message = wait_for("the image to be refused", lambda: phase("miner")[0] == "Failed" and phase("miner")[1])
+    assert "image evil.example.com/miner:1 is not allowed" in message
+    assert objects.get("apps/v1", "Deployment", namespace, "kz-miner") is None
+    assert objects.get("v1", "ConfigMap", namespace, "kz-miner") is None
+
+    # An image of the allow list passes.
+    _create(kube, namespace, konnect_body("pinned", 52, image=ALLOWED_IMAGE))
+    wait_for("the allowed image to run", lambda: phase("pinned")[0] == "Ready")
+    deployment = objects.get("apps/v1", "Deployment", namespace, "kz-pinned")
+    assert deployment is not None
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == ALLOWED_IMAGE
+
+    # A running flow keeps running through a refused edit: its Deployment is neither deleted nor changed.
+    _custom(kube).patch_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURAL, "pinned", {"spec": {"image": "evil.example.com/miner:1"}}
+    )
+    wait_for("the edit to be refused", lambda: phase("pinned")[0] == "Failed")
+    time.sleep(1.0)
+    kept = objects.get("apps/v1", "Deployment", namespace, "kz-pinned")
+    assert kept is not None and kept["metadata"]["uid"] == deployment["metadata"]["uid"]
+    assert kept["spec"]["template"]["spec"]["containers"][0]["image"] == ALLOWED_IMAGE
+    # Back on the default image: it runs again.
+    _custom(kube).patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "pinned", {"spec": {"image": None}})
+    wait_for("the default image to run", lambda: phase("pinned")[0] == "Ready")
+    image = objects.get("apps/v1", "Deployment", namespace, "kz-pinned")["spec"]["template"]["spec"]["containers"][0]
+    assert image["image"] == "konnectz-runner:test"
+
+
 def test_a_deleted_or_edited_child_returns_within_ten_seconds_and_an_event_says_so(kube, namespace, operator):
     objects = _objects(kube)
     _create(kube, namespace, konnect_body("drift"))

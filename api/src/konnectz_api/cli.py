@@ -1,4 +1,4 @@
-"""``python -m konnectz_api serve|migrate|openapi|captcha|plan|admin|credentials-key``."""
+"""``python -m konnectz_api serve|migrate|openapi|captcha|plan|admin|namespace|credentials-key``."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from pydantic import ValidationError
 
 from konnectz_api import catalogue
 from konnectz_api.core.config import get_settings
-from konnectz_api.crud import admins, quota
+from konnectz_api.crud import admins, namespace_bindings, quota
 from konnectz_api.db import get_sessionmaker
+from konnectz_api.models import User
 from konnectz_api.services.captcha import solve
 from konnectz_runner import CatalogueError
 
@@ -70,6 +71,19 @@ def main(argv: list[str] | None = None) -> int:
         "email"
     )
     admin_sub.add_parser("list", help="list the administrators: granted here or named by KONNECTZ_ADMIN_EMAILS")
+    namespace = sub.add_parser(
+        "namespace",
+        help="bind Kubernetes namespaces to Konnectz accounts: a Konnect applied there with kubectl is imported "
+        "for the account's owner or a member who may publish; KONNECTZ_NAMESPACE_BINDINGS binds them too",
+    )
+    namespace_sub = namespace.add_subparsers(dest="namespace_command", required=True)
+    bind = namespace_sub.add_parser("bind", help="bind a namespace to the account of the owner with this e-mail")
+    bind.add_argument("namespace")
+    bind.add_argument("email")
+    namespace_sub.add_parser(
+        "unbind", help="remove a binding (new Konnects there are refused; imported flows keep running)"
+    ).add_argument("namespace")
+    namespace_sub.add_parser("list", help="list the bound namespaces: bound here or by KONNECTZ_NAMESPACE_BINDINGS")
     sub.add_parser(
         "credentials-key",
         help="print KONNECTZ_CREDENTIALS_KEY for shared runners (derived from KONNECTZ_SECRET_KEY)",
@@ -106,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         return _plan(args)
     if args.command == "admin":
         return _admin(args)
+    if args.command == "namespace":
+        return _namespace(args)
     if args.command == "credentials-key":
         # The key a runner hosting many konnects needs (KONNECTZ_CREDENTIALS_KEY).
         print(get_settings().runner_credentials_key)
@@ -162,6 +178,33 @@ def _admin(args: argparse.Namespace) -> int:
         else:
             state = "not an administrator"
         print(f"{user.email}: {state}")
+    return 0
+
+
+def _namespace(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    with get_sessionmaker()() as session:
+        if args.namespace_command == "list":
+            rows = namespace_bindings.listed(session, settings.namespace_bindings)
+            if not rows:
+                print(f"No namespace is bound: {namespace_bindings.how_to_bind('<namespace>')}.")
+            for row in rows:
+                how = "KONNECTZ_NAMESPACE_BINDINGS" if row.source == namespace_bindings.ENVIRONMENT else "bound here"
+                state = f"not yet: {row.pending}" if row.pending else "bound"
+                print(f"{row.namespace}\t{row.owner_email}\t{how}\t{state}")
+            return 0
+        try:
+            if args.namespace_command == "bind":
+                bound = namespace_bindings.bind(session, args.namespace, args.email)
+                owner = session.get(User, bound.owner_id)
+                print(f"{args.namespace}: bound to the account of {owner.email if owner else args.email}")
+            elif namespace_bindings.unbind(session, args.namespace):
+                print(f"{args.namespace}: unbound (new Konnects there are refused; imported flows keep running)")
+            else:
+                print(f"{args.namespace}: not bound")
+        except namespace_bindings.BindingError as exc:
+            print(exc, file=sys.stderr)
+            return 1
     return 0
 
 

@@ -35,6 +35,7 @@ from konnectz_api.routes import (
     konnect_webhooks,
     konnects,
     members,
+    namespace_bindings,
     password_reset,
     plans,
     profile,
@@ -59,7 +60,9 @@ def _deployer(settings: Settings, bus: Bus) -> Deployer:
     if settings.deployer == "kubernetes":
         if settings.runner_mode == "shared":
             use_pool_subjects()  # runs the api starts (replays) go to the shared runner pool
-        return KubernetesDeployer(settings.kube_namespace, runner_mode=settings.runner_mode)
+        return KubernetesDeployer(
+            settings.kube_namespace, runner_mode=settings.runner_mode, binding_key=settings.runner_credentials_key
+        )
     return LocalDeployer(bus)
 
 
@@ -96,7 +99,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task.start()
     # Kubernetes: the Konnects are the published state; follow them (imports, edits, deletions).
     app.state.cluster_sync = sync = (
-        ClusterSync(deployer, get_sessionmaker()) if isinstance(deployer, KubernetesDeployer) else None
+        ClusterSync(
+            deployer,
+            get_sessionmaker(),
+            watch_seconds=settings.kube_watch_seconds,
+            configured_bindings=settings.namespace_bindings,
+        )
+        if isinstance(deployer, KubernetesDeployer)
+        else None
     )
     if sync is not None:
         sync.start()
@@ -146,7 +156,19 @@ def create_app() -> FastAPI:
     hot = (konnects, folders, dashboard, task_logs)
     # Outermost: the hot GET routes of the pages skip FastAPI's per-request machinery (konnectz_api.fastreads).
     app.add_middleware(FastReads, fastapi_app=app, routers=[module.router for module in hot])
-    routers = (system, auth, password_reset, profile, avatars, plans, members, apps, app_accounts, credentials)
+    routers = (
+        system,
+        auth,
+        password_reset,
+        profile,
+        avatars,
+        plans,
+        members,
+        apps,
+        app_accounts,
+        credentials,
+        namespace_bindings,
+    )
     every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions)]
     for router in (*every, konnects.activity_router):
         document_errors(router)  # the 4xx and 503 each route can answer, from one table

@@ -152,6 +152,24 @@ class OAuthClientConfig(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 
+class NamespaceBinding(Base):
+    """A Kubernetes namespace bound by an administrator to a Konnectz account (its owner user): the
+    Konnects applied there with kubectl or GitOps are imported as that account's flows, for its owner or
+    a member who may publish (konnectz_api.crud.namespace_bindings). ``source``: ``administrator`` (the
+    CLI or the admin API) or ``environment`` (``KONNECTZ_NAMESPACE_BINDINGS``, the chart's value)."""
+
+    __tablename__ = "namespace_bindings"
+    __table_args__ = (
+        CheckConstraint("source IN ('administrator', 'environment')", name="ck_namespace_bindings_source"),
+    )
+
+    namespace: Mapped[str] = mapped_column(String(63), primary_key=True)
+    owner_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    source: Mapped[str] = mapped_column(String(20), default="administrator")
+    bound_by: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="SET NULL"))
+    bound_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class AppWebhookSubscription(Base):
     """A published konnect's app webhook trigger: the app's subscription (``external_id``, the rest of
     its reply in ``state``) and the signing secret deliveries are verified with (encrypted)."""
@@ -224,6 +242,10 @@ class Konnect(Base):
     # revisions: the number of the konnect_revisions row now running (NULL: never published since
     # revisions exist, or withdrawn).
     live_revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Kubernetes deployer: the UID of the Konnect resource the api created (publish) or imported for
+    # this flow. The cluster sync follows only that resource and the credential broker accepts only
+    # tokens bound to it (docs/security.md). NULL: none yet, or the local deployer.
+    resource_uid: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 @event.listens_for(Konnect.canvas_json, "set")

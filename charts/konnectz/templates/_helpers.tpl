@@ -148,6 +148,10 @@ app.kubernetes.io/component: {{ .component }}
 - name: KONNECTZ_ADMIN_EMAILS
   value: {{ join "," . | quote }}
 {{- end }}
+{{- with .Values.namespaceBindings }}
+- name: KONNECTZ_NAMESPACE_BINDINGS
+  value: {{ include "konnectz.namespaceBindings" $ | quote }}
+{{- end }}
 - name: KONNECTZ_DEPLOYER
   value: kubernetes
 - name: KONNECTZ_KUBE_NAMESPACE
@@ -237,4 +241,18 @@ app.kubernetes.io/component: {{ .component }}
       - key: ca.crt
         path: ca.crt
 {{- end }}
+{{- end }}
+
+{{/* namespaceBindings as KONNECTZ_NAMESPACE_BINDINGS: namespace=owner,namespace=owner (one per namespace). */}}
+{{- define "konnectz.namespaceBindings" -}}
+{{- $pairs := list }}
+{{- $seen := dict }}
+{{- range .Values.namespaceBindings }}
+{{- if hasKey $seen .namespace }}
+{{- fail (printf "namespaceBindings: namespace %s is bound twice" .namespace) }}
+{{- end }}
+{{- $_ := set $seen .namespace true }}
+{{- $pairs = append $pairs (printf "%s=%s" .namespace .owner) }}
+{{- end }}
+{{- join "," $pairs }}
 {{- end }}

@@ -28,6 +28,7 @@ from konnectz_contracts.triggers.schedule import cron_lines
 
 __all__ = [
     "API_VERSION",
+    "BINDING_ANNOTATION",
     "GROUP",
     "KIND",
     "KONNECT_ID_LABEL",
@@ -68,6 +69,10 @@ KONNECT_ID_LABEL = "konnectz.io/konnect-id"
 # Annotation naming the owner by e-mail: the api writes it on publish; on a Konnect applied with
 # kubectl it says whose flow it is (the api imports it for that user, or refuses it with a message).
 OWNER_ANNOTATION = "konnectz.io/owner"
+# Annotation the api writes on the Konnect it created or imported for a flow: an HMAC of the flow's
+# id and the resource's uid under the credentials key (konnectz_contracts.broker_token.resource_binding).
+# With a credentials key, the operator runs only Konnects that carry the right one.
+BINDING_ANNOTATION = "konnectz.io/binding"
 # Key of the URL token in the Secret spec.trigger.tokenSecret names.
 TOKEN_KEY = "token"  # noqa: S105 - a key name in the Secret
 
@@ -155,7 +160,12 @@ class KonnectSpec(_Resource):
     flow: ResourceFlow = Field(
         description="The compiled flow spec (konnectz_contracts.spec.FlowSpec) without its ids and URL token."
     )
-    image: str | None = Field(default=None, min_length=1, description="Override of the runner image for this konnect.")
+    image: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A runner image from the operator's allow list (KONNECTZ_RUNNER_IMAGES, chart value "
+        "operator.allowedRunnerImages); any other is refused in the status. Unset: the operator's runner image.",
+    )
     replicas: int | None = Field(
         default=None,
         ge=0,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from konnectz_contracts.model import KeyValue, Strict
 from konnectz_contracts.run_control import RunControl
@@ -108,6 +109,11 @@ class FlowSpec(Strict):
     )
     # revisions
     revision: int | None = None
+    # The Kubernetes UID of the Konnect resource the flow is served from, when the operator hands the
+    # flow to the shared runner pool (its runners bind their credential-broker tokens to it,
+    # konnectz_contracts.broker_token). Never dumped (not in published specs, the CRD or the api's
+    # schema): read from the pool's bucket only.
+    resource_uid: SkipJsonSchema[str] = Field(default="", max_length=128, exclude=True)
 
     @field_validator("timezone")
     @classmethod

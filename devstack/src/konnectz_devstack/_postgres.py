@@ -92,8 +92,19 @@ def _ensure_system_user() -> pwd.struct_passwd:
 class PostgresServer:
     """``PostgresServer(dir, port).start()``; ``url`` is a SQLAlchemy/psycopg URL."""
 
-    def __init__(self, base_dir: Path, port: int, database: str = "konnectz", *, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        base_dir: Path,
+        port: int,
+        database: str = "konnectz",
+        *,
+        fsync: bool = False,
+        settings: dict[str, str] | None = None,
+    ) -> None:
         self.base_dir = Path(base_dir).resolve()
+        #: Server settings given as ``-c name=value`` at start (e.g. the run budget test's
+        #: ``shared_preload_libraries=pg_stat_statements``).
+        self.settings = dict(settings or {})
         # fsync off (``-F``, the default here) is for development and tests: a power failure can lose
         # committed transactions. ``fsync=True`` is PostgreSQL's own (durable) default, as in the chart.
         self.fsync = fsync
@@ -186,7 +197,9 @@ class PostgresServer:
                 "-t",
                 "60",
                 "-o",
-                f"-h 127.0.0.1 -p {self.port} -k {self.base_dir}" + ("" if self.fsync else " -F"),
+                f"-h 127.0.0.1 -p {self.port} -k {self.base_dir}"
+                + ("" if self.fsync else " -F")
+                + "".join(f" -c {name}={value}" for name, value in self.settings.items()),
                 "start",
             ]
         )

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -450,6 +451,23 @@ def served_api(env: dict[str, str], log: Path, *, timeout: float = 90) -> Iterat
     finally:
         proc.terminate()
         proc.wait(15)
+
+
+def stop_process(proc: subprocess.Popen[Any], timeout: float, what: str) -> None:
+    """SIGTERM ``proc`` and wait ``timeout`` seconds for it to exit. One that does not is a defect, not a
+    slow machine: it is asked for its threads' stacks first (SIGUSR1: the runner registers faulthandler on
+    it; they go to its stderr, which the test's report shows), then killed, and the test fails saying so."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            proc.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        proc.kill()
+        proc.wait(10)
+        stuck = f"{what} did not stop within {timeout:.0f} s of SIGTERM; its stacks are in its stderr"
+        raise AssertionError(stuck) from None
 
 
 def child_pids(pid: int) -> list[int]:

@@ -18,6 +18,10 @@ class OperatorSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KONNECTZ_", extra="ignore", frozen=True)
 
     runner_image: str = Field(default="konnectz-runner:latest", min_length=1)
+    # Further runner images a Konnect may name in spec.image (comma-separated, exact references, e.g.
+    # registry.example.com/konnectz-runner:1.4.0); any other is refused in the Konnect's status.
+    # Empty: only runner_image.
+    runner_images: str = ""
     runner_image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
     runner_port: int = Field(default=8081, ge=1, le=65535)
     runner_replicas: int = Field(default=1, ge=0, le=20)
@@ -72,6 +76,11 @@ class OperatorSettings(BaseSettings):
     watch_client_timeout: int = Field(default=330, ge=10)
     watch_connect_timeout: int = Field(default=30, ge=1)
     liveness_port: int = Field(default=8080, ge=0, le=65535)
+
+    @property
+    def allowed_runner_images(self) -> frozenset[str]:
+        """The images a Konnect may run: ``runner_image`` and the allow list ``runner_images``."""
+        return frozenset({self.runner_image, *(i.strip() for i in self.runner_images.split(",") if i.strip())})
 
     @field_validator("webhook_base_url")
     @classmethod

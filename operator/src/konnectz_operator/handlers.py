@@ -21,7 +21,15 @@ from .config import OperatorSettings
 from .drift import drifted, owner_konnect
 from .errors import InvalidKonnect, UnsupportedKonnect, to_kopf_error
 from .pool import PoolError, RunnerPool, is_shared
-from .render import child_name, flow_json, form_url, render_children, webhook_url
+from .render import (
+    binding_problem,
+    child_name,
+    form_url,
+    image_problem,
+    pool_flow_json,
+    render_children,
+    webhook_url,
+)
 from .resolve import NotImported, Resolved, TokenMissing, resolve
 from .status import Phase, now_rfc3339, set_condition
 from .validation import validate_konnect
@@ -150,8 +158,21 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, logger: kopf.
     except KubeError as exc:
         raise to_kopf_error(exc) from exc
     konnect = kopf.Body(cast(kopf.RawBody, resolved.konnect))
+    unbound = binding_problem(konnect, config)
+    if unbound:
+        # Not the operator's to decide either: the api binds the resource it follows (and says in the
+        # status of any other naming the same flow that it is refused). Nothing is rendered or changed.
+        if (body.get("status") or {}).get("phase") != "Failed":
+            patch.status["phase"] = "Pending"
+            patch.status["message"] = unbound
+        logger.info("Konnect not bound to its flow: %s", unbound)
+        return
     try:
         validate_konnect(konnect, resolved.token)
+        # Before anything is rendered: a refused image changes no child (a running flow keeps running).
+        refused_image = image_problem(konnect, config)
+        if refused_image:
+            raise InvalidKonnect(refused_image)
         if is_shared(konnect.spec) and (not config.runner_pool_service or memo.get("pool") is None):
             raise UnsupportedKonnect(
                 "runnerMode shared needs the shared runner pool, which this installation does not run "
@@ -222,7 +243,7 @@ def _hand_over(body: kopf.Body, memo: kopf.Memo, resolved: Resolved) -> list[str
         return []
     try:
         if is_shared(body.spec) and not body.spec.get("paused", False):
-            changed = pool.call(pool.publish(int(konnect_id), flow_json(resolved.konnect, resolved.token)))
+            changed = pool.call(pool.publish(int(konnect_id), pool_flow_json(resolved.konnect, resolved.token)))
             return ["flow handed to the shared runner pool" if changed else "flow in the shared runner pool"]
         if pool.call(pool.withdraw(int(konnect_id))):
             return ["flow withdrawn from the shared runner pool"]
@@ -392,6 +413,8 @@ def repair_child(child: Mapping[str, Any], *, deleted: bool, kube: Kube, config:
         validate_konnect(resolved.konnect, resolved.token)
     except (InvalidKonnect, NotImported, TokenMissing):
         return None
+    if image_problem(resolved.konnect, config) or binding_problem(resolved.konnect, config):
+        return None  # refused in its status: its children stay as they were
     for rendered in render_children(resolved.konnect, config, resolved.token):
         if rendered["kind"] != child.get("kind") or rendered["metadata"]["name"] != meta.get("name"):
             continue

@@ -2,9 +2,10 @@
 
 Each ``render_*`` takes the Konnect resource (a mapping as the API server returns it) and the
 operator settings and returns a plain dict manifest. They read only the Konnect's name,
-namespace and spec, never its uid, resourceVersion, labels or status, so the same spec always
-renders the same children. Owner references are added when the children are applied
-(:func:`kopf.adopt` in :mod:`konnectz_operator.handlers`).
+namespace and spec (and, for the credential-broker Secret, its uid, which the token is bound to),
+never its resourceVersion, labels or status, so the same resource always renders the same
+children. Owner references are added when the children are applied (:func:`kopf.adopt` in
+:mod:`konnectz_operator.handlers`).
 
 Children of a Konnect ``NAME`` share the name :func:`child_name` (``kz-NAME``):
 
@@ -13,7 +14,11 @@ Children of a Konnect ``NAME`` share the name :func:`child_name` (``kz-NAME``):
 - schedule trigger: ConfigMap + CronJob (``konnectz_runner tick``), and a Deployment when the flow
   has a delay (it resumes delayed runs on time, between ticks);
 - with a credentials key configured, also a Secret holding the konnect's credential-broker token
-  (the runner's ``KONNECTZ_CREDENTIALS_TOKEN``).
+  (the runner's ``KONNECTZ_CREDENTIALS_TOKEN``), bound to the konnect id and the Konnect's
+  ``metadata.uid``: a copy of the resource under another name gets a token the api refuses.
+
+The runner image is the operator's (``runner_image``); ``spec.image`` may only name one of the
+administrator's allow list (:func:`image_problem`, checked before anything is rendered).
 
 The runner's flow is ``spec.flow`` with the spec's ids (:func:`konnectz_contracts.resource.runner_flow`).
 The URL token of a webhook or form is never rendered into a ConfigMap or a pod spec:
@@ -29,8 +34,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from konnectz_contracts.broker_token import ENV_TOKEN, ENV_URL, konnect_token
-from konnectz_contracts.resource import TOKEN_KEY, runner_flow
+from konnectz_contracts.broker_token import ENV_TOKEN, ENV_URL, konnect_token, resource_binding
+from konnectz_contracts.resource import BINDING_ANNOTATION, TOKEN_KEY, runner_flow
 
 from .config import OperatorSettings
 
@@ -38,9 +43,12 @@ __all__ = [
     "FLOW_DIR",
     "FLOW_FILE",
     "FLOW_KEY",
+    "binding_problem",
     "child_labels",
     "child_name",
     "flow_json",
+    "image_problem",
+    "pool_flow_json",
     "render_children",
     "render_configmap",
     "render_cronjob",
@@ -116,6 +124,14 @@ def flow_json(konnect: Mapping[str, Any], token: str | None = None) -> str:
     return json.dumps(runner_flow(_spec(konnect), token), sort_keys=True, ensure_ascii=False, indent=2)
 
 
+def pool_flow_json(konnect: Mapping[str, Any], token: str | None) -> str:
+    """The flow as the shared pool reads it from NATS: :func:`flow_json` with the URL token and the
+    Konnect's uid (``resource_uid``), which the pool's runners bind their broker tokens to."""
+    flow = runner_flow(_spec(konnect), token)
+    flow["resource_uid"] = str((konnect.get("metadata") or {}).get("uid") or "")
+    return json.dumps(flow, sort_keys=True, ensure_ascii=False, indent=2)
+
+
 def _metadata(konnect: Mapping[str, Any], **extra: Any) -> Manifest:
     name, namespace = _meta(konnect)
     return {"name": child_name(name), "namespace": namespace, "labels": child_labels(konnect), **extra}
@@ -127,6 +143,39 @@ def _paused(konnect: Mapping[str, Any]) -> bool:
 
 def _image(konnect: Mapping[str, Any], settings: OperatorSettings) -> str:
     return str(_spec(konnect).get("image") or settings.runner_image)
+
+
+def binding_problem(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:
+    """Why the Konnect may not run yet (None when it may): with a credentials key, only a Konnect the
+    api bound to its flow runs (annotation ``konnectz.io/binding``, an HMAC of ``spec.konnectId`` and
+    this resource's uid). A copy naming another flow's ids (readable by anyone who may list Konnects)
+    gets no runner, so it never joins that flow's runs or its place in the shared pool."""
+    if not settings.credentials_key:
+        return None
+    metadata = konnect.get("metadata") or {}
+    konnect_id = int(_spec(konnect)["konnectId"])
+    proof = resource_binding(settings.credentials_key, konnect_id, str(metadata.get("uid") or ""))
+    if (metadata.get("annotations") or {}).get(BINDING_ANNOTATION) == proof:
+        return None
+    return (
+        f"waiting for the api to bind this Konnect to flow {konnect_id} (annotation {BINDING_ANNOTATION}): "
+        "only the Konnect the api created or imported for a flow runs"
+    )
+
+
+def image_problem(konnect: Mapping[str, Any], settings: OperatorSettings) -> str | None:
+    """Why the Konnect's ``spec.image`` may not run (None when it may): the runner image is the
+    operator's setting, or one of the allow list ``KONNECTZ_RUNNER_IMAGES``; whoever may write a
+    Konnect does not choose what runs with a konnect's credentials."""
+    image = _spec(konnect).get("image")
+    if not image or image in settings.allowed_runner_images:
+        return None
+    allowed = ", ".join(sorted(settings.allowed_runner_images))
+    return (
+        f"image {image} is not allowed: a Konnect runs the operator's runner image or one of the "
+        f"administrator's allow list (operator setting KONNECTZ_RUNNER_IMAGES, chart value "
+        f"operator.allowedRunnerImages): {allowed}. Leave out spec.image to run the default one"
+    )
 
 
 def _token_secret(konnect: Mapping[str, Any]) -> str | None:
@@ -222,8 +271,10 @@ def render_configmap(konnect: Mapping[str, Any], settings: OperatorSettings) -> 
 
 
 def render_secret(konnect: Mapping[str, Any], settings: OperatorSettings) -> Manifest:
-    """The token that opens this konnect's accounts at the api's credential broker (and no others)."""
-    token = konnect_token(settings.credentials_key, int(_spec(konnect)["konnectId"]))
+    """The token that opens this konnect's accounts at the api's credential broker (and no others),
+    bound to this resource's uid: the api accepts it only for the Konnect it recorded for the flow."""
+    uid = str((konnect.get("metadata") or {}).get("uid") or "")
+    token = konnect_token(settings.credentials_key, int(_spec(konnect)["konnectId"]), uid)
     return {
         "apiVersion": "v1",
         "kind": "Secret",

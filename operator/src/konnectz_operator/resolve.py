@@ -42,7 +42,7 @@ def imported(konnect: Mapping[str, Any]) -> Mapping[str, Any]:
     if spec.get("konnectId") is None or spec.get("ownerId") is None:
         raise NotImported(
             "waiting for the api to import this Konnect: name its owner (a Konnectz user's e-mail) in the "
-            "annotation konnectz.io/owner"
+            "annotation konnectz.io/owner, in a namespace an administrator bound to the owner's account"
         )
     return konnect
 
@@ -60,6 +60,16 @@ def _token(kube: Kube, konnect: Mapping[str, Any]) -> str | None:
     data = (secret or {}).get("data") or {}
     if TOKEN_KEY not in data:
         raise TokenMissing(f"waiting for the Secret {secret_name} (key {TOKEN_KEY}) holding the URL token")
+    # The api writes the Secret owned by the Konnect it belongs to: a Konnect naming another one's
+    # Secret never gets that flow's URL token. Not permanent: after a re-publish the api applies the
+    # Secret with the new Konnect as its owner a moment after the Konnect.
+    uid = (konnect.get("metadata") or {}).get("uid")
+    owners = [ref.get("uid") for ref in ((secret or {}).get("metadata") or {}).get("ownerReferences") or []]
+    if uid and uid not in owners:
+        raise TokenMissing(
+            f"waiting for the Secret {secret_name} owned by this Konnect: the Secret of another Konnect's "
+            "URL token is never used"
+        )
     return base64.b64decode(data[TOKEN_KEY]).decode()
 
 

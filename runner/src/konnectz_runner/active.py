@@ -7,7 +7,9 @@ and the concurrency limit all use it), so their keys and values have one definit
   or WAITING); :func:`clear` deletes it once the run's TaskEvent is stored; :func:`list_active`
   lists one konnect's entries (a subject-filtered watch: only that konnect's keys are read).
 - :func:`request_cancel` stores a :class:`~konnectz_contracts.run_control.CancelRequest`;
-  :func:`cancel_requested` is what the runner checks at each step boundary.
+  :func:`cancel_requested` reads one; the worker checks at each step boundary through a
+  :class:`CancelBook`, which follows the bucket with one watch, so the check is a look-up in memory,
+  not a round trip per step (docs/performance.md).
 - :func:`wake` brings a run waiting in a delay back now: it deletes the delay's timer (a JetStream
   scheduled message, :mod:`konnectz_runner.timers`) and publishes its RunRequest at once, so a
   cancelled waiting run ends now, not when its timer would have fired.
@@ -49,6 +51,7 @@ _M = TypeVar("_M", bound=BaseModel)
 __all__ = [
     "LIST_LIMIT",
     "ActiveWatch",
+    "CancelBook",
     "bucket_configs",
     "buckets",
     "cancel_requested",
@@ -177,6 +180,99 @@ async def wake(js: JetStreamContext, run: ActiveRun) -> bool:
     return True
 
 
+class CancelBook:
+    """The cancel requests of ``KZ_CANCELS``, followed by one watch per worker.
+
+    Once the watch has delivered the bucket's current values, :meth:`cancelled_by` answers from memory.
+    Before that, after the connection to NATS was lost (until the watch has caught up again), and
+    above ``MAX_ENTRIES`` requests, it reads the key as before, so a cancel is never missed: a request
+    stored before the check is seen by either way (the watch delivers it within the server's push).
+    """
+
+    MAX_ENTRIES = 100_000
+    REWATCH_CHECK_SECONDS = 5.0
+
+    def __init__(self, kv: KeyValue, nc: object | None = None) -> None:
+        self.kv = kv
+        self._nc = nc
+        self._by: dict[str, str] = {}  # run id -> who cancelled it
+        self._live_at: int | None = None  # the connection's reconnect count when the watch caught up
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._follow())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def _reconnects(self) -> int:
+        stats = getattr(self._nc, "stats", None) or {}
+        return int(stats.get("reconnects", 0))
+
+    @property
+    def live(self) -> bool:
+        connected = self._nc is None or bool(getattr(self._nc, "is_connected", True))
+        return connected and self._live_at is not None and self._live_at == self._reconnects()
+
+    async def cancelled_by(self, run_id: str) -> str | None:
+        """Who cancelled ``run_id``, or None (also when the bucket cannot be read: the run goes on)."""
+        if self.live:
+            return self._by.get(run_id)
+        request = await cancel_requested(self.kv, run_id)
+        return request.by if request is not None else None
+
+    def _apply(self, book: dict[str, str], key: str, value: bytes | None, operation: str | None) -> None:
+        run_id = key.removeprefix(cancel_key(""))
+        if operation in ("DEL", "PURGE") or not value:
+            book.pop(run_id, None)
+            return
+        try:
+            book[run_id] = CancelRequest.model_validate_json(value).by
+        except ValidationError:
+            book.pop(run_id, None)
+
+    async def _follow(self) -> None:
+        while True:
+            since = self._reconnects()
+            try:
+                watcher = await self.kv.watchall()
+                try:
+                    loading: dict[str, str] | None = {}
+                    while True:
+                        try:
+                            entry = await watcher.updates(timeout=self.REWATCH_CHECK_SECONDS)
+                        except Exception:  # nats.errors.TimeoutError: nothing new
+                            entry = None
+                            if loading is not None:
+                                continue
+                        if self._reconnects() != since:
+                            break  # the server may have lost the watch's consumer: watch again
+                        if entry is None:
+                            if loading is not None:  # every current value delivered
+                                self._by, loading = loading, None
+                                self._live_at = since
+                            continue
+                        book = loading if loading is not None else self._by
+                        self._apply(book, entry.key, entry.value, entry.operation)
+                        if len(book) > self.MAX_ENTRIES:
+                            log.warning("%s holds over %d requests: cancels are read per run", KV_CANCELS, len(book))
+                            self._live_at = None
+                            return
+                finally:
+                    with contextlib.suppress(Exception):
+                        await watcher.stop()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.debug("Following %s failed (%s); again", KV_CANCELS, _why(exc))
+            self._live_at = None
+            await asyncio.sleep(1.0)
+
+
 def _why(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
@@ -186,7 +282,7 @@ class ActiveWatch:
     (:class:`konnectz_runner.engine.RunWatch`). A bucket that cannot be read or written never fails
     the run: the entry is a view, and an unreadable cancel request means the run goes on."""
 
-    def __init__(self, active: KeyValue | None, cancels: KeyValue | None, entry: ActiveRun) -> None:
+    def __init__(self, active: KeyValue | None, cancels: CancelBook | None, entry: ActiveRun) -> None:
         self.active = active
         self.cancels = cancels
         self.entry = entry
@@ -200,9 +296,6 @@ class ActiveWatch:
         except Exception as exc:
             log.warning("Run %s: its active-run entry was not written (%s)", self.entry.run_id, _why(exc))
 
-    async def running(self) -> None:
-        await self._put(status="RUNNING", resume_at=None)
-
     async def at_step(self, step_id: str) -> None:
         await self._put(status="RUNNING", step_id=step_id, resume_at=None)
 
@@ -213,11 +306,10 @@ class ActiveWatch:
         if self.cancels is None:
             return None
         try:
-            request = await cancel_requested(self.cancels, self.entry.run_id)
+            return await self.cancels.cancelled_by(self.entry.run_id)
         except Exception as exc:
             log.warning("Run %s: its cancel request could not be read (%s)", self.entry.run_id, _why(exc))
             return None
-        return request.by if request is not None else None
 
     async def done(self) -> None:
         if self.active is None:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import logging
+import signal
 import socket
 import sys
 from collections.abc import Sequence
@@ -150,12 +152,20 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     return parser
 
 
+SHUTDOWN_CONNECTIONS_SECONDS = 10
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings()
     args = _parser(settings).parse_args(argv)
     if args.command == "serve":
         import uvicorn
+
+        # A stuck process tells where it is stuck: `kill -USR1 <pid>` prints every thread's stack to stderr
+        # (the tests do so before they kill a runner that did not stop in time), and so does a fatal signal.
+        faulthandler.enable()
+        faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
 
         problem = _cannot_serve()
         if problem is not None:
@@ -179,6 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             lifespan="on",
             log_level="info",
             access_log=settings.access_log,
+            # Open connections (a webhook whose body is still arriving) get this long after SIGTERM; then the
+            # lifespan stops the worker, which gives its runs their own grace (worker.stop).
+            timeout_graceful_shutdown=SHUTDOWN_CONNECTIONS_SECONDS,
         )
         server = uvicorn.Server(config)
         if args.fd is None:

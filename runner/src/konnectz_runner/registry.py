@@ -15,6 +15,7 @@ from pathlib import Path
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from pydantic import ValidationError
 
+from konnectz_contracts.broker_token import forget_resource_uid, remember_resource_uid
 from konnectz_contracts.errors import ConfigError
 from konnectz_contracts.spec import FlowSpec
 
@@ -85,11 +86,14 @@ class KonnectRegistry:
         token = _token(spec)
         if token is not None:
             self._by_token[token] = spec.konnect_id
+        # The shared pool derives the konnect's broker token from the key and its resource's UID.
+        remember_resource_uid(spec.konnect_id, spec.resource_uid)
 
     def remove(self, konnect_id: int) -> None:
         old = self._by_id.pop(konnect_id, None)
         if old is None:
             return
+        forget_resource_uid(konnect_id)
         spec = _parsed(old) if isinstance(old, bytes) else old
         token = _token(spec)
         if token is not None and self._by_token.get(token) == konnect_id:

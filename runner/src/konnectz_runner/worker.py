@@ -79,7 +79,7 @@ from konnectz_contracts.events import (
 )
 from konnectz_contracts.run_control import ActiveRun
 from konnectz_runner import outbound, telemetry
-from konnectz_runner.active import ActiveWatch, cancel_requested
+from konnectz_runner.active import ActiveWatch, CancelBook
 from konnectz_runner.active import buckets as run_state_buckets
 from konnectz_runner.active import clear as clear_active
 from konnectz_runner.budgets import Budgets
@@ -186,7 +186,7 @@ class RunWorker:
         self._wake = asyncio.Event()
         self.max_waiting = MAX_WAITING
         self._active: KeyValue | None = None
-        self._cancels: KeyValue | None = None
+        self._cancels: CancelBook | None = None
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -206,7 +206,9 @@ class RunWorker:
         self._blocks = await self.js.key_value(KV_QUOTA_BLOCKS)
         self._slots = Slots(await slots_bucket(self.js))
         try:
-            self._active, self._cancels = await run_state_buckets(self.js)
+            self._active, cancels = await run_state_buckets(self.js)
+            self._cancels = CancelBook(cancels, getattr(self.js, "_nc", None))
+            self._cancels.start()
         except Exception as exc:  # an older NATS setup: runs go on, without active entries or cancels
             log.warning("Run control buckets unavailable (%s): runs cannot be listed or cancelled", exc)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
@@ -230,6 +232,8 @@ class RunWorker:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self._cancels is not None:
+            await self._cancels.stop()
         if self._advisories is not None:
             with contextlib.suppress(Exception):
                 await self._advisories.unsubscribe()
@@ -348,7 +352,8 @@ class RunWorker:
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
             else:
-                await watch.running()
+                # No RUNNING entry here: the first step's (watch.at_step) says RUNNING with the step, a few
+                # microseconds later, for one write to KZ_ACTIVE less per run (docs/performance.md).
                 journal = (
                     None
                     if self._steps is None
@@ -432,7 +437,7 @@ class RunWorker:
             if self._cancels is None:
                 return False
             try:
-                return await cancel_requested(self._cancels, run.run_id) is not None
+                return await self._cancels.cancelled_by(run.run_id) is not None
             except Exception:  # unreadable: it goes on waiting
                 return False
 

@@ -43,7 +43,7 @@ class Server:
             def do_POST(self) -> None:  # the credential broker
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 state.broker_calls.append({"body": body, "auth": self.headers.get("Authorization")})
-                if self.headers.get("Authorization") != f"Bearer {konnect_token(BROKER_KEY, body['konnect_id'])}":
+                if self.headers.get("Authorization") != f"Bearer {konnect_token(BROKER_KEY, body['konnect_id'], '')}":
                     return self._reply(401, {"message": "A token scoped to this konnect is required"})
                 return self._reply(200, {"credentials": {"api_key": API_KEY}})
 
@@ -145,7 +145,7 @@ async def test_polls_the_manifest_event_with_broker_credentials_retries_and_page
         assert cursor.initialized and sorted(cursor.seen) == ["1", "2", "3"] and cursor.last_error is None
         # Credentials came from the broker with this konnect's token, for the trigger's account.
         assert server.broker_calls[0]["body"] == {"account_id": 12, "konnect_id": spec.konnect_id, "refresh": False}
-        assert server.broker_calls[0]["auth"] == f"Bearer {konnect_token(BROKER_KEY, spec.konnect_id)}"
+        assert server.broker_calls[0]["auth"] == f"Bearer {konnect_token(BROKER_KEY, spec.konnect_id, '')}"
         pages = [r["query"] for r in server.requests]
         assert pages == [
             {"list": "inbox", "per_page": "2", "page": "1"},

@@ -25,6 +25,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/namespace_bindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The Kubernetes namespaces bound to Konnectz accounts (administrators) */
+        get: operations["list_bindings_api_v1_admin_namespace_bindings_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/namespace_bindings/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Bind a Kubernetes namespace to the account of an owner (administrators)
+         * @description Konnects applied with kubectl or GitOps in the namespace are then imported as flows of that account, for its owner or a team member whose access level allows publishing (the konnectz.io/owner annotation); Konnects refused there so far are examined again at once.
+         */
+        put: operations["put_binding_api_v1_admin_namespace_bindings__namespace__put"];
+        post?: never;
+        /**
+         * Remove a namespace's binding (administrators): new Konnects there are refused
+         * @description Flows already imported from the namespace stay published and keep running.
+         */
+        delete: operations["delete_binding_api_v1_admin_namespace_bindings__namespace__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/oauth_clients/{app_id}": {
         parameters: {
             query?: never;
@@ -2744,6 +2785,38 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** NamespaceBindingIn */
+        NamespaceBindingIn: {
+            /**
+             * Owner Email
+             * Format: email
+             * @description the owner of the account (an account holder, not a team member)
+             */
+            owner_email: string;
+        };
+        /** NamespaceBindingOut */
+        NamespaceBindingOut: {
+            /** Bound At */
+            bound_at: string | null;
+            /** Namespace */
+            namespace: string;
+            /**
+             * Owner Email
+             * @description the owner of the bound account
+             */
+            owner_email: string;
+            /**
+             * Pending
+             * @description an environment's binding not applied yet: why (its owner is not there yet)
+             * @default
+             */
+            pending: string;
+            /**
+             * Source
+             * @description administrator (the CLI or this API) or environment (KONNECTZ_NAMESPACE_BINDINGS)
+             */
+            source: string;
+        };
         /** NodeData */
         NodeData: {
             app_detail?: components["schemas"]["AppDetail"];
@@ -3998,6 +4071,227 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    list_bindings_api_v1_admin_namespace_bindings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceBindingOut"][];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description not an administrator (the message says how one is named) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    put_binding_api_v1_admin_namespace_bindings__namespace__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NamespaceBindingIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceBindingOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description not an administrator (the message says how one is named) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description no user with this e-mail */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description bound by KONNECTZ_NAMESPACE_BINDINGS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description the user is not a verified account holder */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    delete_binding_api_v1_admin_namespace_bindings__namespace__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description not an administrator (the message says how one is named) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description the namespace is not bound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description bound by KONNECTZ_NAMESPACE_BINDINGS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -12,6 +13,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from konnectz_contracts.broker_token import derived_key
 from konnectz_runner import IPNetwork, parse_networks
 
+#: A Kubernetes namespace name (an RFC 1123 label).
+NAMESPACE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 DEV_SECRET = "dev-insecure-secret-change-me"  # noqa: S105 - refused outside dev/test
 
 
@@ -85,6 +88,11 @@ class Settings(BaseSettings):
     # verified e-mail is on this comma-separated list (case-insensitive), besides those granted with
     # `python -m konnectz_api admin grant EMAIL`. Never inferred (konnectz_api.crud.admins).
     admin_emails: Annotated[frozenset[str], NoDecode] = Field(default_factory=frozenset)
+    # Namespaces bound to Konnectz accounts by the installer (the chart's namespaceBindings), applied at
+    # start: `team-a=a@example.com,team-b=b@example.com`. A Konnect applied with kubectl is imported only
+    # from a bound namespace, for the account's owner or a member who may publish; administrators bind
+    # more with `python -m konnectz_api namespace bind` (konnectz_api.crud.namespace_bindings).
+    namespace_bindings: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
     outbound_timeout_seconds: float = Field(default=20, gt=0)
     deployer: Literal["local", "kubernetes"] = "local"
     # Task logs: a run's data, or one step's, larger than this (bytes of JSON) is kept in task_payloads
@@ -102,6 +110,9 @@ class Settings(BaseSettings):
     # The task-event consumer stores up to this many events per transaction.
     task_events_batch: int = Field(default=500, ge=1, le=10_000)
     kube_namespace: str = "konnectz"
+    # The cluster sync's watch of Konnects ends and is opened again every this many seconds; between two,
+    # the Konnects refused for their namespace's binding or their owner are examined again (cluster_sync).
+    kube_watch_seconds: int = Field(default=30, ge=1, le=3600)
     # Where published konnects run on Kubernetes: a runner workload each (dedicated) or the
     # shared runner pool (shared); see docs/kubernetes.md.
     runner_mode: Literal["dedicated", "shared"] = "dedicated"
@@ -145,6 +156,20 @@ class Settings(BaseSettings):
     def _split_emails(cls, value: Any) -> Any:
         items = value.split(",") if isinstance(value, str) else value
         return frozenset(str(item).strip().lower() for item in items if str(item).strip())
+
+    @field_validator("namespace_bindings", mode="before")
+    @classmethod
+    def _split_bindings(cls, value: Any) -> Any:
+        pairs = value.items() if isinstance(value, dict) else (p.partition("=")[::2] for p in str(value).split(","))
+        found: dict[str, str] = {}
+        for raw_namespace, raw_email in pairs:
+            namespace, email = str(raw_namespace).strip(), str(raw_email).strip()
+            if not namespace and not email:
+                continue
+            if not NAMESPACE_NAME.match(namespace) or "@" not in email:
+                raise ValueError(f"{namespace}={email} is not <namespace>=<owner-email>")
+            found[namespace] = email
+        return found
 
     @model_validator(mode="after")
     def _refuse_insecure_defaults(self) -> Settings:

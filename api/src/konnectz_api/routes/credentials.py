@@ -1,9 +1,12 @@
 """The credential broker's door for runners: a fresh credential of an account, for one konnect.
 
 A runner hosting konnect K holds a token scoped to K (:func:`konnectz_contracts.broker_token.konnect_token`,
-an HMAC of K under the credentials key ``KONNECTZ_CREDENTIALS_KEY``): a runner of one konnect gets
-the token (``KONNECTZ_CREDENTIALS_TOKEN``, from a Secret the operator renders), a runner hosting
-many konnects gets the key, both with ``KONNECTZ_CREDENTIALS_URL``. It may read only accounts
+an HMAC of K and the UID of K's Konnect resource under the credentials key ``KONNECTZ_CREDENTIALS_KEY``):
+a runner of one konnect gets the token (``KONNECTZ_CREDENTIALS_TOKEN``, from a Secret the operator
+renders), a runner hosting many konnects gets the key, both with ``KONNECTZ_CREDENTIALS_URL``. The
+expected token is computed from the UID recorded on K's row (``konnects.resource_uid``: the resource
+the api created or imported; empty with the local deployer), so a token minted for a copy of the
+resource under another name, or for another konnect, is refused. It may read only accounts
 that K's owner owns and that K's canvas selects; OAuth2 tokens are refreshed here first when
 they expire (or when the runner saw an expired reply and asks with ``refresh``).
 """
@@ -53,19 +56,28 @@ class CredentialsOut(BaseModel):
     account_name: str | None = None
 
 
-def _require_konnect_token(settings: Settings, creds: HTTPAuthorizationCredentials | None, konnect_id: int) -> None:
-    """401 unless the bearer is konnect ``konnect_id``'s scoped token (compared in constant time)."""
-    expected = konnect_token(settings.runner_credentials_key, konnect_id)
+def _require_konnect_token(
+    session: Session, settings: Settings, creds: HTTPAuthorizationCredentials | None, konnect_id: int
+) -> Konnect | None:
+    """Konnect ``konnect_id`` (None when there is none), for a bearer holding its scoped token: 401
+    unless the bearer is the token of that konnect and of the Konnect resource recorded for it
+    (compared in constant time)."""
+    konnect = session.get(Konnect, konnect_id)
+    uid = (konnect.resource_uid if konnect is not None else None) or ""
+    expected = konnect_token(settings.runner_credentials_key, konnect_id, uid)
     if creds is None or not hmac.compare_digest(creds.credentials, expected):
-        raise Unauthorized("A token scoped to this konnect is required")
+        raise Unauthorized(
+            "A token scoped to this konnect and to its Konnect resource is required: a token of another "
+            "konnect, or one minted for a copy of its resource, is refused"
+        )
+    return konnect
 
 
 def _scoped_konnect(
     session: Session, settings: Settings, creds: HTTPAuthorizationCredentials | None, konnect_id: int
 ) -> Konnect:
     """Konnect ``konnect_id``, for a bearer holding its scoped token (401 otherwise; 404 when deleted)."""
-    _require_konnect_token(settings, creds, konnect_id)
-    konnect = session.get(Konnect, konnect_id)
+    konnect = _require_konnect_token(session, settings, creds, konnect_id)
     if konnect is None or konnect.status == "DELETED":
         raise NotFound("Konnect not found")
     return konnect
@@ -84,8 +96,7 @@ async def credentials(
     index: Annotated[AppIndex, Depends(get_index)],
     creds: Bearer,
 ) -> CredentialsOut:
-    _require_konnect_token(settings, creds, body.konnect_id)
-    account = await run_db(session, _used_account, settings, creds, body)
+    account = await run_db(session, _used_account, settings, creds, body)  # the token is checked there
     app = index.get(account.app_id)
     if app is None:
         raise NotFound("The account's app is no longer in the catalogue")
@@ -140,7 +151,7 @@ class WebhookSecretOut(BaseModel):
 def webhook_secret(
     body: WebhookSecretIn, session: SessionDep, settings: SettingsDep, creds: Bearer
 ) -> WebhookSecretOut:
-    _require_konnect_token(settings, creds, body.konnect_id)
+    _require_konnect_token(session, settings, creds, body.konnect_id)
     secret = secret_of(session, settings, body.konnect_id)
     if not secret:
         raise NotFound("This konnect has no app webhook subscription")

@@ -9,14 +9,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, Literal, Protocol
 
 from konnectz_api.bus import Bus
+from konnectz_contracts.broker_token import resource_binding
 from konnectz_contracts.events import KV_KONNECTS, TaskEvent, konnect_key
 from konnectz_contracts.resource import (
+    BINDING_ANNOTATION,
     GROUP,
     KONNECT_ID_LABEL,
     OWNER_LABEL,
@@ -28,7 +33,15 @@ from konnectz_contracts.resource import (
 )
 from konnectz_contracts.spec import FlowSpec
 
-__all__ = ["DeployConflict", "DeployError", "Deployer", "KubernetesDeployer", "LocalDeployer", "konnect_resource"]
+__all__ = [
+    "Claim",
+    "DeployConflict",
+    "DeployError",
+    "Deployer",
+    "KubernetesDeployer",
+    "LocalDeployer",
+    "konnect_resource",
+]
 
 
 log = logging.getLogger(__name__)
@@ -41,6 +54,38 @@ class DeployError(RuntimeError):
 class DeployConflict(DeployError):
     """The Konnect was changed in the cluster (kubectl, a GitOps tool) in a field the publish would
     overwrite: the api never forces its write over another field manager."""
+
+
+@dataclass
+class Claim:
+    """Which Konnect resource a flow follows (``konnects.resource_uid``), read under the flow's claim
+    lock (:meth:`konnectz_api.services.cluster_sync.ClusterSync.claim`); ``uid`` set by the holder is
+    recorded when the lock is released."""
+
+    recorded: str | None = None  # the UID recorded now (None: no resource recorded yet)
+    legacy: bool = False  # a Published flow from before UIDs were recorded: its resource is adopted
+    uid: str | None = None  # to record
+
+    def accepts(self, uid: str) -> bool:
+        """Whether the existing resource ``uid`` is the flow's."""
+        return uid == self.recorded or (self.recorded is None and self.legacy)
+
+
+class Binder(Protocol):
+    """Where the flow's recorded resource is kept (the cluster sync: ``konnects.resource_uid``)."""
+
+    def binding(self, konnect_id: int) -> Claim:
+        """The flow's claim as it is now (no lock)."""
+        ...
+
+    def claim(self, konnect_id: int) -> contextlib.AbstractContextManager[Claim]:
+        """The flow's claim under its lock; ``Claim.uid`` is recorded when the block ends."""
+        ...
+
+
+@contextlib.contextmanager
+def _unbound(konnect_id: int) -> Iterator[Claim]:
+    yield Claim(legacy=True)  # without a database (unit tests of the deployer alone): no binding
 
 
 class Deployer(Protocol):
@@ -120,11 +165,17 @@ class KubernetesDeployer:
     """
 
     def __init__(
-        self, namespace: str, api_client: Any = None, *, runner_mode: Literal["dedicated", "shared"] = "dedicated"
+        self,
+        namespace: str,
+        api_client: Any = None,
+        *,
+        runner_mode: Literal["dedicated", "shared"] = "dedicated",
+        binding_key: str = "",
     ) -> None:
         from kubernetes import client, config  # optional: the Kubernetes deployer's
 
         self.runner_mode: Literal["dedicated", "shared"] = runner_mode
+        self.binding_key = binding_key
         if api_client is None:
             try:
                 config.load_incluster_config()
@@ -138,6 +189,32 @@ class KubernetesDeployer:
         # every Konnect); a flow not in it is looked up by its KONNECT_ID_LABEL.
         self._names: dict[int, str] = {}
 
+    # The flows' recorded resources (konnects.resource_uid): the cluster sync binds itself here.
+    binder: Binder | None = None
+    # The credentials key (the operator's): the binding annotation is an HMAC under it. Empty: none.
+    binding_key: str = ""
+
+    def bind(self, name: str, konnect_id: int, uid: str, annotations: dict[str, Any] | None) -> None:
+        """Write the binding annotation on the flow's recorded Konnect ``name`` (uid ``uid``) unless it
+        has it: the operator runs only Konnects the api bound to their flow (docs/security.md)."""
+        if not self.binding_key or not uid:
+            return
+        proof = resource_binding(self.binding_key, konnect_id, uid)
+        if (annotations or {}).get(BINDING_ANNOTATION) == proof:
+            return
+        # A merge patch of this one annotation, guarded by the uid: it never lands on a successor.
+        patch = {"metadata": {"uid": uid, "annotations": {BINDING_ANNOTATION: proof}}}
+        try:
+            self._api.patch_namespaced_custom_object(
+                GROUP, VERSION, self.namespace, PLURAL, name, patch,
+                field_manager=FIELD_MANAGER, _content_type="application/merge-patch+json", _request_timeout=15,
+            )  # fmt: skip
+        except Exception as exc:
+            raise _refusal("bind the konnect to its flow", exc) from exc
+
+    def _claim(self, konnect_id: int) -> contextlib.AbstractContextManager[Claim]:
+        return self.binder.claim(konnect_id) if self.binder is not None else _unbound(konnect_id)
+
     def remember(self, konnect_id: int, name: str) -> None:
         self._names[int(konnect_id)] = name
 
@@ -145,17 +222,27 @@ class KubernetesDeployer:
         if self._names.get(int(konnect_id)) == name:
             del self._names[int(konnect_id)]
 
-    def resource_name(self, konnect_id: int) -> str:
-        """The name of the flow's Konnect (blocking: may ask the API server once)."""
+    def resource_name(self, konnect_id: int, claim: Claim | None = None) -> str:
+        """The name of the flow's Konnect (blocking: may ask the API server once).
+
+        Looked up by its id label, which anyone who may write Konnects can set: only the resource
+        recorded for the flow counts (``claim``, default: the binder's). A flow with no resource
+        recorded gets ``konnect-<id>``."""
         konnect_id = int(konnect_id)
         known = self._names.get(konnect_id)
         if known is not None:
             return known
+        if claim is None:
+            claim = self.binder.binding(konnect_id) if self.binder is not None else Claim(legacy=True)
+        if claim.recorded is None and not claim.legacy:
+            return konnect_name(konnect_id)
         found = self._api.list_namespaced_custom_object(
             GROUP, VERSION, self.namespace, PLURAL, label_selector=f"{KONNECT_ID_LABEL}={konnect_id}",
             _request_timeout=15,
         )  # fmt: skip
         for item in found.get("items", []) if isinstance(found, dict) else []:
+            if not claim.accepts(str((item.get("metadata") or {}).get("uid") or "")):
+                continue
             if (item.get("spec") or {}).get("konnectId") == konnect_id:
                 name = str(item["metadata"]["name"])
                 self.remember(konnect_id, name)
@@ -164,7 +251,12 @@ class KubernetesDeployer:
 
     def apply(self, body: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply of (part of) a Konnect, not forced; the object as stored."""
+        return self._apply(body)[0]
+
+    def _apply(self, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """:meth:`apply`, and whether it created the Konnect (201) rather than changed one."""
         name = body["metadata"]["name"]
+        created = False
         try:
             stored = self._api.patch_namespaced_custom_object(
                 GROUP,
@@ -180,12 +272,13 @@ class KubernetesDeployer:
             if not isinstance(stored, dict):
                 # The client maps only 200 to a body: an apply that creates (201) answers None, and
                 # the token Secret needs the new Konnect's uid to be owned by it.
+                created = True
                 stored = self._api.get_namespaced_custom_object(
                     GROUP, VERSION, self.namespace, PLURAL, name, _request_timeout=15
                 )
         except Exception as exc:
             raise _refusal("publish the konnect", exc) from exc
-        return stored if isinstance(stored, dict) else {}
+        return (stored if isinstance(stored, dict) else {}), created
 
     def apply_token(self, name: str, token: str, owner_uid: str) -> None:
         """The Secret of the Konnect's URL token (the api's own object: forced)."""
@@ -204,15 +297,31 @@ class KubernetesDeployer:
             raise _refusal("store the webhook token", exc) from exc
 
     def _publish(self, spec: FlowSpec, owner_email: str | None) -> None:
-        try:
-            name = self.resource_name(spec.konnect_id)
-        except Exception as exc:
-            raise _refusal("publish the konnect", exc) from exc
-        body = konnect_resource(spec, self.namespace, runner_mode=self.runner_mode, owner_email=owner_email, name=name)
-        stored = self.apply(body)
+        """Apply the flow's Konnect under its claim lock: the resource it creates is recorded as the
+        flow's (before the cluster sync, which waits for the lock, can refuse it as another's); an
+        existing resource must be the recorded one (a Konnect someone else created under the name
+        the api would use is not taken over)."""
+        with self._claim(spec.konnect_id) as claim:
+            try:
+                name = self.resource_name(spec.konnect_id, claim)
+            except Exception as exc:
+                raise _refusal("publish the konnect", exc) from exc
+            body = konnect_resource(
+                spec, self.namespace, runner_mode=self.runner_mode, owner_email=owner_email, name=name
+            )
+            stored, created = self._apply(body)
+            uid = str((stored.get("metadata") or {}).get("uid") or "")
+            if not created and not claim.accepts(uid):
+                raise DeployError(
+                    f"the Konnect {name} in the cluster is not this flow's resource (it was created by someone "
+                    "else, not by the api): delete it or rename it, then publish again"
+                )
+            claim.uid = uid or None
+            self.remember(spec.konnect_id, name)
+        self.bind(name, spec.konnect_id, uid, (stored.get("metadata") or {}).get("annotations"))
         token = getattr(spec.trigger, "token", None)
         if token:
-            self.apply_token(body["metadata"]["name"], token, (stored.get("metadata") or {}).get("uid", ""))
+            self.apply_token(body["metadata"]["name"], token, uid)
 
     async def publish(self, spec: FlowSpec, *, owner_email: str | None = None) -> None:
         await asyncio.to_thread(self._publish, spec, owner_email)
