@@ -72,7 +72,7 @@ PROBE = "budget_probe"  # the test's own PostgreSQL role: its statements are not
 
 def kind_of(subject: str) -> str:
     """The kind of a message, by its subject (ids and keys left out)."""
-    if subject.startswith("_INBOX."):
+    if subject.startswith("_INBOX"):  # _INBOX_api., _INBOX_runner. (konnectz_contracts.nats_auth)
         return "replies"
     if subject.startswith("$JS.ACK."):
         return "acks"
@@ -86,8 +86,8 @@ def kind_of(subject: str) -> str:
 def shape_of(subject: str) -> str:
     """The subject with what varies per run left out: ``$KV.KZ_SLOTS.*``, ``$JS.ACK.KZ_RUNS.*``."""
     parts = subject.split(".")
-    if subject.startswith("_INBOX."):
-        return "_INBOX.*"
+    if subject.startswith("_INBOX"):
+        return subject.split(".", 1)[0] + ".*"
     if subject.startswith(("$KV.", "$JS.ACK.")):
         return ".".join(parts[:2] if subject.startswith("$KV.") else parts[:3]) + ".*"
     if subject.startswith("$JS.API.DIRECT.GET.") or subject.startswith("$JS.API.STREAM.MSG.GET."):
@@ -210,7 +210,7 @@ async def _measure_runs(
 ) -> tuple[Spy, Counter[str]]:
     """Post ``runs`` webhooks one at a time; count the bus and the database until every run is logged."""
     spy = Spy()
-    nc = await nats.connect(stack.nats.url)
+    nc = await nats.connect(stack.nats.admin_url)  # the test's own user sees every subject
     try:
         await nc.subscribe(">", cb=spy.on_message)
         await nc.flush()
