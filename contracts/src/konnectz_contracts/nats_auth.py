@@ -72,6 +72,22 @@ class Grants:
     notes: dict[str, str] = field(default_factory=dict)
 
 
+#: The buckets a runner writes (and reads): run state, journals, budgets, captures, slots, leaders.
+_RUNNER_WRITES = (
+    SCHEDULES,
+    POLLS,
+    STEPS,
+    IDEMPOTENCY,
+    QUOTA_BLOCKS,
+    BUDGETS,
+    ACTIVE,
+    CANCELS,
+    CAPTURING,
+    SLOTS,
+    LEADERS,
+)
+
+
 def grants() -> dict[str, Grants]:
     """Each component's grants (docs/nats.md says why each is there)."""
     return {
@@ -98,34 +114,9 @@ def grants() -> dict[str, Grants]:
             manage_buckets=(*ENSURED_BUCKETS, SLOTS, LEADERS),
             # its runs (and timers, stored in KZ_RUNS), captures; never KZ_EVENTS (task events).
             read=(RUNS, CAPTURES),
-            read_buckets=(
-                KONNECTS,
-                SCHEDULES,
-                POLLS,
-                STEPS,
-                IDEMPOTENCY,
-                QUOTA_BLOCKS,
-                BUDGETS,
-                ACTIVE,
-                CANCELS,
-                CAPTURING,
-                SLOTS,
-                LEADERS,
-            ),
+            read_buckets=(KONNECTS, *_RUNNER_WRITES),
             # not KZ_KONNECTS: flows are deployed by the api and the operator, never by a runner.
-            write_buckets=(
-                SCHEDULES,
-                POLLS,
-                STEPS,
-                IDEMPOTENCY,
-                QUOTA_BLOCKS,
-                BUDGETS,
-                ACTIVE,
-                CANCELS,
-                CAPTURING,
-                SLOTS,
-                LEADERS,
-            ),
+            write_buckets=_RUNNER_WRITES,
             delete_from=(RUNS,),
             publish=("kz.runs.>", "kz.timers.>", "kz.events.>", "kz.captures.>", QUOTA_SUBJECTS),
             # the server's notice that a run was given up (max deliveries) on its consumer.
