@@ -4,10 +4,10 @@ A Webhook -> API Call flow runs ``RUNS`` times, one at a time (each run logged b
 posted, so nothing is batched and the counts do not depend on timing), on the real stack (`make
 dev`'s processes and defaults: api, runner, PostgreSQL, NATS with JetStream). A spy subscribed to
 every subject counts what the processes send through NATS, by kind: JetStream API requests
-(``$JS.API.…``, key-value reads included), messages stored in streams (run requests, task events,
-key-value writes) and acks; and PostgreSQL's ``pg_stat_statements`` counts the statements the api
-runs. Each count per run must stay within ``RUN_BUDGET``; the failure message lists what each run
-did, subject by subject.
+(``$JS.API.…``, key-value reads included), messages on stream subjects (run requests and task
+events, each seen twice: published, then delivered to its consumer; key-value writes) and acks;
+and PostgreSQL's ``pg_stat_statements`` counts the statements the api runs. Each count per run must
+stay within ``RUN_BUDGET``; the failure message lists what each run did, subject by subject.
 
 What the processes send by the clock whatever runs (the runner's queue-depth poll, leader renewals,
 pull requests that expire) is measured in a quiet window first and taken off. The budget is what a run
@@ -50,7 +50,7 @@ SLACK = 0.5
 #: RUNNING entry written just before the first step's.)
 RUN_BUDGET: dict[str, float] = {
     "js_api": 3.0,  # JetStream API requests: 2 pull requests, the run request's deletion
-    "stored": 9.0,  # messages stored in streams: run requests, task events, key-value writes
+    "stored": 9.0,  # on stream subjects: run requests and task events (published, delivered), KV writes
     "acks": 2.0,
     "replies": 10.0,  # replies to requests (JetStream API, publish acks, quota) and pulled messages
     "advisories": 1.0,  # the server's own, for JetStream API requests other than pulls
