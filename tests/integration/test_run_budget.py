@@ -295,6 +295,9 @@ READ_ROUTES = {
 
 
 def test_the_hot_read_routes_stay_within_their_statement_budget(stack: Any, flow: dict[str, Any]) -> None:
+    """Statements per call of each route. The api's own timers (retention, digests, quota clean-up) run
+    statements too, more of them the longer a loaded machine takes; they are not run once per call,
+    so only the statements run at least once per call count (an extra one per call would)."""
     calls = 20
     api, headers = flow["api"], flow["headers"]
     measured: dict[str, float] = {}
@@ -308,7 +311,7 @@ def test_the_hot_read_routes_stay_within_their_statement_budget(stack: Any, flow
                 r = api.get(url, headers=headers)
                 assert r.status_code == 200, r.text
             sql = statements(probe)
-            measured[name] = sum(sql.values()) / calls
+            measured[name] = sum(n for n in sql.values() if n >= calls) / calls
             detail += [f"{name}: {measured[name]:.2f}"] + [f"  {n / calls:5.2f}  {q}" for q, n in sql.most_common()]
     report = "\n".join(detail)
     print(report)
