@@ -131,6 +131,24 @@ async def test_deadline_interrupts_a_slow_step(server: LocalServer, http: httpx.
     assert "/fast" in _Handler.hits and _Handler.hits.count("/fast") == 1  # node-4 never ran
 
 
+async def test_the_deadline_holds_when_its_timer_fires_before_the_wall_clock_agrees(
+    server: LocalServer, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline's timer runs on the loop's monotonic clock. When it fires a moment before the wall
+    clock reaches the deadline (seen on a loaded machine), the step still ends with the deadline's error,
+    not with a TimeoutError that the worker takes for a NATS outage (and redelivers, in doubt)."""
+    from konnectz_runner import engine
+
+    # The wall clock has not reached the deadline yet whenever it is asked.
+    monkeypatch.setattr(engine._Control, "passed", lambda self: False)
+    event = await execute(
+        spec(post(server, "node-2"), post(server, "node-3", "/slow"), deadline=1), run(), http=http, guard=LOCAL
+    )
+    assert isinstance(event, TaskEvent)
+    assert [(s.step_id, s.status) for s in event.steps][-1] == ("node-3", "ERROR")
+    assert event.steps[-1].error == deadline_error(1)
+
+
 async def test_a_delay_past_the_deadline_ends_at_the_deadline(server: LocalServer, http: httpx.AsyncClient) -> None:
     flow = spec(post(server, "node-2"), DelayStep(id="node-3", name="Wait", amount=1, unit="hours"),
                 post(server, "node-4"), deadline=60)  # fmt: skip

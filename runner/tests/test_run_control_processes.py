@@ -115,6 +115,10 @@ async def test_the_deadline_stops_a_run(nats_server: Any, server: LocalServer, w
         await asyncio.sleep(0.5)
         assert await list_active(active, spec.owner_id, spec.konnect_id) == []
         assert "/last" not in _Handler.hits
+    except BaseException:
+        log = base / "runner.log"
+        print(log.read_text(errors="replace")[-20000:] if log.exists() else "no runner log")  # the report shows it
+        raise
     finally:
         if runner is not None and runner.returncode is None:
             runner.terminate()

@@ -189,11 +189,15 @@ async def _run_step(step: Any, ctx: StepContext, control: _Control) -> Outcome:
     left = (control.deadline - utcnow()).total_seconds()
     if left <= 0:
         return Outcome.failed(deadline_error(control.seconds))
+    scope = asyncio.timeout(left)
     try:
-        async with asyncio.timeout(left):
+        async with scope:
             return await run_step(step, ctx)
     except TimeoutError:
-        if not control.passed():  # the step's own timeout, not the deadline
+        # Whether the deadline's own timeout fired, not whether the wall clock has passed the deadline:
+        # the timeout runs on the loop's monotonic clock, and a moment before the wall clock agreed the
+        # step was taken for a NATS outage and the run redelivered (in doubt) instead of failing here.
+        if not scope.expired():  # the step's own timeout, not the deadline
             raise
         return Outcome.failed(deadline_error(control.seconds))
 
