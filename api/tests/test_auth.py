@@ -1,5 +1,14 @@
 import re
 import time
+from pathlib import Path
+
+from sqlalchemy import update
+
+from konnectz_api.crud.users import find_user_by_email
+from konnectz_api.db import get_sessionmaker
+from konnectz_api.models import User
+
+API_SRC = Path(__file__).resolve().parents[1] / "src" / "konnectz_api"
 
 
 def _signup(client, email, password="s3cret-pass", confirmation=None):
@@ -103,3 +112,35 @@ def test_passwords_are_argon2id(client, api):
     with get_sessionmaker()() as s:
         user = s.scalar(select(User).where(User.email == email))
     assert user.password_hash.startswith("$argon2id$")
+
+
+def test_a_user_is_found_by_e_mail_whatever_its_case_and_surrounding_spaces(client, api):
+    email = api.signup_and_verify()
+    with get_sessionmaker()() as session:
+        user = find_user_by_email(session, email=email)
+        assert user is not None and user.email == email  # sign-up stores it lower-cased
+        assert find_user_by_email(session, email=f"  {email.upper()}\t") is user
+        assert find_user_by_email(session, email=f"x{email}") is None
+        # A row stored with capitals (an older install, a hand-made one) is found too.
+        session.execute(update(User).where(User.id == user.id).values(email=email.capitalize()))
+        session.expire_all()
+        found = find_user_by_email(session, email=email)
+        assert found is not None and found.id == user.id and found.email == email.capitalize()
+        session.rollback()
+    # Sign-up, sign-in and the reset mail use the same lookup: the address as typed otherwise.
+    assert client.post("/api/v1/users/user_exists", json={"email": email.upper()}).json()["key"] == "USER_EXISTS"
+    assert _signup(client, email.upper()).status_code == 409
+    assert api.login(f" {email.upper()} ")["Authorization"].startswith("Bearer ")
+
+
+def test_only_crud_users_looks_a_user_up_by_e_mail():
+    """One definition (:func:`konnectz_api.crud.users.find_user_by_email`): no other module compares
+    ``User.email`` with an address of its own (listing the named administrators is a set, not a lookup)."""
+    own = []
+    for path in sorted(API_SRC.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "migrations" in path.parts or path.name == "users.py":
+            continue
+        if re.search(r"(lower\(User\.email\)|User\.email)\s*==", text):
+            own.append(str(path.relative_to(API_SRC)))
+    assert own == []

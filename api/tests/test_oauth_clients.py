@@ -16,7 +16,7 @@ from sqlalchemy import delete, update
 
 from konnectz_api.core.config import Settings, get_settings
 from konnectz_api.crud import oauth_clients
-from konnectz_api.crud.password_reset import find_user_by_email
+from konnectz_api.crud.users import find_user_by_email
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.deps import app_settings
 from konnectz_api.models import OAuthClientConfig, User

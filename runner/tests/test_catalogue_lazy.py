@@ -73,3 +73,24 @@ def test_lazy_catalogue_matches_the_full_load() -> None:
     for app in list(full)[::40]:
         assert lazy.get(app.id) == app
     assert lazy.get(1) is not None and lazy.get(999) is None
+
+
+def test_the_lazy_catalogue_keeps_the_last_cache_size_apps_parsed(tmp_path: Path, monkeypatch) -> None:
+    _write(tmp_path, [_app(1_000_001, "A"), _app(1_000_002, "B"), _app(1_000_003, "C")])
+    lazy = LazyCatalogue(tmp_path, cache_size=2)
+    assert lazy.bundle is not None
+    reads: list[int] = []
+    read = lazy.bundle.app
+    monkeypatch.setattr(lazy.bundle, "app", lambda app_id: reads.append(app_id) or read(app_id))
+    a = lazy.get(1_000_001)
+    assert lazy.get(1_000_001) is a and reads == [1_000_001]  # a hit: the same object, not read again
+    lazy.get(1_000_002)
+    lazy.get(1_000_001)  # A is now the most recently used
+    lazy.get(1_000_003)  # past cache_size: B, the least recently used, goes
+    assert reads == [1_000_001, 1_000_002, 1_000_003]
+    assert lazy.get(1_000_001) is a and lazy.get(1_000_003) is not None and reads == [1_000_001, 1_000_002, 1_000_003]
+    lazy.get(1_000_002)  # read again
+    assert reads[-1] == 1_000_002 and len(reads) == 4
+    assert lazy.get(5) is None and reads[-1] == 5  # an unknown id is not cached
+    lazy.get(5)
+    assert reads.count(5) == 2

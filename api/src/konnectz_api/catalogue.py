@@ -11,12 +11,14 @@ characters, never wildcards.
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+
+from cachetools import LRUCache
 
 from konnectz_api.core.config import get_settings
 from konnectz_contracts.manifest import App
@@ -96,8 +98,9 @@ class AppIndex:
         self._apps: dict[int, App] = {a.id: a for a in apps}
         self._raw: dict[int, dict[str, Any]] = {int(d["id"]): d for d in raw or []}
         self._bundle = bundle
-        self._cache: OrderedDict[int, App] = OrderedDict()
-        self._cache_size = cache_size
+        # Sync routes read it from FastAPI's thread pool: an LRUCache is not thread-safe, so a lock.
+        self._cache: LRUCache[int, App] = LRUCache(maxsize=cache_size)
+        self._cache_lock = threading.Lock()
         summaries = [AppSummary.of(a.model_dump(mode="json", include=_SUMMARY_FIELDS), curated=True) for a in apps]
         summaries += [AppSummary.of(d, curated=True) for d in raw or []]
         summaries += [AppSummary.of(d) for d in (bundle.summaries if bundle is not None else [])]
@@ -130,16 +133,14 @@ class AppIndex:
             app = App.model_validate(self._raw.pop(app_id))
             self._apps[app_id] = app
         if app is None and self._bundle is not None:
-            app = self._cache.get(app_id)
+            with self._cache_lock:
+                app = self._cache.get(app_id)  # a hit makes it the most recently used
             if app is None:
                 app = self._bundle.app(app_id)
                 if app is None:
                     return None
-                self._cache[app_id] = app
-                if len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
-            else:
-                self._cache.move_to_end(app_id)
+                with self._cache_lock:
+                    self._cache[app_id] = app  # evicts the least recently used past cache_size
         return app
 
     def search(self, listing: Listing, query: str | None, *, limit: int, offset: int) -> tuple[list[AppSummary], int]:

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from cachetools import LRUCache
 from pydantic import TypeAdapter, ValidationError
 
 from konnectz_contracts.manifest import App
@@ -269,19 +270,19 @@ class LazyCatalogue:
         self.curated = load_catalogue(root, include_generated=False)
         bundle = root / GENERATED_BUNDLE
         self.bundle = BundleIndex.open(bundle) if bundle.is_file() else None
-        self._cache: OrderedDict[int, App] = OrderedDict()
-        self._cache_size = cache_size
+        # One instance may be read from more than one thread: an LRUCache is not thread-safe, so a lock.
+        self._cache: LRUCache[int, App] = LRUCache(maxsize=cache_size)
+        self._cache_lock = threading.Lock()
 
     def get(self, app_id: int) -> App | None:
         app = self.curated.get(app_id)
         if app is not None or self.bundle is None:
             return app
-        if app_id in self._cache:
-            self._cache.move_to_end(app_id)
-            return self._cache[app_id]
-        app = self.bundle.app(app_id)
-        if app is not None:
-            self._cache[app_id] = app
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+        with self._cache_lock:
+            app = self._cache.get(app_id)  # a hit makes it the most recently used
+        if app is None:
+            app = self.bundle.app(app_id)
+            if app is not None:
+                with self._cache_lock:
+                    self._cache[app_id] = app  # evicts the least recently used past cache_size
         return app

@@ -19,7 +19,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.config import Settings
-from konnectz_api.crud.password_reset import find_user_by_email
+from konnectz_api.crud.users import find_user_by_email, is_administrator
 from konnectz_api.models import User
 
 __all__ = ["HOW_TO_NAME", "Administrator", "is_administrator", "listed", "set_granted"]
@@ -30,16 +30,9 @@ HOW_TO_NAME = (
 )
 
 
-def is_administrator(user: User, settings: Settings) -> bool:
-    """A verified user granted ``is_admin`` or whose e-mail is on ``KONNECTZ_ADMIN_EMAILS``."""
-    if user.email_verified_at is None:
-        return False
-    return user.is_admin or user.email.lower() in settings.admin_emails
-
-
 def set_granted(session: Session, email: str, *, granted: bool) -> User | None:
     """Grant (or revoke) ``is_admin`` to the user with ``email``; None when there is none. Commits."""
-    user = find_user_by_email(session, email=email.strip())
+    user = find_user_by_email(session, email=email)
     if user is None:
         return None
     user.is_admin = granted

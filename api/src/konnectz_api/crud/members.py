@@ -30,6 +30,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.security import hash_password, new_token
+from konnectz_api.crud.users import find_user_by_email
 from konnectz_api.models import AuditEntry, Konnect, User, utcnow
 
 TEAM: Literal["team"] = "team"
@@ -159,7 +160,7 @@ def add_member(
     task: int | None,
 ) -> User:
     """Create the member's user (no usable password until they follow the mailed link). Commits."""
-    if session.scalar(select(User.id).where(func.lower(User.email) == email.lower())) is not None:
+    if find_user_by_email(session, email=email) is not None:
         raise MemberError(f"A user with the e-mail {email} already exists.")
     if kind == TEAM:
         if len(list_members(session, owner=owner, kind=TEAM)) >= TEAM_MEMBER_LIMIT:

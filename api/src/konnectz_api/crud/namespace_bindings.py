@@ -43,7 +43,7 @@ from sqlalchemy.orm import Session
 
 from konnectz_api.core.config import NAMESPACE_NAME
 from konnectz_api.crud import members
-from konnectz_api.crud.password_reset import find_user_by_email
+from konnectz_api.crud.users import find_user_by_email
 from konnectz_api.models import NamespaceBinding, User, utcnow
 from konnectz_contracts.resource import OWNER_ANNOTATION
 
@@ -104,7 +104,7 @@ def how_to_bind(namespace: str) -> str:
 
 def _account_holder(session: Session, email: str) -> User:
     """The verified account holder with ``email``: the owner a namespace can be bound to."""
-    user = find_user_by_email(session, email=email.strip())
+    user = find_user_by_email(session, email=email)
     if user is None:
         raise BindingError(f"No user with e-mail {email}", "unknown")
     if user.email_verified_at is None:

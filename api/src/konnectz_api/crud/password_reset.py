@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, update
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.security import new_token, token_digest
 from konnectz_api.models import User
-
-
-def find_user_by_email(session: Session, *, email: str) -> User | None:
-    return session.scalar(select(User).where(func.lower(User.email) == email.lower()))
 
 
 def issue_token(session: Session, *, user: User, lifetime: timedelta) -> str:

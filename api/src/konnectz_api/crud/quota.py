@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy import Table, delete, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from konnectz_api.crud.users import find_user_by_email
 from konnectz_api.models import Konnect, QuotaReservation, User
 
 
@@ -66,7 +67,7 @@ def set_plan(session: Session, *, email: str, plan: str) -> User | None:
     chosen = PLANS.get(plan) or next((p for p in PLANS.values() if p.name.lower() == plan.lower()), None)
     if chosen is None:
         raise UnknownPlan(f"Unknown plan {plan[:50]!r}; choose one of {', '.join(PLANS)}")
-    user = session.scalar(select(User).where(func.lower(User.email) == email.lower()))
+    user = find_user_by_email(session, email=email)
     if user is None:
         return None
     user.current_plan = chosen.name

@@ -1,4 +1,5 @@
-"""Profile changes of the signed-in user: only the editable fields, validated against maintained lists."""
+"""Users: found by e-mail (the one lookup every module uses), whether one is an administrator, and the
+profile changes of the signed-in user (only the editable fields, validated against maintained lists)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import zoneinfo
 from datetime import UTC, datetime
 
 import pycountry
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.config import Settings
-from konnectz_api.crud import admins, sessions
+from konnectz_api.crud import sessions
 from konnectz_api.models import User
 from konnectz_api.schemas import CountryOption, Profile, ProfileOptions, ProfileUpdate, TimezoneOption
 from konnectz_contracts.timezones import OFFSET_MINUTES, gmt_offset_minutes, offset_name, parse_zone
@@ -18,10 +20,28 @@ from konnectz_contracts.timezones import OFFSET_MINUTES, gmt_offset_minutes, off
 EDITABLE_FIELDS = ("first_name", "last_name", "country", "timezone")
 
 
+def find_user_by_email(session: Session, *, email: str) -> User | None:
+    """The user with this e-mail address, or None: surrounding spaces ignored, letters compared case-insensitively.
+
+    Sign-up stores addresses lower-cased; the comparison lower-cases the column too, so a row stored
+    otherwise (an older install, a hand-made one) is still found. The one lookup by e-mail: sign-up,
+    sign-in, password reset, members, plans, administrators and namespace bindings all use it.
+    """
+    return session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
+
+
+def is_administrator(user: User, settings: Settings) -> bool:
+    """A verified user granted ``is_admin`` or whose e-mail is on ``KONNECTZ_ADMIN_EMAILS``
+    (the rules: :mod:`konnectz_api.crud.admins`, which exports this too)."""
+    if user.email_verified_at is None:
+        return False
+    return user.is_admin or user.email.lower() in settings.admin_emails
+
+
 def profile_of(user: User, settings: Settings) -> Profile:
     """The user's profile; ``is_admin`` says whether they are an administrator now (granted or named on
-    KONNECTZ_ADMIN_EMAILS, e-mail verified: :func:`konnectz_api.crud.admins.is_administrator`)."""
-    return Profile.model_validate(user).model_copy(update={"is_admin": admins.is_administrator(user, settings)})
+    KONNECTZ_ADMIN_EMAILS, e-mail verified: :func:`is_administrator`)."""
+    return Profile.model_validate(user).model_copy(update={"is_admin": is_administrator(user, settings)})
 
 
 class InvalidProfile(ValueError):

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from konnectz_api.core.security import (
     create_access_token,
@@ -44,10 +44,6 @@ BAD_CREDENTIALS = "Invalid email or password."
 NOT_VERIFIED = "Please verify your email address first: follow the link we sent you."
 
 
-def _find_user(session: SessionDep, email: str) -> User | None:
-    return session.scalar(select(User).where(func.lower(User.email) == email.lower()))
-
-
 @router.get("/captcha/challenge", summary="A proof-of-work captcha challenge for the sign-in form")
 def captcha_challenge(settings: SettingsDep) -> dict[str, Any]:
     return captcha.new_challenge(settings)
@@ -55,7 +51,7 @@ def captcha_challenge(settings: SettingsDep) -> dict[str, Any]:
 
 @router.post("/users/user_exists", response_model=KeyReply)
 def user_exists(body: EmailIn, session: SessionDep) -> KeyReply:
-    if _find_user(session, body.email):
+    if users.find_user_by_email(session, email=body.email):
         return KeyReply(key="USER_EXISTS", message=EMAIL_IN_USE)
     return KeyReply(key="NO_USER", message="This e-mail address is available.")
 
@@ -73,7 +69,7 @@ def signup(body: SignupIn, request: Request, session: SessionDep, settings: Sett
     """In the thread pool, as every route that uses the database session: hashing and mailing too."""
     if body.password != body.password_confirmation:
         raise Unprocessable(PASSWORD_MISMATCH, key="PASSWORD_MISMATCH")
-    if _find_user(session, body.email):
+    if users.find_user_by_email(session, email=body.email):
         raise Conflict(EMAIL_IN_USE, key="USER_EXISTS")
     mail_throttle.check_and_count(
         session, settings, email=body.email, address=request.client.host if request.client else None
@@ -152,7 +148,7 @@ def login(body: LoginIn, request: Request, session: SessionDep, settings: Settin
     if not captcha.verify(settings, session, body.captcha):
         login_throttle.record_failure(session, keys=[address], window=window)
         raise BadRequest(CAPTCHA_NOT_VERIFIED)
-    user = _find_user(session, body.email)
+    user = users.find_user_by_email(session, email=body.email)
     version = user.session_version if user is not None else 0
     if user is None or not verify_password(user.password_hash, body.password):
         login_throttle.record_failure(session, keys=[address, email], window=window)

@@ -8,7 +8,7 @@ from datetime import timedelta
 from fastapi import APIRouter, Request
 
 from konnectz_api.core.security import hash_password
-from konnectz_api.crud import mail_throttle
+from konnectz_api.crud import mail_throttle, users
 from konnectz_api.crud import password_reset as crud
 from konnectz_api.deps import SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, NotFound
@@ -44,7 +44,7 @@ def reset_password_email(body: EmailIn, request: Request, session: SessionDep, s
     mail_throttle.check_and_count(
         session, settings, email=body.email, address=request.client.host if request.client else None
     )
-    user = crud.find_user_by_email(session, email=body.email)
+    user = users.find_user_by_email(session, email=body.email)
     if user is None:
         raise NotFound(UNKNOWN_USER, key="SENT_RESET_INSTRUCTIONS_FAIL")
     minutes = settings.reset_token_minutes
