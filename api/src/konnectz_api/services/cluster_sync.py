@@ -415,10 +415,11 @@ class ClusterSync:
                 back["spec"]["trigger"] = {"kind": kind, "tokenSecret": token_secret_name(name)}
             stored = self.deployer.apply(back)
             if kind in _TOKEN_KINDS:
-                self.deployer.apply_token(name, token, (stored.get("metadata") or {}).get("uid", ""))
-            konnect.resource_uid = _uid(stored) or _uid(live) or None  # the one resource this flow follows
+                self.deployer.apply_token(name, token, _uid(stored))
+            uid = _uid(stored) or _uid(live)
+            konnect.resource_uid = uid or None  # the one resource this flow follows
             session.commit()
-            self.deployer.bind(name, konnect.id, _uid(stored) or _uid(live), meta.get("annotations"))
+            self.deployer.bind(name, konnect.id, uid, meta.get("annotations"))
             self.deployer.remember(konnect.id, name)
             log.info("cluster sync: Konnect %s imported as flow %s of %s (%s)", name, konnect.id, user.email, email)
             if actor.id != user.id:  # a team member published in the account: its audit log says who
