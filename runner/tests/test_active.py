@@ -13,10 +13,12 @@ from nats.js.errors import NotFoundError
 from konnectz_contracts.events import STREAM_RUNS, RunRequest, run_subject
 from konnectz_contracts.run_control import ActiveRun, CancelRequest
 from konnectz_runner.active import (
+    ActiveWatch,
     CancelBook,
     buckets,
     cancel_requested,
     clear,
+    get_active,
     list_active,
     mark,
     request_cancel,
@@ -51,6 +53,52 @@ async def test_mark_list_clear_only_the_konnects_entries(nc: Any) -> None:
     await clear(active, 7, konnect, "never-there")  # no error
     assert [run.run_id for run in await list_active(active, 7, konnect)] == [second.run_id]
     assert await list_active(active, 8, konnect) == []
+
+
+async def test_a_short_run_writes_no_entry_and_a_long_one_is_listed_with_its_current_step(nc: Any) -> None:
+    active, _cancels = await buckets(nc.jetstream())
+    konnect = 900_000 + secrets.randbelow(10_000)
+    seq_before = (await nc.jetstream().stream_info("KV_KZ_ACTIVE")).state.last_seq
+
+    short = ActiveWatch(active, None, _entry(konnect), listed_after=0.3)
+    await short.at_step("node-2")
+    await short.at_step("node-3")
+    await short.done()
+    await asyncio.sleep(0.4)  # past listed_after: the timer was cancelled, nothing is written late
+    assert (await nc.jetstream().stream_info("KV_KZ_ACTIVE")).state.last_seq == seq_before
+
+    slow = ActiveWatch(active, None, _entry(konnect), listed_after=0.2)
+    await slow.at_step("node-2")
+    assert await get_active(active, 7, konnect, slow.entry.run_id) is None
+    await slow.at_step("node-3")
+    await asyncio.sleep(0.35)
+    listed = await get_active(active, 7, konnect, slow.entry.run_id)
+    assert listed is not None and listed.step_id == "node-3"  # the step at the moment it was listed
+    await slow.at_step("node-4")  # kept current once listed
+    listed = await get_active(active, 7, konnect, slow.entry.run_id)
+    assert listed is not None and listed.step_id == "node-4"
+    await slow.done()
+    assert await get_active(active, 7, konnect, slow.entry.run_id) is None
+
+    # A run that waits in a delay leaves the worker: listed at once, whatever listed_after says.
+    waiting = ActiveWatch(active, None, _entry(konnect), listed_after=30)
+    await waiting.at_step("node-2")
+    await waiting.waiting("node-2", datetime.now(UTC) + timedelta(hours=1))
+    listed = await get_active(active, 7, konnect, waiting.entry.run_id)
+    assert listed is not None and listed.status == "WAITING"
+    await clear(active, 7, konnect, waiting.entry.run_id)
+
+
+async def test_the_listing_write_and_done_do_not_race(nc: Any) -> None:
+    """done() right as the timer fires: the entry written by the timer is deleted, never left behind."""
+    active, _cancels = await buckets(nc.jetstream())
+    konnect = 900_000 + secrets.randbelow(10_000)
+    for _ in range(20):
+        watch = ActiveWatch(active, None, _entry(konnect), listed_after=0.01)
+        await watch.at_step("node-2")
+        await asyncio.sleep(0.01)
+        await watch.done()
+    assert await list_active(active, 7, konnect) == []
 
 
 async def test_cancel_request_round_trip(nc: Any) -> None:

@@ -280,26 +280,62 @@ def _why(exc: BaseException) -> str:
 class ActiveWatch:
     """One run's entry in KZ_ACTIVE and its cancel check, as the worker keeps them
     (:class:`konnectz_runner.engine.RunWatch`). A bucket that cannot be read or written never fails
-    the run: the entry is a view, and an unreadable cancel request means the run goes on."""
+    the run: the entry is a view, and an unreadable cancel request means the run goes on.
 
-    def __init__(self, active: KeyValue | None, cancels: CancelBook | None, entry: ActiveRun) -> None:
+    With ``listed_after`` > 0 the entry is written only once the run has gone on that long
+    (:data:`~konnectz_contracts.run_control.LISTED_AFTER_SECONDS`), with its step at that moment, and
+    kept current from then on; a run that ends sooner writes and deletes nothing. A run that waits in a
+    delay is listed at once (it leaves the worker)."""
+
+    def __init__(
+        self, active: KeyValue | None, cancels: CancelBook | None, entry: ActiveRun, *, listed_after: float = 0.0
+    ) -> None:
         self.active = active
         self.cancels = cancels
         self.entry = entry
+        self._listed_after = listed_after
+        self._listed = listed_after <= 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._listing: asyncio.Task[None] | None = None
 
     async def _put(self, **update: object) -> None:
         self.entry = self.entry.model_copy(update=update)
         if self.active is None:
             return
+        if not self._listed:
+            if self._timer is None:
+                self._timer = asyncio.get_running_loop().call_later(self._listed_after, self._list)
+            return
+        if self._listing is not None:  # the first write goes before this one
+            await self._listing
+            self._listing = None
+        await self._write()
+
+    def _list(self) -> None:
+        """The run has gone on ``listed_after`` seconds: write its entry as it is now."""
+        self._timer = None
+        self._listed = True
+        self._listing = asyncio.create_task(self._write())
+
+    async def _write(self) -> None:
+        assert self.active is not None
         try:
             await mark(self.active, self.entry)
         except Exception as exc:
             log.warning("Run %s: its active-run entry was not written (%s)", self.entry.run_id, _why(exc))
 
+    def forget(self) -> None:
+        """The run left this worker without :meth:`done` (it is redelivered): nothing more is written."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     async def at_step(self, step_id: str) -> None:
         await self._put(status="RUNNING", step_id=step_id, resume_at=None)
 
     async def waiting(self, step_id: str, resume_at: datetime) -> None:
+        self.forget()
+        self._listed = True
         await self._put(status="WAITING", step_id=step_id, resume_at=resume_at)
 
     async def cancelled(self) -> str | None:
@@ -312,7 +348,11 @@ class ActiveWatch:
             return None
 
     async def done(self) -> None:
-        if self.active is None:
+        self.forget()
+        if self._listing is not None:
+            await self._listing
+            self._listing = None
+        if self.active is None or not self._listed:
             return
         try:
             await clear(self.active, self.entry.owner_id, self.entry.konnect_id, self.entry.run_id)

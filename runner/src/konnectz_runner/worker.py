@@ -38,7 +38,8 @@ does not count against the worker's ``concurrency`` (up to :data:`MAX_WAITING` o
 other konnects go on. The slot is released once the run's TaskEvent is stored, and also when the run
 suspends in a delay (it queues again for a slot when its timer fires).
 
-Run control (:mod:`konnectz_runner.active`): a run being executed has a RUNNING entry in
+Run control (:mod:`konnectz_runner.active`): a run being executed (for more than
+``LISTED_AFTER_SECONDS``, or of a flow with a concurrency limit) has a RUNNING entry in
 ``KZ_ACTIVE`` (with the step it is in), a run suspended in a delay a WAITING one (with its
 ``resume_at``); the entry is deleted once the run's TaskEvent is stored. Before each step the engine
 checks ``KZ_CANCELS``: a cancelled run ends as CANCELLED.
@@ -77,7 +78,7 @@ from konnectz_contracts.events import (
     pool_subjects,
     run_subject,
 )
-from konnectz_contracts.run_control import ActiveRun
+from konnectz_contracts.run_control import LISTED_AFTER_SECONDS, ActiveRun
 from konnectz_runner import outbound, telemetry
 from konnectz_runner.active import ActiveWatch, CancelBook
 from konnectz_runner.active import buckets as run_state_buckets
@@ -187,6 +188,8 @@ class RunWorker:
         self.max_waiting = MAX_WAITING
         self._active: KeyValue | None = None
         self._cancels: CancelBook | None = None
+        #: A run is listed in KZ_ACTIVE once it has gone on this long (ActiveWatch).
+        self.listed_after = LISTED_AFTER_SECONDS
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -318,6 +321,7 @@ class RunWorker:
             attributes={"konnectz.run_id": run.run_id, "konnectz.konnect_id": run.konnect_id},
         )
         token = otel_context.attach(trace.set_span_in_context(span))
+        watch: ActiveWatch | None = None
         try:
             last = attempt >= self.max_deliver
             refusal: str | None = None
@@ -348,6 +352,10 @@ class RunWorker:
                     status="RUNNING",
                     since=run.resume.started_at if run.resume is not None else datetime.now(UTC),
                 ),
+                # Listed at once when an entry may exist already (QUEUED for a slot, WAITING in a delay,
+                # or written by an earlier delivery); otherwise only a run still going after
+                # listed_after seconds writes one (docs/run-control.md).
+                listed_after=0.0 if limit is not None or attempt > 1 or run.resume is not None else self.listed_after,
             )
             if refusal is not None:
                 event = refused_event(spec, run, refusal)
@@ -414,6 +422,8 @@ class RunWorker:
             log.debug("Run %s", run.run_id, exc_info=True)
         finally:
             keep_alive.cancel()
+            if watch is not None:
+                watch.forget()
             if holding is not None:
                 await self._give_slot(run, spec.konnect_id, holding)
             telemetry.RUNS_RUNNING.dec()
