@@ -116,64 +116,67 @@ def _exceeded(tasks: int, limit: int, consumed: int, plan: str) -> str:
 def reserve_many(session: Session, *, requests: list[tuple[str, int, int, int]]) -> list[Reservation]:
     """Reserve the tasks of many runs, (run_id, konnect_id, owner_id, tasks) each, in one transaction.
 
-    Set-based, whatever the batch size: the owners' rows are locked (``SELECT … FOR UPDATE``, in id
-    order), each request is decided in order against its owner's remaining tasks exactly as one
-    conditional UPDATE per run would decide it (so the runs of one owner never overdraw the quota,
-    also across api replicas, which wait on the lock), then one multi-row INSERT stores the new
-    reservations and one UPDATE per owner adds their tasks. A run reserved before (a redelivery, or
-    the same run twice in the batch) is allowed without counting again. Commits."""
+    Set-based, whatever the batch size, in three statements: the owners' rows are locked with their
+    konnects (``SELECT … FOR UPDATE OF users``, in id order), one multi-row INSERT … ON CONFLICT DO
+    NOTHING stores the reservations (a run it does not return was reserved before: a redelivery, or
+    another delivery meanwhile, and is allowed without counting again), then each new request is
+    decided in order against its owner's remaining tasks exactly as one conditional UPDATE per run
+    would decide it (so the runs of one owner never overdraw the quota, also across api replicas,
+    which wait on the lock), and one UPDATE per owner adds their tasks. The reservations of refused
+    runs are deleted again (one more statement, only then). Commits."""
     konnect_ids = {k for _, k, _, _ in requests}
-    owners = dict(session.execute(select(Konnect.id, Konnect.owner_id).where(Konnect.id.in_(konnect_ids))).all())
-    owner_ids = sorted({o for _, k, o, _ in requests if owners.get(k) == o})
-    users = {
-        int(row.id): _Usage(int(row.task_limit), int(row.task_consumed), str(row.current_plan))
-        for row in session.execute(
-            select(User.id, User.task_limit, User.task_consumed, User.current_plan)
-            .where(User.id.in_(owner_ids))
-            .order_by(User.id)
-            .with_for_update()
+    owners: dict[int, int] = {}
+    users: dict[int, _Usage] = {}
+    for row in session.execute(
+        select(Konnect.id, Konnect.owner_id, User.task_limit, User.task_consumed, User.current_plan)
+        .join(User, User.id == Konnect.owner_id)
+        .where(Konnect.id.in_(konnect_ids))
+        .order_by(User.id)
+        .with_for_update(of=User)
+    ):
+        owners[int(row.id)] = int(row.owner_id)
+        users[int(row.owner_id)] = _Usage(int(row.task_limit), int(row.task_consumed), str(row.current_plan))
+    wanted: dict[str, tuple[int, int]] = {}  # run_id -> (owner_id, tasks), the first request of each run
+    for run_id, konnect_id, owner_id, tasks in requests:
+        if owners.get(konnect_id) == owner_id and run_id not in wanted:
+            wanted[run_id] = (owner_id, tasks)
+    table = cast(Table, QuotaReservation.__table__)
+    inserted: set[str] = set()
+    if wanted:
+        inserted = set(
+            session.scalars(
+                insert(table).on_conflict_do_nothing(index_elements=["run_id"]).returning(table.c.run_id),
+                [{"run_id": r, "owner_id": o, "tasks": t} for r, (o, t) in wanted.items()],
+            )
         )
-    }
-    run_ids = [r for r, _, _, _ in requests]
-    known = set(session.scalars(select(QuotaReservation.run_id).where(QuotaReservation.run_id.in_(run_ids))))
     out: list[Reservation] = []
-    new: dict[str, tuple[int, int]] = {}  # run_id -> (owner_id, tasks)
+    decided: set[str] = set()
+    refused: list[str] = []
+    added: dict[int, int] = {}
     for run_id, konnect_id, owner_id, tasks in requests:
         if owners.get(konnect_id) != owner_id:
             out.append(
                 Reservation(False, f"The run was refused: konnect {konnect_id} does not belong to its owner.", 0, 0)
             )
             continue
-        user = users.get(owner_id)
-        if user is None:
-            out.append(Reservation(False, "The run was refused: its owner no longer exists.", 0, 0))
-            continue
+        user = users[owner_id]
         limit, consumed, plan = user.limit, user.consumed, user.plan
-        if run_id in known or run_id in new:  # reserved before: not counted twice
+        if run_id not in inserted or run_id in decided:  # reserved before: not counted twice
             out.append(Reservation(True, None, limit, consumed))
             continue
+        decided.add(run_id)
+        tasks = wanted[run_id][1]
         if consumed + tasks > limit:
+            refused.append(run_id)
             out.append(Reservation(False, _exceeded(tasks, limit, consumed, plan), limit, consumed))
             continue
         user.consumed = consumed + tasks
-        new[run_id] = (owner_id, tasks)
+        added[owner_id] = added.get(owner_id, 0) + tasks
         out.append(Reservation(True, None, limit, consumed + tasks))
-    if new:
-        table = cast(Table, QuotaReservation.__table__)
-        inserted = set(
-            session.scalars(
-                insert(table).on_conflict_do_nothing(index_elements=["run_id"]).returning(table.c.run_id),
-                [{"run_id": r, "owner_id": o, "tasks": t} for r, (o, t) in new.items()],
-            )
-        )
-        added: dict[int, int] = {}
-        for run_id, (owner_id, tasks) in new.items():
-            if run_id in inserted:  # else reserved meanwhile by another delivery: counted there
-                added[owner_id] = added.get(owner_id, 0) + tasks
-        for owner_id, tasks in sorted(added.items()):
-            if tasks:
-                session.execute(
-                    update(User).where(User.id == owner_id).values(task_consumed=User.task_consumed + tasks)
-                )
+    if refused:
+        session.execute(delete(QuotaReservation).where(QuotaReservation.run_id.in_(refused)))
+    for owner_id, tasks in sorted(added.items()):
+        if tasks:
+            session.execute(update(User).where(User.id == owner_id).values(task_consumed=User.task_consumed + tasks))
     session.commit()
     return out
