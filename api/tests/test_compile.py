@@ -506,3 +506,57 @@ def test_catalogue_polling_triggers_compile_to_the_runners_polling_trigger():
 def test_catalogue_triggers_need_a_trigger_event_and_an_account(data, message):
     with pytest.raises(CompileError, match=r"Slack \(node-1\): " + message):
         compile_(chain(_slack_trigger(**data), api_node("node-2", 2)))
+
+
+def test_a_nodes_on_error_card_compiles_to_its_steps_error_policy():
+    api = node(
+        "node-2",
+        "Api",
+        "api",
+        2,
+        "API Call",
+        selectedValue={"apiDetails": {"endpointURL": "https://a.example/"}},
+        timerConfigs={"delay_type": 328, "value": "{{node-1.when}}"},
+        delayReady=True,
+        onError={"retries": 3, "backoff": "fixed", "delaySeconds": 5, "retryOn": ["server", "rate_limited"]},
+    )
+    plain = api_node("node-3", 3)
+    spec = compile_(chain(webhook(), api, plain))
+    delay, call, other = spec.steps
+    assert delay.id == "node-2-delay" and delay.on_error is None  # the Set Delay before it: not retried
+    assert call.on_error is not None and call.on_error.retry is not None
+    assert (call.on_error.retry.attempts, call.on_error.retry.backoff, call.on_error.retry.delay_seconds) == (
+        3,
+        "fixed",
+        5,
+    )
+    assert call.on_error.retry.on == ["server", "rate_limited"] and not call.on_error.continue_run
+    assert other.on_error is None
+    # A policy that asks for nothing is none; continue on error alone is one.
+    spec = compile_(
+        chain(webhook(), api_node("node-2", 2) | {"data": {**api_node("node-2", 2)["data"], "onError": {}}})
+    )
+    assert spec.steps[0].on_error is None
+    cont = api_node("node-2", 2)
+    cont["data"]["onError"] = {"continueOnError": True}
+    step = compile_(chain(webhook(), cont)).steps[0]
+    assert step.on_error is not None and step.on_error.continue_run and step.on_error.retry is None
+    # The spec dumps it (the Konnect resource carries it); a step without one dumps as before.
+    assert "on_error" in step.model_dump() and "on_error" not in other.model_dump()
+
+
+@pytest.mark.parametrize(
+    ("on_error", "message"),
+    [
+        ({"retries": 11}, "retries"),
+        ({"retries": 2, "retryOn": []}, "On error: Retry on: choose at least one kind of failure to retry"),
+        ({"retries": 2, "retryOn": ["teapot"]}, "retryOn"),
+        ({"retries": 2, "delaySeconds": 301}, "delaySeconds"),
+    ],
+)
+def test_a_bad_on_error_card_is_a_compile_error_that_names_the_node(on_error, message):
+    bad = api_node("node-2", 2)
+    bad["data"]["onError"] = on_error
+    with pytest.raises(CompileError, match=message) as caught:
+        compile_(chain(webhook(), bad))
+    assert "node-2" in str(caught.value)

@@ -35,10 +35,12 @@ class Received:
 @dataclass
 class EchoServer:
     """Routes: /echo (JSON reply), /status/<code>, /text, /slow, /redirect?to=..&code=..,
-    /loop (redirects to itself)."""
+    /loop (redirects to itself), /flaky/<key>?fail=N&code=C[&retry_after=V] (answers C, with
+    ``Retry-After: V`` if given, to the first N requests for that key, then like /echo)."""
 
     port: int
     received: list[Received] = field(default_factory=list)
+    calls: dict[str, int] = field(default_factory=dict)
 
     @property
     def base(self) -> str:
@@ -68,7 +70,14 @@ def _handler(server: EchoServer) -> type[BaseHTTPRequestHandler]:
             parts = urlsplit(self.path)
             query = parse_qs(parts.query, keep_blank_values=True)
             server.received.append(Received(self.command, parts.path, query, dict(self.headers.items()), body))
-            if parts.path == "/echo":
+            if parts.path.startswith("/flaky/"):
+                key = parts.path.rsplit("/", 1)[1]
+                server.calls[key] = server.calls.get(key, 0) + 1
+                if server.calls[key] <= int(query.get("fail", ["1"])[0]):
+                    extra = {"Retry-After": query["retry_after"][0]} if "retry_after" in query else None
+                    self._reply(int(query.get("code", ["503"])[0]), b"try again", "text/plain", extra)
+                    return
+            if parts.path == "/echo" or parts.path.startswith("/flaky/"):
                 reply = {
                     "method": self.command,
                     "path": parts.path,
@@ -123,6 +132,7 @@ def echo_server() -> Iterator[EchoServer]:
 @pytest.fixture
 def echo(echo_server: EchoServer) -> EchoServer:
     echo_server.received.clear()
+    echo_server.calls.clear()
     return echo_server
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from konnectz_api.compilers import CompileError, TriggerInput, compile_step, compile_trigger
 from konnectz_api.flow_plan import SAME_SOURCE_AND_TARGET, RouterPlan, plan, router_plans, run_order
 from konnectz_contracts.compiling import fail
+from konnectz_contracts.on_error import OnError, compile_on_error
 from konnectz_contracts.refs import REFERENCE
 from konnectz_contracts.run_control import MAX_CONCURRENCY, MAX_DEADLINE_SECONDS, FailureAlert, RunControl
 from konnectz_contracts.spec import NOT_IN_PATH, FlowSpec
@@ -77,6 +78,15 @@ def check_references(node: Any, step: Any, allowed: set[str]) -> None:
             raise fail(node, f"{{{{{match.group(1)[:100]}}}}} does not name the output of a node before this one")
 
 
+def _on_error(node: Any) -> OnError | None:
+    """The node's error policy (its card's Retry and Continue on error), or None."""
+    data = getattr(node, "data", None)
+    try:
+        return compile_on_error(getattr(data, "onError", None))
+    except ValueError as exc:
+        raise fail(node, f"On error: {exc}") from exc
+
+
 def compile_flow(
     canvas: dict[str, Any],
     *,
@@ -109,7 +119,10 @@ def compile_flow(
         else:
             compiled = compile_step(node)
         compiled_ids[node.id] = []
+        on_error = _on_error(node)
         for step in compiled if isinstance(compiled, list) else [compiled]:
+            if on_error is not None and step.id == node.id:  # not the delay of its Set Delay
+                step = step.model_copy(update={"on_error": on_error})
             check_references(node, step, flow.ancestors(node.id))
             if step.kind == "iterator" and any(s.kind == "iterator" for s in steps):
                 raise fail(node, ONLY_ONCE)

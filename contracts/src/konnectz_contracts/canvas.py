@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from konnectz_contracts.compiling import CompileError, Loose, Text, fail
+from konnectz_contracts.on_error import CanvasOnError
 from konnectz_contracts.steps.coupon import CouponConfig
 from konnectz_contracts.steps.filter import FilterCondition
 from konnectz_contracts.steps.join import JoinNodeData
@@ -121,6 +122,8 @@ class NodeData(Loose):
     filterValues: list[FilterCondition] | None = Field(default=None, max_length=50)
     keyList: list[KeyEntry | str] | None = Field(default=None, max_length=200)
     timerConfigs: Any = None
+    # What the step does when it fails: retries, continue on error (konnectz_contracts.on_error)
+    onError: CanvasOnError | None = None
 
 
 class _Node(Loose):

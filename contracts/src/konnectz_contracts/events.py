@@ -60,6 +60,7 @@ __all__ = [
     "SUBJECTS_EVENTS",
     "SUBJECTS_RUNS",
     "SUBJECTS_TIMERS",
+    "Attempt",
     "Continuation",
     "RunRequest",
     "StepResult",
@@ -134,6 +135,18 @@ class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Attempt(_Wire):
+    """One failed attempt of a step that was retried: when, why, and how long the next one waited."""
+
+    number: int
+    started_at: AwareDatetime
+    finished_at: AwareDatetime
+    error: str
+    failure: str
+    status: int | None = None
+    waited_seconds: float
+
+
 class StepResult(_Wire):
     """One step's record in a run. ``app`` is the step kind.
 
@@ -160,6 +173,10 @@ class StepResult(_Wire):
     # rate budgets
     waited_seconds: float | None = None
     wait_reason: str | None = None
+    # on_error: the attempts that failed before the last one (konnectz_contracts.on_error), oldest first;
+    # ``continued``: the step failed (status ERROR) and the run went on with its error as its output
+    retries: list[Attempt] | None = None
+    continued: bool | None = None
 
 
 class Continuation(_Wire):

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from konnectz_contracts.on_error import OnError
+
 __all__ = ["KeyValue", "StepBase", "Strict", "utcnow"]
 
 
@@ -46,3 +48,6 @@ class StepBase(Strict):
 
     id: str = Field(min_length=1, description='Node id on the canvas, e.g. "node-2"')
     name: str
+    # What happens when the step fails (konnectz_contracts.on_error); left out of dumps when unset, so
+    # a Konnect without it reads as before.
+    on_error: OnError | None = Field(default=None, exclude_if=lambda v: v is None)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -52,8 +53,9 @@ from typing import Any, Protocol
 
 import httpx
 
-from konnectz_contracts.events import Continuation, RunRequest, StepResult, TaskEvent
+from konnectz_contracts.events import Attempt, Continuation, RunRequest, StepResult, TaskEvent
 from konnectz_contracts.model import utcnow
+from konnectz_contracts.on_error import retry_delay
 from konnectz_contracts.spec import FlowSpec
 from konnectz_contracts.steps.router import path_label
 from konnectz_runner import telemetry
@@ -84,6 +86,8 @@ class _Cancelled(Exception):
     def __init__(self, by: str) -> None:
         super().__init__(by)
         self.by = by
+        # cancelled while a step waited to retry: that step's last outcome and failed attempts
+        self.retrying: tuple[Outcome, list[Attempt]] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,13 +107,21 @@ class _Control:
 
 
 def step_result(
-    step: Any, outcome: Outcome, started: datetime, item_index: int | None = None, path: str | None = None
+    step: Any,
+    outcome: Outcome,
+    started: datetime,
+    item_index: int | None = None,
+    path: str | None = None,
+    retries: list[Attempt] | None = None,
 ) -> StepResult:
-    """The task-log record of one step's outcome (``path``: the router path it ran on)."""
+    """The task-log record of one step's outcome (``path``: the router path it ran on; ``retries``: the
+    attempts that failed before it)."""
     output = outcome.output
     if output is not None and not isinstance(output, dict):
         output = {"value": output}
     return StepResult(
+        retries=retries or None,
+        continued=True if outcome.continued else None,
         step_id=step.id,
         name=step.name,
         app=step.kind,
@@ -157,7 +169,7 @@ def _event(
         konnect_id=spec.konnect_id,
         owner_id=spec.owner_id,
         konnect_name=spec.name,
-        status="ERROR" if any(r.status == "ERROR" for r in results) else "SUCCESS",
+        status="ERROR" if any(r.status == "ERROR" and not r.continued for r in results) else "SUCCESS",
         started_at=started,
         finished_at=utcnow(),
         trigger_id=spec.trigger_id,
@@ -202,6 +214,79 @@ async def _run_step(step: Any, ctx: StepContext, control: _Control) -> Outcome:
         return Outcome.failed(deadline_error(control.seconds))
 
 
+#: While a step waits to retry, the run's cancel request is looked at this often.
+RETRY_CANCEL_CHECK_SECONDS = 1.0
+
+
+def idempotency_key(run_id: str, step_id: str, item_index: int | None) -> str:
+    """The ``Idempotency-Key`` every attempt of one step of one run sends (after an iterator, of one item)."""
+    raw = f"{run_id}\x00{step_id}\x00{'' if item_index is None else item_index}"
+    return "kz-" + hashlib.sha256(raw.encode()).hexdigest()[:40]
+
+
+async def _attempts(
+    step: Any, ctx: StepContext, control: _Control, item_index: int | None
+) -> tuple[Outcome, list[Attempt]]:
+    """Run the step, and again as its retry policy (``on_error.retry``) says: the last outcome and the
+    attempts that failed before it. A retry waits inside the run, never past its deadline; a cancel
+    stops the waiting (:class:`_Cancelled` carries what the step did so far)."""
+    policy = getattr(step, "on_error", None)
+    retry = policy.retry if policy is not None else None
+    if retry is None:
+        return await _run_step(step, ctx, control), []
+    ctx = dataclasses.replace(ctx, idempotency_key=idempotency_key(ctx.run_id, step.id, item_index))
+    retries: list[Attempt] = []
+    while True:
+        started = utcnow()
+        outcome = await _run_step(step, ctx, control)
+        if outcome.status != "ERROR" or len(retries) >= retry.attempts or outcome.failure not in retry.on:
+            return outcome, retries
+        if outcome.error == deadline_error(control.seconds):
+            return outcome, retries
+        asked = outcome.retry_after  # a 429's, or a 503's (RFC 9110 allows both)
+        delay = retry_delay(retry, len(retries) + 1, asked)
+        if delay is None:  # a Retry-After longer than any retry may wait
+            outcome.error = f"{outcome.error} (Retry-After {asked:.0f} s is longer than a retry waits)"
+            return outcome, retries
+        if control.deadline is not None and utcnow() + timedelta(seconds=delay) >= control.deadline:
+            outcome.error = f"{outcome.error} (not retried: the run's deadline comes first)"
+            return outcome, retries
+        retries.append(
+            Attempt(
+                number=len(retries) + 1,
+                started_at=started,
+                finished_at=utcnow(),
+                error=outcome.error or "",
+                failure=outcome.failure or "other",
+                status=outcome.status_code,
+                waited_seconds=round(delay, 3),
+            )
+        )
+        telemetry.STEP_RETRIES.labels(step.kind, outcome.failure or "other").inc()
+        waited = 0.0
+        while waited < delay:
+            chunk = min(RETRY_CANCEL_CHECK_SECONDS, delay - waited)
+            await asyncio.sleep(chunk)
+            waited += chunk
+            try:
+                await control.check()
+            except _Cancelled as cancelled:
+                cancelled.retrying = (outcome, retries)
+                raise
+
+
+def _continued(step: Any, outcome: Outcome) -> Outcome:
+    """A failed step whose policy says ``continue_run``: the run goes on, the step's output is its error."""
+    policy = getattr(step, "on_error", None)
+    if outcome.status != "ERROR" or policy is None or not policy.continue_run:
+        return outcome
+    return dataclasses.replace(
+        outcome,
+        output={"error": {"message": outcome.error, "status": outcome.status_code}},
+        continued=True,
+    )
+
+
 async def _run(
     step: Any,
     ctx: StepContext,
@@ -224,13 +309,22 @@ async def _run(
         if journal is not None and journaled and journal.marked(step.kind):
             await journal.begin(step.id, item_index)
         clock = time.perf_counter()
-        with telemetry.span(f"step {step.kind}", {"konnectz.step_id": step.id}):
-            outcome = await _run_step(step, ctx, control)
+        try:
+            with telemetry.span(f"step {step.kind}", {"konnectz.step_id": step.id}):
+                outcome, retries = await _attempts(step, ctx, control, item_index)
+        except _Cancelled as cancelled:  # while it waited to retry: its attempts so far are in the log
+            if cancelled.retrying is not None:
+                last, retries = cancelled.retrying
+                results.append(step_result(step, last, started, item_index, path, retries))
+            raise
         telemetry.STEP_SECONDS.labels(step.kind).observe(time.perf_counter() - clock)
-        result = step_result(step, outcome, started, item_index, path)
+        outcome = _continued(step, outcome)
+        result = step_result(step, outcome, started, item_index, path, retries)
         if journal is not None and journaled:
             await journal.record(result, outcome.output, outcome.resume_at)
     results.append(result)
+    if outcome.continued:  # the run goes on; later steps see the error as the step's output
+        outcome = dataclasses.replace(outcome, status="SUCCESS", error=None)
     if outcome.status == "SUCCESS":
         ctx.outputs[step.id] = outcome.output
     return outcome

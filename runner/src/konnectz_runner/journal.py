@@ -167,7 +167,8 @@ class StepJournal:
         result = recorded.result
         self.recalled += 1
         outcome = Outcome(
-            status="ERROR" if result.status == "ERROR" else "SUCCESS",  # a journaled step is never SKIPPED
+            # a journaled step is never SKIPPED; a continued failure let the run go on (on_error)
+            status="ERROR" if result.status == "ERROR" and not result.continued else "SUCCESS",
             output=recorded.output,
             input=result.input,
             error=result.error,

@@ -15,11 +15,13 @@ from typing import Any, Literal
 
 import httpx
 
+from konnectz_contracts.errors import ConnectFailed, HttpFailed, StepError, TimedOut
 from konnectz_contracts.model import utcnow
+from konnectz_contracts.on_error import Failure
 from konnectz_runner.budgets import Budgets
 from konnectz_runner.netguard import NetGuard
 
-__all__ = ["Outcome", "StepContext"]
+__all__ = ["Outcome", "StepContext", "failure_kind", "failure_of"]
 
 
 @dataclass
@@ -45,6 +47,9 @@ class StepContext:
     path_results: dict[str, Any] | None = None
     # rate budgets: the buckets shared by every runner process (None: spaced within this process only).
     budgets: Budgets | None = None
+    # on_error: the Idempotency-Key a step with retries sends on every attempt (the same each time, so
+    # the other side can tell a retry from a new request); None: the step has no retries.
+    idempotency_key: str | None = None
 
 
 @dataclass
@@ -56,6 +61,9 @@ class Outcome:
     - ``items`` (an iterator) makes the following steps run once per item.
     - ``resume_at`` (a delay) suspends the run until then; the following steps run after it.
     - ``waited_seconds``/``wait_reason``: the step waited for its app account's rate budget.
+    - ``failure``, ``status_code``, ``retry_after``: what kind of failure an ERROR was (the step's
+      retry policy decides by it: :mod:`konnectz_contracts.on_error`), its HTTP status, and the
+      seconds the other side's ``Retry-After`` asked for.
     """
 
     status: Literal["SUCCESS", "ERROR"] = "SUCCESS"
@@ -68,7 +76,52 @@ class Outcome:
     # rate budgets: seconds the step waited for its app account's budget, and the task log's line for it.
     waited_seconds: float | None = None
     wait_reason: str | None = None
+    failure: Failure | None = None
+    status_code: int | None = None
+    retry_after: float | None = None
+    # on_error.continue_run: the step failed, and the run goes on with its error as its output
+    continued: bool = False
 
     @classmethod
-    def failed(cls, error: str, *, input: dict[str, Any] | None = None) -> Outcome:
-        return cls(status="ERROR", error=error, input=input or {})
+    def failed(
+        cls,
+        error: str,
+        *,
+        input: dict[str, Any] | None = None,
+        failure: Failure = "other",
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> Outcome:
+        return cls(
+            status="ERROR",
+            error=error,
+            input=input or {},
+            failure=failure,
+            status_code=status_code,
+            retry_after=retry_after,
+        )
+
+    @classmethod
+    def from_error(cls, exc: StepError, *, input: dict[str, Any] | None = None, output: Any = None) -> Outcome:
+        """The ERROR outcome of ``exc``, its kind of failure told by its class."""
+        outcome = cls.failed(str(exc), input=input, **failure_of(exc))
+        outcome.output = output
+        return outcome
+
+
+def failure_kind(status: int) -> Failure:
+    """The kind of failure an HTTP error status is."""
+    if status == 429:
+        return "rate_limited"
+    return "server" if status >= 500 else "client"
+
+
+def failure_of(exc: StepError) -> dict[str, Any]:
+    """``failure``, ``status_code`` and ``retry_after`` of a step error, for :meth:`Outcome.failed`."""
+    if isinstance(exc, HttpFailed):
+        return {"failure": failure_kind(exc.status), "status_code": exc.status, "retry_after": exc.retry_after}
+    if isinstance(exc, ConnectFailed):
+        return {"failure": "connection"}
+    if isinstance(exc, TimedOut):
+        return {"failure": "timeout"}
+    return {"failure": "other"}

@@ -17,15 +17,17 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import re
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from http.cookiejar import CookieJar, CookiePolicy
 from typing import Any
 
 import httpx
 
-from konnectz_contracts.errors import ConnectFailed, StepError
+from konnectz_contracts.errors import ConnectFailed, StepError, TimedOut
 from konnectz_runner.netguard import NetGuard
 
 __all__ = [
@@ -115,6 +117,24 @@ def display_url(url: httpx.URL) -> str:
     return str(url.copy_with(query=None, fragment=None))
 
 
+def retry_after_seconds(response: httpx.Response) -> float | None:
+    """The seconds the response's ``Retry-After`` asks for (a number of seconds or an HTTP date);
+    None when it has none or it cannot be read."""
+    value = response.headers.get("Retry-After")
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
 def parse_body(response: httpx.Response, content: bytes) -> Any:
     text = content.decode(response.encoding or "utf-8", errors="replace")
     if not text:
@@ -153,13 +173,13 @@ async def _send_once(http: httpx.AsyncClient, request: httpx.Request, limit: int
             await asyncio.sleep(CONNECT_BACKOFF_SECONDS * 2 ** (attempt - 1))
             continue
         except httpx.TimeoutException as exc:
-            raise StepError(f"Timed out calling {display()} ({type(exc).__name__})") from exc
+            raise TimedOut(f"Timed out calling {display()} ({type(exc).__name__})") from exc
         except httpx.RequestError as exc:
             raise StepError(f"Could not call {display()}: {exc or type(exc).__name__}") from exc
         try:
             content = await _read_limited(response, limit)
         except httpx.TimeoutException as exc:
-            raise StepError(f"Timed out reading the response of {display()} ({type(exc).__name__})") from exc
+            raise TimedOut(f"Timed out reading the response of {display()} ({type(exc).__name__})") from exc
         except httpx.RequestError as exc:
             raise StepError(f"Could not read the response of {display()}: {exc}") from exc
         finally:

@@ -59,6 +59,9 @@ STEP_SECONDS = Histogram(
     ["kind"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
+STEP_RETRIES = Counter(
+    "konnectz_step_retries", "Failed step attempts retried by the step's on_error policy", ["kind", "failure"]
+)
 
 _propagator = TraceContextTextMapPropagator()
 _configured = False

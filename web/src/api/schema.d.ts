@@ -1990,6 +1990,40 @@ export interface components {
         };
         CanvasJson: components["schemas"]["Canvas"];
         /**
+         * CanvasOnError
+         * @description The node's ``data.onError`` as the editor's card writes it (camelCase, like the canvas).
+         */
+        CanvasOnError: {
+            /**
+             * Backoff
+             * @default exponential
+             * @enum {string}
+             */
+            backoff: "fixed" | "exponential";
+            /**
+             * Continueonerror
+             * @default false
+             */
+            continueOnError: boolean;
+            /**
+             * Delayseconds
+             * @default 2
+             */
+            delaySeconds: number;
+            /**
+             * Maxdelayseconds
+             * @default 60
+             */
+            maxDelaySeconds: number;
+            /**
+             * Retries
+             * @default 0
+             */
+            retries: number;
+            /** Retryon */
+            retryOn?: ("connection" | "timeout" | "server" | "rate_limited")[];
+        };
+        /**
          * CanvasPath
          * @description One path of a router node, as the editor keeps it (``data.routerPaths`` entries).
          */
@@ -2537,6 +2571,7 @@ export interface components {
              * @default
              */
             node_id: string;
+            onError?: components["schemas"]["CanvasOnError"] | null;
             /** Selectedaddonsvalue */
             selectedAddonsValue?: {
                 [key: string]: unknown;
@@ -2832,6 +2867,7 @@ export interface components {
              * @default
              */
             node_id: string;
+            onError?: components["schemas"]["CanvasOnError"] | null;
             /** Selectedaddonsvalue */
             selectedAddonsValue?: {
                 [key: string]: unknown;
@@ -3217,6 +3253,7 @@ export interface components {
              * @default
              */
             node_id: string;
+            onError?: components["schemas"]["CanvasOnError"] | null;
             /** Routermode */
             routerMode?: unknown;
             /** Routerpaths */

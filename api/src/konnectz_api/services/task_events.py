@@ -222,6 +222,10 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
             if step.wait_reason is not None:  # rate budgets: the step waited for its app account's budget
                 record["wait_reason"] = step.wait_reason
                 record["waited_seconds"] = step.waited_seconds
+            if step.retries:  # on_error: the attempts that failed before the last one
+                record["retries"] = [a.model_dump(mode="json") for a in step.retries]
+            if step.continued:  # on_error: it failed and the run went on
+                record["continued"] = True
             full = jsonb_safe(record)
             data, size = task_payloads.offload(full, limit=limit)
             if size is not None:

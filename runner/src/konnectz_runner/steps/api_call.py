@@ -11,7 +11,7 @@ from konnectz_contracts.errors import StepError
 from konnectz_contracts.refs import build_json_body, resolve
 from konnectz_contracts.steps.api_call import ApiCallStep
 from konnectz_runner import outbound, step_secrets
-from konnectz_runner.model import Outcome, StepContext
+from konnectz_runner.model import Outcome, StepContext, failure_kind, failure_of
 
 __all__ = ["run"]
 
@@ -24,6 +24,7 @@ async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | 
     recorded: dict[str, Any] = {"method": step.method, "url": step.url}
     output: dict[str, Any] | None = None
     error: str | None = None
+    failure: dict[str, Any] = {}
     try:
         url = resolve(step.url, context, warnings).strip()
         opened, opened_origins = await _open_sealed(step, ctx)
@@ -50,6 +51,8 @@ async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | 
             content = json.dumps(body, ensure_ascii=False).encode()
             if not any(k.lower() == "content-type" for k in headers):
                 headers["Content-Type"] = "application/json"
+        if ctx.idempotency_key is not None and not any(k.lower() == "idempotency-key" for k in headers):
+            headers["Idempotency-Key"] = ctx.idempotency_key  # the same on every attempt of a retried step
         # Params are added to a query the URL may already carry (httpx's ``params=`` would replace it).
         target = parsed.copy_merge_params(params) if params else parsed
         for row in (*step.headers, *step.params):
@@ -68,11 +71,19 @@ async def run(step: ApiCallStep, ctx: StepContext, *, max_response_bytes: int | 
         if response.status_code >= 400:
             snippet = raw.decode(response.encoding or "utf-8", errors="replace")[: outbound.ERROR_BODY_CHARS]
             error = f"HTTP {response.status_code} from {outbound.display_url(response.url)}: {snippet}"
+            failure = {
+                "failure": failure_kind(response.status_code),
+                "status_code": response.status_code,
+                "retry_after": outbound.retry_after_seconds(response),
+            }
     except StepError as exc:
         error = str(exc)
+        failure = failure_of(exc)
     if warnings:
         recorded["warnings"] = warnings
-    return Outcome(status="ERROR" if error else "SUCCESS", output=output, input=recorded, error=error)
+    if error:
+        return Outcome(status="ERROR", output=output, input=recorded, error=error, **failure)
+    return Outcome(status="SUCCESS", output=output, input=recorded)
 
 
 async def _open_sealed(step: ApiCallStep, ctx: StepContext) -> tuple[dict[int, str], dict[int, str | None]]:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import os
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 import httpx
 
 from konnectz_contracts.broker_token import ENV_KEY, ENV_TOKEN, ENV_URL, token_for
-from konnectz_contracts.errors import StepError
+from konnectz_contracts.errors import HttpFailed, StepError
 from konnectz_contracts.manifest import App, Event, Polling
 from konnectz_contracts.refs import resolve_value
 from konnectz_contracts.steps.app_event import AppEventStep
@@ -142,17 +140,8 @@ def account_budget(app: App, account_id: int | None) -> Budget | None:
 
 
 def _retry_after(response: httpx.Response, cap: float, attempt: int) -> float:
-    value = response.headers.get("Retry-After")
-    delay = BACKOFF_SECONDS * 2**attempt
-    if value:
-        if value.strip().isdigit():
-            delay = float(value)
-        else:
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-                delay = (when - datetime.now(UTC)).total_seconds()
-            except (TypeError, ValueError):
-                pass
+    asked = outbound.retry_after_seconds(response)
+    delay = BACKOFF_SECONDS * 2**attempt if asked is None else asked
     return max(0.0, min(delay, cap))
 
 
@@ -253,7 +242,11 @@ async def call_event(
             text = raw.decode(response.encoding or "utf-8", errors="replace")[: outbound.ERROR_BODY_CHARS]
             for secret in secrets:
                 text = text.replace(secret, outbound.REDACTED)
-            raise StepError(f"HTTP {response.status_code} from {app.name} ({event.label}): {text}")
+            raise HttpFailed(
+                f"HTTP {response.status_code} from {app.name} ({event.label}): {text}",
+                response.status_code,
+                outbound.retry_after_seconds(response),
+            )
         problem = hook_error(hooks, body)
         if problem:
             raise StepError(problem)
@@ -363,7 +356,7 @@ async def run(step: AppEventStep, ctx: StepContext) -> Outcome:
         )
         recorded["requests"] = requests
     except StepError as exc:
-        failed = Outcome.failed(str(exc), input={**recorded, **({"warnings": warnings} if warnings else {})})
+        failed = Outcome.from_error(exc, input={**recorded, **({"warnings": warnings} if warnings else {})})
         return _waited(failed, app, step.account_id, waits)
     if warnings:
         recorded["warnings"] = warnings
