@@ -196,6 +196,27 @@ async def test_429_is_retried_honouring_retry_after(wired, make_ctx) -> None:
     assert outcome.status == "SUCCESS" and len(state.received) == 5  # two retries, then three pages
 
 
+async def test_a_failed_action_says_what_kind_of_failure_it_was_and_sends_the_retry_key(wired, make_ctx) -> None:
+    """The step's error policy (konnectz_contracts.on_error) decides by the failure's kind and status; an
+    action of a step with retries sends its Idempotency-Key, a search does not."""
+    state, _ = wired
+    state.fail_next = [(503, {"Retry-After": "7"})]
+    ctx = make_ctx()
+    ctx.idempotency_key = "kz-abc"
+    outcome = await app_event.run(_step("create_card", board="b", title="t"), ctx)
+    assert (outcome.status, outcome.failure, outcome.status_code, outcome.retry_after) == ("ERROR", "server", 503, 7.0)
+    assert state.received[-1]["headers"]["Idempotency-Key"] == "kz-abc"
+    state.fail_next = [(404, {})]
+    outcome = await app_event.run(_step("create_card", board="b", title="t"), make_ctx())
+    assert (outcome.failure, outcome.status_code) == ("client", 404)
+    assert "Idempotency-Key" not in state.received[-1]["headers"]
+    state.received.clear()
+    await app_event.run(_step("list_items"), ctx)
+    assert all("Idempotency-Key" not in r["headers"] for r in state.received)
+    outcome = await app_event.run(_step("create_card", board="b"), make_ctx())
+    assert outcome.failure == "other"  # a missing field: never retried
+
+
 async def test_expired_token_is_refreshed_once(wired, make_ctx) -> None:
     state, calls = wired
     state.valid_tokens.discard(TOKEN)

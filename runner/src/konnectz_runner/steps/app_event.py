@@ -186,6 +186,15 @@ async def _send(
     raise AssertionError("unreachable")
 
 
+def _keyed(ctx: StepContext, event: Event, request: AppRequest) -> AppRequest:
+    """An action of a step with retries sends the step's Idempotency-Key (the same on every attempt),
+    unless the app's request sets its own."""
+    if ctx.idempotency_key is not None and event.kind == "action":
+        if not any(name.lower() == "idempotency-key" for name in request.headers):
+            request.headers["Idempotency-Key"] = ctx.idempotency_key
+    return request
+
+
 def _page_params(event: Event, page: int, cursor: str | None) -> list[tuple[str, str]]:
     p = event.pagination
     params: list[tuple[str, str]] = []
@@ -225,7 +234,7 @@ async def call_event(
     body: Any = None
     for page in range(pages):
         extra = [*(extra_params or ()), *(_page_params(event, page, cursor) if pages > 1 else ())] or None
-        request = build_event_request(app, event, values, credentials, extra_params=extra)
+        request = _keyed(ctx, event, build_event_request(app, event, values, credentials, extra_params=extra))
         if next_url is not None:
             _follow(request, next_url)
         response, raw = await _send(ctx, app, request, account_id, waits)
@@ -233,7 +242,7 @@ async def call_event(
         if refresh is not None and is_expired(app.auth.expiry, response.status_code, body):
             credentials = await refresh()
             refresh = None
-            request = build_event_request(app, event, values, credentials, extra_params=extra)
+            request = _keyed(ctx, event, build_event_request(app, event, values, credentials, extra_params=extra))
             response, raw = await _send(ctx, app, request, account_id, waits)
             body = outbound.parse_body(response, raw)
         recorded.append({**request.recorded(), "status": response.status_code})
