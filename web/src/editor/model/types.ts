@@ -3,6 +3,7 @@
  * Node and link shapes follow the canvas spec; React Flow renders them directly.
  */
 import type { Node } from '@xyflow/react';
+import type { components } from '../../api/schema';
 
 /**
  * The node types of the spec (the api's canvas model accepts exactly these: WebhookInner,
@@ -122,6 +123,10 @@ export interface FilterCondition {
   joinWith: '' | 'AND' | 'OR';
 }
 
+/** A step's error policy as its card's On Error drawer saves it (the api's CanvasOnError). */
+export type OnErrorSettings = Required<components['schemas']['CanvasOnError']>;
+export type RetryOn = OnErrorSettings['retryOn'][number];
+
 /** Delay / timer of the spec: ids of types and units. */
 export interface TimerConfig {
   delay_type: number | null;
@@ -163,6 +168,8 @@ export interface BaseNodeData extends Record<string, unknown> {
   /** Set Delay of an action (and the delay add-on's own parameters). */
   timerConfigs?: TimerConfig | null;
   delayReady?: boolean;
+  /** What the step does when it fails: retries, continue on error (the On Error drawer). */
+  onError?: OnErrorSettings | null;
   response_payload?: ResponsePayload | null;
   /** The event lists more fields live once its last sequenced field is chosen. */
   fetchFieldStatus?: boolean;

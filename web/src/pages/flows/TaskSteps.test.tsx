@@ -61,6 +61,27 @@ const reply = {
       duration_ms: null,
       data: { input: { url: 'https://x' }, output: null, error: 'HTTP 500 from https://x' },
     },
+    {
+      id: 10,
+      step_id: 'node-5',
+      app_name: 'API Call',
+      app_id: 2,
+      provider: 'api',
+      status: 'ERROR',
+      started_at: '2026-11-21T10:00:03Z',
+      task_date: '2026-11-21T10:00:06Z',
+      duration_ms: 3000,
+      data: {
+        input: { url: 'https://y' },
+        output: { error: { message: 'HTTP 503 from https://y', status: 503 } },
+        error: 'HTTP 503 from https://y',
+        continued: true,
+        retries: [
+          { number: 1, error: 'HTTP 503 from https://y', failure: 'server', status: 503, waited_seconds: 1, started_at: '', finished_at: '' },
+          { number: 2, error: 'Timed out calling https://y', failure: 'timeout', status: null, waited_seconds: 2, started_at: '', finished_at: '' },
+        ],
+      },
+    },
   ],
 };
 
@@ -118,6 +139,12 @@ describe('task steps', () => {
     expect(within(failed).getByTestId('task-error-9')).toHaveTextContent('HTTP 500 from https://x');
     expect(within(failed).queryByTestId('task-duration-9')).not.toBeInTheDocument();
     expect(within(failed).queryByTestId('task-wait-9')).not.toBeInTheDocument();
+    expect(within(failed).queryByTestId('task-retries-9')).not.toBeInTheDocument();
+    // A step retried by its error policy lists its failed tries; one that let the run go on says so.
+    const retried = screen.getByTestId('task-10');
+    expect(within(retried).getByTestId('task-retries-10')).toHaveTextContent('Tried 3 times: 2 tries failed before the last');
+    expect(within(retried).getByTestId('task-retries-10')).toHaveTextContent('Timed out calling https://y — waited 2 s');
+    expect(within(retried).getByTestId('task-continued-10')).toHaveTextContent('the run went on');
     expect(calls.filter((c) => c.url === '/api/v1/task_logs/31/tasks')).toHaveLength(1);
   });
 

@@ -134,6 +134,20 @@ export function stepPath(task: Task): { router: string; name: string } | null {
   return cut < 0 ? { router: '', name: raw } : { router: raw.slice(0, cut), name: raw.slice(cut + 1) };
 }
 
+interface FailedTry {
+  number: number;
+  error: string;
+  waited_seconds: number;
+}
+
+/** A step's failed tries (its task data's ``retries``), as far as they have the expected shape. */
+export function retriesOf(raw: unknown): FailedTry[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.filter(
+    (r): r is FailedTry => typeof r === 'object' && r !== null && typeof (r as FailedTry).number === 'number' && typeof (r as FailedTry).error === 'string',
+  );
+}
+
 function StepItem({ task, index }: { task: Task; index: number }) {
   const duration = formatDuration(task.duration_ms);
   const data = task.data ?? {};
@@ -143,6 +157,9 @@ function StepItem({ task, index }: { task: Task; index: number }) {
   const path = stepPath(task);
   // rate budgets: the step waited for its app account's budget (docs/rate-budgets.md)
   const waited = typeof data.wait_reason === 'string' && data.wait_reason ? data.wait_reason : null;
+  // on_error: the tries that failed before the last one, and whether the run went on after a failure
+  const retries = retriesOf(data.retries);
+  const continued = data.continued === true;
   return (
     <List.Item data-testid={`task-${task.id}`} data-path={path?.name}>
       <div className={`kz-task${path ? ' kz-task-on-path' : ''}${skipped ? ' kz-task-skipped' : ''}`}>
@@ -172,6 +189,26 @@ function StepItem({ task, index }: { task: Task; index: number }) {
         {error && <Alert type="error" showIcon title={error} data-testid={`task-error-${task.id}`} />}
         {stop && <Alert type={skipped ? 'info' : 'warning'} showIcon title={stop} data-testid={`task-stop-${task.id}`} />}
         {waited && <Alert type="info" showIcon title={waited} data-testid={`task-wait-${task.id}`} />}
+        {retries.length > 0 && (
+          <Alert
+            type="warning"
+            showIcon
+            title={`Tried ${retries.length + 1} times: ${retries.length} ${retries.length === 1 ? 'try' : 'tries'} failed before the last`}
+            description={
+              <ol className="kz-task-retries">
+                {retries.map((r) => (
+                  <li key={r.number}>
+                    {r.error} — waited {r.waited_seconds} s
+                  </li>
+                ))}
+              </ol>
+            }
+            data-testid={`task-retries-${task.id}`}
+          />
+        )}
+        {continued && (
+          <Alert type="info" showIcon title="The step failed and the run went on (Continue on error)" data-testid={`task-continued-${task.id}`} />
+        )}
         {!skipped && <div className="kz-task-io">
           <KeyValues title="Input" data={data.input ?? {}} testId={`task-input-${task.id}`} />
           {data.output !== undefined && data.output !== null && <KeyValues title="Output" data={data.output} testId={`task-output-${task.id}`} />}

@@ -1,4 +1,4 @@
-import { ClockCircleOutlined, CloseOutlined, DeleteOutlined, ReloadOutlined, SettingOutlined } from '@ant-design/icons';
+import { ClockCircleOutlined, CloseOutlined, DeleteOutlined, ExceptionOutlined, ReloadOutlined, SettingOutlined } from '@ant-design/icons';
 import { Button, Tooltip } from 'antd';
 import type { ReactNode } from 'react';
 import { nodeCardName } from '../../../lib/names';
@@ -10,6 +10,7 @@ import { pathOf } from '../../model/paths';
 import { MSG, TOAST_MS } from '../../model/rules';
 import type { FlowNodeData } from '../../model/types';
 import { kindIcon, kindOf, supportsTimer } from '../registry';
+import { hasOnError } from './OnErrorDrawer';
 import { StatusIndicator } from './StatusIndicator';
 import { useNodeActions } from './useNodeActions';
 
@@ -32,10 +33,14 @@ interface Props {
   selected?: boolean;
   onManage: () => void;
   onDelay: () => void;
+  onError: () => void;
 }
 
-/** Icon, name cut beyond 13 (11 + '..'), status, Manage App, Set Delay, Refresh, Delete, deselect. */
-export function Header({ id, data, selected, onManage, onDelay }: Props) {
+/** Steps that can fail and so have an error policy: every action, not the trigger, a router or a join. */
+const NO_ON_ERROR = new Set(['router', 'join']);
+
+/** Icon, name cut beyond 13 (11 + '..'), status, Manage App, Set Delay, On Error, Refresh, Delete, deselect. */
+export function Header({ id, data, selected, onManage, onDelay, onError }: Props) {
   const toast = useToast();
   const { remove, refresh, deselect } = useNodeActions(id);
   const name = data.app_detail.name;
@@ -71,6 +76,14 @@ export function Header({ id, data, selected, onManage, onDelay }: Props) {
           icon={<ClockCircleOutlined className={data.delayReady ? 'kz-delay-set' : undefined} />}
           onClick={onDelay}
           testId={`node-delay-${id}`}
+        />
+      )}
+      {data.app_detail.app_index !== 1 && !NO_ON_ERROR.has(data.app_detail.provider) && (
+        <HeaderButton
+          title="On Error"
+          icon={<ExceptionOutlined className={hasOnError(data.onError) ? 'kz-on-error-set' : undefined} />}
+          onClick={onError}
+          testId={`node-on-error-${id}`}
         />
       )}
       <HeaderButton title="Refresh" icon={<ReloadOutlined />} onClick={refresh} testId={`node-refresh-${id}`} />

@@ -4,6 +4,7 @@ import { ManageAccountsDrawer } from '../../../accounts';
 import type { FlowNodeData } from '../../model/types';
 import { DelayDrawer } from './DelayDrawer';
 import { Header } from './Header';
+import { OnErrorDrawer } from './OnErrorDrawer';
 import { ResponsePanel } from './ResponsePanel';
 import { TestSection } from './TestSection';
 
@@ -26,6 +27,7 @@ interface Props {
 export function NodeCard({ id, data, selected, children, noTest, actions, noSourceHandle }: Props) {
   const [delay, setDelay] = useState(false);
   const [accounts, setAccounts] = useState(false);
+  const [onError, setOnError] = useState(false);
   const trigger = data.app_detail.app_index === 1;
   const status = data.app_status.type.toLowerCase();
   return (
@@ -36,7 +38,7 @@ export function NodeCard({ id, data, selected, children, noTest, actions, noSour
       data-kind={data.app_detail.provider}
     >
       {!trigger && <Handle type="target" position={Position.Left} />}
-      <Header id={id} data={data} selected={selected} onManage={() => setAccounts(true)} onDelay={() => setDelay(true)} />
+      <Header id={id} data={data} selected={selected} onManage={() => setAccounts(true)} onDelay={() => setDelay(true)} onError={() => setOnError(true)} />
       {/* Fields are edited, not dragged: the card moves by its header. */}
       <div className="kz-node-body nodrag">
         {children}
@@ -50,6 +52,7 @@ export function NodeCard({ id, data, selected, children, noTest, actions, noSour
       </div>
       {!noSourceHandle && <Handle type="source" position={Position.Right} />}
       {delay && <DelayDrawer id={id} open={delay} onClose={() => setDelay(false)} />}
+      {onError && <OnErrorDrawer id={id} open={onError} onClose={() => setOnError(false)} />}
       {accounts && <ManageAccountsDrawer app={data.app_detail} appIndex={data.app_detail.app_index} open={accounts} onClose={() => setAccounts(false)} />}
     </div>
   );
