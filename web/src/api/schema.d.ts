@@ -2721,7 +2721,7 @@ export interface components {
              * Trigger Kind
              * @description The live version's trigger kind; null for a flow that is not published
              */
-            trigger_kind?: ("webhook" | "form" | "schedule" | "polling") | null;
+            trigger_kind?: ("webhook" | "form" | "schedule" | "polling" | "flow_failed") | null;
             /**
              * Webhook Url
              * @description The flow's webhook address; it starts runs only when trigger_kind is webhook (or form, whose page is under /forms/)

@@ -49,6 +49,7 @@ from konnectz_api.services.rate_budgets import use_account
 from konnectz_contracts.compiling import is_blank
 from konnectz_contracts.errors import StepError
 from konnectz_contracts.steps import join
+from konnectz_contracts.triggers import flow_failed
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
 from konnectz_contracts.triggers.schedule import next_fire, trigger_output
 from konnectz_runner import Budgets, NetGuard, StepContext, app_items, guarded_transport, join_merge, run_step
@@ -373,6 +374,11 @@ def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
         times = ", ".join(trigger_output(trigger, f)["local_time"] for f in fires)
         label = "Next run" if len(fires) == 1 else "Next runs"
         return output, f"{label}: {times} ({trigger.timezone})"
+    if trigger.kind == "flow_failed":
+        which = f"{len(trigger.flows)} chosen flow(s)" if trigger.flows else "every other flow of the account"
+        return dict(flow_failed.SAMPLE_OUTPUT), (
+            f"Runs once for every failed run of {which}; a sample failure is the trigger's data"
+        )
     if trigger.kind == "form":
         form_url = hook_url.replace("/hooks/", "/forms/", 1)
         sample = {f.key: f.placeholder or f.label for f in trigger.fields}

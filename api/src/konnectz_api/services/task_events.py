@@ -40,6 +40,7 @@ from konnectz_api.crud import requests, task_payloads
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, QuotaReservation, User
 from konnectz_api.services.deployer import Deployer, DeployError
+from konnectz_api.services.error_flows import start_error_flows
 from konnectz_api.services.failure_alerts import alert_failures
 from konnectz_api.task_status import log_status
 from konnectz_contracts.events import EVENTS_MAX_DELIVER, STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
@@ -323,6 +324,28 @@ def _store_batch(
     return out, error
 
 
+#: A failed run's event is handed back at most this many times for its error flows (then acked: its
+#: task log is stored; the error flows' runs were not, and the api's log says so).
+ERROR_FLOW_ATTEMPTS = 5
+
+
+async def _start_error_flows(
+    bus: Bus, sessions: sessionmaker[Session], events: list[TaskEvent], outcomes: list[bool | None]
+) -> set[str]:
+    """Start the error flows of the batch's failed runs whose task logs are stored (now or before); the
+    run ids whose error flows could not be started (their events are handed back)."""
+    failed = [e for e, stored in zip(events, outcomes, strict=True) if stored is not None and e.status == "ERROR"]
+    if not failed:
+        return set()
+    try:
+        await start_error_flows(bus, sessions, failed)
+    except Exception as exc:  # NATS (or the database) unavailable: the events are redelivered
+        why = exc or type(exc).__name__
+        log.warning("error flows not started for %d failed run(s), retrying: %s", len(failed), why)
+        return {e.run_id for e in failed}
+    return set()
+
+
 async def consume_task_events(
     bus: Bus, sessions: sessionmaker[Session], stop: asyncio.Event, deployer: Deployer | None = None
 ) -> None:
@@ -367,9 +390,18 @@ async def consume_task_events(
         else:
             storing.ok()
         observability.record_stored(events, outcomes, time.perf_counter() - started)
+        # Error flows (docs/on-error.md): started before the failed runs' events are acked, so when NATS
+        # does not take them the events come back and they are started then (once: stable run ids).
+        retry_later = await _start_error_flows(bus, sessions, events, outcomes)
         latest: dict[int, TaskEvent] = {}
         finished: list[TaskEvent] = []
         for msg, event, stored in zip(good, events, outcomes, strict=True):
+            if stored is not None and event.run_id in retry_later:
+                if msg.metadata.num_delivered < ERROR_FLOW_ATTEMPTS:
+                    with contextlib.suppress(Exception):
+                        await msg.nak(delay=retry_delay(msg.metadata.num_delivered))
+                    continue
+                log.error("run %s: its error flows were not started after %d tries", event.run_id, ERROR_FLOW_ATTEMPTS)
             if stored is None:
                 attempts = msg.metadata.num_delivered
                 assert error is not None
