@@ -6,7 +6,7 @@ BUILDAH      := buildah --root $(CACHE)/containers/storage --runroot $(CACHE)/co
 # local: Debian bases made here with debootstrap (no registry needed); public: python:3.11-slim and node:20-slim.
 IMAGE_BASES  ?= local
 IMAGE_TAG    ?= dev
-IMAGES       ?= api runner operator
+IMAGES       ?= api runner operator postgresql nats
 
 .PHONY: images images-tools test-images
 
