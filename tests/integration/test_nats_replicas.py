@@ -13,6 +13,7 @@ import asyncio
 import shutil
 import tempfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import nats
@@ -21,12 +22,12 @@ from nats.js.api import KeyValueConfig, StorageType
 
 from konnectz_api.bus import Bus
 from konnectz_contracts import events as contract_events
-from konnectz_contracts.events import KV_KONNECTS, STREAM_RUNS
+from konnectz_contracts.events import KV_KONNECTS, STREAM_RUNS, RunRequest
 from konnectz_contracts.nats_auth import API, OPERATOR, RUNNER, connect_options
 from konnectz_devstack._nats import NatsCluster
 from konnectz_operator.pool import konnects_bucket
 from konnectz_runner.config import Settings as RunnerSettings
-from konnectz_runner.events import ensure_streams, stream_configs
+from konnectz_runner.events import ensure_streams, publish_run, stream_configs
 from konnectz_runner.server import Runner
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("nats-cluster")]
@@ -133,3 +134,51 @@ async def test_a_replica_count_the_cluster_cannot_hold_stops_the_start_saying_so
         assert "replicas" in str(raised.value).lower() or "insufficient" in str(raised.value).lower(), raised.value
     finally:
         await runner.close()
+
+
+async def test_a_lost_server_keeps_every_acknowledged_run_and_writes_resume(cluster):
+    """What a lost NATS node costs with three replicas: nothing acknowledged, and a pause of the writes to the
+    streams it led while the other two elect a new leader (printed: the chart's README quotes it)."""
+    runner = await nats.connect(
+        cluster.url, connect_timeout=5, max_reconnect_attempts=-1, reconnect_time_wait=0.2,
+        **connect_options(RUNNER, cluster.passwords[RUNNER]),
+    )  # fmt: skip
+    admin = await nats.connect(cluster.admin_url, connect_timeout=5)
+    index: int | None = None
+    try:
+        js = runner.jetstream(timeout=20)
+        await ensure_streams(js, 3)
+        start = (await js.stream_info(STREAM_RUNS)).state.messages
+        acked = 0
+        for n in range(50):
+            await publish_run(js, _run(f"before-{n}"))
+            acked += 1
+        kv = await js.key_value(KV_KONNECTS)
+        # The server leading KZ_RUNS goes (the worst case: a leader, not a follower).
+        leader = (await admin.jetstream().stream_info(STREAM_RUNS)).cluster.leader
+        index = int(leader.removeprefix("kz-n"))
+        cluster.stop_server(index)
+        loop = asyncio.get_running_loop()
+        lost_at = loop.time()
+        while True:
+            try:
+                await publish_run(js, _run("after"), ack_timeout=2)
+                break
+            except Exception:
+                assert loop.time() - lost_at < 60, "writes did not resume within 60 s"
+                await asyncio.sleep(0.1)
+        paused = loop.time() - lost_at
+        info = await js.stream_info(STREAM_RUNS)
+        assert info.state.messages == start + acked + 1  # every acknowledged run, and the new one
+        assert info.cluster.leader != leader
+        assert kv is not None
+        print(f"\nlost the KZ_RUNS leader {leader}: writes resumed after {paused:.1f} s, {acked} acknowledged kept")
+    finally:
+        await admin.close()
+        await runner.close()
+        if index is not None:
+            cluster.start_server(index)
+
+
+def _run(run_id: str) -> RunRequest:
+    return RunRequest(run_id=run_id, konnect_id=7, trigger_output={}, received_at=datetime.now(UTC))
