@@ -47,11 +47,11 @@ async def konnects_bucket(js: JetStreamContext, replicas: int = NATS_REPLICAS) -
     except BucketNotFoundError:
         pass
     else:
-        config = (await js.stream_info(f"KV_{KV_KONNECTS}")).config
-        if config.num_replicas != replicas:
-            log.info("Bucket %s: replicas %s -> %s", KV_KONNECTS, config.num_replicas, replicas)
-            config.num_replicas = replicas
-            await js.update_stream(config)
+        stream = (await js.stream_info(f"KV_{KV_KONNECTS}")).config
+        if stream.num_replicas != replicas:
+            log.info("Bucket %s: replicas %s -> %s", KV_KONNECTS, stream.num_replicas, replicas)
+            stream.num_replicas = replicas
+            await js.update_stream(stream)
         return kv
     try:
         config = KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE, replicas=replicas)
