@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -501,3 +502,71 @@ def test_every_image_of_the_charts_defaults_is_one_make_images_builds(kube, name
     for name in IMAGES:  # and each has its Dockerfile, which docker/build-images builds by default
         assert (REPO / "docker" / f"Dockerfile.{name}").is_file(), name
     assert "IMAGES=${IMAGES:-api runner operator postgresql nats}" in (REPO / "docker" / "build-images").read_text()
+
+
+def _load(env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    base = {
+        **os.environ,
+        "BUILDAH": " ".join(BUILDAH),
+        "KONNECTZ_IMAGES_CACHE": str(CACHE / "images"),
+        "IMAGE_TAG": TAG,
+    }
+    return subprocess.run(
+        [str(REPO / "docker" / "load-images")], env={**base, **env}, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_images_load_refuses_a_missing_containerd_with_one_line(tmp_path):
+    unset = _load({"CONTAINERD_ADDRESS": ""})
+    assert unset.returncode == 1 and unset.stderr.strip().splitlines() == [
+        "load-images: CONTAINERD_ADDRESS is not set (containerd's socket, e.g. /run/containerd/containerd.sock)"
+    ]
+    nowhere = _load({"CONTAINERD_ADDRESS": str(tmp_path / "containerd.sock")})
+    assert nowhere.returncode == 1
+    assert (
+        nowhere.stderr.strip()
+        == f"load-images: {tmp_path / 'containerd.sock'} is not a socket: is containerd running there?"
+    )
+
+
+def test_images_load_imports_into_a_containerd_under_the_charts_names(images):
+    """`make images-load`'s script against a containerd of this test (Debian's, its CRI plugin off): the NATS
+    image, the smallest, is imported as built and as the chart's defaults name it, and runs there."""
+    if shutil.which("containerd") is None or shutil.which("ctr") is None:
+        pytest.skip("containerd is not installed (apt-get install -y containerd)")
+    folder = Path(tempfile.mkdtemp(prefix="kz-ctrd-", dir="/tmp"))  # a socket path stays short
+    address = folder / "containerd.sock"
+    (folder / "config.toml").write_text(
+        f'version = 2\nroot = "{folder / "root"}"\nstate = "{folder / "state"}"\n'
+        'disabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
+        f'[grpc]\n  address = "{address}"\n[ttrpc]\n  address = "{address}.ttrpc"\n'
+    )
+    log = (folder / "log").open("w")
+    daemon = subprocess.Popen(["containerd", "--config", str(folder / "config.toml")], stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 30
+        while not address.is_socket():
+            assert daemon.poll() is None and time.monotonic() < deadline, (folder / "log").read_text()[-2000:]
+            time.sleep(0.2)
+        loaded = _load({"CONTAINERD_ADDRESS": str(address), "IMAGES": "nats"})
+        assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+        version = yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
+        ctr = ["ctr", "-a", str(address), "-n", "k8s.io"]
+        listed = subprocess.run([*ctr, "images", "ls", "-q"], capture_output=True, text=True, check=True).stdout
+        assert {images["nats"], f"docker.io/library/konnectz-nats:{version}"} <= set(listed.split())
+        ran = subprocess.run(
+            [*ctr, "run", "--rm", f"docker.io/library/konnectz-nats:{version}", f"kz-load-{os.getpid()}",
+             "nats-server", "--version"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert ran.returncode == 0 and ran.stdout.startswith("nats-server: v"), ran.stdout + ran.stderr
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(20)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+        log.close()
+        subprocess.run(["umount", "-R", str(folder / "root")], capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
