@@ -411,6 +411,21 @@ def test_the_postgresql_image_starts_as_the_chart_starts_it_and_keeps_its_data(
         with _connect_pg(port, env, running, within=120) as conn:
             assert conn.execute("SELECT n FROM kept").fetchone() == (42,)
     assert "made the cluster" not in running.output()
+    # A volume holding another major version's data (the official postgres:18 image's, the chart's earlier
+    # default): no empty database beside it, but one line saying what to do.
+    other, other_volume = _volume(tmp_path, "other", user, _mount_path(pg, "data"))
+    (other / "18" / "docker").mkdir(parents=True)
+    (other / "18" / "docker" / "PG_VERSION").write_text("18\n")
+    with _container(
+        containers, images["postgresql"], command, env, volumes=(other_volume, run_volume), user=user
+    ) as refused:
+        output = refused.proc.communicate(timeout=60)[0]
+    printed = [line for line in output.splitlines() if line and not line.startswith(BUILDAH_NOISE)]
+    assert refused.proc.returncode != 0 and printed == [
+        "konnectz-postgresql: /var/lib/postgresql/18/docker holds PostgreSQL 18 data and this image is PostgreSQL 15:"
+        " run the image that made it (postgresql.image), or move the data with pg_dump and pg_restore"
+    ], output
+    assert not (other / "15").exists()
 
 
 async def test_the_nats_image_serves_jetstream_with_the_chart_configuration(
