@@ -25,7 +25,8 @@ help:
 	@echo "make gen-types - regenerate web/src/api/schema.d.ts from the api's OpenAPI document"
 	@echo "make gen-crd   - regenerate the Konnect CRD (crds/ and the chart) from konnectz_contracts.resource"
 	@echo "make nats-auth - regenerate the chart's NATS users and permissions from konnectz_contracts.nats_auth"
-	@echo "make images    - build the api, runner and operator images with buildah (no Docker daemon needed)"
+	@echo "make images    - build every image of the chart (api, runner, operator, PostgreSQL, NATS) with buildah (no Docker daemon)"
+	@echo "make images-load CONTAINERD_ADDRESS=SOCKET - import them into a containerd (a node without a registry)"
 	@echo "make bench     - api reads on a large seeded database, api writes under load (docs/flows.md), the runner under webhook load (docs/performance.md), the operator"
 
 # --- installation -------------------------------------------------------------------------

@@ -97,6 +97,21 @@ def test_runner_env_settings_are_added_but_cannot_override_the_spec_file(konnect
     assert env["KONNECTZ_SPEC_FILE"] == FLOW_FILE
 
 
+def test_runners_get_the_replica_count_of_the_streams_they_create(konnect, monkeypatch):
+    """Every runner ensures the streams and buckets at start: with the operator's count (the chart's
+    nats.replicas), never the default 1, which would bring a replicated install's streams down to one copy."""
+    monkeypatch.setenv("KONNECTZ_NATS_REPLICAS", "3")
+    settings = OperatorSettings()
+    assert settings.nats_replicas == 3
+    deployment = render_deployment(konnect(), settings)["spec"]["template"]["spec"]["containers"][0]
+    cron = render_cronjob(konnect(trigger={"kind": "schedule", "schedule": "0 9 * * 1-5"}), settings)
+    for container in (deployment, cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]):
+        assert _env(container)["KONNECTZ_NATS_REPLICAS"] == "3"
+    monkeypatch.setenv("KONNECTZ_NATS_REPLICAS", "6")
+    with pytest.raises(ValueError, match="less than or equal to 5"):
+        OperatorSettings()
+
+
 def test_runners_get_the_runner_nats_user_and_its_password_only_by_secret_ref(konnect):
     settings = OperatorSettings(nats_runner_user="runner", nats_runner_secret="kz-konnectz-nats-runner")
     deployment = render_deployment(konnect(), settings)["spec"]["template"]["spec"]["containers"][0]

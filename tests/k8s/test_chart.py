@@ -740,3 +740,17 @@ def test_the_rendered_nats_config_refuses_anonymous_clients_and_serves_the_users
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_nats_replicas_is_the_replica_count_of_every_component(kube):
+    """nats.replicas: the NATS pods and KONNECTZ_NATS_REPLICAS of the api, the pool and the operator (which
+    hands it to its runners); out of 1..5 the chart refuses to render."""
+    for replicas in ("1", "3"):
+        args = ["template", "kz", str(CHART), "-n", "kz", *TRIAL, "--set", f"nats.replicas={replicas}"]
+        containers = _containers(_docs(kube.run(kube.helm, *args).stdout))
+        for name in ("kz-konnectz-api/api", "kz-konnectz-operator/operator", "kz-konnectz-runner-pool/runner"):
+            env = {e["name"]: e.get("value") for e in containers[name]["env"]}
+            assert env["KONNECTZ_NATS_REPLICAS"] == replicas, name
+    too_many = ["template", "kz", str(CHART), "-n", "kz", *TRIAL, "--set", "nats.replicas=6"]
+    refused = kube.run(kube.helm, *too_many, check=False)
+    assert refused.returncode != 0 and "maximum" in refused.stderr

@@ -12,16 +12,19 @@ import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from konnectz_contracts.events import NATS_REPLICAS
 from konnectz_runner import Outage, ensure_streams, nats_callbacks
 
 log = logging.getLogger(__name__)
 
 
 class Bus:
-    def __init__(self, url: str, options: dict[str, Any] | None = None) -> None:
-        """``options``: the api user's credentials (konnectz_contracts.nats_auth.connect_options)."""
+    def __init__(self, url: str, options: dict[str, Any] | None = None, *, replicas: int = NATS_REPLICAS) -> None:
+        """``options``: the api user's credentials (konnectz_contracts.nats_auth.connect_options);
+        ``replicas``: of the streams and buckets it makes or updates at start (the setting nats_replicas)."""
         self.url = url
         self.options = options or {}
+        self.replicas = replicas
         self.nc: Client | None = None
         self._js: JetStreamContext | None = None
         self.ready = asyncio.Event()
@@ -70,7 +73,7 @@ class Bus:
                     **self._callbacks(),
                 )
                 js = nc.jetstream()
-                await ensure_streams(js)
+                await ensure_streams(js, self.replicas)
             except Exception as exc:  # keep trying until NATS is reachable
                 self.last_error = str(exc) or type(exc).__name__
                 self.outage.failed(exc)

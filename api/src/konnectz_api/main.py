@@ -75,7 +75,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # fails here, with nothing left running behind it (the CLI checks it first and exits at once).
     get_index()
     setup_tracing("konnectz-api")
-    bus = Bus(settings.nats_url, connect_options(settings.nats_user, settings.nats_password, settings.nats_ca_file))
+    bus = Bus(
+        settings.nats_url,
+        connect_options(settings.nats_user, settings.nats_password, settings.nats_ca_file),
+        replicas=settings.nats_replicas,
+    )
     bus.start()
     app.state.bus = bus
     app.state.deployer = deployer = _deployer(settings, bus)

@@ -50,6 +50,16 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-secrets" (include "konnectz.fullname" .)) .Values.secrets.existingSecret }}
 {{- end }}
 
+{{/* Servers keeping a copy of every stream and bucket (KONNECTZ_NATS_REPLICAS of the api, the pool and the
+     operator, which hands it to the runners it renders): nats.replicas, with the in-chart NATS or an external one. */}}
+{{- define "konnectz.natsReplicas" -}}
+{{- $replicas := int .Values.nats.replicas }}
+{{- if or (lt $replicas 1) (gt $replicas 5) }}
+{{- fail "nats.replicas must be between 1 and 5 (the replicas of every stream and bucket)" }}
+{{- end }}
+{{- $replicas }}
+{{- end }}
+
 {{- define "konnectz.natsUrl" -}}
 {{- if .Values.nats.enabled }}
 {{- printf "%s://%s-nats.%s.svc:4222" (ternary "tls" "nats" .Values.nats.tls.enabled) (include "konnectz.fullname" .) .Release.Namespace }}
@@ -111,6 +121,8 @@ app.kubernetes.io/component: {{ .component }}
 {{ include "konnectz.databaseEnv" . | trim }}
 - name: KONNECTZ_NATS_URL
   value: {{ include "konnectz.natsUrl" . | quote }}
+- name: KONNECTZ_NATS_REPLICAS
+  value: {{ include "konnectz.natsReplicas" . | quote }}
 {{- include "konnectz.natsClientEnv" (dict "ctx" . "user" "api" "secret" (include "konnectz.natsSecretName" .)) }}
 - name: KONNECTZ_CATALOGUE_DIR
   value: {{ .Values.catalogueDir | quote }}

@@ -32,14 +32,18 @@ Both streams, and ``KZ_CAPTURES``, have the explicit bounds of :mod:`konnectz_co
 - ``KZ_ACTIVE`` and ``KZ_CANCELS`` (KV buckets): runs that have not finished and cancel requests
   (:mod:`konnectz_contracts.run_control`); ``KZ_SLOTS``: each konnect's concurrency slots and its
   queue (the runner's ``slots``); ``KZ_BUDGETS``: each app account's rate bucket (the runner's ``budgets``).
+
+Every stream and bucket is kept on :data:`NatsReplicas` servers: the setting ``KONNECTZ_NATS_REPLICAS``
+(``nats_replicas``) of the api, the runners and the operator, which the chart sets from ``nats.replicas``.
+Each creates its streams and buckets with it and brings existing ones to it when it starts.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError
 
 from konnectz_contracts.limits import (
@@ -54,6 +58,8 @@ __all__ = [
     "KV_KONNECTS",
     "KV_POLLS",
     "KV_SCHEDULES",
+    "NATS_REPLICAS",
+    "NATS_REPLICAS_ENV",
     "POOL_RUNS_PREFIX",
     "STREAM_EVENTS",
     "STREAM_RUNS",
@@ -62,6 +68,7 @@ __all__ = [
     "SUBJECTS_TIMERS",
     "Attempt",
     "Continuation",
+    "NatsReplicas",
     "RunRequest",
     "StepResult",
     "TaskEvent",
@@ -75,6 +82,14 @@ __all__ = [
     "run_subject",
     "use_pool_subjects",
 ]
+
+#: How many servers keep a copy of every stream and KV bucket (JetStream's num_replicas): the setting
+#: ``nats_replicas`` of the api, the runners and the operator, from :data:`NATS_REPLICAS_ENV` (the chart sets it
+#: from ``nats.replicas``). 1 (the default): one server holds the data. 3 or 5: a JetStream cluster of at least
+#: that many servers, where a stream stays writable while a majority of its replicas is up.
+NatsReplicas = Annotated[int, Field(ge=1, le=5)]
+NATS_REPLICAS: NatsReplicas = 1
+NATS_REPLICAS_ENV = "KONNECTZ_NATS_REPLICAS"
 
 STREAM_RUNS = "KZ_RUNS"
 SUBJECTS_RUNS = "kz.runs.>"

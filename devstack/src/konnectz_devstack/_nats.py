@@ -8,11 +8,13 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 from konnectz_contracts.nats_auth import ADMIN, COMPONENTS, authorization_conf, password_env
 from konnectz_devstack._errors import DevStackError
-from konnectz_devstack._ports import port_is_free, wait_for_port
+from konnectz_devstack._ports import free_port, port_is_free, wait_for_port
 
 #: The server's max_payload: konnectz_contracts.limits.NATS_MAX_PAYLOAD (the devstack does not import the
 #: runner; runner/tests/test_limits.py checks that they agree).
@@ -127,3 +129,91 @@ class NatsServer:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+
+
+class NatsCluster:
+    """A JetStream cluster of ``size`` nats-server processes on this machine (routes between them on
+    loopback), with the chart's users like :class:`NatsServer`: for tests of what a replicated install
+    keeps (streams and buckets with num_replicas above 1 need as many servers)."""
+
+    def __init__(self, base_dir: Path, size: int = 3) -> None:
+        self.base_dir = Path(base_dir).resolve()
+        self.size = size
+        self.ports = [(free_port(), free_port(), free_port()) for _ in range(size)]  # client, route, monitor
+        self.procs: list[subprocess.Popen[bytes] | None] = [None] * size
+        self.passwords = NatsServer(self.base_dir, self.ports[0][0]).passwords  # generated once, kept
+
+    @property
+    def url(self) -> str:
+        """The first server's URL, without credentials: like the chart's Service, one address; a client learns
+        the others from it (and fails over to them)."""
+        return f"nats://127.0.0.1:{self.ports[0][0]}"
+
+    @property
+    def admin_url(self) -> str:
+        return f"nats://{ADMIN}:{self.passwords[ADMIN]}@127.0.0.1:{self.ports[0][0]}"
+
+    def settings(self, user: str) -> dict[str, str]:
+        return {"nats_url": self.url, "nats_user": user, "nats_password": self.passwords[user]}
+
+    def env(self, user: str) -> dict[str, str]:
+        return {f"KONNECTZ_{key.upper()}": value for key, value in self.settings(user).items()}
+
+    def _conf(self, index: int) -> Path:
+        client, route, monitor = self.ports[index]
+        routes = ", ".join(f"nats://127.0.0.1:{r}" for i, (_, r, _) in enumerate(self.ports) if i != index)
+        folder = self.base_dir / f"n{index}"
+        folder.mkdir(parents=True, exist_ok=True)
+        conf = folder / "nats.conf"
+        conf.write_text(
+            f"server_name: kz-n{index}\nlisten: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitor}\n"
+            f"max_payload: {NATS_MAX_PAYLOAD}\n"
+            f'jetstream {{\n  store_dir: "{folder / "jetstream"}"\n}}\n'
+            f"cluster {{\n  name: kz-test\n  listen: 127.0.0.1:{route}\n  routes: [{routes}]\n}}\n"
+            f"{authorization_conf((*COMPONENTS, ADMIN))}"
+        )
+        return conf
+
+    def start_server(self, index: int) -> None:
+        folder = self.base_dir / f"n{index}"
+        conf = self._conf(index)
+        self.procs[index] = subprocess.Popen(
+            [nats_server_binary(), "-c", str(conf), "-l", str(folder / "nats.log")],
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **{password_env(user): password for user, password in self.passwords.items()}},
+        )
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start every server; return once each is healthy (/healthz: JetStream current, a meta leader elected)."""
+        for index in range(self.size):
+            self.start_server(index)
+        deadline = time.monotonic() + timeout
+        for index, (_, _, monitor) in enumerate(self.ports):
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{monitor}/healthz", timeout=2):
+                        break
+                except OSError:
+                    pass
+                proc = self.procs[index]
+                if (proc is not None and proc.poll() is not None) or time.monotonic() > deadline:
+                    self.stop()
+                    raise DevStackError(
+                        f"NATS cluster server {index} did not start; see {self.base_dir}/n{index}/nats.log"
+                    )
+                time.sleep(0.2)
+
+    def stop_server(self, index: int) -> None:
+        proc = self.procs[index]
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.procs[index] = None
+
+    def stop(self) -> None:
+        for index in range(self.size):
+            self.stop_server(index)

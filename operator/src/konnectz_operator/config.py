@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from konnectz_contracts.events import NATS_REPLICAS, NatsReplicas
+
 __all__ = ["OperatorSettings"]
 
 
@@ -34,6 +36,10 @@ class OperatorSettings(BaseSettings):
     # Extra environment of every runner container (JSON object in the env), e.g. the api URL.
     runner_env: dict[str, str] = Field(default_factory=dict)
     nats_url: str = "nats://konnectz-nats:4222"
+    # Servers keeping a copy of every stream and bucket (konnectz_contracts.events.NatsReplicas; the chart's
+    # nats.replicas): of the KZ_KONNECTS bucket the operator makes, and handed to the runners it renders
+    # (KONNECTZ_NATS_REPLICAS), which create and update their streams and buckets with it.
+    nats_replicas: NatsReplicas = NATS_REPLICAS
     # The operator's own NATS user (konnectz_contracts.nats_auth: the KZ_KONNECTS bucket only).
     nats_user: str = ""
     nats_password: str = Field(default="", repr=False)

@@ -294,7 +294,11 @@ async def start_pool(memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
     config: OperatorSettings = memo.get("config") or OperatorSettings()
     if not config.runner_pool_service or memo.get("pool") is not None:
         return
-    pool = RunnerPool(config.nats_url, connect_options(config.nats_user, config.nats_password, config.nats_ca_file))
+    pool = RunnerPool(
+        config.nats_url,
+        connect_options(config.nats_user, config.nats_password, config.nats_ca_file),
+        replicas=config.nats_replicas,
+    )
     pool.bind(asyncio.get_running_loop())
     memo["pool"] = pool
     memo["pool_sweeper"] = asyncio.create_task(_sweep_forever(pool, memo, config), name="konnectz-pool-sweep")

@@ -26,7 +26,7 @@ from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, NoKeysError
 from nats.js.kv import KeyValue
 
-from konnectz_contracts.events import KV_KONNECTS, konnect_key
+from konnectz_contracts.events import KV_KONNECTS, NATS_REPLICAS, konnect_key
 
 __all__ = ["PoolError", "RunnerPool", "is_shared"]
 
@@ -37,19 +37,29 @@ CALL_TIMEOUT_SECONDS = 15.0
 _STREAM_NAME_IN_USE = 10058  # JetStream API error code
 
 
-async def konnects_bucket(js: JetStreamContext) -> KeyValue:
+async def konnects_bucket(js: JetStreamContext, replicas: int = NATS_REPLICAS) -> KeyValue:
     """The ``KZ_KONNECTS`` bucket, created when missing with the configuration the runner and the api
-    give it (one history entry, file storage). The other streams and buckets are theirs: they create
-    them at start (``konnectz_runner.ensure_streams``); the operator writes only this bucket."""
+    give it (one history entry, file storage, ``replicas`` servers: the setting nats_replicas), or brought
+    to ``replicas``. The other streams and buckets are theirs: they create them at start
+    (``konnectz_runner.ensure_streams``); the operator writes only this bucket."""
     try:
-        return await js.key_value(KV_KONNECTS)
+        kv = await js.key_value(KV_KONNECTS)
     except BucketNotFoundError:
-        try:
-            return await js.create_key_value(KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
-        except BadRequestError as exc:
-            if exc.err_code != _STREAM_NAME_IN_USE:  # another process created it meanwhile
-                raise
-        return await js.key_value(KV_KONNECTS)
+        pass
+    else:
+        stream = (await js.stream_info(f"KV_{KV_KONNECTS}")).config
+        if stream.num_replicas != replicas:
+            log.info("Bucket %s: replicas %s -> %s", KV_KONNECTS, stream.num_replicas, replicas)
+            stream.num_replicas = replicas
+            await js.update_stream(stream)
+        return kv
+    try:
+        config = KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE, replicas=replicas)
+        return await js.create_key_value(config)
+    except BadRequestError as exc:
+        if exc.err_code != _STREAM_NAME_IN_USE:  # another process created it meanwhile
+            raise
+    return await js.key_value(KV_KONNECTS)
 
 
 class PoolError(Exception):
@@ -61,10 +71,12 @@ def is_shared(spec: Any) -> bool:
 
 
 class RunnerPool:
-    def __init__(self, nats_url: str, options: dict[str, Any] | None = None) -> None:
-        """``options``: the operator user's credentials (konnectz_contracts.nats_auth.connect_options)."""
+    def __init__(self, nats_url: str, options: dict[str, Any] | None = None, *, replicas: int = NATS_REPLICAS) -> None:
+        """``options``: the operator user's credentials (konnectz_contracts.nats_auth.connect_options);
+        ``replicas``: of the KZ_KONNECTS bucket (the setting nats_replicas)."""
         self.nats_url = nats_url
         self.options = options or {}
+        self.replicas = replicas
         self._errors: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._nc: NATS | None = None
@@ -97,7 +109,7 @@ class RunnerPool:
                     error_cb=self._error,
                     **self.options,
                 )
-                self._kv = await konnects_bucket(self._nc.jetstream())
+                self._kv = await konnects_bucket(self._nc.jetstream(), self.replicas)
                 log.info("Shared runner pool: connected to %s", self.nats_url)
             return self._kv
 

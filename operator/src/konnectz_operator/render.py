@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from konnectz_contracts.broker_token import ENV_TOKEN, ENV_URL, konnect_token, resource_binding
+from konnectz_contracts.events import NATS_REPLICAS_ENV
 from konnectz_contracts.resource import BINDING_ANNOTATION, TOKEN_KEY, runner_flow
 
 from .config import OperatorSettings
@@ -197,6 +198,7 @@ def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: 
     env: list[dict[str, Any]] = [
         {"name": "KONNECTZ_SPEC_FILE", "value": FLOW_FILE},
         {"name": "KONNECTZ_NATS_URL", "value": settings.nats_url},
+        {"name": NATS_REPLICAS_ENV, "value": str(settings.nats_replicas)},
         {"name": "KONNECTZ_KONNECT_NAME", "value": name},
         {"name": "KONNECTZ_KONNECT_NAMESPACE", "value": namespace},
     ]

@@ -70,11 +70,15 @@ LIST_LIMIT = 200
 _PUBLISH_TIMEOUT = 5.0
 
 
-def bucket_configs() -> list[KeyValueConfig]:
-    """KZ_ACTIVE and KZ_CANCELS as Konnectz creates them (one value per key, with a TTL)."""
+def bucket_configs(replicas: int = 1) -> list[KeyValueConfig]:
+    """KZ_ACTIVE and KZ_CANCELS as Konnectz creates them (one value per key, with a TTL), on ``replicas`` servers."""
     return [
-        KeyValueConfig(bucket=KV_ACTIVE, history=1, ttl=ACTIVE_TTL_SECONDS, storage=StorageType.FILE),
-        KeyValueConfig(bucket=KV_CANCELS, history=1, ttl=CANCEL_TTL_SECONDS, storage=StorageType.FILE),
+        KeyValueConfig(
+            bucket=KV_ACTIVE, history=1, ttl=ACTIVE_TTL_SECONDS, storage=StorageType.FILE, replicas=replicas
+        ),
+        KeyValueConfig(
+            bucket=KV_CANCELS, history=1, ttl=CANCEL_TTL_SECONDS, storage=StorageType.FILE, replicas=replicas
+        ),
     ]
 
 

@@ -29,6 +29,7 @@ from nats.js.kv import KeyValue
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from konnectz_contracts.limits import CAPTURE_MSG_MAX_BYTES
+from konnectz_runner.kv import ensure_replicas
 
 __all__ = [
     "CAPTURE_TTL_SECONDS",
@@ -83,10 +84,12 @@ def _key(token: str) -> str:
     return f"capture.{token}"
 
 
-async def ensure_capture(js: JetStreamContext) -> None:
-    """Create the KZ_CAPTURES stream and the KZ_CAPTURING bucket if missing."""
+async def ensure_capture(js: JetStreamContext, replicas: int = 1) -> None:
+    """Create the KZ_CAPTURES stream and the KZ_CAPTURING bucket if missing, on ``replicas`` servers;
+    bring existing ones to ``replicas``."""
     try:
         await js.stream_info(STREAM_CAPTURES)
+        await ensure_replicas(js, STREAM_CAPTURES, replicas)
     except NotFoundError:
         try:
             await js.add_stream(
@@ -99,6 +102,7 @@ async def ensure_capture(js: JetStreamContext) -> None:
                     max_age=CAPTURE_TTL_SECONDS,
                     max_bytes=MAX_CAPTURE_BYTES,
                     discard=DiscardPolicy.OLD,
+                    num_replicas=replicas,
                 )
             )
         except BadRequestError as exc:
@@ -106,10 +110,13 @@ async def ensure_capture(js: JetStreamContext) -> None:
                 raise
     try:
         await js.key_value(KV_CAPTURING)
+        await ensure_replicas(js, f"KV_{KV_CAPTURING}", replicas)
     except BucketNotFoundError:
         try:
             await js.create_key_value(
-                KeyValueConfig(bucket=KV_CAPTURING, history=1, ttl=CAPTURE_TTL_SECONDS, storage=StorageType.FILE)
+                KeyValueConfig(
+                    bucket=KV_CAPTURING, history=1, ttl=CAPTURE_TTL_SECONDS, storage=StorageType.FILE, replicas=replicas
+                )
             )
         except BadRequestError as exc:
             if exc.err_code != _STREAM_NAME_IN_USE:

@@ -67,7 +67,7 @@ async def _run_waiting(js: JetStreamContext, spec: FlowSpec, settings: Settings,
         outbound_transport(guard, settings.http_client), timeout=settings.http_timeout_seconds, user_agent=USER_AGENT
     ) as http:
         worker = RunWorker(js, registry, http=http, guard=guard, only_konnect=spec.konnect_id,
-                           concurrency=settings.worker_concurrency)  # fmt: skip
+                           concurrency=settings.worker_concurrency, replicas=settings.nats_replicas)  # fmt: skip
         await worker.start()
         try:
             while loop.time() < deadline:
@@ -98,7 +98,7 @@ async def tick(
     nc = await connect_nats(settings)
     try:
         js = nc.jetstream()
-        await ensure_streams(js)
+        await ensure_streams(js, settings.nats_replicas)
         fired = await fire_due(js, spec, now or datetime.now(UTC))
         if fired is not None:
             print(fired.run_id, flush=True)
@@ -117,7 +117,7 @@ async def cursor(konnect_id: int, settings: Settings) -> str:
     nc = await connect_nats(settings)
     try:
         js = nc.jetstream()
-        await ensure_streams(js)
+        await ensure_streams(js, settings.nats_replicas)
         found, revision = await read_cursor(js, konnect_id)
         return "{}" if revision is None else found.model_dump_json(indent=2)
     finally:

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from konnectz_contracts.events import NATS_REPLICAS, NatsReplicas
 from konnectz_contracts.limits import FORM_MAX_BYTES, RUN_MAX_BYTES, WEBHOOK_MAX_BYTES
 from konnectz_runner.netguard import IPNetwork, parse_networks
 
@@ -38,6 +39,9 @@ class Settings(BaseSettings):
     nats_password: str = Field(default="", repr=False)
     # CA bundle to verify a tls:// NATS with (empty: the system's CAs).
     nats_ca_file: str = ""
+    # Servers keeping a copy of every stream and bucket (konnectz_contracts.events.NatsReplicas; the chart's
+    # nats.replicas): the runner creates its streams and buckets with it and brings existing ones to it.
+    nats_replicas: NatsReplicas = NATS_REPLICAS
     runner_host: str = "127.0.0.1"
     runner_port: int = Field(default=8081, ge=0, le=65535)
     # Networks flows may call although they are private, e.g. "127.0.0.0/8,10.1.0.0/16".

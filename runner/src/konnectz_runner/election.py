@@ -51,9 +51,12 @@ def holder_id() -> str:
     return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
 
 
-async def leaders_bucket(js: JetStreamContext, ttl: float = LEASE_SECONDS, *, bucket: str = KV_LEADERS) -> KeyValue:
-    """The ``KZ_LEADERS`` bucket (made if missing; its entries expire ``ttl`` seconds after a write)."""
-    return await open_bucket(js, bucket, ttl)
+async def leaders_bucket(
+    js: JetStreamContext, ttl: float = LEASE_SECONDS, *, bucket: str = KV_LEADERS, replicas: int = 1
+) -> KeyValue:
+    """The ``KZ_LEADERS`` bucket (made if missing, on ``replicas`` servers; its entries expire ``ttl``
+    seconds after a write)."""
+    return await open_bucket(js, bucket, ttl, replicas)
 
 
 def _lost_race(exc: Exception) -> bool:
@@ -74,10 +77,12 @@ class Election:
         ttl: float = LEASE_SECONDS,
         holder: str | None = None,
         bucket: str = KV_LEADERS,
+        replicas: int = 1,
     ) -> None:
         self.js = js
         self.name = name
         self.bucket = bucket
+        self.replicas = replicas
         # The bucket's TTL when it exists (another process may have made it): the timings follow it.
         self.ttl = ttl
         self.holder = holder or holder_id()
@@ -104,7 +109,7 @@ class Election:
         await self._step_down("stopping")
         if revision is not None:
             with contextlib.suppress(Exception):
-                kv = await leaders_bucket(self.js, self.ttl, bucket=self.bucket)
+                kv = await leaders_bucket(self.js, self.ttl, bucket=self.bucket, replicas=self.replicas)
                 await asyncio.wait_for(kv.delete(self.name, last=revision), 2.0)
 
     async def _campaign(self) -> None:
@@ -113,7 +118,7 @@ class Election:
         while True:
             try:
                 if kv is None:
-                    kv = await leaders_bucket(self.js, self.ttl, bucket=self.bucket)
+                    kv = await leaders_bucket(self.js, self.ttl, bucket=self.bucket, replicas=self.replicas)
                     self.ttl = (await kv.status()).ttl or self.ttl
                 if self._revision is None:
                     self._revision = await kv.create(self.name, self.holder.encode())

@@ -27,6 +27,7 @@ from konnectz_contracts.events import (
     KV_KONNECTS,
     KV_POLLS,
     KV_SCHEDULES,
+    NATS_REPLICAS,
     STREAM_EVENTS,
     STREAM_RUNS,
     SUBJECTS_EVENTS,
@@ -55,16 +56,19 @@ from konnectz_runner.idempotency import KV_IDEMPOTENCY
 from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
 from konnectz_runner.journal import KV_STEPS
 from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
+from konnectz_runner.kv import ensure_replicas
 from konnectz_runner.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
 
 __all__ = ["ensure_streams", "events_consumer_config", "publish_event", "publish_run", "stream_configs"]
 
 log = logging.getLogger(__name__)
 _STREAM_NAME_IN_USE = 10058  # JetStream API error code
+_NO_PLACEMENT = 10005  # "no suitable peers for placement": fewer servers than replicas
 
 
-def stream_configs() -> list[StreamConfig]:
-    """KZ_RUNS and KZ_EVENTS as Konnectz creates them: retention and bounds stated, not defaulted."""
+def stream_configs(replicas: int = NATS_REPLICAS) -> list[StreamConfig]:
+    """KZ_RUNS and KZ_EVENTS as Konnectz creates them: retention and bounds stated, not defaulted, on
+    ``replicas`` servers (the setting ``nats_replicas``)."""
     return [
         StreamConfig(
             name=STREAM_RUNS,
@@ -77,6 +81,7 @@ def stream_configs() -> list[StreamConfig]:
             discard=DiscardPolicy.OLD,  # message schedules refuse DiscardPolicy.NEW; only max_age discards
             duplicate_window=DUPLICATE_WINDOW_SECONDS,
             allow_msg_schedules=True,
+            num_replicas=replicas,
         ),
         StreamConfig(
             name=STREAM_EVENTS,
@@ -88,6 +93,7 @@ def stream_configs() -> list[StreamConfig]:
             max_age=EVENTS_MAX_AGE_SECONDS,
             discard=DiscardPolicy.NEW,
             duplicate_window=DUPLICATE_WINDOW_SECONDS,
+            num_replicas=replicas,
         ),
     ]
 
@@ -104,7 +110,7 @@ def events_consumer_config(max_ack_pending: int = 2000) -> ConsumerConfig:
     )
 
 
-_BOUNDS = ("max_msg_size", "max_bytes", "max_age", "discard")
+_BOUNDS = ("max_msg_size", "max_bytes", "max_age", "discard", "num_replicas")
 
 
 async def _ensure_stream(js: JetStreamContext, config: StreamConfig, *, retention: bool = True) -> None:
@@ -123,8 +129,8 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig, *, retentio
             if exc.err_code != _STREAM_NAME_IN_USE:  # another process created it meanwhile
                 raise
         return
-    # Exists: keep what a cluster install tuned (replicas, placement), but apply the bounds, and the
-    # retention where NATS allows changing it (limits -> interest).
+    # Exists: keep what a cluster install tuned (placement), but apply the bounds and the replicas, and
+    # the retention where NATS allows changing it (limits -> interest).
     current = info.config
     changed = False
     for field in _BOUNDS:
@@ -138,9 +144,16 @@ async def _ensure_stream(js: JetStreamContext, config: StreamConfig, *, retentio
         else:
             log.warning("Stream %s has %s retention, not %s", config.name, current.retention, config.retention)
     if changed:
+        replicas = info.config.num_replicas
         try:
             await js.update_stream(current)
         except Exception as exc:
+            if replicas != config.num_replicas:  # the data would not be where the setting says: not started
+                raise RuntimeError(
+                    f"Stream {config.name}: its replicas could not be changed from {replicas} to "
+                    f"{config.num_replicas} (KONNECTZ_NATS_REPLICAS; a JetStream cluster of at least that many "
+                    f"servers is needed): {exc or type(exc).__name__}"
+                ) from exc
             log.warning("Stream %s: its bounds could not be applied (%s)", config.name, exc or type(exc).__name__)
 
 
@@ -158,8 +171,10 @@ async def _allow_timers(js: JetStreamContext) -> None:
 
 
 async def _ensure_bucket(js: JetStreamContext, config: KeyValueConfig) -> None:
+    """Create the bucket, or bring an existing one to ``config.replicas``."""
     try:
         await js.key_value(config.bucket)
+        await ensure_replicas(js, f"KV_{config.bucket}", config.replicas)
     except BucketNotFoundError:
         try:
             await js.create_key_value(config)
@@ -168,11 +183,24 @@ async def _ensure_bucket(js: JetStreamContext, config: KeyValueConfig) -> None:
                 raise
 
 
-async def ensure_streams(js: JetStreamContext) -> None:
+async def ensure_streams(js: JetStreamContext, replicas: int = NATS_REPLICAS) -> None:
     """Create the streams and buckets if missing (and let KZ_RUNS hold timers), with the capture
-    stream/bucket (:mod:`konnectz_runner.capture`). Safe to call from every process."""
-    await ensure_capture(js)
-    runs, events = stream_configs()
+    stream/bucket (:mod:`konnectz_runner.capture`), on ``replicas`` servers (the setting ``nats_replicas``);
+    existing ones are brought to ``replicas``. Safe to call from every process."""
+    try:
+        await _ensure_streams(js, replicas)
+    except BadRequestError as exc:
+        if exc.err_code != _NO_PLACEMENT:
+            raise
+        raise RuntimeError(
+            f"JetStream cannot keep the streams and buckets on {replicas} servers (KONNECTZ_NATS_REPLICAS; the "
+            f"chart's nats.replicas): the NATS cluster has fewer servers with JetStream ({exc.description})"
+        ) from exc
+
+
+async def _ensure_streams(js: JetStreamContext, replicas: int) -> None:
+    await ensure_capture(js, replicas)
+    runs, events = stream_configs(replicas)
     await _ensure_stream(js, runs)
     # KZ_EVENTS keeps an event only for the consumers that exist when it is stored (interest
     # retention): the stream gets the api's consumer before it gets that retention.
@@ -183,17 +211,17 @@ async def ensure_streams(js: JetStreamContext) -> None:
         await js.add_consumer(STREAM_EVENTS, config=events_consumer_config())
     await _ensure_stream(js, events)
     await _allow_timers(js)
-    await _ensure_bucket(js, KeyValueConfig(bucket=KV_KONNECTS, history=1, storage=StorageType.FILE))
-    await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
-    await _ensure_bucket(js, KeyValueConfig(bucket=KV_POLLS, history=1, storage=StorageType.FILE))
+    for bucket in (KV_KONNECTS, KV_SCHEDULES, KV_POLLS):
+        await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, storage=StorageType.FILE, replicas=replicas))
     for bucket, ttl in (
         (KV_STEPS, STEP_RETENTION),
         (KV_IDEMPOTENCY, KEY_RETENTION),
         (KV_QUOTA_BLOCKS, BLOCK_SECONDS),
         (KV_BUDGETS, BUDGET_TTL),
     ):
-        await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE))
-    for config in run_state_buckets():  # KZ_ACTIVE, KZ_CANCELS (konnectz_runner.active)
+        config = KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE, replicas=replicas)
+        await _ensure_bucket(js, config)
+    for config in run_state_buckets(replicas):  # KZ_ACTIVE, KZ_CANCELS (konnectz_runner.active)
         await _ensure_bucket(js, config)
 
 

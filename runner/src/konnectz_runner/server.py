@@ -150,7 +150,7 @@ class Runner:
             self.settings, **nats_callbacks(self.nats_outage, on_reconnected=self._on_reconnected)
         )
         self.js = self.nc.jetstream()
-        await ensure_streams(self.js)
+        await ensure_streams(self.js, self.settings.nats_replicas)
         if only_konnect is None:
             ready = asyncio.Event()
             self._watch_supervisor = asyncio.create_task(self._watch_forever(ready), name="konnectz-kv-watch")
@@ -177,6 +177,7 @@ class Runner:
                 only_konnect=only_konnect,
                 concurrency=self.settings.worker_concurrency,
                 in_doubt=self.settings.in_doubt_steps,
+                replicas=self.settings.nats_replicas,
                 quota=NatsQuotaGate(self.nc, timeout=self.settings.quota_timeout_seconds)
                 if self.settings.enforce_quota
                 else None,
@@ -192,7 +193,11 @@ class Runner:
         if self.settings.runner_primary:
             if self.settings.pool:
                 self.election = Election(
-                    self.js, POOL_DUTIES, on_elected=self._start_duties, on_deposed=self._stop_duties
+                    self.js,
+                    POOL_DUTIES,
+                    on_elected=self._start_duties,
+                    on_deposed=self._stop_duties,
+                    replicas=self.settings.nats_replicas,
                 )
                 self.election.start()
             else:

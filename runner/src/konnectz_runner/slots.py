@@ -81,9 +81,9 @@ def slot_key(konnect_id: int) -> str:
     return f"k{int(konnect_id)}"
 
 
-async def slots_bucket(js: JetStreamContext, *, bucket: str = KV_SLOTS) -> KeyValue:
-    """The ``KZ_SLOTS`` bucket (made if missing)."""
-    return await open_bucket(js, bucket, SLOTS_TTL_SECONDS)
+async def slots_bucket(js: JetStreamContext, *, bucket: str = KV_SLOTS, replicas: int = 1) -> KeyValue:
+    """The ``KZ_SLOTS`` bucket (made if missing) on ``replicas`` servers."""
+    return await open_bucket(js, bucket, SLOTS_TTL_SECONDS, replicas)
 
 
 async def put_queued(active: KeyValue, spec: FlowSpec, run: RunRequest) -> None:

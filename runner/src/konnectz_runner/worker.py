@@ -160,8 +160,10 @@ class RunWorker:
         quota: QuotaGate | None = None,
         in_doubt: InDoubt = "fail",
         consumer_max_deliver: int | None = None,
+        replicas: int = 1,
     ) -> None:
         self.js = js
+        self.replicas = replicas  # of the KZ_SLOTS bucket it makes when missing (the setting nats_replicas)
         self.budgets = Budgets(js)
         self.registry = registry
         self.http = http
@@ -207,7 +209,7 @@ class RunWorker:
         self._delete_acked = retention != RetentionPolicy.WORK_QUEUE
         self._steps = await StepJournal.bucket(self.js)
         self._blocks = await self.js.key_value(KV_QUOTA_BLOCKS)
-        self._slots = Slots(await slots_bucket(self.js))
+        self._slots = Slots(await slots_bucket(self.js, replicas=self.replicas))
         try:
             self._active, cancels = await run_state_buckets(self.js)
             self._cancels = CancelBook(cancels, getattr(self.js, "_nc", None))
@@ -693,6 +695,7 @@ class WorkerThread:
                 only_konnect=self.only_konnect,
                 concurrency=self.settings.worker_concurrency,
                 in_doubt=self.settings.in_doubt_steps,
+                replicas=self.settings.nats_replicas,
                 quota=NatsQuotaGate(nc, timeout=self.settings.quota_timeout_seconds)
                 if self.settings.enforce_quota
                 else None,

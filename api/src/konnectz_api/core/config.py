@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from konnectz_contracts.broker_token import derived_key
+from konnectz_contracts.events import NATS_REPLICAS, NatsReplicas
 from konnectz_runner import IPNetwork, parse_networks
 
 #: A Kubernetes namespace name (an RFC 1123 label).
@@ -29,6 +30,9 @@ class Settings(BaseSettings):
     nats_password: str = Field(default="", repr=False)
     # CA bundle to verify a tls:// NATS with (empty: the system's CAs).
     nats_ca_file: str = ""
+    # Servers keeping a copy of every stream and bucket (konnectz_contracts.events.NatsReplicas; the chart's
+    # nats.replicas): the api creates them with it at start and brings existing ones to it.
+    nats_replicas: NatsReplicas = NATS_REPLICAS
     secret_key: str = DEV_SECRET
     encryption_key: str = DEV_SECRET
     # Key of the tokens runners show the credential broker (konnectz_contracts.broker_token); empty:
