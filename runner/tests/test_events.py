@@ -24,8 +24,10 @@ from konnectz_contracts.events import (
     msg_id_headers,
     run_subject,
 )
+from konnectz_contracts.limits import KV_MAX_BYTES, kv_max_bytes
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_runner.events import ensure_streams, publish_run
+from konnectz_runner.kv import kv_config
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 
@@ -98,6 +100,40 @@ async def test_ensure_streams_creates_file_streams_and_bucket_idempotently(nats_
         second = await publish_run(js, run)
         assert first.stream == STREAM_RUNS
         assert second.duplicate and second.seq == first.seq
+    finally:
+        await nc.drain()
+
+
+async def test_every_bucket_has_its_size_bound_and_an_existing_one_gets_it(nats_server: Any) -> None:
+    """Each key/value bucket is bounded in bytes (KV_MAX_BYTES), not only by age; a bucket made before
+    the bound (or by hand) gets it when a runner starts; buckets of one value per flow stay unbounded."""
+    nc = await nats.connect(nats_server.admin_url)
+    try:
+        js = nc.jetstream()
+        await ensure_streams(js)
+        bounded = {name: bound for name, bound in KV_MAX_BYTES.items() if bound is not None}
+        made = {
+            s.config.name: s.config.max_bytes for s in await js.streams_info() if s.config.name.startswith("KV_KZ_")
+        }
+        for name, bound in bounded.items():
+            if f"KV_{name}" in made:  # KZ_SLOTS, KZ_LEADERS and KZ_CAPTURING are opened on first use
+                assert made[f"KV_{name}"] == bound, name
+        assert {"KV_KZ_STEPS", "KV_KZ_IDEMPOTENCY", "KV_KZ_ACTIVE", "KV_KZ_CANCELS"} <= set(made)
+        assert made["KV_KZ_KONNECTS"] == -1
+        config = (await js.stream_info("KV_KZ_STEPS")).config
+        config.max_bytes = -1
+        await js.update_stream(config)
+        await ensure_streams(js)
+        assert (await js.stream_info("KV_KZ_STEPS")).config.max_bytes == kv_max_bytes("KZ_STEPS") == 2 * 1024**3
+        # What passes the bound is refused, not dropped: a tiny bucket made the same way shows it.
+        tiny = kv_config("KZ_TEST_TINY_" + uuid.uuid4().hex[:6])
+        tiny.max_bytes = 2048
+        kv = await js.create_key_value(tiny)
+        await kv.put("a", b"x" * 1000)
+        with pytest.raises(Exception, match=r"(?i)maximum bytes"):
+            await kv.put("b", b"x" * 1500)
+        assert (await kv.get("a")).value == b"x" * 1000
+        await js.delete_stream(f"KV_{tiny.bucket}")
     finally:
         await nc.drain()
 

@@ -31,6 +31,8 @@ __all__ = [
     "EVENTS_MAX_BYTES",
     "EVENT_MAX_BYTES",
     "FORM_MAX_BYTES",
+    "KV_DEFAULT_MAX_BYTES",
+    "KV_MAX_BYTES",
     "MAX_JSON_DEPTH",
     "NATS_MAX_PAYLOAD",
     "RUNS_MAX_AGE_SECONDS",
@@ -38,6 +40,7 @@ __all__ = [
     "WEBHOOK_MAX_BYTES",
     "TooDeep",
     "check_depth",
+    "kv_max_bytes",
 ]
 
 KIB = 1024
@@ -72,6 +75,37 @@ RUNS_MAX_AGE_SECONDS = 400 * 24 * 3600
 #: this much waiting and this old.
 EVENTS_MAX_BYTES = 4 * 1024 * MIB
 EVENTS_MAX_AGE_SECONDS = 7 * 24 * 3600
+
+
+#: Each JetStream key/value bucket's size bound (its stream's ``max_bytes``), besides its entries' age.
+#: A bucket discards nothing to stay under it (NATS refuses the write that would pass it: key/value
+#: streams discard new), so what fills a bucket is refused with an error naming it, never silently
+#: dropped: a step's journal entry (the run is handed back and retried, then ends as an ERROR saying
+#: why), a webhook's Idempotency-Key (503 with Retry-After), an active-run entry (the run goes on,
+#: unlisted). None: the bucket holds one value per published flow (history 1, flows capped per plan),
+#: is bounded by that count, and must always take a flow's removal.
+#: With KZ_EVENTS' 4 GiB, the byte bounds add up to about 7 GiB, below the chart's JetStream store (10 GiB).
+KV_MAX_BYTES: dict[str, int | None] = {
+    "KZ_STEPS": 2 * 1024 * MIB,  # the step journal: results of steps with effects, kept 24 h
+    "KZ_IDEMPOTENCY": 256 * MIB,  # webhook Idempotency-Keys, kept 24 h (about a million)
+    "KZ_ACTIVE": 256 * MIB,  # active runs (listed after LISTED_AFTER_SECONDS, queued and waiting ones)
+    "KZ_CANCELS": 64 * MIB,
+    "KZ_SLOTS": 64 * MIB,  # concurrency limits' holders and queues
+    "KZ_BUDGETS": 64 * MIB,  # rate budgets' token buckets
+    "KZ_QUOTA_BLOCKS": 16 * MIB,
+    "KZ_CAPTURING": 16 * MIB,
+    "KZ_LEADERS": 1 * MIB,
+    "KZ_KONNECTS": None,  # one spec per published flow
+    "KZ_SCHEDULES": None,  # one per published schedule
+    "KZ_POLLS": None,  # one cursor per published polling trigger
+}
+#: A bucket not named above.
+KV_DEFAULT_MAX_BYTES = 64 * MIB
+
+
+def kv_max_bytes(bucket: str) -> int | None:
+    """The size bound of key/value bucket ``bucket`` (:data:`KV_MAX_BYTES`); None: bounded by its keys."""
+    return KV_MAX_BYTES.get(bucket, KV_DEFAULT_MAX_BYTES)
 
 
 class TooDeep(ValueError):

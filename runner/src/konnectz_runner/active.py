@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType
+from nats.js.api import KeyValueConfig
 from nats.js.errors import KeyNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, ValidationError
@@ -44,6 +44,7 @@ from konnectz_contracts.run_control import (
     active_prefix,
     cancel_key,
 )
+from konnectz_runner.kv import kv_config
 from konnectz_runner.timers import continuation_key, timer_subject
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -73,12 +74,8 @@ _PUBLISH_TIMEOUT = 5.0
 def bucket_configs(replicas: int = 1) -> list[KeyValueConfig]:
     """KZ_ACTIVE and KZ_CANCELS as Konnectz creates them (one value per key, with a TTL), on ``replicas`` servers."""
     return [
-        KeyValueConfig(
-            bucket=KV_ACTIVE, history=1, ttl=ACTIVE_TTL_SECONDS, storage=StorageType.FILE, replicas=replicas
-        ),
-        KeyValueConfig(
-            bucket=KV_CANCELS, history=1, ttl=CANCEL_TTL_SECONDS, storage=StorageType.FILE, replicas=replicas
-        ),
+        kv_config(KV_ACTIVE, ttl=ACTIVE_TTL_SECONDS, replicas=replicas),
+        kv_config(KV_CANCELS, ttl=CANCEL_TTL_SECONDS, replicas=replicas),
     ]
 
 

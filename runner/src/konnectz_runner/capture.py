@@ -23,13 +23,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, KeyValueConfig, PubAck, StorageType, StreamConfig
+from nats.js.api import DiscardPolicy, PubAck, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from konnectz_contracts.limits import CAPTURE_MSG_MAX_BYTES
-from konnectz_runner.kv import ensure_replicas
+from konnectz_runner.kv import ensure_bucket_settings, kv_config
 
 __all__ = [
     "CAPTURE_TTL_SECONDS",
@@ -89,7 +89,7 @@ async def ensure_capture(js: JetStreamContext, replicas: int = 1) -> None:
     bring existing ones to ``replicas``."""
     try:
         await js.stream_info(STREAM_CAPTURES)
-        await ensure_replicas(js, STREAM_CAPTURES, replicas)
+        await ensure_bucket_settings(js, STREAM_CAPTURES, replicas)
     except NotFoundError:
         try:
             await js.add_stream(
@@ -110,14 +110,10 @@ async def ensure_capture(js: JetStreamContext, replicas: int = 1) -> None:
                 raise
     try:
         await js.key_value(KV_CAPTURING)
-        await ensure_replicas(js, f"KV_{KV_CAPTURING}", replicas)
+        await ensure_bucket_settings(js, f"KV_{KV_CAPTURING}", replicas)
     except BucketNotFoundError:
         try:
-            await js.create_key_value(
-                KeyValueConfig(
-                    bucket=KV_CAPTURING, history=1, ttl=CAPTURE_TTL_SECONDS, storage=StorageType.FILE, replicas=replicas
-                )
-            )
+            await js.create_key_value(kv_config(KV_CAPTURING, ttl=CAPTURE_TTL_SECONDS, replicas=replicas))
         except BadRequestError as exc:
             if exc.err_code != _STREAM_NAME_IN_USE:
                 raise

@@ -56,7 +56,7 @@ from konnectz_runner.idempotency import KV_IDEMPOTENCY
 from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
 from konnectz_runner.journal import KV_STEPS
 from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
-from konnectz_runner.kv import ensure_replicas
+from konnectz_runner.kv import ensure_bucket_settings, kv_config
 from konnectz_runner.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
 
 __all__ = ["ensure_streams", "events_consumer_config", "publish_event", "publish_run", "stream_configs"]
@@ -174,7 +174,7 @@ async def _ensure_bucket(js: JetStreamContext, config: KeyValueConfig) -> None:
     """Create the bucket, or bring an existing one to ``config.replicas``."""
     try:
         await js.key_value(config.bucket)
-        await ensure_replicas(js, f"KV_{config.bucket}", config.replicas)
+        await ensure_bucket_settings(js, f"KV_{config.bucket}", config.replicas)
     except BucketNotFoundError:
         try:
             await js.create_key_value(config)
@@ -212,15 +212,14 @@ async def _ensure_streams(js: JetStreamContext, replicas: int) -> None:
     await _ensure_stream(js, events)
     await _allow_timers(js)
     for bucket in (KV_KONNECTS, KV_SCHEDULES, KV_POLLS):
-        await _ensure_bucket(js, KeyValueConfig(bucket=bucket, history=1, storage=StorageType.FILE, replicas=replicas))
+        await _ensure_bucket(js, kv_config(bucket, replicas=replicas))
     for bucket, ttl in (
         (KV_STEPS, STEP_RETENTION),
         (KV_IDEMPOTENCY, KEY_RETENTION),
         (KV_QUOTA_BLOCKS, BLOCK_SECONDS),
         (KV_BUDGETS, BUDGET_TTL),
     ):
-        config = KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.FILE, replicas=replicas)
-        await _ensure_bucket(js, config)
+        await _ensure_bucket(js, kv_config(bucket, ttl=ttl, replicas=replicas))
     for config in run_state_buckets(replicas):  # KZ_ACTIVE, KZ_CANCELS (konnectz_runner.active)
         await _ensure_bucket(js, config)
 
