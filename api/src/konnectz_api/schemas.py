@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field, Get
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from konnectz_api.live_trigger import TriggerKind
+from konnectz_api.compile.live_trigger import TriggerKind
 from konnectz_api.step_secrets import MASK, SecretName, SecretNamePart
 from konnectz_api.task_status import TaskLogStatus
 from konnectz_contracts.canvas import Canvas

@@ -2,8 +2,8 @@
 
 The editor document is not what runs: publishing parses it into typed nodes
 (:mod:`konnectz_contracts.canvas`), orders them by the links from the trigger (not by ``app_index``;
-:mod:`konnectz_api.flow_plan`), compiles each node with the compiler of its kind
-(:mod:`konnectz_api.compilers`) and validates the result as a :class:`~konnectz_contracts.spec.FlowSpec`.
+:mod:`konnectz_api.compile.plan`), compiles each node with the compiler of its kind
+(:mod:`konnectz_api.compile.compilers`) and validates the result as a :class:`~konnectz_contracts.spec.FlowSpec`.
 Every problem is a :class:`CompileError` whose message names the node to fix and uses the editor's
 messages where it has one.
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from konnectz_api.compilers import CompileError, TriggerInput, compile_step, compile_trigger
-from konnectz_api.flow_plan import SAME_SOURCE_AND_TARGET, RouterPlan, plan, router_plans, run_order
+from konnectz_api.compile.compilers import CompileError, TriggerInput, compile_step, compile_trigger
+from konnectz_api.compile.plan import SAME_SOURCE_AND_TARGET, RouterPlan, plan, router_plans, run_order
 from konnectz_contracts.compiling import fail
 from konnectz_contracts.refs import REFERENCE
 from konnectz_contracts.run_control import MAX_CONCURRENCY, MAX_DEADLINE_SECONDS, FailureAlert, RunControl

@@ -2,7 +2,7 @@
 
 Pure and below the models: the ``konnects.app_names`` column is derived from a canvas with
 :func:`konnect_app_names` whenever ``canvas_json`` is set (:mod:`konnectz_api.models`), and the
-compiler (:mod:`konnectz_api.compile`) and Test & Review order the nodes with :func:`plan`.
+compiler (:mod:`konnectz_api.compile.flow`) and Test & Review order the nodes with :func:`plan`.
 """
 
 from __future__ import annotations

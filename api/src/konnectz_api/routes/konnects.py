@@ -12,6 +12,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from konnectz_api import step_secrets
+from konnectz_api.compile.live_trigger import live_trigger
+from konnectz_api.compile.plan import TRIGGER_NOT_CHOSEN, find_trigger, konnect_app_names
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
@@ -29,9 +31,7 @@ from konnectz_api.deps import (
     SignedInUser,
 )
 from konnectz_api.errors import VALIDATION_EXTRAS, Conflict, NotFound, Unprocessable
-from konnectz_api.flow_plan import TRIGGER_NOT_CHOSEN, find_trigger, konnect_app_names
 from konnectz_api.jsonb import jsonb_safe
-from konnectz_api.live_trigger import live_trigger
 from konnectz_api.models import Konnect, User
 from konnectz_api.params import MAX_ID, IdPath, PageIndex, PageSize, SearchText
 from konnectz_api.replies import json_reply

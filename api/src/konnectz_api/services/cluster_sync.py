@@ -48,11 +48,11 @@ from pydantic import ValidationError
 from sqlalchemy import or_, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from konnectz_api.compile import CompileError, compile_flow
+from konnectz_api.compile.decompile import canvas_of
+from konnectz_api.compile.flow import CompileError, compile_flow
 from konnectz_api.core.security import new_token
 from konnectz_api.crud import members, namespace_bindings
 from konnectz_api.crud.users import user_timezone
-from konnectz_api.decompile import canvas_of
 from konnectz_api.models import Konnect, User
 from konnectz_api.services.deployer import Claim, DeployError, KubernetesDeployer
 from konnectz_contracts.resource import (

@@ -23,13 +23,13 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from konnectz_api.compile import CompileError, compile_flow
+from konnectz_api.compile.flow import CompileError, compile_flow
+from konnectz_api.compile.plan import app_names
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import revisions as revision_crud
 from konnectz_api.crud.users import user_timezone
 from konnectz_api.db import run_db
 from konnectz_api.errors import ApiError, Conflict, Unprocessable
-from konnectz_api.flow_plan import app_names
 from konnectz_api.models import Konnect, User
 from konnectz_api.params import MAX_ID
 from konnectz_api.services import app_webhooks, review

@@ -3,7 +3,7 @@
 - The trigger: its test creates the konnect (a draft) when the editor has no konnect_id yet, so
   the webhook URL exists; its output is the request captured at that URL
   (:mod:`konnectz_api.services.capture`), or ``{}`` until one was captured.
-- An action: compiled by the same compiler as publishing (:mod:`konnectz_api.compilers`), then
+- An action: compiled by the same compiler as publishing (:mod:`konnectz_api.compile.compilers`), then
   run once by :func:`konnectz_runner.steps.run_step` with the outputs of the upstream nodes'
   tests as its context, through the runner's outbound guard (private addresses refused unless
   ``KONNECTZ_ALLOW_PRIVATE_NETWORKS`` allows them), with a shorter timeout and a smaller
@@ -30,16 +30,17 @@ from typing import Any
 import httpx
 from sqlalchemy.orm import Session
 
-from konnectz_api import catalogue, step_secrets, trigger_filter
-from konnectz_api.compile import ONLY_ONCE, CompileError, check_references
-from konnectz_api.compilers import TriggerInput, catalogue_app, compile_step, compile_trigger, script_of
+from konnectz_api import catalogue, step_secrets
+from konnectz_api.compile import trigger_filter
+from konnectz_api.compile.compilers import TriggerInput, catalogue_app, compile_step, compile_trigger, script_of
+from konnectz_api.compile.flow import ONLY_ONCE, CompileError, check_references
+from konnectz_api.compile.plan import Plan, plan, router_plans
 from konnectz_api.core.config import Settings
 from konnectz_api.core.security import new_token
 from konnectz_api.crud import activities, app_accounts, caps
 from konnectz_api.crud.users import user_timezone
 from konnectz_api.db import commit_only, run_db
 from konnectz_api.errors import NotFound, Unprocessable
-from konnectz_api.flow_plan import Plan, plan, router_plans
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOut
