@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from konnectz_api.compile.compilers import CompileError, TriggerInput, compile_step, compile_trigger
 from konnectz_api.compile.plan import SAME_SOURCE_AND_TARGET, RouterPlan, plan, router_plans, run_order
+from konnectz_contracts.canvas import Node
 from konnectz_contracts.compiling import fail
 from konnectz_contracts.refs import REFERENCE
 from konnectz_contracts.run_control import MAX_CONCURRENCY, MAX_DEADLINE_SECONDS, FailureAlert, RunControl
@@ -67,7 +68,7 @@ def compile_run_control(
     return RunControl(deadline_seconds=deadline, max_concurrency=limit, alert=failure)
 
 
-def check_references(node: Any, step: Any, allowed: set[str]) -> None:
+def check_references(node: Node, step: Any, allowed: set[str]) -> None:
     """A step may use outputs of nodes upstream of it only (never its own)."""
     for match in REFERENCE.finditer(step.model_dump_json()):
         node_id = match.group(1).partition(".")[0]

@@ -47,6 +47,7 @@ from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOu
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_api.services.rate_budgets import use_account
+from konnectz_contracts.canvas import Node
 from konnectz_contracts.compiling import is_blank
 from konnectz_contracts.errors import StepError
 from konnectz_contracts.steps import join
@@ -103,16 +104,16 @@ def owned_konnect(session: Session, user: User, konnect_id: int) -> Konnect:
     return konnect
 
 
-def _missing_mandatory(node: Any) -> bool:
+def _missing_mandatory(node: Node) -> bool:
     return any(entry.config_key_required and is_blank(entry.value) for entry in node.data.configResponses or ())
 
 
-def konnect_custom(node: Any, konnect: Konnect) -> KonnectCustom | None:
+def konnect_custom(node: Node, konnect: Konnect) -> KonnectCustom | None:
     """A custom-script trigger's test answers ``konnect_custom``: the editor opens its script's page."""
     return KonnectCustom(script_id=konnect.id) if script_of(node) is not None else None
 
 
-def script_test_message(node: Any, received: bool) -> str:
+def script_test_message(node: Node, received: bool) -> str:
     found = script_of(node)
     platform = found[2].platform if found else "the app"
     if received:
@@ -344,7 +345,7 @@ async def app_trigger_sample(
     return output, f"{app.name}: the newest of {len(found)} item(s) is the trigger's sample"
 
 
-def _app_webhook_sample(node: Any, trigger: Any) -> tuple[Any, str]:
+def _app_webhook_sample(node: Node, trigger: Any) -> tuple[Any, str]:
     """An app webhook trigger before its first delivery: the manifest's sample of what the app sends."""
     app = catalogue_app(node)
     event = app.event(trigger.event) if app is not None else None
@@ -387,7 +388,7 @@ async def _test_action(
     user: User,
     body: TestAndReviewIn,
     flow: Plan,
-    node: Any,
+    node: Node,
     canvas: dict[str, Any],
     budgets: Budgets | None = None,
 ) -> TestAndReviewOut:
