@@ -19,7 +19,7 @@ from konnectz_api.crud import namespace_bindings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import AuditEntry, Konnect, NamespaceBinding, User
 from konnectz_api.services.cluster_sync import ClusterSync
-from konnectz_contracts.resource import GROUP, VERSION
+from konnectz_contracts.resource import GROUP, VERSION, last_run_status
 
 
 class FakeCustomObjects:
@@ -212,6 +212,12 @@ class RecordingCustomObjects(FakeCustomObjects):
         self.calls.append(("status", name))
         super().patch_namespaced_custom_object_status(group, version, namespace, plural, name, body)
 
+    def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **_: Any) -> None:
+        """A merge patch of the metadata's annotations (what the api writes besides spec and labels)."""
+        assert set(body) == {"metadata"} and set(body["metadata"]) == {"annotations"}, body
+        self.calls.append(("annotate", name))
+        self.items[name]["metadata"].setdefault("annotations", {}).update(body["metadata"]["annotations"])
+
     def delete_namespaced_custom_object(self, group, version, namespace, plural, name, **_: Any) -> None:
         self.calls.append(("delete", name))
         self.items.pop(name)
@@ -239,10 +245,20 @@ async def test_runs_and_withdrawals_reach_a_konnect_applied_under_a_name_of_its_
         }
     )  # fmt: skip
     await deployer.record_run(event, runs_today=1, failures_today=0)
-    assert fake.items["orders"]["status"]["runsToday"] == 1
-    assert fake.calls == [("list", "konnectz.io/konnect-id=7"), ("status", "orders")]
+    # The api writes the run into an annotation; the operator, the one writer of the status, copies it.
+    assert last_run_status(fake.items["orders"]["metadata"]["annotations"]) == {
+        "lastRunTime": now.isoformat(),
+        "lastRunStatus": "SUCCESS",
+        "lastRunId": "r1",
+        "runsDay": now.date().isoformat(),
+        "runsToday": 1,
+        "failuresToday": 0,
+    }
+    assert "runsToday" not in (fake.items["orders"].get("status") or {})
+    assert fake.calls == [("list", "konnectz.io/konnect-id=7"), ("annotate", "orders")]
     await deployer.record_run(event, runs_today=2, failures_today=0)  # remembered: no second lookup
-    assert fake.calls[-1] == ("status", "orders") and len(fake.calls) == 3
+    assert fake.calls[-1] == ("annotate", "orders") and len(fake.calls) == 3
+    assert last_run_status(fake.items["orders"]["metadata"]["annotations"])["runsToday"] == 2
     await deployer.unpublish(7)
     assert fake.calls[-1] == ("delete", "orders") and "orders" not in fake.items
     deployer.forget(7, "orders")
