@@ -12,7 +12,7 @@ from typing import Any
 import kopf
 import pytest
 
-from konnectz_contracts.resource import LAST_RUN_ANNOTATION, last_run_annotation
+from konnectz_contracts.resource import LAST_RUN_ANNOTATION, REFUSED_ANNOTATION, last_run_annotation
 from konnectz_operator import handlers
 from konnectz_operator.apply import KubeError, connect
 from konnectz_operator.config import OperatorSettings
@@ -233,6 +233,16 @@ def test_the_run_the_api_recorded_is_copied_into_the_status_once(konnect, memo, 
         ("team-a", "konnect-42", run),
         ("team-a", "konnect-42", {**run, "runsToday": 4}),
     ]
+
+
+def test_a_konnect_the_api_refused_shows_why_in_its_status(konnect, memo, kube):
+    """The api says why it refuses a Konnect in an annotation; the operator writes it into the status."""
+    refused = copy.deepcopy(konnect())
+    refused["metadata"]["annotations"] = {REFUSED_ANNOTATION: "has no owner"}
+    handlers.konnect_run_recorded(event={"type": "ADDED"}, body=kopf.Body(refused), memo=memo, logger=log)
+    refused["status"] = {"phase": "Failed", "message": "has no owner"}
+    handlers.konnect_run_recorded(event={"type": "MODIFIED"}, body=kopf.Body(refused), memo=memo, logger=log)
+    assert kube.status_patches == [("team-a", "konnect-42", {"phase": "Failed", "message": "has no owner"})]
 
 
 def test_a_recorded_run_is_not_a_change_to_reconcile(konnect, memo, settings):

@@ -39,6 +39,7 @@ __all__ = [
     "OWNER_LABEL",
     "PLURAL",
     "PRINTER_COLUMNS",
+    "REFUSED_ANNOTATION",
     "SHORT_NAMES",
     "SINGULAR",
     "TOKEN_KEY",
@@ -53,6 +54,7 @@ __all__ = [
     "konnect_resource",
     "last_run_annotation",
     "last_run_status",
+    "refused_status",
     "resource_flow",
     "runner_flow",
     "token_secret",
@@ -92,6 +94,11 @@ LAST_RUN_FIELDS: dict[str, type] = {
     "runsToday": int,
     "failuresToday": int,
 }
+# Annotation the api writes on a Konnect it does not take (not imported, or naming a flow that is not
+# its own): why, in words. The operator shows it in the status (phase Failed, the message:
+# :func:`refused_status`); the api removes it when it takes the Konnect.
+REFUSED_ANNOTATION = "konnectz.io/refused"
+REFUSED_MESSAGE_MAX = 1024
 # Key of the URL token in the Secret spec.trigger.tokenSecret names.
 TOKEN_KEY = "token"  # noqa: S105 - a key name in the Secret
 
@@ -373,3 +380,12 @@ def last_run_status(annotations: Mapping[str, Any] | None) -> dict[str, Any]:
         for key, kind in LAST_RUN_FIELDS.items()
         if isinstance(value.get(key), kind) and not isinstance(value.get(key), bool)
     }
+
+
+def refused_status(annotations: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The status a Konnect the api refused shows (its :data:`REFUSED_ANNOTATION`): phase Failed and
+    the api's reason; empty when the api has not refused it."""
+    message = (annotations or {}).get(REFUSED_ANNOTATION)
+    if not isinstance(message, str) or not message.strip():
+        return {}
+    return {"phase": "Failed", "message": message[:REFUSED_MESSAGE_MAX]}

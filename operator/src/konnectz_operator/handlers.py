@@ -14,7 +14,15 @@ from typing import Any, cast
 import kopf
 
 from konnectz_contracts.nats_auth import connect_options
-from konnectz_contracts.resource import API_VERSION, GROUP, LAST_RUN_ANNOTATION, PLURAL, VERSION, last_run_status
+from konnectz_contracts.resource import (
+    API_VERSION,
+    GROUP,
+    LAST_RUN_ANNOTATION,
+    PLURAL,
+    VERSION,
+    last_run_status,
+    refused_status,
+)
 
 from .apply import WORKERS, Kube, KubeError, apply, login, path_of, prune
 from .config import OperatorSettings
@@ -295,11 +303,12 @@ def konnect_gone(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logger:
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
 def konnect_run_recorded(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
-    """Copy the run the api recorded (the Konnect's LAST_RUN_ANNOTATION) into its status: the operator
-    is the one writer of a Konnect's status; the api writes spec, labels and annotations."""
+    """Copy what the api said on the Konnect into its status: the run it recorded (LAST_RUN_ANNOTATION)
+    and, when it refuses the Konnect, why (REFUSED_ANNOTATION: phase Failed and the message). The
+    operator is the one writer of a Konnect's status; the api writes spec, labels and annotations."""
     if event.get("type") == "DELETED":
         return
-    fields = last_run_status(body.metadata.annotations)
+    fields = {**last_run_status(body.metadata.annotations), **refused_status(body.metadata.annotations)}
     status = body.get("status") or {}
     if not fields or all(status.get(key) == value for key, value in fields.items()):
         return
@@ -311,7 +320,7 @@ def konnect_run_recorded(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo,
         if exc.status != 404:
             raise
         return
-    logger.debug("Konnect %s/%s: run %s recorded in its status", namespace, name, fields.get("lastRunId"))
+    logger.debug("Konnect %s/%s: the api's %s copied into its status", namespace, name, sorted(fields))
 
 
 @kopf.on.startup()
