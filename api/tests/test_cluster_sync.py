@@ -19,7 +19,7 @@ from konnectz_api.crud import namespace_bindings
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import AuditEntry, Konnect, NamespaceBinding, User
 from konnectz_api.services.cluster_sync import ClusterSync
-from konnectz_contracts.resource import GROUP, VERSION
+from konnectz_contracts.resource import GROUP, VERSION, last_run_status, refused_status
 
 
 class FakeCustomObjects:
@@ -34,6 +34,23 @@ class FakeCustomObjects:
 
     def patch_namespaced_custom_object_status(self, group, version, namespace, plural, name, body, **_: Any) -> None:
         self.items[name].setdefault("status", {}).update(body["status"])
+
+    def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **_: Any) -> None:
+        """A merge patch of the metadata's annotations (``None`` removes one): all the api writes besides
+        what it applies (spec, labels); the status is the operator's."""
+        assert set(body) == {"metadata"} and set(body["metadata"]) == {"annotations"}, body
+        annotations = self.items[name]["metadata"].setdefault("annotations", {})
+        for key, value in body["metadata"]["annotations"].items():
+            if value is None:
+                annotations.pop(key, None)
+            else:
+                annotations[key] = value
+
+
+def shown(item: dict[str, Any]) -> dict[str, Any]:
+    """What the operator shows in a Konnect's status for the api's refusal (``konnectz.io/refused``)."""
+    assert "phase" not in (item.get("status") or {}), "the api writes no status"
+    return refused_status(item["metadata"].get("annotations"))
 
 
 class FakeDeployer:
@@ -166,6 +183,7 @@ def test_a_konnect_applied_with_kubectl_is_imported_for_its_owner_and_followed(a
 
 
 def test_an_unknown_or_missing_owner_and_a_foreign_id_are_refused_in_the_status(api, sync):
+    """Refused in the status: the api says why in an annotation, the operator shows it (shown())."""
     bind(api.signup_and_verify())
     items = sync.deployer._api.items
     items["nobody"] = applied("nobody", None)
@@ -174,13 +192,13 @@ def test_an_unknown_or_missing_owner_and_a_foreign_id_are_refused_in_the_status(
     items["foreign"]["spec"].update(konnectId=999_999_999, ownerId=1)
     for name in ("nobody", "stranger", "foreign"):
         sync.reconcile(copy.deepcopy(items[name]))
-        assert items[name]["status"]["phase"] == "Failed", name
-    assert "konnectz.io/owner" in items["nobody"]["status"]["message"]
-    assert items["stranger"]["status"]["message"] == (
+        assert shown(items[name])["phase"] == "Failed", name
+    assert "konnectz.io/owner" in shown(items["nobody"])["message"]
+    assert shown(items["stranger"])["message"] == (
         "owner 'stranger@example.com' may not publish in the account bound to namespace konnectz: name the "
         "account's owner or a team member whose access level allows publishing (konnectz.io/owner)"
     )
-    assert "999999999" in items["foreign"]["status"]["message"]
+    assert "999999999" in shown(items["foreign"])["message"]
     assert "konnectId" not in items["stranger"]["spec"]
 
 
@@ -212,6 +230,10 @@ class RecordingCustomObjects(FakeCustomObjects):
         self.calls.append(("status", name))
         super().patch_namespaced_custom_object_status(group, version, namespace, plural, name, body)
 
+    def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **_: Any) -> None:
+        self.calls.append(("annotate", name))
+        super().patch_namespaced_custom_object(group, version, namespace, plural, name, body)
+
     def delete_namespaced_custom_object(self, group, version, namespace, plural, name, **_: Any) -> None:
         self.calls.append(("delete", name))
         self.items.pop(name)
@@ -239,10 +261,20 @@ async def test_runs_and_withdrawals_reach_a_konnect_applied_under_a_name_of_its_
         }
     )  # fmt: skip
     await deployer.record_run(event, runs_today=1, failures_today=0)
-    assert fake.items["orders"]["status"]["runsToday"] == 1
-    assert fake.calls == [("list", "konnectz.io/konnect-id=7"), ("status", "orders")]
+    # The api writes the run into an annotation; the operator, the one writer of the status, copies it.
+    assert last_run_status(fake.items["orders"]["metadata"]["annotations"]) == {
+        "lastRunTime": now.isoformat(),
+        "lastRunStatus": "SUCCESS",
+        "lastRunId": "r1",
+        "runsDay": now.date().isoformat(),
+        "runsToday": 1,
+        "failuresToday": 0,
+    }
+    assert "runsToday" not in (fake.items["orders"].get("status") or {})
+    assert fake.calls == [("list", "konnectz.io/konnect-id=7"), ("annotate", "orders")]
     await deployer.record_run(event, runs_today=2, failures_today=0)  # remembered: no second lookup
-    assert fake.calls[-1] == ("status", "orders") and len(fake.calls) == 3
+    assert fake.calls[-1] == ("annotate", "orders") and len(fake.calls) == 3
+    assert last_run_status(fake.items["orders"]["metadata"]["annotations"])["runsToday"] == 2
     await deployer.unpublish(7)
     assert fake.calls[-1] == ("delete", "orders") and "orders" not in fake.items
     deployer.forget(7, "orders")
@@ -314,22 +346,23 @@ def test_a_konnect_in_an_unbound_namespace_is_refused_until_an_administrator_bin
     items = sync.deployer._api.items
     items["evil"] = applied("evil", victim)
     sync.reconcile(copy.deepcopy(items["evil"]))
-    assert items["evil"]["status"] == {"phase": "Failed", "message": UNBOUND}
+    assert shown(items["evil"]) == {"phase": "Failed", "message": UNBOUND}
     assert "konnectId" not in items["evil"]["spec"] and "labels" not in items["evil"]["metadata"]
     assert sync.deployer.tokens == {} and _flows_of(victim) == []
 
     # The same refusal, whoever is named (no user is revealed to the namespace).
     items["nobody"] = applied("nobody", "nobody@example.com")
     sync.reconcile(copy.deepcopy(items["nobody"]))
-    assert items["nobody"]["status"]["message"] == UNBOUND
+    assert shown(items["nobody"])["message"] == UNBOUND
 
     # The owner's administrator binds the namespace: the waiting Konnects are examined again.
     bind(victim)
     sync.retry_waiting()
     konnect = _konnect(items["evil"]["spec"]["konnectId"])
     assert konnect.owner_id == _user(victim).id and konnect.status == "Published"
+    assert shown(items["evil"]) == {}  # imported: the refusal went (the operator's reconcile says Ready)
     assert "konnectId" not in items["nobody"]["spec"]
-    assert "may not publish" in items["nobody"]["status"]["message"]
+    assert "may not publish" in shown(items["nobody"])["message"]
 
 
 def test_a_bound_namespace_imports_only_for_the_owner_of_its_account(api, sync):
@@ -338,7 +371,7 @@ def test_a_bound_namespace_imports_only_for_the_owner_of_its_account(api, sync):
     items = sync.deployer._api.items
     items["theirs"] = applied("theirs", other)
     sync.reconcile(copy.deepcopy(items["theirs"]))
-    assert items["theirs"]["status"]["message"] == (
+    assert shown(items["theirs"])["message"] == (
         f"owner {other!r} may not publish in the account bound to namespace konnectz: name the account's owner "
         "or a team member whose access level allows publishing (konnectz.io/owner)"
     )
@@ -368,19 +401,19 @@ def test_a_team_member_who_may_publish_imports_into_the_account_and_the_audit_lo
 
     items["by-stranger"] = applied("by-stranger", stranger)
     sync.reconcile(copy.deepcopy(items["by-stranger"]))
-    assert "may not publish" in items["by-stranger"]["status"]["message"]
+    assert "may not publish" in shown(items["by-stranger"])["message"]
 
     agency = _member(owner, kind="agency", access=None)
     items["by-agency"] = applied("by-agency", agency)
     sync.reconcile(copy.deepcopy(items["by-agency"]))
-    assert "may not publish" in items["by-agency"]["status"]["message"]
+    assert "may not publish" in shown(items["by-agency"])["message"]
 
     with get_sessionmaker()() as session:  # an access level that does not publish
         session.execute(User.__table__.update().where(User.email == member).values(access="Read"))
         session.commit()
     items["read-only"] = applied("read-only", member)
     sync.reconcile(copy.deepcopy(items["read-only"]))
-    assert "may not publish" in items["read-only"]["status"]["message"]
+    assert "may not publish" in shown(items["read-only"])["message"]
     assert _audit(account.id)[-1] == (member, "import Konnect konnectz/read-only (kubectl)", "denied")
     sync.reconcile(copy.deepcopy(items["read-only"]))  # seen again: refused once in the audit log
     assert len(_audit(account.id)) == 2
@@ -398,7 +431,7 @@ def test_after_unbind_a_new_konnect_is_refused_and_imported_flows_keep_running(a
         assert namespace_bindings.unbind(session, "konnectz")
     items["late"] = applied("late", owner)
     sync.reconcile(copy.deepcopy(items["late"]))
-    assert items["late"]["status"]["message"] == UNBOUND and "konnectId" not in items["late"]["spec"]
+    assert shown(items["late"])["message"] == UNBOUND and "konnectId" not in items["late"]["spec"]
     # The imported flow is not withdrawn: it stays published (its Konnect, its token, its runner).
     sync.sync_all()
     assert _konnect(kept).status == "Published" and sync.deployer.tokens["kept"] == _konnect(kept).webhook_token
@@ -448,8 +481,8 @@ def test_a_second_konnect_claiming_a_flows_ids_is_refused_and_changes_nothing(ap
 
     items["evil"] = _claim_of(items["git"], konnect, "evil")
     assert sync.reconcile(copy.deepcopy(items["evil"])) is False
-    assert items["evil"]["status"]["phase"] == "Failed"
-    assert f"konnectId {konnect.id} is claimed by another resource" in items["evil"]["status"]["message"]
+    assert shown(items["evil"])["phase"] == "Failed"
+    assert f"konnectId {konnect.id} is claimed by another resource" in shown(items["evil"])["message"]
     after = _konnect(konnect.id)
     assert (after.published_spec, after.canvas_json, after.konnect_name, after.status, after.resource_uid) == (
         konnect.published_spec, konnect.canvas_json, konnect.konnect_name, "Published", "uid-git",
@@ -477,7 +510,7 @@ def test_a_second_konnect_claiming_a_flows_ids_is_refused_and_changes_nothing(ap
     again["metadata"]["uid"] = "uid-git-again"
     items["git"] = again
     assert sync.reconcile(copy.deepcopy(again)) is False
-    assert "is claimed by another resource" in items["git"]["status"]["message"]
+    assert "is claimed by another resource" in shown(items["git"])["message"]
     withdrawn = _konnect(konnect.id)
     assert withdrawn.status == "Draft" and withdrawn.published_spec is None and withdrawn.resource_uid == "uid-git"
 
@@ -505,7 +538,7 @@ def test_a_flow_from_before_uids_were_recorded_adopts_its_oldest_konnect(api, sy
     items["a-copy"]["metadata"]["creationTimestamp"] = "2026-06-01T00:00:00Z"
     sync.sync_all()
     assert _konnect(konnect.id).resource_uid == "uid-old"
-    assert items["a-copy"]["status"]["phase"] == "Failed"
+    assert shown(items["a-copy"])["phase"] == "Failed"
     assert _konnect(konnect.id).published_spec == konnect.published_spec
 
 

@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from konnectz_api.compile import CompileError, compile_flow
-from konnectz_api.compilers import PENDING, STEP_COMPILERS
-from konnectz_api.flow_plan import app_names, plan
+from konnectz_api.compile.compilers import PENDING, STEP_COMPILERS
+from konnectz_api.compile.flow import CompileError, compile_flow
+from konnectz_api.compile.plan import app_names, plan
 from konnectz_contracts.canvas import NODE_TYPES, parse_canvas
 from konnectz_contracts.steps.filter import LABELS
 from konnectz_runner import KINDS
@@ -60,7 +60,9 @@ def compile_(c: dict[str, Any]):
 
 def test_every_runner_kind_has_a_compiler_and_every_node_type_parses():
     compiled_kinds = {f.__module__.rsplit(".", 1)[1] for f in STEP_COMPILERS.values()}
-    assert set(KINDS) <= compiled_kinds | {"app_event"}  # catalogue apps: konnectz_api.compilers.compile_app_event
+    assert set(KINDS) <= compiled_kinds | {
+        "app_event"
+    }  # catalogue apps: konnectz_api.compile.compilers.compile_app_event
     for t in NODE_TYPES:
         parsed = parse_canvas({"apps": [{"id": "n", "type": t}]})
         assert parsed.apps[0].type == t

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from konnectz_api.compile import CompileError, compile_flow
-from konnectz_api.decompile import canvas_of
+from konnectz_api.compile.decompile import canvas_of
+from konnectz_api.compile.flow import CompileError, compile_flow
 from konnectz_api.task_status import log_status
 from konnectz_contracts.events import StepResult, TaskEvent
 from konnectz_devstack.testing import canvas_node

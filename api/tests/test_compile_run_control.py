@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from konnectz_api.compile import CompileError, compile_flow
+from konnectz_api.compile.flow import CompileError, compile_flow
 from konnectz_contracts.run_control import FailureAlert, RunControl
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from konnectz_api.compile import compile_flow
-from konnectz_api.decompile import canvas_of
+from konnectz_api.compile.decompile import canvas_of
+from konnectz_api.compile.flow import compile_flow
 from konnectz_contracts.spec import FlowSpec
 
 TOKEN = "whk_0123456789abcdefabcd"

@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from konnectz_api.compile.live_trigger import live_trigger
 from konnectz_api.core.config import get_settings
 from konnectz_api.crud import task_payloads
 from konnectz_api.db import get_sessionmaker
-from konnectz_api.live_trigger import live_trigger
 from konnectz_api.models import Konnect, TaskLog, User
 from konnectz_api.schemas import (
     DashboardStats,

@@ -10,8 +10,8 @@ from typing import Any
 import nats
 import pytest
 
+from konnectz_api.compile.live_trigger import describe_schedule, live_trigger
 from konnectz_api.db import get_sessionmaker
-from konnectz_api.live_trigger import describe_schedule, live_trigger
 from konnectz_api.models import Konnect
 from konnectz_api.services.task_events import store_event
 from konnectz_api.task_status import log_status

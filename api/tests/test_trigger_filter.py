@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from konnectz_api.compile.trigger_filter import choose_sample, matches
 from konnectz_api.schemas import TriggerFilterIn
-from konnectz_api.trigger_filter import choose_sample, matches
 from konnectz_devstack.testing import chain_canvas, uuid_generator_node, webhook_canvas
 
 TEST = "/api/v1/konnects/test_and_review"

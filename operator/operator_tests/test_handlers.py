@@ -12,6 +12,7 @@ from typing import Any
 import kopf
 import pytest
 
+from konnectz_contracts.resource import LAST_RUN_ANNOTATION, REFUSED_ANNOTATION, last_run_annotation
 from konnectz_operator import handlers
 from konnectz_operator.apply import KubeError, connect
 from konnectz_operator.config import OperatorSettings
@@ -204,6 +205,57 @@ def test_cronjob_schedule_times_are_copied_to_the_konnect_once(memo, kube):
         ("team-a", "konnect-42", {"lastScheduleTime": "2026-01-01T10:00:00Z"}),
         ("team-a", "konnect-42", {"lastScheduleTime": "2026-01-01T10:05:00Z"}),
     ]
+
+
+def _recorded(konnect: dict[str, Any], status: dict[str, Any] | None, **fields: Any) -> dict[str, Any]:
+    body = copy.deepcopy(konnect)
+    body["metadata"].setdefault("annotations", {})[LAST_RUN_ANNOTATION] = last_run_annotation(fields)
+    if status is not None:
+        body["status"] = status
+    return body
+
+
+def test_the_run_the_api_recorded_is_copied_into_the_status_once(konnect, memo, kube):
+    """The operator is the one writer of the status: the api's last-run annotation is copied into it."""
+    konnect = konnect()
+    run = {"lastRunTime": "2026-01-01T10:00:00+00:00", "lastRunStatus": "ERROR", "lastRunId": "r1", "runsToday": 3}
+    for body in (
+        konnect,  # no annotation: nothing to copy
+        _recorded(konnect, None, **run),
+        _recorded(konnect, {"phase": "Ready", **run}, **run),  # copied already
+        _recorded(konnect, {"phase": "Ready", **run}, **{**run, "runsToday": 4, "ignored": "x"}),
+    ):
+        handlers.konnect_run_recorded(event={"type": "MODIFIED"}, body=kopf.Body(body), memo=memo, logger=log)
+    handlers.konnect_run_recorded(
+        event={"type": "DELETED"}, body=kopf.Body(_recorded(konnect, None, **run)), memo=memo, logger=log
+    )
+    assert kube.status_patches == [
+        ("team-a", "konnect-42", run),
+        ("team-a", "konnect-42", {**run, "runsToday": 4}),
+    ]
+
+
+def test_a_konnect_the_api_refused_shows_why_in_its_status(konnect, memo, kube):
+    """The api says why it refuses a Konnect in an annotation; the operator writes it into the status."""
+    refused = copy.deepcopy(konnect())
+    refused["metadata"]["annotations"] = {REFUSED_ANNOTATION: "has no owner"}
+    handlers.konnect_run_recorded(event={"type": "ADDED"}, body=kopf.Body(refused), memo=memo, logger=log)
+    refused["status"] = {"phase": "Failed", "message": "has no owner"}
+    handlers.konnect_run_recorded(event={"type": "MODIFIED"}, body=kopf.Body(refused), memo=memo, logger=log)
+    assert kube.status_patches == [("team-a", "konnect-42", {"phase": "Failed", "message": "has no owner"})]
+
+
+def test_a_recorded_run_is_not_a_change_to_reconcile(konnect, memo, settings):
+    """Kopf's diff base leaves the last-run annotation out: a run recorded renders and applies nothing."""
+    konnect = konnect()
+    kopf_settings = kopf.OperatorSettings()
+    handlers.configure(settings=kopf_settings, memo=memo, logger=log)
+    storage = kopf_settings.persistence.diffbase_storage
+    recorded = _recorded(konnect, None, lastRunStatus="SUCCESS", lastRunId="r1")
+    assert storage.build(body=kopf.Body(recorded)) == storage.build(body=kopf.Body(konnect))
+    edited = copy.deepcopy(recorded)
+    edited["metadata"]["annotations"]["konnectz.io/owner"] = "grace@example.com"
+    assert storage.build(body=kopf.Body(edited)) != storage.build(body=kopf.Body(recorded))
 
 
 def test_startup_sets_watch_timeouts(memo, settings):

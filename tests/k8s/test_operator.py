@@ -20,7 +20,7 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes.client import ApiException
 
-from konnectz_contracts.resource import GROUP, PLURAL, VERSION, token_secret
+from konnectz_contracts.resource import GROUP, PLURAL, VERSION, last_run_status, token_secret
 from konnectz_operator.apply import Kube
 
 pytestmark = pytest.mark.k8s
@@ -406,6 +406,13 @@ def test_the_api_publishes_with_server_side_apply_and_kubectl_get_tells_what_run
         steps=[],
     )
     asyncio.run(deployer.record_run(run, runs_today=3, failures_today=1))
+    # The api writes the run into an annotation; the operator, the one writer of the status, copies it.
+    recorded = _get_konnect(kube, namespace, "konnect-77")
+    assert last_run_status(recorded["metadata"]["annotations"])["lastRunStatus"] == "ERROR"
+    wait_for(
+        "the run in the status",
+        lambda: (_get_konnect(kube, namespace, "konnect-77").get("status") or {}).get("failuresToday") == 1,
+    )
     table = kube.run(kube.kubectl, "get", "konnects", "-n", namespace).stdout.splitlines()
     header = table[0].split()
     assert header == [
@@ -416,7 +423,7 @@ def test_the_api_publishes_with_server_side_apply_and_kubectl_get_tells_what_run
     assert row["OWNER"] == "ada@example.com" and row["TRIGGER"] == "webhook" and row["PHASE"] == "Ready"
     assert row["ENTRYPOINT"].endswith("<secret:konnect-77-trigger>") and row["OUTCOME"] == "ERROR"
     assert (row["RUNS-TODAY"], row["FAILURES-TODAY"]) == ("3", "1")
-    # The operator's next reconcile keeps the run fields the api wrote.
+    # The operator's next reconcile keeps the run fields (the status it copied them into).
     _custom(kube).patch_namespaced_custom_object(
         GROUP, VERSION, namespace, PLURAL, "konnect-77", {"spec": {"paused": True}}
     )

@@ -24,7 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from konnectz_api.flow_plan import konnect_app_names
+from konnectz_api.compile.plan import konnect_app_names
 
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 

@@ -5,7 +5,8 @@ compiler and Test & Review read is typed here. A node is one of the editor's nod
 (discriminated by ``type``); which add-on or app it is comes from ``data.app_detail.provider``.
 A kind's own node-config shape lives in its kind module (``inHouseAppConfig.coupon`` is
 :class:`konnectz_contracts.steps.coupon.CouponConfig`), which compiles the node (``compile_node``);
-the kind modules never import this one (they take the node as ``Any``), so there is no cycle.
+the kind modules import this one only for the type checker (they take a :class:`Node`), so there is
+no cycle.
 
     Canvas
      ├── apps: list[CanvasNode]      WebhookInner | TriggerNode | ActionNode | Api | Formatter |
@@ -37,6 +38,7 @@ __all__ = [
     "ConfigResponse",
     "FilterCondition",
     "Link",
+    "Node",
     "NodeData",
     "NodeParseError",
     "fail",
@@ -126,7 +128,10 @@ class NodeData(Loose):
     onError: CanvasOnError | None = None
 
 
-class _Node(Loose):
+class Node(Loose):
+    """What every node of the canvas has (the base of each node type of :data:`CanvasNode`): a kind's
+    ``compile_node`` takes one."""
+
     id: Annotated[str, Field(min_length=1, max_length=100)]
     data: NodeData = Field(default_factory=NodeData)
     position: dict[str, Any] | None = None
@@ -150,51 +155,51 @@ class _Node(Loose):
         return self.detail.app_index == 1 or self.detail.side == "left"
 
 
-class WebhookInnerNode(_Node):
+class WebhookInnerNode(Node):
     type: Literal["WebhookInner"]
 
 
-class TriggerNode(_Node):
+class TriggerNode(Node):
     type: Literal["TriggerNode"]
 
 
-class ActionNode(_Node):
+class ActionNode(Node):
     type: Literal["ActionNode"]
 
 
-class ApiNode(_Node):
+class ApiNode(Node):
     """The API call and the data forwarder."""
 
     type: Literal["Api"]
 
 
-class FormatterNode(_Node):
+class FormatterNode(Node):
     type: Literal["Formatter"]
 
 
-class InHouseNode(_Node):
+class InHouseNode(Node):
     """Splitter, iterator, delay and other in-house add-ons without their own card."""
 
     type: Literal["InHouse"]
 
 
-class GeneratorNode(_Node):
+class GeneratorNode(Node):
     type: Literal["Generator"]
 
 
-class FilterNode(_Node):
+class FilterNode(Node):
     type: Literal["Filter"]
 
 
-class SchedulerNode(_Node):
+class SchedulerNode(Node):
     type: Literal["Scheduler"]
 
 
-class FormInputNode(_Node):
+class FormInputNode(Node):
     type: Literal["FormInput"]
 
 
-class CouponNode(_Node):
+class CouponNode(Node):
     type: Literal["Coupon"]
 
 
@@ -206,7 +211,7 @@ class JoinData(NodeData, JoinNodeData):
     pass
 
 
-class _PathsNode(_Node):
+class _PathsNode(Node):
     """A router or join node: its kind is its type (the editor may also set ``app_detail.provider``)."""
 
     @property
@@ -281,7 +286,7 @@ class Canvas(Loose):
     # run control
     runControl: CanvasRunControl | None = None
 
-    def node(self, node_id: str) -> Any:
+    def node(self, node_id: str) -> Node | None:
         return next((n for n in self.apps if n.id == node_id), None)
 
 

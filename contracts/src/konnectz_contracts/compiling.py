@@ -8,9 +8,12 @@ canvas node (:mod:`konnectz_contracts.canvas`) into its Config.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "INTEGER_ONLY",
@@ -33,7 +36,7 @@ class CompileError(ValueError):
     """A canvas that cannot become a flow spec; the message names the node to fix."""
 
 
-def fail(node: Any, message: str) -> CompileError:
+def fail(node: Node, message: str) -> CompileError:
     return CompileError(f"{node.label}: {message}")
 
 
@@ -65,7 +68,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def config_values(node: Any) -> dict[str, Any]:
+def config_values(node: Node) -> dict[str, Any]:
     """The node's configuration: ``configResponses`` (config_key → value), then ``selectedAddonsValue``."""
     values: dict[str, Any] = {}
     for entry in node.data.configResponses or ():
@@ -88,7 +91,7 @@ def text(value: Any) -> str:
     raise TypeError("must be text")
 
 
-def integer(node: Any, value: Any, *, what: str, invalid: str = INTEGER_ONLY) -> int:
+def integer(node: Node, value: Any, *, what: str, invalid: str = INTEGER_ONLY) -> int:
     """A whole number typed in a form ('12', 12, 12.0); 'Please Fill Integer Only' otherwise."""
     if isinstance(value, bool):
         raise fail(node, invalid)
@@ -108,7 +111,7 @@ def _message(error: Any) -> str:
     return f"{loc}: {msg}" if loc else msg
 
 
-def validated(model: type[M], node: Any, **fields: Any) -> M:
+def validated(model: type[M], node: Node, **fields: Any) -> M:
     """``model`` built from ``fields``; a validation error becomes a CompileError naming the node."""
     try:
         return model(**fields)

@@ -16,6 +16,7 @@ which lives in a Secret owned by the Konnect (``spec.trigger.tokenSecret``), nev
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -32,10 +33,13 @@ __all__ = [
     "GROUP",
     "KIND",
     "KONNECT_ID_LABEL",
+    "LAST_RUN_ANNOTATION",
+    "LAST_RUN_FIELDS",
     "OWNER_ANNOTATION",
     "OWNER_LABEL",
     "PLURAL",
     "PRINTER_COLUMNS",
+    "REFUSED_ANNOTATION",
     "SHORT_NAMES",
     "SINGULAR",
     "TOKEN_KEY",
@@ -48,6 +52,9 @@ __all__ = [
     "TriggerKind",
     "konnect_name",
     "konnect_resource",
+    "last_run_annotation",
+    "last_run_status",
+    "refused_status",
     "resource_flow",
     "runner_flow",
     "token_secret",
@@ -73,6 +80,25 @@ OWNER_ANNOTATION = "konnectz.io/owner"
 # id and the resource's uid under the credentials key (konnectz_contracts.broker_token.resource_binding).
 # With a credentials key, the operator runs only Konnects that carry the right one.
 BINDING_ANNOTATION = "konnectz.io/binding"
+# Annotation the api writes on a flow's Konnect when a run of it is stored: the run's outcome and
+# today's counts as JSON (:func:`last_run_annotation`). The operator is the one writer of the status:
+# it copies these fields into it (:func:`last_run_status`); the api writes only spec, labels and
+# annotations.
+LAST_RUN_ANNOTATION = "konnectz.io/last-run"
+#: The status fields the last-run annotation carries (``kubectl get konnects`` shows them).
+LAST_RUN_FIELDS: dict[str, type] = {
+    "lastRunTime": str,
+    "lastRunStatus": str,
+    "lastRunId": str,
+    "runsDay": str,
+    "runsToday": int,
+    "failuresToday": int,
+}
+# Annotation the api writes on a Konnect it does not take (not imported, or naming a flow that is not
+# its own): why, in words. The operator shows it in the status (phase Failed, the message:
+# :func:`refused_status`); the api removes it when it takes the Konnect.
+REFUSED_ANNOTATION = "konnectz.io/refused"
+REFUSED_MESSAGE_MAX = 1024
 # Key of the URL token in the Secret spec.trigger.tokenSecret names.
 TOKEN_KEY = "token"  # noqa: S105 - a key name in the Secret
 
@@ -332,3 +358,34 @@ def token_secret(name: str, namespace: str, token: str, *, owner_uid: str | None
         ]
     data = {TOKEN_KEY: base64.b64encode(token.encode()).decode()}
     return {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": "Opaque", "data": data}
+
+
+def last_run_annotation(fields: Mapping[str, Any]) -> str:
+    """The value of :data:`LAST_RUN_ANNOTATION` for these status fields (compact JSON, sorted keys)."""
+    return json.dumps({k: v for k, v in fields.items() if k in LAST_RUN_FIELDS}, separators=(",", ":"), sort_keys=True)
+
+
+def last_run_status(annotations: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The status fields of a Konnect's :data:`LAST_RUN_ANNOTATION`: only the known ones, of their type
+    (the annotation can be edited with kubectl: anything else is left out, never an error)."""
+    raw = (annotations or {}).get(LAST_RUN_ANNOTATION)
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and len(raw) <= 4096 else None
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {
+        key: value[key]
+        for key, kind in LAST_RUN_FIELDS.items()
+        if isinstance(value.get(key), kind) and not isinstance(value.get(key), bool)
+    }
+
+
+def refused_status(annotations: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The status a Konnect the api refused shows (its :data:`REFUSED_ANNOTATION`): phase Failed and
+    the api's reason; empty when the api has not refused it."""
+    message = (annotations or {}).get(REFUSED_ANNOTATION)
+    if not isinstance(message, str) or not message.strip():
+        return {}
+    return {"phase": "Failed", "message": message[:REFUSED_MESSAGE_MAX]}

@@ -16,19 +16,18 @@ from __future__ import annotations
 import secrets
 import sys
 
-# Kopf imports the official ``kubernetes`` client when it is installed (to type its objects);
-# the operator does not use it, and it costs about 40 MiB of memory per process.
-sys.modules.setdefault("kubernetes", None)  # type: ignore[arg-type]
-
-import kopf  # noqa: E402
-
-from .config import OperatorSettings  # noqa: E402
+from .config import OperatorSettings
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["crd"]:
-        return _crd(args[1:])
+        return _crd(args[1:])  # the pydantic models only: no kopf needed
+    # Kopf imports the official ``kubernetes`` client when it is installed (to type its objects);
+    # the operator does not use it, and it costs about 40 MiB of memory per process.
+    sys.modules.setdefault("kubernetes", None)  # type: ignore[arg-type]
+    import kopf  # after the line above; `crd` runs without kopf installed
+
     config = OperatorSettings()
     namespaces = [ns.strip() for ns in config.namespace.split(",") if ns.strip()]
     kopf.configure(verbose="--verbose" in args or "-v" in args)

@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
-import kopf
+
+if TYPE_CHECKING:  # kopf is loaded by login() only: `python -m konnectz_operator crd` runs without it
+    import kopf
 
 __all__ = ["CHILD_KINDS", "Kube", "KubeError", "apply", "connect", "login", "prune"]
 
@@ -68,6 +70,8 @@ class KubeError(Exception):
 
 def login() -> kopf.ConnectionInfo:
     """Credentials of the in-cluster service account, else of the kubeconfig in $KUBECONFIG (read now)."""
+    import kopf  # the operator's run loads it; the CRD generator (same package) does not need it
+
     settings = kopf.OperatorSettings()
     info = kopf.login_with_service_account(settings=settings) or kopf.login_with_kubeconfig(settings=settings)
     if info is None:

@@ -14,9 +14,12 @@ are retried later (``kopf.TemporaryError``); a child the API server refuses as i
 
 from __future__ import annotations
 
-import kopf
+from typing import TYPE_CHECKING
 
 from .apply import KubeError
+
+if TYPE_CHECKING:  # loaded by to_kopf_error only: `python -m konnectz_operator crd` runs without kopf
+    import kopf
 
 __all__ = ["InvalidKonnect", "OperatorError", "UnsupportedKonnect", "to_kopf_error"]
 
@@ -44,6 +47,8 @@ def _retry_after(exc: KubeError, default: float) -> float:
 
 def to_kopf_error(exc: KubeError) -> kopf.TemporaryError | kopf.PermanentError:
     """The Kopf error that states the retry policy for a failed Kubernetes API call."""
+    import kopf  # the operator's run loads it; the CRD generator (same package) does not need it
+
     status = exc.status or 0
     reason = f"Kubernetes API {status} {exc.reason or ''}".strip()
     if status == 429 or status >= 500:

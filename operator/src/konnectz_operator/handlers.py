@@ -14,7 +14,15 @@ from typing import Any, cast
 import kopf
 
 from konnectz_contracts.nats_auth import connect_options
-from konnectz_contracts.resource import API_VERSION, GROUP, PLURAL, VERSION
+from konnectz_contracts.resource import (
+    API_VERSION,
+    GROUP,
+    LAST_RUN_ANNOTATION,
+    PLURAL,
+    VERSION,
+    last_run_status,
+    refused_status,
+)
 
 from .apply import WORKERS, Kube, KubeError, apply, login, path_of, prune
 from .config import OperatorSettings
@@ -67,6 +75,11 @@ def configure(settings: kopf.OperatorSettings, memo: Any, logger: kopf.Logger, *
     settings.queueing.worker_limit = 4 * WORKERS
     settings.queueing.idle_timeout = 1.0
     settings.posting.worker_limit = WORKERS
+    # The api records each run in an annotation (LAST_RUN_ANNOTATION), copied into the status by
+    # konnect_run_recorded: not a change to reconcile (no render, no apply per run).
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        ignored_fields=[("metadata", "annotations", LAST_RUN_ANNOTATION)]
+    )
     memo["config"] = config
     if memo.get("kube") is None:
         memo["kube"] = Kube()
@@ -286,6 +299,28 @@ def konnect_gone(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logger:
     needed; only the active peer handles events)."""
     if event.get("type") == "DELETED":
         _leave_pool(body, memo, logger)
+
+
+@kopf.on.event(GROUP, VERSION, PLURAL)
+def konnect_run_recorded(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
+    """Copy what the api said on the Konnect into its status: the run it recorded (LAST_RUN_ANNOTATION)
+    and, when it refuses the Konnect, why (REFUSED_ANNOTATION: phase Failed and the message). The
+    operator is the one writer of a Konnect's status; the api writes spec, labels and annotations."""
+    if event.get("type") == "DELETED":
+        return
+    fields = {**last_run_status(body.metadata.annotations), **refused_status(body.metadata.annotations)}
+    status = body.get("status") or {}
+    if not fields or all(status.get(key) == value for key, value in fields.items()):
+        return
+    kube: Kube = memo["kube"]
+    namespace, name = body.metadata.namespace or "default", body.metadata.name or ""
+    try:
+        kube.patch_status(API_VERSION, "Konnect", namespace, name, fields)
+    except KubeError as exc:
+        if exc.status != 404:
+            raise
+        return
+    logger.debug("Konnect %s/%s: the api's %s copied into its status", namespace, name, sorted(fields))
 
 
 @kopf.on.startup()

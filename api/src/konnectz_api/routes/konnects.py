@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
-from fastapi.responses import JSONResponse
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from konnectz_api import step_secrets
-from konnectz_api.compile import CompileError, compile_flow
+from konnectz_api.compile.live_trigger import live_trigger
+from konnectz_api.compile.plan import TRIGGER_NOT_CHOSEN, find_trigger, konnect_app_names
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities, members, reads
 from konnectz_api.crud import konnects as konnect_crud
-from konnectz_api.crud import revisions as revision_crud
 from konnectz_api.crud import task_logs as task_log_crud
-from konnectz_api.crud.users import user_timezone
 from konnectz_api.db import run_db
 from konnectz_api.deps import (
     AccountAt,
@@ -33,10 +30,8 @@ from konnectz_api.deps import (
     SettingsDep,
     SignedInUser,
 )
-from konnectz_api.errors import VALIDATION_EXTRAS, ApiError, Conflict, NotFound, Unprocessable
-from konnectz_api.flow_plan import TRIGGER_NOT_CHOSEN, app_names, find_trigger, konnect_app_names
+from konnectz_api.errors import VALIDATION_EXTRAS, Conflict, NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
-from konnectz_api.live_trigger import live_trigger
 from konnectz_api.models import Konnect, User
 from konnectz_api.params import MAX_ID, IdPath, PageIndex, PageSize, SearchText
 from konnectz_api.replies import json_reply
@@ -58,25 +53,16 @@ from konnectz_api.schemas import (
     UpdateStatusIn,
     UpdateStatusOut,
 )
-from konnectz_api.services import app_webhooks, rate_budgets, review, run_control
+from konnectz_api.services import app_webhooks, publishing, rate_budgets, review, run_control
 from konnectz_api.services.credential_broker import cipher
-from konnectz_api.services.deployer import DeployConflict, Deployer, DeployError, LocalDeployer
+from konnectz_api.services.deployer import Deployer, DeployError, LocalDeployer
+from konnectz_api.services.publishing import DeployUnavailable
 
 router = APIRouter(prefix="/api/v1/konnects", tags=["konnects"])
 # The editor sends ``POST api/v1//konnects/delete_activity`` (canvas spec §7): served as written.
 activity_router = APIRouter(tags=["konnects"])
 DELETED = konnect_crud.DELETED
 TRIGGER_WITH_ACTIONS = "Cannot delete Trigger while Action present."
-
-
-class DeployUnavailable(ApiError):
-    status_code = 503
-
-
-class ChangedInCluster(ApiError):
-    """The published Konnect was changed with kubectl (or GitOps) in a field this publish would overwrite."""
-
-    status_code = 409
 
 
 webhook_url = review.webhook_url
@@ -238,26 +224,10 @@ def _reply(settings: Settings, konnect: Konnect, message: str) -> SaveKonnectOut
     )
 
 
-def display_name(konnect: Konnect) -> str:
-    """The flow's name, or its app names joined with dashes when it has none."""
-    if konnect.konnect_name:
-        return konnect.konnect_name
-    left, right = app_names(konnect.canvas_json)
-    return "-".join(n for n in [left or "", *right] if n)
-
-
-def _owns(session: Any, konnect_id: int, owner_id: int) -> bool:
-    """Whether flow ``konnect_id`` exists and belongs to ``owner_id`` (a failure alert's flow)."""
-    if not 0 < konnect_id <= MAX_ID:
-        return False
-    other = session.get(Konnect, konnect_id)
-    return other is not None and other.owner_id == owner_id
-
-
 async def _publish(
     konnect: Konnect,
     user: User,
-    session: SessionDep,
+    session: Session,
     settings: Settings,
     deployer: Deployer,
     *,
@@ -265,103 +235,23 @@ async def _publish(
     message: str | None = None,
     restored_from: int | None = None,
     prepare: Callable[[Session], None] | None = None,
-) -> Any:
-    """Compile, hand to the deployer and keep the publish as the konnect's next revision.
-
-    ``user`` is the account the flow belongs to, ``actor`` the person who published (a team member
-    publishes in the account that added them); ``message`` and ``restored_from`` go to the revision.
-
-    Async for the app and the deployer; each database step is a short transaction of its own in the
-    thread pool (``run_db``), none open while the app or the deployer is called. ``prepare`` changes
-    the draft in the compiling transaction (a restore): a flow that does not compile keeps its draft."""
-    konnect_id = konnect.id  # (a transaction rolled back expires the object's attributes)
-    try:
-        spec = await run_db(session, _compiled, konnect, user, prepare)
-    except CompileError as exc:
-        # The draft is kept: the user fixes the node the message names and publishes again.
-        return JSONResponse({"message": str(exc), "konnect_id": konnect_id}, status_code=422)
-    try:
-        await app_webhooks.subscribe(session, settings, konnect, webhook_url(settings, konnect))
-    except app_webhooks.SubscribeError as exc:
-        return JSONResponse({"message": str(exc), "konnect_id": konnect_id}, status_code=422)
-    try:
-        await deployer.publish(spec, owner_email=user.email)
-    except DeployConflict as exc:
-        await app_webhooks.unsubscribe(session, settings, konnect)
-        raise ChangedInCluster(f"The konnect was saved but not published: {exc}", konnect_id=konnect_id) from exc
-    except DeployError as exc:
-        await app_webhooks.unsubscribe(session, settings, konnect)
-        raise DeployUnavailable(
-            f"The konnect was saved but could not be published: {exc}", konnect_id=konnect_id
-        ) from exc
-    actor = actor or user
-    try:
-        await run_db(
-            session,
-            _published,
-            konnect,
-            spec,
-            settings=settings,
-            message=message,
-            actor=actor,
-            restored_from=restored_from,
-        )
-    except IntegrityError as exc:  # another publish of the same flow took this number meanwhile
-        raise Conflict(
-            "The flow was published by someone else at the same moment: reload it and publish again.",
-            konnect_id=konnect_id,
-        ) from exc
-    reply = _reply(settings, konnect, "Konnect published successfully")
-    reply.revision = spec.revision
-    return reply
-
-
-def _compiled(session: Session, konnect: Konnect, user: User, prepare: Callable[[Session], None] | None) -> Any:
-    """The konnect's spec, naming the revision it will be (raises CompileError)."""
-    if prepare is not None:
-        prepare(session)
-    spec = compile_flow(
-        konnect.canvas_json,
-        konnect_id=konnect.id,
-        owner_id=user.id,
-        name=display_name(konnect),
-        webhook_token=konnect.webhook_token,
-        timezone=user_timezone(user),
-        owns_flow=lambda other: _owns(session, other, konnect.owner_id),
-    )
-    # The spec names its revision (the task log and the Konnect's status show which one runs).
-    number = revision_crud.next_number(session, konnect_id=konnect.id)
-    return spec.model_copy(update={"revision": number})
-
-
-def _published(
-    session: Session,
-    konnect: Konnect,
-    spec: Any,
-    *,
-    settings: Settings,
-    message: str | None,
-    actor: User,
-    restored_from: int | None,
-) -> None:
-    """The deployer took the spec: the konnect is Published and the spec kept as its revision."""
-    number = spec.revision
-    konnect.status = "Published"
-    konnect.published_spec = spec.model_dump(mode="json")
-    konnect.published_at = datetime.now(UTC)
-    konnect.draft_pending = False
-    konnect.live_revision = number
-    revision_crud.add(
+) -> SaveKonnectOut:
+    """:func:`konnectz_api.services.publishing.publish` and its reply (its errors are the route's 409,
+    422 and 503)."""
+    revision = await publishing.publish(
+        konnect,
+        user,
         session,
-        konnect=konnect,
-        number=number,
-        spec=konnect.published_spec,
-        message=(message or "").strip(),
-        published_by=actor.id,
-        published_by_email=actor.email,
+        settings,
+        deployer,
+        actor=actor,
+        message=message,
         restored_from=restored_from,
+        prepare=prepare,
     )
-    revision_crud.apply_retention(session, konnect_id=konnect.id, keep=settings.revisions_keep, live=number)
+    reply = _reply(settings, konnect, "Konnect published successfully")
+    reply.revision = revision
+    return reply
 
 
 @router.post(
@@ -389,8 +279,7 @@ async def save_konnect(
         result = await _publish(konnect, user, session, settings, deployer, actor=signed_in[0], message=body.message)
     else:
         result = _reply(settings, konnect, PENDING_SAVED if konnect.status == "Published" else "Konnect saved as draft")
-    if isinstance(result, SaveKonnectOut):
-        result.sealed_by_name = by_name
+    result.sealed_by_name = by_name
     return result
 
 
@@ -453,9 +342,7 @@ async def update_status(
 ) -> Any:
     konnect = await run_db(session, _owned, user, konnect_id)
     if body.status == "Published":
-        result = await _publish(konnect, user, session, settings, deployer, actor=signed_in[0])
-        if not isinstance(result, SaveKonnectOut):
-            return result
+        await _publish(konnect, user, session, settings, deployer, actor=signed_in[0])
         details = "Flow published"
     else:
         was_published = konnect.status == "Published"

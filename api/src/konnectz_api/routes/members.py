@@ -20,7 +20,6 @@ from konnectz_api.db import run_db
 from konnectz_api.deps import CurrentUser, DeployerDep, SessionDep, SettingsDep
 from konnectz_api.errors import BadRequest, Forbidden, NotFound
 from konnectz_api.models import Konnect, User
-from konnectz_api.routes.konnects import DeployUnavailable
 from konnectz_api.schemas import (
     AgencyList,
     AuditEntryOut,
@@ -38,6 +37,7 @@ from konnectz_api.schemas import (
 from konnectz_api.services import app_webhooks
 from konnectz_api.services.deployer import Deployer, DeployError
 from konnectz_api.services.mail import send_mail
+from konnectz_api.services.publishing import DeployUnavailable
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1/members", tags=["members"])

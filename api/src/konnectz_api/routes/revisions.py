@@ -148,6 +148,5 @@ async def restore_revision(
         restored_from=number,
         prepare=restore_draft,
     )
-    if isinstance(result, SaveKonnectOut):
-        result.message = f"Revision {number} restored and published as revision {result.revision}"
+    result.message = f"Revision {number} restored and published as revision {result.revision}"
     return result

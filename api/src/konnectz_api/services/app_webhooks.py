@@ -27,11 +27,11 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from konnectz_api import catalogue
-from konnectz_api.compilers import catalogue_app
+from konnectz_api.compile.compilers import catalogue_app
+from konnectz_api.compile.plan import plan
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import app_accounts
 from konnectz_api.db import run_db
-from konnectz_api.flow_plan import plan
 from konnectz_api.models import AppWebhookSubscription, Konnect
 from konnectz_api.services.app_calls import AppCallError, app_client, call_app
 from konnectz_api.services.credential_broker import call_with_account, cipher

@@ -13,13 +13,13 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from konnectz_api.bus import Bus
-from konnectz_api.compile import CompileError
-from konnectz_api.compilers import script_of
+from konnectz_api.compile.compilers import script_of
+from konnectz_api.compile.flow import CompileError
+from konnectz_api.compile.plan import plan
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
 from konnectz_api.db import run_db
 from konnectz_api.errors import ApiError, Unprocessable
-from konnectz_api.flow_plan import plan
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import User
 from konnectz_api.schemas import CaptureOut

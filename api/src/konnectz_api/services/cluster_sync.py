@@ -9,8 +9,9 @@ Konnects of its namespace and reconciles every flow with them, then follows a wa
   there (:mod:`konnectz_api.crud.namespace_bindings`); the flow (new, Published, with a canvas made
   from the spec) belongs to the account. The api writes back the ids, the owner label and the
   ``tokenSecret`` reference (server-side apply, never forced) and the token's Secret. An unbound
-  namespace, an owner who may not publish there or an invalid flow is refused in the Konnect's status
-  (phase Failed, message), and nothing is created. A Konnect refused for its binding or its owner is
+  namespace, an owner who may not publish there or an invalid flow is refused: the api says why in
+  the Konnect's ``konnectz.io/refused`` annotation, the operator shows it in the status (phase
+  Failed, message), and nothing is created. A Konnect refused for its binding or its owner is
   examined again every cycle of the watch (``watch_seconds``), and at once on the replica that
   serves an administrator's binding (:meth:`ClusterSync.retry_waiting`);
 - a Konnect of a flow of this api that was edited in the cluster updates that flow (its published
@@ -48,11 +49,11 @@ from pydantic import ValidationError
 from sqlalchemy import or_, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from konnectz_api.compile import CompileError, compile_flow
+from konnectz_api.compile.decompile import canvas_of
+from konnectz_api.compile.flow import CompileError, compile_flow
 from konnectz_api.core.security import new_token
 from konnectz_api.crud import members, namespace_bindings
 from konnectz_api.crud.users import user_timezone
-from konnectz_api.decompile import canvas_of
 from konnectz_api.models import Konnect, User
 from konnectz_api.services.deployer import Claim, DeployError, KubernetesDeployer
 from konnectz_contracts.resource import (
@@ -63,6 +64,7 @@ from konnectz_contracts.resource import (
     OWNER_ANNOTATION,
     OWNER_LABEL,
     PLURAL,
+    REFUSED_ANNOTATION,
     VERSION,
     runner_flow,
     token_secret_name,
@@ -319,21 +321,29 @@ class ClusterSync:
         return done
 
     def _refuse(self, item: dict[str, Any], message: str) -> bool:
-        """Say in the Konnect's status why the api does not take it (``kubectl get konnects``); False
-        when its status says so already."""
+        """Say on the Konnect why the api does not take it (its REFUSED_ANNOTATION: the operator, the one
+        writer of the status, shows it there for ``kubectl get konnects``); False when it says so already."""
         name = item["metadata"]["name"]
-        status = item.get("status") or {}
-        if status.get("phase") == "Failed" and status.get("message") == message:
+        if (item["metadata"].get("annotations") or {}).get(REFUSED_ANNOTATION) == message:
             return False
         log.warning("cluster sync: Konnect %s/%s %s", self.namespace, name, message)
-        body = {"status": {"phase": "Failed", "message": message}}
+        self._annotate(name, {REFUSED_ANNOTATION: message})
+        return True
+
+    def _accepted(self, item: dict[str, Any]) -> None:
+        """The api takes the Konnect: an earlier refusal goes."""
+        if REFUSED_ANNOTATION in (item["metadata"].get("annotations") or {}):
+            self._annotate(item["metadata"]["name"], {REFUSED_ANNOTATION: None})
+
+    def _annotate(self, name: str, annotations: dict[str, str | None]) -> None:
+        """A merge patch of the Konnect's annotations (``None`` removes one); a failure is logged."""
+        body = {"metadata": {"annotations": annotations}}
         try:
-            self._api.patch_namespaced_custom_object_status(
+            self._api.patch_namespaced_custom_object(
                 GROUP, VERSION, self.namespace, PLURAL, name, body, _request_timeout=15
             )
         except Exception as exc:
-            log.warning("cluster sync: could not write the status of %s: %s", name, exc)
-        return True
+            log.warning("cluster sync: could not annotate Konnect %s: %s", name, exc)
 
     def _import(self, item: dict[str, Any]) -> None:
         meta = item["metadata"]
@@ -414,6 +424,7 @@ class ClusterSync:
             if kind in _TOKEN_KINDS:
                 back["spec"]["trigger"] = {"kind": kind, "tokenSecret": token_secret_name(name)}
             stored = self.deployer.apply(back)
+            self._accepted(live)
             if kind in _TOKEN_KINDS:
                 self.deployer.apply_token(name, token, _uid(stored))
             uid = _uid(stored) or _uid(live)
@@ -454,6 +465,7 @@ class ClusterSync:
                     "konnectId and ownerId (the api assigns them); to run the flow again, publish it from the editor",
                 )
                 return False
+            self._accepted(item)
             self.deployer.remember(konnect_id, item["metadata"]["name"])
             try:  # the operator runs it once bound (again: after a new credentials key, or an older api)
                 self.deployer.bind(

@@ -24,11 +24,13 @@ from konnectz_contracts.resource import (
     BINDING_ANNOTATION,
     GROUP,
     KONNECT_ID_LABEL,
+    LAST_RUN_ANNOTATION,
     OWNER_LABEL,
     PLURAL,
     VERSION,
     konnect_name,
     konnect_resource,
+    last_run_annotation,
     token_secret,
 )
 from konnectz_contracts.spec import FlowSpec
@@ -345,8 +347,8 @@ class KubernetesDeployer:
     async def record_run(
         self, event: TaskEvent, *, runs_today: int | None = None, failures_today: int | None = None
     ) -> None:
-        """Merge the run's outcome and today's counts into the Konnect's status (the operator owns the
-        other fields)."""
+        """The run's outcome and today's counts, in the Konnect's :data:`LAST_RUN_ANNOTATION`: the
+        operator, the one writer of the status, copies them into it (``kubectl get konnects`` shows them)."""
         from kubernetes.client.exceptions import ApiException  # optional: the Kubernetes deployer's
 
         status: dict[str, Any] = {
@@ -360,12 +362,12 @@ class KubernetesDeployer:
                 runsToday=runs_today,
                 failuresToday=failures_today or 0,
             )
-        patch = {"status": status}
+        patch = {"metadata": {"annotations": {LAST_RUN_ANNOTATION: last_run_annotation(status)}}}
 
         def _patch() -> None:
             try:
                 name = self.resource_name(event.konnect_id)
-                self._api.patch_namespaced_custom_object_status(
+                self._api.patch_namespaced_custom_object(
                     GROUP, VERSION, self.namespace, PLURAL, name, patch, _request_timeout=15
                 )
             except ApiException as exc:

@@ -3,7 +3,7 @@
 - The trigger: its test creates the konnect (a draft) when the editor has no konnect_id yet, so
   the webhook URL exists; its output is the request captured at that URL
   (:mod:`konnectz_api.services.capture`), or ``{}`` until one was captured.
-- An action: compiled by the same compiler as publishing (:mod:`konnectz_api.compilers`), then
+- An action: compiled by the same compiler as publishing (:mod:`konnectz_api.compile.compilers`), then
   run once by :func:`konnectz_runner.steps.run_step` with the outputs of the upstream nodes'
   tests as its context, through the runner's outbound guard (private addresses refused unless
   ``KONNECTZ_ALLOW_PRIVATE_NETWORKS`` allows them), with a shorter timeout and a smaller
@@ -30,22 +30,24 @@ from typing import Any
 import httpx
 from sqlalchemy.orm import Session
 
-from konnectz_api import catalogue, step_secrets, trigger_filter
-from konnectz_api.compile import ONLY_ONCE, CompileError, check_references
-from konnectz_api.compilers import TriggerInput, catalogue_app, compile_step, compile_trigger, script_of
+from konnectz_api import catalogue, step_secrets
+from konnectz_api.compile import trigger_filter
+from konnectz_api.compile.compilers import TriggerInput, catalogue_app, compile_step, compile_trigger, script_of
+from konnectz_api.compile.flow import ONLY_ONCE, CompileError, check_references
+from konnectz_api.compile.plan import Plan, plan, router_plans
 from konnectz_api.core.config import Settings
 from konnectz_api.core.security import new_token
 from konnectz_api.crud import activities, app_accounts, caps
 from konnectz_api.crud.users import user_timezone
 from konnectz_api.db import commit_only, run_db
 from konnectz_api.errors import NotFound, Unprocessable
-from konnectz_api.flow_plan import Plan, plan, router_plans
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOut
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_api.services.rate_budgets import use_account
+from konnectz_contracts.canvas import Node
 from konnectz_contracts.compiling import is_blank
 from konnectz_contracts.errors import StepError
 from konnectz_contracts.steps import join
@@ -103,16 +105,16 @@ def owned_konnect(session: Session, user: User, konnect_id: int) -> Konnect:
     return konnect
 
 
-def _missing_mandatory(node: Any) -> bool:
+def _missing_mandatory(node: Node) -> bool:
     return any(entry.config_key_required and is_blank(entry.value) for entry in node.data.configResponses or ())
 
 
-def konnect_custom(node: Any, konnect: Konnect) -> KonnectCustom | None:
+def konnect_custom(node: Node, konnect: Konnect) -> KonnectCustom | None:
     """A custom-script trigger's test answers ``konnect_custom``: the editor opens its script's page."""
     return KonnectCustom(script_id=konnect.id) if script_of(node) is not None else None
 
 
-def script_test_message(node: Any, received: bool) -> str:
+def script_test_message(node: Node, received: bool) -> str:
     found = script_of(node)
     platform = found[2].platform if found else "the app"
     if received:
@@ -344,7 +346,7 @@ async def app_trigger_sample(
     return output, f"{app.name}: the newest of {len(found)} item(s) is the trigger's sample"
 
 
-def _app_webhook_sample(node: Any, trigger: Any) -> tuple[Any, str]:
+def _app_webhook_sample(node: Node, trigger: Any) -> tuple[Any, str]:
     """An app webhook trigger before its first delivery: the manifest's sample of what the app sends."""
     app = catalogue_app(node)
     event = app.event(trigger.event) if app is not None else None
@@ -392,7 +394,7 @@ async def _test_action(
     user: User,
     body: TestAndReviewIn,
     flow: Plan,
-    node: Any,
+    node: Node,
     canvas: dict[str, Any],
     budgets: Budgets | None = None,
 ) -> TestAndReviewOut:

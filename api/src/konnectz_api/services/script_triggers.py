@@ -15,7 +15,7 @@ install, source}`` (:class:`konnectz_contracts.manifest.ScriptTrigger`).
   for a Webhook trigger, so a draft receives the script's request; the request is stored as the
   trigger's test result and becomes the data later nodes map.
 - Published, the trigger is a webhook trigger on the same URL
-  (:func:`konnectz_api.compilers.compile_script_trigger`).
+  (:func:`konnectz_api.compile.compilers.compile_script_trigger`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from konnectz_api.bus import Bus
-from konnectz_api.compile import CompileError
-from konnectz_api.compilers import script_of
+from konnectz_api.compile.compilers import script_of
+from konnectz_api.compile.flow import CompileError
+from konnectz_api.compile.plan import plan
 from konnectz_api.core.config import Settings
 from konnectz_api.crud import activities
 from konnectz_api.db import run_db
 from konnectz_api.errors import Unprocessable
-from konnectz_api.flow_plan import plan
 from konnectz_api.models import User
 from konnectz_api.schemas import ScriptTriggerOut
 from konnectz_api.services.capture import capture_webhook_response

@@ -14,7 +14,7 @@ A kind's module ``steps/<kind>.py`` defines:
 
 The kind's ``async def run(config, ctx) -> Outcome`` is the runner's: ``konnectz_runner/steps/<kind>.py``
 (found by discovery too). Catalogue apps (``app_event``) are compiled by the api, which has the
-catalogue (:mod:`konnectz_api.compilers`).
+catalogue (:mod:`konnectz_api.compile.compilers`).
 
 To add a kind: write ``steps/<kind>.py`` here, its ``run`` in ``konnectz_runner/steps/<kind>.py``
 and a test; give the editor its node in ``web/src/editor/nodes/<kind>/``.

@@ -23,12 +23,15 @@ Header and param rows marked ``secret`` compile with their ``sealed`` value (enc
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from konnectz_contracts.compiling import fail, text
 from konnectz_contracts.model import KeyValue, StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = ["KIND", "PROVIDERS", "ApiCallStep", "Config", "compile_node"]
 
@@ -56,7 +59,7 @@ PROVIDERS = ("api",)
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
-def key_values(node: Any, entries: Any, what: str, *, secrets: bool = False) -> list[KeyValue]:
+def key_values(node: Node, entries: Any, what: str, *, secrets: bool = False) -> list[KeyValue]:
     """Key/value rows; blank rows are dropped, a value without a key is refused. With ``secrets``,
     a row marked secret compiles to its sealed value (a secret row without one must be typed again)."""
     out: list[KeyValue] = []
@@ -83,7 +86,7 @@ def key_values(node: Any, entries: Any, what: str, *, secrets: bool = False) -> 
     return out
 
 
-def compile_node(node: Any) -> ApiCallStep:
+def compile_node(node: Node) -> ApiCallStep:
     selected = node.data.selectedValue
     details = selected.apiDetails if selected is not None else None
     if selected is None or details is None:

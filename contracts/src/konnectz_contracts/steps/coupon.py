@@ -23,12 +23,15 @@ a whole number: 'Please Fill Integer Only'); the unit is Days (default), Week, M
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from konnectz_contracts.compiling import INTEGER_ONLY, Loose, Text, config_values, fail, integer, is_blank, validated
 from konnectz_contracts.model import StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "ALPHABET",
@@ -68,7 +71,7 @@ class CouponConfig(Loose):
     duration: Text = ""
 
 
-def compile_node(node: Any) -> Config:
+def compile_node(node: Node) -> Config:
     values = config_values(node)
     config = node.data.inHouseAppConfig.coupon if node.data.inHouseAppConfig is not None else None
     number = config.expiryNum if config is not None and not is_blank(config.expiryNum) else values.get("expiry_num")

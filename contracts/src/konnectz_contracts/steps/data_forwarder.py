@@ -13,7 +13,7 @@ or a bare reference ``"{{node-1.customer.email}}"`` (its key is the last part of
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,9 @@ from konnectz_contracts.compiling import fail, validated
 from konnectz_contracts.model import KeyValue, StepBase
 from konnectz_contracts.refs import REFERENCE
 from konnectz_contracts.steps.api_call import key_values
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = ["KIND", "PROVIDERS", "Config", "compile_node"]
 
@@ -36,7 +39,7 @@ class Config(StepBase):
 PROVIDERS = ("data_forwarder",)
 
 
-def compile_node(node: Any) -> Config:
+def compile_node(node: Node) -> Config:
     rows: list[KeyValue] = []
     for entry in node.data.keyList or ():
         if isinstance(entry, str):

@@ -27,12 +27,15 @@ with the id ``<node id>-delay``.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
 from konnectz_contracts.compiling import fail
 from konnectz_contracts.model import StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "DELAY_TYPE_IDS",
@@ -107,7 +110,7 @@ def from_timer_config(
 PROVIDERS = ("delay", "timer")
 
 
-def timer_of(node: Any) -> dict[str, Any] | None:
+def timer_of(node: Node) -> dict[str, Any] | None:
     """The node's timer settings, if it has any (a list holds one)."""
     timer = node.data.timerConfigs
     if isinstance(timer, list):
@@ -115,7 +118,7 @@ def timer_of(node: Any) -> dict[str, Any] | None:
     return timer if isinstance(timer, dict) and timer else None
 
 
-def _number(node: Any, value: Any, what: str) -> int | None:
+def _number(node: Node, value: Any, what: str) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, dict) and "value" in value:  # a select's {label, value}
@@ -126,7 +129,7 @@ def _number(node: Any, value: Any, what: str) -> int | None:
         raise fail(node, f"{what} is not valid") from None
 
 
-def delay_step(node: Any, timer: dict[str, Any], *, step_id: str) -> DelayStep:
+def delay_step(node: Node, timer: dict[str, Any], *, step_id: str) -> DelayStep:
     delay_type = _number(node, timer.get("delay_type"), "The delay type")
     if delay_type is None:
         raise fail(node, "Please fill the values of mandatory fields before Testing")
@@ -145,7 +148,7 @@ def delay_step(node: Any, timer: dict[str, Any], *, step_id: str) -> DelayStep:
         raise fail(node, message) from exc
 
 
-def compile_node(node: Any) -> DelayStep:
+def compile_node(node: Node) -> DelayStep:
     timer = timer_of(node)
     if timer is None:
         raise fail(node, "Please fill the values of mandatory fields before Testing")

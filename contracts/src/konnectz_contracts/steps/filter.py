@@ -40,12 +40,15 @@ Filter node (provider ``conditioner``) → the runner's ``filter`` step.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from konnectz_contracts.compiling import CompileError, Loose, Text, fail, is_blank, text, validated
 from konnectz_contracts.model import StepBase, Strict
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "KIND",
@@ -134,7 +137,7 @@ _BY_LABEL = {label.casefold(): op for op, label in LABELS.items()}
 _BY_LABEL.update({op: op for op in LABELS})
 
 
-def _operator(node: Any, number: int, condition: Any) -> str:
+def _operator(node: Node, number: int, condition: Any) -> str:
     for raw in (condition.operator, condition.operatorValue):
         if isinstance(raw, dict):
             raw = raw.get("value", raw.get("label"))
@@ -146,7 +149,7 @@ def _operator(node: Any, number: int, condition: Any) -> str:
     raise fail(node, f"condition {number}: choose an operator")
 
 
-def _field(node: Any, number: int, condition: Any) -> str:
+def _field(node: Node, number: int, condition: Any) -> str:
     field = condition.field
     if isinstance(field, str):
         chosen = field.strip()
@@ -170,7 +173,7 @@ def _join(raw: str) -> str | None:
     return cleaned if cleaned in ("AND", "OR") else None
 
 
-def compile_conditions(node: Any, raw: Any, *, where: str = "") -> list[dict[str, Any]]:
+def compile_conditions(node: Node, raw: Any, *, where: str = "") -> list[dict[str, Any]]:
     """The conditions of ``raw`` (entries shaped like ``filterValues``) as :class:`Condition` dicts.
 
     Blank entries (no field and no operator) are left out; an empty result is the caller's to judge.
@@ -200,7 +203,7 @@ def compile_conditions(node: Any, raw: Any, *, where: str = "") -> list[dict[str
     return compiled
 
 
-def compile_node(node: Any) -> Config:
+def compile_node(node: Node) -> Config:
     compiled = compile_conditions(node, node.data.filterValues)
     if not compiled:
         raise fail(node, "add at least one condition")

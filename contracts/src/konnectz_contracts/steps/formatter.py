@@ -16,13 +16,16 @@ names: ``operation`` (``text.upper`` … or the catalogue's short names ``upperc
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
 from konnectz_contracts.compiling import config_values, fail, validated
 from konnectz_contracts.formats import DateUnit, check_currency, check_locale, check_pattern, check_zone
 from konnectz_contracts.model import StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "KIND",
@@ -155,7 +158,7 @@ ALIASES = {
 _OPTIONS = set(Config.model_fields) - {"id", "name", "kind", "operation"}
 
 
-def compile_node(node: Any) -> Config:
+def compile_node(node: Node) -> Config:
     values = config_values(node)
     operation = values.get("operation")
     if not isinstance(operation, str) or not operation.strip():

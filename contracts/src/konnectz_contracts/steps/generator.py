@@ -24,13 +24,16 @@ the other fields are the runner's option names (``min``, ``max``, ``length``, ``
 from __future__ import annotations
 
 import string
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
 from konnectz_contracts.compiling import config_values, fail, validated
 from konnectz_contracts.formats import DateUnit, check_zone
 from konnectz_contracts.model import StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = ["CHARSETS", "KIND", "PROVIDERS", "Config", "compile_node"]
 
@@ -89,7 +92,7 @@ ALIASES = {"number": "random_number", "uuid": "uuid4", "password": "random_strin
 _OPTIONS = set(Config.model_fields) - {"id", "name", "kind", "what"}
 
 
-def compile_node(node: Any) -> Config:
+def compile_node(node: Node) -> Config:
     values = config_values(node)
     what = values.get("what", values.get("type"))
     if not isinstance(what, str) or not what.strip():

@@ -7,12 +7,15 @@ Output: ``{"hash", "algorithm", "encoding", "length"}`` (``length``: characters 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from konnectz_contracts.compiling import config_values, fail, is_blank, validated
 from konnectz_contracts.model import StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = ["ALGORITHMS", "KIND", "PROVIDERS", "Config", "compile_node"]
 
@@ -28,7 +31,7 @@ class Config(StepBase):
     encoding: Literal["hex", "base64"] = "hex"
 
 
-def compile_node(node: Any) -> Config:
+def compile_node(node: Node) -> Config:
     values = config_values(node)
     if is_blank(values.get("text")):
         raise fail(node, "enter the text to hash")

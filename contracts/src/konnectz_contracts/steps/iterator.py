@@ -20,12 +20,15 @@ compiler refuses a second one with 'The iterator can only be used once.'
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from konnectz_contracts.compiling import config_values, fail, text, validated
 from konnectz_contracts.model import StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = ["KIND", "MAX_ITEMS", "ONLY_ONCE", "PROVIDERS", "Config", "compile_node"]
 
@@ -44,7 +47,7 @@ class Config(StepBase):
 PROVIDERS = ("iterator",)
 
 
-def compile_node(node: Any) -> Config:
+def compile_node(node: Node) -> Config:
     values = config_values(node)
     source = values.get("list", values.get("input"))
     try:

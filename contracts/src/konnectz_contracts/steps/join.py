@@ -15,12 +15,15 @@ router comes from the links (the api's compiler passes it).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from konnectz_contracts.compiling import Loose, fail, validated
 from konnectz_contracts.model import StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = ["KIND", "PROVIDERS", "Config", "JoinNodeData", "compile_node", "is_join"]
 
@@ -40,12 +43,12 @@ class JoinNodeData(Loose):
     joinWait: Any = None
 
 
-def is_join(node: Any) -> bool:
+def is_join(node: Node) -> bool:
     """A join node: of type ``join`` (or, from another editor version, of provider ``join``)."""
     return getattr(node, "type", "") == KIND or node.provider == KIND
 
 
-def compile_node(node: Any, router: str = "") -> Config:
+def compile_node(node: Node, router: str = "") -> Config:
     """The join step of ``node``; ``router``: its router's step id (from the links)."""
     wait = getattr(node.data, "joinWait", None)
     if isinstance(wait, dict):

@@ -24,13 +24,16 @@ the links (``sourceHandle`` = the path's id): the api's compiler fills ``steps``
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
 from konnectz_contracts.compiling import Loose, Text, fail, validated
 from konnectz_contracts.model import StepBase, Strict
 from konnectz_contracts.steps.filter import Condition, FilterCondition, compile_conditions
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "KIND",
@@ -114,12 +117,12 @@ class RouterNodeData(Loose):
     routerPaths: list[CanvasPath] | None = Field(default=None, max_length=50)
 
 
-def is_router(node: Any) -> bool:
+def is_router(node: Node) -> bool:
     """A router node: of type ``router`` (or, from another editor version, of provider ``router``)."""
     return getattr(node, "type", "") == KIND or node.provider == KIND
 
 
-def canvas_paths(node: Any) -> list[CanvasPath]:
+def canvas_paths(node: Node) -> list[CanvasPath]:
     """The node's ``data.routerPaths``, typed (:class:`CompileError` naming the node when malformed)."""
     raw = getattr(node.data, "routerPaths", None) or []
     if not isinstance(raw, list) or len(raw) > 50:
@@ -130,7 +133,7 @@ def canvas_paths(node: Any) -> list[CanvasPath]:
         raise fail(node, f"a path is malformed: {exc.errors()[0].get('msg')}") from exc
 
 
-def compile_node(node: Any, steps: dict[str, list[str]] | None = None) -> Config:
+def compile_node(node: Node, steps: dict[str, list[str]] | None = None) -> Config:
     """The router step of ``node``; ``steps``: path id -> the ids of its steps (from the links)."""
     mode = getattr(node.data, "routerMode", None)
     if isinstance(mode, dict):

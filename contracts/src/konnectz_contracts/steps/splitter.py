@@ -16,12 +16,15 @@ InHouse node (provider ``splitter``) → the runner's ``splitter`` step.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from konnectz_contracts.compiling import config_values, fail, is_blank, text, validated
 from konnectz_contracts.model import StepBase
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = ["KIND", "PROVIDERS", "SEGMENTS", "Config", "Segment", "compile_node"]
 
@@ -42,7 +45,7 @@ class Config(StepBase):
 PROVIDERS = ("splitter",)
 
 
-def _segment(node: Any, value: Any) -> str:
+def _segment(node: Node, value: Any) -> str:
     if is_blank(value):
         return "First"
     if isinstance(value, dict):
@@ -58,7 +61,7 @@ def _segment(node: Any, value: Any) -> str:
     raise fail(node, f"Segment must be one of {', '.join(SEGMENTS)}")
 
 
-def compile_node(node: Any) -> Config:
+def compile_node(node: Node) -> Config:
     values = config_values(node)
     in_house = node.data.inHouseAppConfig
     chosen = in_house.segmentIndex if in_house is not None and not is_blank(in_house.segmentIndex) else None

@@ -10,7 +10,7 @@ the discovered models is what a :class:`~konnectz_contracts.spec.FlowSpec` holds
 compiles editor nodes defines ``PROVIDERS`` and ``compile_trigger(node, TriggerInput)``;
 :data:`COMPILERS` (provider -> compile_trigger) is found by discovery. Catalogue-app triggers
 (polling, app webhooks, script triggers) need the catalogue and are compiled by the api
-(:mod:`konnectz_api.compilers`).
+(:mod:`konnectz_api.compile.compilers`).
 """
 
 from __future__ import annotations

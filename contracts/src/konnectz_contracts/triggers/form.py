@@ -33,12 +33,15 @@ import math
 import re
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
 from konnectz_contracts.compiling import TriggerInput, fail, validated
 from konnectz_contracts.model import Strict
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "FIELD_TYPES",
@@ -264,7 +267,7 @@ _OPTIONAL = {
 }
 
 
-def compile_trigger(node: Any, given: TriggerInput) -> FormTrigger:
+def compile_trigger(node: Node, given: TriggerInput) -> FormTrigger:
     data = node.data
     extra = {**(data.model_extra or {}), **(data.selectedAddonsValue or {})}
     fields = extra.get("formFields")

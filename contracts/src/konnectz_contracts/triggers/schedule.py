@@ -42,7 +42,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from datetime import time as WallTime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from dateutil import parser as date_parser
 from dateutil import rrule as rrule_mod
@@ -51,6 +51,9 @@ from pydantic import Field, WithJsonSchema, field_validator
 from konnectz_contracts.compiling import TriggerInput, fail
 from konnectz_contracts.model import Strict
 from konnectz_contracts.timezones import cron_zone, parse_zone
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "PROVIDERS",
@@ -532,14 +535,14 @@ def schedule_from_editor(value: dict[str, Any], *, now_local: datetime) -> Sched
 PROVIDERS = ("scheduler", "schedule")
 
 
-def _values(node: Any) -> dict[str, Any]:
+def _values(node: Node) -> dict[str, Any]:
     selected = node.data.selectedValue
     values: dict[str, Any] = selected.model_dump() if selected is not None else {}
     values.update(node.data.selectedAddonsValue or {})
     return values
 
 
-def compile_trigger(node: Any, given: TriggerInput) -> ScheduleTrigger:
+def compile_trigger(node: Node, given: TriggerInput) -> ScheduleTrigger:
     values = _values(node)
     if not values.get("schedule_type"):
         raise fail(node, "Please fill the values of mandatory fields before Testing")

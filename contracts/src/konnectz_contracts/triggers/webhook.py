@@ -12,13 +12,16 @@ WebhookInner trigger (provider ``webhook``) → the runner's ``webhook`` trigger
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from konnectz_contracts.compiling import TriggerInput
 from konnectz_contracts.manifest import Signature
 from konnectz_contracts.model import Strict
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = ["PROVIDERS", "WebhookTrigger", "compile_trigger"]
 
@@ -48,7 +51,7 @@ class WebhookTrigger(Strict):
 PROVIDERS = ("webhook",)
 
 
-def compile_trigger(node: Any, given: TriggerInput) -> WebhookTrigger:
+def compile_trigger(node: Node, given: TriggerInput) -> WebhookTrigger:
     return WebhookTrigger(token=given.webhook_token)
 
 

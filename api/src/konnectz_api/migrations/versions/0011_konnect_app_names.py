@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-from konnectz_api.flow_plan import konnect_app_names
+from konnectz_api.compile.plan import konnect_app_names
 
 revision = "0011"
 down_revision = "0010"

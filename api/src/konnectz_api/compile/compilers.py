@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from konnectz_api import catalogue  # looked up at each call (catalogue.get_index): the tests swap the index
+from konnectz_contracts.canvas import Node
 from konnectz_contracts.compiling import CompileError, TriggerInput, config_values, fail, validated
 from konnectz_contracts.manifest import App, Event, Polling, ScriptTrigger, WebhookSubscription
 from konnectz_contracts.spec import KeyValue
@@ -65,7 +66,7 @@ __all__ = [
 PENDING: dict[str, str] = {}
 
 
-def catalogue_app(node: Any) -> Any | None:
+def catalogue_app(node: Node) -> Any | None:
     """The catalogue app of ``node``, if it is one (an ``api`` app whose key is the node's provider)."""
     detail = node.detail
     raw_id = str(detail.id if detail.id is not None else "")
@@ -75,7 +76,7 @@ def catalogue_app(node: Any) -> Any | None:
     return app
 
 
-def compile_app_event(node: Any) -> AppEventStep:
+def compile_app_event(node: Node) -> AppEventStep:
     """The ``app_event`` step of an action of a catalogue app."""
     app = catalogue_app(node)
     if app is None:
@@ -104,11 +105,11 @@ def compile_app_event(node: Any) -> AppEventStep:
     )
 
 
-def is_app_trigger(node: Any) -> bool:
+def is_app_trigger(node: Node) -> bool:
     return catalogue_app(node) is not None
 
 
-def compile_app_trigger(node: Any, given: TriggerInput) -> PollingTrigger | WebhookTrigger:
+def compile_app_trigger(node: Node, given: TriggerInput) -> PollingTrigger | WebhookTrigger:
     """The polling or webhook trigger of a catalogue app's trigger node."""
     app = catalogue_app(node)
     if app is None:
@@ -142,7 +143,7 @@ def compile_app_trigger(node: Any, given: TriggerInput) -> PollingTrigger | Webh
     )
 
 
-def script_of(node: Any) -> tuple[App, Event, ScriptTrigger] | None:
+def script_of(node: Node) -> tuple[App, Event, ScriptTrigger] | None:
     """The app, event and script of a trigger node whose chosen event is a custom-script trigger."""
     app = catalogue_app(node)
     if app is None:
@@ -154,12 +155,12 @@ def script_of(node: Any) -> tuple[App, Event, ScriptTrigger] | None:
     return app, event, event.trigger
 
 
-def compile_script_trigger(node: Any, given: TriggerInput) -> WebhookTrigger | None:
+def compile_script_trigger(node: Node, given: TriggerInput) -> WebhookTrigger | None:
     """A custom-script trigger runs as a webhook trigger on the konnect's URL; None for other nodes."""
     return WebhookTrigger(token=given.webhook_token) if script_of(node) is not None else None
 
 
-def compile_step(node: Any) -> Any:
+def compile_step(node: Node) -> Any:
     """The runner step of an action node."""
     compiler = STEP_COMPILERS.get(node.provider)
     if compiler is None and catalogue_app(node) is not None:
@@ -175,7 +176,7 @@ def compile_step(node: Any) -> Any:
     return [delay.delay_step(node, timer, step_id=f"{node.id}-delay"), step]
 
 
-def compile_trigger(node: Any, given: TriggerInput) -> Any:
+def compile_trigger(node: Node, given: TriggerInput) -> Any:
     """The runner trigger of the trigger node."""
     compiler = TRIGGER_COMPILERS.get(node.provider)
     if compiler is None:

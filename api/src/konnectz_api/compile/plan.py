@@ -2,7 +2,7 @@
 
 Pure and below the models: the ``konnects.app_names`` column is derived from a canvas with
 :func:`konnect_app_names` whenever ``canvas_json`` is set (:mod:`konnectz_api.models`), and the
-compiler (:mod:`konnectz_api.compile`) and Test & Review order the nodes with :func:`plan`.
+compiler (:mod:`konnectz_api.compile.flow`) and Test & Review order the nodes with :func:`plan`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from konnectz_contracts.canvas import Canvas, CompileError, NodeParseError, fail, parse_canvas
+from konnectz_contracts.canvas import Canvas, CompileError, Node, NodeParseError, fail, parse_canvas
 from konnectz_contracts.steps import join as join_kind
 from konnectz_contracts.steps import router as routers
 
@@ -63,7 +63,7 @@ def _parse(raw: Any) -> Canvas:
         raise CompileError(str(exc)) from exc
 
 
-def _sort_key(node: Any) -> tuple[int, float, str]:
+def _sort_key(node: Node) -> tuple[int, float, str]:
     x = node.position.get("x") if isinstance(node.position, dict) else None
     return (
         node.detail.app_index if node.detail.app_index is not None else 10**6,

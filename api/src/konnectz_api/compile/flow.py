@@ -2,8 +2,8 @@
 
 The editor document is not what runs: publishing parses it into typed nodes
 (:mod:`konnectz_contracts.canvas`), orders them by the links from the trigger (not by ``app_index``;
-:mod:`konnectz_api.flow_plan`), compiles each node with the compiler of its kind
-(:mod:`konnectz_api.compilers`) and validates the result as a :class:`~konnectz_contracts.spec.FlowSpec`.
+:mod:`konnectz_api.compile.plan`), compiles each node with the compiler of its kind
+(:mod:`konnectz_api.compile.compilers`) and validates the result as a :class:`~konnectz_contracts.spec.FlowSpec`.
 Every problem is a :class:`CompileError` whose message names the node to fix and uses the editor's
 messages where it has one.
 """
@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from konnectz_api.compilers import CompileError, TriggerInput, compile_step, compile_trigger
-from konnectz_api.flow_plan import SAME_SOURCE_AND_TARGET, RouterPlan, plan, router_plans, run_order
+from konnectz_api.compile.compilers import CompileError, TriggerInput, compile_step, compile_trigger
+from konnectz_api.compile.plan import SAME_SOURCE_AND_TARGET, RouterPlan, plan, router_plans, run_order
+from konnectz_contracts.canvas import Node
 from konnectz_contracts.compiling import fail
 from konnectz_contracts.on_error import OnError, compile_on_error
 from konnectz_contracts.refs import REFERENCE
@@ -68,7 +69,7 @@ def compile_run_control(
     return RunControl(deadline_seconds=deadline, max_concurrency=limit, alert=failure)
 
 
-def check_references(node: Any, step: Any, allowed: set[str]) -> None:
+def check_references(node: Node, step: Any, allowed: set[str]) -> None:
     """A step may use outputs of nodes upstream of it only (never its own)."""
     for match in REFERENCE.finditer(step.model_dump_json()):
         node_id = match.group(1).partition(".")[0]
