@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from konnectz_api.compile import CompileError, compile_flow
+from konnectz_api.compile.flow import CompileError, compile_flow
 from konnectz_contracts.events import StepResult, TaskEvent
 from konnectz_contracts.triggers.flow_failed import MAX_INPUT_BYTES, error_run_id, failed_run_output
 

@@ -79,11 +79,10 @@ def check_references(node: Node, step: Any, allowed: set[str]) -> None:
             raise fail(node, f"{{{{{match.group(1)[:100]}}}}} does not name the output of a node before this one")
 
 
-def _on_error(node: Any) -> OnError | None:
+def _on_error(node: Node) -> OnError | None:
     """The node's error policy (its card's Retry and Continue on error), or None."""
-    data = getattr(node, "data", None)
     try:
-        return compile_on_error(getattr(data, "onError", None))
+        return compile_on_error(node.data.onError)
     except ValueError as exc:
         raise fail(node, f"On error: {exc}") from exc
 

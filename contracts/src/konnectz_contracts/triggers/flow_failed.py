@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError
 
 from konnectz_contracts.compiling import TriggerInput, fail
 from konnectz_contracts.events import TaskEvent
 from konnectz_contracts.model import Strict
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 __all__ = [
     "FAILED_STATUSES",
@@ -66,7 +69,7 @@ class FlowFailedTrigger(Strict):
 MODEL = FlowFailedTrigger
 
 
-def compile_trigger(node: Any, inputs: TriggerInput) -> FlowFailedTrigger:
+def compile_trigger(node: Node, inputs: TriggerInput) -> FlowFailedTrigger:
     """The node's ``selectedAddonsValue.flows`` (flow ids) into the trigger."""
     values = getattr(node.data, "selectedAddonsValue", None) or {}
     raw = values.get("flows") if isinstance(values, dict) else None
