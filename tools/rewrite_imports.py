@@ -107,6 +107,31 @@ _KIND_NAMES: dict[str, list[str]] = {
 #: two others the runner's modules imported.
 _EVENT_NAMES = [*events.__all__, "EVENTS_ACK_WAIT_SECONDS", "_runs_prefix"]
 
+_QUOTA_NAMES = [
+    "BLOCK_SECONDS",
+    "KV_QUOTA_BLOCKS",
+    "MAX_BATCH",
+    "QUOTA_MANY_SUBJECT",
+    "QUOTA_SUBJECT",
+    "QuotaBlock",
+    "QuotaReplies",
+    "QuotaReply",
+    "QuotaRequest",
+    "QuotaRequests",
+]
+_BUDGET_NAMES = ["KV_BUDGETS", "MAX_RATE", "MIN_RATE", "TTL_SECONDS", "budget_key"]
+_CAPTURE_NAMES = [
+    "CAPTURE_TTL_SECONDS",
+    "KV_CAPTURING",
+    "MAX_CAPTURE_BYTES",
+    "STREAM_CAPTURES",
+    "SUBJECTS_CAPTURES",
+    "CaptureWindow",
+    "CapturedRequest",
+    "capture_subject",
+    "valid_token",
+]
+
 #: Modules some names left: old module -> {name: new module}. Other names stay.
 SPLIT: dict[str, dict[str, str]] = {
     f"{R}.events": {n: f"{C}.events" for n in _EVENT_NAMES},
@@ -117,8 +142,17 @@ SPLIT: dict[str, dict[str, str]] = {
     f"{R}.netguard": {"outbound_transport": f"{R}.connect"},
     f"{R}.server": {n: f"{R}.connect" for n in ("CONNECT_DEADLINE_SECONDS", "USER_AGENT", "connect_nats")},
     **{f"{R}.steps.{kind}": {n: f"{C}.steps.{kind}" for n in names} for kind, names in _KIND_NAMES.items()},
+    # The wire of quotas, rate budgets and capture, and the journal's and idempotency's bucket names:
+    # agreed between api and runner, so contracts (issue 36).
+    f"{R}.quota": {n: f"{C}.quota" for n in _QUOTA_NAMES},
+    f"{R}.budgets": {n: f"{C}.budgets" for n in _BUDGET_NAMES},
+    f"{R}.capture": {n: f"{C}.capture" for n in _CAPTURE_NAMES},
+    f"{R}.journal": {"KV_STEPS": f"{C}.events"},
+    f"{R}.idempotency": {"KV_IDEMPOTENCY": f"{C}.events"},
     # What the runner's package re-exported before the contracts moved out.
     R: {
+        **{n: f"{C}.quota" for n in _QUOTA_NAMES},
+        **{n: f"{C}.budgets" for n in _BUDGET_NAMES},
         **{n: f"{C}.spec" for n in ("ApiCallStep", "FlowSpec", "KeyValue", "Step", "Trigger", "WebhookTrigger")},
         **{n: f"{C}.errors" for n in ("ConfigError", "ConnectFailed", "RefusedError", "RunnerError", "StepError")},
         **{n: f"{C}.refs" for n in ("build_json_body", "resolve", "resolve_value")},
@@ -172,12 +206,6 @@ FACADE: dict[str, str] = {
     "close_window": "capture",
     "last_capture": "capture",
     "open_window": "capture",
-    "QUOTA_MANY_SUBJECT": "quota",
-    "QUOTA_SUBJECT": "quota",
-    "QuotaReplies": "quota",
-    "QuotaReply": "quota",
-    "QuotaRequest": "quota",
-    "QuotaRequests": "quota",
     "ERROR_BODY_CHARS": "outbound",
     "parse_body": "outbound",
 }

@@ -12,9 +12,10 @@ from typing import Any
 import nats
 import pytest
 
+from konnectz_contracts.budgets import KV_BUDGETS, budget_key
 from konnectz_contracts.manifest import App
 from konnectz_devstack.fake_apps import curated_app
-from konnectz_runner.budgets import KV_BUDGETS, Budget, Budgets, budget_key, budget_usage, wait_reason
+from konnectz_runner.budgets import Budget, Budgets, budget_usage, wait_reason
 from konnectz_runner.events import ensure_streams
 from konnectz_runner.steps import app_event
 

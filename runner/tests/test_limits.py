@@ -21,6 +21,7 @@ from nats.aio.client import Client as NATS
 from nats.js.api import RetentionPolicy
 
 from konnectz_contracts import limits
+from konnectz_contracts.capture import STREAM_CAPTURES
 from konnectz_contracts.events import (
     EVENTS_CONSUMER,
     EVENTS_MAX_DELIVER,
@@ -36,12 +37,7 @@ from konnectz_contracts.events import (
     konnect_key,
     run_subject,
 )
-from konnectz_devstack._nats import NATS_MAX_PAYLOAD as DEVSTACK_MAX_PAYLOAD
-from konnectz_devstack._nats import NatsServer
-from konnectz_devstack._ports import free_port
-from konnectz_runner.capture import STREAM_CAPTURES
-from konnectz_runner.events import ensure_streams, publish_run
-from konnectz_runner.quota import (
+from konnectz_contracts.quota import (
     QUOTA_MANY_SUBJECT,
     QUOTA_SUBJECT,
     QuotaReplies,
@@ -49,6 +45,10 @@ from konnectz_runner.quota import (
     QuotaRequest,
     QuotaRequests,
 )
+from konnectz_devstack._nats import NATS_MAX_PAYLOAD as DEVSTACK_MAX_PAYLOAD
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._ports import free_port
+from konnectz_runner.events import ensure_streams, publish_run
 from konnectz_runner.webhook import parse_json
 from konnectz_runner.worker import CONSUMER_MAX_DELIVER
 

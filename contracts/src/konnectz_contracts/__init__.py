@@ -21,6 +21,9 @@ into them, the runner executes them, the operator reconciles them. Moved here fr
 - :mod:`~konnectz_contracts.events`: subjects, stream and bucket names, ``RunRequest``,
   ``StepResult``, ``TaskEvent``, ``Continuation``, ``encode_run``, ``fit_event`` (creating the streams
   and publishing is the runner's ``konnectz_runner.events``);
+- :mod:`~konnectz_contracts.quota`, :mod:`~konnectz_contracts.budgets`, :mod:`~konnectz_contracts.capture`
+  (from the runner): the quota reservation's subjects and wire models, the rate budgets' bucket and
+  keys, the capture window and captured request, with their streams and buckets;
 - :mod:`~konnectz_contracts.manifest`: the app manifest models;
 - :mod:`~konnectz_contracts.refs`: ``{{node.path}}`` references;
 - :mod:`~konnectz_contracts.limits`, :mod:`~konnectz_contracts.timezones`,

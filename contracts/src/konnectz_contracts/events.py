@@ -51,10 +51,14 @@ __all__ = [
     "DUPLICATE_WINDOW_SECONDS",
     "EVENTS_CONSUMER",
     "EVENTS_MAX_DELIVER",
+    "IDEMPOTENCY_RETENTION_SECONDS",
+    "KV_IDEMPOTENCY",
     "KV_KONNECTS",
     "KV_POLLS",
     "KV_SCHEDULES",
+    "KV_STEPS",
     "POOL_RUNS_PREFIX",
+    "STEPS_RETENTION_SECONDS",
     "STREAM_EVENTS",
     "STREAM_RUNS",
     "SUBJECTS_EVENTS",
@@ -83,6 +87,12 @@ SUBJECTS_TIMERS = "kz.timers.>"
 KV_KONNECTS = "KZ_KONNECTS"
 KV_SCHEDULES = "KZ_SCHEDULES"
 KV_POLLS = "KZ_POLLS"
+#: The step journal (the runner's ``journal``): each finished step of a run with effects.
+KV_STEPS = "KZ_STEPS"
+STEPS_RETENTION_SECONDS = 24 * 3600.0
+#: The run started for a webhook's ``Idempotency-Key`` (the runner's ``idempotency``).
+KV_IDEMPOTENCY = "KZ_IDEMPOTENCY"
+IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600.0
 # Publishes carrying the same Nats-Msg-Id within this window are stored once.
 DUPLICATE_WINDOW_SECONDS = 120.0
 #: The api's durable consumer of KZ_EVENTS; created with the stream so that events published before

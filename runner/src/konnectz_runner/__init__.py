@@ -22,9 +22,7 @@ from konnectz_runner.app_request import (
     picked,
     secret_values,
 )
-from konnectz_runner.budgets import KV_BUDGETS, Budgets, budget_key, budget_usage
-from konnectz_runner.budgets import MAX_RATE as MAX_BUDGET_RATE
-from konnectz_runner.budgets import MIN_RATE as MIN_BUDGET_RATE
+from konnectz_runner.budgets import Budgets, budget_usage
 from konnectz_runner.capture import close_window, last_capture, open_window
 from konnectz_runner.catalogue import (
     GENERATED_BUNDLE,
@@ -44,14 +42,6 @@ from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.outbound import ERROR_BODY_CHARS, parse_body
 from konnectz_runner.outbound import send as send_outbound
 from konnectz_runner.poller import app_items
-from konnectz_runner.quota import (
-    QUOTA_MANY_SUBJECT,
-    QUOTA_SUBJECT,
-    QuotaReplies,
-    QuotaReply,
-    QuotaRequest,
-    QuotaRequests,
-)
 from konnectz_runner.step_secrets import origin_of
 from konnectz_runner.steps import KINDS, run_step
 from konnectz_runner.steps.app_event import remember_account
@@ -63,12 +53,7 @@ __all__ = [
     "GENERATED_BUNDLE",
     "IN_DOUBT_ERROR",
     "KINDS",
-    "KV_BUDGETS",
     "LIST_LIMIT",
-    "MAX_BUDGET_RATE",
-    "MIN_BUDGET_RATE",
-    "QUOTA_MANY_SUBJECT",
-    "QUOTA_SUBJECT",
     "RUNS_FAILED",
     "RUNS_FINISHED",
     "STEP_SECONDS",
@@ -80,14 +65,9 @@ __all__ = [
     "NetGuard",
     "Outage",
     "Outcome",
-    "QuotaReplies",
-    "QuotaReply",
-    "QuotaRequest",
-    "QuotaRequests",
     "Settings",
     "StepContext",
     "app_items",
-    "budget_key",
     "budget_usage",
     "build_event_request",
     "build_test_request",

@@ -1,12 +1,14 @@
 """Rate budgets per app account, shared by every runner process (and the pool) through NATS KV.
 
+The bucket's name, its keys and the override's bounds are :mod:`konnectz_contracts.budgets`.
+
 An app's manifest may say how many requests per second one account may send (``rate_limit.
 requests_per_second``); the account's owner may override it (``app_accounts.rate_limit_rps`` in the
 api, handed to the runner with the account's credentials by the credential broker). Before each
 request to the app (retries included) a step takes a token from the account's bucket:
 
-- bucket ``KZ_BUDGETS`` (history 1, entries expire :data:`TTL_SECONDS` after their last write: an idle
-  account's bucket is full again long before that), key ``acct.<app account id>``;
+- bucket ``KZ_BUDGETS`` (history 1, entries expire :data:`~konnectz_contracts.budgets.TTL_SECONDS`
+  after their last write: an idle account's bucket is full again long before that), key ``acct.<app account id>``;
 - value (JSON) ``{"tokens", "updated_at", "rate", "burst", "recent"}``: ``tokens`` after the last take
   at ``updated_at`` (epoch seconds), refilled at ``rate`` per second up to ``burst``; ``recent`` counts
   the requests of each of the last 60 seconds (``{"<epoch second>": n}``) for the budget display.
@@ -43,30 +45,20 @@ from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
+from konnectz_contracts.budgets import KV_BUDGETS, budget_key
 from konnectz_runner.outage import Outage
 
 __all__ = [
-    "KV_BUDGETS",
-    "MAX_RATE",
-    "MIN_RATE",
-    "TTL_SECONDS",
     "Budget",
     "Budgets",
     "LocalSpacing",
     "Taken",
-    "budget_key",
     "budget_usage",
     "wait_reason",
 ]
 
 log = logging.getLogger(__name__)
 
-KV_BUDGETS = "KZ_BUDGETS"
-#: An entry not written for this long is dropped (the bucket is full again long before: 1 token / 0.01 rps = 100 s).
-TTL_SECONDS = 3600.0
-#: The override's bounds (requests per second), also checked by the api.
-MIN_RATE = 0.01
-MAX_RATE = 1000.0
 #: How long one KV operation may take before it is tried again.
 KV_TIMEOUT_SECONDS = 2.0
 #: How long slow KV operations are retried while the NATS connection is up, before falling back to
@@ -84,10 +76,6 @@ MAX_LATE = 3
 #: same window of the app's counter as the next one, and the app counts one request too many. With
 #: it, the app's count over any 20-second window stays within the rate for delays up to 0.6 s at 5/s.
 HEADROOM = 0.02
-
-
-def budget_key(account_id: int) -> str:
-    return f"acct.{account_id}"
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Webhook capture for the editor ("Capture Response"), before or after publishing.
 
 The api's capture call marks a konnect's webhook token as *capturing*: key ``capture.<token>`` in
-the ``KZ_CAPTURING`` KV bucket, value a :class:`CaptureWindow` (konnect id and since when). The
-bucket's entries expire after :data:`CAPTURE_TTL_SECONDS`; the editor polls every 7 seconds and
+the ``KZ_CAPTURING`` KV bucket, value a :class:`~konnectz_contracts.capture.CaptureWindow` (konnect id and
+since when). The bucket's entries expire after :data:`CAPTURE_TTL_SECONDS`; the editor polls every 7 seconds and
 each poll renews the window.
 
 When ``/hooks/<token>`` receives a request for a capturing token, the runner reads it exactly as a
@@ -18,65 +18,36 @@ window opened is ignored.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
-from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, KeyValueConfig, PubAck, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError, KeyNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
-from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from konnectz_contracts.capture import (
+    CAPTURE_TTL_SECONDS,
+    KV_CAPTURING,
+    MAX_CAPTURE_BYTES,
+    STREAM_CAPTURES,
+    SUBJECTS_CAPTURES,
+    CapturedRequest,
+    CaptureWindow,
+    capture_subject,
+    valid_token,
+)
 from konnectz_contracts.limits import CAPTURE_MSG_MAX_BYTES
 
 __all__ = [
-    "CAPTURE_TTL_SECONDS",
-    "KV_CAPTURING",
-    "STREAM_CAPTURES",
-    "CaptureWindow",
-    "CapturedRequest",
-    "capture_subject",
     "capturing",
     "close_window",
     "ensure_capture",
     "last_capture",
     "open_window",
     "publish_capture",
-    "valid_token",
 ]
 
-KV_CAPTURING = "KZ_CAPTURING"
-STREAM_CAPTURES = "KZ_CAPTURES"
-SUBJECTS_CAPTURES = "kz.captures.>"
-CAPTURE_TTL_SECONDS = 15 * 60
-MAX_CAPTURE_BYTES = 256 * 1024 * 1024
-_TOKEN = re.compile(r"^[A-Za-z0-9_-]{20,100}$")
 _STREAM_NAME_IN_USE = 10058
-
-
-class _Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CaptureWindow(_Wire):
-    konnect_id: int
-    since: AwareDatetime
-
-
-class CapturedRequest(_Wire):
-    konnect_id: int
-    received_at: AwareDatetime
-    trigger_output: dict[str, Any]
-
-
-def valid_token(token: str) -> bool:
-    """Tokens are URL-safe base64 (``secrets.token_urlsafe``); anything else is never looked up."""
-    return bool(_TOKEN.fullmatch(token))
-
-
-def capture_subject(konnect_id: int) -> str:
-    return f"kz.captures.{int(konnect_id)}"
 
 
 def _key(token: str) -> str:

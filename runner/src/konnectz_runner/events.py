@@ -19,14 +19,20 @@ from nats.js.api import (
 )
 from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
 
+from konnectz_contracts.budgets import KV_BUDGETS
+from konnectz_contracts.budgets import TTL_SECONDS as BUDGET_TTL
 from konnectz_contracts.events import (
     DUPLICATE_WINDOW_SECONDS,
     EVENTS_ACK_WAIT_SECONDS,
     EVENTS_CONSUMER,
     EVENTS_MAX_DELIVER,
+    IDEMPOTENCY_RETENTION_SECONDS,
+    KV_IDEMPOTENCY,
     KV_KONNECTS,
     KV_POLLS,
     KV_SCHEDULES,
+    KV_STEPS,
+    STEPS_RETENTION_SECONDS,
     STREAM_EVENTS,
     STREAM_RUNS,
     SUBJECTS_EVENTS,
@@ -47,15 +53,9 @@ from konnectz_contracts.limits import (
     RUN_MAX_BYTES,
     RUNS_MAX_AGE_SECONDS,
 )
+from konnectz_contracts.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
 from konnectz_runner.active import bucket_configs as run_state_buckets
-from konnectz_runner.budgets import KV_BUDGETS
-from konnectz_runner.budgets import TTL_SECONDS as BUDGET_TTL
 from konnectz_runner.capture import ensure_capture
-from konnectz_runner.idempotency import KV_IDEMPOTENCY
-from konnectz_runner.idempotency import RETENTION_SECONDS as KEY_RETENTION
-from konnectz_runner.journal import KV_STEPS
-from konnectz_runner.journal import RETENTION_SECONDS as STEP_RETENTION
-from konnectz_runner.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
 
 __all__ = ["ensure_streams", "events_consumer_config", "publish_event", "publish_run", "stream_configs"]
 
@@ -187,8 +187,8 @@ async def ensure_streams(js: JetStreamContext) -> None:
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_SCHEDULES, history=1, storage=StorageType.FILE))
     await _ensure_bucket(js, KeyValueConfig(bucket=KV_POLLS, history=1, storage=StorageType.FILE))
     for bucket, ttl in (
-        (KV_STEPS, STEP_RETENTION),
-        (KV_IDEMPOTENCY, KEY_RETENTION),
+        (KV_STEPS, STEPS_RETENTION_SECONDS),
+        (KV_IDEMPOTENCY, IDEMPOTENCY_RETENTION_SECONDS),
         (KV_QUOTA_BLOCKS, BLOCK_SECONDS),
         (KV_BUDGETS, BUDGET_TTL),
     ):

@@ -2,8 +2,8 @@
 
 A webhook sender may send ``Idempotency-Key: <any text up to 255 characters>`` (as Stripe's API
 accepts). The first call with a key for a konnect starts a run; every later call with the same key
-for the same konnect within :data:`RETENTION_SECONDS` answers 200 with the *first* run's id and
-the header ``Idempotent-Replayed: true``, and starts nothing.
+for the same konnect within :data:`~konnectz_contracts.events.IDEMPOTENCY_RETENTION_SECONDS` answers 200
+with the *first* run's id and the header ``Idempotent-Replayed: true``, and starts nothing.
 
 How, in the ``KZ_IDEMPOTENCY`` key/value bucket (entries expire after the retention):
 
@@ -27,13 +27,11 @@ from dataclasses import dataclass
 from nats.js.errors import KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-__all__ = ["HEADER", "KV_IDEMPOTENCY", "MAX_KEY_LENGTH", "RETENTION_SECONDS", "Claim", "check_key", "claim", "stored"]
+__all__ = ["HEADER", "MAX_KEY_LENGTH", "Claim", "check_key", "claim", "stored"]
 
 log = logging.getLogger(__name__)
 
-KV_IDEMPOTENCY = "KZ_IDEMPOTENCY"
 HEADER = "idempotency-key"
-RETENTION_SECONDS = 24 * 3600.0
 MAX_KEY_LENGTH = 255
 
 

@@ -18,7 +18,8 @@ run resumes after its last finished step.
   journaled with its ``resume_at``: a run redelivered after it suspended (its ack was lost when
   NATS died) suspends again until the same time, and its timer (same ``Nats-Msg-Id``) is stored
   once, instead of the delay being computed afresh and the run going on twice.
-- The bucket keeps entries for :data:`RETENTION_SECONDS` (longer than any redelivery takes).
+- The bucket keeps entries for :data:`~konnectz_contracts.events.STEPS_RETENTION_SECONDS` (longer than any
+  redelivery takes).
 
 Why a JetStream bucket and not PostgreSQL: the runner never depends on the database (the api
 owns it), the run message already lives in JetStream on the same server, and a KV put is one
@@ -54,15 +55,13 @@ from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from konnectz_contracts.events import StepResult
+from konnectz_contracts.events import KV_STEPS, StepResult
 from konnectz_runner.model import Outcome
 
 __all__ = [
     "BUSY_SECONDS",
     "IN_DOUBT_ERROR",
-    "KV_STEPS",
     "PURE_KINDS",
-    "RETENTION_SECONDS",
     "InDoubt",
     "JournalEntry",
     "StepBusy",
@@ -72,8 +71,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-KV_STEPS = "KZ_STEPS"
-RETENTION_SECONDS = 24 * 3600.0
 # Step kinds without effects outside the run: running them again is harmless.
 PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router", "join"})
 # Journaled kinds without effects outside the run: never in doubt, so no started mark.

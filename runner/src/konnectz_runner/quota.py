@@ -1,5 +1,7 @@
 """Task quotas, seen from the runner: before a run executes, it reserves its tasks with the api.
 
+The wire (subjects, bucket, models) is :mod:`konnectz_contracts.quota`.
+
 The api owns the quota (``users.task_limit`` / ``task_consumed`` in PostgreSQL); the runner never reads
 that database. Over NATS request-reply on :data:`QUOTA_SUBJECT` the runner sends a :class:`QuotaRequest`
 (one task per action step of the flow) and the api answers with a :class:`QuotaReply`:
@@ -38,66 +40,33 @@ from typing import Protocol
 import nats.errors
 from nats.aio.client import Client as NATS
 from nats.js.kv import KeyValue
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from konnectz_contracts.events import RunRequest, TaskEvent
+from konnectz_contracts.quota import (
+    BLOCK_SECONDS,
+    MAX_BATCH,
+    QUOTA_MANY_SUBJECT,
+    QUOTA_SUBJECT,
+    QuotaBlock,
+    QuotaReplies,
+    QuotaReply,
+    QuotaRequest,
+    QuotaRequests,
+)
 from konnectz_contracts.spec import FlowSpec
 from konnectz_runner.failed_runs import runner_error_event
 
 __all__ = [
-    "BLOCK_SECONDS",
-    "KV_QUOTA_BLOCKS",
-    "MAX_BATCH",
-    "QUOTA_MANY_SUBJECT",
-    "QUOTA_SUBJECT",
     "NatsQuotaGate",
-    "QuotaBlock",
     "QuotaBlocks",
     "QuotaGate",
-    "QuotaReplies",
-    "QuotaReply",
-    "QuotaRequest",
-    "QuotaRequests",
     "QuotaUnavailable",
     "block_owner",
     "exhausted",
     "refused_event",
     "tasks_of",
 ]
-
-QUOTA_SUBJECT = "kz.quota.reserve"
-QUOTA_MANY_SUBJECT = "kz.quota.reserve_many"
-#: Reservations sent in one request at most.
-MAX_BATCH = 500
-KV_QUOTA_BLOCKS = "KZ_QUOTA_BLOCKS"
-#: How long an owner without tasks left is refused at ingress before a run may ask the api again.
-BLOCK_SECONDS = 60.0
-
-
-class _Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class QuotaRequest(_Wire):
-    run_id: str = Field(min_length=1, max_length=200)
-    konnect_id: int = Field(ge=1, lt=2**63)
-    owner_id: int = Field(ge=1, lt=2**63)
-    tasks: int = Field(ge=0, le=1_000_000)
-
-
-class QuotaReply(_Wire):
-    allowed: bool
-    reason: str | None = None
-    task_limit: int = 0
-    task_consumed: int = 0
-
-
-class QuotaRequests(_Wire):
-    requests: list[QuotaRequest] = Field(min_length=1, max_length=MAX_BATCH)
-
-
-class QuotaReplies(_Wire):
-    replies: list[QuotaReply]
 
 
 class QuotaUnavailable(Exception):
@@ -213,12 +182,6 @@ def refused_event(spec: FlowSpec, run: RunRequest, reason: str) -> TaskEvent:
         app="quota",
         refused=reason,
     )
-
-
-class QuotaBlock(_Wire):
-    owner_id: int
-    reason: str
-    until: float  # epoch seconds
 
 
 def exhausted(reply: QuotaReply) -> bool:

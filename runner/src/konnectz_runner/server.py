@@ -58,19 +58,22 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from konnectz_contracts.capture import KV_CAPTURING, CapturedRequest, CaptureWindow
 from konnectz_contracts.errors import ConfigError, StepError
-from konnectz_contracts.events import KV_KONNECTS, STREAM_RUNS, RunRequest, Unstorable, encode_run, use_pool_subjects
+from konnectz_contracts.events import (
+    KV_IDEMPOTENCY,
+    KV_KONNECTS,
+    STREAM_RUNS,
+    RunRequest,
+    Unstorable,
+    encode_run,
+    use_pool_subjects,
+)
+from konnectz_contracts.quota import KV_QUOTA_BLOCKS
 from konnectz_contracts.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
 from konnectz_runner import idempotency, outbound, telemetry
 from konnectz_runner.backlog import Backlog
-from konnectz_runner.capture import (
-    KV_CAPTURING,
-    CaptureCache,
-    CapturedRequest,
-    CaptureWindow,
-    capturing,
-    publish_capture,
-)
+from konnectz_runner.capture import CaptureCache, capturing, publish_capture
 from konnectz_runner.config import Settings
 from konnectz_runner.connect import USER_AGENT, connect_nats, outbound_transport
 from konnectz_runner.election import Election
@@ -78,7 +81,7 @@ from konnectz_runner.events import ensure_streams, publish_run
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.poller import LocalPoller
-from konnectz_runner.quota import KV_QUOTA_BLOCKS, NatsQuotaGate, QuotaBlocks
+from konnectz_runner.quota import NatsQuotaGate, QuotaBlocks
 from konnectz_runner.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.scheduler import LocalScheduler
 from konnectz_runner.signatures import verify_signature
@@ -548,7 +551,7 @@ async def _accept_once(runner: Runner, run: RunRequest, key: str) -> JSONRespons
     if runner.js is None or runner.nats_problem() is not None:
         raise Unavailable(runner.nats_problem() or "not connected to NATS")
     try:
-        kv = await runner.js.key_value(idempotency.KV_IDEMPOTENCY)
+        kv = await runner.js.key_value(KV_IDEMPOTENCY)
         claimed = await idempotency.claim(kv, konnect_id=run.konnect_id, key=key, run_id=run.run_id)
     except Exception as exc:
         raise Unavailable(f"the Idempotency-Key could not be checked: {exc or type(exc).__name__}") from exc

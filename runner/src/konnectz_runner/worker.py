@@ -77,6 +77,7 @@ from konnectz_contracts.events import (
     pool_subjects,
     run_subject,
 )
+from konnectz_contracts.quota import KV_QUOTA_BLOCKS
 from konnectz_contracts.run_control import ActiveRun
 from konnectz_runner import outbound, telemetry
 from konnectz_runner.active import ActiveWatch, CancelBook
@@ -90,15 +91,7 @@ from konnectz_runner.failed_runs import runner_error_event
 from konnectz_runner.journal import InDoubt, JournalEntry, StepBusy, StepJournal, step_key
 from konnectz_runner.netguard import NetGuard
 from konnectz_runner.outage import Outage, nats_callbacks
-from konnectz_runner.quota import (
-    KV_QUOTA_BLOCKS,
-    NatsQuotaGate,
-    QuotaGate,
-    QuotaUnavailable,
-    block_owner,
-    exhausted,
-    refused_event,
-)
+from konnectz_runner.quota import NatsQuotaGate, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
 from konnectz_runner.registry import KonnectRegistry
 from konnectz_runner.slots import QueueFull, Slots, StoppedWaiting, put_queued, slots_bucket
 from konnectz_runner.timers import schedule_continuation

@@ -19,15 +19,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.bus import Bus
 from konnectz_api.crud import quota
-from konnectz_runner import (
+from konnectz_contracts.quota import (
     QUOTA_MANY_SUBJECT,
     QUOTA_SUBJECT,
-    Outage,
     QuotaReplies,
     QuotaReply,
     QuotaRequest,
     QuotaRequests,
 )
+from konnectz_runner import Outage
 
 log = logging.getLogger(__name__)
 QUEUE = "api-quota"
