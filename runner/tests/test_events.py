@@ -25,7 +25,7 @@ from konnectz_contracts.events import (
     run_subject,
 )
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
-from konnectz_runner.events import ensure_streams, publish_run
+from konnectz_runner.bus import ensure_streams, publish_run
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 

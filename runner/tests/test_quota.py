@@ -13,7 +13,8 @@ import pytest
 from konnectz_contracts.events import RunRequest, TaskEvent
 from konnectz_contracts.quota import QuotaReply
 from konnectz_contracts.spec import FlowSpec
-from konnectz_runner.quota import NatsQuotaGate, QuotaUnavailable, tasks_of
+from konnectz_runner.work import NatsQuotaGate
+from konnectz_runner.work.quota import QuotaUnavailable, tasks_of
 
 from .test_worker import SPEC, FakeJetStream, make_worker, run_message
 
@@ -150,7 +151,8 @@ def test_an_owner_is_blocked_at_ingress_only_when_no_task_is_left_and_only_for_a
     import time
 
     from konnectz_contracts.quota import QuotaBlock
-    from konnectz_runner.quota import QuotaBlocks, exhausted
+    from konnectz_runner.work import QuotaBlocks
+    from konnectz_runner.work.quota import exhausted
 
     assert exhausted(QuotaReply(allowed=False, reason="none", task_limit=5, task_consumed=5))
     # Too few for this run, but a smaller run may fit: not blocked.

@@ -39,11 +39,11 @@ from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
-from konnectz_runner.capture import capturing, close_window, last_capture, open_window
+from konnectz_runner.apps import parse_networks
+from konnectz_runner.bus import capturing, close_window, ensure_streams, last_capture, open_window
 from konnectz_runner.config import Settings
-from konnectz_runner.events import ensure_streams
-from konnectz_runner.netguard import parse_networks
-from konnectz_runner.server import Runner, create_app
+from konnectz_runner.ingress import create_app
+from konnectz_runner.ingress.server import Runner
 
 pytestmark = pytest.mark.integration
 

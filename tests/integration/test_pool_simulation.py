@@ -45,8 +45,8 @@ from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, ScheduleTri
 from konnectz_contracts.triggers.schedule import AtRegularIntervals
 from konnectz_devstack._nats import nats_server_binary
 from konnectz_devstack._ports import free_port, wait_for_port
-from konnectz_runner import ensure_streams
-from konnectz_runner.election import KV_LEADERS
+from konnectz_runner.bus import ensure_streams
+from konnectz_runner.clock import KV_LEADERS
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("pool-simulation")]
 

@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from konnectz_contracts.broker_token import derived_key
-from konnectz_runner import IPNetwork, parse_networks
+from konnectz_runner.apps import IPNetwork, parse_networks
 
 #: A Kubernetes namespace name (an RFC 1123 label).
 NAMESPACE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

@@ -1,0 +1,73 @@
+"""What a step's ``run`` gets and returns (the config models are :mod:`konnectz_contracts.model` and
+:mod:`konnectz_contracts.steps`).
+
+- :class:`StepContext`: what a step's ``run`` gets besides its config.
+- :class:`Outcome`: what a step's ``run`` returns; the engine turns it into a
+  :class:`~konnectz_contracts.events.StepResult` and decides what runs next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import httpx
+
+from konnectz_contracts.model import utcnow
+from konnectz_runner.apps import Budgets, NetGuard
+
+__all__ = ["Outcome", "StepContext"]
+
+
+@dataclass
+class StepContext:
+    """What a step may use. ``outputs`` maps node ids (trigger and earlier steps) to their outputs."""
+
+    outputs: dict[str, Any]
+    http: httpx.AsyncClient
+    guard: NetGuard
+    run_id: str = ""
+    konnect_id: int = 0
+    owner_id: int = 0
+    timezone: str = "UTC"
+    now: Callable[[], datetime] = utcnow
+    warnings: list[str] = field(default_factory=list)
+    # The largest response body an outbound call may read (Test & Review uses a smaller one).
+    max_response_bytes: int = 10 * 1024 * 1024
+    # Opens sealed step secrets: (konnect id, sealed values) -> [(plain value, origin typed for)].
+    # None: the api's broker (:func:`konnectz_runner.apps.step_secrets.broker_step_secrets`).
+    open_secrets: Callable[[int, list[str]], Awaitable[list[tuple[str, str | None]]]] | None = None
+    # A join's input (set by the engine, or by Test & Review): path name -> the output of the path's
+    # last step ({} for an empty path, None for a path that was skipped or stopped).
+    path_results: dict[str, Any] | None = None
+    # rate budgets: the buckets shared by every runner process (None: spaced within this process only).
+    budgets: Budgets | None = None
+
+
+@dataclass
+class Outcome:
+    """The result of one step.
+
+    - ``status`` ERROR with ``error`` ends the run as ERROR.
+    - ``stop`` (a filter that did not pass) ends the run without error; the reason is logged.
+    - ``items`` (an iterator) makes the following steps run once per item.
+    - ``resume_at`` (a delay) suspends the run until then; the following steps run after it.
+    - ``waited_seconds``/``wait_reason``: the step waited for its app account's rate budget.
+    """
+
+    status: Literal["SUCCESS", "ERROR"] = "SUCCESS"
+    output: Any = None
+    input: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    stop: str | None = None
+    items: list[Any] | None = None
+    resume_at: datetime | None = None
+    # rate budgets: seconds the step waited for its app account's budget, and the task log's line for it.
+    waited_seconds: float | None = None
+    wait_reason: str | None = None
+
+    @classmethod
+    def failed(cls, error: str, *, input: dict[str, Any] | None = None) -> Outcome:
+        return cls(status="ERROR", error=error, input=input or {})
