@@ -220,7 +220,7 @@ OLD_FACADE: dict[str, str | tuple[str, str]] = {
     "ERROR_BODY_CHARS": "outbound",
     "parse_body": "outbound",
     "send_outbound": ("outbound", "send"),
-    "app_items": "poller",
+    "app_items": "steps.app_event",  # issue 36: it left the poller for the app_event step
     "origin_of": "step_secrets",
     "KINDS": "steps",
     "run_step": "steps",

@@ -189,7 +189,7 @@ async def test_a_polling_trigger_takes_its_accounts_tokens(nc, echo) -> None:
 
     from konnectz_contracts.triggers.polling import PollingTrigger
     from konnectz_runner.apps import NetGuard, parse_networks
-    from konnectz_runner.clock import app_items
+    from konnectz_runner.engine import app_items
 
     event = {
         "key": "new_item",

@@ -20,7 +20,6 @@ OPEN_TO_OTHERS = {
     "konnectz_runner.apps",
     "konnectz_runner.bus",
     "konnectz_runner.engine",
-    "konnectz_runner.clock",  # until the api's review takes app_items from the engine
 }
 
 

@@ -52,8 +52,7 @@ from konnectz_contracts.steps import join
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
 from konnectz_contracts.triggers.schedule import next_fire, trigger_output
 from konnectz_runner.apps import Budgets, NetGuard, guarded_transport
-from konnectz_runner.clock import app_items
-from konnectz_runner.engine import StepContext, join_merge, run_step
+from konnectz_runner.engine import StepContext, app_items, join_merge, run_step
 
 __all__ = [
     "MANDATORY",

@@ -10,7 +10,7 @@ This face is what the ingress and the command line may import (``from konnectz_r
 """
 
 from konnectz_runner.clock.election import KV_LEADERS, Election
-from konnectz_runner.clock.poller import LocalPoller, app_items, read_cursor
+from konnectz_runner.clock.poller import LocalPoller, read_cursor
 from konnectz_runner.clock.scheduler import LocalScheduler, fire_due
 
-__all__ = ["KV_LEADERS", "Election", "LocalPoller", "LocalScheduler", "app_items", "fire_due", "read_cursor"]
+__all__ = ["KV_LEADERS", "Election", "LocalPoller", "LocalScheduler", "fire_due", "read_cursor"]

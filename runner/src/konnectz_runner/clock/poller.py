@@ -1,9 +1,10 @@
 """Polling konnects: one request per interval, one run per new item, a cursor in ``KZ_POLLS``.
 
 :func:`poll_once` sends the trigger's request: a catalogue app's trigger event through the generic
-HTTP step's :func:`~konnectz_runner.engine.steps.app_event.call_event` (:func:`app_items`: credentials
-from the api's credential broker at poll time, retries on 429/5xx honouring Retry-After, pages,
-one refresh of an expired OAuth2 token), a plain ``url`` trigger as it is (guarded and
+HTTP step's :func:`~konnectz_runner.engine.steps.app_event.call_event`
+(:func:`~konnectz_runner.engine.app_items`: credentials from the api's credential broker at poll
+time, retries on 429/5xx honouring Retry-After, pages, one refresh of an expired OAuth2 token), a
+plain ``url`` trigger as it is (guarded and
 redirect-safe like an API-call step, secret headers dropped on a cross-origin redirect). It picks
 the new items with
 :func:`~konnectz_contracts.triggers.polling.new_items`, stores one RunRequest per item (source
@@ -35,18 +36,16 @@ from konnectz_contracts.spec import FlowSpec
 from konnectz_runner.apps import Budgets, NetGuard, outbound
 from konnectz_runner.bus import KonnectRegistry, publish_run
 from konnectz_runner.clock.ticking import Ticking, TriggerKey, keyed_triggers
-from konnectz_runner.engine import StepContext, app_event
+from konnectz_runner.engine import MAX_POLL_BYTES, app_items
 
 if TYPE_CHECKING:
-    from konnectz_contracts.manifest import App
-    from konnectz_runner.engine import CredentialSource
+    pass
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, fingerprint, new_items, pick_new, since_value
 
-__all__ = ["MAX_POLL_BYTES", "LocalPoller", "app_items", "poll_once", "read_cursor"]
+__all__ = ["LocalPoller", "poll_once", "read_cursor"]
 
 log = logging.getLogger(__name__)
 
-MAX_POLL_BYTES = 5 * 1024 * 1024
 _RUN_ID_NAMESPACE = uuid.UUID("5e0c2a57-9f1d-4b8e-a6f3-2d4c8b1e7a90")
 
 
@@ -92,67 +91,6 @@ def _request(trigger: PollingTrigger, cursor: Cursor) -> httpx.Request:
     headers = {h.key: h.value for h in trigger.headers}
     headers.setdefault("Accept", "application/json")
     return httpx.Request(trigger.method, trigger.url or "", params=params, headers=headers)
-
-
-async def app_items(
-    trigger: PollingTrigger,
-    cursor: Cursor,
-    *,
-    konnect_id: int,
-    owner_id: int,
-    timezone: str = "UTC",
-    http: httpx.AsyncClient,
-    guard: NetGuard,
-    max_bytes: int = MAX_POLL_BYTES,
-    credential_source: CredentialSource | None = None,
-    app: App | None = None,
-    budgets: Budgets | None = None,
-) -> list[Any]:
-    """The items of a catalogue app's trigger event, read through the generic HTTP step.
-
-    Credentials come from ``credential_source`` (the api's Test & Review reads its own database), else
-    from the step's credential source: the api's broker with this konnect's token. ``app``: the
-    manifest when the caller has it (the api's catalogue), else the runner's catalogue is read."""
-    app = app or app_event.catalogue().get(trigger.app_id or 0)
-    event = app.event(trigger.event) if app is not None else None
-    if app is None or event is None or event.operation is None:
-        raise StepError(f"Unknown app event {trigger.app_id}/{trigger.event}")
-    values: dict[str, Any] = {f.key: f.value for f in trigger.event_fields}
-    extra: list[tuple[str, str]] = []
-    since = since_value(trigger, cursor)
-    if since is not None and trigger.since_param:
-        if event.field(trigger.since_param) is not None:
-            values[trigger.since_param] = since
-        else:
-            extra.append((trigger.since_param, since))
-    credentials: dict[str, Any] = {}
-    refresh = None
-    account_id = trigger.account_id
-    if app.needs_account:
-        if account_id is None:
-            raise StepError(f"Choose a {app.name} account for this trigger")
-        source = credential_source or app_event.credential_source()
-        credentials = await source(account_id, konnect_id, owner_id, False)
-        if app.auth.type == "oauth2":
-
-            async def refresh() -> dict[str, Any]:
-                return await source(account_id, konnect_id, owner_id, True)
-
-    ctx = StepContext(
-        outputs={},
-        http=http,
-        guard=guard,
-        run_id=f"poll-{konnect_id}",
-        konnect_id=konnect_id,
-        owner_id=owner_id,
-        timezone=timezone,
-        max_response_bytes=max_bytes,
-        budgets=budgets,
-    )
-    items, _ = await app_event.call_event(
-        ctx, app, event, values, credentials, account_id=account_id, refresh=refresh, extra_params=extra or None
-    )
-    return list(items)
 
 
 def _output(item: Any) -> dict[str, Any]:

@@ -22,12 +22,13 @@ from konnectz_runner.engine.journal import (
     step_key,
 )
 from konnectz_runner.engine.steps import KINDS, app_event, run_step
-from konnectz_runner.engine.steps.app_event import CredentialSource, remember_account
+from konnectz_runner.engine.steps.app_event import MAX_POLL_BYTES, CredentialSource, app_items, remember_account
 from konnectz_runner.engine.steps.join import merge as join_merge
 
 __all__ = [
     "IN_DOUBT_ERROR",
     "KINDS",
+    "MAX_POLL_BYTES",
     "CredentialSource",
     "InDoubt",
     "JournalEntry",
@@ -37,6 +38,7 @@ __all__ = [
     "StepJournal",
     "Suspended",
     "app_event",
+    "app_items",
     "execute",
     "join_merge",
     "remember_account",

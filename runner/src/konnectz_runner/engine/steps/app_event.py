@@ -17,12 +17,15 @@ from konnectz_contracts.errors import StepError
 from konnectz_contracts.manifest import App, Event, Polling
 from konnectz_contracts.refs import resolve_value
 from konnectz_contracts.steps.app_event import AppEventStep
+from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, since_value
 from konnectz_runner.apps import (
     AppRequest,
     Budget,
+    Budgets,
     Catalogue,
     LazyCatalogue,
     LocalSpacing,
+    NetGuard,
     build_event_request,
     dig,
     hook_error,
@@ -37,8 +40,10 @@ from konnectz_runner.apps import (
 from konnectz_runner.engine.context import Outcome, StepContext
 
 __all__ = [
+    "MAX_POLL_BYTES",
     "CredentialSource",
     "account_budget",
+    "app_items",
     "broker_credentials",
     "call_event",
     "catalogue",
@@ -56,6 +61,8 @@ IDEMPOTENT = frozenset({"GET", "PUT", "DELETE"})
 #: A shorter wait for the rate budget is not worth a line in the task log.
 MIN_REPORTED_WAIT = 0.05
 BACKOFF_SECONDS = 0.5
+#: The largest reply a polling trigger's request may read.
+MAX_POLL_BYTES = 5 * 1024 * 1024
 
 
 # (account_id, konnect_id, owner_id, refresh) -> credentials
@@ -385,3 +392,64 @@ def _waited(outcome: Outcome, app: App | None, account_id: int | None, waits: li
     outcome.waited_seconds = round(total, 3)
     outcome.wait_reason = wait_reason(app.name, _accounts.get(budget.account_id, (None, None))[1], budget, total)
     return outcome
+
+
+async def app_items(
+    trigger: PollingTrigger,
+    cursor: Cursor,
+    *,
+    konnect_id: int,
+    owner_id: int,
+    timezone: str = "UTC",
+    http: httpx.AsyncClient,
+    guard: NetGuard,
+    max_bytes: int = MAX_POLL_BYTES,
+    credential_source: CredentialSource | None = None,
+    app: App | None = None,
+    budgets: Budgets | None = None,
+) -> list[Any]:
+    """The items of a catalogue app's trigger event, read through the generic HTTP step.
+
+    Credentials come from ``credential_source`` (the api's Test & Review reads its own database), else
+    from the step's credential source: the api's broker with this konnect's token. ``app``: the
+    manifest when the caller has it (the api's catalogue), else the runner's catalogue is read."""
+    app = app or catalogue().get(trigger.app_id or 0)
+    event = app.event(trigger.event) if app is not None else None
+    if app is None or event is None or event.operation is None:
+        raise StepError(f"Unknown app event {trigger.app_id}/{trigger.event}")
+    values: dict[str, Any] = {f.key: f.value for f in trigger.event_fields}
+    extra: list[tuple[str, str]] = []
+    since = since_value(trigger, cursor)
+    if since is not None and trigger.since_param:
+        if event.field(trigger.since_param) is not None:
+            values[trigger.since_param] = since
+        else:
+            extra.append((trigger.since_param, since))
+    credentials: dict[str, Any] = {}
+    refresh = None
+    account_id = trigger.account_id
+    if app.needs_account:
+        if account_id is None:
+            raise StepError(f"Choose a {app.name} account for this trigger")
+        source = credential_source or _credential_source or broker_credentials  # else as credential_source()
+        credentials = await source(account_id, konnect_id, owner_id, False)
+        if app.auth.type == "oauth2":
+
+            async def refresh() -> dict[str, Any]:
+                return await source(account_id, konnect_id, owner_id, True)
+
+    ctx = StepContext(
+        outputs={},
+        http=http,
+        guard=guard,
+        run_id=f"poll-{konnect_id}",
+        konnect_id=konnect_id,
+        owner_id=owner_id,
+        timezone=timezone,
+        max_response_bytes=max_bytes,
+        budgets=budgets,
+    )
+    items, _ = await call_event(
+        ctx, app, event, values, credentials, account_id=account_id, refresh=refresh, extra_params=extra or None
+    )
+    return list(items)
