@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import json
 import logging
 import threading
@@ -79,6 +80,7 @@ from konnectz_contracts.events import (
 )
 from konnectz_contracts.quota import KV_QUOTA_BLOCKS
 from konnectz_contracts.run_control import ActiveRun
+from konnectz_contracts.spec import FlowSpec
 from konnectz_runner import telemetry
 from konnectz_runner.apps import Budgets, NetGuard, outbound
 from konnectz_runner.bus import (
@@ -147,6 +149,16 @@ def consumer_for(konnect_id: int | None) -> tuple[str, str]:
             return f"{DURABLE}-pool", f"{POOL_RUNS_PREFIX}.>"
         return DURABLE, SUBJECTS_RUNS
     return f"{DURABLE}-{int(konnect_id)}", run_subject(konnect_id)
+
+
+class _Back(enum.Enum):
+    """A step of :meth:`RunWorker.handle` handed the run back to JetStream (nak'd, or its delay's timer
+    stored): nothing more to do with this delivery."""
+
+    HANDED = enum.auto()
+
+
+_HANDED_BACK = _Back.HANDED
 
 
 class RunWorker:
@@ -282,40 +294,19 @@ class RunWorker:
                 await msg.in_progress()
 
     async def handle(self, msg: Msg) -> None:
-        try:
-            run = RunRequest.model_validate_json(msg.data)
-        except ValidationError as exc:
-            log.error("Dropping an invalid run request on %s: %s", msg.subject, exc)
-            await msg.term()
-            await self._delete(msg)  # never delivered again: nothing to keep it for
+        """One delivery of a run, in order: admission, slot, quota, execute (journalled), publish, ack.
+
+        Each step that hands the run back to JetStream (nak, or a delay's timer stored) ends it here;
+        whatever else goes wrong leaves the run unacknowledged, so JetStream redelivers it."""
+        admitted = await self._admit(msg)
+        if admitted is None:
             return
-        attempt = msg.metadata.num_delivered
-        spec = self.registry.by_id(run.konnect_id)
-        if spec is None:
-            await self._not_loaded(msg, run, attempt)
-            return
+        run, spec, attempt = admitted
         keep_alive = asyncio.create_task(self._keep_alive(msg))
-        limit = spec.run_control.max_concurrency if spec.run_control is not None else None
-        holding: asyncio.Task[None] | None = None
-        if limit is not None and self._slots is not None:
-            try:
-                holding = await self._take_slot(msg, run, spec, limit)
-            except StoppedWaiting:  # cancelled while queued: it ends as CANCELLED before its first step
-                log.info("Run %s was cancelled while it waited for a slot", run.run_id)
-            except QueueFull as exc:
-                log.warning("Run %s waits in KZ_RUNS: %s", run.run_id, exc)
-                keep_alive.cancel()
-                await msg.nak(delay=QUEUE_FULL_DELAY_SECONDS)
-                return
-            except BaseException as exc:  # NATS unavailable, or the worker stops: redelivered later
-                keep_alive.cancel()
-                await self._give_slot(run, spec.konnect_id, None)
-                if not isinstance(exc, asyncio.CancelledError):
-                    log.warning("Run %s: no slot (%s); it will be retried", run.run_id, exc or type(exc).__name__)
-                    with contextlib.suppress(Exception):
-                        await msg.nak(delay=5.0)
-                    return
-                raise
+        slot = await self._slot(msg, run, spec, keep_alive)
+        if slot is _HANDED_BACK:
+            return
+        holding = slot if isinstance(slot, asyncio.Task) else None
         telemetry.RUNS_RUNNING.inc()
         span = telemetry.tracer().start_span(
             "run",
@@ -325,94 +316,18 @@ class RunWorker:
         token = otel_context.attach(trace.set_span_in_context(span))
         try:
             last = attempt >= self.max_deliver
-            refusal: str | None = None
-            # Tasks are reserved once, when the run starts (by run_id, so a redelivery is not
-            # counted twice); a delayed run that resumes was already admitted.
-            if self.quota is not None and run.resume is None:
-                try:
-                    decision = await self.quota.reserve(run, spec)
-                except QuotaUnavailable as exc:
-                    self._quota_checks.failed(exc, " (runs wait and are retried)")
-                    if not last:
-                        await msg.nak(delay=5.0)
-                        return
-                    refusal = f"The run was refused: its task quota could not be checked ({exc})."
-                else:
-                    self._quota_checks.ok()
-                    if not decision.allowed:
-                        refusal = decision.reason or "The run was refused: task quota exceeded."
-                        if exhausted(decision):
-                            await self._block(spec.owner_id, refusal)
-            watch = ActiveWatch(
-                self._active,
-                self._cancels,
-                ActiveRun(
-                    run_id=run.run_id,
-                    konnect_id=spec.konnect_id,
-                    owner_id=spec.owner_id,
-                    status="RUNNING",
-                    since=run.resume.started_at if run.resume is not None else datetime.now(UTC),
-                ),
+            refusal = await self._quota_refusal(msg, run, spec, last)
+            if refusal is _HANDED_BACK:
+                return
+            watch = self._watch(run, spec)
+            event = (
+                refused_event(spec, run, refusal)
+                if refusal is not None
+                else await self._execute(msg, run, spec, attempt, last, watch)
             )
-            if refusal is not None:
-                event = refused_event(spec, run, refusal)
-            else:
-                # No RUNNING entry here: the first step's (watch.at_step) says RUNNING with the step, a few
-                # microseconds later, for one write to KZ_ACTIVE less per run (docs/performance.md).
-                journal = (
-                    None
-                    if self._steps is None
-                    else StepJournal(
-                        self._steps,
-                        run.run_id,
-                        # A resumed delay or a redelivery may follow steps that already ran.
-                        replay=attempt > 1 or run.resume is not None,
-                        in_doubt=self.in_doubt,
-                        wait_busy=not last,
-                    )
-                )
-                try:
-                    result = await execute(
-                        spec, run, http=self.http, guard=self.guard, journal=journal, watch=watch, budgets=self.budgets
-                    )
-                except StepBusy as exc:  # another delivery of this run may be running that step
-                    log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
-                    await msg.nak(delay=5.0)
-                    return
-                except Exception as exc:
-                    if isinstance(exc, nats.errors.Error | TimeoutError | ConnectionError):  # NATS went away
-                        log.warning(
-                            "Run %s stopped: NATS unavailable (%s); retrying", run.run_id, exc or type(exc).__name__
-                        )
-                    else:
-                        log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, attempt)
-                    telemetry.RUNS_FAILED.inc()
-                    if not last:
-                        await msg.nak(delay=5.0)
-                        return
-                    result = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
-                    # The steps that finished before (in this or an earlier delivery) stay in its task log.
-                    done = await self._journaled_steps(run, [step.id for step in spec.steps])
-                    result = result.model_copy(update={"steps": [*done, *result.steps]})
-                if isinstance(result, Suspended):
-                    if await self._suspend(msg, run, result, watch):
-                        return
-                    result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
-                event = result
-            ctx = span.get_span_context()
-            event = event.model_copy(
-                update={
-                    "attempts": attempt,
-                    "replay_of": run.replay_of,
-                    "trace_id": f"{ctx.trace_id:032x}" if ctx.trace_id else None,
-                    "span_id": f"{ctx.span_id:016x}" if ctx.span_id else None,
-                }
-            )
-            await self._publish(event)
-            await watch.done()
-            await self._done(msg)
-            telemetry.RUNS_FINISHED.labels(event.status).inc()
-            log.debug("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
+            if event is None:  # handed back to JetStream
+                return
+            await self._publish_and_ack(msg, run, event, attempt, span, watch, refusal)
         except Exception as exc:
             # Not acked: JetStream redelivers the run after ack_wait (one line: NATS may be restarting).
             log.warning("Could not complete run %s (%s); it will be redelivered", run.run_id, exc or type(exc).__name__)
@@ -424,6 +339,173 @@ class RunWorker:
             telemetry.RUNS_RUNNING.dec()
             otel_context.detach(token)
             span.end()
+
+    async def _admit(self, msg: Msg) -> tuple[RunRequest, FlowSpec, int] | None:
+        """The run, its konnect's spec and the delivery's number; None when the run cannot be taken
+        (invalid: dropped; its konnect not loaded here: see :meth:`_not_loaded`)."""
+        try:
+            run = RunRequest.model_validate_json(msg.data)
+        except ValidationError as exc:
+            log.error("Dropping an invalid run request on %s: %s", msg.subject, exc)
+            await msg.term()
+            await self._delete(msg)  # never delivered again: nothing to keep it for
+            return None
+        attempt = msg.metadata.num_delivered
+        spec = self.registry.by_id(run.konnect_id)
+        if spec is None:
+            await self._not_loaded(msg, run, attempt)
+            return None
+        return run, spec, attempt
+
+    async def _slot(
+        self, msg: Msg, run: RunRequest, spec: FlowSpec, keep_alive: asyncio.Task[None]
+    ) -> asyncio.Task[None] | _Back | None:
+        """The konnect's concurrency slot (its holder task), None without a limit (or when the run was
+        cancelled while it waited: it ends as CANCELLED before its first step), or
+        :data:`_HANDED_BACK` when the run waits in KZ_RUNS (queue full, NATS unavailable)."""
+        limit = spec.run_control.max_concurrency if spec.run_control is not None else None
+        if limit is None or self._slots is None:
+            return None
+        try:
+            return await self._take_slot(msg, run, spec, limit)
+        except StoppedWaiting:  # cancelled while queued: it ends as CANCELLED before its first step
+            log.info("Run %s was cancelled while it waited for a slot", run.run_id)
+            return None
+        except QueueFull as exc:
+            log.warning("Run %s waits in KZ_RUNS: %s", run.run_id, exc)
+            keep_alive.cancel()
+            await msg.nak(delay=QUEUE_FULL_DELAY_SECONDS)
+            return _HANDED_BACK
+        except BaseException as exc:  # NATS unavailable, or the worker stops: redelivered later
+            keep_alive.cancel()
+            await self._give_slot(run, spec.konnect_id, None)
+            if not isinstance(exc, asyncio.CancelledError):
+                log.warning("Run %s: no slot (%s); it will be retried", run.run_id, exc or type(exc).__name__)
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=5.0)
+                return _HANDED_BACK
+            raise
+
+    async def _quota_refusal(self, msg: Msg, run: RunRequest, spec: FlowSpec, last: bool) -> str | _Back | None:
+        """Why the run is refused by its owner's task quota (None: admitted), or :data:`_HANDED_BACK`
+        when the quota could not be checked and the run is retried later.
+
+        Tasks are reserved once, when the run starts (by run_id, so a redelivery is not counted twice);
+        a delayed run that resumes was already admitted."""
+        if self.quota is None or run.resume is not None:
+            return None
+        try:
+            decision = await self.quota.reserve(run, spec)
+        except QuotaUnavailable as exc:
+            self._quota_checks.failed(exc, " (runs wait and are retried)")
+            if not last:
+                await msg.nak(delay=5.0)
+                return _HANDED_BACK
+            return f"The run was refused: its task quota could not be checked ({exc})."
+        self._quota_checks.ok()
+        if decision.allowed:
+            return None
+        refusal = decision.reason or "The run was refused: task quota exceeded."
+        if exhausted(decision):
+            await self._block(spec.owner_id, refusal)
+        return refusal
+
+    def _watch(self, run: RunRequest, spec: FlowSpec) -> ActiveWatch:
+        """The run's entry in KZ_ACTIVE and its cancel check (written from its first step on)."""
+        return ActiveWatch(
+            self._active,
+            self._cancels,
+            ActiveRun(
+                run_id=run.run_id,
+                konnect_id=spec.konnect_id,
+                owner_id=spec.owner_id,
+                status="RUNNING",
+                since=run.resume.started_at if run.resume is not None else datetime.now(UTC),
+            ),
+        )
+
+    def _journal(self, run: RunRequest, attempt: int, last: bool) -> StepJournal | None:
+        """The run's step journal (a resumed delay or a redelivery may follow steps that already ran)."""
+        if self._steps is None:
+            return None
+        return StepJournal(
+            self._steps,
+            run.run_id,
+            replay=attempt > 1 or run.resume is not None,
+            in_doubt=self.in_doubt,
+            wait_busy=not last,
+        )
+
+    async def _execute(
+        self, msg: Msg, run: RunRequest, spec: FlowSpec, attempt: int, last: bool, watch: ActiveWatch
+    ) -> TaskEvent | None:
+        """The run's TaskEvent, or None when the run was handed back to JetStream (a step busy
+        elsewhere, a failure to retry, a delay whose timer is stored).
+
+        No RUNNING entry here: the first step's (watch.at_step) says RUNNING with the step, a few
+        microseconds later, for one write to KZ_ACTIVE less per run (docs/performance.md)."""
+        journal = self._journal(run, attempt, last)
+        try:
+            result = await execute(
+                spec, run, http=self.http, guard=self.guard, journal=journal, watch=watch, budgets=self.budgets
+            )
+        except StepBusy as exc:  # another delivery of this run may be running that step
+            log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
+            await msg.nak(delay=5.0)
+            return None
+        except Exception as exc:
+            failed = await self._failure(msg, run, spec, attempt, last, exc)
+            if failed is None:
+                return None
+            result = failed
+        if isinstance(result, Suspended):
+            if await self._suspend(msg, run, result, watch):
+                return None
+            result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
+        return result
+
+    async def _failure(
+        self, msg: Msg, run: RunRequest, spec: FlowSpec, attempt: int, last: bool, exc: Exception
+    ) -> TaskEvent | None:
+        """A run that raised: retried later (None), or on its last delivery an ERROR event that keeps
+        the steps that finished before (in this or an earlier delivery). Called while ``exc`` is handled."""
+        if isinstance(exc, nats.errors.Error | TimeoutError | ConnectionError):  # NATS went away
+            log.warning("Run %s stopped: NATS unavailable (%s); retrying", run.run_id, exc or type(exc).__name__)
+        else:
+            log.exception("Run %s failed unexpectedly (delivery %s)", run.run_id, attempt)
+        telemetry.RUNS_FAILED.inc()
+        if not last:
+            await msg.nak(delay=5.0)
+            return None
+        event = _failed_event(spec.konnect_id, spec.owner_id, spec.name, spec.trigger_id, run, exc)
+        done = await self._journaled_steps(run, [step.id for step in spec.steps])
+        return event.model_copy(update={"steps": [*done, *event.steps]})
+
+    async def _publish_and_ack(
+        self,
+        msg: Msg,
+        run: RunRequest,
+        event: TaskEvent,
+        attempt: int,
+        span: trace.Span,
+        watch: ActiveWatch,
+        refusal: str | None,
+    ) -> None:
+        """Store the run's TaskEvent (with its attempts and trace), clear its KZ_ACTIVE entry, then ack."""
+        ctx = span.get_span_context()
+        event = event.model_copy(
+            update={
+                "attempts": attempt,
+                "replay_of": run.replay_of,
+                "trace_id": f"{ctx.trace_id:032x}" if ctx.trace_id else None,
+                "span_id": f"{ctx.span_id:016x}" if ctx.span_id else None,
+            }
+        )
+        await self._publish(event)
+        await watch.done()
+        await self._done(msg)
+        telemetry.RUNS_FINISHED.labels(event.status).inc()
+        log.debug("Run %s of konnect %s: %s %s", run.run_id, run.konnect_id, event.status, refusal or "")
 
     async def _take_slot(self, msg: Msg, run: RunRequest, spec: Any, limit: int) -> asyncio.Task[None]:
         """Wait for a slot of the run's konnect (shown as QUEUED meanwhile); returns the task that
