@@ -38,7 +38,7 @@ import random
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -70,7 +70,9 @@ from konnectz_contracts.events import (
     use_pool_subjects,
 )
 from konnectz_contracts.quota import KV_QUOTA_BLOCKS
+from konnectz_contracts.spec import FlowSpec
 from konnectz_contracts.triggers.form import PAGE_HEADERS, FormTrigger, check_submission, render_done, render_form
+from konnectz_contracts.triggers.webhook import WebhookTrigger
 from konnectz_runner import telemetry
 from konnectz_runner.apps import NetGuard, outbound
 from konnectz_runner.bus import (
@@ -451,6 +453,8 @@ def _check_capture(window: CaptureWindow, trigger_output: dict[str, Any]) -> Non
 
 
 async def hook(request: Request) -> JSONResponse:
+    """A webhook: refused at the door (quota, overload), read (and its signature checked), stored as a
+    run in KZ_RUNS, then answered 200 with the run's id (and captured if the editor asks)."""
     runner = _runner(request)
     token = request.path_params["token"]
     spec = runner.registry.by_token(token)
@@ -458,36 +462,16 @@ async def hook(request: Request) -> JSONResponse:
         return await _capture_draft(request, runner, token)
     if request.method == "HEAD":  # link checkers and previews probe URLs: never a run
         return JSONResponse({"status": "ok"})
-    over_quota = runner.quota_blocks.reason(spec.owner_id)
-    if over_quota is not None:
-        telemetry.RUNS_REFUSED.labels("quota").inc()
-        return _over_quota(over_quota)
-    if runner.overloaded():
-        telemetry.RUNS_REFUSED.labels("backpressure").inc()
-        return await _busy(runner)
+    refused = await _refused_at_the_door(runner, spec)
+    if refused is not None:
+        return refused
     # Whether the editor captures this token is looked up while the run is being stored.
     lookup = None if runner.captures.ready else asyncio.create_task(_capture_window(runner, token))
-    signature = spec.trigger.signature
-
-    async def verify(body: bytes) -> None:
-        assert signature is not None
-        headers = dict(request.headers)
-        try:
-            secret = await runner.webhook_secrets.get(spec.konnect_id)
-            ok = verify_signature(signature, secret, headers, body, now=time.time())
-            if not ok:  # the secret may have changed with a re-publish: read it again once
-                secret = await runner.webhook_secrets.get(spec.konnect_id, refresh=True)
-                ok = verify_signature(signature, secret, headers, body, now=time.time())
-        except StepError as exc:
-            log.error("Webhook of konnect %s: %s", spec.konnect_id, exc)
-            raise WebhookError(503, "The signature cannot be checked now; try again") from exc
-        if not ok:
-            telemetry.RUNS_REFUSED.labels("signature").inc()
-            raise WebhookError(401, f"Invalid or missing {signature.header} signature")
-
     try:
         trigger_output = await read_trigger_output(
-            request, runner.settings.max_body_bytes, verify=verify if signature is not None else None
+            request,
+            runner.settings.max_body_bytes,
+            verify=_signature_check(request, runner, spec.konnect_id, spec.trigger),
         )
     except WebhookError as exc:
         if lookup is not None:
@@ -497,6 +481,62 @@ async def hook(request: Request) -> JSONResponse:
         if lookup is not None:
             lookup.cancel()
         raise
+    stored = await _store_run(request, runner, spec, trigger_output)
+    if isinstance(stored, JSONResponse):  # refused, or the reply to a repeated Idempotency-Key
+        if lookup is not None:
+            lookup.cancel()
+        return stored
+    telemetry.RUNS_ACCEPTED.labels("webhook").inc()
+    window = await lookup if lookup is not None else runner.captures.get(token)
+    if window is not None:
+        await _store_capture(runner, window, trigger_output)
+    return JSONResponse({"status": "accepted", "run_id": stored.run_id})
+
+
+async def _refused_at_the_door(runner: Runner, spec: FlowSpec) -> JSONResponse | None:
+    """The reply to a webhook refused before its body is read: its owner over quota, or the runner
+    overloaded (None: come in)."""
+    over_quota = runner.quota_blocks.reason(spec.owner_id)
+    if over_quota is not None:
+        telemetry.RUNS_REFUSED.labels("quota").inc()
+        return _over_quota(over_quota)
+    if runner.overloaded():
+        telemetry.RUNS_REFUSED.labels("backpressure").inc()
+        return await _busy(runner)
+    return None
+
+
+def _signature_check(
+    request: Request, runner: Runner, konnect_id: int, trigger: WebhookTrigger
+) -> Callable[[bytes], Awaitable[None]] | None:
+    """The check of an app webhook's signature over the body (None: the trigger has no signature)."""
+    signature = trigger.signature
+    if signature is None:
+        return None
+
+    async def verify(body: bytes) -> None:
+        headers = dict(request.headers)
+        try:
+            secret = await runner.webhook_secrets.get(konnect_id)
+            ok = verify_signature(signature, secret, headers, body, now=time.time())
+            if not ok:  # the secret may have changed with a re-publish: read it again once
+                secret = await runner.webhook_secrets.get(konnect_id, refresh=True)
+                ok = verify_signature(signature, secret, headers, body, now=time.time())
+        except StepError as exc:
+            log.error("Webhook of konnect %s: %s", konnect_id, exc)
+            raise WebhookError(503, "The signature cannot be checked now; try again") from exc
+        if not ok:
+            telemetry.RUNS_REFUSED.labels("signature").inc()
+            raise WebhookError(401, f"Invalid or missing {signature.header} signature")
+
+    return verify
+
+
+async def _store_run(
+    request: Request, runner: Runner, spec: FlowSpec, trigger_output: dict[str, Any]
+) -> RunRequest | JSONResponse:
+    """The webhook's run, stored in KZ_RUNS (once per Idempotency-Key), or the reply that refuses it
+    (or repeats the first run's)."""
     with telemetry.span("webhook", {"konnectz.konnect_id": spec.konnect_id}) as span:
         run = RunRequest(
             run_id=uuid.uuid4().hex,
@@ -513,27 +553,17 @@ async def hook(request: Request) -> JSONResponse:
             if key is not None:
                 reply = await _accept_once(runner, run, key)
                 if reply is not None:
-                    if lookup is not None:
-                        lookup.cancel()
                     return reply
             else:
                 await runner.accept(run)
         except Unstorable as exc:
-            if lookup is not None:
-                lookup.cancel()
             telemetry.RUNS_REFUSED.labels("unstorable").inc()
             return _refused(exc, runner)
         except Unavailable as exc:
-            if lookup is not None:
-                lookup.cancel()
             telemetry.RUNS_REFUSED.labels("nats").inc()
             log.error("Webhook for konnect %s refused: %s", spec.konnect_id, exc)
             return _unavailable(f"The run could not be stored, try again: {exc}", runner)
-    telemetry.RUNS_ACCEPTED.labels("webhook").inc()
-    window = await lookup if lookup is not None else runner.captures.get(token)
-    if window is not None:
-        await _store_capture(runner, window, trigger_output)
-    return JSONResponse({"status": "accepted", "run_id": run.run_id})
+    return run
 
 
 async def _busy(runner: Runner) -> JSONResponse:
