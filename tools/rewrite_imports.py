@@ -157,6 +157,8 @@ SPLIT: dict[str, dict[str, str]] = {
     f"{R}.capture": {n: f"{C}.capture" for n in _CAPTURE_NAMES},
     f"{R}.journal": {"KV_STEPS": f"{C}.events"},
     f"{R}.idempotency": {"KV_IDEMPOTENCY": f"{C}.events"},
+    **{m: {"KV_SLOTS": f"{C}.run_control"} for m in (f"{R}.slots", f"{R}.work.slots")},
+    **{m: {"KV_LEADERS": f"{C}.events"} for m in (f"{R}.election", f"{R}.clock.election", f"{R}.clock")},
     # What the runner's package re-exported before the contracts moved out.
     R: {
         **{n: f"{C}.quota" for n in _QUOTA_NAMES},

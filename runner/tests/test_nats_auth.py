@@ -23,6 +23,7 @@ from konnectz_contracts.events import (
     EVENTS_CONSUMER,
     KV_IDEMPOTENCY,
     KV_KONNECTS,
+    KV_LEADERS,
     KV_POLLS,
     KV_SCHEDULES,
     KV_STEPS,
@@ -43,14 +44,12 @@ from konnectz_contracts.nats_auth import (
     grants,
 )
 from konnectz_contracts.quota import KV_QUOTA_BLOCKS, QUOTA_SUBJECT
-from konnectz_contracts.run_control import KV_ACTIVE, KV_CANCELS
+from konnectz_contracts.run_control import KV_ACTIVE, KV_CANCELS, KV_SLOTS
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
 from konnectz_runner import Outage, nats_callbacks
 from konnectz_runner.bus import connect_nats, ensure_streams
-from konnectz_runner.clock import KV_LEADERS
 from konnectz_runner.config import Settings
-from konnectz_runner.work.slots import KV_SLOTS
 
 CHART_FILE = Path(__file__).resolve().parents[2] / "charts" / "konnectz" / "files" / "nats-authorization.conf"
 

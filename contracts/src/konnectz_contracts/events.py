@@ -54,6 +54,7 @@ __all__ = [
     "IDEMPOTENCY_RETENTION_SECONDS",
     "KV_IDEMPOTENCY",
     "KV_KONNECTS",
+    "KV_LEADERS",
     "KV_POLLS",
     "KV_SCHEDULES",
     "KV_STEPS",
@@ -87,6 +88,8 @@ SUBJECTS_TIMERS = "kz.timers.>"
 KV_KONNECTS = "KZ_KONNECTS"
 KV_SCHEDULES = "KZ_SCHEDULES"
 KV_POLLS = "KZ_POLLS"
+#: The locks of the duties one runner of a pool holds (the runner's ``election``).
+KV_LEADERS = "KZ_LEADERS"
 #: The step journal (the runner's ``journal``): each finished step of a run with effects.
 KV_STEPS = "KZ_STEPS"
 STEPS_RETENTION_SECONDS = 24 * 3600.0

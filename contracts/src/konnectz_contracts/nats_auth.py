@@ -43,9 +43,8 @@ COMPONENTS = (API, RUNNER, OPERATOR)
 #: Full access: the devstack's and the tests' own user (never in the chart).
 ADMIN = "admin"
 
-# Streams and buckets (defined by the contract modules that describe them; the runner's own
-# KZ_SLOTS and KZ_LEADERS here; runner/tests/test_nats_auth.py checks that every one ensure_streams
-# creates is listed here).
+# Streams and buckets (defined by the contract modules that describe them; runner/tests/test_nats_auth.py
+# checks that every one ensure_streams creates is listed here).
 RUNS, EVENTS, CAPTURES = events.STREAM_RUNS, events.STREAM_EVENTS, capture.STREAM_CAPTURES
 KONNECTS, SCHEDULES, POLLS = events.KV_KONNECTS, events.KV_SCHEDULES, events.KV_POLLS
 STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS = (
@@ -55,7 +54,7 @@ STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS = (
     budgets.KV_BUDGETS,
 )
 ACTIVE, CANCELS, CAPTURING = run_control.KV_ACTIVE, run_control.KV_CANCELS, capture.KV_CAPTURING
-SLOTS, LEADERS = "KZ_SLOTS", "KZ_LEADERS"
+SLOTS, LEADERS = run_control.KV_SLOTS, events.KV_LEADERS
 EVENTS_CONSUMER = events.EVENTS_CONSUMER
 #: Every bucket ensure_streams creates (the runner and the api both call it at start).
 ENSURED_BUCKETS = (KONNECTS, SCHEDULES, POLLS, STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS, ACTIVE, CANCELS, CAPTURING)

@@ -9,8 +9,8 @@ This face is what the ingress and the command line may import (``from konnectz_r
 ...``); the api never imports this room.
 """
 
-from konnectz_runner.clock.election import KV_LEADERS, Election
+from konnectz_runner.clock.election import Election
 from konnectz_runner.clock.poller import LocalPoller, read_cursor
 from konnectz_runner.clock.scheduler import LocalScheduler, fire_due
 
-__all__ = ["KV_LEADERS", "Election", "LocalPoller", "LocalScheduler", "fire_due", "read_cursor"]
+__all__ = ["Election", "LocalPoller", "LocalScheduler", "fire_due", "read_cursor"]

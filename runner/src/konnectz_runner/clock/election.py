@@ -36,13 +36,13 @@ from nats.js import JetStreamContext
 from nats.js.errors import KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
+from konnectz_contracts.events import KV_LEADERS
 from konnectz_runner.bus import open_bucket
 
-__all__ = ["KV_LEADERS", "LEASE_SECONDS", "Election", "holder_id"]
+__all__ = ["LEASE_SECONDS", "Election", "holder_id"]
 
 log = logging.getLogger(__name__)
 
-KV_LEADERS = "KZ_LEADERS"
 LEASE_SECONDS = 9.0
 
 

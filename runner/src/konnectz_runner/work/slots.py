@@ -42,13 +42,12 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 
 from konnectz_contracts.events import RunRequest
-from konnectz_contracts.run_control import ActiveRun
+from konnectz_contracts.run_control import KV_SLOTS, ActiveRun
 from konnectz_contracts.spec import FlowSpec
 from konnectz_runner.bus import mark_active as mark
 from konnectz_runner.bus import open_bucket
 
 __all__ = [
-    "KV_SLOTS",
     "MAX_QUEUE",
     "SLOTS_TTL_SECONDS",
     "SLOT_LEASE_SECONDS",
@@ -62,7 +61,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-KV_SLOTS = "KZ_SLOTS"
 #: A holder or waiter not renewed for this long is taken for dead and dropped.
 SLOT_LEASE_SECONDS = 30.0
 SLOTS_TTL_SECONDS = 24 * 3600
