@@ -13,7 +13,7 @@ Which spans are checked (everything else is prose and is not):
   ``operator/.../render.py``, ``skaffold.yaml`` after ``docker/``), or,
   with none before it, to a package's source root (``services/deployer.py``); a bare file name may
   be anywhere below;
-- a **module** (``konnectz_runner.catalogue``, ``konnectz_contracts``) must be a module or package;
+- a **module** (``konnectz_runner.apps.catalogue``, ``konnectz_contracts``) must be a module or package;
 - paths the build writes (``web/dist/``, ``catalogue/build/``) are not checked: they are not in git;
 - in the table of "The api's layers", every span is a module of ``konnectz_api`` (``canvas``):
   a module or package of ``api/src/konnectz_api`` or of one of its packages (``deployer`` of
@@ -162,7 +162,7 @@ def test_every_path_and_module_the_architecture_page_names_exists() -> None:
         ("| a | `runner/.../triggers/<kind>.py` |", ["runner/.../triggers/<kind>.py"]),
         ("| b | `api/src/konnectz_api/crud/users.py`, `ghost.py` |", ["ghost.py (relative to"]),
         ("| c | `operator/src/konnectz_operator/render.py`, `apply.py` |", []),
-        ("| d | `konnectz_runner.catalogue`, `konnectz_runner.nowhere` |", ["konnectz_runner.nowhere"]),
+        ("| d | `konnectz_runner.apps.catalogue`, `konnectz_runner.nowhere` |", ["konnectz_runner.nowhere"]),
         ("| e | `services/deployer.py`, prose with `KONNECTZ_X`, `a b/c`, `Konnect` |", []),
         ("## The api's layers\n| models | `models`, `canvas`, `routes/*` |", ["canvas (no module"]),
         ("| f | `crds/`, `docker/`, `skaffold.yaml`, `web/dist/index.html`, `nowhere/` |", ["nowhere/ (relative"]),

@@ -111,3 +111,83 @@ def test_a_package_importing_upwards_fails(tmp_path: Path) -> None:
         "from konnectz_runner import engine  # import-ok: a test of the mark\n"
     )
     assert check_imports.check(tmp_path) == []
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+_ROOMS = {
+    "runner/src/konnectz_runner/__init__.py": "",
+    "runner/src/konnectz_runner/telemetry.py": "X = 1\n",
+    "runner/src/konnectz_runner/cli.py": "from konnectz_runner.work import run\n",
+    "runner/src/konnectz_runner/apps/__init__.py": (
+        "from konnectz_runner.apps import outbound\nfrom konnectz_runner.apps.guard import check\n"
+        '__all__ = ["check", "outbound"]\n'
+    ),
+    "runner/src/konnectz_runner/apps/guard.py": "def check(): ...\n",
+    "runner/src/konnectz_runner/apps/outbound.py": "from konnectz_runner.apps.guard import check\n",
+    "runner/src/konnectz_runner/apps/secret.py": "Y = 2\n",
+    "runner/src/konnectz_runner/engine/__init__.py": "__all__ = []\n",
+    "runner/src/konnectz_runner/work/__init__.py": 'from konnectz_runner.work.worker import run\n__all__ = ["run"]\n',
+    "runner/src/konnectz_runner/work/worker.py": (
+        "from konnectz_runner import telemetry\nfrom konnectz_runner.apps import check, outbound\ndef run(): ...\n"
+    ),
+    "api/src/konnectz_api/__init__.py": "",
+    "api/src/konnectz_api/routes.py": "from konnectz_runner.apps import check\nfrom konnectz_runner import telemetry\n",
+}
+
+
+def test_rooms_are_entered_through_their_faces(tmp_path: Path) -> None:
+    root = _tree(tmp_path, _ROOMS)
+    assert check_imports.check(root, ["konnectz_runner", "konnectz_api"]) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "error"),
+    [
+        (  # another room's own module, not its face
+            "runner/src/konnectz_runner/work/worker.py",
+            "from konnectz_runner.apps.secret import Y\n",
+            "runner/src/konnectz_runner/work/worker.py:1: konnectz_runner.apps.secret is private to the room "
+            "konnectz_runner.apps: import its face",
+        ),
+        (  # a room below imports one above
+            "runner/src/konnectz_runner/apps/secret.py",
+            "from konnectz_runner.work import run\n",
+            "runner/src/konnectz_runner/apps/secret.py:1: the room konnectz_runner.apps imports the room "
+            "konnectz_runner.work (it may import no other room)",
+        ),
+        (  # a room imports a top module that is not a base one
+            "runner/src/konnectz_runner/apps/secret.py",
+            "from konnectz_runner import cli\n",
+            "runner/src/konnectz_runner/apps/secret.py:1: the room konnectz_runner.apps imports konnectz_runner.cli "
+            "(a top module, not a base one)",
+        ),
+        (  # the api imports a room it may not
+            "api/src/konnectz_api/routes.py",
+            "from konnectz_runner.work import run\n",
+            "api/src/konnectz_api/routes.py:1: konnectz_api imports the room konnectz_runner.work "
+            "(it may import apps, bus, engine)",
+        ),
+        (  # the api imports a room's own module
+            "api/src/konnectz_api/routes.py",
+            "from konnectz_runner.apps.guard import check\n",
+            "api/src/konnectz_api/routes.py:1: konnectz_runner.apps.guard is private to the room konnectz_runner.apps: "
+            "import its face",
+        ),
+        (  # the api imports a top module of the runner instead of its facade
+            "api/src/konnectz_api/routes.py",
+            "from konnectz_runner.telemetry import X\n",
+            "api/src/konnectz_api/routes.py:1: konnectz_api imports konnectz_runner.telemetry "
+            "(only the facade konnectz_runner and its rooms' faces)",
+        ),
+    ],
+)
+def test_a_room_entered_by_a_side_door_fails(tmp_path: Path, path: str, text: str, error: str) -> None:
+    root = _tree(tmp_path, {**_ROOMS, path: text})
+    assert check_imports.check(root, ["konnectz_runner", "konnectz_api"]) == [error]

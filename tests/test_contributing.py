@@ -14,7 +14,7 @@ def test_every_file_of_the_walk_through_is_the_one_in_the_repository() -> None:
     blocks = {m["path"]: m["text"] for m in BLOCK.finditer(page)}
     assert set(blocks) == {
         "contracts/src/konnectz_contracts/steps/hash.py",
-        "runner/src/konnectz_runner/steps/hash.py",
+        "runner/src/konnectz_runner/engine/steps/hash.py",
         "catalogue/apps/hash.yaml",
         "catalogue/icons/hash.svg",
         "tests/integration/test_hash_addon.py",

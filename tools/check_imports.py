@@ -6,7 +6,12 @@ type checker (``if TYPE_CHECKING:``), and fails on:
 
 * an import cycle between modules of the same package (printed as a path ``a -> b -> a``);
 * a function-local import of a first-party module (usually a cycle being hidden), unless its line
-  carries ``# import-ok: <reason>``.
+  carries ``# import-ok: <reason>``;
+* a broken room rule (:data:`ROOMS`): a package's room is a folder whose ``__init__.py`` is its *face*
+  (its ``__all__`` names what others may import). A module outside a room imports only its face (or
+  a submodule the face names in ``__all__``), never its private modules; a room imports only the
+  rooms it is allowed to, and of the modules at the package's top only the *base* ones; another
+  package imports only the faces :data:`ROOM_USERS` allows it (and the package's own facade).
 
 Usage: ``python tools/check_imports.py [--root DIR] [--package NAME ...]``; exit 1 on any error.
 """
@@ -36,6 +41,41 @@ ALLOWED: dict[str, frozenset[str]] = {
 }
 
 
+@dataclass(frozen=True)
+class Rooms:
+    """A package's rooms: room -> the rooms it may import; ``base``: the top modules rooms may import."""
+
+    allowed: dict[str, frozenset[str]]
+    base: frozenset[str]
+
+
+# The runner's rooms (issue 36), from the bottom up: apps (the catalogue, app requests, outbound HTTP,
+# budgets); engine (a flow run, the journal, steps) and bus (NATS) above apps; work (the run worker)
+# and clock (scheduler, poller, election) above those; ingress (the HTTP app, which starts work and
+# clock) at the top. The top modules (cli, processes, __main__) may import any face; rooms may import
+# the base ones (config, telemetry, outage).
+ROOMS: dict[str, Rooms] = {
+    "konnectz_runner": Rooms(
+        allowed={
+            "apps": frozenset(),
+            "engine": frozenset({"apps"}),
+            "bus": frozenset({"apps"}),
+            "work": frozenset({"apps", "bus", "engine"}),
+            "clock": frozenset({"apps", "bus", "engine"}),
+            "ingress": frozenset({"apps", "bus", "clock", "engine", "work"}),
+        },
+        base=frozenset({"config", "outage", "telemetry"}),
+    ),
+}
+# Which rooms of another package a package may import, through their faces (and the package's
+# facade, its __init__.py, for the modules at its top): the api never imports the runner's ingress,
+# work or clock; the tools read the catalogue.
+ROOM_USERS: dict[str, dict[str, frozenset[str]]] = {
+    "konnectz_api": {"konnectz_runner": frozenset({"apps", "bus", "engine"})},
+    "konnectz_tools": {"konnectz_runner": frozenset({"apps"})},
+}
+
+
 @dataclass
 class Module:
     name: str
@@ -44,6 +84,8 @@ class Module:
     imports: dict[str, int] = field(default_factory=dict)  # imported module -> first line
     local_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, imported module)
     packages: dict[str, int] = field(default_factory=dict)  # other first-party package -> first line
+    # every first-party module an import names (module level or not; also of other packages) -> line
+    named: dict[str, int] = field(default_factory=dict)
 
 
 def find_packages(root: Path) -> dict[str, Path]:
@@ -132,6 +174,7 @@ def parse_package(package_dir: Path) -> dict[str, Module]:
                 line_text = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
                 if top != module.name.split(".")[0] and OK_MARK not in line_text:
                     module.packages.setdefault(top, node.lineno)
+                module.named.setdefault(target, node.lineno)
                 if in_function:
                     line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
                     if OK_MARK not in line:
@@ -225,6 +268,65 @@ def _cycle_path(component: list[str], edges: dict[str, list[str]]) -> list[str]:
     return [start, start]
 
 
+def _face(package_dir: Path, room: str) -> set[str]:
+    """The names a room's face exports (its ``__all__``)."""
+    tree = ast.parse((package_dir / room / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)}
+    return set()
+
+
+def _room_errors(found: dict[str, Path], name: str, modules: dict[str, Module], root: Path) -> list[str]:
+    """The room rules broken by the modules of package ``name`` (see :data:`ROOMS`, :data:`ROOM_USERS`)."""
+    errors: list[str] = []
+    faces = {
+        package: {room: _face(found[package], room) for room in rules.allowed if (found[package] / room).is_dir()}
+        for package, rules in ROOMS.items()
+        if package in found
+    }
+    own = ROOMS.get(name, Rooms(allowed={}, base=frozenset()))
+    for module in modules.values():
+        rel = module.path.relative_to(root) if module.path.is_relative_to(root) else module.path
+        parts = module.name.split(".")
+        here = parts[1] if len(parts) > 1 and parts[1] in own.allowed and parts[1] in faces.get(name, {}) else None
+        for target, line in module.named.items():
+            package, *rest = target.split(".")
+            if package not in faces:
+                continue
+            room = rest[0] if rest and rest[0] in faces[package] else None
+            if package != name:  # another package: only the faces it is allowed, and the facade
+                allowed = ROOM_USERS.get(name, {}).get(package)
+                if allowed is None:
+                    continue
+                if room is None and rest:
+                    errors.append(
+                        f"{rel}:{line}: {name} imports {target} (only the facade {package} and its rooms' faces)"
+                    )
+                elif room is not None and room not in allowed:
+                    may = ", ".join(sorted(allowed))
+                    errors.append(f"{rel}:{line}: {name} imports the room {package}.{room} (it may import {may})")
+                elif room is not None and len(rest) > 1 and rest[1] not in faces[package][room]:
+                    errors.append(f"{rel}:{line}: {target} is private to the room {package}.{room}: import its face")
+                continue
+            if room is None:
+                if here is not None and rest and rest[0] not in own.base:
+                    errors.append(
+                        f"{rel}:{line}: the room {name}.{here} imports {target} (a top module, not a base one)"
+                    )
+                continue
+            if room == here:
+                continue
+            if here is not None and room not in own.allowed[here]:
+                may = ", ".join(sorted(own.allowed[here])) or "no other room"
+                errors.append(
+                    f"{rel}:{line}: the room {name}.{here} imports the room {name}.{room} (it may import {may})"
+                )
+            elif len(rest) > 1 and rest[1] not in faces[package][room]:
+                errors.append(f"{rel}:{line}: {target} is private to the room {name}.{room}: import its face")
+    return errors
+
+
 def check(root: Path, packages: list[str] | None = None) -> list[str]:
     """The errors for the packages under ``root`` (all ``konnectz_*`` packages when none named)."""
     found = find_packages(root)
@@ -237,6 +339,7 @@ def check(root: Path, packages: list[str] | None = None) -> list[str]:
         modules = parse_package(found[name])
         for cycle in find_cycles(_edges(modules)):
             errors.append(f"{name}: import cycle: {' -> '.join(cycle)}")
+        errors.extend(_room_errors(found, name, modules, root))
         allowed = ALLOWED.get(name)
         for module in modules.values():
             rel = module.path.relative_to(root) if module.path.is_relative_to(root) else module.path
@@ -266,7 +369,10 @@ def main(argv: list[str] | None = None) -> int:
     if errors:
         print(f"check_imports: {len(errors)} error(s) in {checked}")
         return 1
-    print(f"check_imports: no import cycle, no hidden import, no package imported upwards in {checked}")
+    print(
+        "check_imports: no import cycle, no hidden import, no package imported upwards, "
+        f"no room entered by a side door in {checked}"
+    )
     return 0
 
 

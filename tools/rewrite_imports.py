@@ -30,6 +30,14 @@ The same for the api's canvas models and node compilers, which moved into the co
 ``konnectz_contracts.steps`` / ``konnectz_contracts.triggers``; the catalogue-app compilers are now
 the one module ``konnectz_api.compilers``).
 
+Then the runner's rooms (issue 36, :data:`ROOMS`): its flat modules moved into six folders, each with
+a face (``__init__.py``, its ``__all__``). An import of an old module (``konnectz_runner.worker``) or of
+an old facade name (``from konnectz_runner import publish_run``, :data:`OLD_FACADE`) becomes, within
+the room, an import of the room's module (``konnectz_runner.work.worker``) and elsewhere an import of
+the room's face when the face exports the name (``from konnectz_runner.bus import publish_run``; an
+alias of the face is kept: ``from konnectz_runner.bus import mark_active as mark``); dotted names and
+source paths in text follow (``runner/.../engine.py`` -> ``runner/.../engine/flow.py``).
+
 The result is sorted and formatted by ``ruff check --fix`` / ``ruff format`` afterwards (``make lint``
 shows what is left).
 """
@@ -107,6 +115,31 @@ _KIND_NAMES: dict[str, list[str]] = {
 #: two others the runner's modules imported.
 _EVENT_NAMES = [*events.__all__, "EVENTS_ACK_WAIT_SECONDS", "_runs_prefix"]
 
+_QUOTA_NAMES = [
+    "BLOCK_SECONDS",
+    "KV_QUOTA_BLOCKS",
+    "MAX_BATCH",
+    "QUOTA_MANY_SUBJECT",
+    "QUOTA_SUBJECT",
+    "QuotaBlock",
+    "QuotaReplies",
+    "QuotaReply",
+    "QuotaRequest",
+    "QuotaRequests",
+]
+_BUDGET_NAMES = ["KV_BUDGETS", "MAX_RATE", "MIN_RATE", "TTL_SECONDS", "budget_key"]
+_CAPTURE_NAMES = [
+    "CAPTURE_TTL_SECONDS",
+    "KV_CAPTURING",
+    "MAX_CAPTURE_BYTES",
+    "STREAM_CAPTURES",
+    "SUBJECTS_CAPTURES",
+    "CaptureWindow",
+    "CapturedRequest",
+    "capture_subject",
+    "valid_token",
+]
+
 #: Modules some names left: old module -> {name: new module}. Other names stay.
 SPLIT: dict[str, dict[str, str]] = {
     f"{R}.events": {n: f"{C}.events" for n in _EVENT_NAMES},
@@ -117,8 +150,19 @@ SPLIT: dict[str, dict[str, str]] = {
     f"{R}.netguard": {"outbound_transport": f"{R}.connect"},
     f"{R}.server": {n: f"{R}.connect" for n in ("CONNECT_DEADLINE_SECONDS", "USER_AGENT", "connect_nats")},
     **{f"{R}.steps.{kind}": {n: f"{C}.steps.{kind}" for n in names} for kind, names in _KIND_NAMES.items()},
+    # The wire of quotas, rate budgets and capture, and the journal's and idempotency's bucket names:
+    # agreed between api and runner, so contracts (issue 36).
+    f"{R}.quota": {n: f"{C}.quota" for n in _QUOTA_NAMES},
+    f"{R}.budgets": {n: f"{C}.budgets" for n in _BUDGET_NAMES},
+    f"{R}.capture": {n: f"{C}.capture" for n in _CAPTURE_NAMES},
+    f"{R}.journal": {"KV_STEPS": f"{C}.events"},
+    f"{R}.idempotency": {"KV_IDEMPOTENCY": f"{C}.events"},
+    **{m: {"KV_SLOTS": f"{C}.run_control"} for m in (f"{R}.slots", f"{R}.work.slots")},
+    **{m: {"KV_LEADERS": f"{C}.events"} for m in (f"{R}.election", f"{R}.clock.election", f"{R}.clock")},
     # What the runner's package re-exported before the contracts moved out.
     R: {
+        **{n: f"{C}.quota" for n in _QUOTA_NAMES},
+        **{n: f"{C}.budgets" for n in _BUDGET_NAMES},
         **{n: f"{C}.spec" for n in ("ApiCallStep", "FlowSpec", "KeyValue", "Step", "Trigger", "WebhookTrigger")},
         **{n: f"{C}.errors" for n in ("ConfigError", "ConnectFailed", "RefusedError", "RunnerError", "StepError")},
         **{n: f"{C}.refs" for n in ("build_json_body", "resolve", "resolve_value")},
@@ -126,24 +170,18 @@ SPLIT: dict[str, dict[str, str]] = {
     },
 }
 
-#: The runner's facade (``konnectz_runner/__init__.py``): name -> the runner module defining it.
-FACADE: dict[str, str] = {
-    "Settings": "config",
-    "execute": "engine",
-    "step_result": "engine",
-    "ensure_streams": "events",
-    "events_consumer_config": "events",
-    "publish_event": "events",
-    "publish_run": "events",
-    "stream_configs": "events",
-    "Outcome": "model",
-    "StepContext": "model",
-    "IPNetwork": "netguard",
-    "NetGuard": "netguard",
-    "guarded_transport": "netguard",
-    "parse_networks": "netguard",
-    "KINDS": "steps",
-    "run_step": "steps",
+#: The runner's facade before the rooms (issue 36): name -> the runner module defining it (or the module
+#: and the name there). ``from konnectz_runner import <name>`` is rewritten to the room's face.
+OLD_FACADE: dict[str, str | tuple[str, str]] = {
+    "LIST_LIMIT": "active",
+    "cancel_requested": "active",
+    "clear_active": ("active", "clear"),
+    "get_active": "active",
+    "list_active": "active",
+    "mark_active": ("active", "mark"),
+    "request_cancel": "active",
+    "run_state_buckets": ("active", "buckets"),
+    "wake_waiting": ("active", "wake"),
     "AppRequest": "app_request",
     "build_event_request": "app_request",
     "build_test_request": "app_request",
@@ -153,34 +191,77 @@ FACADE: dict[str, str] = {
     "items_at": "app_request",
     "picked": "app_request",
     "secret_values": "app_request",
-    "GENERATED_BUNDLE": "catalogue",
+    "Budgets": "budgets",
+    "budget_usage": "budgets",
+    "close_window": "capture",
+    "last_capture": "capture",
+    "open_window": "capture",
     "BundleIndex": "catalogue",
     "CatalogueError": "catalogue",
+    "GENERATED_BUNDLE": "catalogue",
     "default_root": "catalogue",
     "load_catalogue": "catalogue",
     "load_manifest": "catalogue",
+    "Settings": "config",
+    "execute": "engine",
+    "step_result": "engine",
+    "ensure_streams": "events",
+    "events_consumer_config": "events",
+    "publish_event": "events",
+    "publish_run": "events",
+    "stream_configs": "events",
+    "IN_DOUBT_ERROR": "journal",
+    "Outcome": "model",
+    "StepContext": "model",
+    "IPNetwork": "netguard",
+    "NetGuard": "netguard",
+    "guarded_transport": "netguard",
+    "parse_networks": "netguard",
+    "Outage": "outage",
+    "nats_callbacks": "outage",
+    "ERROR_BODY_CHARS": "outbound",
+    "parse_body": "outbound",
+    "send_outbound": ("outbound", "send"),
+    "app_items": "steps.app_event",  # issue 36: it left the poller for the app_event step
+    "origin_of": "step_secrets",
+    "KINDS": "steps",
+    "run_step": "steps",
+    "remember_account": "steps.app_event",
+    "join_merge": ("steps.join", "merge"),
     "RUNS_FAILED": "telemetry",
     "RUNS_FINISHED": "telemetry",
     "STEP_SECONDS": "telemetry",
     "setup_tracing": "telemetry",
     "tracer": "telemetry",
-    "Outage": "outage",
-    "nats_callbacks": "outage",
-    "origin_of": "step_secrets",
-    "app_items": "poller",
-    "IN_DOUBT_ERROR": "journal",
-    "close_window": "capture",
-    "last_capture": "capture",
-    "open_window": "capture",
-    "QUOTA_MANY_SUBJECT": "quota",
-    "QUOTA_SUBJECT": "quota",
-    "QuotaReplies": "quota",
-    "QuotaReply": "quota",
-    "QuotaRequest": "quota",
-    "QuotaRequests": "quota",
-    "ERROR_BODY_CHARS": "outbound",
-    "parse_body": "outbound",
 }
+
+#: Issue 36: the runner's modules in rooms (old module -> room, name in the room). Each room's face is
+#: its ``__init__.py``: its ``__all__`` is what other rooms, the api and the tools may import.
+ROOMS: dict[str, dict[str, str]] = {
+    "engine": {"engine": "flow", "journal": "journal", "model": "context", "dates": "dates", "steps": "steps"},
+    "apps": {
+        m: m
+        for m in (
+            "catalogue",
+            "app_request",
+            "outbound",
+            "netguard",
+            "aiohttp_transport",
+            "aws_sigv4",
+            "budgets",
+            "step_secrets",
+        )
+    },
+    "bus": {m: m for m in ("connect", "kv", "events", "active", "capture", "timers", "registry")},
+    "ingress": {m: m for m in ("server", "webhook", "webhook_secrets", "signatures", "idempotency", "backlog")},
+    "work": {m: m for m in ("worker", "slots", "quota", "failed_runs")},
+    "clock": {m: m for m in ("scheduler", "poller", "election", "ticking")},
+}
+#: Old runner module -> its module in a room.
+ROOM_MOVES: dict[str, str] = {
+    f"{R}.{old}": f"{R}.{room}.{new}" for room, mods in ROOMS.items() for old, new in mods.items()
+}
+RUNNER_SRC = Path(__file__).resolve().parent.parent / "runner" / "src" / R
 
 
 def _path(member: str, module: str) -> str:
@@ -254,8 +335,6 @@ def _target(module: str, name: str, tree: ast.AST, alias: str, facade: bool) -> 
             return parent
         if leaf == name and used & set(SPLIT[sub]):
             return MIXED
-    if facade and module.startswith(R + ".") and name in FACADE and FACADE[name] == module[len(R) + 1 :]:
-        return R
     return module
 
 
@@ -311,6 +390,159 @@ def rewrite_imports(text: str, facade: bool) -> str:
     return text
 
 
+def _old_room_module(module: str) -> str | None:
+    """The module in a room of an old runner module (``steps``, a package, with its submodules)."""
+    for old, new in ROOM_MOVES.items():
+        if module == old or (old == f"{R}.steps" and module.startswith(old + ".")):
+            return new + module[len(old) :]
+    return None
+
+
+_FACES: dict[str, dict[tuple[str, str], str]] = {}
+
+
+def _face(room: str) -> dict[tuple[str, str], str]:
+    """What a room's face exports: (module, name there) -> the name in its ``__all__``."""
+    if room not in _FACES:
+        index: dict[tuple[str, str], str] = {}
+        path = RUNNER_SRC / room / "__init__.py"
+        tree = ast.parse(path.read_text()) if path.is_file() else ast.Module(body=[], type_ignores=[])
+        public = _all_of(tree)
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if (alias.asname or alias.name) in public:
+                        index[(node.module, alias.name)] = alias.asname or alias.name
+        _FACES[room] = index
+    return _FACES[room]
+
+
+def _all_of(tree: ast.Module) -> set[str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)}
+    return set()
+
+
+def _facade_names() -> set[str]:
+    path = RUNNER_SRC / "__init__.py"
+    return _all_of(ast.parse(path.read_text())) if path.is_file() else set()
+
+
+def _room_of_file(path: Path) -> str | None:
+    parts = path.resolve().parts
+    for i in range(len(parts) - 3):
+        if parts[i : i + 3] == ("runner", "src", R) and parts[i + 3] in ROOMS:
+            return parts[i + 3]
+    return None
+
+
+def _in_room(module: str, name: str, file_room: str | None) -> tuple[str, str]:
+    """Where ``name`` of the room module ``module`` is imported from: the module itself within its
+    room, its room's face elsewhere when the face exports it (under the face's name), else the module."""
+    room = module.split(".")[1]
+    if room != file_room:
+        exported = _face(room).get((module, name))
+        if exported is not None:
+            return f"{R}.{room}", exported
+    return module, name
+
+
+def _room_target(module: str, name: str, file_room: str | None) -> tuple[str, str] | None:
+    """The (module, name) an old-layout import of ``name`` from ``module`` becomes, or None to keep it."""
+    if module == R:
+        if name in _facade_names() or name in ROOMS:  # `from konnectz_runner import engine`: the room
+            return None
+        if name in OLD_FACADE:
+            old = OLD_FACADE[name]
+            old_module, old_name = (old, name) if isinstance(old, str) else old
+            moved = _old_room_module(f"{R}.{old_module}")
+            if moved is None:  # a module at the top (config, telemetry, outage)
+                return f"{R}.{old_module}", old_name
+            return _in_room(moved, old_name, file_room)
+        moved = _old_room_module(f"{R}.{name}")  # `from konnectz_runner import outbound`
+        if moved is None:
+            return None
+        parent, leaf = moved.rsplit(".", 1)
+        return _in_room(parent, leaf, file_room)
+    if module == f"{R}.engine":  # the engine module, now also the engine room's face
+        if name in ROOMS["engine"].values() or (file_room != "engine" and name in _face("engine").values()):
+            return None
+    moved = _old_room_module(module)
+    if moved is None:
+        return None
+    return _in_room(moved, name, file_room)
+
+
+def rewrite_rooms(text: str, file_room: str | None) -> str:
+    """Imports of the runner's old flat modules become imports of its rooms (faces outside a room)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+            continue
+        if not (node.module == R or node.module.startswith(R + ".")):
+            continue
+        groups: dict[str, list[str]] = {}
+        changed = False
+        for alias in node.names:
+            local = alias.asname or alias.name
+            target = _room_target(node.module, alias.name, file_room)
+            if target is None:
+                module, name = node.module, alias.name
+            else:
+                module, name = target
+                changed = True
+            groups.setdefault(module, []).append(name if name == local else f"{name} as {local}")
+        if not changed:
+            continue
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        first, last = node.lineno - 1, node.end_lineno - 1
+        indent = lines[first][: node.col_offset]
+        rest = lines[last][node.end_col_offset :]
+        comment = "  " + rest.strip() if rest.strip().startswith("#") else ""
+        new = "\n".join(_render(indent, m, ns, comment) for m, ns in groups.items()) + "\n"
+        edits.append((first, last, new))
+    for first, last, new in sorted(edits, reverse=True):
+        lines[first : last + 1] = [new]
+    return "".join(lines)
+
+
+_ROOM_DOTTED = re.compile(r"\bkonnectz_runner((?:\.[A-Za-z_]\w*)+)")
+_OLD_NAMES = "|".join(sorted((old.split(".", 1)[1] for old in ROOM_MOVES), key=len, reverse=True))
+_ROOM_PATH = re.compile(
+    rf"(runner/src/konnectz_runner/|runner/\.\.\./|konnectz_runner/)(?:({_OLD_NAMES})\.py\b|(steps)/)"
+)
+
+
+def _room_dotted(match: re.Match[str]) -> str:
+    parts = match.group(1)[1:].split(".")
+    if parts[0] == "engine":
+        if len(parts) == 1 or parts[1] in ROOMS["engine"].values() or parts[1] in _face("engine").values():
+            return match.group(0)
+    moved = _old_room_module(f"{R}.{parts[0]}")
+    if moved is None:
+        return match.group(0)
+    return ".".join([moved, *parts[1:]])
+
+
+def _room_path(match: re.Match[str]) -> str:
+    prefix, module, package = match.group(1), match.group(2), match.group(3)
+    new = _old_room_module(f"{R}.{module or package}")
+    assert new is not None
+    rest = new.split(".", 1)[1].replace(".", "/")
+    return f"{prefix}{rest}.py" if module else f"{prefix}{rest}/"
+
+
+def rewrite_room_text(text: str) -> str:
+    text = _ROOM_PATH.sub(_room_path, text)
+    return _ROOM_DOTTED.sub(_room_dotted, text)
+
+
 _DOTTED = re.compile(r"\b(konnectz_runner|konnectz_api)((?:\.[A-Za-z_]\w*)+)")
 
 
@@ -338,7 +570,8 @@ def rewrite(path: Path) -> str:
     text = path.read_text()
     if path.suffix == ".py":
         text = rewrite_imports(text, facade=not _in_runner(path))
-    return rewrite_text(text)
+        text = rewrite_rooms(text, _room_of_file(path))
+    return rewrite_room_text(rewrite_text(text))
 
 
 def files(paths: list[str]) -> list[Path]:

@@ -219,7 +219,7 @@ def fake_provider(client, tmp_path) -> Iterator[Callable[..., fake_apps.FakeApp]
     or add more), and the api reading its catalogue from there, with private networks (127.0.0.0/8)
     allowed and ``oauth_clients`` (when given) as the environment's OAuth clients. The provider is
     stopped and the api's overrides removed after the test."""
-    from konnectz_runner import parse_networks
+    from konnectz_runner.apps import parse_networks
 
     started: list[fake_apps.FakeApp] = []
     overrides = client.app.dependency_overrides

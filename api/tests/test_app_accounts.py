@@ -308,7 +308,7 @@ def test_rate_budget_override_validation_scoping_and_use(client, api, fake, nats
     import nats
 
     from konnectz_contracts.broker_token import konnect_token
-    from konnectz_runner import KV_BUDGETS, budget_key
+    from konnectz_contracts.budgets import KV_BUDGETS, budget_key
 
     headers = api.new_user()
     account_id = add_account(client, headers, TOKEN_APP, {"api_key": fake_apps.API_KEY})

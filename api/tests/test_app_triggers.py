@@ -15,9 +15,9 @@ import pytest
 from konnectz_api import catalogue as catalogue_module
 from konnectz_api.catalogue import get_index
 from konnectz_api.core.config import get_settings
+from konnectz_contracts.budgets import KV_BUDGETS, budget_key
 from konnectz_devstack import fake_apps
 from konnectz_devstack.testing import add_account, api_call_node, app_node
-from konnectz_runner import KV_BUDGETS, budget_key
 
 TOKEN_APP, HOOKS_APP = 900001, 900003
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from konnectz_api.catalogue import AppIndex, get_index
-from konnectz_runner import BundleIndex
+from konnectz_runner.apps import BundleIndex
 
 
 def test_listings_come_from_the_manifests(client, api):

@@ -17,7 +17,7 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.services.task_events import POISON_ATTEMPTS, retry_delay
 from konnectz_contracts.events import EVENTS_CONSUMER, STREAM_EVENTS, event_subject
 from konnectz_devstack.testing import task_event
-from konnectz_runner import publish_event
+from konnectz_runner.bus import publish_event
 
 
 def _event(konnect_id, owner_id, **update):

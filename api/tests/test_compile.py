@@ -9,7 +9,7 @@ from konnectz_api.compile.flow import CompileError, compile_flow
 from konnectz_api.compile.plan import app_names, plan
 from konnectz_contracts.canvas import NODE_TYPES, parse_canvas
 from konnectz_contracts.steps.filter import LABELS
-from konnectz_runner import KINDS
+from konnectz_runner.engine import KINDS
 
 
 def node(node_id: str, type_: str, provider: str, index: int, name: str = "", **data: Any) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from konnectz_api.deps import app_settings
 from konnectz_api.models import OAuthClientConfig, User
 from konnectz_api.services.credential_broker import cipher
 from konnectz_devstack import fake_apps
-from konnectz_runner import parse_networks
+from konnectz_runner.apps import parse_networks
 
 OAUTH_APP, TOKEN_APP = 900002, 900001
 REDIRECT = "http://app.test/oauth/response"

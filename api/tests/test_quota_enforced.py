@@ -16,10 +16,10 @@ from konnectz_api.models import QuotaReservation, User
 from konnectz_api.services.task_events import store_event
 from konnectz_contracts.events import RunRequest
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
-from konnectz_runner import NetGuard, ensure_streams, publish_run
-from konnectz_runner.quota import NatsQuotaGate, refused_event
-from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.worker import RunWorker
+from konnectz_runner.apps import NetGuard
+from konnectz_runner.bus import KonnectRegistry, ensure_streams, publish_run
+from konnectz_runner.work import NatsQuotaGate, RunWorker
+from konnectz_runner.work.quota import refused_event
 
 
 def _set(owner_id, *, limit, consumed):

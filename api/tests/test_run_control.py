@@ -18,7 +18,7 @@ from konnectz_api.db import get_sessionmaker
 from konnectz_api.services.task_events import store_event
 from konnectz_contracts.run_control import ActiveRun, CancelRequest
 from konnectz_devstack.testing import task_event
-from konnectz_runner import cancel_requested, mark_active, run_state_buckets
+from konnectz_runner.bus import cancel_requested, mark_active, run_state_buckets
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from konnectz_api.models import Konnect
 from konnectz_api.services.task_events import store_event
 from konnectz_api.task_status import log_status
 from konnectz_contracts.events import KV_KONNECTS, TaskEvent, konnect_key
-from konnectz_runner import IN_DOUBT_ERROR
+from konnectz_runner.engine import IN_DOUBT_ERROR
 
 
 def _step(step_id: str, **extra: Any) -> dict[str, Any]:

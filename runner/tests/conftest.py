@@ -141,8 +141,8 @@ def wire_apps() -> Iterator[Callable[..., None]]:
     """``wire_apps(apps, source=None)``: the app-event step reads its catalogue from ``apps`` (their
     manifests) and, when ``source`` is given, an account's credentials from ``source(account_id,
     konnect_id, owner_id, refresh)``; both are restored after the test."""
-    from konnectz_runner.catalogue import Catalogue
-    from konnectz_runner.steps import app_event
+    from konnectz_runner.apps import Catalogue
+    from konnectz_runner.engine import app_event
 
     def wire(apps: list[Any], source: Callable[..., Any] | None = None) -> None:
         catalogue = Catalogue(apps=list(apps))
@@ -163,8 +163,8 @@ async def make_ctx() -> AsyncIterator[Any]:
     import httpx
 
     from konnectz_contracts.model import utcnow
-    from konnectz_runner.model import StepContext
-    from konnectz_runner.netguard import NetGuard, parse_networks
+    from konnectz_runner.apps import NetGuard, parse_networks
+    from konnectz_runner.engine import StepContext
 
     async with httpx.AsyncClient(timeout=5) as client:
 
@@ -185,7 +185,7 @@ async def nc(nats_server: Any) -> AsyncIterator[Any]:
     """A NATS connection with every stream the runner uses (one per test module)."""
     import nats
 
-    from konnectz_runner.events import ensure_streams
+    from konnectz_runner.bus import ensure_streams
 
     client = await nats.connect(nats_server.admin_url)
     await ensure_streams(client.jetstream())

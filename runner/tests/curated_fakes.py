@@ -29,10 +29,8 @@ from konnectz_contracts.manifest import App, Polling
 from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, pick_new
 from konnectz_devstack.fake_apps import LocalServer
-from konnectz_runner.catalogue import Catalogue, load_catalogue
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.poller import app_items
-from konnectz_runner.steps import app_event
+from konnectz_runner.apps import Catalogue, NetGuard, load_catalogue, parse_networks
+from konnectz_runner.engine import app_event, app_items
 
 REPO = Path(__file__).resolve().parents[2]
 CURATED = {a.key: a for a in load_catalogue(REPO / "catalogue", include_generated=False).apps}

@@ -1,4 +1,4 @@
-"""KZ_ACTIVE / KZ_CANCELS helpers (konnectz_runner.active) against a real NATS."""
+"""KZ_ACTIVE / KZ_CANCELS helpers (konnectz_runner.bus.active) against a real NATS."""
 
 from __future__ import annotations
 
@@ -12,19 +12,27 @@ from nats.js.errors import NotFoundError
 
 from konnectz_contracts.events import STREAM_RUNS, RunRequest, run_subject
 from konnectz_contracts.run_control import ActiveRun, CancelRequest
-from konnectz_runner.active import (
+from konnectz_runner.bus import (
     ActiveWatch,
     CancelBook,
-    buckets,
     cancel_requested,
-    clear,
     get_active,
     list_active,
-    mark,
     request_cancel,
-    wake,
 )
-from konnectz_runner.timers import continuation_key, schedule_run, timer_subject
+from konnectz_runner.bus import (
+    clear_active as clear,
+)
+from konnectz_runner.bus import (
+    mark_active as mark,
+)
+from konnectz_runner.bus import (
+    run_state_buckets as buckets,
+)
+from konnectz_runner.bus import (
+    wake_waiting as wake,
+)
+from konnectz_runner.bus.timers import continuation_key, schedule_run, timer_subject
 
 pytestmark = pytest.mark.integration
 

@@ -17,10 +17,9 @@ from botocore.credentials import Credentials
 from konnectz_contracts.manifest import App
 from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
-from konnectz_runner.app_request import build_event_request
-from konnectz_runner.aws_sigv4 import signing_name
-from konnectz_runner.catalogue import default_root
-from konnectz_runner.steps import app_event
+from konnectz_runner.apps import build_event_request, default_root
+from konnectz_runner.apps.aws_sigv4 import signing_name
+from konnectz_runner.engine import app_event
 
 ACCESS_KEY, SECRET_KEY = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 _AUTH = re.compile(

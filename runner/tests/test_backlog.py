@@ -1,6 +1,6 @@
 """The back-pressure bound follows how fast runs finish, within its floor and the fixed bound."""
 
-from konnectz_runner.backlog import Backlog
+from konnectz_runner.ingress.backlog import Backlog
 
 
 def _feed(backlog: Backlog, rate: int, seconds: float, depth: int, start: float = 0.0, done0: int = 0) -> None:

@@ -24,10 +24,10 @@ from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
+from konnectz_runner.apps import parse_networks
+from konnectz_runner.bus import ensure_streams
 from konnectz_runner.config import Settings
-from konnectz_runner.events import ensure_streams
-from konnectz_runner.netguard import parse_networks
-from konnectz_runner.server import create_app
+from konnectz_runner.ingress import create_app
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""Rate budgets per app account (konnectz_runner.budgets) against a real nats-server."""
+"""Rate budgets per app account (konnectz_runner.apps.budgets) against a real nats-server."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from typing import Any
 import nats
 import pytest
 
+from konnectz_contracts.budgets import KV_BUDGETS, budget_key
 from konnectz_contracts.manifest import App
 from konnectz_devstack.fake_apps import curated_app
-from konnectz_runner.budgets import KV_BUDGETS, Budget, Budgets, budget_key, budget_usage, wait_reason
-from konnectz_runner.events import ensure_streams
-from konnectz_runner.steps import app_event
+from konnectz_runner.apps import Budget, Budgets, budget_usage, wait_reason
+from konnectz_runner.bus import ensure_streams
+from konnectz_runner.engine import app_event
 
 pytestmark = pytest.mark.integration
 
@@ -146,7 +147,7 @@ async def test_an_app_step_that_waited_says_so_in_its_step_result(nc, echo, make
     import dataclasses
 
     from konnectz_contracts.steps.app_event import AppEventStep
-    from konnectz_runner.catalogue import Catalogue
+    from konnectz_runner.apps import Catalogue
     from konnectz_runner.engine import step_result
 
     auth = {
@@ -187,8 +188,8 @@ async def test_a_polling_trigger_takes_its_accounts_tokens(nc, echo) -> None:
     import httpx
 
     from konnectz_contracts.triggers.polling import PollingTrigger
-    from konnectz_runner.netguard import NetGuard, parse_networks
-    from konnectz_runner.poller import app_items
+    from konnectz_runner.apps import NetGuard, parse_networks
+    from konnectz_runner.engine import app_items
 
     event = {
         "key": "new_item",
@@ -233,7 +234,7 @@ def _cursor() -> Any:
 
 def test_slots_reserved_at_another_rate_keep_the_time_they_promised() -> None:
     """Ten slots reserved at 100/s (0.1 s ahead) are 0.1 s ahead at 1/s too, not 10 s."""
-    from konnectz_runner.budgets import _refilled
+    from konnectz_runner.apps.budgets import _refilled
 
     now = time.time()
     state = {"tokens": -10.0, "updated_at": now, "rate": 100.0, "burst": 1}

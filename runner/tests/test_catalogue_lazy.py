@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from konnectz_runner.catalogue import BUNDLE_INDEX, BundleIndex, CatalogueError, LazyCatalogue, load_catalogue
+from konnectz_runner.apps import BundleIndex, CatalogueError, LazyCatalogue, load_catalogue
+from konnectz_runner.apps.catalogue import BUNDLE_INDEX
 
 CHECKSUM = "sha256:" + "0" * 64
 

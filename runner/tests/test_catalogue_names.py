@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_bundle, load_catalogue
+from konnectz_runner.apps import GENERATED_BUNDLE, default_root, load_catalogue
+from konnectz_runner.apps.catalogue import load_bundle
 from konnectz_tools.generate import display_name, distinct_names, provider_name
 
 BUNDLE = default_root() / GENERATED_BUNDLE

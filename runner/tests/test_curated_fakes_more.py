@@ -26,9 +26,8 @@ import pytest
 from curated_fakes import CURATED, TOKEN, Case, Fake, Reply, Request, State, _step, exercise
 
 from konnectz_contracts.manifest import App
-from konnectz_runner.app_request import build_test_request, dig
-from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.steps import app_event
+from konnectz_runner.apps import Catalogue, build_test_request, dig
+from konnectz_runner.engine import app_event
 
 
 def _body(r: Request) -> dict[str, Any]:
@@ -922,7 +921,7 @@ def test_calendly_and_typeform_webhook_deliveries_verify_as_each_app_signs() -> 
     from konnectz_api.services.app_webhooks import subscription_id
     from konnectz_contracts.manifest import WebhookSubscription
     from konnectz_contracts.refs import resolve
-    from konnectz_runner.signatures import verify_signature
+    from konnectz_runner.ingress.signatures import verify_signature
 
     body, key, now = b'{"event":"invitee.created"}', "generated-secret-0123", int(time.time())
     calendly_hook = CURATED["calendly"].event("invitee_created").trigger  # type: ignore[union-attr]

@@ -30,8 +30,8 @@ import pytest
 from curated_fakes import CURATED, TOKEN, Case, Fake, Reply, Request, State, dig, exercise
 
 from konnectz_contracts.steps.app_event import AppEventStep
-from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.steps import app_event
+from konnectz_runner.apps import Catalogue
+from konnectz_runner.engine import app_event
 
 
 def _blank(value: Any) -> bool:

@@ -33,9 +33,9 @@ import test_generated_prism as prism_module
 
 from konnectz_contracts.manifest import App, Polling
 from konnectz_contracts.steps.app_event import AppEventStep
-from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.steps import app_event
-from konnectz_runner.steps.app_event import new_items
+from konnectz_runner.apps import Catalogue
+from konnectz_runner.engine import app_event
+from konnectz_runner.engine.steps.app_event import new_items
 
 pytestmark = prism_module.pytestmark
 

@@ -28,7 +28,7 @@ from konnectz_contracts.steps.delay import DelayStep
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
 from konnectz_devstack.testing import start_runner_process
-from konnectz_runner.events import ensure_streams
+from konnectz_runner.bus import ensure_streams
 
 pytestmark = pytest.mark.integration
 

@@ -13,11 +13,11 @@ import httpx
 import pytest
 from nats.aio.client import Client as NATS
 
-from konnectz_contracts.events import KV_KONNECTS, STREAM_RUNS, RunRequest, TaskEvent, konnect_key
-from konnectz_runner.engine import execute
-from konnectz_runner.journal import BUSY_SECONDS, IN_DOUBT_ERROR, KV_STEPS, StepBusy, StepJournal, step_key
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS
+from konnectz_contracts.events import KV_KONNECTS, KV_STEPS, STREAM_RUNS, RunRequest, TaskEvent, konnect_key
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.engine import IN_DOUBT_ERROR, StepBusy, StepJournal, execute, step_key
+from konnectz_runner.engine.journal import BUSY_SECONDS
+from konnectz_runner.work.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS
 
 from .test_server import RunningRunner, new_spec, next_event, wait_until
 

@@ -1,4 +1,4 @@
-"""The pool's elected duty holder (konnectz_runner.election) against a real nats-server."""
+"""The pool's elected duty holder (konnectz_runner.clock.election) against a real nats-server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections.abc import Callable
 import nats
 import pytest
 
-from konnectz_runner.election import Election, leaders_bucket
+from konnectz_runner.clock import Election
+from konnectz_runner.clock.election import leaders_bucket
 
 pytestmark = pytest.mark.integration
 

@@ -12,12 +12,9 @@ import pytest
 
 from konnectz_contracts.events import RunRequest
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
-from konnectz_runner import outbound
-from konnectz_runner.aiohttp_transport import AiohttpTransport
-from konnectz_runner.engine import execute
-from konnectz_runner.model import StepContext
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.steps import api_call
+from konnectz_runner.apps import AiohttpTransport, NetGuard, outbound, parse_networks
+from konnectz_runner.engine import StepContext, execute
+from konnectz_runner.engine.steps import api_call
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))
 TOKEN = "t" * 32

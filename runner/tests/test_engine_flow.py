@@ -14,8 +14,8 @@ from konnectz_contracts.events import RunRequest
 from konnectz_contracts.model import KeyValue
 from konnectz_contracts.spec import FlowSpec, WebhookTrigger
 from konnectz_contracts.steps import api_call, filter, formatter, iterator
+from konnectz_runner.apps import NetGuard, parse_networks
 from konnectz_runner.engine import execute
-from konnectz_runner.netguard import NetGuard, parse_networks
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))
 

@@ -17,15 +17,13 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from konnectz_contracts.events import RunRequest, TaskEvent
+from konnectz_contracts.events import KV_STEPS, RunRequest, TaskEvent
 from konnectz_contracts.model import KeyValue
 from konnectz_contracts.spec import FlowSpec, WebhookTrigger
 from konnectz_contracts.steps import api_call, delay, filter, formatter, hash, iterator, join, router
-from konnectz_runner import steps as runner_steps
-from konnectz_runner.engine import Suspended, execute
-from konnectz_runner.journal import KV_STEPS, StepJournal
-from konnectz_runner.model import Outcome, StepContext
-from konnectz_runner.netguard import NetGuard, parse_networks
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.engine import Outcome, StepContext, StepJournal, Suspended, execute
+from konnectz_runner.engine import steps as runner_steps
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))
 

@@ -26,8 +26,7 @@ from konnectz_contracts.events import (
 )
 from konnectz_contracts.limits import KV_MAX_BYTES, kv_max_bytes
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
-from konnectz_runner.events import ensure_streams, publish_run
-from konnectz_runner.kv import kv_config
+from konnectz_runner.bus import ensure_streams, kv_config, publish_run
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 

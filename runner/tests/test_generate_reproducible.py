@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from konnectz_contracts.manifest import App
-from konnectz_runner.catalogue import default_root
+from konnectz_runner.apps import default_root
 from konnectz_tools import generate
 
 DOC = {

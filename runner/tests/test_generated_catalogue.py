@@ -22,8 +22,8 @@ import pytest
 import rstr
 
 from konnectz_contracts.manifest import App, Event
-from konnectz_runner.app_request import build_event_request
-from konnectz_runner.catalogue import GENERATED_BUNDLE, default_root, load_bundle
+from konnectz_runner.apps import GENERATED_BUNDLE, build_event_request, default_root
+from konnectz_runner.apps.catalogue import load_bundle
 from konnectz_tools.generate import _merged, cache_dir, inline_refs
 
 _RANGE = re.compile(r"\{(\d+),(\d*)\}")

@@ -25,9 +25,9 @@ import test_generated_catalogue as generated_module  # a sibling: conftest puts 
 from konnectz_contracts.manifest import App, Polling
 from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_devstack._ports import free_port
-from konnectz_runner.catalogue import Catalogue
-from konnectz_runner.steps import app_event
-from konnectz_runner.steps.app_event import new_items
+from konnectz_runner.apps import Catalogue
+from konnectz_runner.engine import app_event
+from konnectz_runner.engine.steps.app_event import new_items
 
 PRISM = Path(os.environ.get("KONNECTZ_CACHE", Path.home() / ".cache" / "konnectz")) / "prism/node_modules/.bin/prism"
 

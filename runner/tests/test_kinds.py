@@ -1,14 +1,14 @@
 """One kind, one definition: the step kinds and their compilers are found by discovery.
 
 Every contract kind (``konnectz_contracts/steps/<kind>.py``) has exactly one runner ``run``
-(``konnectz_runner/steps/<kind>.py``) and vice versa; every provider compiles to one kind.
+(``konnectz_runner/engine/steps/<kind>.py``) and vice versa; every provider compiles to one kind.
 """
 
 import typing
 
 from konnectz_contracts import steps, triggers
 from konnectz_contracts.spec import FlowSpec
-from konnectz_runner import steps as runner_steps
+from konnectz_runner.engine import steps as runner_steps
 
 
 def _name(module):

@@ -21,6 +21,7 @@ from nats.aio.client import Client as NATS
 from nats.js.api import RetentionPolicy
 
 from konnectz_contracts import limits
+from konnectz_contracts.capture import STREAM_CAPTURES
 from konnectz_contracts.events import (
     EVENTS_CONSUMER,
     EVENTS_MAX_DELIVER,
@@ -36,12 +37,7 @@ from konnectz_contracts.events import (
     konnect_key,
     run_subject,
 )
-from konnectz_devstack._nats import NATS_MAX_PAYLOAD as DEVSTACK_MAX_PAYLOAD
-from konnectz_devstack._nats import NatsServer
-from konnectz_devstack._ports import free_port
-from konnectz_runner.capture import STREAM_CAPTURES
-from konnectz_runner.events import ensure_streams, publish_run
-from konnectz_runner.quota import (
+from konnectz_contracts.quota import (
     QUOTA_MANY_SUBJECT,
     QUOTA_SUBJECT,
     QuotaReplies,
@@ -49,8 +45,12 @@ from konnectz_runner.quota import (
     QuotaRequest,
     QuotaRequests,
 )
-from konnectz_runner.webhook import parse_json
-from konnectz_runner.worker import CONSUMER_MAX_DELIVER
+from konnectz_devstack._nats import NATS_MAX_PAYLOAD as DEVSTACK_MAX_PAYLOAD
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._ports import free_port
+from konnectz_runner.bus import ensure_streams, publish_run
+from konnectz_runner.ingress.webhook import parse_json
+from konnectz_runner.work.worker import CONSUMER_MAX_DELIVER
 
 from .test_server import RunningRunner, new_spec, next_event, start_runner, wait_until
 
@@ -331,9 +331,9 @@ async def test_a_run_the_server_stops_offering_ends_as_an_error_task_event_and_l
     """Every delivery of a run failed to finish it (here: the runner fails unexpectedly and the worker's
     own attempts are set beyond the consumer's max_deliver): when the server stops offering it, the
     worker hears the max-deliveries advisory, stores an ERROR task event that says why and deletes it."""
-    from konnectz_runner import worker as worker_module
-    from konnectz_runner.netguard import NetGuard, parse_networks
-    from konnectz_runner.registry import KonnectRegistry
+    from konnectz_runner.apps import NetGuard, parse_networks
+    from konnectz_runner.bus import KonnectRegistry
+    from konnectz_runner.work import worker as worker_module
 
     async def broken(*args: Any, **kwargs: Any) -> TaskEvent:
         raise RuntimeError("bug")

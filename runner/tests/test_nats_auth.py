@@ -16,12 +16,17 @@ import nats
 import pytest
 from nats.errors import Error as NatsError
 
+from konnectz_contracts.budgets import KV_BUDGETS
+from konnectz_contracts.capture import KV_CAPTURING, STREAM_CAPTURES
 from konnectz_contracts.errors import ConfigError
 from konnectz_contracts.events import (
     EVENTS_CONSUMER,
+    KV_IDEMPOTENCY,
     KV_KONNECTS,
+    KV_LEADERS,
     KV_POLLS,
     KV_SCHEDULES,
+    KV_STEPS,
     STREAM_EVENTS,
     STREAM_RUNS,
     konnect_key,
@@ -38,19 +43,13 @@ from konnectz_contracts.nats_auth import (
     connect_options,
     grants,
 )
-from konnectz_contracts.run_control import KV_ACTIVE, KV_CANCELS
+from konnectz_contracts.quota import KV_QUOTA_BLOCKS, QUOTA_SUBJECT
+from konnectz_contracts.run_control import KV_ACTIVE, KV_CANCELS, KV_SLOTS
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
-from konnectz_runner import Outage, ensure_streams, nats_callbacks
-from konnectz_runner.budgets import KV_BUDGETS
-from konnectz_runner.capture import KV_CAPTURING, STREAM_CAPTURES
+from konnectz_runner import Outage, nats_callbacks
+from konnectz_runner.bus import connect_nats, ensure_streams
 from konnectz_runner.config import Settings
-from konnectz_runner.connect import connect_nats
-from konnectz_runner.election import KV_LEADERS
-from konnectz_runner.idempotency import KV_IDEMPOTENCY
-from konnectz_runner.journal import KV_STEPS
-from konnectz_runner.quota import KV_QUOTA_BLOCKS, QUOTA_SUBJECT
-from konnectz_runner.slots import KV_SLOTS
 
 CHART_FILE = Path(__file__).resolve().parents[2] / "charts" / "konnectz" / "files" / "nats-authorization.conf"
 

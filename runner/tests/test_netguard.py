@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from konnectz_contracts.errors import RefusedError, StepError
-from konnectz_runner.connect import outbound_transport
-from konnectz_runner.netguard import NetGuard, parse_networks
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.bus import outbound_transport
 
 TRANSPORTS = pytest.mark.parametrize("kind", ["httpx", "aiohttp"])
 

@@ -16,8 +16,9 @@ from konnectz_contracts.events import RunRequest
 from konnectz_contracts.on_error import CanvasOnError, OnError, Retry, compile_on_error, retry_delay
 from konnectz_contracts.run_control import RunControl
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
-from konnectz_runner.engine import execute, idempotency_key
-from konnectz_runner.netguard import NetGuard, parse_networks
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.engine import execute
+from konnectz_runner.engine.flow import idempotency_key
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))
 

@@ -7,11 +7,10 @@ import pytest
 
 from konnectz_contracts.model import KeyValue
 from konnectz_contracts.steps.api_call import ApiCallStep
-from konnectz_runner import outbound
-from konnectz_runner.model import StepContext
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.outbound import REDACTED, is_secret_header, recorded_headers
-from konnectz_runner.steps import api_call
+from konnectz_runner.apps import NetGuard, outbound, parse_networks
+from konnectz_runner.apps.outbound import REDACTED, is_secret_header, recorded_headers
+from konnectz_runner.engine import StepContext
+from konnectz_runner.engine.steps import api_call
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))
 SECRETS = {

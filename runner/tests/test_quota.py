@@ -11,8 +11,10 @@ import nats
 import pytest
 
 from konnectz_contracts.events import RunRequest, TaskEvent
+from konnectz_contracts.quota import QuotaReply
 from konnectz_contracts.spec import FlowSpec
-from konnectz_runner.quota import NatsQuotaGate, QuotaReply, QuotaUnavailable, tasks_of
+from konnectz_runner.work import NatsQuotaGate
+from konnectz_runner.work.quota import QuotaUnavailable, tasks_of
 
 from .test_worker import SPEC, FakeJetStream, make_worker, run_message
 
@@ -98,7 +100,7 @@ async def test_nats_gate_without_a_quota_service_is_unavailable(nats_server: Any
 
 
 async def test_nats_gate_sends_the_runs_asking_together_as_one_request(nats_server: Any) -> None:
-    from konnectz_runner.quota import QuotaReplies, QuotaRequests
+    from konnectz_contracts.quota import QuotaReplies, QuotaRequests
 
     nc = await nats.connect(nats_server.admin_url)
     seen: list[list[str]] = []
@@ -128,7 +130,7 @@ async def test_nats_gate_falls_back_to_one_request_per_run_without_the_batch_sub
     asked: list[str] = []
 
     async def answer(msg: Any) -> None:
-        from konnectz_runner.quota import QuotaRequest
+        from konnectz_contracts.quota import QuotaRequest
 
         asked.append(QuotaRequest.model_validate_json(msg.data).run_id)
         await msg.respond(QuotaReply(allowed=True).model_dump_json().encode())
@@ -148,7 +150,9 @@ async def test_nats_gate_falls_back_to_one_request_per_run_without_the_batch_sub
 def test_an_owner_is_blocked_at_ingress_only_when_no_task_is_left_and_only_for_a_while() -> None:
     import time
 
-    from konnectz_runner.quota import QuotaBlock, QuotaBlocks, exhausted
+    from konnectz_contracts.quota import QuotaBlock
+    from konnectz_runner.work import QuotaBlocks
+    from konnectz_runner.work.quota import exhausted
 
     assert exhausted(QuotaReply(allowed=False, reason="none", task_limit=5, task_consumed=5))
     # Too few for this run, but a smaller run may fit: not blocked.

@@ -8,7 +8,8 @@ import pytest
 
 from konnectz_contracts.errors import ConfigError
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, ScheduleTrigger, WebhookTrigger
-from konnectz_runner.registry import KV_DEL, KonnectRegistry, apply_entry, load_spec_file
+from konnectz_runner.bus import KonnectRegistry, load_spec_file
+from konnectz_runner.bus.registry import KV_DEL, apply_entry
 
 
 def _webhook(konnect_id: int, url: str = "http://service.test/x") -> FlowSpec:

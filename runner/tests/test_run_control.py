@@ -18,8 +18,9 @@ from konnectz_contracts.spec import FlowSpec, WebhookTrigger
 from konnectz_contracts.steps import api_call
 from konnectz_contracts.steps.delay import DelayStep
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
-from konnectz_runner.engine import Suspended, deadline_error, execute
-from konnectz_runner.netguard import NetGuard, parse_networks
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.engine import Suspended, execute
+from konnectz_runner.engine.flow import deadline_error
 
 LOCAL = NetGuard(parse_networks("127.0.0.0/8"))
 SLOW_SECONDS = 4.0
@@ -137,7 +138,7 @@ async def test_the_deadline_holds_when_its_timer_fires_before_the_wall_clock_agr
     """The deadline's timer runs on the loop's monotonic clock. When it fires a moment before the wall
     clock reaches the deadline (seen on a loaded machine), the step still ends with the deadline's error,
     not with a TimeoutError that the worker takes for a NATS outage (and redelivers, in doubt)."""
-    from konnectz_runner import engine
+    from konnectz_runner.engine import flow as engine
 
     # The wall clock has not reached the deadline yet whenever it is asked.
     monkeypatch.setattr(engine._Control, "passed", lambda self: False)

@@ -25,9 +25,9 @@ from konnectz_contracts.steps.delay import DelayStep
 from konnectz_devstack._ports import free_port
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.testing import start_runner_process
-from konnectz_runner.active import buckets, list_active
-from konnectz_runner.engine import deadline_error
-from konnectz_runner.events import ensure_streams
+from konnectz_runner.bus import ensure_streams, list_active
+from konnectz_runner.bus import run_state_buckets as buckets
+from konnectz_runner.engine.flow import deadline_error
 
 pytestmark = pytest.mark.integration
 

@@ -34,12 +34,12 @@ from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, ScheduleTrigger
 from konnectz_contracts.triggers.schedule import fire_run_id
 from konnectz_devstack._ports import free_port
+from konnectz_runner.apps import parse_networks
+from konnectz_runner.bus import KonnectRegistry, ensure_streams
+from konnectz_runner.clock import LocalScheduler, fire_due
+from konnectz_runner.clock.scheduler import last_fire
 from konnectz_runner.config import Settings
-from konnectz_runner.events import ensure_streams
-from konnectz_runner.netguard import parse_networks
-from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.scheduler import LocalScheduler, fire_due, last_fire
-from konnectz_runner.server import create_app
+from konnectz_runner.ingress import create_app
 
 pytestmark = pytest.mark.integration
 

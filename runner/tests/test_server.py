@@ -24,6 +24,7 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
+from konnectz_contracts.capture import valid_token
 from konnectz_contracts.events import (
     KV_KONNECTS,
     STREAM_EVENTS,
@@ -38,11 +39,11 @@ from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
-from konnectz_runner.capture import capturing, close_window, last_capture, open_window, valid_token
+from konnectz_runner.apps import parse_networks
+from konnectz_runner.bus import capturing, close_window, ensure_streams, last_capture, open_window
 from konnectz_runner.config import Settings
-from konnectz_runner.events import ensure_streams
-from konnectz_runner.netguard import parse_networks
-from konnectz_runner.server import Runner, create_app
+from konnectz_runner.ingress import create_app
+from konnectz_runner.ingress.server import Runner
 
 pytestmark = pytest.mark.integration
 

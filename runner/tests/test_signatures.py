@@ -7,7 +7,7 @@ import hashlib
 import hmac
 
 from konnectz_contracts.manifest import Signature
-from konnectz_runner.signatures import sign, verify_signature
+from konnectz_runner.ingress.signatures import sign, verify_signature
 
 GITHUB = Signature(header="X-Hub-Signature-256", prefix="sha256=", secret="{{subscription.secret}}")
 STRIPE = Signature(scheme="stripe", header="Stripe-Signature", secret="{{subscription.secret}}")
@@ -57,7 +57,7 @@ def test_timestamped_payload_like_slack() -> None:
 
 
 async def test_secrets_are_cached_and_read_again_at_most_every_min_refresh() -> None:
-    from konnectz_runner.webhook_secrets import SecretCache, secret_url
+    from konnectz_runner.ingress.webhook_secrets import SecretCache, secret_url
 
     calls: list[int] = []
 

@@ -1,4 +1,4 @@
-"""Konnect run slots (konnectz_runner.slots) against a real nats-server: several acquirers in two
+"""Konnect run slots (konnectz_runner.work.slots) against a real nats-server: several acquirers in two
 "processes" (two connections), never more than the limit, FIFO by arrival, a dead holder recovered."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import secrets
 import nats
 import pytest
 
-from konnectz_runner.slots import Slots, slots_bucket
+from konnectz_runner.work.slots import Slots, slots_bucket
 
 pytestmark = pytest.mark.integration
 

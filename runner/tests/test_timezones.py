@@ -13,8 +13,8 @@ from konnectz_contracts.spec import ScheduleTrigger
 from konnectz_contracts.steps.delay import DelayStep
 from konnectz_contracts.timezones import cron_zone, gmt_offset_minutes, parse_zone
 from konnectz_contracts.triggers.schedule import CronLine, cron_lines, due_fire, next_fire, trigger_output
-from konnectz_runner import dates
-from konnectz_runner.steps.delay import resume_time
+from konnectz_runner.engine import dates
+from konnectz_runner.engine.steps.delay import resume_time
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from konnectz_contracts.manifest import App
-from konnectz_runner.app_request import build_test_request, secret_values
-from konnectz_runner.catalogue import load_catalogue
+from konnectz_runner.apps import build_test_request, load_catalogue, secret_values
 
 TOKEN_METHOD = {
     "label": "Personal access token",

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from konnectz_runner.webhook import WebhookError, read_trigger_output
+from konnectz_runner.ingress.webhook import WebhookError, read_trigger_output
 
 LIMIT = 1024
 

@@ -12,10 +12,10 @@ import pytest
 
 from konnectz_contracts.events import RunRequest, TaskEvent
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
-from konnectz_runner import worker as worker_module
-from konnectz_runner.netguard import NetGuard
-from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.worker import RunWorker
+from konnectz_runner.apps import NetGuard
+from konnectz_runner.bus import KonnectRegistry
+from konnectz_runner.work import RunWorker
+from konnectz_runner.work import worker as worker_module
 
 SPEC = FlowSpec(konnect_id=8, owner_id=1, name="K", trigger_id="node-1", trigger=WebhookTrigger(token="k" * 24),
                 steps=[ApiCallStep(id="node-2", name="S", url="http://service.test/x")])  # fmt: skip
@@ -126,7 +126,7 @@ async def test_invalid_and_unknown_runs(http: httpx.AsyncClient) -> None:
 
 def test_the_shared_pool_consumes_only_pool_runs(monkeypatch):
     from konnectz_contracts import events
-    from konnectz_runner.worker import consumer_for
+    from konnectz_runner.work import consumer_for
 
     assert consumer_for(None) == ("runner", "kz.runs.>")  # make dev: every run
     assert consumer_for(7) == ("runner-7", "kz.runs.7")  # a dedicated runner
@@ -187,7 +187,7 @@ async def test_a_run_that_cannot_complete_keeps_its_finished_steps(
     http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from konnectz_contracts.events import StepResult
-    from konnectz_runner.journal import JournalEntry, step_key
+    from konnectz_runner.engine import JournalEntry, step_key
 
     now = datetime.now(UTC)
     done = StepResult(step_id="node-2", name="S", status="SUCCESS", started_at=now, finished_at=now,

@@ -17,12 +17,11 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from konnectz_contracts.events import STREAM_EVENTS, RunRequest, TaskEvent, event_subject
 from konnectz_contracts.run_control import KV_ACTIVE, ActiveRun, CancelRequest, RunControl, active_key
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, WebhookTrigger
-from konnectz_runner.active import buckets, request_cancel
-from konnectz_runner.events import ensure_streams, publish_run
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.registry import KonnectRegistry
-from konnectz_runner.slots import Slots, slots_bucket
-from konnectz_runner.worker import RunWorker
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.bus import KonnectRegistry, ensure_streams, publish_run, request_cancel
+from konnectz_runner.bus import run_state_buckets as buckets
+from konnectz_runner.work import RunWorker
+from konnectz_runner.work.slots import Slots, slots_bucket
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,7 @@ from konnectz_contracts.events import KV_KONNECTS, konnect_key
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
-from konnectz_runner import ensure_streams
+from konnectz_runner.bus import ensure_streams
 
 
 def spec(konnect_id: int) -> FlowSpec:

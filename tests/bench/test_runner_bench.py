@@ -446,7 +446,7 @@ def publish(platform: Platform, sink: Sink) -> tuple[int, str]:
 
 # --- phases -----------------------------------------------------------------------------------------
 # Runs the quota refused after their webhook was accepted: stored as a task log whose one step is
-# the "quota" step (konnectz_runner.quota.refused_event).
+# the "quota" step (konnectz_runner.work.quota.refused_event).
 QUOTA_REFUSED_SQL = (
     "SELECT count(*) FROM task_logs l JOIN tasks t ON t.task_log_id = l.id"
     " WHERE l.konnect_id = %s AND t.step_id = 'quota'"
@@ -586,7 +586,7 @@ async def _put_all(nats_url: str, specs: list[dict[str, Any]]) -> None:
     import nats
 
     from konnectz_contracts.events import KV_KONNECTS, konnect_key
-    from konnectz_runner import ensure_streams
+    from konnectz_runner.bus import ensure_streams
 
     nc = await nats.connect(nats_url)
     js = nc.jetstream()

@@ -32,7 +32,7 @@ from konnectz_devstack import Platform
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import add_account, api_call_node, sign_up, wait_until
-from konnectz_runner.signatures import sign
+from konnectz_runner.ingress.signatures import sign
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

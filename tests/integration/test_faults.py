@@ -39,7 +39,7 @@ import pytest
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.pytest_plugin import make_platform
 from konnectz_devstack.testing import list_calls, publish_canvas, sign_up, wait_until, webhook_canvas
-from konnectz_runner import IN_DOUBT_ERROR
+from konnectz_runner.engine import IN_DOUBT_ERROR
 
 pytestmark = pytest.mark.integration
 

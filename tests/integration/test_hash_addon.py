@@ -20,7 +20,8 @@ from konnectz_contracts.steps.hash import Config
 from konnectz_devstack.pytest_plugin import running_platform
 from konnectz_devstack.testing import canvas_node, capture_request, chain_canvas, publish_and_run, review_node
 from konnectz_devstack.testing import sign_up as sign_up_and_in
-from konnectz_runner import NetGuard, StepContext, parse_networks, run_step
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.engine import StepContext, run_step
 
 pytestmark = pytest.mark.integration
 

@@ -26,9 +26,9 @@ from konnectz_contracts.events import KV_KONNECTS, STREAM_RUNS, RunRequest
 from konnectz_contracts.nats_auth import API, OPERATOR, RUNNER, connect_options
 from konnectz_devstack._nats import NatsCluster
 from konnectz_operator.pool import konnects_bucket
-from konnectz_runner import Settings as RunnerSettings
-from konnectz_runner import ensure_streams, publish_run, stream_configs
-from konnectz_runner.server import Runner
+from konnectz_runner.bus import ensure_streams, publish_run, stream_configs
+from konnectz_runner.config import Settings as RunnerSettings
+from konnectz_runner.ingress.server import Runner
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("nats-cluster")]
 

@@ -39,14 +39,13 @@ import nats
 import nats.js.errors
 import pytest
 
-from konnectz_contracts.events import KV_KONNECTS, STREAM_EVENTS, konnect_key
+from konnectz_contracts.events import KV_KONNECTS, KV_LEADERS, STREAM_EVENTS, konnect_key
 from konnectz_contracts.nats_auth import ADMIN, COMPONENTS, RUNNER, authorization_conf, password_env
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, ScheduleTrigger, WebhookTrigger
 from konnectz_contracts.triggers.schedule import AtRegularIntervals
 from konnectz_devstack._nats import nats_server_binary
 from konnectz_devstack._ports import free_port, wait_for_port
-from konnectz_runner import ensure_streams
-from konnectz_runner.election import KV_LEADERS
+from konnectz_runner.bus import ensure_streams
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("pool-simulation")]
 

@@ -37,7 +37,7 @@ import yaml
 from konnectz_contracts.events import STREAM_RUNS, RunRequest
 from konnectz_contracts.nats_auth import API, connect_options, password_env
 from konnectz_devstack._ports import free_port
-from konnectz_runner import ensure_streams, publish_run
+from konnectz_runner.bus import ensure_streams, publish_run
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "konnectz"

@@ -13,7 +13,8 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from konnectz_contracts.events import NATS_REPLICAS
-from konnectz_runner import Outage, ensure_streams, nats_callbacks
+from konnectz_runner import Outage, nats_callbacks
+from konnectz_runner.bus import ensure_streams
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The app catalogue as the api serves it: every manifest, loaded once and indexed in memory.
 
 Manifests are files (``catalogue/apps/*.yaml`` and the generated bundle, see
-:mod:`konnectz_runner.catalogue`); the api loads and validates them at startup and keeps an
+:mod:`konnectz_runner.apps.catalogue`); the api loads and validates them at startup and keeps an
 index: the apps of each listing (all, triggers, actions, add-ons) sorted by name, with
 lower-cased names for search. Searching is a substring match over about a thousand names in
 memory (well under a millisecond): the query is matched literally, so ``%`` and ``_`` are plain
@@ -22,7 +22,7 @@ from cachetools import LRUCache
 
 from konnectz_api.core.config import get_settings
 from konnectz_contracts.manifest import App
-from konnectz_runner import GENERATED_BUNDLE, BundleIndex, default_root, load_catalogue
+from konnectz_runner.apps import GENERATED_BUNDLE, BundleIndex, default_root, load_catalogue
 
 __all__ = ["SEARCH_MIN_CHARS", "AppIndex", "AppSummary", "Listing", "auth_label", "get_index", "load_index"]
 

@@ -17,7 +17,7 @@ from konnectz_api.crud import admins, namespace_bindings, quota
 from konnectz_api.db import get_sessionmaker
 from konnectz_api.models import User
 from konnectz_api.services.captcha import solve
-from konnectz_runner import CatalogueError
+from konnectz_runner.apps import CatalogueError
 
 
 def _captcha(url: str) -> int:

@@ -33,7 +33,7 @@ from typing import Any, Literal, get_args
 
 from konnectz_api.core.crypto import CredentialCipher, DecryptionError
 from konnectz_contracts.errors import StepError
-from konnectz_runner import origin_of
+from konnectz_runner.apps import origin_of
 
 __all__ = [
     "MASK",
@@ -192,7 +192,7 @@ def open_sealed(sealed: str, *, cipher: CredentialCipher, konnect_id: int) -> tu
 def opener(
     cipher: CredentialCipher, konnect_id: int
 ) -> Callable[[int, list[str]], Awaitable[list[tuple[str, str | None]]]]:
-    """A :attr:`konnectz_runner.model.StepContext.open_secrets` for Test & Review in the api."""
+    """A :attr:`konnectz_runner.engine.context.StepContext.open_secrets` for Test & Review in the api."""
 
     async def open_all(_konnect_id: int, sealed: list[str]) -> list[tuple[str, str | None]]:
         try:

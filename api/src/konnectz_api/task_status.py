@@ -8,7 +8,7 @@ finer status, derived from what the event already carries:
   every item stopped at a filter). Nothing failed; the later steps did not run.
 - ``ERROR``: a step failed.
 - ``IN_DOUBT``: the runner stopped while a step with effects ran; it was not run again
-  (:data:`konnectz_runner.journal.IN_DOUBT_ERROR`). A kind of error: replayable.
+  (:data:`konnectz_runner.engine.journal.IN_DOUBT_ERROR`). A kind of error: replayable.
 - ``REFUSED``: refused before any step ran (the task quota): ``TaskEvent.refused``. A kind of error.
 - ``CANCELLED``: a user cancelled the run (``TaskEvent.cancelled_by``, kept as the task log's
   ``cancelled_by``); the steps before the cancel ran. Not an error: not replayable.
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from konnectz_contracts.events import TaskEvent
-from konnectz_runner import IN_DOUBT_ERROR
+from konnectz_runner.engine import IN_DOUBT_ERROR
 
 __all__ = ["ERROR_STATUSES", "STATUSES", "TaskLogStatus", "log_status", "statuses_for"]
 

@@ -8,7 +8,7 @@ into them, the runner executes them, the operator reconciles them. Moved here fr
   ``StepContext``/``Outcome``, which carry an HTTP client and the outbound guard);
 - :mod:`~konnectz_contracts.steps`: each step kind's ``KIND``, ``Config``, shared constants and
   ``compile_node`` (``steps/<kind>.py``) and the :data:`~konnectz_contracts.steps.Step` union, found
-  by discovery; the kind's ``run`` stays in ``konnectz_runner.steps.<kind>``;
+  by discovery; the kind's ``run`` stays in ``konnectz_runner.engine.steps.<kind>``;
 - :mod:`~konnectz_contracts.canvas` (from the api): the editor document (canvas_json) as typed
   models; :mod:`~konnectz_contracts.compiling`: what the kinds' compilers share;
 - :mod:`~konnectz_contracts.triggers`: the trigger models (webhook, schedule, form, polling) and
@@ -20,7 +20,10 @@ into them, the runner executes them, the operator reconciles them. Moved here fr
   (the chart's and the devstack's ``authorization {}`` block, the clients' connect options);
 - :mod:`~konnectz_contracts.events`: subjects, stream and bucket names, ``RunRequest``,
   ``StepResult``, ``TaskEvent``, ``Continuation``, ``encode_run``, ``fit_event`` (creating the streams
-  and publishing is the runner's ``konnectz_runner.events``);
+  and publishing is the runner's ``konnectz_runner.bus.events``);
+- :mod:`~konnectz_contracts.quota`, :mod:`~konnectz_contracts.budgets`, :mod:`~konnectz_contracts.capture`
+  (from the runner): the quota reservation's subjects and wire models, the rate budgets' bucket and
+  keys, the capture window and captured request, with their streams and buckets;
 - :mod:`~konnectz_contracts.manifest`: the app manifest models;
 - :mod:`~konnectz_contracts.refs`: ``{{node.path}}`` references;
 - :mod:`~konnectz_contracts.limits`, :mod:`~konnectz_contracts.timezones`,

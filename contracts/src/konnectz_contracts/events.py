@@ -3,7 +3,7 @@
 - ``KZ_RUNS`` (subjects ``kz.runs.>``): one :class:`RunRequest` per accepted trigger, on
   ``kz.runs.<konnect_id>`` with header ``Nats-Msg-Id = run_id``. A run is deleted from the stream as
   soon as its worker acknowledged it (after its TaskEvent was stored; see
-  :mod:`konnectz_runner.worker`). The stream keeps limits retention, not work-queue: a work-queue
+  :mod:`konnectz_runner.work.worker`). The stream keeps limits retention, not work-queue: a work-queue
   stream refuses overlapping consumers, which a local runner, a konnect's dedicated runner and a
   ``tick`` need.
 - ``KZ_EVENTS`` (subjects ``kz.events.>``): one :class:`TaskEvent` per finished run, on
@@ -13,20 +13,20 @@
 
 Both streams, and ``KZ_CAPTURES``, have the explicit bounds of :mod:`konnectz_contracts.limits`
 (``max_msg_size``, ``max_bytes``, ``max_age``). Creating them and publishing to them is JetStream I/O:
-:mod:`konnectz_runner.events` (``ensure_streams``, ``publish_run``, ``publish_event``).
+:mod:`konnectz_runner.bus.events` (``ensure_streams``, ``publish_run``, ``publish_event``).
 - ``KZ_KONNECTS`` (KV bucket): key ``konnect.<konnect_id>`` holds the published
   :class:`~konnectz_contracts.spec.FlowSpec` as JSON. The LocalDeployer writes it; runners watch it.
 - ``KZ_RUNS`` also holds timers (subjects ``kz.timers.>``, the stream allows message schedules):
   JetStream scheduled messages whose body is a RunRequest and whose target is
   ``kz.runs.<konnect_id>`` — a delayed run's continuation, or a local schedule's next fire
-  (see :mod:`konnectz_runner.timers`).
+  (see :mod:`konnectz_runner.bus.timers`).
 - ``KZ_SCHEDULES`` (KV bucket): key ``konnect.<konnect_id>`` holds the last fire a worker started
   for a schedule konnect (``{"fire": ..., "seq": ...}``), so a fire runs once however often it
   is enqueued.
 - ``KZ_STEPS`` (KV bucket, entries kept 24 h): each finished step of a run with effects, by
-  (run id, step id), so a redelivered run does not repeat them (:mod:`konnectz_runner.journal`).
+  (run id, step id), so a redelivered run does not repeat them (:mod:`konnectz_runner.engine.journal`).
 - ``KZ_IDEMPOTENCY`` (KV bucket, entries kept 24 h): the run started for a webhook's
-  ``Idempotency-Key`` (:mod:`konnectz_runner.idempotency`).
+  ``Idempotency-Key`` (:mod:`konnectz_runner.ingress.idempotency`).
 - ``KZ_POLLS`` (KV bucket): key ``konnect.<konnect_id>`` holds a polling konnect's cursor (the ids
   or newest timestamp seen, the last poll and its error; :class:`~konnectz_contracts.triggers.polling.Cursor`).
 - ``KZ_ACTIVE`` and ``KZ_CANCELS`` (KV buckets): runs that have not finished and cancel requests
@@ -55,12 +55,17 @@ __all__ = [
     "DUPLICATE_WINDOW_SECONDS",
     "EVENTS_CONSUMER",
     "EVENTS_MAX_DELIVER",
+    "IDEMPOTENCY_RETENTION_SECONDS",
+    "KV_IDEMPOTENCY",
     "KV_KONNECTS",
+    "KV_LEADERS",
     "KV_POLLS",
     "KV_SCHEDULES",
+    "KV_STEPS",
     "NATS_REPLICAS",
     "NATS_REPLICAS_ENV",
     "POOL_RUNS_PREFIX",
+    "STEPS_RETENTION_SECONDS",
     "STREAM_EVENTS",
     "STREAM_RUNS",
     "SUBJECTS_EVENTS",
@@ -99,6 +104,14 @@ SUBJECTS_TIMERS = "kz.timers.>"
 KV_KONNECTS = "KZ_KONNECTS"
 KV_SCHEDULES = "KZ_SCHEDULES"
 KV_POLLS = "KZ_POLLS"
+#: The locks of the duties one runner of a pool holds (the runner's ``election``).
+KV_LEADERS = "KZ_LEADERS"
+#: The step journal (the runner's ``journal``): each finished step of a run with effects.
+KV_STEPS = "KZ_STEPS"
+STEPS_RETENTION_SECONDS = 24 * 3600.0
+#: The run started for a webhook's ``Idempotency-Key`` (the runner's ``idempotency``).
+KV_IDEMPOTENCY = "KZ_IDEMPOTENCY"
+IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600.0
 # Publishes carrying the same Nats-Msg-Id within this window are stored once.
 DUPLICATE_WINDOW_SECONDS = 120.0
 #: The api's durable consumer of KZ_EVENTS; created with the stream so that events published before

@@ -1,5 +1,5 @@
 """What a step config may name and how it is checked: date units, time zones, locales, currencies,
-patterns. The formatting itself is the runner's (:mod:`konnectz_runner.dates`, the formatter step).
+patterns. The formatting itself is the runner's (:mod:`konnectz_runner.engine.dates`, the formatter step).
 
 Locales and currencies are babel's, patterns the ``regex`` engine's. Both are loaded on the first
 check of a config that names one, so a process that only reads contracts (the operator) does not

@@ -7,7 +7,7 @@ built from fields, how its reply is read, and for triggers how new items are fou
 with a cursor and de-duplication, or a webhook subscription).
 
 The api lists and configures apps from manifests, the runner executes any manifest event with
-one generic HTTP step (:mod:`konnectz_runner.steps.app_event`). Behaviour data cannot express is
+one generic HTTP step (:mod:`konnectz_runner.engine.steps.app_event`). Behaviour data cannot express is
 named here as a *hook* (:data:`HookName`) and implemented in :mod:`konnectz_runner.hooks`: a
 manifest never carries code.
 
@@ -17,7 +17,7 @@ account's credentials (token fields, ``access_token``), ``input.<field>`` an eve
 They are looked up, never evaluated.
 
 File layout: one YAML or JSON document per app (``catalogue/apps/<key>.yaml``, curated and
-in-house) plus the generated long tail; see :mod:`konnectz_runner.catalogue`.
+in-house) plus the generated long tail; see :mod:`konnectz_runner.apps.catalogue`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 - :class:`StepBase`: the fields every step kind has (its canvas node id and display name).
 
 What a step's ``run`` gets and returns (``StepContext``, ``Outcome``) carries an HTTP client and
-the outbound guard, so it is the runner's: :mod:`konnectz_runner.model`.
+the outbound guard, so it is the runner's: :mod:`konnectz_runner.engine.context`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class KeyValue(Strict):
 
     ``sealed``: a value typed into a step as secret, encrypted by the api (``<key id>:<token>``,
     readable only by the api); ``value`` is then empty and the runner asks the api for the plain
-    value when the step runs (:mod:`konnectz_runner.step_secrets`)."""
+    value when the step runs (:mod:`konnectz_runner.apps.step_secrets`)."""
 
     key: str = Field(min_length=1)
     value: str = ""

@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from konnectz_contracts import budgets, capture, events, quota, run_control
+
 __all__ = [
     "ADMIN",
     "API",
@@ -41,18 +43,23 @@ COMPONENTS = (API, RUNNER, OPERATOR)
 #: Full access: the devstack's and the tests' own user (never in the chart).
 ADMIN = "admin"
 
-# Streams and buckets (names as konnectz_contracts.events and the runner's modules define them;
-# runner/tests/test_nats_auth.py checks that every one ensure_streams creates is listed here).
-RUNS, EVENTS, CAPTURES = "KZ_RUNS", "KZ_EVENTS", "KZ_CAPTURES"
-KONNECTS, SCHEDULES, POLLS = "KZ_KONNECTS", "KZ_SCHEDULES", "KZ_POLLS"
-STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS = "KZ_STEPS", "KZ_IDEMPOTENCY", "KZ_QUOTA_BLOCKS", "KZ_BUDGETS"
-ACTIVE, CANCELS, CAPTURING = "KZ_ACTIVE", "KZ_CANCELS", "KZ_CAPTURING"
-SLOTS, LEADERS = "KZ_SLOTS", "KZ_LEADERS"
-EVENTS_CONSUMER = "api-task-logs"  # konnectz_contracts.events.EVENTS_CONSUMER
+# Streams and buckets (defined by the contract modules that describe them; runner/tests/test_nats_auth.py
+# checks that every one ensure_streams creates is listed here).
+RUNS, EVENTS, CAPTURES = events.STREAM_RUNS, events.STREAM_EVENTS, capture.STREAM_CAPTURES
+KONNECTS, SCHEDULES, POLLS = events.KV_KONNECTS, events.KV_SCHEDULES, events.KV_POLLS
+STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS = (
+    events.KV_STEPS,
+    events.KV_IDEMPOTENCY,
+    quota.KV_QUOTA_BLOCKS,
+    budgets.KV_BUDGETS,
+)
+ACTIVE, CANCELS, CAPTURING = run_control.KV_ACTIVE, run_control.KV_CANCELS, capture.KV_CAPTURING
+SLOTS, LEADERS = run_control.KV_SLOTS, events.KV_LEADERS
+EVENTS_CONSUMER = events.EVENTS_CONSUMER
 #: Every bucket ensure_streams creates (the runner and the api both call it at start).
 ENSURED_BUCKETS = (KONNECTS, SCHEDULES, POLLS, STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS, ACTIVE, CANCELS, CAPTURING)
 ENSURED_STREAMS = (RUNS, EVENTS, CAPTURES)
-QUOTA_SUBJECTS = "kz.quota.>"  # kz.quota.reserve, kz.quota.reserve_many (konnectz_runner.quota)
+QUOTA_SUBJECTS = "kz.quota.>"  # kz.quota.reserve, kz.quota.reserve_many (konnectz_contracts.quota)
 
 
 @dataclass(frozen=True)

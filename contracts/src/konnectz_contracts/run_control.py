@@ -25,6 +25,7 @@ __all__ = [
     "CANCEL_TTL_SECONDS",
     "KV_ACTIVE",
     "KV_CANCELS",
+    "KV_SLOTS",
     "LISTED_AFTER_SECONDS",
     "MAX_CONCURRENCY",
     "MAX_DEADLINE_SECONDS",
@@ -40,6 +41,8 @@ __all__ = [
 
 KV_ACTIVE = "KZ_ACTIVE"
 KV_CANCELS = "KZ_CANCELS"
+#: Each konnect's concurrency slots and its queue (the runner's ``slots``), key ``k<konnect id>``.
+KV_SLOTS = "KZ_SLOTS"
 #: An active-run entry outlives any run: a run in a delay waits at most 30 days.
 ACTIVE_TTL_SECONDS = 31 * 24 * 3600
 CANCEL_TTL_SECONDS = 31 * 24 * 3600

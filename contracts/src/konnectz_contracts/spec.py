@@ -2,7 +2,7 @@
 
 The api compiles a konnect's canvas_json into a :class:`FlowSpec` when it is published.
 The trigger is one of the kinds in :mod:`konnectz_contracts.triggers`, each step one of the kinds in
-:mod:`konnectz_runner.steps` (discriminated by ``kind``). String values of steps may carry
+:mod:`konnectz_runner.engine.steps` (discriminated by ``kind``). String values of steps may carry
 references ``{{<node_id>.<dotted.path>}}`` to the output of the trigger or of an earlier step; they
 are resolved by :mod:`konnectz_contracts.refs` (plain string templating, never an evaluator).
 """

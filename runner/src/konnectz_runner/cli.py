@@ -1,8 +1,8 @@
 """``konnectz-runner`` / ``python -m konnectz_runner``.
 
-- ``serve [--host H] [--port P]``: the webhook ingress and run worker (see :mod:`konnectz_runner.server`).
+- ``serve [--host H] [--port P]``: the webhook ingress and run worker (see :mod:`konnectz_runner.ingress.server`).
 - ``tick --spec-file F [--no-run] [--max-seconds S]``: for a Kubernetes CronJob of a schedule
-  konnect: if a fire of the schedule is due (see :mod:`konnectz_runner.scheduler`), store its
+  konnect: if a fire of the schedule is due (see :mod:`konnectz_runner.clock.scheduler`), store its
   RunRequest (source ``schedule``) in KZ_RUNS and print its run_id; otherwise print nothing. Then
   (unless ``--no-run``) execute the konnect's waiting runs, this fire's and any delayed run that
   came due since the last tick, with the same durable worker as ``serve`` (consumer
@@ -33,10 +33,9 @@ from konnectz_contracts.errors import ConfigError, RunnerError
 from konnectz_contracts.events import STREAM_RUNS, RunRequest
 from konnectz_contracts.spec import FlowSpec
 from konnectz_contracts.triggers.schedule import ScheduleTrigger
+from konnectz_runner.bus import ensure_streams, load_spec_file
+from konnectz_runner.clock import fire_due
 from konnectz_runner.config import Settings
-from konnectz_runner.events import ensure_streams
-from konnectz_runner.registry import load_spec_file
-from konnectz_runner.scheduler import fire_due
 
 __all__ = ["cursor", "main", "tick"]
 
@@ -48,14 +47,13 @@ TICK_MAX_SECONDS = 600.0
 
 async def _run_waiting(js: JetStreamContext, spec: FlowSpec, settings: Settings, max_seconds: float) -> None:
     """Execute the konnect's waiting runs with a worker; return once none is pending (or at the limit)."""
-    from konnectz_runner import outbound  # import-ok: a subcommand loads only what it runs
-    from konnectz_runner.connect import (  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.apps import NetGuard, outbound  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.bus import (  # import-ok: a subcommand loads only what it runs
         USER_AGENT,
+        KonnectRegistry,
         outbound_transport,
     )
-    from konnectz_runner.netguard import NetGuard  # import-ok: a subcommand loads only what it runs
-    from konnectz_runner.registry import KonnectRegistry  # import-ok: a subcommand loads only what it runs
-    from konnectz_runner.worker import RunWorker, consumer_for  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.work import RunWorker, consumer_for  # import-ok: a subcommand loads only what it runs
 
     registry = KonnectRegistry()
     registry.put(spec)
@@ -90,7 +88,7 @@ async def tick(
 ) -> RunRequest | None:
     """Store the run of the fire due now for the schedule konnect in ``spec_file`` (None: nothing due),
     then (``run``) execute the konnect's waiting runs."""
-    from konnectz_runner.connect import connect_nats  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.bus import connect_nats  # import-ok: a subcommand loads only what it runs
 
     spec = load_spec_file(spec_file, settings.trigger_token)
     if not isinstance(spec.trigger, ScheduleTrigger):
@@ -111,8 +109,8 @@ async def tick(
 
 async def cursor(konnect_id: int, settings: Settings) -> str:
     """The polling cursor of a konnect as JSON (``{}`` before its first poll)."""
-    from konnectz_runner.connect import connect_nats  # import-ok: a subcommand loads only what it runs
-    from konnectz_runner.poller import read_cursor  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.bus import connect_nats  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.clock import read_cursor  # import-ok: a subcommand loads only what it runs
 
     nc = await connect_nats(settings)
     try:
@@ -126,7 +124,7 @@ async def cursor(konnect_id: int, settings: Settings) -> str:
 
 def _cannot_serve() -> str | None:
     """Why ``serve`` cannot start: the app catalogue its flows' app steps read is missing."""
-    from konnectz_runner.catalogue import default_root  # import-ok: a subcommand loads only what it runs
+    from konnectz_runner.apps import default_root  # import-ok: a subcommand loads only what it runs
 
     apps = default_root() / "apps"
     if not apps.is_dir():
@@ -172,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"konnectz-runner: cannot start: {problem}", file=sys.stderr)
             return 1
 
-        from konnectz_runner.server import create_app  # import-ok: a subcommand loads only what it runs
+        from konnectz_runner.ingress import create_app  # import-ok: a subcommand loads only what it runs
 
         if args.fd is None and settings.runner_processes > 1:
             from konnectz_runner.processes import serve_processes  # import-ok: a subcommand loads only what it runs

@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from konnectz_contracts.events import NATS_REPLICAS, NatsReplicas
 from konnectz_contracts.limits import FORM_MAX_BYTES, RUN_MAX_BYTES, WEBHOOK_MAX_BYTES
-from konnectz_runner.netguard import IPNetwork, parse_networks
+from konnectz_runner.apps import IPNetwork, parse_networks
 
 __all__ = ["MAX_AUTO_PROCESSES", "Settings", "auto_processes"]
 
@@ -88,7 +88,7 @@ class Settings(BaseSettings):
     # How long startup waits for the KZ_KONNECTS bucket to be loaded (100,000 konnects take seconds).
     kv_ready_timeout_seconds: float = Field(default=120.0, gt=0)
     # A step with effects whose runner died while it ran: "fail" ends it as an ERROR without running
-    # it again (at most once), "retry" runs it again (at least once). See konnectz_runner.journal.
+    # it again (at most once), "retry" runs it again (at least once). See konnectz_runner.engine.journal.
     in_doubt_steps: Literal["fail", "retry"] = "fail"
     # Poll each polling konnect at least this often (tests and local trials); default: each trigger's
     # own interval (a catalogue trigger's manifest says, 300 s unless it says otherwise).

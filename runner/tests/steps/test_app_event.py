@@ -13,10 +13,9 @@ import pytest
 from konnectz_contracts.manifest import App, Polling
 from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
-from konnectz_runner.app_request import build_event_request
-from konnectz_runner.catalogue import Catalogue, load_catalogue
-from konnectz_runner.steps import KINDS, app_event
-from konnectz_runner.steps.app_event import new_items
+from konnectz_runner.apps import Catalogue, build_event_request, load_catalogue
+from konnectz_runner.engine import KINDS, app_event
+from konnectz_runner.engine.steps.app_event import new_items
 
 TOKEN = "tok-0123456789"
 
@@ -333,7 +332,7 @@ async def test_a_retry_after_date_is_honoured_and_capped(wired, make_ctx) -> Non
 
 def test_numeric_body_path_segments_are_list_indexes() -> None:
     from konnectz_contracts.errors import StepError
-    from konnectz_runner.app_request import _set_path
+    from konnectz_runner.apps.app_request import _set_path
 
     body: dict[str, Any] = {}
     _set_path(body, "message.to.0.email.address", "a@example.com")
@@ -379,7 +378,7 @@ def test_gmail_raw_message_hook_builds_an_rfc2822_message() -> None:
     from email import policy
 
     from konnectz_contracts.errors import StepError
-    from konnectz_runner.app_request import gmail_raw_body
+    from konnectz_runner.apps.app_request import gmail_raw_body
 
     sent = gmail_raw_body({"to": "ada@example.com", "cc": "bob@example.com", "subject": "Hi ✓", "body": "<b>x</b>",
                            "is_html": "true", "threadId": "t1"})  # fmt: skip
@@ -405,7 +404,7 @@ def test_gmail_send_email_request_carries_only_raw() -> None:
 
 
 def test_sheet_rows_become_objects_with_their_row_numbers_and_only_new_rows_are_new() -> None:
-    from konnectz_runner.app_request import rows_as_objects
+    from konnectz_runner.apps import rows_as_objects
 
     rows = [["Name", "Email", ""], ["Ada", "ada@example.com"], [], ["Bob", "bob@example.com", "x"]]
     assert rows_as_objects(rows) == [

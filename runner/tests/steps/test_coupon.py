@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from konnectz_contracts.steps.coupon import ALPHABET, Config
-from konnectz_runner.steps import coupon
-from konnectz_runner.steps.coupon import new_code
+from konnectz_runner.engine.steps import coupon
+from konnectz_runner.engine.steps.coupon import new_code
 
 NOW = datetime(2026, 1, 31, 23, 30, tzinfo=UTC)
 

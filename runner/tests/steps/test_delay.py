@@ -15,9 +15,9 @@ from konnectz_contracts.steps import delay as delay_config
 from konnectz_contracts.steps import iterator
 from konnectz_contracts.steps.api_call import ApiCallStep
 from konnectz_contracts.steps.delay import DelayStep, from_timer_config
+from konnectz_runner.apps import NetGuard, parse_networks
 from konnectz_runner.engine import Suspended, execute, suspension_failed
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.steps import delay
+from konnectz_runner.engine.steps import delay
 
 BERLIN = "Europe/Berlin"
 NOW = datetime(2026, 3, 28, 9, 0, tzinfo=UTC)  # Saturday 10:00 CET; the clocks go forward on Sunday

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from konnectz_contracts.steps.filter import LABELS, Condition, Config
-from konnectz_runner.steps import filter as filter_step
-from konnectz_runner.steps.filter import evaluate
+from konnectz_runner.engine.steps import filter as filter_step
+from konnectz_runner.engine.steps.filter import evaluate
 
 DATA = {
     "node-1": {

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from konnectz_contracts.steps.formatter import OPERATIONS, Config
-from konnectz_runner.steps import formatter
+from konnectz_runner.engine.steps import formatter
 
 TRIGGER = {
     "name": "  ada LOVELACE  ",

@@ -11,8 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from konnectz_contracts.steps.generator import CHARSETS, Config
-from konnectz_runner.steps import generator
-from konnectz_runner.steps.generator import uuid7
+from konnectz_runner.engine.steps import generator
+from konnectz_runner.engine.steps.generator import uuid7
 
 NOW = datetime(2026, 3, 7, 17, 30, tzinfo=UTC)
 

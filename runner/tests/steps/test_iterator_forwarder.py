@@ -11,8 +11,8 @@ from konnectz_contracts.model import KeyValue
 from konnectz_contracts.steps import data_forwarder as data_forwarder_config
 from konnectz_contracts.steps import iterator as iterator_config
 from konnectz_contracts.steps.iterator import MAX_ITEMS
-from konnectz_runner.steps import data_forwarder, iterator
-from konnectz_runner.steps.iterator import items_of
+from konnectz_runner.engine.steps import data_forwarder, iterator
+from konnectz_runner.engine.steps.iterator import items_of
 
 DATA = {"node-1": {"lines": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}], "tags": "x, y", "n": 5,
                    "customer": {"name": "Ada"}}}  # fmt: skip

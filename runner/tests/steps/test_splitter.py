@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from konnectz_contracts.steps.splitter import SEGMENTS, Config
-from konnectz_runner.steps import splitter
+from konnectz_runner.engine.steps import splitter
 
 DATA = {"node-1": {"csv": "red, green ,blue, black", "one": "solo", "tags": ["x", "y", "z"], "empty": ""}}
 

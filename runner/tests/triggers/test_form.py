@@ -21,10 +21,10 @@ from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, FormTrigger, KeyValue
 from konnectz_contracts.triggers.form import check_submission, render_done, render_form
 from konnectz_devstack._ports import free_port
+from konnectz_runner.apps import parse_networks
+from konnectz_runner.bus import ensure_streams
 from konnectz_runner.config import Settings
-from konnectz_runner.events import ensure_streams
-from konnectz_runner.netguard import parse_networks
-from konnectz_runner.server import create_app
+from konnectz_runner.ingress import create_app
 
 FIELDS = [
     {"key": "name", "label": "Your name", "required": True, "max_length": 20},

@@ -18,9 +18,10 @@ from konnectz_contracts.nats_auth import RUNNER
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, PollingTrigger
 from konnectz_contracts.triggers.polling import Cursor, new_items, since_value
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.poller import LocalPoller, poll_once, read_cursor
-from konnectz_runner.registry import KonnectRegistry
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.bus import KonnectRegistry
+from konnectz_runner.clock import LocalPoller, read_cursor
+from konnectz_runner.clock.poller import poll_once
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -21,8 +21,9 @@ from konnectz_contracts.manifest import App
 from konnectz_contracts.spec import ApiCallStep, FlowSpec, PollingTrigger
 from konnectz_contracts.triggers.polling import newest_item
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, curated_app
-from konnectz_runner.netguard import NetGuard, parse_networks
-from konnectz_runner.poller import poll_once, read_cursor
+from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.clock import read_cursor
+from konnectz_runner.clock.poller import poll_once
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 API_KEY = "app-key-0123456789"

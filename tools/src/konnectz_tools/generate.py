@@ -45,7 +45,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from konnectz_contracts.manifest import FIELD_KEY_PATTERN, App, Event, title_case
-from konnectz_runner import GENERATED_BUNDLE, BundleIndex, default_root, load_manifest
+from konnectz_runner.apps import GENERATED_BUNDLE, BundleIndex, default_root, load_manifest
 
 __all__ = [
     "PACKAGE",

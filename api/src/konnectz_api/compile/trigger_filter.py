@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from konnectz_api.schemas import TriggerFilterIn
-from konnectz_runner import dig
+from konnectz_runner.apps import dig
 
 __all__ = ["choose_sample", "describe", "has_value", "matches", "no_match"]
 

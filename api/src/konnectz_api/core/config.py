@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from konnectz_contracts.broker_token import derived_key
 from konnectz_contracts.events import NATS_REPLICAS, NatsReplicas
-from konnectz_runner import IPNetwork, parse_networks
+from konnectz_runner.apps import IPNetwork, parse_networks
 
 #: A Kubernetes namespace name (an RFC 1123 label).
 NAMESPACE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

@@ -43,7 +43,7 @@ def purged_stub(days: int) -> dict[str, str]:
 
 
 #: The notes that stand for a request that was never kept whole: too large for a task event
-#: (konnectz_contracts.events.fit_event), refused for its quota (konnectz_runner.quota.refused_event), or
+#: (konnectz_contracts.events.fit_event), refused for its quota (konnectz_runner.work.quota.refused_event), or
 #: dropped because the database refused it (konnectz_api.services.task_events.without_data).
 _NOT_KEPT = ({"truncated", "bytes", "message"}, {"refused", "message"}, {"dropped", "message"})
 

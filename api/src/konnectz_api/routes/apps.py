@@ -28,7 +28,7 @@ from konnectz_api.schemas import (
 from konnectz_api.services.app_calls import AppCallError, app_client, call_app
 from konnectz_api.services.credential_broker import call_with_account
 from konnectz_contracts.manifest import App, DynamicOptions, Event, EventField
-from konnectz_runner import build_event_request, dig, items_at, picked
+from konnectz_runner.apps import build_event_request, dig, items_at, picked
 
 router = APIRouter(prefix="/api/v1/apps", tags=["apps"])
 

@@ -51,7 +51,7 @@ class CredentialsIn(BaseModel):
 class CredentialsOut(BaseModel):
     credentials: dict[str, Any]
     # rate budgets: the owner's override of the app's rate (None: the app's own), and the account's
-    # name for the task log's wait line (konnectz_runner.budgets).
+    # name for the task log's wait line (konnectz_runner.apps.budgets).
     rate_limit_rps: float | None = None
     account_name: str | None = None
 

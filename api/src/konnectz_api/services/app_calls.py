@@ -15,7 +15,7 @@ import httpx
 
 from konnectz_api.core.config import Settings
 from konnectz_contracts.errors import StepError
-from konnectz_runner import (
+from konnectz_runner.apps import (
     ERROR_BODY_CHARS,
     AppRequest,
     NetGuard,

@@ -39,7 +39,7 @@ from konnectz_contracts.canvas import Canvas
 from konnectz_contracts.compiling import config_values
 from konnectz_contracts.manifest import App, Event, EventField, Operation, WebhookSubscription, path_params
 from konnectz_contracts.refs import resolve
-from konnectz_runner import AppRequest, build_event_request, dig
+from konnectz_runner.apps import AppRequest, build_event_request, dig
 
 __all__ = ["SubscribeError", "secret_of", "subscribe", "unsubscribe"]
 

@@ -1,7 +1,7 @@
 """Capture Response: the next request to a konnect's webhook URL becomes its trigger's test output.
 
 Each call opens (or renews) the capture window of the konnect's webhook token in NATS
-(:mod:`konnectz_runner.capture`); the runner then stores a request arriving at that URL, even for
+(:mod:`konnectz_runner.bus.capture`); the runner then stores a request arriving at that URL, even for
 a draft that was never published. The call answers WAITING until such a request arrived after the
 window opened; then it stores the request as the trigger node's konnect activity, closes the
 window and answers SUCCESS with the request's data (read exactly as a run would read it).
@@ -24,7 +24,7 @@ from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import User
 from konnectz_api.schemas import CaptureOut
 from konnectz_api.services.review import owned_konnect, webhook_url
-from konnectz_runner import close_window, last_capture, open_window
+from konnectz_runner.bus import close_window, last_capture, open_window
 
 __all__ = ["CAPTURED", "NOT_CAUGHT", "WAITING", "CaptureUnavailable", "capture_webhook_response"]
 

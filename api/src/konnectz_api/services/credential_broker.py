@@ -26,7 +26,7 @@ from konnectz_api.services.app_calls import AppCallError, Reply, call_app
 from konnectz_api.services.oauth import OAuthClient, refresh
 from konnectz_contracts.manifest import App, TokenField
 from konnectz_contracts.refs import resolve
-from konnectz_runner import AppRequest, NetGuard, build_test_request, dig, hook_error, is_expired, secret_values
+from konnectz_runner.apps import AppRequest, NetGuard, build_test_request, dig, hook_error, is_expired, secret_values
 
 __all__ = [
     "call_with_account",

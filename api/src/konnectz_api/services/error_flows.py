@@ -27,7 +27,7 @@ from konnectz_api.models import Konnect
 from konnectz_api.task_status import log_status
 from konnectz_contracts.events import RunRequest, TaskEvent
 from konnectz_contracts.triggers.flow_failed import FAILED_STATUSES, error_run_id, failed_run_output
-from konnectz_runner import publish_run
+from konnectz_runner.bus import publish_run
 
 __all__ = ["error_runs", "start_error_flows"]
 

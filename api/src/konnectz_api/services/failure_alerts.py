@@ -34,7 +34,7 @@ from konnectz_api.services.mail import send_mail
 from konnectz_api.task_status import log_status
 from konnectz_contracts.events import RunRequest, TaskEvent
 from konnectz_contracts.run_control import FailureAlert
-from konnectz_runner import publish_run
+from konnectz_runner.bus import publish_run
 
 __all__ = [
     "ALERTED_STATUSES",

@@ -21,7 +21,7 @@ import jwt
 
 from konnectz_api.services.app_calls import AppCallError, call_app
 from konnectz_contracts.manifest import App, OAuth2
-from konnectz_runner import AppRequest, NetGuard, dig
+from konnectz_runner.apps import AppRequest, NetGuard, dig
 
 __all__ = ["OAuthClient", "authorize_url", "exchange_code", "new_pkce", "read_state", "refresh", "sign_state"]
 

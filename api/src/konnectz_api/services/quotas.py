@@ -5,7 +5,7 @@ the reservations of the runs it fetched together as one request on ``kz.quota.re
 (single ones on ``kz.quota.reserve``); all requests that arrive together are reserved together, in
 one set-based transaction (:func:`konnectz_api.crud.quota.reserve_many`): under load one commit
 and a handful of statements serve a whole batch instead of a round trip per run. The reservation
-itself is :func:`konnectz_api.crud.quota.reserve`; the wire contract is :mod:`konnectz_runner.quota`.
+itself is :func:`konnectz_api.crud.quota.reserve`; the wire contract is :mod:`konnectz_runner.work.quota`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.bus import Bus
 from konnectz_api.crud import quota
-from konnectz_runner import (
+from konnectz_contracts.quota import (
     QUOTA_MANY_SUBJECT,
     QUOTA_SUBJECT,
-    Outage,
     QuotaReplies,
     QuotaReply,
     QuotaRequest,
     QuotaRequests,
 )
+from konnectz_runner import Outage
 
 log = logging.getLogger(__name__)
 QUEUE = "api-quota"

@@ -1,6 +1,6 @@
 """What the api shows of an app account's rate budget (docs/rate-budgets.md).
 
-The runners enforce the budget in the ``KZ_BUDGETS`` bucket (:mod:`konnectz_runner.budgets`); the
+The runners enforce the budget in the ``KZ_BUDGETS`` bucket (:mod:`konnectz_runner.apps.budgets`); the
 api stores the owner's override (``app_accounts.rate_limit_rps``, handed to the runners by the
 credential broker) and reads the bucket, through its own NATS connection, to show the use: tokens
 left now, requests in the last minute. A bucket that cannot be read within
@@ -21,8 +21,10 @@ from nats.js.errors import KeyNotFoundError
 from konnectz_api.bus import Bus
 from konnectz_api.models import AppAccount
 from konnectz_api.schemas import RateBudgetOut
+from konnectz_contracts.budgets import KV_BUDGETS, budget_key
 from konnectz_contracts.manifest import App
-from konnectz_runner import KV_BUDGETS, Budgets, budget_key, budget_usage, remember_account
+from konnectz_runner.apps import Budgets, budget_usage
+from konnectz_runner.engine import remember_account
 
 __all__ = ["READ_TIMEOUT_SECONDS", "budget_of", "budgets_of", "shared_budgets", "use_account"]
 

@@ -17,7 +17,7 @@ from typing import Any
 from konnectz_api.bus import Bus
 from konnectz_api.errors import ApiError
 from konnectz_contracts.events import RunRequest
-from konnectz_runner import publish_run
+from konnectz_runner.bus import publish_run
 
 __all__ = ["ReplayUnavailable", "replay_run", "replay_run_id"]
 

@@ -4,7 +4,7 @@
   the webhook URL exists; its output is the request captured at that URL
   (:mod:`konnectz_api.services.capture`), or ``{}`` until one was captured.
 - An action: compiled by the same compiler as publishing (:mod:`konnectz_api.compile.compilers`), then
-  run once by :func:`konnectz_runner.steps.run_step` with the outputs of the upstream nodes'
+  run once by :func:`konnectz_runner.engine.steps.run_step` with the outputs of the upstream nodes'
   tests as its context, through the runner's outbound guard (private addresses refused unless
   ``KONNECTZ_ALLOW_PRIVATE_NETWORKS`` allows them), with a shorter timeout and a smaller
   response limit than a run. After an iterator, the first item stands for the iterator's output.
@@ -54,7 +54,8 @@ from konnectz_contracts.steps import join
 from konnectz_contracts.triggers import flow_failed
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
 from konnectz_contracts.triggers.schedule import next_fire, trigger_output
-from konnectz_runner import Budgets, NetGuard, StepContext, app_items, guarded_transport, join_merge, run_step
+from konnectz_runner.apps import Budgets, NetGuard, guarded_transport
+from konnectz_runner.engine import StepContext, app_items, join_merge, run_step
 
 __all__ = [
     "MANDATORY",

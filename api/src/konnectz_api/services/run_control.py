@@ -1,7 +1,7 @@
 """Runs that can be seen and stopped: a konnect's active runs (``KZ_ACTIVE``) and cancelling one.
 
 The runner keeps one ``KZ_ACTIVE`` entry per queued, running or waiting run
-(:mod:`konnectz_runner.active`); cancelling stores a :class:`CancelRequest` in ``KZ_CANCELS``, which
+(:mod:`konnectz_runner.bus.active`); cancelling stores a :class:`CancelRequest` in ``KZ_CANCELS``, which
 the runner reads at the run's next step boundary. A run waiting in a delay is woken at once (its
 timer is deleted and its run published now), so it ends as CANCELLED now, not when its delay ends.
 """
@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from konnectz_api.bus import Bus
 from konnectz_api.errors import ApiError
 from konnectz_contracts.run_control import ActiveRun, CancelRequest
-from konnectz_runner import LIST_LIMIT, get_active, list_active, request_cancel, run_state_buckets, wake_waiting
+from konnectz_runner.bus import LIST_LIMIT, get_active, list_active, request_cancel, run_state_buckets, wake_waiting
 
 __all__ = ["LIST_LIMIT", "RunControlUnavailable", "active_runs", "cancel_run"]
 

@@ -44,7 +44,8 @@ from konnectz_api.services.error_flows import start_error_flows
 from konnectz_api.services.failure_alerts import alert_failures
 from konnectz_api.task_status import log_status
 from konnectz_contracts.events import EVENTS_MAX_DELIVER, STREAM_EVENTS, SUBJECTS_EVENTS, TaskEvent
-from konnectz_runner import Outage, events_consumer_config
+from konnectz_runner import Outage
+from konnectz_runner.bus import events_consumer_config
 
 log = logging.getLogger(__name__)
 DURABLE = "api-task-logs"  # konnectz_contracts.events.EVENTS_CONSUMER

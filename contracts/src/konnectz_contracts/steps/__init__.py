@@ -12,11 +12,11 @@ A kind's module ``steps/<kind>.py`` defines:
 - ``PROVIDERS`` and ``compile_node(node) -> Config``: the editor's nodes (``app_detail.provider``)
   it compiles, with the helpers of :mod:`konnectz_contracts.compiling` (pure: no I/O).
 
-The kind's ``async def run(config, ctx) -> Outcome`` is the runner's: ``konnectz_runner/steps/<kind>.py``
+The kind's ``async def run(config, ctx) -> Outcome`` is the runner's: ``konnectz_runner/engine/steps/<kind>.py``
 (found by discovery too). Catalogue apps (``app_event``) are compiled by the api, which has the
 catalogue (:mod:`konnectz_api.compile.compilers`).
 
-To add a kind: write ``steps/<kind>.py`` here, its ``run`` in ``konnectz_runner/steps/<kind>.py``
+To add a kind: write ``steps/<kind>.py`` here, its ``run`` in ``konnectz_runner/engine/steps/<kind>.py``
 and a test; give the editor its node in ``web/src/editor/nodes/<kind>/``.
 """
 

@@ -7,10 +7,10 @@ from key/value rows (dotted keys nest), optionally wrapped in an array. The outp
 is a step ERROR.
 
 Headers and params marked ``secret`` (and headers whose names look like credentials, see
-:func:`konnectz_runner.outbound.is_secret_header`) show as ``***`` in the task log; secret headers are
+:func:`konnectz_runner.apps.outbound.is_secret_header`) show as ``***`` in the task log; secret headers are
 dropped when a redirect leads to another origin. A secret typed into the step arrives sealed
 (``KeyValue.sealed``): it is opened through the api's broker when the step runs and sent only to the
-origin it was typed for (:mod:`konnectz_runner.step_secrets`).
+origin it was typed for (:mod:`konnectz_runner.apps.step_secrets`).
 
 From the canvas (``compile_node``, providers in ``PROVIDERS``):
 Api node (provider ``api``) → the runner's ``api_call`` step.

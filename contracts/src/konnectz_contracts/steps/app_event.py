@@ -2,7 +2,7 @@
 
 The step names an app (its catalogue id), an event key, the account to use and the field
 values (which may carry references to earlier steps, ``{{node-1.email}}``). The request is
-built from the manifest by :func:`konnectz_runner.app_request.build_event_request`, with the
+built from the manifest by :func:`konnectz_runner.apps.app_request.build_event_request`, with the
 account's credentials placed where the app's auth says (header, query, body or HTTP basic).
 
 - Credentials come from a :data:`CredentialSource` (by default the api, the credential broker:

@@ -12,7 +12,7 @@
 
 The step returns :attr:`Outcome.resume_at`; the engine suspends the run and the worker stores its
 continuation as a JetStream scheduled message, so the wait survives restarts of the runner and of
-NATS (see :mod:`konnectz_runner.timers`). A wait is at most :data:`MAX_DELAY`.
+NATS (see :mod:`konnectz_runner.bus.timers`). A wait is at most :data:`MAX_DELAY`.
 
 From the canvas (``compile_node``, providers in ``PROVIDERS``):
 Delay add-on (provider ``delay``) and Set Delay on any action → the runner's ``delay`` step.

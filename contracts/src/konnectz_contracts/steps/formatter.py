@@ -3,7 +3,7 @@
 ``operation`` picks the function; ``input`` (and every text option) may carry references
 (``{{node-1.total}}``). The output is ``{"output": <value>}`` (``extract_pattern`` adds ``groups``).
 The functions and their options are listed in docs/addons.md; the rules for dates (time zones,
-DST) are in :mod:`konnectz_runner.dates`. Patterns run on the ``regex`` engine with a time limit,
+DST) are in :mod:`konnectz_runner.engine.dates`. Patterns run on the ``regex`` engine with a time limit,
 never as code.
 
 From the canvas (``compile_node``, providers in ``PROVIDERS``):

@@ -6,7 +6,7 @@ Two sources of items:
   at ``items_path``; the runner needs no manifest to poll it.
 - ``app_id`` + ``event``: a catalogue app's trigger event (``trigger: {type: polling}`` in its
   manifest), compiled by the api (``konnectz_api.compile.compilers``). The poller runs that
-  manifest event through the generic HTTP step of :mod:`konnectz_runner.steps.app_event`: the
+  manifest event through the generic HTTP step of :mod:`konnectz_runner.engine.steps.app_event`: the
   account's credentials are fetched from the api's credential broker at poll time with the
   konnect-scoped token, injected where the app's auth says, 429/5xx are retried honouring
   ``Retry-After``, pages are followed per the event's pagination, and an expired OAuth2 token is

@@ -4,7 +4,7 @@ A catalogue app's webhook trigger (manifest ``trigger: {type: webhook}``) is thi
 app's ``signature``: the api subscribed the URL at the app when the konnect was published and keeps
 the signing secret (encrypted, like credentials); the runner fetches it from the api's broker with
 the konnect-scoped token and refuses a delivery whose signature does not match with 401
-(:mod:`konnectz_runner.signatures`).
+(:mod:`konnectz_runner.ingress.signatures`).
 
 From the canvas (``compile_trigger``, providers in ``PROVIDERS``):
 WebhookInner trigger (provider ``webhook``) → the runner's ``webhook`` trigger.

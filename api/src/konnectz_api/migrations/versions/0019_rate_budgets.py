@@ -1,7 +1,7 @@
 """app_accounts.rate_limit_rps: the owner's rate budget override of an app account (requests/second)
 
 NULL: the app's own rate (its manifest's rate_limit.requests_per_second). The runners enforce the
-budget through the KZ_BUDGETS bucket (konnectz_runner.budgets); see docs/rate-budgets.md.
+budget through the KZ_BUDGETS bucket (konnectz_runner.apps.budgets); see docs/rate-budgets.md.
 
 Revision ID: 0018
 Revises: 0015

@@ -1,0 +1,80 @@
+"""The apps room: talking to the outside world on a flow's behalf.
+
+- :mod:`.catalogue`: the app catalogue (every manifest, loaded and validated once);
+- :mod:`.app_request`: a manifest event's HTTP request and reading its reply (shared with the api);
+- :mod:`.outbound`: outbound HTTP for steps (guarded, redirect-safe, size-limited), behind
+  :mod:`.netguard` (no private addresses) and sent by :mod:`.aiohttp_transport`;
+- :mod:`.aws_sigv4`: the ``aws_sigv4`` signing hook; :mod:`.step_secrets`: secrets typed into steps;
+- :mod:`.budgets`: each app account's rate budget, shared through NATS KV.
+
+This face is what other rooms, the api and the tools may import (``from konnectz_runner.apps
+import ...``); the modules above are the room's own (``outbound`` and ``step_secrets`` are public
+as modules).
+"""
+
+from konnectz_runner.apps import outbound, step_secrets
+from konnectz_runner.apps.aiohttp_transport import AiohttpTransport
+from konnectz_runner.apps.app_request import (
+    AppRequest,
+    build_event_request,
+    build_test_request,
+    dig,
+    hook_error,
+    is_expired,
+    items_at,
+    picked,
+    rows_as_objects,
+    secret_values,
+)
+from konnectz_runner.apps.budgets import Budget, Budgets, LocalSpacing, budget_usage, wait_reason
+from konnectz_runner.apps.catalogue import (
+    GENERATED_BUNDLE,
+    BundleIndex,
+    Catalogue,
+    CatalogueError,
+    LazyCatalogue,
+    default_root,
+    load_catalogue,
+    load_manifest,
+)
+from konnectz_runner.apps.netguard import IPNetwork, NetGuard, guarded_transport, parse_networks
+from konnectz_runner.apps.outbound import ERROR_BODY_CHARS, parse_body
+from konnectz_runner.apps.outbound import send as send_outbound
+from konnectz_runner.apps.step_secrets import origin_of
+
+__all__ = [
+    "ERROR_BODY_CHARS",
+    "GENERATED_BUNDLE",
+    "AiohttpTransport",
+    "AppRequest",
+    "Budget",
+    "Budgets",
+    "BundleIndex",
+    "Catalogue",
+    "CatalogueError",
+    "IPNetwork",
+    "LazyCatalogue",
+    "LocalSpacing",
+    "NetGuard",
+    "budget_usage",
+    "build_event_request",
+    "build_test_request",
+    "default_root",
+    "dig",
+    "guarded_transport",
+    "hook_error",
+    "is_expired",
+    "items_at",
+    "load_catalogue",
+    "load_manifest",
+    "origin_of",
+    "outbound",
+    "parse_body",
+    "parse_networks",
+    "picked",
+    "rows_as_objects",
+    "secret_values",
+    "send_outbound",
+    "step_secrets",
+    "wait_reason",
+]

@@ -1,0 +1,212 @@
+"""The step journal: each finished step's result, kept durably by (run id, step id).
+
+A run message that is redelivered (its runner died, or could not publish the run's task event)
+executes again from the start. Without a record of what already ran, every API call, app
+action or data forward before the crash would be sent twice. The worker therefore writes each
+finished step that can have an effect outside the run into the ``KZ_STEPS`` JetStream
+key/value bucket before the next step starts, and a redelivery (``num_delivered > 1``) reads
+it back: a recorded step is not executed again, its recorded outcome is used instead, so the
+run resumes after its last finished step.
+
+- Key: ``sha256(run_id, step_id, item_index)`` (hex, 40 characters): derived from the run and
+  the step, never random, so every delivery of a run finds the same entries. A step after an
+  iterator has one entry per item.
+- Value: the step's :class:`~konnectz_contracts.events.StepResult` plus its raw output (what later
+  steps reference).
+- Kinds in :data:`PURE_KINDS` only compute from their inputs (a filter, a formatter, ...):
+  running them again changes nothing outside the run, so they are not journaled. A delay is
+  journaled with its ``resume_at``: a run redelivered after it suspended (its ack was lost when
+  NATS died) suspends again until the same time, and its timer (same ``Nats-Msg-Id``) is stored
+  once, instead of the delay being computed afresh and the run going on twice.
+- The bucket keeps entries for :data:`~konnectz_contracts.events.STEPS_RETENTION_SECONDS` (longer than any
+  redelivery takes).
+
+Why a JetStream bucket and not PostgreSQL: the runner never depends on the database (the api
+owns it), the run message already lives in JetStream on the same server, and a KV put is one
+acknowledged JetStream publish (about 0.1 to 0.3 ms here).
+
+Steps in doubt: a runner that dies *while* a step runs (the request may or may not have reached
+the other side) leaves the step's ``started`` mark without a result. What a redelivery does with
+such a step is the ``in_doubt`` policy (setting ``KONNECTZ_IN_DOUBT_STEPS``):
+
+- ``fail`` (the default, at most once): the step is not run again; it ends as an ERROR saying
+  why, so the run's task log shows it and the run can be replayed once the target was checked.
+  The mark costs one more KV put per step with effects.
+- ``retry`` (at least once): the step runs again; its effect may happen twice.
+
+A mark younger than :data:`BUSY_SECONDS` may belong to a step that is still running in another
+worker (the same run can be delivered twice at once: a run whose ack was lost when NATS died,
+next to its delay's timer): :class:`StepBusy` makes the worker hand the run back for a few seconds
+instead of judging the step in doubt. The mark is written under the ``fail`` policy only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from datetime import datetime
+from typing import Any, Literal
+
+from nats.js import JetStreamContext
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from konnectz_contracts.events import KV_STEPS, StepResult
+from konnectz_runner.engine.context import Outcome
+
+__all__ = [
+    "BUSY_SECONDS",
+    "IN_DOUBT_ERROR",
+    "PURE_KINDS",
+    "InDoubt",
+    "JournalEntry",
+    "StepBusy",
+    "StepJournal",
+    "step_key",
+]
+
+log = logging.getLogger(__name__)
+
+# Step kinds without effects outside the run: running them again is harmless.
+PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router", "join"})
+# Journaled kinds without effects outside the run: never in doubt, so no started mark.
+_UNMARKED_KINDS = frozenset({"delay"})
+
+
+def step_key(run_id: str, step_id: str, item_index: int | None = None) -> str:
+    item = "" if item_index is None else str(item_index)
+    return hashlib.sha256(f"{run_id}\x00{step_id}\x00{item}".encode()).hexdigest()[:40]
+
+
+InDoubt = Literal["fail", "retry"]
+IN_DOUBT_ERROR = (
+    "The runner stopped while this step was running, so it is not known whether its request took "
+    "effect. It was not run again, so that it cannot take effect twice: check the target, then replay "
+    "the run if needed."
+)
+# How long a worker whose started mark may not have been stored tries to take it back.
+UNMARK_SECONDS = 8.0
+# A started mark this recent may be a step still running elsewhere (ack wait 10 s plus a margin).
+BUSY_SECONDS = 15.0
+
+
+class StepBusy(Exception):
+    """The step may still be running in another delivery of the same run: try the run again later."""
+
+
+def _started_at(value: bytes) -> float | None:
+    """The time in a started mark, or None when ``value`` is a result."""
+    if not value.startswith(b'{"started":'):
+        return None
+    return float(json.loads(value)["started"])
+
+
+class JournalEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    result: StepResult
+    output: Any = None  # the raw output later steps reference
+    resume_at: AwareDatetime | None = None  # a delay's suspension
+
+
+class StepJournal:
+    """The journal of one delivery of one run."""
+
+    def __init__(
+        self, kv: KeyValue, run_id: str, *, replay: bool, in_doubt: InDoubt = "fail", wait_busy: bool = True
+    ) -> None:
+        self.kv = kv
+        self.wait_busy = wait_busy  # False on the last attempt: a busy step is then in doubt
+        self.run_id = run_id
+        self.replay = replay  # a redelivery: look for steps that finished before
+        self.in_doubt = in_doubt
+        self.recalled = 0
+        self.doubtful = 0
+
+    @staticmethod
+    async def bucket(js: JetStreamContext) -> KeyValue:
+        return await js.key_value(KV_STEPS)
+
+    @staticmethod
+    def journaled(kind: str) -> bool:
+        return kind not in PURE_KINDS
+
+    async def recall(self, step_id: str, item_index: int | None) -> tuple[StepResult | None, Outcome] | None:
+        """The recorded result of this step in an earlier delivery, or None (run it).
+
+        A step that started but has no result (its runner died meanwhile) gives, under the ``fail``
+        policy, an ERROR outcome without a result (the engine records it as this delivery's).
+        """
+        if not self.replay:
+            return None
+        try:
+            entry = await self.kv.get(step_key(self.run_id, step_id, item_index))
+        except KeyNotFoundError:
+            return None
+        if not entry.value:
+            return None
+        started = _started_at(entry.value)
+        if started is not None:
+            if self.wait_busy and time.time() - started < BUSY_SECONDS:
+                raise StepBusy(step_id)
+            if self.in_doubt == "retry":
+                return None
+            self.doubtful += 1
+            log.warning(
+                "Run %s: step %s was in doubt (its runner stopped while it ran); not repeated", self.run_id, step_id
+            )
+            return None, Outcome.failed(IN_DOUBT_ERROR)
+        recorded = JournalEntry.model_validate_json(entry.value)
+        result = recorded.result
+        self.recalled += 1
+        outcome = Outcome(
+            # a journaled step is never SKIPPED; a continued failure let the run go on (on_error)
+            status="ERROR" if result.status == "ERROR" and not result.continued else "SUCCESS",
+            output=recorded.output,
+            input=result.input,
+            error=result.error,
+            stop=result.stop,
+            resume_at=recorded.resume_at,
+        )
+        return result, outcome
+
+    @staticmethod
+    def marked(kind: str) -> bool:
+        return kind not in PURE_KINDS and kind not in _UNMARKED_KINDS
+
+    async def begin(self, step_id: str, item_index: int | None) -> None:
+        """Mark the step as started (only under the ``fail`` policy), before its effect can happen.
+
+        Raises :class:`StepBusy` when another delivery of the run marked it first."""
+        if self.in_doubt == "fail":
+            mark = json.dumps({"started": time.time()}).encode()
+            key = step_key(self.run_id, step_id, item_index)
+            try:  # atomic: of two deliveries of the same run, one starts the step
+                await self.kv.create(key, mark)
+            except KeyWrongLastSequenceError as exc:
+                raise StepBusy(step_id) from exc
+            except Exception:
+                # Unknown whether the mark was stored (NATS went away): the step surely did not
+                # run, so take the mark back if NATS returns soon, lest a redelivery judge it in doubt.
+                await self._unmark(key)
+                raise
+
+    async def _unmark(self, key: str) -> None:
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + UNMARK_SECONDS
+        while loop.time() < give_up:
+            try:
+                await self.kv.delete(key)
+                return
+            except Exception:
+                await asyncio.sleep(0.5)
+
+    async def record(self, result: StepResult, output: Any, resume_at: datetime | None = None) -> None:
+        """Store the step's result; raises when JetStream did not acknowledge it (the run is then
+        retried rather than going on with a step that could run twice)."""
+        entry = JournalEntry(result=result, output=output, resume_at=resume_at)
+        await self.kv.put(step_key(self.run_id, result.step_id, result.item_index), entry.model_dump_json().encode())
