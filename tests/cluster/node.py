@@ -205,7 +205,7 @@ class Node:
         """Import an OCI archive (e.g. from ``buildah push IMAGE oci-archive:FILE``) into containerd.
 
         ``name``: the image's name when the archive carries only a tag (as buildah's do)."""
-        args = ["images", "import", "--no-unpack=false"]
+        args = ["images", "import"]
         if name:
             args += ["--index-name", name]
         self.ctr(*args, str(archive))
@@ -867,7 +867,9 @@ def down(state_dir: Path | str | None = None, quiet: bool = False) -> list[str]:
             stopped.append(f"{len(mounts)} mount(s)")
         _remove_cgroups(node)
         _teardown_network(node.netns, node.index)
-    stopped += controlplane.stop(state / "cluster", quiet=True)
+    # Its data is thrown away with it: the API server's graceful shutdown (15 s and more with the
+    # node's watches open) is not waited for.
+    stopped += controlplane.stop(state / "cluster", quiet=True, grace=2.0)
     if node is not None:
         (state / "node.json").unlink(missing_ok=True)
     if not quiet:

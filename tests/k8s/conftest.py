@@ -131,11 +131,13 @@ def _claim_state_dir(base: Path) -> Path:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadgroup``) every test of this folder runs on one worker,
     so one control plane serves them all instead of one per worker; they come first, so that
-    long group starts while the other workers share out the rest."""
+    long group starts while the other workers share out the rest. A module that names its own
+    group keeps it (test_real_node.py: a node and control plane of its own, on another worker)."""
     here = Path(__file__).resolve().parent
     ours = [item for item in items if here in Path(str(item.path)).resolve().parents]
     for item in ours:
-        item.add_marker(pytest.mark.xdist_group("k8s"))
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group("k8s"))
     if ours:
         chosen = set(map(id, ours))
         items[:] = ours + [item for item in items if id(item) not in chosen]
