@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,6 +87,9 @@ CACHE = Path(os.environ.get("KONNECTZ_CACHE", Path.home() / ".cache" / "konnectz
 # Started in this order, stopped in reverse.
 COMPONENTS = ("containerd", "kubelet", "kube-proxy")
 MAX_NODES = 64
+STORAGE_CLASS = "konnectz-local"
+VOLUMES = 6  # local PersistentVolumes made at start (NATS x3, PostgreSQL, spares)
+VOLUME_SIZE = "20Gi"  # what a claim may ask for: the chart's NATS asks 10Gi, PostgreSQL 8Gi
 
 
 def default_state_dir() -> Path:
@@ -634,15 +638,28 @@ def _wait(node: Node, what: str, check, timeout: float, interval: float = 0.2):
     )
 
 
-def up(state_dir: Path | str | None = None, timeout: float = 120.0, build: bool = True) -> Node:
-    """A fresh control plane (no kwok) and a real node joined to it; returns when the node is Ready."""
+def up(
+    state_dir: Path | str | None = None,
+    timeout: float = 120.0,
+    build: bool = True,
+    *,
+    taint: bool = True,
+    volumes: int = VOLUMES,
+) -> Node:
+    """A fresh control plane (no kwok) and a real node joined to it; returns when the node is Ready.
+
+    ``taint=False``: no ``konnectz.io/real-node`` taint (the control plane is the node's own either
+    way: a chart installed with its defaults, which tolerate nothing, runs there).
+    ``volumes``: local PersistentVolumes of VOLUME_SIZE under the state folder, offered through the
+    default StorageClass ``konnectz-local`` (so that claims of the default class bind, as on a
+    cluster with a provisioner)."""
     state = (Path(state_dir) if state_dir else default_state_dir()).resolve()
     bins = controlplane.bin_dir(build=build)
     missing = missing_prerequisites(bins)
     if missing:
         raise ClusterError("a real node cannot start here; missing: " + "; ".join(missing))
     down(state, quiet=True)  # leftovers of a crashed run
-    for sub in ("containerd", "kubelet", "cni", "logs", "pids", "pod-logs"):
+    for sub in ("containerd", "kubelet", "cni", "logs", "pids", "pod-logs", "volumes"):
         path = state / sub
         if path.exists():
             _unmount_under(path)
@@ -715,6 +732,9 @@ def up(state_dir: Path | str | None = None, timeout: float = 120.0, build: bool 
 
         _wait(node, f"node {node.name} Ready", ready, timeout, 0.5)
         node.timings["node_ready"] = round(time.monotonic() - t, 2)
+        if not taint:
+            _untaint(cp, node)
+        _local_volumes(cp, node, volumes)
         node.timings["total"] = round(time.monotonic() - t0, 2)
     except BaseException:
         (state / "node.json").write_text(json.dumps(node.to_json(), indent=2))
@@ -722,6 +742,94 @@ def up(state_dir: Path | str | None = None, timeout: float = 120.0, build: bool 
         raise
     (state / "node.json").write_text(json.dumps(node.to_json(), indent=2))
     return node
+
+
+def _untaint(cp, node: Node) -> None:
+    code, body = cp.request(f"/api/v1/nodes/{node.name}")
+    if code != 200:
+        raise ClusterError(f"reading node {node.name}: HTTP {code} {body[:300]!r}")
+    taints = [t for t in json.loads(body)["spec"].get("taints") or [] if t.get("key") != TAINT_KEY]
+    patch = [{"op": "replace", "path": "/spec/taints", "value": taints}]
+    req = urllib.request.Request(cp.server + f"/api/v1/nodes/{node.name}", data=json.dumps(patch).encode(),
+                                 method="PATCH")  # fmt: skip
+    req.add_header("Authorization", f"Bearer {cp.token}")
+    req.add_header("Content-Type", "application/json-patch+json")
+    with urllib.request.urlopen(req, context=cp._ssl(), timeout=10) as resp:
+        if resp.status != 200:
+            raise ClusterError(f"removing the taint of {node.name}: HTTP {resp.status}")
+
+
+def _local_volumes(cp, node: Node, count: int) -> None:
+    """The default StorageClass (static: no provisioner, bound when the pod is scheduled) and COUNT
+    local PersistentVolumes on this node. Local volumes, not hostPath: the kubelet gives them the
+    pod's fsGroup, as a provisioner's volumes get it."""
+    if count <= 0:
+        return
+    sc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": STORAGE_CLASS, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "reclaimPolicy": "Retain",
+    }
+    code, body = cp.request("/apis/storage.k8s.io/v1/storageclasses", "POST", sc)
+    if code not in (201, 409):
+        raise ClusterError(f"creating StorageClass {STORAGE_CLASS}: HTTP {code} {body[:300]!r}")
+    for i in range(count):
+        path = node.state_dir / "volumes" / f"vol-{i}"
+        path.mkdir(parents=True, exist_ok=True)
+        pv = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"{node.name}-vol-{i}", "labels": {NODE_LABEL: "true"}},
+            "spec": {
+                "capacity": {"storage": VOLUME_SIZE},
+                "accessModes": ["ReadWriteOnce"],
+                "persistentVolumeReclaimPolicy": "Retain",
+                "storageClassName": STORAGE_CLASS,
+                "volumeMode": "Filesystem",
+                "local": {"path": str(path)},
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "kubernetes.io/hostname", "operator": "In", "values": [node.name]}
+                                ]
+                            }
+                        ]
+                    }
+                },
+            },
+        }
+        code, body = cp.request("/api/v1/persistentvolumes", "POST", pv)
+        if code not in (201, 409):
+            raise ClusterError(f"creating PersistentVolume {pv['metadata']['name']}: HTTP {code} {body[:300]!r}")
+
+
+def buildah_archive(image: str, buildah: list[str] | None = None, cache: Path | None = None) -> Path:
+    """IMAGE from buildah's storage (``make images``'s, by default) as an OCI archive for ``load_image``;
+    cached by the image's id (a second load of the same image costs only the import)."""
+    cache = cache or CACHE
+    buildah = buildah or ["buildah", "--root", str(cache / "containers" / "storage"), "--runroot",
+                          str(cache / "containers" / "run"), "--storage-driver", "vfs"]  # fmt: skip
+    found = subprocess.run([*buildah, "inspect", "--type", "image", "--format", "{{.FromImageID}}", image],
+                           capture_output=True, text=True)  # fmt: skip
+    if found.returncode != 0:
+        raise ClusterError(f"image {image} is not in buildah's storage: make images ({found.stderr.strip()})")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in image)
+    out = cache / "node" / f"{safe}-{found.stdout.strip()[:16]}.oci.tar"
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        pushed = subprocess.run([*buildah, "push", "--quiet", image, f"oci-archive:{tmp}:{image}"],
+                                capture_output=True, text=True, timeout=900)  # fmt: skip
+        if pushed.returncode != 0:
+            raise ClusterError(f"buildah push {image}: {pushed.stderr.strip()[-2000:]}")
+        tmp.replace(out)
+    return out
 
 
 def _cgroup_dirs(node: Node, version: int) -> list[Path]:
@@ -949,14 +1057,16 @@ def leftovers(node: Node) -> list[str]:
 
 def _main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="node", description=__doc__.split("\n")[0])
-    ap.add_argument("command", choices=["up", "down", "status"])
+    ap.add_argument("command", choices=["up", "down", "status", "load"])
+    ap.add_argument("images", nargs="*", help="load: images of buildah's storage (make images) to import")
+    ap.add_argument("--no-taint", action="store_true", help="up: no konnectz.io/real-node taint")
     ap.add_argument("--state-dir", default=None, help="default: $KONNECTZ_NODE_DIR or <repo>/.konnectz/realnode")
     args = ap.parse_args(argv)
     state = Path(args.state_dir) if args.state_dir else default_state_dir()
     try:
         if args.command == "up":
             t0 = time.monotonic()
-            node = up(state)
+            node = up(state, taint=not args.no_taint)
             _log(f"node {node.name} Ready in {time.monotonic() - t0:.1f}s ({node.timings}); logs in {node.logs}")
             _log(f"pods: tolerate the taint {TAINT_KEY}:NoSchedule; images: ctr --address {node.sock} -n k8s.io")
             print(f"export KUBECONFIG={node.kubeconfig}")
@@ -968,6 +1078,12 @@ def _main(argv: list[str] | None = None) -> int:
         if node is None:
             print("not started", file=sys.stderr)
             return 1
+        if args.command == "load":
+            for image in args.images:
+                t0 = time.monotonic()
+                node.load_image(buildah_archive(image), name=image)
+                _log(f"{image} loaded in {time.monotonic() - t0:.1f}s")
+            return 0
         alive = {n: controlplane._pid_alive(p) for n, p in node.pids.items()}
         print(json.dumps({**node.to_json(), "alive": alive}, indent=2))
         return 0 if all(alive.values()) else 1

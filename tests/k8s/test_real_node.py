@@ -265,26 +265,14 @@ def test_a_pod_that_never_becomes_ready_is_reported_with_its_events_and_logs(rea
 def _operator_image_archive() -> Path:
     """localhost/konnectz-operator:TAG from `make images` (built here if missing), as an OCI archive."""
     image = f"localhost/konnectz-operator:{TAG}"
-    inspect = subprocess.run([*BUILDAH, "inspect", "--type", "image", "--format", "{{.FromImageID}}", image],
-                             capture_output=True, text=True)  # fmt: skip
+    inspect = subprocess.run([*BUILDAH, "inspect", "--type", "image", image], capture_output=True, text=True)
     if inspect.returncode != 0:
         env = {**os.environ, "BUILDAH": " ".join(BUILDAH), "KONNECTZ_IMAGES_CACHE": str(CACHE / "images"),
                "IMAGE_BASES": "local", "IMAGE_TAG": TAG, "IMAGES": "operator"}  # fmt: skip
         built = subprocess.run([str(REPO / "docker" / "build-images")], env=env, capture_output=True, text=True,
                                timeout=3600)  # fmt: skip
         assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-        inspect = subprocess.run([*BUILDAH, "inspect", "--type", "image", "--format", "{{.FromImageID}}", image],
-                                 capture_output=True, text=True, check=True)  # fmt: skip
-    image_id = inspect.stdout.strip()[:16]
-    out = CACHE / "node" / f"konnectz-operator-{image_id}.oci.tar"
-    if not out.is_file():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        subprocess.run([*BUILDAH, "push", "--quiet", image, f"oci-archive:{tmp}:{image}"], check=True,
-                       capture_output=True, timeout=600)  # fmt: skip
-        tmp.replace(out)
-    return out
+    return nodes.buildah_archive(image, BUILDAH, CACHE)
 
 
 def test_the_operator_image_runs_on_the_node_and_reaches_the_api_server_in_cluster(
@@ -331,6 +319,37 @@ def test_the_operator_image_runs_on_the_node_and_reaches_the_api_server_in_clust
         assert "Traceback" not in logs, logs
     finally:
         rbac.delete_cluster_role_binding(binding)
+
+
+def test_a_claim_of_the_default_storage_class_gets_a_local_volume_with_the_pods_fs_group(
+    real_node: RealNode, ns: str
+) -> None:
+    """What the chart's NATS and PostgreSQL ask for (a claim of the default class, a non-root user with
+    an fsGroup) is met by the node's local volumes."""
+    core = real_node.core
+    core.create_namespaced_persistent_volume_claim(
+        ns,
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}},
+        },
+    )
+    command = ["sh", "-c", "id -u; echo kept > /data/file && ls -ln /data/file"]
+    pod = _pod("writer", nodes.BUSYBOX_IMAGE, command, restart="Never",
+               volumeMounts=[{"name": "data", "mountPath": "/data"}])  # fmt: skip
+    pod["spec"]["securityContext"] = {"runAsUser": 999, "runAsGroup": 999, "fsGroup": 999, "runAsNonRoot": True}
+    pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    core.create_namespaced_pod(ns, pod)
+    done = real_node.wait_done(ns, "writer")
+    assert done.status.phase == "Succeeded", real_node.pod_report(ns, "writer")
+    claim = core.read_namespaced_persistent_volume_claim("data", ns)
+    assert claim.status.phase == "Bound" and claim.spec.storage_class_name == nodes.STORAGE_CLASS
+    lines = core.read_namespaced_pod_log("writer", ns).split("\n")
+    assert lines[0] == "999" and " 999 " in lines[1], lines
+    path = core.read_persistent_volume(claim.spec.volume_name).spec.local.path
+    assert (Path(path) / "file").read_text() == "kept\n"
 
 
 def test_stopping_the_node_leaves_nothing_behind(real_node: RealNode) -> None:
