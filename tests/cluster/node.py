@@ -85,7 +85,8 @@ BUSYBOX_IMAGE = "konnectz.local/busybox:1"
 CNI_DIR = Path("/usr/lib/cni")
 CACHE = Path(os.environ.get("KONNECTZ_CACHE", Path.home() / ".cache" / "konnectz"))
 # Started in this order, stopped in reverse.
-COMPONENTS = ("containerd", "kubelet", "kube-proxy")
+COMPONENTS = ("containerd", "kubelet", "kube-proxy", "coredns")
+CLUSTER_DOMAIN = "cluster.local"
 MAX_NODES = 64
 STORAGE_CLASS = "konnectz-local"
 VOLUMES = 6  # local PersistentVolumes made at start (NATS x3, PostgreSQL, spares)
@@ -124,7 +125,7 @@ def missing_prerequisites(bins: Path | None = None) -> list[str]:
     if not _busybox():
         missing.append("/bin/busybox from busybox-static (make node-tools)")
     if bins is not None:
-        for b in ("kubelet", "kube-proxy"):
+        for b in ("kubelet", "kube-proxy", "coredns"):
             if not (bins / b).is_file():
                 missing.append(f"{bins / b} (tests/cluster/build)")
     if cgroup_version() == 0:
@@ -336,7 +337,8 @@ def _tar_add(tar: tarfile.TarFile, name: str, *, data: bytes | None = None, mode
 
 
 BUSYBOX_APPLETS = ("sh", "httpd", "wget", "sleep", "cat", "echo", "ls", "nc", "env", "hostname", "true", "false",
-                   "mkdir", "ps", "kill", "id", "grep")  # fmt: skip
+                   "mkdir", "ps", "kill", "id", "grep", "nslookup", "timeout", "head", "tail", "sed", "tr", "wc",
+                   "date")  # fmt: skip
 
 
 def busybox_archive(cache: Path | None = None) -> Path:
@@ -348,7 +350,7 @@ def busybox_archive(cache: Path | None = None) -> Path:
     binary = Path(bb).read_bytes()
     out_dir = (cache or CACHE) / "node"
     out_dir.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(binary + b"v1").hexdigest()[:16]
+    key = hashlib.sha256(binary + "\0".join(BUSYBOX_APPLETS).encode() + b"v1").hexdigest()[:16]
     out = out_dir / f"busybox-{key}.oci.tar"
     if out.is_file():
         return out
@@ -562,6 +564,9 @@ def _kubelet_config(node: Node, version: int) -> str:
         "syncFrequency": "10s",
         "fileCheckFrequency": "10s",
         "resolvConf": str(node.state_dir / "resolv.conf"),
+        # CoreDNS in the node's namespace, on its InternalIP: pods find Services by name
+        "clusterDNS": [node.node_ip],
+        "clusterDomain": CLUSTER_DOMAIN,
         "rotateCertificates": False,
         "serverTLSBootstrap": False,
         "shutdownGracePeriod": "0s",
@@ -570,6 +575,30 @@ def _kubelet_config(node: Node, version: int) -> str:
     if version == 1:
         cfg["failCgroupV1"] = False  # recent kubelets refuse cgroup v1 unless told
     return json.dumps(cfg, indent=2)
+
+
+def _corefile(node: Node) -> str:
+    """Cluster DNS: Services and pods of this control plane, nothing forwarded (nothing outside)."""
+    return f"""{CLUSTER_DOMAIN}:53 in-addr.arpa:53 ip6.arpa:53 {{
+    bind {node.node_ip}
+    errors
+    ready 127.0.0.1:8181
+    kubernetes {CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {{
+        kubeconfig {node.state_dir / "kubeconfig.node"}
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 5
+    }}
+    cache 5
+}}
+.:53 {{
+    bind {node.node_ip}
+    errors
+    template ANY ANY {{
+        rcode NXDOMAIN
+    }}
+}}
+"""
 
 
 def _kube_proxy_config(node: Node) -> str:
@@ -722,6 +751,8 @@ def up(
         )
         (state / "kube-proxy.json").write_text(_kube_proxy_config(node))
         _spawn(node, "kube-proxy", [str(bins / "kube-proxy"), f"--config={state / 'kube-proxy.json'}", "--v=1"])
+        (state / "Corefile").write_text(_corefile(node))
+        _spawn(node, "coredns", [str(bins / "coredns"), "-conf", str(state / "Corefile")])
 
         def ready() -> bool:
             code, body = cp.request(f"/api/v1/nodes/{node.name}")
@@ -732,9 +763,18 @@ def up(
 
         _wait(node, f"node {node.name} Ready", ready, timeout, 0.5)
         node.timings["node_ready"] = round(time.monotonic() - t, 2)
+
+        def dns_ready() -> bool:  # CoreDNS's `ready` plugin: 200 once the kubernetes plugin has synced
+            got = node.exec("busybox", "wget", "-q", "-O-", "http://127.0.0.1:8181/ready", check=False, timeout=10)
+            return got.returncode == 0
+
+        t = time.monotonic()
+        _wait(node, "CoreDNS ready", dns_ready, timeout, 0.3)
+        node.timings["dns"] = round(time.monotonic() - t, 2)
         if not taint:
             _untaint(cp, node)
         _local_volumes(cp, node, volumes)
+        node.timings["total"] = round(time.monotonic() - t0, 2)
         node.timings["total"] = round(time.monotonic() - t0, 2)
     except BaseException:
         (state / "node.json").write_text(json.dumps(node.to_json(), indent=2))
@@ -749,14 +789,17 @@ def _untaint(cp, node: Node) -> None:
     if code != 200:
         raise ClusterError(f"reading node {node.name}: HTTP {code} {body[:300]!r}")
     taints = [t for t in json.loads(body)["spec"].get("taints") or [] if t.get("key") != TAINT_KEY]
-    patch = [{"op": "replace", "path": "/spec/taints", "value": taints}]
+    _patch_node(cp, node, {"spec": {"taints": taints}})
+
+
+def _patch_node(cp, node: Node, patch: dict, timeout: float = 10) -> None:
     req = urllib.request.Request(cp.server + f"/api/v1/nodes/{node.name}", data=json.dumps(patch).encode(),
                                  method="PATCH")  # fmt: skip
     req.add_header("Authorization", f"Bearer {cp.token}")
-    req.add_header("Content-Type", "application/json-patch+json")
-    with urllib.request.urlopen(req, context=cp._ssl(), timeout=10) as resp:
+    req.add_header("Content-Type", "application/merge-patch+json")
+    with urllib.request.urlopen(req, context=cp._ssl(), timeout=timeout) as resp:
         if resp.status != 200:
-            raise ClusterError(f"removing the taint of {node.name}: HTTP {resp.status}")
+            raise ClusterError(f"patching node {node.name}: HTTP {resp.status}")
 
 
 def _local_volumes(cp, node: Node, count: int) -> None:
@@ -919,11 +962,13 @@ def _kill_pid(pid: int, name: str, grace: float) -> bool:
 
 
 def _stop_pods(node: Node) -> None:
-    """Delete the node's pods through the API so that the kubelet tears them down (CNI DEL, volumes)."""
+    """Cordon the node and delete its pods through the API, so that the kubelet tears them down (CNI
+    DEL, volumes) and no replacement lands there; what is left after 20 s is cleaned up by force."""
     cp = node.control_plane()
     if cp is None or not all(controlplane._pid_alive(node.pids.get(n, -1)) for n in ("containerd", "kubelet")):
         return
     try:
+        _patch_node(cp, node, {"spec": {"unschedulable": True}}, timeout=5)
         code, body = cp.request(f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node.name}", timeout=5)
         if code != 200:
             return
@@ -934,11 +979,35 @@ def _stop_pods(node: Node) -> None:
                        timeout=5)  # fmt: skip
         deadline = time.monotonic() + 20
         while pods and time.monotonic() < deadline:
-            if not node.ctr("tasks", "ls", "-q", timeout=10, check=False).stdout.strip():
+            if not node.ctr("tasks", "ls", "-q", timeout=10, check=False).stdout.strip() and not _cni_results(node):
                 break
             time.sleep(0.3)
     except (OSError, ClusterError, subprocess.TimeoutExpired):
         pass
+
+
+CNI_RESULTS = Path("/var/lib/cni/results")  # containerd 1.6's CNI library caches results here, always
+
+
+def _sandbox_ids(node: Node) -> set[str]:
+    """The ids of every pod sandbox this node's containerd has made (its CRI and task folders)."""
+    c = node.state_dir / "containerd"
+    ids: set[str] = set()
+    for d in (
+        c / "root" / "io.containerd.grpc.v1.cri" / "sandboxes",
+        c / "state" / "io.containerd.runtime.v2.task" / "k8s.io",
+    ):
+        if d.is_dir():
+            ids.update(p.name for p in d.iterdir())
+    return ids
+
+
+def _cni_results(node: Node) -> list[Path]:
+    """The CNI results cached for this node's sandboxes (named NETWORK-ID-IFNAME): CNI DEL removes them."""
+    if not CNI_RESULTS.is_dir():
+        return []
+    ids = _sandbox_ids(node)
+    return [p for p in CNI_RESULTS.iterdir() if any(f"-{i}-" in p.name for i in ids)]
 
 
 def down(state_dir: Path | str | None = None, quiet: bool = False) -> list[str]:
@@ -970,6 +1039,8 @@ def down(state_dir: Path | str | None = None, quiet: bool = False) -> list[str]:
             stopped.append(f"{len(shims)} shim(s)")
             time.sleep(0.3)
         _remove_shim_sockets(node)
+        for cached in _cni_results(node):
+            cached.unlink(missing_ok=True)
         mounts = _unmount_under(state)
         if mounts:
             stopped.append(f"{len(mounts)} mount(s)")
@@ -1046,6 +1117,8 @@ def leftovers(node: Node) -> list[str]:
             found.append(f"cgroup {d}")
     for pid in _shim_pids(node.sock):
         found.append(f"shim pid {pid}")
+    for cached in _cni_results(node):
+        found.append(f"CNI result {cached}")
     for name, pid in node.pids.items():
         if controlplane._pid_alive(pid) and (cmd := controlplane._cmdline(pid)) and Path(cmd[0]).name == name:
             found.append(f"{name} pid {pid}")

@@ -229,12 +229,25 @@ def test_a_pod_runs_passes_its_readiness_probe_and_its_service_answers(real_node
         time.sleep(0.5)
     assert answer == PAGE + "\n", real_node.node.log_tails(20)
 
-    # From another pod: by the Service's IP and by the environment the kubelet gives it.
-    command = ["sh", "-c", f"wget -q -O- http://{ip}/ && wget -q -O- http://$WEB_SERVICE_HOST:$WEB_SERVICE_PORT/"]
+    # From another pod: by the Service's IP, by the environment the kubelet gives it, and by its
+    # names in the cluster's DNS (CoreDNS on the node).
+    urls = [f"http://{ip}/", "http://$WEB_SERVICE_HOST:$WEB_SERVICE_PORT/", "http://web/", f"http://web.{ns}.svc/",
+            f"http://web.{ns}.svc.cluster.local/"]  # fmt: skip
+    command = ["sh", "-c", " && ".join(f"wget -q -O- {url}" for url in urls)]
     core.create_namespaced_pod(ns, _pod("client", nodes.BUSYBOX_IMAGE, command, restart="Never"))
     done = real_node.wait_done(ns, "client")
     assert done.status.phase == "Succeeded", real_node.pod_report(ns, "client")
-    assert core.read_namespaced_pod_log("client", ns) == (PAGE + "\n") * 2
+    assert core.read_namespaced_pod_log("client", ns) == (PAGE + "\n") * len(urls)
+
+
+def test_names_outside_the_cluster_are_not_resolved(real_node: RealNode, ns: str) -> None:
+    """CoreDNS forwards nothing: a pod's lookups never leave the machine."""
+    command = ["sh", "-c", "nslookup kubernetes.default.svc.cluster.local && ! nslookup example.com"]
+    real_node.core.create_namespaced_pod(ns, _pod("lookup", nodes.BUSYBOX_IMAGE, command, restart="Never"))
+    done = real_node.wait_done(ns, "lookup")
+    log = real_node.core.read_namespaced_pod_log("lookup", ns)
+    assert done.status.phase == "Succeeded", real_node.pod_report(ns, "lookup")
+    assert "Address: 10.0.0.1" in log and "NXDOMAIN" in log, log
 
 
 def test_a_pod_that_does_not_tolerate_the_taint_never_lands_on_the_node(real_node: RealNode, ns: str) -> None:
@@ -254,9 +267,9 @@ def test_a_pod_that_never_becomes_ready_is_reported_with_its_events_and_logs(rea
     command = ["sh", "-c", "echo starting the wrong port; exec httpd -f -p 8080 -h /www"]
     real_node.core.create_namespaced_pod(ns, _pod("never", nodes.BUSYBOX_IMAGE, command, readinessProbe=probe))
     with pytest.raises(AssertionError) as failed:
-        real_node.wait_ready(ns, "never", timeout=8)
+        real_node.wait_ready(ns, "never", timeout=5)
     report = str(failed.value)
-    assert "not Ready within 8 s" in report
+    assert "not Ready within 5 s" in report
     assert "starting the wrong port" in report  # the container's log
     assert "Unhealthy" in report and "9999" in report  # the failing probe's event
     assert "kubelet.log" in report  # the node's own logs
