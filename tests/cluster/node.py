@@ -775,7 +775,6 @@ def up(
             _untaint(cp, node)
         _local_volumes(cp, node, volumes)
         node.timings["total"] = round(time.monotonic() - t0, 2)
-        node.timings["total"] = round(time.monotonic() - t0, 2)
     except BaseException:
         (state / "node.json").write_text(json.dumps(node.to_json(), indent=2))
         down(state, quiet=True)
