@@ -158,7 +158,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         mark = item.get_closest_marker("xdist_group")
         if mark is None:
             item.add_marker(pytest.mark.xdist_group("k8s"))
-        elif mark.args and mark.args[0] in PINNED_GROUPS and config.getvalue("loadgroup"):
+        elif mark.args and mark.args[0] in PINNED_GROUPS and config.getoption("loadgroup", default=False):
             _pin_to_group(item, mark.args[0])
     if ours:
         chosen = set(map(id, ours))
