@@ -164,7 +164,13 @@ def test_helm_install_with_the_charts_defaults_makes_every_pod_ready(installed: 
     # The api through its Service (kube-proxy on the node), as the chart's NOTES and Ingress reach it.
     svc = installed.core.read_namespaced_service(f"{RELEASE}-konnectz-api", RELEASE)
     url = f"http://{svc.spec.cluster_ip}:{svc.spec.ports[0].port}/healthz"
-    answer = installed.node.exec("busybox", "wget", "-q", "-O-", url, check=False, timeout=30)
+    # (kube-proxy rejects a Service's traffic, "No route to host", until it has the Ready endpoints)
+    deadline = time.monotonic() + 30
+    while True:
+        answer = installed.node.exec("busybox", "wget", "-q", "-O-", url, check=False, timeout=30)
+        if (answer.returncode == 0 and '"ok"' in answer.stdout) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert answer.returncode == 0 and '"ok"' in answer.stdout, answer.stdout + answer.stderr
 
 
