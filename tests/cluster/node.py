@@ -688,6 +688,7 @@ def up(
     if missing:
         raise ClusterError("a real node cannot start here; missing: " + "; ".join(missing))
     down(state, quiet=True)  # leftovers of a crashed run
+    (state / "sandbox-ids").unlink(missing_ok=True)
     for sub in ("containerd", "kubelet", "cni", "logs", "pids", "pod-logs", "volumes"):
         path = state / sub
         if path.exists():
@@ -992,6 +993,9 @@ def _sandbox_ids(node: Node) -> set[str]:
     """The ids of every pod sandbox this node's containerd has made (its CRI and task folders)."""
     c = node.state_dir / "containerd"
     ids: set[str] = set()
+    recorded = node.state_dir / "sandbox-ids"
+    if recorded.is_file():
+        ids.update(recorded.read_text().split())
     for d in (
         c / "root" / "io.containerd.grpc.v1.cri" / "sandboxes",
         c / "state" / "io.containerd.runtime.v2.task" / "k8s.io",
@@ -1045,6 +1049,13 @@ def down(state_dir: Path | str | None = None, quiet: bool = False) -> list[str]:
             stopped.append(f"{len(mounts)} mount(s)")
         _remove_cgroups(node)
         _teardown_network(node.netns, node.index)
+        # The images' content and snapshots (gigabytes once the chart's images are loaded), the pods' volumes
+        # and the local volumes' data go; the logs and the configuration stay for a look afterwards.
+        ids = _sandbox_ids(node)
+        if ids:  # still known to leftovers() once containerd's folders are gone
+            (state / "sandbox-ids").write_text("\n".join(sorted(ids)) + "\n")
+        for sub in ("containerd", "kubelet", "volumes", "cni"):
+            shutil.rmtree(state / sub, ignore_errors=True)
     # Its data is thrown away with it: the API server's graceful shutdown (15 s and more with the
     # node's watches open) is not waited for.
     stopped += controlplane.stop(state / "cluster", quiet=True, grace=2.0)
