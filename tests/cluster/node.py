@@ -213,7 +213,16 @@ class Node:
         args = ["images", "import"]
         if name:
             args += ["--index-name", name]
-        self.ctr(*args, str(archive))
+        for attempt in range(3):
+            try:
+                self.ctr(*args, str(archive))
+                return
+            except ClusterError as exc:
+                # seen once on a loaded machine: "content digest sha256:...: not found" (an import racing
+                # containerd's content garbage collection); the next import of the same archive went through
+                if "not found" not in str(exc) or attempt == 2:
+                    raise
+                time.sleep(1)
 
     def images(self) -> list[str]:
         return [line for line in self.ctr("images", "ls", "-q").stdout.splitlines() if line]
