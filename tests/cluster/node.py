@@ -881,6 +881,9 @@ def buildah_archive(image: str, buildah: list[str] | None = None, cache: Path | 
         if pushed.returncode != 0:
             raise ClusterError(f"buildah push {image}: {pushed.stderr.strip()[-2000:]}")
         tmp.replace(out)
+        for older in out.parent.glob(f"{safe}-*.oci.tar"):  # only the newest build of a name is kept
+            if older != out:
+                older.unlink(missing_ok=True)
     return out
 
 
