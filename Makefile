@@ -114,7 +114,7 @@ nats-auth: .venv/.installed
 web-check: web/node_modules/.installed web/dist/index.html
 	cd web && npm run typecheck --silent && npm run lint --silent && npm run test --silent && npm run check:size --silent && npm run check:cycles --silent
 
-test: install chromium web-build cluster-build catalogue catalogue-mocks test-images lint typecheck check-types check-crd check-catalogue web-check
+test: install chromium web-build cluster-build node-tools catalogue catalogue-mocks test-images lint typecheck check-types check-crd check-catalogue web-check
 	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadgroup
 
 # Benchmarks: tests/bench (api, KONNECTZ_BENCH=1) and bench_*.py files with bench_* functions in

@@ -306,12 +306,24 @@ def _http_ok(url: str) -> bool:
 
 
 def start(
-    state_dir: Path | str | None = None, kubeconfig: Path | str | None = None, timeout: float = 90.0, build: bool = True
+    state_dir: Path | str | None = None,
+    kubeconfig: Path | str | None = None,
+    timeout: float = 90.0,
+    build: bool = True,
+    *,
+    kwok: bool = True,
+    address: str = "127.0.0.1",
 ) -> ControlPlane:
-    """Start a fresh control plane (wiping state_dir's previous data). Returns when ready."""
+    """Start a fresh control plane (wiping state_dir's previous data). Returns when ready.
+
+    ``kwok=False``: no kwok and no fake node (a real node joins it: tests/cluster/node.py).
+    ``address``: where the API server listens and what it advertises; another address than
+    127.0.0.1 (the host end of a real node's link) also gets the ``kubernetes`` Service's
+    endpoints reconciled, so that pods reach the API server in-cluster.
+    """
     for attempt in range(3):
         try:
-            return _start_once(state_dir, kubeconfig, timeout, build)
+            return _start_once(state_dir, kubeconfig, timeout, build, kwok=kwok, address=address)
         except ClusterError as exc:
             # a free port taken by someone else between choosing and binding it: try new ports
             if "address already in use" not in str(exc) or attempt == 2:
@@ -321,7 +333,13 @@ def start(
 
 
 def _start_once(
-    state_dir: Path | str | None, kubeconfig: Path | str | None, timeout: float, build: bool
+    state_dir: Path | str | None,
+    kubeconfig: Path | str | None,
+    timeout: float,
+    build: bool,
+    *,
+    kwok: bool = True,
+    address: str = "127.0.0.1",
 ) -> ControlPlane:
     state = Path(state_dir) if state_dir else default_state_dir()
     state = state.resolve()
@@ -342,7 +360,9 @@ def _start_once(
     _gen_sa_key(sa_key)
 
     p_etcd, p_peer, p_api, p_kcm, p_sched = (free_port() for _ in range(5))
-    server = f"https://127.0.0.1:{p_api}"
+    if address != "127.0.0.1":
+        p_api = _free_port_on(address)
+    server = f"https://{address}:{p_api}"
     cp = ControlPlane(
         state_dir=state, kubeconfig=kcfg, server=server, token=token, ca_file=pki / "apiserver.crt", bin_dir=bins
     )
@@ -373,10 +393,13 @@ def _start_once(
             [
                 str(bins / "kube-apiserver"),
                 f"--etcd-servers={etcd_url}",
-                "--bind-address=127.0.0.1",
+                f"--bind-address={address}",
                 f"--secure-port={p_api}",
-                "--advertise-address=127.0.0.1",
-                "--endpoint-reconciler-type=none",
+                f"--advertise-address={address}",
+                # on loopback the `kubernetes` Service's endpoint would be of no use (and is invalid)
+                f"--endpoint-reconciler-type={'none' if address == '127.0.0.1' else 'lease'}",
+                # a real node's kubelet (logs, exec) is reached at its InternalIP, not its name
+                "--kubelet-preferred-address-types=InternalIP,Hostname",
                 f"--cert-dir={pki}",
                 f"--token-auth-file={pki / 'tokens.csv'}",
                 "--authorization-mode=RBAC",
@@ -436,6 +459,10 @@ def _start_once(
             ],
             state,
         )
+        if not kwok:
+            cp.node_name = ""
+            _wait_default_sa(cp, timeout, state)
+            raise _Started
         cp.pids["kwok"] = _spawn(
             "kwok",
             [
@@ -483,16 +510,32 @@ def _start_once(
 
         _wait(f"node {NODE_NAME} Ready (kwok)", node_ready, timeout, state, cp.pids, 0.2)
 
-        def default_sa() -> bool:  # pods can be created only once this exists
-            return cp.request("/api/v1/namespaces/default/serviceaccounts/default")[0] == 200
-
-        _wait("ServiceAccount default/default (controller-manager)", default_sa, timeout, state, cp.pids, 0.2)
+        _wait_default_sa(cp, timeout, state)
+    except _Started:
+        pass
     except BaseException:
         stop(state, quiet=True)
         raise
     (state / "cluster.json").write_text(json.dumps(cp.to_json(), indent=2))
     (state / "startup-seconds").write_text(f"{time.monotonic() - t0:.2f}\n")
     return cp
+
+
+class _Started(Exception):
+    """The control plane without kwok is complete (leaves the start sequence early)."""
+
+
+def _wait_default_sa(cp: ControlPlane, timeout: float, state: Path) -> None:
+    def default_sa() -> bool:  # pods can be created only once this exists
+        return cp.request("/api/v1/namespaces/default/serviceaccounts/default")[0] == 200
+
+    _wait("ServiceAccount default/default (controller-manager)", default_sa, timeout, state, cp.pids, 0.2)
+
+
+def _free_port_on(address: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((address, 0))
+        return s.getsockname()[1]
 
 
 def load(state_dir: Path | str | None = None) -> ControlPlane | None:
@@ -505,7 +548,7 @@ def load(state_dir: Path | str | None = None) -> ControlPlane | None:
 
 
 def is_running(cp: ControlPlane) -> bool:
-    if not all(_pid_alive(cp.pids.get(n, -1)) for n in COMPONENTS):
+    if not all(_pid_alive(cp.pids.get(n, -1)) for n in COMPONENTS if n != "kwok" or cp.node_name):
         return False
     try:
         return cp.request("/readyz", timeout=3)[0] == 200
