@@ -15,6 +15,8 @@ import pytest
 from konnectz_api import catalogue as catalogue_module
 from konnectz_api.catalogue import get_index
 from konnectz_api.core.config import get_settings
+from konnectz_api.db import get_sessionmaker
+from konnectz_api.models import Konnect
 from konnectz_contracts.budgets import KV_BUDGETS, budget_key
 from konnectz_devstack import fake_apps
 from konnectz_devstack.testing import add_account, api_call_node, app_node
@@ -240,7 +242,12 @@ def test_the_webhook_secret_door_is_scoped(client, api):
     from konnectz_contracts.broker_token import konnect_token
 
     url = "/api/v1/internal/webhook_secret"
-    token = konnect_token(get_settings().runner_credentials_key, 5, "")
+    # The token of konnect 5 and of the Konnect resource recorded for it: another test of the same
+    # process (test_app_accounts) may have made konnect 5, with a resource uid.
+    with get_sessionmaker()() as session:
+        konnect = session.get(Konnect, 5)
+        uid = (konnect.resource_uid if konnect is not None else None) or ""
+    token = konnect_token(get_settings().runner_credentials_key, 5, uid)
     assert client.post(url, json={"konnect_id": 5}).status_code == 401
     assert client.post(url, json={"konnect_id": 5}, headers={"Authorization": "Bearer nope"}).status_code == 401
     # A konnect without an app webhook subscription: nothing to give.
