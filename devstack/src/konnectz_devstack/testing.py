@@ -258,7 +258,15 @@ def capture_request(api: Any, headers: dict[str, str], konnect_id: int, hook: st
     """The editor's capture of a webhook trigger: WAITING, then ``payload`` posted to ``hook`` is caught."""
     capture = f"/api/v1/konnect_webhooks/capture_webhook_response/{konnect_id}"
     assert api.post(capture, headers=headers).json()["message"] == "WAITING"
-    assert api.post(hook, json=payload).json() == {"status": "captured"}  # an absolute URL: the runner
+
+    def posted() -> Any:
+        # An absolute URL: the runner. It learns of the open window by its watch of KZ_CAPTURING, a
+        # moment after the api stored it: until then the draft's token is unknown there (404).
+        reply = api.post(hook, json=payload)
+        return None if reply.status_code == 404 else reply
+
+    reply = wait_until(posted, timeout=10, what="the runner to see the capture window")
+    assert reply.json() == {"status": "captured"}, reply.text
     assert api.post(capture, headers=headers).json()["raw_response"] == payload
 
 
