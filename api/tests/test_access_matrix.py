@@ -26,6 +26,7 @@ JSON_TYPES = (
 DELETE_CALLS = {
     ("POST", "/api/v1/app_users/{account_id}/update_status"),  # status REMOVE
     ("GET", "/api/v1/folders/{folder_id}/remove"),
+    ("DELETE", "/api/v1/mcp_tokens/{token_id}"),  # revoke an MCP token
 }
 OWNER_ONLY_PREFIXES = ("/api/v1/members/", "/api/v1/admin/")
 #: Calls that do not act on an account at all (sign-up, sign-in, the runner's internal calls) or on the
@@ -118,7 +119,14 @@ def _deletes(method: str, path: str) -> bool:
 def _objects(client, api, owner: dict[str, str], owner_id: int) -> dict[str, Any]:
     flow = api.save_konnect(owner).json()["konnect_id"]
     folder = client.post("/api/v1/folders/add", json={"folder_name": "F"}, headers=owner).json()["folder"]["id"]
-    return {"konnect_id": flow, "account_id": _app_account(owner_id), "folder_id": folder, "webhookId": "x"}
+    token = client.post("/api/v1/mcp_tokens", json={"name": "T", "konnect_ids": [flow]}, headers=owner).json()["id"]
+    return {
+        "konnect_id": flow,
+        "account_id": _app_account(owner_id),
+        "folder_id": folder,
+        "webhookId": "x",
+        "token_id": token,
+    }
 
 
 def test_every_write_call_gets_the_same_verdict_whatever_the_content_type(client, api):
@@ -159,7 +167,7 @@ def test_every_write_call_gets_the_same_verdict_whatever_the_content_type(client
             verdict = next(iter(verdicts.values()))
             assert not verdict.startswith("error"), (access, method, path, verdicts)
             assert verdict == _expected(access, method, path), (access, method, path, verdict)
-    assert len(seen_deletes) == 3
+    assert len(seen_deletes) == 4
     # The refusals are in the audit log, with what the parsed body asked.
     entries = []
     for page in range(1, 10):
@@ -179,6 +187,9 @@ def _owner_still_has(client, owner, path: str, ids: dict[str, Any]) -> bool:
     if "/app_users/" in path:
         with get_sessionmaker()() as s:
             return s.get(AppAccount, ids["account_id"]) is not None
+    if "/mcp_tokens/" in path:  # revoking: the token stays listed, revoked
+        tokens = client.get("/api/v1/mcp_tokens", headers=owner).json()
+        return any(t["id"] == ids["token_id"] and t["revoked_at"] is None for t in tokens)
     folders = client.get("/api/v1/folders/list", headers=owner).json()["folders"]
     return any(f["id"] == ids["folder_id"] for f in folders)
 

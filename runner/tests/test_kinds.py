@@ -46,7 +46,15 @@ def test_every_provider_maps_to_one_kind():
     assert set(owners) == set(steps.COMPILERS)
     for provider, compile_trigger in triggers.COMPILERS.items():
         assert compile_trigger.__module__.startswith("konnectz_contracts.triggers."), provider
-    assert set(triggers.COMPILERS) == {"webhook", "scheduler", "schedule", "form_input", "form", "flow_failed"}
+    assert set(triggers.COMPILERS) == {
+        "webhook",
+        "scheduler",
+        "schedule",
+        "form_input",
+        "form",
+        "flow_failed",
+        "flow_call",
+    }
 
 
 def test_the_step_union_is_the_discovered_configs_in_order():

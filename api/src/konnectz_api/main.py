@@ -34,6 +34,7 @@ from konnectz_api.routes import (
     folders,
     konnect_webhooks,
     konnects,
+    mcp,
     members,
     namespace_bindings,
     password_reset,
@@ -174,7 +175,7 @@ def create_app() -> FastAPI:
         namespace_bindings,
     )
     every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions)]
-    for router in (*every, konnects.activity_router):
+    for router in (*every, konnects.activity_router, mcp.router, mcp.tokens_router):
         document_errors(router)  # the 4xx and 503 each route can answer, from one table
         app.include_router(router)
     install_error_schema(app)

@@ -170,6 +170,26 @@ class NamespaceBinding(Base):
     bound_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class McpToken(Base):
+    """A token an MCP client sends to ``/mcp`` (``Authorization: Bearer kzmcp_…``): it belongs to an
+    account and reaches only the flows it names (``konnect_ids``) that offer themselves as tools. Only
+    its SHA-256 is kept; the token is shown once, when made. Revoked tokens stay listed, refused
+    (konnectz_api.crud.mcp_tokens)."""
+
+    __tablename__ = "mcp_tokens"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    owner_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_by: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="SET NULL"))
+    name: Mapped[str] = mapped_column(String(100))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    konnect_ids: Mapped[list[int]] = mapped_column(JsonType)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class AppWebhookSubscription(Base):
     """A published konnect's app webhook trigger: the app's subscription (``external_id``, the rest of
     its reply in ``state``) and the signing secret deliveries are verified with (encrypted)."""

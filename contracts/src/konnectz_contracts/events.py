@@ -222,7 +222,7 @@ class RunRequest(_Wire):
     konnect_id: int
     trigger_output: dict[str, Any]
     received_at: AwareDatetime
-    source: Literal["webhook", "schedule", "form", "polling", "test"] = "webhook"
+    source: Literal["webhook", "schedule", "form", "polling", "test", "call"] = "webhook"
     # A schedule's fire this run stands for (the same fire is run once: KZ_SCHEDULES).
     scheduled_for: AwareDatetime | None = None
     # Set when a delayed run resumes: the steps before the delay are not run again.

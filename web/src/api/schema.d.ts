@@ -918,6 +918,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mcp_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's MCP tokens */
+        get: operations["list_tokens_api_v1_mcp_tokens_get"];
+        put?: never;
+        /** Make an MCP token reaching chosen flows (the token is shown once) */
+        post: operations["create_token_api_v1_mcp_tokens_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/mcp_tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an MCP token: its next call answers 401 */
+        delete: operations["revoke_token_api_v1_mcp_tokens__token_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/members/add_agency_user": {
         parameters: {
             query?: never;
@@ -1568,6 +1603,26 @@ export interface paths {
         get: operations["healthz_healthz_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The MCP server (Streamable HTTP): the account's flows offered as tools
+         * @description One JSON-RPC message per request, answered with JSON. `Authorization: Bearer kzmcp_…` (an MCP token, made under /api/v1/mcp_tokens) is required: 401 without a valid one; 403 for a tool the token does not reach. See docs/mcp.md.
+         */
+        post: operations["mcp_post_mcp_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2721,7 +2776,7 @@ export interface components {
              * Trigger Kind
              * @description The live version's trigger kind; null for a flow that is not published
              */
-            trigger_kind?: ("webhook" | "form" | "schedule" | "polling" | "flow_failed") | null;
+            trigger_kind?: ("webhook" | "form" | "schedule" | "polling" | "flow_failed" | "flow_call") | null;
             /**
              * Webhook Url
              * @description The flow's webhook address; it starts runs only when trigger_kind is webhook (or form, whose page is under /forms/)
@@ -2778,6 +2833,75 @@ export interface components {
             message: string;
             /** Preferred Language */
             preferred_language: string;
+        };
+        /** McpTokenIn */
+        McpTokenIn: {
+            /**
+             * Konnect Ids
+             * @description The flows the token reaches
+             */
+            konnect_ids: number[];
+            /**
+             * Name
+             * @description What the token is for (e.g. the assistant using it)
+             */
+            name: string;
+        };
+        /** McpTokenMade */
+        McpTokenMade: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Konnect Ids */
+            konnect_ids: number[];
+            /** Last Used At */
+            last_used_at: string | null;
+            /**
+             * Mcp Url
+             * @description The MCP server's URL
+             */
+            mcp_url: string;
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description The token's first characters, to recognise it
+             */
+            prefix: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /**
+             * Token
+             * @description The token itself: shown this once, never again
+             */
+            token: string;
+        };
+        /** McpTokenOut */
+        McpTokenOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Konnect Ids */
+            konnect_ids: number[];
+            /** Last Used At */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description The token's first characters, to recognise it
+             */
+            prefix: string;
+            /** Revoked At */
+            revoked_at: string | null;
         };
         /** MemberOut */
         MemberOut: {
@@ -7746,6 +7870,198 @@ export interface operations {
             };
         };
     };
+    list_tokens_api_v1_mcp_tokens_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpTokenOut"][];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    create_token_api_v1_mcp_tokens_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpTokenIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpTokenMade"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description a flow that is not the account's, or too many tokens */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    revoke_token_api_v1_mcp_tokens__token_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpTokenOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description no such token in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
     add_agency_user_api_v1_members_add_agency_user_post: {
         parameters: {
             query?: never;
@@ -9920,6 +10236,70 @@ export interface operations {
                 content: {
                     "application/json": unknown;
                 };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    mcp_post_mcp_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a notification, accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description not JSON, not JSON-RPC 2.0, or a batch */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no MCP token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a tool the token does not reach */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description too many tool calls of the account at once */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
             503: {

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 __all__ = ["WEBHOOK_LIKE", "TriggerKind", "describe_schedule", "live_trigger"]
 
-TriggerKind = Literal["webhook", "form", "schedule", "polling", "flow_failed"]
+TriggerKind = Literal["webhook", "form", "schedule", "polling", "flow_failed", "flow_call"]
 WEBHOOK_LIKE: frozenset[str] = frozenset({"webhook", "form"})
 
 _SPANS = {"Minutes": "minute", "Hours": "hour", "Days": "day", "Weeks": "week"}
@@ -54,6 +54,6 @@ def live_trigger(trigger: Any) -> tuple[TriggerKind | None, str | None]:
         return "schedule", describe_schedule(
             schedule if isinstance(schedule, dict) else {}, str(trigger.get("timezone") or "UTC")
         )
-    if kind in ("webhook", "form", "polling", "flow_failed"):
+    if kind in ("webhook", "form", "polling", "flow_failed", "flow_call"):
         return kind, None
     return None, None

@@ -51,7 +51,7 @@ from konnectz_contracts.canvas import Node
 from konnectz_contracts.compiling import is_blank
 from konnectz_contracts.errors import StepError
 from konnectz_contracts.steps import join
-from konnectz_contracts.triggers import flow_failed
+from konnectz_contracts.triggers import flow_call, flow_failed
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
 from konnectz_contracts.triggers.schedule import next_fire, trigger_output
 from konnectz_runner.apps import Budgets, NetGuard, guarded_transport
@@ -382,6 +382,9 @@ def _trigger_sample(trigger: Any, hook_url: str) -> tuple[dict[str, Any], str]:
         return dict(flow_failed.SAMPLE_OUTPUT), (
             f"Runs once for every failed run of {which}; a sample failure is the trigger's data"
         )
+    if trigger.kind == "flow_call":
+        how = "an MCP tool call (/mcp) or a Call a flow step" if trigger.mcp else "a Call a flow step"
+        return flow_call.sample_output(trigger), f"Runs when {how} calls it; sample inputs are the trigger's data"
     if trigger.kind == "form":
         form_url = hook_url.replace("/hooks/", "/forms/", 1)
         sample = {f.key: f.placeholder or f.label for f in trigger.fields}

@@ -31,6 +31,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Literal
@@ -50,6 +51,7 @@ __all__ = [
     "FormField",
     "FormTrigger",
     "check_submission",
+    "check_values",
     "compile_trigger",
     "render_done",
     "render_form",
@@ -166,9 +168,14 @@ def _value(spec: FormField, raw: Any) -> Any:
 
 def check_submission(trigger: FormTrigger, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """(values, errors): the trigger output of a good submission, or a message per bad field."""
+    return check_values(trigger.fields, data)
+
+
+def check_values(fields: Sequence[FormField], data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(values, errors) of ``data`` against ``fields``: the checked values, or a message per bad field."""
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
-    for spec in trigger.fields:
+    for spec in fields:
         try:
             value = _value(spec, data.get(spec.key))
         except ValueError as exc:

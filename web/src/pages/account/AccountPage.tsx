@@ -8,6 +8,7 @@ import { useSession } from '../../lib/sessionStore';
 import { useToast } from '../../lib/useToast';
 import { useProfile } from '../../shell/profileStore';
 import { AvatarTab } from './AvatarTab';
+import { McpTab } from './McpTab';
 import { MembersTab } from './MembersTab';
 import { PlanCards } from './PlanChange';
 import { planLabel } from './planLabel';
@@ -18,6 +19,7 @@ const TABS = [
   { key: 'password', label: 'Password' },
   { key: 'members', label: 'Members' },
   { key: 'subscription', label: 'Billing & Usage' },
+  { key: 'mcp', label: 'MCP tokens' },
 ];
 
 interface ProfileValues {
@@ -160,7 +162,7 @@ export function BillingTab() {
   );
 }
 
-/** /account/:tab — Profile, Avatar, Password, Members, Billing & Usage. */
+/** /account/:tab — Profile, Avatar, Password, Members, Billing & Usage, MCP tokens. */
 export function AccountPage() {
   const { tab = 'profile' } = useParams();
   const navigate = useNavigate();
@@ -171,6 +173,7 @@ export function AccountPage() {
     password: <PasswordTab />,
     members: <MembersTab />,
     subscription: <BillingTab />,
+    mcp: <McpTab />,
   };
   return (
     <div className="kz-page">
