@@ -28,6 +28,7 @@ from konnectz_contracts.refs import lookup, resolve
 __all__ = [
     "AppRequest",
     "MissingFields",
+    "build_app_request",
     "build_event_request",
     "build_test_request",
     "dig",
@@ -334,6 +335,20 @@ def build_event_request(
             request.form_body = _repeated_form(body)
         else:
             request.form_body = _flatten_form(body)
+    return request
+
+
+def build_app_request(
+    app: App, method: str, path: str, credentials: dict[str, Any], json_body: Any = None
+) -> AppRequest:
+    """A request of ``app`` that no manifest event describes (a step kind's own, e.g. Ask AI's chat
+    completion): the app's base URL (templated from the account's fields) + ``path``, with the account's
+    credentials placed where the app's auth says, as for its events."""
+    request = AppRequest(method=method, url=_base_url(app, None, credentials) + path)
+    body: dict[str, Any] | None = json_body if isinstance(json_body, dict) else None
+    _inject_auth(app, request, credentials, body)
+    _sign_if_needed(app, app.hooks, request, credentials)
+    request.json_body = json_body
     return request
 
 
