@@ -217,3 +217,15 @@ def test_costs_come_from_the_price_table_of_the_host() -> None:
     assert chat.cost_usd("https://api.openai.com/v1/chat/completions", "unknown-model", 1, 1) is None
     assert chat.cost_usd("http://127.0.0.1:11434/v1/chat/completions", "gpt-4o", 1, 1) is None
     assert chat.cost_usd("https://api.openai.com/v1/chat/completions", "gpt-4o", None, 1) is None
+
+
+def test_an_empty_optional_key_sends_no_authorization() -> None:
+    app = app_event.catalogue().get(COMPATIBLE)
+    assert app is not None
+    request = chat.ChatRequest(model="m", messages=[{"role": "user", "content": "hi"}])
+    keyless = chat.build_chat_request(app, {"instance_url": "http://127.0.0.1:11434/v1", "api_key": ""}, request)
+    assert keyless.url == "http://127.0.0.1:11434/v1/chat/completions"
+    assert "Authorization" not in keyless.headers
+    keyed = chat.build_chat_request(app, {"instance_url": "http://127.0.0.1:11434/v1", "api_key": "k"}, request)
+    assert keyed.headers["Authorization"] == "Bearer k" and keyed.secret_headers == ["Authorization"]
+    assert keyed.recorded()["headers"]["Authorization"] == "***"

@@ -22,7 +22,16 @@ from urllib.parse import quote, urlencode
 import httpx
 
 from konnectz_contracts.errors import StepError
-from konnectz_contracts.manifest import App, Event, EventField, ExpiryRule, Operation, Output, TestRequest
+from konnectz_contracts.manifest import (
+    App,
+    Event,
+    EventField,
+    ExpiryRule,
+    Operation,
+    Output,
+    TestRequest,
+    template_refs,
+)
 from konnectz_contracts.refs import lookup, resolve
 
 __all__ = [
@@ -230,10 +239,20 @@ def _context(credentials: dict[str, Any], values: dict[str, Any]) -> dict[str, A
     return {"auth": credentials, "input": values}
 
 
+def _blank(context: dict[str, Any], reference: str) -> bool:
+    try:
+        return lookup(reference, context) in (None, "")
+    except KeyError:
+        return True
+
+
 def _inject_auth(app: App, request: AppRequest, credentials: dict[str, Any], body: dict[str, Any] | None) -> None:
     context = _context(credentials, {})
     auth = app.auth
     for injection in auth.inject:
+        refs = template_refs(injection.value)
+        if refs and all(_blank(context, ref) for ref in refs):
+            continue  # an optional credential left empty (a local model server without a key): nothing to send
         value = resolve(injection.value, context)
         if injection.location == "header":
             request.headers[injection.name] = value

@@ -125,12 +125,9 @@ class ChatReply:
 
 
 def build_chat_request(app: App, credentials: dict[str, Any], chat: ChatRequest) -> AppRequest:
-    """The chat-completions request of an account of ``app``. An empty bearer token (a local server without
-    keys) sends no ``Authorization`` header."""
-    request = build_app_request(app, "POST", CHAT_PATH, credentials, chat.body())
-    for name in [n for n, v in request.headers.items() if v.strip().lower() in ("", "bearer")]:
-        del request.headers[name]
-    return request
+    """The chat-completions request of an account of ``app`` (an empty optional key sends no
+    ``Authorization`` header: :func:`~konnectz_runner.apps.app_request.build_app_request`)."""
+    return build_app_request(app, "POST", CHAT_PATH, credentials, chat.body())
 
 
 def _count(usage: Any, key: str) -> int | None:
