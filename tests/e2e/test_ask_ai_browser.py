@@ -47,7 +47,8 @@ def test_ask_ai_added_by_clicks_and_tested(
     expect(page.get_by_test_id("status-node-1")).to_have_attribute("data-status", "Success", timeout=30_000)
 
     ui.add_step(page, "add-action", "openai_compatible", "compatible")
-    expect(page.get_by_test_id("node-node-2")).to_contain_text("OpenAI-compatible Model")
+    expect(page.get_by_test_id("node-node-2")).to_have_attribute("data-kind", "openai_compatible")
+    expect(page.get_by_test_id("node-node-2").get_by_role("img", name="OpenAI-compatible Model")).to_be_visible()
     ui.choose(page, "event-select-node-2", "event-option-ask_ai")
     # The account: Manage Accounts → New Account → Base URL and API Key → Add; then chosen.
     expect(page.get_by_test_id("no-accounts-node-2")).to_be_visible()
@@ -57,7 +58,9 @@ def test_ask_ai_added_by_clicks_and_tested(
     drawer.get_by_label("Base URL").fill(model.url)
     drawer.get_by_label("API Key").fill(KEY)
     drawer.get_by_role("button", name="Add").click()
-    expect(page.locator(".ant-drawer:visible [data-testid^='account-']").first).to_contain_text(model.url)
+    saved = page.locator(".ant-drawer:visible [data-testid^='account-']").first
+    expect(saved.get_by_role("button", name=f"Remove {model.url}")).to_be_visible()  # named by its Base URL
+    expect(saved).to_contain_text("5 requests/s")  # the app's rate budget
     page.locator(".ant-drawer:visible .ant-drawer-close").click()
     expect(page.locator(".ant-drawer:visible")).to_have_count(0)
     page.get_by_test_id("account-select-node-2").click()
