@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from konnectz_devstack import _aihost
+from konnectz_devstack._platform import Platform, http_problem
 from konnectz_devstack._ports import free_port
 from konnectz_devstack.scripted_model import DEFAULT_SCRIPT, ScriptedModel, example_of
 from konnectz_devstack.testing import wait_until
@@ -150,3 +152,24 @@ def test_it_runs_as_a_process_with_the_default_script() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_make_dev_ai_scripted_starts_it_and_names_its_base_url(tmp_path: Any) -> None:
+    """``make dev AI=scripted`` (``--ai scripted``): the AI host is the scripted model server on ``ai_port``,
+    its base URL is printed, and the api is not told of an AI host (that is Flowise's setting)."""
+    plat = Platform(state_dir=tmp_path, ai="scripted", ai_port=free_port())
+    assert plat.ai_url == f"http://127.0.0.1:{plat.ai_port}/v1"
+    assert "KONNECTZ_AI_HOST_URL" not in plat.component_env("api")
+    assert _aihost.scripted_args(plat.ai_port)[-4:] == [
+        "-m",
+        "konnectz_devstack.scripted_model",
+        "--port",
+        str(plat.ai_port),
+    ]
+    plat._start_ai_host()
+    try:
+        wait_until(lambda: http_problem(plat._ready_url()) is None, timeout=30, what="the scripted model of make dev")
+    finally:
+        plat.stop()
+    flowise = Platform(state_dir=tmp_path, ai="flowise", ai_port=3000)
+    assert flowise.component_env("api")["KONNECTZ_AI_HOST_URL"] == "http://127.0.0.1:3000"
