@@ -173,3 +173,48 @@ def test_make_dev_ai_scripted_starts_it_and_names_its_base_url(tmp_path: Any) ->
         plat.stop()
     flowise = Platform(state_dir=tmp_path, ai="flowise", ai_port=3000)
     assert flowise.component_env("api")["KONNECTZ_AI_HOST_URL"] == "http://127.0.0.1:3000"
+
+
+def test_it_speaks_anthropic_s_messages_api_from_the_same_script(model: ScriptedModel) -> None:
+    model.load(
+        {
+            "rules": [
+                {"contains": "busy", "times": 1, "status": 429, "retry_after": 3},
+                {
+                    "contains": "weather",
+                    "role": "user",
+                    "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}],
+                },
+                {"role": "tool", "content": "It is {{prompt}}."},
+            ]
+        }
+    )
+
+    def messages(*items: dict[str, Any], **more: Any) -> httpx.Response:
+        body = {"model": "claude-x", "max_tokens": 100, "messages": list(items), **more}
+        return httpx.post(f"{model.url}/messages", json=body, timeout=10)
+
+    limited = messages(user("busy?"))
+    assert limited.status_code == 429 and limited.headers["Retry-After"] == "3"
+    assert limited.json()["error"]["type"] == "rate_limit_error"
+    called = messages(user("weather in Paris?"), system="Be brief.").json()
+    assert called["type"] == "message" and called["stop_reason"] == "tool_use"
+    assert called["content"] == [
+        {"type": "tool_use", "id": called["content"][0]["id"], "name": "get_weather", "input": {"city": "Paris"}}
+    ]
+    assert called["usage"] == {"input_tokens": 5, "output_tokens": 1}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}]}
+    followed = messages(user("weather in Paris?"), result).json()
+    assert followed["content"] == [{"type": "text", "text": "It is sunny."}] and followed["stop_reason"] == "end_turn"
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    forced = messages(
+        user("check"),
+        tools=[{"name": "answer", "input_schema": schema}],
+        tool_choice={"type": "tool", "name": "answer"},
+    ).json()
+    assert forced["content"][0]["name"] == "answer" and forced["content"][0]["input"] == {"ok": True}
+    with ScriptedModel(api_key="k-9") as keyed:
+        url = f"{keyed.url}/messages"
+        body = {"model": "m", "max_tokens": 5, "messages": [user("hi")]}
+        assert httpx.post(url, json=body, timeout=10).status_code == 401
+        assert httpx.post(url, json=body, headers={"x-api-key": "k-9"}, timeout=10).status_code == 200

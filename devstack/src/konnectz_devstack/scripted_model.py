@@ -25,9 +25,10 @@ When neither a rule nor a turn answers: a request asking for structured output (
 other gets ``"You said: <the last message's text>"``. Token counts, unless a rule gives them, are the words
 of the request's messages and of the answer.
 
-Routes: ``POST /v1/chat/completions`` (and ``/chat/completions``), ``GET /v1/models`` (and ``/models``);
-with ``api_key`` set, a request without ``Authorization: Bearer <api_key>`` gets 401. Each chat request is
-kept in :attr:`ScriptedModel.requests` (its body and headers, the Authorization header left out).
+Routes: ``POST /v1/chat/completions`` (and ``/chat/completions``), ``GET /v1/models`` (and ``/models``),
+and Anthropic's ``POST /v1/messages`` (the same script; see :meth:`ScriptedModel.answer_messages`);
+with ``api_key`` set, a request without ``Authorization: Bearer <api_key>`` (or ``x-api-key``) gets 401.
+Each chat request is kept in :attr:`ScriptedModel.requests` (its body and headers, the keys left out).
 
 Run it alone: ``python -m konnectz_devstack.scripted_model --port 3000 [--script FILE] [--api-key KEY]``
 (``make dev AI=scripted`` does, with :data:`DEFAULT_SCRIPT`). See docs/ai.md.
@@ -235,6 +236,94 @@ class ScriptedModel:
         }
         return 200, reply, {}
 
+    def answer_messages(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """The reply to an Anthropic Messages API request (``POST /v1/messages``), answered by the same
+        script: the request read as chat completions (``system`` first, a ``tool_result`` block as a ``tool``
+        message), the answer written as content blocks. A forced tool (``tool_choice: {type: tool}``, how
+        structured output is asked for) is called with the answer's JSON as its input (an instance of its
+        ``input_schema`` when no rule or turn answers)."""
+        messages: list[dict[str, Any]] = []
+        if body.get("system"):
+            messages.append({"role": "system", "content": _text(body["system"])})
+        for message in body.get("messages") or ():
+            if not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            results = (
+                [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+                if isinstance(content, list)
+                else []
+            )
+            if results:
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": results[0].get("tool_use_id"),
+                        "content": _text(results[0].get("content")),
+                    }
+                )
+            else:
+                messages.append({"role": str(message.get("role") or "user"), "content": _text(content)})
+        chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
+        choice = body.get("tool_choice")
+        if not isinstance(choice, dict):
+            choice = {}
+        forced = choice.get("name") if choice.get("type") == "tool" else None
+        tools = {t.get("name"): t for t in body.get("tools") or () if isinstance(t, dict)}
+        if forced in tools:
+            chat["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"schema": tools[forced].get("input_schema")},
+            }
+        status, reply, headers = self.answer(chat)
+        if status != 200:
+            kind = {429: "rate_limit_error", 401: "authentication_error", 400: "invalid_request_error"}.get(
+                status, "api_error"
+            )
+            return status, {"type": "error", "error": {"type": kind, "message": reply["error"]["message"]}}, headers
+        message = reply["choices"][0]["message"]
+        blocks: list[dict[str, Any]] = []
+        text = message.get("content") or ""
+        if forced in tools:
+            try:
+                blocks.append(
+                    {"type": "tool_use", "id": f"toolu_{len(self.requests)}", "name": forced, "input": json.loads(text)}
+                )
+            except ValueError:
+                blocks.append({"type": "text", "text": text})
+        elif text:
+            blocks.append({"type": "text", "text": text})
+        for call in message.get("tool_calls") or ():
+            function = call["function"]
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call["id"],
+                    "name": function["name"],
+                    "input": json.loads(function["arguments"] or "{}"),
+                }
+            )
+        finish = reply["choices"][0]["finish_reason"]
+        stop = (
+            "tool_use"
+            if any(b["type"] == "tool_use" for b in blocks)
+            else ("max_tokens" if finish == "length" else "end_turn")
+        )
+        usage = reply["usage"]
+        return (
+            200,
+            {
+                "id": f"msg_scripted_{len(self.requests)}",
+                "type": "message",
+                "role": "assistant",
+                "model": reply["model"],
+                "content": blocks,
+                "stop_reason": stop,
+                "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]},
+            },
+            {},
+        )
+
 
 class _Handler(BaseHTTPRequestHandler):
     model: ScriptedModel
@@ -254,7 +343,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _authorised(self) -> bool:
         key = self.model.api_key
-        if key is None or self.headers.get("Authorization") == f"Bearer {key}":
+        if key is None or key in (self.headers.get("x-api-key"), (self.headers.get("Authorization") or "")[7:]):
             return True
         self._reply(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
         return False
@@ -268,7 +357,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(200, {"object": "list", "data": data})
 
     def do_POST(self) -> None:
-        if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        route = self.path.split("?")[0].rstrip("/")
+        if route not in ("/v1/chat/completions", "/chat/completions", "/v1/messages", "/messages"):
             self._reply(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         length = int(self.headers.get("Content-Length") or 0)
@@ -285,12 +375,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             self._reply(400, {"error": {"message": "the body must be a JSON object", "type": "invalid_request_error"}})
             return
-        kept = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
+        kept = {k: v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key")}
         with self.model._lock:
             if len(self.model.requests) >= MAX_KEPT_REQUESTS:
                 del self.model.requests[0]
             self.model.requests.append({"body": body, "headers": kept})
-        self._reply(*self.model.answer(body))
+        self._reply(*(self.model.answer_messages(body) if route.endswith("/messages") else self.model.answer(body)))
 
 
 def main(argv: list[str] | None = None) -> int:

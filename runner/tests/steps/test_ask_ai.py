@@ -19,7 +19,7 @@ from konnectz_contracts.steps.ask_ai import Config
 from konnectz_devstack.scripted_model import ScriptedModel
 from konnectz_runner.apps import NetGuard, chat, parse_networks
 from konnectz_runner.engine import StepContext, run_step
-from konnectz_runner.engine.steps import app_event
+from konnectz_runner.engine.steps import app_event, ask_ai
 
 COMPATIBLE = 132  # catalogue/apps/openai_compatible.yaml
 KEY = "sk-scripted-0123456789"
@@ -229,3 +229,97 @@ def test_an_empty_optional_key_sends_no_authorization() -> None:
     keyed = chat.build_chat_request(app, {"instance_url": "http://127.0.0.1:11434/v1", "api_key": "k"}, request)
     assert keyed.headers["Authorization"] == "Bearer k" and keyed.secret_headers == ["Authorization"]
     assert keyed.recorded()["headers"]["Authorization"] == "***"
+
+
+ANTHROPIC = 133  # catalogue/apps/anthropic.yaml
+
+
+async def test_anthropic_speaks_the_messages_api(model: ScriptedModel) -> None:
+    """An Anthropic account (its base URL pointed at the scripted server, which speaks /v1/messages too):
+    the key in x-api-key with anthropic-version, system apart, max_tokens always given, structured output
+    as a forced tool whose input is the answer, tokens from usage, cost at Claude's prices."""
+    app = app_event.catalogue().get(ANTHROPIC)
+    assert app is not None
+    local = app.model_copy(update={"base_url": model.url})
+    request = chat.ChatRequest(
+        model="claude-sonnet-4-5",
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "good or bad: good"}],
+        json_schema=SCHEMA,
+    )
+    built = chat.build_chat_request(local, {"api_key": KEY}, request)
+    assert built.url == f"{model.url}/messages"
+    assert built.headers["x-api-key"] == KEY and built.headers["anthropic-version"] == "2023-06-01"
+    assert "Authorization" not in built.headers
+    assert built.json_body == {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": chat.ANTHROPIC_DEFAULT_MAX_TOKENS,
+        "messages": [{"role": "user", "content": "good or bad: good"}],
+        "system": "Be brief.",
+        "tools": [{"name": "answer", "description": "Give the answer.", "input_schema": SCHEMA}],
+        "tool_choice": {"type": "tool", "name": "answer"},
+    }
+    model.load({"rules": [{"contains": "good", "content": json.dumps({"sentiment": "positive", "score": 0.8})}]})
+    async with httpx.AsyncClient() as http:
+        ctx = StepContext(outputs={}, http=http, guard=NetGuard(parse_networks("127.0.0.0/8")))
+        reply, sent = await ask_ai.ask(ctx, local, None, {"api_key": KEY}, request)
+    assert sent["status"] == 200 and sent["url"] == f"{model.url}/messages"
+    assert chat.check_answer(reply.text, SCHEMA, "Anthropic") == {"sentiment": "positive", "score": 0.8}
+    assert reply.finish_reason == "tool_use" and reply.tool_calls == []
+    assert (reply.tokens_in, reply.tokens_out) == (6, 4)
+    assert chat.cost_usd("https://api.anthropic.com/v1/messages", "claude-sonnet-4-5-20250929", 1_000_000, 0) == 3.0
+
+
+def test_an_agent_s_conversation_becomes_content_blocks_for_anthropic() -> None:
+    request = chat.ChatRequest(
+        model="claude-haiku-4-5",
+        messages=[
+            {"role": "user", "content": "weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "t1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "t1", "content": "sunny"},
+        ],
+        tools=[
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "description": "d", "parameters": {"type": "object"}},
+            }
+        ],
+        max_tokens=100,
+    )
+    body = chat.messages_body(request)
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Paris"}}],
+    }
+    assert body["messages"][2] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}],
+    }
+    assert body["tools"] == [{"name": "get_weather", "description": "d", "input_schema": {"type": "object"}}]
+    assert "tool_choice" not in body and body["max_tokens"] == 100
+    reply = chat.parse_messages_reply(
+        {
+            "model": "claude-haiku-4-5",
+            "content": [
+                {"type": "text", "text": "Let me check."},
+                {"type": "tool_use", "id": "t2", "name": "get_weather", "input": {"city": "Rome"}},
+            ],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 20, "output_tokens": 9},
+        },
+        "Anthropic",
+    )
+    assert reply.text == "Let me check." and [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
+        ("t2", "get_weather", {"city": "Rome"})
+    ]
+    with pytest.raises(StepError, match="not an Anthropic Messages reply"):
+        chat.parse_messages_reply({"choices": []}, "Anthropic")

@@ -1,7 +1,8 @@
 """Ask AI: a prompt (with references to earlier steps) sent to a chat model through an app account.
 
 The step is an event of a model provider's app (``step_kind: ask_ai`` in its catalogue entry: OpenAI,
-"OpenAI-compatible model" for Azure OpenAI, Mistral, Groq, Ollama, vLLM... by base URL), so the node
+"OpenAI-compatible Model" for Azure OpenAI, Mistral, Groq, Ollama, vLLM... by base URL; Anthropic, whose
+Messages API the runner speaks too), so the node
 is that app's node with an account chosen as for any app action; the runner reads the app's base URL
 and auth from the catalogue and the account's credentials from the api's broker, and sends one
 chat-completions request (``POST <base URL>/chat/completions``) through the outbound guard, taking a

@@ -30,7 +30,10 @@ from konnectz_contracts.manifest import App
 from konnectz_runner.apps.app_request import AppRequest, build_app_request
 
 __all__ = [
+    "ANSWER_TOOL",
+    "ANTHROPIC_APPS",
     "CHAT_PATH",
+    "MESSAGES_PATH",
     "PRICES",
     "PRICES_DATE",
     "ChatReply",
@@ -41,10 +44,20 @@ __all__ = [
     "check_schema",
     "cost_usd",
     "cut_answer",
+    "messages_body",
     "parse_chat_reply",
+    "parse_messages_reply",
+    "parse_reply",
 ]
 
 CHAT_PATH = "/chat/completions"
+#: Anthropic's Messages API (https://docs.anthropic.com/en/api/messages): the apps that speak it, by key.
+MESSAGES_PATH = "/messages"
+ANTHROPIC_APPS = frozenset({"anthropic"})
+#: Anthropic requires ``max_tokens``; this when the step leaves it empty.
+ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
+#: The tool an Anthropic request is made to call for structured output: its input is the answer.
+ANSWER_TOOL = "answer"
 
 #: When :data:`PRICES` were read from the providers' public price pages.
 PRICES_DATE = "2025-08"
@@ -74,6 +87,14 @@ PRICES: dict[str, dict[str, tuple[float, float]]] = {
     "api.groq.com": {
         "llama-3.1-8b-instant": (0.05, 0.08),
         "llama-3.3-70b-versatile": (0.59, 0.79),
+    },
+    "api.anthropic.com": {
+        "claude-opus-4": (15.00, 75.00),
+        "claude-opus-4-1": (15.00, 75.00),
+        "claude-sonnet-4": (3.00, 15.00),
+        "claude-sonnet-4-5": (3.00, 15.00),
+        "claude-3-5-haiku": (0.80, 4.00),
+        "claude-haiku-4-5": (1.00, 5.00),
     },
 }
 
@@ -125,9 +146,109 @@ class ChatReply:
 
 
 def build_chat_request(app: App, credentials: dict[str, Any], chat: ChatRequest) -> AppRequest:
-    """The chat-completions request of an account of ``app`` (an empty optional key sends no
-    ``Authorization`` header: :func:`~konnectz_runner.apps.app_request.build_app_request`)."""
+    """The request of an account of ``app``: chat completions, or Anthropic's Messages API for the apps of
+    :data:`ANTHROPIC_APPS` (an empty optional key sends no ``Authorization`` header:
+    :func:`~konnectz_runner.apps.app_request.build_app_request`)."""
+    if app.key in ANTHROPIC_APPS:
+        return build_app_request(app, "POST", MESSAGES_PATH, credentials, messages_body(chat))
     return build_app_request(app, "POST", CHAT_PATH, credentials, chat.body())
+
+
+def parse_reply(app: App, body: Any) -> ChatReply:
+    """The reply of :func:`build_chat_request`'s request, in its app's dialect."""
+    if app.key in ANTHROPIC_APPS:
+        return parse_messages_reply(body, app.name)
+    return parse_chat_reply(body, app.name)
+
+
+def _anthropic_message(message: dict[str, Any]) -> dict[str, Any]:
+    """One chat-completions message as a Messages API message (tool calls and results as content blocks)."""
+    role = message.get("role")
+    if role == "tool":
+        block = {
+            "type": "tool_result",
+            "tool_use_id": message.get("tool_call_id", ""),
+            "content": _text(message.get("content")),
+        }
+        return {"role": "user", "content": [block]}
+    if role == "assistant" and message.get("tool_calls"):
+        blocks: list[dict[str, Any]] = []
+        if _text(message.get("content")):
+            blocks.append({"type": "text", "text": _text(message.get("content"))})
+        for call in message["tool_calls"]:
+            function = call.get("function") or {}
+            arguments = function.get("arguments")
+            if isinstance(arguments, str):
+                try:
+                    arguments = json.loads(arguments or "{}")
+                except ValueError:
+                    arguments = {"value": arguments}
+            blocks.append(
+                {"type": "tool_use", "id": call.get("id", ""), "name": function.get("name", ""), "input": arguments}
+            )
+        return {"role": "assistant", "content": blocks}
+    return {"role": "assistant" if role == "assistant" else "user", "content": _text(message.get("content"))}
+
+
+def messages_body(chat: ChatRequest) -> dict[str, Any]:
+    """``chat`` as a Messages API request: system messages joined into ``system``, ``max_tokens`` always
+    given, function tools as ``input_schema`` tools; structured output as a tool the model must call
+    (:data:`ANSWER_TOOL`, its ``input_schema`` the schema), whose input is the answer."""
+    system = "\n\n".join(_text(m.get("content")) for m in chat.messages if m.get("role") == "system")
+    body: dict[str, Any] = {
+        "model": chat.model,
+        "max_tokens": chat.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS,
+        "messages": [_anthropic_message(m) for m in chat.messages if m.get("role") != "system"],
+    }
+    if system:
+        body["system"] = system
+    if chat.temperature is not None:
+        body["temperature"] = chat.temperature
+    tools = [
+        {
+            "name": (t.get("function") or {}).get("name", ""),
+            "description": (t.get("function") or {}).get("description", ""),
+            "input_schema": (t.get("function") or {}).get("parameters") or {"type": "object"},
+        }
+        for t in chat.tools
+    ]
+    if chat.json_schema is not None:
+        tools.append({"name": ANSWER_TOOL, "description": "Give the answer.", "input_schema": chat.json_schema})
+        body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
+    if tools:
+        body["tools"] = tools
+    return body
+
+
+def parse_messages_reply(body: Any, app_name: str) -> ChatReply:
+    """A Messages API reply: its text blocks joined, its ``tool_use`` blocks as tool calls (the forced
+    :data:`ANSWER_TOOL`'s input is the answer, as JSON text), ``usage.input_tokens``/``output_tokens``."""
+    content = body.get("content") if isinstance(body, dict) else None
+    if not isinstance(content, list):
+        raise StepError(f"{app_name} answered without content (not an Anthropic Messages reply)")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    answer: str | None = None
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_use" and isinstance(block.get("name"), str):
+            if block["name"] == ANSWER_TOOL:
+                answer = json.dumps(block.get("input"), ensure_ascii=False)
+            else:
+                calls.append(ToolCall(id=str(block.get("id") or ""), name=block["name"], arguments=block.get("input")))
+    usage = body.get("usage")
+    stop = body.get("stop_reason")
+    return ChatReply(
+        text=answer if answer is not None else "".join(texts),
+        tool_calls=calls,
+        model=str(body.get("model") or ""),
+        finish_reason=stop if isinstance(stop, str) else None,
+        tokens_in=_count(usage, "input_tokens"),
+        tokens_out=_count(usage, "output_tokens"),
+    )
 
 
 def _count(usage: Any, key: str) -> int | None:

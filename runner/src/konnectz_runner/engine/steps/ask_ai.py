@@ -47,7 +47,7 @@ async def ask(
             response.status_code,
             outbound.retry_after_seconds(response),
         )
-    return chat.parse_chat_reply(outbound.parse_body(response, raw), app.name), recorded
+    return chat.parse_reply(app, outbound.parse_body(response, raw)), recorded
 
 
 async def run(config: Config, ctx: StepContext) -> Outcome:
