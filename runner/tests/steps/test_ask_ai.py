@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 
 from konnectz_contracts.errors import StepError
+from konnectz_contracts.events import RunRequest
 from konnectz_contracts.limits import AI_ANSWER_MAX_BYTES
+from konnectz_contracts.on_error import OnError, Retry
+from konnectz_contracts.spec import FlowSpec, WebhookTrigger
 from konnectz_contracts.steps.ask_ai import Config
 from konnectz_devstack.scripted_model import ScriptedModel
 from konnectz_runner.apps import NetGuard, chat, parse_networks
-from konnectz_runner.engine import StepContext, run_step
+from konnectz_runner.engine import StepContext, execute, run_step
 from konnectz_runner.engine.steps import app_event, ask_ai
 
 COMPATIBLE = 132  # catalogue/apps/openai_compatible.yaml
@@ -323,3 +327,31 @@ def test_an_agent_s_conversation_becomes_content_blocks_for_anthropic() -> None:
     ]
     with pytest.raises(StepError, match="not an Anthropic Messages reply"):
         chat.parse_messages_reply({"choices": []}, "Anthropic")
+
+
+async def test_the_step_s_error_policy_retries_a_5xx(ctx: StepContext, model: ScriptedModel) -> None:
+    """On Error (retries on server errors) works for Ask AI as for any step: two 503s, then the answer."""
+    model.load({"rules": [{"contains": "flaky", "times": 2, "status": 503}]})
+    spec = FlowSpec(
+        konnect_id=5,
+        owner_id=9,
+        name="Flaky model",
+        trigger_id="node-1",
+        trigger=WebhookTrigger(token="t" * 32),
+        steps=[
+            step(
+                prompt="flaky {{node-1.n}}",
+                on_error=OnError(retry=Retry(attempts=3, delay_seconds=0.05, backoff="fixed")),
+            )
+        ],
+    )
+    request = RunRequest(run_id="r1", konnect_id=5, trigger_output={"n": 1}, received_at=datetime.now(UTC))
+    event = await execute(spec, request, http=ctx.http, guard=ctx.guard)
+    assert event.status == "SUCCESS"
+    [result] = event.steps
+    assert result.output is not None and result.output["answer"] == "You said: flaky 1"
+    assert result.retries is not None and [(a.number, a.failure, a.status) for a in result.retries] == [
+        (1, "server", 503),
+        (2, "server", 503),
+    ]
+    assert len(model.requests) == 3
