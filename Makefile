@@ -66,7 +66,8 @@ web/dist/index.html: web/node_modules/.installed $(shell find web/src web/public
 web-build: web/dist/index.html
 
 # --- the platform -------------------------------------------------------------------------
-# `make dev AI=flowise` also starts the optional AI host (install it once with `make ai-host`).
+# `make dev AI=flowise` also starts the optional AI host (install it once with `make ai-host`);
+# `make dev AI=scripted` the scripted model server for Ask AI without a key (docs/ai.md).
 dev: install web-build catalogue
 	$(PY) -m konnectz_devstack $(if $(AI),--ai $(AI),)
 

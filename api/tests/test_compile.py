@@ -9,6 +9,7 @@ from konnectz_api.compile.flow import CompileError, compile_flow
 from konnectz_api.compile.plan import app_names, plan
 from konnectz_contracts.canvas import NODE_TYPES, parse_canvas
 from konnectz_contracts.steps.filter import LABELS
+from konnectz_runner.apps import default_root, load_catalogue
 from konnectz_runner.engine import KINDS
 
 
@@ -60,9 +61,11 @@ def compile_(c: dict[str, Any]):
 
 def test_every_runner_kind_has_a_compiler_and_every_node_type_parses():
     compiled_kinds = {f.__module__.rsplit(".", 1)[1] for f in STEP_COMPILERS.values()}
-    assert set(KINDS) <= compiled_kinds | {
-        "app_event"
-    }  # catalogue apps: konnectz_api.compile.compilers.compile_app_event
+    # Catalogue apps: konnectz_api.compile.compilers.compile_app_event, or the step kind an app's event names
+    # (Ask AI on a model provider's app).
+    by_events = {e.step_kind for app in load_catalogue(default_root()) for e in app.events if e.step_kind}
+    assert set(KINDS) <= compiled_kinds | {"app_event"} | by_events
+    assert "ask_ai" in by_events
     for t in NODE_TYPES:
         parsed = parse_canvas({"apps": [{"id": "n", "type": t}]})
         assert parsed.apps[0].type == t

@@ -111,8 +111,9 @@ def _message(error: Any) -> str:
     return f"{loc}: {msg}" if loc else msg
 
 
-def validated(model: type[M], node: Node, **fields: Any) -> M:
-    """``model`` built from ``fields``; a validation error becomes a CompileError naming the node."""
+def validated(model: type[M], node: Node, /, **fields: Any) -> M:
+    """``model`` built from ``fields`` (which may hold a field named ``model``: the first two parameters are
+    positional only); a validation error becomes a CompileError naming the node."""
     try:
         return model(**fields)
     except ValidationError as exc:

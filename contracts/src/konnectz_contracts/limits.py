@@ -25,6 +25,9 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AI_ANSWER_MAX_BYTES",
+    "AI_PROMPT_MAX_BYTES",
+    "AI_SCHEMA_MAX_BYTES",
     "API_MAX_JSON_DEPTH",
     "CAPTURE_MSG_MAX_BYTES",
     "EVENTS_MAX_AGE_SECONDS",
@@ -54,6 +57,14 @@ FORM_MAX_BYTES = 256 * KIB
 MAX_JSON_DEPTH = 64
 #: Levels of JSON objects and arrays in a request body of the api (canvas_json holds sample data).
 API_MAX_JSON_DEPTH = 128
+
+#: Ask AI (:mod:`konnectz_contracts.steps.ask_ai`): a prompt (system and user message together, references
+#: resolved) longer than this fails the step; an answer longer than this is cut (with a note in the output
+#: and the task log); a JSON schema for structured output larger than this is refused by the compiler.
+#: All three sit well under :data:`EVENT_MAX_BYTES`, so one Ask AI step cannot crowd a task event.
+AI_PROMPT_MAX_BYTES = 256 * KIB
+AI_ANSWER_MAX_BYTES = 256 * KIB
+AI_SCHEMA_MAX_BYTES = 32 * KIB
 
 #: One stored run (``KZ_RUNS`` max_msg_size).
 RUN_MAX_BYTES = 2 * MIB

@@ -494,8 +494,11 @@ class Event(Strict):
     kind: EventKind
     label: str = Field(min_length=1, max_length=200)
     help: str = ""
-    operation: Operation | None = Field(default=None, description="None only for in-house add-on events")
-    step_kind: str | None = Field(default=None, description="In-house add-ons: the runner step kind that runs it")
+    operation: Operation | None = Field(default=None, description="None when a step_kind runs the event")
+    step_kind: str | None = Field(
+        default=None,
+        description="The runner step kind that runs it (in-house add-ons; Ask AI on a model provider's app)",
+    )
     fields: list[EventField] = Field(default_factory=list)
     output: Output = Output()
     trigger: TriggerStrategy | None = None
@@ -580,8 +583,8 @@ class App(Strict):
         if not in_house:
             if not re.match(r"^(https?://|\{\{\s*auth\.instance_url\s*\}\})", self.base_url):
                 raise ValueError("base_url must be an http(s) URL (it may carry {{auth.*}} templates)")
-            if any(e.operation is None for e in self.events):
-                raise ValueError("only in-house add-ons have events without an operation")
+            # An app's event may be run by a step kind of the runner instead of one HTTP request (Ask AI
+            # on a model provider's account: ``step_kind: ask_ai``, with the account's base URL and auth).
         for event in self.events:
             sources = [f.dynamic for f in event.fields if f.dynamic] + (
                 [event.fields_from] if event.fields_from else []

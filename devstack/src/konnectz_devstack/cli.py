@@ -56,9 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--web-dist", default=os.environ.get("KONNECTZ_WEB_DIST", str(REPO_ROOT / "web" / "dist")))
     parser.add_argument(
         "--ai",
-        choices=["flowise"],
+        choices=["flowise", "scripted"],
         default=os.environ.get("KONNECTZ_AI") or None,
-        help="also start an AI host for /chatflows, /agentflows and /tools (install it with `make ai-host`)",
+        help="also start an AI host: flowise for /chatflows, /agentflows and /tools (install it with `make ai-host`), "
+        "or scripted, a model server answering from a script for the Ask AI step without a key (docs/ai.md)",
     )
     args = parser.parse_args(argv)
     ports = Ports(
@@ -97,7 +98,16 @@ def main(argv: list[str] | None = None) -> int:
         f"  runner          {processes} process{'es' if processes > 1 else ''}"
         " (KONNECTZ_RUNNER_PROCESSES: 'auto' = one per core, at most 8, or a number)\n"
         f"  dev mailbox     {platform.api_url}/dev/mail\n"
-        + (f"  AI host         http://127.0.0.1:{platform.ai_port} ({platform.ai})\n" if platform.ai else "")
+        + (
+            f"  AI host         http://127.0.0.1:{platform.ai_port} ({platform.ai})\n"
+            if platform.ai == "flowise"
+            else ""
+        )
+        + (
+            f"  scripted model  {platform.ai_url} (the Base URL of an OpenAI-compatible Model account; docs/ai.md)\n"
+            if platform.ai == "scripted"
+            else ""
+        )
         + f"  state           {platform.state_dir}\n"
         + f"  durability      {platform.durability}\n"
         "Press Ctrl-C to stop.",

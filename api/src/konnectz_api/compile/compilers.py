@@ -5,6 +5,8 @@ A step or trigger kind compiles its own nodes in its contract module (``compile_
 by discovery: :data:`~konnectz_contracts.steps.COMPILERS`,
 :data:`~konnectz_contracts.triggers.COMPILERS`). What needs the catalogue stays here:
 
+- an action of a catalogue app whose event names a ``step_kind`` (Ask AI on a model provider's app) →
+  that kind's ``compile_node`` (the node holds the app, the account and the fields as below);
 - an action of a catalogue app (a manifest event) → the ``app_event`` step (:func:`compile_app_event`):
   which app: ``app_detail.id`` (the catalogue id) whose key equals ``app_detail.provider``; which
   event: ``selectedEvent.id``; which account: ``selectedAccount.id`` (when the app needs one); the
@@ -40,6 +42,7 @@ from konnectz_contracts.compiling import CompileError, TriggerInput, config_valu
 from konnectz_contracts.manifest import App, Event, Polling, ScriptTrigger, WebhookSubscription
 from konnectz_contracts.spec import KeyValue
 from konnectz_contracts.steps import COMPILERS as STEP_COMPILERS
+from konnectz_contracts.steps import KINDS as STEP_KINDS
 from konnectz_contracts.steps import delay
 from konnectz_contracts.steps.app_event import AppEventStep
 from konnectz_contracts.triggers import COMPILERS as TRIGGER_COMPILERS
@@ -160,11 +163,24 @@ def compile_script_trigger(node: Node, given: TriggerInput) -> WebhookTrigger | 
     return WebhookTrigger(token=given.webhook_token) if script_of(node) is not None else None
 
 
+def _event_compiler(app: App, node: Node) -> Any:
+    """An action of a catalogue app: its step kind's compiler when a step kind runs the event (Ask AI on a
+    model provider's app), else the generic ``app_event`` step."""
+    chosen = node.data.selectedEvent or {}
+    event = app.event(str(chosen.get("id", ""))) if isinstance(chosen, dict) else None
+    if event is not None and event.step_kind is not None:
+        kind = STEP_KINDS.get(event.step_kind)
+        if kind is None:
+            raise fail(node, f"{event.label} cannot run yet")
+        return kind.compile_node
+    return compile_app_event
+
+
 def compile_step(node: Node) -> Any:
     """The runner step of an action node."""
     compiler = STEP_COMPILERS.get(node.provider)
-    if compiler is None and catalogue_app(node) is not None:
-        compiler = compile_app_event
+    if compiler is None and (app := catalogue_app(node)) is not None:
+        compiler = _event_compiler(app, node)
     if compiler is None:
         raise fail(node, PENDING.get(node.provider, f"app {node.provider[:50]!r} cannot run yet"))
     step = compiler(node)

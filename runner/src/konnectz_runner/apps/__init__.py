@@ -5,17 +5,19 @@
 - :mod:`.outbound`: outbound HTTP for steps (guarded, redirect-safe, size-limited), behind
   :mod:`.netguard` (no private addresses) and sent by :mod:`.aiohttp_transport`;
 - :mod:`.aws_sigv4`: the ``aws_sigv4`` signing hook; :mod:`.step_secrets`: secrets typed into steps;
-- :mod:`.budgets`: each app account's rate budget, shared through NATS KV.
+- :mod:`.budgets`: each app account's rate budget, shared through NATS KV;
+- :mod:`.chat`: the OpenAI-compatible chat-completions wire (Ask AI), with its price table.
 
 This face is what other rooms, the api and the tools may import (``from konnectz_runner.apps
-import ...``); the modules above are the room's own (``outbound`` and ``step_secrets`` are public
-as modules).
+import ...``); the modules above are the room's own (``chat``, ``outbound`` and ``step_secrets``
+are public as modules).
 """
 
-from konnectz_runner.apps import outbound, step_secrets
+from konnectz_runner.apps import chat, outbound, step_secrets
 from konnectz_runner.apps.aiohttp_transport import AiohttpTransport
 from konnectz_runner.apps.app_request import (
     AppRequest,
+    build_app_request,
     build_event_request,
     build_test_request,
     dig,
@@ -57,8 +59,10 @@ __all__ = [
     "LocalSpacing",
     "NetGuard",
     "budget_usage",
+    "build_app_request",
     "build_event_request",
     "build_test_request",
+    "chat",
     "default_root",
     "dig",
     "guarded_transport",

@@ -22,12 +22,22 @@ from urllib.parse import quote, urlencode
 import httpx
 
 from konnectz_contracts.errors import StepError
-from konnectz_contracts.manifest import App, Event, EventField, ExpiryRule, Operation, Output, TestRequest
+from konnectz_contracts.manifest import (
+    App,
+    Event,
+    EventField,
+    ExpiryRule,
+    Operation,
+    Output,
+    TestRequest,
+    template_refs,
+)
 from konnectz_contracts.refs import lookup, resolve
 
 __all__ = [
     "AppRequest",
     "MissingFields",
+    "build_app_request",
     "build_event_request",
     "build_test_request",
     "dig",
@@ -229,10 +239,20 @@ def _context(credentials: dict[str, Any], values: dict[str, Any]) -> dict[str, A
     return {"auth": credentials, "input": values}
 
 
+def _blank(context: dict[str, Any], reference: str) -> bool:
+    try:
+        return lookup(reference, context) in (None, "")
+    except KeyError:
+        return True
+
+
 def _inject_auth(app: App, request: AppRequest, credentials: dict[str, Any], body: dict[str, Any] | None) -> None:
     context = _context(credentials, {})
     auth = app.auth
     for injection in auth.inject:
+        refs = template_refs(injection.value)
+        if refs and all(_blank(context, ref) for ref in refs):
+            continue  # an optional credential left empty (a local model server without a key): nothing to send
         value = resolve(injection.value, context)
         if injection.location == "header":
             request.headers[injection.name] = value
@@ -334,6 +354,20 @@ def build_event_request(
             request.form_body = _repeated_form(body)
         else:
             request.form_body = _flatten_form(body)
+    return request
+
+
+def build_app_request(
+    app: App, method: str, path: str, credentials: dict[str, Any], json_body: Any = None
+) -> AppRequest:
+    """A request of ``app`` that no manifest event describes (a step kind's own, e.g. Ask AI's chat
+    completion): the app's base URL (templated from the account's fields) + ``path``, with the account's
+    credentials placed where the app's auth says, as for its events."""
+    request = AppRequest(method=method, url=_base_url(app, None, credentials) + path)
+    body: dict[str, Any] | None = json_body if isinstance(json_body, dict) else None
+    _inject_auth(app, request, credentials, body)
+    _sign_if_needed(app, app.hooks, request, credentials)
+    request.json_body = json_body
     return request
 
 

@@ -48,8 +48,10 @@ __all__ = [
     "credential_source",
     "default_catalogue",
     "new_items",
+    "record_waits",
     "remember_account",
     "run",
+    "send_paced",
     "set_catalogue",
     "set_credential_source",
 ]
@@ -194,6 +196,20 @@ async def _send(
             return response, raw
         await asyncio.sleep(_retry_after(response, limits.max_retry_after_seconds, attempt))
     raise AssertionError("unreachable")
+
+
+async def send_paced(
+    ctx: StepContext, app: App, request: AppRequest, account_id: int | None, waits: list[float] | None = None
+) -> tuple[httpx.Response, bytes]:
+    """Send a request of ``app`` as its events are sent (a step kind's own request, e.g. Ask AI's): a token
+    of the account's rate budget before each attempt, 429 (and 5xx of idempotent methods) retried up to the
+    app's ``rate_limit.max_retries``, honouring ``Retry-After``; the last reply is returned."""
+    return await _send(ctx, app, request, account_id, waits)
+
+
+def record_waits(outcome: Outcome, app: App | None, account_id: int | None, waits: list[float]) -> Outcome:
+    """Record on ``outcome`` how long the step waited for its account's rate budget (as app steps do)."""
+    return _waited(outcome, app, account_id, waits)
 
 
 def _keyed(ctx: StepContext, event: Event, request: AppRequest) -> AppRequest:
