@@ -98,7 +98,8 @@ async def test_a_body_over_the_limit_is_a_502_for_the_caller_and_an_error(make_c
     big = "x" * (RESPONSE_MAX_BYTES + 1)
     outcome = await _respond(make_ctx, sent, {"node-1": {"big": big}}, body="{{node-1.big}}")
     assert outcome.status == "ERROR"
-    assert outcome.error == f"The response body is {RESPONSE_MAX_BYTES + 1} bytes; a webhook's answer may be at most {RESPONSE_MAX_BYTES} bytes"
+    limit = RESPONSE_MAX_BYTES
+    assert outcome.error == f"The response body is {limit + 1} bytes; a webhook's answer may be at most {limit} bytes"
     (reply,) = sent.replies
     assert reply.status == 502 and json.loads(reply.body)["message"] == outcome.error
 
@@ -112,7 +113,9 @@ async def test_a_body_over_the_limit_is_a_502_for_the_caller_and_an_error(make_c
         ({"headers": "{{node-1.cookies}}"}, "Headers: the header Set-Cookie cannot be set by a Respond step"),
     ],
 )
-async def test_what_is_only_known_at_run_time_is_checked_then(make_ctx: Any, fields: dict[str, str], error: str) -> None:
+async def test_what_is_only_known_at_run_time_is_checked_then(
+    make_ctx: Any, fields: dict[str, str], error: str
+) -> None:
     token = RESPONDER.set(Recorder())
     try:
         ctx = make_ctx({"node-1": {**ORDER, "bad": "a\r\nSet-Cookie: x=1", "cookies": {"Set-Cookie": "a=b"}}})
@@ -157,7 +160,10 @@ def test_the_answer_of_a_finished_run() -> None:
     done = reply_for_event(_event("SUCCESS", [("SUCCESS", {"a": 1}), ("SUCCESS", {"b": "é"}), ("SKIPPED", None)]))
     assert (done.status, json.loads(done.body), done.headers) == (200, {"b": "é"}, {"Content-Type": "application/json"})
     failed = reply_for_event(_event("ERROR", [("SUCCESS", {"a": 1}), ("ERROR", None)]))
-    assert failed.status == 500 and json.loads(failed.body) == {"message": "The run failed; its task log says why", "run_id": "r9"}
+    assert failed.status == 500 and json.loads(failed.body) == {
+        "message": "The run failed; its task log says why",
+        "run_id": "r9",
+    }
     huge = reply_for_event(_event("SUCCESS", [("SUCCESS", {"x": "y" * RESPONSE_MAX_BYTES})]))
     assert huge.status == 502 and "a webhook's answer may be at most" in json.loads(huge.body)["message"]
 
@@ -256,7 +262,9 @@ async def test_a_respond_step_answers_the_held_webhook(shared_runner: RunningRun
     assert reply.status_code == 200, reply.text
     assert reply.text == "<p>Order 77 for Ada</p>"
     assert reply.headers["x-order"] == "77" and reply.headers["content-type"] == "text/plain; charset=utf-8"
-    assert reply.headers["content-security-policy"] == "sandbox" and reply.headers["x-content-type-options"] == "nosniff"
+    assert (
+        reply.headers["content-security-policy"] == "sandbox" and reply.headers["x-content-type-options"] == "nosniff"
+    )
     assert len(echo.requests_to("/echo")) == 1  # answered after the step before it ran
 
 
@@ -278,7 +286,9 @@ async def test_when_done_answers_with_the_last_output_and_at_once_as_before(
         assert first.status_code == 200 and set(first.json()) == {"status", "run_id"}
 
 
-async def test_past_the_timeout_or_in_a_delay_the_caller_gets_202(shared_runner: RunningRunner, nc: NATS, echo: Any) -> None:
+async def test_past_the_timeout_or_in_a_delay_the_caller_gets_202(
+    shared_runner: RunningRunner, nc: NATS, echo: Any
+) -> None:
     slow = ApiCallStep(id="node-2", name="Slow", method="GET", url=echo.base + "/slow")  # 1.5 s
     late = await _publish(shared_runner, nc, _spec([slow, Config(id="node-3", name="Respond", body="late")], "step", 1))
     delay = DelayStep(id="node-2", name="Wait", mode="for", amount=5, unit="minutes")

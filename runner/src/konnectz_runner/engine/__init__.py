@@ -27,9 +27,9 @@ from konnectz_runner.engine.steps.join import merge as join_merge
 
 __all__ = [
     "IN_DOUBT_ERROR",
-    "RESPONDER",
     "KINDS",
     "MAX_POLL_BYTES",
+    "RESPONDER",
     "CredentialSource",
     "InDoubt",
     "JournalEntry",

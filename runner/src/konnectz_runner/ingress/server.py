@@ -508,14 +508,14 @@ async def hook(request: Request) -> Response:
     return JSONResponse({"status": "accepted", "run_id": stored.run_id})
 
 
-async def _held(held: Waiting, run_id: str, timeout: float) -> Response:
-    """The run's answer to a held webhook, or 202 with the run id at the timeout."""
-    reply = await held.wait(timeout)
+async def _held(held: Waiting, run_id: str, seconds: float) -> Response:
+    """The run's answer to a held webhook, or 202 with the run id after ``seconds``."""
+    reply = await held.wait(seconds)
     if reply is None:
         telemetry.WEBHOOK_ANSWERS.labels("timeout").inc()
-        return timed_out(run_id, timeout)
+        return timed_out(run_id, seconds)
     telemetry.WEBHOOK_ANSWERS.labels("waiting" if reply.waiting else "run").inc()
-    return response_of(reply, timeout)
+    return response_of(reply, seconds)
 
 
 async def _refused_at_the_door(runner: Runner, spec: FlowSpec) -> JSONResponse | None:

@@ -109,8 +109,8 @@ from konnectz_runner.engine import (
 )
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.work.failed_runs import runner_error_event
-from konnectz_runner.work.replies import answer_end, answer_waiting, run_replies
 from konnectz_runner.work.quota import NatsQuotaGate, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
+from konnectz_runner.work.replies import answer_end, answer_waiting, run_replies
 from konnectz_runner.work.slots import QueueFull, Slots, StoppedWaiting, put_queued, slots_bucket
 
 __all__ = [

@@ -54,7 +54,9 @@ async def run(config: Config, ctx: StepContext) -> Outcome:
     recorded: dict[str, object] = {"status": status_text, "body": _excerpt(body)}
     responder = RESPONDER.get()
     if not status_text.isdigit() or not MIN_STATUS <= int(status_text) <= MAX_STATUS:
-        return Outcome.failed(f"The status {status_text!r} is not a number from {MIN_STATUS} to {MAX_STATUS}", input=recorded)
+        return Outcome.failed(
+            f"The status {status_text!r} is not a number from {MIN_STATUS} to {MAX_STATUS}", input=recorded
+        )
     status = int(status_text)
     try:
         headers = _headers(config, ctx)
