@@ -320,3 +320,26 @@ async def test_the_ingress_takes_the_first_answer_and_says_so(nc: NATS) -> None:
     gone = type("Run", (), {"respond_to": "kz.responses.nobody.x", "run_id": "r2", "resume": None})()
     assert await RunReplies(nc, gone).send(WebhookReply(run_id="r2")) == NOBODY  # type: ignore[arg-type]
     assert TAKEN == b"taken"
+
+
+async def test_the_answer_crosses_from_another_runner_s_worker(nats_server: Any, nc: NATS, echo: Any) -> None:
+    """The ingress of one runner, the worker of others (their own NATS connections): an ingress whose
+    worker is stopped still gets its runs' answers."""
+    from .test_server import start_runner
+
+    ingress_only = await start_runner(nats_server)
+    try:
+        assert ingress_only.runner.worker_thread is not None
+        await ingress_only.runner.worker_thread.stop()
+        ingress_only.runner.worker_thread = None
+        spec = _spec([Config(id="node-2", name="Respond", status="201", body="{{node-1.customer}}")], "step")
+        hook = await _publish(ingress_only, nc, spec)
+        other = await start_runner(nats_server)  # the worker that runs it
+        try:
+            async with httpx.AsyncClient(timeout=20) as http:
+                reply = await http.post(hook, json=ORDER)
+            assert (reply.status_code, reply.text) == (201, "Ada")
+        finally:
+            await other.stop()
+    finally:
+        await ingress_only.stop()

@@ -77,6 +77,7 @@ REFUSED_HEADERS = frozenset(
         "set-cookie2",
         "content-security-policy",
         "x-content-type-options",
+        "konnectz-run-id",
     }
 )
 #: Set on every reply sent from a run: an HTML answer renders without running scripts, in an origin of

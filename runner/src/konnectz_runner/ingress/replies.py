@@ -20,7 +20,10 @@ from starlette.responses import JSONResponse, Response
 
 from konnectz_contracts.responses import RESPONSES_PREFIX, SECURITY_HEADERS, TAKEN, WebhookReply
 
-__all__ = ["ReplyWaiter", "Waiting", "response_of", "timed_out"]
+__all__ = ["RUN_ID_HEADER", "ReplyWaiter", "Waiting", "response_of", "timed_out"]
+
+#: Every answer from a run names the run (its task log), as the at-once answer's body does.
+RUN_ID_HEADER = "Konnectz-Run-Id"
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +84,7 @@ def response_of(reply: WebhookReply, timeout: float) -> Response:
     """The caller's response: the run's answer, or 202 with the run id when the run waits."""
     if reply.waiting:
         return timed_out(reply.run_id, timeout, "the run waits (a delay); it goes on later")
-    headers = {**reply.headers, **SECURITY_HEADERS}
+    headers = {**reply.headers, **SECURITY_HEADERS, RUN_ID_HEADER: reply.run_id}
     return Response(content=reply.body.encode("utf-8", "surrogatepass"), status_code=reply.status, headers=headers)
 
 

@@ -21,7 +21,7 @@ export const RESPOND_OPTIONS = [
   { value: 'at_once', label: 'At once (200 with the run id)' },
   { value: 'when_done', label: 'When the run ends' },
   { value: 'step', label: 'Using a Respond step' },
-];
+].map((o) => ({ ...o, 'data-testid': `webhook-respond-option-${o.value}` }));
 export const RESPOND_TIMEOUT_DEFAULT = 30;
 export const RESPOND_TIMEOUT_MAX = 120;
 
