@@ -134,12 +134,15 @@ def reply_for_event(event: Any) -> WebhookReply:
     answered), from its :class:`~konnectz_contracts.events.TaskEvent`:
 
     - SUCCESS: 200, the output of the last step that succeeded, as JSON (``{}`` when none has one);
-    - ERROR or CANCELLED: 500 ``{"message": "The run failed" | "The run was cancelled", "run_id"}`` (the
-      error stays in the task log: the caller may not be the flow's owner);
+    - ERROR or CANCELLED: 500 ``{"message": "The run failed" | "The run was refused" | "The run was
+      cancelled" + "; its task log says why", "run_id"}`` (the error stays in the task log: the caller
+      may not be the flow's owner);
     - an output larger than :data:`RESPONSE_MAX_BYTES`: 502 saying so.
     """
     if event.status != "SUCCESS":
         what = "The run was cancelled" if event.status == "CANCELLED" else "The run failed"
+        if event.status == "ERROR" and getattr(event, "refused", None):
+            what = "The run was refused"  # e.g. its owner's task quota
         return WebhookReply.failed(event.run_id, 500, f"{what}; its task log says why")
     output: Any = {}
     for step in reversed(event.steps):
