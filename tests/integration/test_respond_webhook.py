@@ -4,11 +4,13 @@ api + runner + PostgreSQL + NATS: flows published through the api answer their w
 once (as before), when the run ends, or from a Respond step (templated status, headers and body, in the
 task log); past the Webhook's timeout or in a Delay the caller gets 202 with the run id; a body over the
 limit is a 502 for the caller and an ERROR run saying so; a Respond step without a Webhook answering by
-it is refused at publish with the reason.
+it is refused at publish with the reason. The runner runs two processes on one port: each request is
+answered with its own data, whichever process's worker ran it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any, ClassVar
@@ -114,7 +116,9 @@ def test_webhooks_answered_at_once_when_done_by_a_step_or_202() -> None:
     _Slow.calls = 0
     slow = LocalServer(_Slow)
     try:
-        with running_platform("konnectz-respond-", KONNECTZ_ALLOW_PRIVATE_NETWORKS="127.0.0.0/8") as platform:
+        with running_platform(
+            "konnectz-respond-", KONNECTZ_ALLOW_PRIVATE_NETWORKS="127.0.0.0/8", KONNECTZ_RUNNER_PROCESSES="2"
+        ) as platform:
             api = httpx.Client(base_url=platform.api_url, timeout=30)
             flows = Flows(api, sign_up_and_in(api, "respond@example.com", "correct horse battery"))
             add_ons = api.get("/api/v1/apps/add_on_apps", headers=flows.headers).json()["apps"]
@@ -147,6 +151,10 @@ def test_webhooks_answered_at_once_when_done_by_a_step_or_202() -> None:
             assert log["status"] == "SUCCESS"
             sent = task["data"]["output"]
             assert (sent["sent"], sent["status"], sent["body"]) == (True, 201, '{"thanks": "Ada"}')
+            # at once, from both processes: each caller gets its own answer
+            names = [f"caller-{i}" for i in range(24)]
+            answers = asyncio.run(post_all(hook, [{**ORDER, "customer": name} for name in names]))
+            assert [(a.status_code, a.json()) for a in answers] == [(201, {"thanks": name}) for name in names]
 
             # when the run ends: the last step's output; at once: the run id, as before
             done = chain_canvas([webhook("when_done"), respond_free_api_call(slow.url, fast=True)], "When done")
@@ -200,6 +208,11 @@ def test_webhooks_answered_at_once_when_done_by_a_step_or_202() -> None:
             assert NO_RESPOND_STEP.split(":")[0] in flows.refused(none)
     finally:
         slow.stop()
+
+
+async def post_all(hook: str, payloads: list[dict[str, Any]]) -> list[httpx.Response]:
+    async with httpx.AsyncClient(timeout=60) as http:
+        return list(await asyncio.gather(*(http.post(hook, json=p) for p in payloads)))
 
 
 def respond_free_api_call(url: str, *, fast: bool = False) -> dict[str, Any]:
