@@ -303,6 +303,7 @@ async def test_past_the_timeout_or_in_a_delay_the_caller_gets_202(
         waited = await http.post(waits, json=ORDER)
         assert waited.status_code == 202 and "the run waits" in waited.json()["message"]
         assert time.monotonic() - started < 5
+    assert shared_runner.runner.replies.waiting == {}  # every held request forgotten once answered
 
 
 async def test_the_ingress_takes_the_first_answer_and_says_so(nc: NATS) -> None:

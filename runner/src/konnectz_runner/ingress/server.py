@@ -492,7 +492,12 @@ async def hook(request: Request) -> Response:
         raise
     # respond: listened for before the run is stored (its worker may answer at once)
     held = runner.replies.expect() if spec.trigger.respond != "at_once" else None
-    stored = await _store_run(request, runner, spec, trigger_output, held)
+    try:
+        stored = await _store_run(request, runner, spec, trigger_output, held)
+    except BaseException:
+        if held is not None:
+            held.forget()
+        raise
     if isinstance(stored, JSONResponse):  # refused, or the reply to a repeated Idempotency-Key
         if lookup is not None:
             lookup.cancel()
