@@ -723,6 +723,8 @@ def respond_phase(platform: Platform, rate: int, work: Path) -> dict[str, Any]:
         wait_until(lambda hook=hook: httpx.post(hook, json={"name": "warm"}, timeout=15).status_code == 200)
         latencies, codes = vegeta_latencies(hook, rate, SECONDS, work / f"respond-{name}")
         row[f"{name}_p50_ms"], row[f"{name}_p99_ms"] = _percentile(latencies, 0.5), _percentile(latencies, 0.99)
+        row[f"{name}_p90_ms"] = _percentile(latencies, 0.9)
+        row[f"{name}_over_1s"] = sum(1 for ms in latencies if ms > 1000)
         row[f"{name}_codes"] = {str(k): v for k, v in sorted(codes.items())}
     row["added_p50_ms"] = round(row["respond_p50_ms"] - row["at_once_p50_ms"], 2)
     row["added_p99_ms"] = round(row["respond_p99_ms"] - row["at_once_p99_ms"], 2)
@@ -801,8 +803,9 @@ def test_runner_bench(work: Path) -> None:
     if results["load"]:
         print(quota_line(results["load"]))
     if results["respond"]:
-        columns = ["phase", "at_once_p50_ms", "at_once_p99_ms", "respond_p50_ms", "respond_p99_ms", "added_p50_ms",
-                   "added_p99_ms", "respond_codes"]  # fmt: skip
+        columns = ["phase", "at_once_p50_ms", "at_once_p90_ms", "at_once_p99_ms", "at_once_over_1s", "respond_p50_ms",
+                   "respond_p90_ms", "respond_p99_ms", "respond_over_1s", "added_p50_ms", "added_p99_ms",
+                   "respond_codes"]  # fmt: skip
         print(_table(results["respond"], columns))
     if results["scale"]:
         print(_table(results["scale"], ["konnects", "load_s", "idle_rss_mib", "publish_to_live_ms"]))
