@@ -14,11 +14,15 @@ POST to the sink, and drives its webhook with wrk (Debian) at 4 and 32 connectio
 - peak RSS of the runner and of the api (process trees);
 
 then the idle RSS and publish-to-live time (KV put -> webhook answered) of a runner hosting 1,
-1,000 and 100,000 konnects. Prints a table and writes JSON to bench-results/runner-<time>.json.
+1,000 and 100,000 konnects. The ``respond<rate>`` phase (docs/webhook-response.md) drives two flows
+at ``rate`` requests/s with vegeta, one after the other: Webhook (at once) -> Formatter, and Webhook
+(answered by a Respond step) -> Respond, and reports the p50/p99 the Respond step adds over the
+immediate answer. Prints a table and writes JSON to bench-results/runner-<time>.json.
 
 Knobs: KONNECTZ_BENCH_SECONDS (per phase, default 10), KONNECTZ_BENCH_SCALE ("1,1000,100000"),
 KONNECTZ_BENCH_NATS_SYNC (unset or "always"), KONNECTZ_BENCH_PG_FSYNC (default 1),
-KONNECTZ_BENCH_RUNNER_ENV (extra runner env, "K=V,K=V"), KONNECTZ_BENCH_PHASES ("c4,c32,r200,scale").
+KONNECTZ_BENCH_RUNNER_ENV (extra runner env, "K=V,K=V"), KONNECTZ_BENCH_PHASES
+("c4,c32,r200,respond100,scale").
 Skipped unless KONNECTZ_BENCH=1.
 """
 
@@ -58,7 +62,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("KONNECTZ_BENCH") != "1", reason=
 
 SECONDS = float(os.environ.get("KONNECTZ_BENCH_SECONDS", "10"))
 SCALE = [int(n) for n in os.environ.get("KONNECTZ_BENCH_SCALE", "1,1000,100000").split(",") if n]
-PHASES = os.environ.get("KONNECTZ_BENCH_PHASES", "c4,c32,r200,scale").split(",")
+PHASES = os.environ.get("KONNECTZ_BENCH_PHASES", "c4,c32,r200,respond100,scale").split(",")
 # Runner processes (KONNECTZ_RUNNER_PROCESSES): one per core of this machine by default.
 RUNNER_PROCESSES = int(os.environ.get("KONNECTZ_BENCH_RUNNER_PROCESSES", str(min(os.cpu_count() or 1, 4))))
 NATS_SYNC = os.environ.get("KONNECTZ_BENCH_NATS_SYNC") or None
@@ -661,6 +665,72 @@ def _ok(url: str) -> bool:
         return False
 
 
+# --- respond: a webhook answered by a Respond step -----------------------------------------------------
+def vegeta_latencies(url: str, rate: int, seconds: float, work: Path) -> tuple[list[float], Counter[int]]:
+    """Latencies (ms, sorted) and status codes of ``rate`` POSTs/s to ``url`` for ``seconds``."""
+    vegeta = _vegeta()
+    work.mkdir(parents=True, exist_ok=True)
+    body = work / "body.json"
+    body.write_text(json.dumps({"amount": 42, "name": "ada lovelace"}))
+    targets = work / "targets.txt"
+    targets.write_text(f"POST {url}\nContent-Type: application/json\n@{body}\n")
+    results = work / "results.bin"
+    subprocess.run(
+        [vegeta, "attack", f"-targets={targets}", f"-rate={rate}/s", f"-duration={int(seconds)}s",
+         "-timeout=10s", f"-output={results}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    encoded = subprocess.run([vegeta, "encode", "-to=json", str(results)], check=True, capture_output=True).stdout
+    hits = [json.loads(raw) for raw in encoded.splitlines()]
+    return sorted(h["latency"] / 1e6 for h in hits), Counter(int(h["code"]) for h in hits)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return round(values[min(len(values) - 1, int(len(values) * q))], 2)
+
+
+def respond_phase(platform: Platform, rate: int, work: Path) -> dict[str, Any]:
+    """The immediate answer, then the answer of a Respond step, each at ``rate`` requests/s."""
+    api = httpx.Client(base_url=platform.api_url, timeout=30)
+    headers = sign_up(api, f"respond-{uuid.uuid4().hex[:8]}@example.com", "correct horse battery")
+    with psycopg.connect(platform.postgres.dsn, autocommit=True) as conn:
+        conn.execute("UPDATE users SET task_limit = 2000000000")
+    webhook = {"selectedAddonsValue": {"respond": "step", "respond_timeout_seconds": 10}}
+    formatter = {
+        "configResponses": [
+            {"config_key": "operation", "value": "uppercase", "config_key_required": True},
+            {"config_key": "input", "value": "{{node-1.name}}", "config_key_required": True},
+        ]
+    }
+    respond = {"configResponses": [{"config_key": "body", "value": '{"hello": "{{node-1.name}}"}'}]}
+    flows = {
+        "at_once": [_node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
+                    _node("node-2", "Formatter", "formatter", 2, "Formatter", **formatter)],
+        "respond": [_node("node-1", "WebhookInner", "webhook", 1, "Webhook", **webhook),
+                    _node("node-2", "ActionNode", "respond", 2, "Respond", **respond)],
+    }  # fmt: skip
+    row: dict[str, Any] = {"phase": f"respond{rate}", "rate": rate}
+    for name, apps in flows.items():
+        canvas = {"apps": apps, "links": [{"id": "e0", "source": "node-1", "target": "node-2"}],
+                  "dataForSelect": {}, "flowName": f"Bench {name}"}  # fmt: skip
+        r = api.post("/api/v1/konnects/test_and_review", headers=headers,
+                     json={"node_id": "node-1", "konnect_id": None, "canvas_json": canvas})  # fmt: skip
+        assert r.status_code == 200, r.text
+        konnect_id, hook = int(r.json()["konnect_id"]), str(r.json()["webhook_url"])
+        r = api.post("/api/v1/konnects/publish_konnect", headers=headers,
+                     json={"konnect_id": konnect_id, "canvas_name": True, "canvas_json": canvas})  # fmt: skip
+        assert r.status_code == 200, r.text
+        wait_until(lambda hook=hook: httpx.post(hook, json={"name": "warm"}, timeout=15).status_code == 200)
+        latencies, codes = vegeta_latencies(hook, rate, SECONDS, work / f"respond-{name}")
+        row[f"{name}_p50_ms"], row[f"{name}_p99_ms"] = _percentile(latencies, 0.5), _percentile(latencies, 0.99)
+        row[f"{name}_p90_ms"] = _percentile(latencies, 0.9)
+        row[f"{name}_over_1s"] = sum(1 for ms in latencies if ms > 1000)
+        row[f"{name}_codes"] = {str(k): v for k, v in sorted(codes.items())}
+    row["added_p50_ms"] = round(row["respond_p50_ms"] - row["at_once_p50_ms"], 2)
+    row["added_p99_ms"] = round(row["respond_p99_ms"] - row["at_once_p99_ms"], 2)
+    return row
+
+
 # --- the test ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def work() -> Iterator[Path]:
@@ -698,16 +768,22 @@ def test_runner_bench(work: Path) -> None:
         "cpus": os.cpu_count(),
         "runner_processes": int(extra["KONNECTZ_RUNNER_PROCESSES"]),
         "load": [],
+        "respond": [],
         "scale": [],
     }
     try:
-        if any(p[0] in "cr" for p in PHASES):
+        loads = [p for p in PHASES if p[0] in "cr" and not p.startswith("respond")]
+        responds = [int(p.removeprefix("respond")) for p in PHASES if p.startswith("respond")]
+        if loads or responds:
             platform.start()
-            konnect_id, hook = publish(platform, sink)
-            for phase in PHASES:
-                if phase[0] in "cr":
-                    results["load"].append(measure(platform, konnect_id, hook, sink, phase, work))
-                    print(json.dumps(results["load"][-1]), flush=True)
+            if loads:
+                konnect_id, hook = publish(platform, sink)
+            for phase in loads:
+                results["load"].append(measure(platform, konnect_id, hook, sink, phase, work))
+                print(json.dumps(results["load"][-1]), flush=True)
+            for rate in responds:
+                results["respond"].append(respond_phase(platform, rate, work))
+                print(json.dumps(results["respond"][-1]), flush=True)
             platform.stop()
         if "scale" in PHASES:
             for n in SCALE:
@@ -726,6 +802,11 @@ def test_runner_bench(work: Path) -> None:
                                        "peak_rss_mib", "cpu_ms_per_run"]))  # fmt: skip
     if results["load"]:
         print(quota_line(results["load"]))
+    if results["respond"]:
+        columns = ["phase", "at_once_p50_ms", "at_once_p90_ms", "at_once_p99_ms", "at_once_over_1s", "respond_p50_ms",
+                   "respond_p90_ms", "respond_p99_ms", "respond_over_1s", "added_p50_ms", "added_p99_ms",
+                   "respond_codes"]  # fmt: skip
+        print(_table(results["respond"], columns))
     if results["scale"]:
         print(_table(results["scale"], ["konnects", "load_s", "idle_rss_mib", "publish_to_live_ms"]))
     print(f"written to {out}")
@@ -737,3 +818,5 @@ def test_runner_bench(work: Path) -> None:
         print(f"profiles in {keep}")
     for row in results["load"]:
         assert row["acked_missing"] == 0 and row["doubled_task_logs"] == 0, row
+    for row in results["respond"]:  # every request answered by its run (no 202 at the timeout, no error)
+        assert row["respond_codes"] == {"200": row["rate"] * int(SECONDS)}, row

@@ -231,6 +231,9 @@ class RunRequest(_Wire):
     traceparent: str | None = None
     # A replay (from the api) of an earlier run: that run's run_id.
     replay_of: str | None = None
+    # respond: the core NATS subject the ingress waits on for the webhook's answer
+    # (konnectz_contracts.responses); None: the caller was answered at once.
+    respond_to: str | None = Field(default=None, max_length=200)
 
 
 class TaskEvent(_Wire):

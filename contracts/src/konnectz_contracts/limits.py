@@ -38,6 +38,7 @@ __all__ = [
     "KV_MAX_BYTES",
     "MAX_JSON_DEPTH",
     "NATS_MAX_PAYLOAD",
+    "RESPONSE_MAX_BYTES",
     "RUNS_MAX_AGE_SECONDS",
     "RUN_MAX_BYTES",
     "WEBHOOK_MAX_BYTES",
@@ -51,6 +52,9 @@ MIB = 1024 * KIB
 
 #: Body of a webhook, an app webhook or a captured request (``KONNECTZ_MAX_BODY_BYTES``).
 WEBHOOK_MAX_BYTES = 1 * MIB
+#: Body of a webhook's answer sent from its run (a Respond step's, or the run's output when it ends):
+#: the ingress's own limit, sent over core NATS (below NATS_MAX_PAYLOAD). A larger one is a 502.
+RESPONSE_MAX_BYTES = WEBHOOK_MAX_BYTES
 #: Body of a hosted form's submission (``KONNECTZ_MAX_FORM_BYTES``).
 FORM_MAX_BYTES = 256 * KIB
 #: Levels of JSON objects and arrays in a trigger's data.

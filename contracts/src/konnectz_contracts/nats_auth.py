@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from konnectz_contracts import budgets, capture, events, quota, run_control
+from konnectz_contracts.responses import RESPONSES_PREFIX
 
 __all__ = [
     "ADMIN",
@@ -59,6 +60,7 @@ EVENTS_CONSUMER = events.EVENTS_CONSUMER
 #: Every bucket ensure_streams creates (the runner and the api both call it at start).
 ENSURED_BUCKETS = (KONNECTS, SCHEDULES, POLLS, STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS, ACTIVE, CANCELS, CAPTURING)
 ENSURED_STREAMS = (RUNS, EVENTS, CAPTURES)
+RESPONSES = f"{RESPONSES_PREFIX}.>"  # webhook answers (konnectz_contracts.responses)
 QUOTA_SUBJECTS = "kz.quota.>"  # kz.quota.reserve, kz.quota.reserve_many (konnectz_contracts.quota)
 
 
@@ -125,9 +127,12 @@ def grants() -> dict[str, Grants]:
             # not KZ_KONNECTS: flows are deployed by the api and the operator, never by a runner.
             write_buckets=_RUNNER_WRITES,
             delete_from=(RUNS,),
-            publish=("kz.runs.>", "kz.timers.>", "kz.events.>", "kz.captures.>", QUOTA_SUBJECTS),
-            # the server's notice that a run was given up (max deliveries) on its consumer.
-            subscribe=(f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{RUNS}.>",),
+            # kz.responses.>: a webhook's answer from its run, worker to ingress (konnectz_contracts.responses).
+            publish=("kz.runs.>", "kz.timers.>", "kz.events.>", "kz.captures.>", QUOTA_SUBJECTS, RESPONSES),
+            # the server's notice that a run was given up (max deliveries) on its consumer; webhook answers.
+            subscribe=(f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{RUNS}.>", RESPONSES),
+            # the ingress confirms a webhook answer a worker sent it (a request on kz.responses.>).
+            allow_responses=True,
             # ensure_streams looks up (and creates when missing) the api's consumer of KZ_EVENTS.
             extra_api=(
                 f"$JS.API.CONSUMER.INFO.{EVENTS}.{EVENTS_CONSUMER}",

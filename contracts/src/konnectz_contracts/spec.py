@@ -19,6 +19,7 @@ from konnectz_contracts.run_control import RunControl
 from konnectz_contracts.steps import Step
 from konnectz_contracts.steps.api_call import ApiCallStep
 from konnectz_contracts.steps.iterator import ONLY_ONCE
+from konnectz_contracts.steps.respond import check_flow
 from konnectz_contracts.timezones import parse_zone
 from konnectz_contracts.triggers import FormTrigger, PollingTrigger, ScheduleTrigger, Trigger, WebhookTrigger
 
@@ -145,6 +146,14 @@ class FlowSpec(Strict):
     @model_validator(mode="after")
     def _paths_join(self) -> FlowSpec:
         check_paths(self.steps)
+        return self
+
+    # respond: a Respond step only where a Webhook waits for it (konnectz_contracts.steps.respond)
+    @model_validator(mode="after")
+    def _respond_to_webhook(self) -> FlowSpec:
+        problem = check_flow(self.trigger, self.steps)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     # run control

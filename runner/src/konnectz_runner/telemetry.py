@@ -39,6 +39,7 @@ __all__ = [
     "RUNS_RUNNING",
     "RUN_QUEUE_DEPTH",
     "STEP_SECONDS",
+    "WEBHOOK_ANSWERS",
     "carrier_of",
     "context_of",
     "setup_tracing",
@@ -49,6 +50,9 @@ __all__ = [
 
 RUNS_ACCEPTED = Counter("konnectz_runs_accepted", "Runs stored in JetStream by the ingress", ["source"])
 RUNS_REFUSED = Counter("konnectz_runs_refused", "Trigger requests refused (429/503) by the ingress", ["reason"])
+WEBHOOK_ANSWERS = Counter(
+    "konnectz_webhook_answers", "Held webhooks answered: by their run, 202 as it waits, 202 at the timeout", ["how"]
+)
 RUNS_RUNNING = Gauge("konnectz_runs_running", "Runs executing in this process")
 RUNS_FINISHED = Counter("konnectz_runs_finished", "Runs whose task event was published", ["status"])
 RUNS_FAILED = Counter("konnectz_runs_failed", "Runs that failed unexpectedly in the runner (redelivered)")

@@ -23,7 +23,7 @@ from konnectz_contracts.on_error import OnError, compile_on_error
 from konnectz_contracts.refs import REFERENCE
 from konnectz_contracts.run_control import MAX_CONCURRENCY, MAX_DEADLINE_SECONDS, FailureAlert, RunControl
 from konnectz_contracts.spec import NOT_IN_PATH, FlowSpec
-from konnectz_contracts.steps import join, router
+from konnectz_contracts.steps import join, respond, router
 from konnectz_contracts.steps.iterator import ONLY_ONCE
 
 __all__ = ["ONLY_ONCE", "CompileError", "check_references", "compile_flow", "compile_run_control"]
@@ -135,6 +135,11 @@ def compile_flow(
     for index, shape in routers:  # the router's steps per path, now that they are compiled
         ids = {p.id: [sid for n in p.nodes for sid in compiled_ids[n.id]] for p in shape.paths}
         steps[index] = router.compile_node(shape.router, steps=ids)
+    # respond: a Respond step needs a Webhook answering by it, and such a Webhook a Respond step
+    problem = respond.check_flow(trigger, steps)
+    if problem is not None:
+        at = next((n for n in flow.actions if n.id in {s.id for s in steps if s.kind == respond.KIND}), flow.trigger)
+        raise fail(at, problem)
     try:
         return FlowSpec(
             konnect_id=konnect_id,

@@ -11,7 +11,7 @@ This face is what other rooms, the api and the tools may import (``from konnectz
 import ...``); the modules above are the room's own.
 """
 
-from konnectz_runner.engine.context import Outcome, StepContext
+from konnectz_runner.engine.context import RESPONDER, Outcome, Responder, StepContext
 from konnectz_runner.engine.flow import Suspended, execute, step_result, suspension_failed
 from konnectz_runner.engine.journal import (
     IN_DOUBT_ERROR,
@@ -29,10 +29,12 @@ __all__ = [
     "IN_DOUBT_ERROR",
     "KINDS",
     "MAX_POLL_BYTES",
+    "RESPONDER",
     "CredentialSource",
     "InDoubt",
     "JournalEntry",
     "Outcome",
+    "Responder",
     "StepBusy",
     "StepContext",
     "StepJournal",

@@ -4,23 +4,41 @@
 - :class:`StepContext`: what a step's ``run`` gets besides its config.
 - :class:`Outcome`: what a step's ``run`` returns; the engine turns it into a
   :class:`~konnectz_contracts.events.StepResult` and decides what runs next.
+- :data:`RESPONDER`: the webhook answer of the run being executed (a :class:`Responder`, set by the
+  worker for a run whose caller waits, :mod:`konnectz_contracts.responses`); a Respond step sends it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import httpx
 
 from konnectz_contracts.errors import ConnectFailed, HttpFailed, StepError, TimedOut
 from konnectz_contracts.model import utcnow
 from konnectz_contracts.on_error import Failure
+from konnectz_contracts.responses import WebhookReply
 from konnectz_runner.apps import Budgets, NetGuard
 
-__all__ = ["Outcome", "StepContext", "failure_kind", "failure_of"]
+__all__ = ["RESPONDER", "Outcome", "Responder", "StepContext", "failure_kind", "failure_of"]
+
+
+class Responder(Protocol):
+    """Answers the webhook request that started the run (once: the first answer wins)."""
+
+    async def send(self, reply: WebhookReply) -> str | None:
+        """Send ``reply``; None when it was sent, else why not (answered already, nobody waits)."""
+        ...
+
+
+#: The run's :class:`Responder` (None: nobody waits for an answer). A context variable, not a
+#: :class:`StepContext` field: the worker sets it for the run's task, and the steps of paths (tasks
+#: started from it) see the same one.
+RESPONDER: ContextVar[Responder | None] = ContextVar("konnectz_responder", default=None)
 
 
 @dataclass

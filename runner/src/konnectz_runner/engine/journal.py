@@ -72,7 +72,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # Step kinds without effects outside the run: running them again is harmless.
-PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router", "join"})
+# respond: the ingress takes a request's first answer only, so answering again on a redelivery is harmless.
+PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router", "join", "respond"})
 # Journaled kinds without effects outside the run: never in doubt, so no started mark.
 _UNMARKED_KINDS = frozenset({"delay"})
 

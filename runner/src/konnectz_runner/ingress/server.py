@@ -92,6 +92,7 @@ from konnectz_runner.clock import Election, LocalPoller, LocalScheduler
 from konnectz_runner.config import Settings
 from konnectz_runner.ingress import idempotency
 from konnectz_runner.ingress.backlog import Backlog
+from konnectz_runner.ingress.replies import ReplyWaiter, Waiting, response_of, timed_out
 from konnectz_runner.ingress.signatures import verify_signature
 from konnectz_runner.ingress.webhook import WebhookError, read_trigger_output
 from konnectz_runner.ingress.webhook_secrets import SecretCache
@@ -147,6 +148,7 @@ class Runner:
         self.nats_outage = Outage(f"NATS at {settings.nats_url}", log)
         self.webhook_secrets = SecretCache()
         self.quota_blocks = QuotaBlocks()
+        self.replies = ReplyWaiter()  # respond: webhooks held for their run's answer
 
     async def start(self) -> None:
         only_konnect: int | None = None
@@ -163,6 +165,7 @@ class Runner:
         )
         self.js = self.nc.jetstream()
         await ensure_streams(self.js, self.settings.nats_replicas)
+        await self.replies.start(self.nc)
         if only_konnect is None:
             ready = asyncio.Event()
             self._watch_supervisor = asyncio.create_task(self._watch_forever(ready), name="konnectz-kv-watch")
@@ -457,9 +460,10 @@ def _check_capture(window: CaptureWindow, trigger_output: dict[str, Any]) -> Non
     encode_run(run)
 
 
-async def hook(request: Request) -> JSONResponse:
+async def hook(request: Request) -> Response:
     """A webhook: refused at the door (quota, overload), read (and its signature checked), stored as a
-    run in KZ_RUNS, then answered 200 with the run's id (and captured if the editor asks)."""
+    run in KZ_RUNS, then answered 200 with the run's id (and captured if the editor asks); or, when its
+    trigger answers from the run (``respond``), held until the run's answer or the trigger's timeout."""
     runner = _runner(request)
     token = request.path_params["token"]
     spec = runner.registry.by_token(token)
@@ -486,16 +490,37 @@ async def hook(request: Request) -> JSONResponse:
         if lookup is not None:
             lookup.cancel()
         raise
-    stored = await _store_run(request, runner, spec, trigger_output)
+    # respond: listened for before the run is stored (its worker may answer at once)
+    held = runner.replies.expect() if spec.trigger.respond != "at_once" else None
+    try:
+        stored = await _store_run(request, runner, spec, trigger_output, held)
+    except BaseException:
+        if held is not None:
+            held.forget()
+        raise
     if isinstance(stored, JSONResponse):  # refused, or the reply to a repeated Idempotency-Key
         if lookup is not None:
             lookup.cancel()
+        if held is not None:
+            held.forget()
         return stored
     telemetry.RUNS_ACCEPTED.labels("webhook").inc()
     window = await lookup if lookup is not None else runner.captures.get(token)
     if window is not None:
         await _store_capture(runner, window, trigger_output)
+    if held is not None:
+        return await _held(held, stored.run_id, spec.trigger.respond_timeout_seconds)
     return JSONResponse({"status": "accepted", "run_id": stored.run_id})
+
+
+async def _held(held: Waiting, run_id: str, seconds: float) -> Response:
+    """The run's answer to a held webhook, or 202 with the run id after ``seconds``."""
+    reply = await held.wait(seconds)
+    if reply is None:
+        telemetry.WEBHOOK_ANSWERS.labels("timeout").inc()
+        return timed_out(run_id, seconds)
+    telemetry.WEBHOOK_ANSWERS.labels("waiting" if reply.waiting else "run").inc()
+    return response_of(reply, seconds)
 
 
 async def _refused_at_the_door(runner: Runner, spec: FlowSpec) -> JSONResponse | None:
@@ -538,7 +563,7 @@ def _signature_check(
 
 
 async def _store_run(
-    request: Request, runner: Runner, spec: FlowSpec, trigger_output: dict[str, Any]
+    request: Request, runner: Runner, spec: FlowSpec, trigger_output: dict[str, Any], held: Waiting | None = None
 ) -> RunRequest | JSONResponse:
     """The webhook's run, stored in KZ_RUNS (once per Idempotency-Key), or the reply that refuses it
     (or repeats the first run's)."""
@@ -550,6 +575,7 @@ async def _store_run(
             received_at=datetime.now(UTC),
             source="webhook",
             traceparent=telemetry.carrier_of(span) if span is not None else None,
+            respond_to=held.subject if held is not None else None,
         )
         if span is not None:
             span.set_attribute("konnectz.run_id", run.run_id)

@@ -97,6 +97,7 @@ from konnectz_runner.bus import (
     schedule_continuation,
 )
 from konnectz_runner.engine import (
+    RESPONDER,
     InDoubt,
     JournalEntry,
     StepBusy,
@@ -109,6 +110,7 @@ from konnectz_runner.engine import (
 from konnectz_runner.outage import Outage, nats_callbacks
 from konnectz_runner.work.failed_runs import runner_error_event
 from konnectz_runner.work.quota import NatsQuotaGate, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
+from konnectz_runner.work.replies import answer_end, answer_waiting, run_replies
 from konnectz_runner.work.slots import QueueFull, Slots, StoppedWaiting, put_queued, slots_bucket
 
 __all__ = [
@@ -320,6 +322,7 @@ class RunWorker:
         )
         token = otel_context.attach(trace.set_span_in_context(span))
         watch: ActiveWatch | None = None
+        replies = RESPONDER.set(run_replies(self.js, run))  # respond: the webhook's answer, if its caller waits
         try:
             last = attempt >= self.max_deliver
             refusal = await self._quota_refusal(msg, run, spec, last)
@@ -333,6 +336,7 @@ class RunWorker:
             )
             if event is None:  # handed back to JetStream
                 return
+            await answer_end(RESPONDER.get(), event)  # respond: when the run ends, unless a step answered
             await self._publish_and_ack(msg, run, event, attempt, span, watch, refusal)
         except Exception as exc:
             # Not acked: JetStream redelivers the run after ack_wait (one line: NATS may be restarting).
@@ -347,6 +351,7 @@ class RunWorker:
             telemetry.RUNS_RUNNING.dec()
             otel_context.detach(token)
             span.end()
+            RESPONDER.reset(replies)
 
     async def _admit(self, msg: Msg) -> tuple[RunRequest, FlowSpec, int] | None:
         """The run, its konnect's spec and the delivery's number; None when the run cannot be taken
@@ -683,6 +688,7 @@ class RunWorker:
         if watch is not None:
             await watch.waiting(suspended.continuation.after_step, suspended.resume_at)
         await self._done(msg)
+        await answer_waiting(RESPONDER.get(), run.run_id)  # respond: 202 with the run id
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True
 

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { queryClient } from '../../api/typed';
 import type { TaskLog } from '../../api/models';
 import { mockFetch, renderAt } from '../../test/utils';
-import { formatDuration, kvRows, RunData, StepList, stepPath, summarise } from './TaskSteps';
+import { answerOf, formatDuration, kvRows, RunData, StepList, stepPath, summarise } from './TaskSteps';
 
 const log: TaskLog = {
   id: 31,
@@ -87,6 +87,32 @@ const reply = {
 
 describe('task steps', () => {
   beforeEach(() => queryClient.clear());
+
+  it("shows a Respond step's answer to the webhook: sent with its status and body, or why not", async () => {
+    const respond = (id: number, output: Record<string, unknown>) => ({
+      id,
+      step_id: `node-${id}`,
+      app_name: 'Respond to Webhook',
+      app_id: 18,
+      provider: 'respond',
+      status: 'SUCCESS',
+      started_at: null,
+      task_date: '2026-11-21T10:00:02Z',
+      duration_ms: null,
+      data: { input: {}, output, error: null },
+    });
+    const answered = { trigger: reply.trigger, tasks: [
+      respond(21, { sent: true, status: 201, headers: {}, body: '{"thanks": "Ada"}', bytes: 17 }),
+      respond(22, { sent: false, status: 200, headers: {}, body: 'x', bytes: 1, not_sent: 'the webhook was already answered' }),
+    ] };
+    mockFetch((c) => (c.url === '/api/v1/task_logs/31/tasks' ? { body: answered } : undefined));
+    renderAt(<StepList logId={31} />);
+    expect(await screen.findByTestId('task-answer-21')).toHaveTextContent('Answered the webhook: 201');
+    expect(screen.getByTestId('task-answer-21')).toHaveTextContent('{"thanks": "Ada"}');
+    expect(screen.getByTestId('task-answer-22')).toHaveTextContent('Not sent (200): the webhook was already answered');
+    expect(answerOf('formatter', { sent: true, status: 200 })).toBeNull();
+    expect(answerOf('respond', { sent: 'yes' })).toBeNull();
+  });
 
   it('formats durations and summarises nested values', () => {
     expect(formatDuration(850)).toBe('850 ms');

@@ -148,6 +148,24 @@ export function retriesOf(raw: unknown): FailedTry[] {
   );
 }
 
+interface WebhookAnswer {
+  sent: boolean;
+  status: number;
+  body: string;
+  not_sent?: string;
+}
+
+/** A Respond step's answer to its webhook (its output: docs/webhook-response.md), null for other steps. */
+export function answerOf(provider: string | null | undefined, output: unknown): WebhookAnswer | null {
+  if (provider !== 'respond' || typeof output !== 'object' || output === null) return null;
+  const o = output as Partial<WebhookAnswer>;
+  if (typeof o.sent !== 'boolean' || typeof o.status !== 'number') return null;
+  return { sent: o.sent, status: o.status, body: typeof o.body === 'string' ? o.body : '', not_sent: o.not_sent };
+}
+
+/** At most this much of an answer's body in its one line (the output rows show it whole). */
+const ANSWER_EXCERPT = 200;
+
 function StepItem({ task, index }: { task: Task; index: number }) {
   const duration = formatDuration(task.duration_ms);
   const data = task.data ?? {};
@@ -160,6 +178,8 @@ function StepItem({ task, index }: { task: Task; index: number }) {
   // on_error: the tries that failed before the last one, and whether the run went on after a failure
   const retries = retriesOf(data.retries);
   const continued = data.continued === true;
+  // respond: what the step answered the webhook's caller
+  const answer = answerOf(task.provider, data.output);
   return (
     <List.Item data-testid={`task-${task.id}`} data-path={path?.name}>
       <div className={`kz-task${path ? ' kz-task-on-path' : ''}${skipped ? ' kz-task-skipped' : ''}`}>
@@ -208,6 +228,15 @@ function StepItem({ task, index }: { task: Task; index: number }) {
         )}
         {continued && (
           <Alert type="info" showIcon title="The step failed and the run went on (Continue on error)" data-testid={`task-continued-${task.id}`} />
+        )}
+        {answer && (
+          <Alert
+            type={answer.sent ? 'success' : 'info'}
+            showIcon
+            title={answer.sent ? `Answered the webhook: ${answer.status}` : `Not sent (${answer.status}): ${answer.not_sent ?? ''}`}
+            description={answer.body ? answer.body.slice(0, ANSWER_EXCERPT) + (answer.body.length > ANSWER_EXCERPT ? '…' : '') : undefined}
+            data-testid={`task-answer-${task.id}`}
+          />
         )}
         {!skipped && <div className="kz-task-io">
           <KeyValues title="Input" data={data.input ?? {}} testId={`task-input-${task.id}`} />
