@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from konnectz_contracts import budgets, capture, events, quota, run_control
+from konnectz_contracts import budgets, capture, events, quota, run_control, waits
 
 __all__ = [
     "ADMIN",
@@ -55,9 +55,23 @@ STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS = (
 )
 ACTIVE, CANCELS, CAPTURING = run_control.KV_ACTIVE, run_control.KV_CANCELS, capture.KV_CAPTURING
 SLOTS, LEADERS = run_control.KV_SLOTS, events.KV_LEADERS
+WAITS, REVISIONS = waits.KV_WAITS, waits.KV_REVISIONS
 EVENTS_CONSUMER = events.EVENTS_CONSUMER
 #: Every bucket ensure_streams creates (the runner and the api both call it at start).
-ENSURED_BUCKETS = (KONNECTS, SCHEDULES, POLLS, STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS, ACTIVE, CANCELS, CAPTURING)
+ENSURED_BUCKETS = (
+    KONNECTS,
+    SCHEDULES,
+    POLLS,
+    STEPS,
+    IDEMPOTENCY,
+    QUOTA_BLOCKS,
+    BUDGETS,
+    ACTIVE,
+    CANCELS,
+    CAPTURING,
+    WAITS,
+    REVISIONS,
+)
 ENSURED_STREAMS = (RUNS, EVENTS, CAPTURES)
 QUOTA_SUBJECTS = "kz.quota.>"  # kz.quota.reserve, kz.quota.reserve_many (konnectz_contracts.quota)
 
@@ -92,6 +106,8 @@ _RUNNER_WRITES = (
     CAPTURING,
     SLOTS,
     LEADERS,
+    WAITS,
+    REVISIONS,
 )
 
 

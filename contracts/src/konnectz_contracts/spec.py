@@ -39,7 +39,13 @@ __all__ = [
 
 # Kinds a router path cannot hold (one level of paths; a delay or iterator would suspend or
 # multiply one path only).
-NOT_IN_PATH = {"router": "a router", "join": "a join", "delay": "a delay", "iterator": "an iterator"}
+NOT_IN_PATH = {
+    "router": "a router",
+    "join": "a join",
+    "delay": "a delay",
+    "wait": "a wait for a call",
+    "iterator": "an iterator",
+}
 
 
 def check_paths(steps: list[Any]) -> None:
@@ -89,6 +95,7 @@ def check_paths(steps: list[Any]) -> None:
 
 # A delay suspends the whole run; inside an iterator's per-item pass it is refused.
 DELAY_AFTER_ITERATOR = "A delay cannot come after the iterator: put it before the iterator."
+WAIT_AFTER_ITERATOR = "A wait for a call cannot come after the iterator: put it before the iterator."
 
 
 class FlowSpec(Strict):
@@ -136,6 +143,8 @@ class FlowSpec(Strict):
             raise ValueError(ONLY_ONCE)
         if "iterator" in kinds and "delay" in kinds[kinds.index("iterator") :]:
             raise ValueError(DELAY_AFTER_ITERATOR)
+        if "iterator" in kinds and "wait" in kinds[kinds.index("iterator") :]:
+            raise ValueError(WAIT_AFTER_ITERATOR)
         ids = [self.trigger_id, *(step.id for step in self.steps)]
         if len(set(ids)) != len(ids):
             raise ValueError("node ids must be unique")

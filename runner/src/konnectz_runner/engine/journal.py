@@ -74,7 +74,7 @@ log = logging.getLogger(__name__)
 # Step kinds without effects outside the run: running them again is harmless.
 PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router", "join"})
 # Journaled kinds without effects outside the run: never in doubt, so no started mark.
-_UNMARKED_KINDS = frozenset({"delay"})
+_UNMARKED_KINDS = frozenset({"delay", "wait"})
 
 
 def step_key(run_id: str, step_id: str, item_index: int | None = None) -> str:
