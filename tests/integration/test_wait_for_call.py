@@ -10,16 +10,28 @@ that ran again would show.
 - the timeout policies (continue, stop, fail), and a call after the timeout: 410 "expired";
 - a waiting run is listed as WAITING and cancelled through the api; its link then answers 410;
 - a run resumes on the revision it started with although the flow was published again meanwhile.
+
+Faults (:func:`test_waiting_runs_survive_kills_and_resume_exactly_once`): :data:`RUNS` runs wait; the
+runner and the api are SIGKILLed, NATS killed and PostgreSQL stopped, all at once, and the platform's
+supervisor brings them back. Then every link is called twice at the same moment (a double click): each
+run is resumed by exactly one of its two calls (200, the other 410), ends as exactly one SUCCESS task
+log with its call's data, and ran the step before the wait once and the one after it once.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from konnectz_contracts.canvas import Canvas
@@ -27,7 +39,7 @@ from konnectz_contracts.compiling import CompileError
 from konnectz_contracts.steps import COMPILERS
 from konnectz_contracts.steps.wait import Config
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
-from konnectz_devstack.pytest_plugin import running_platform
+from konnectz_devstack.pytest_plugin import make_platform, running_platform
 from konnectz_devstack.testing import (
     api_call_node,
     canvas_node,
@@ -85,7 +97,8 @@ def test_the_node_compiles_and_says_what_is_missing() -> None:
         return Canvas.model_validate(canvas).node("node-3")
 
     step = COMPILERS["wait"](node(timeout="30", unit="minutes", on_timeout="fail"))
-    assert step == Config(id="node-3", name="Wait for the answer", timeout=30, timeout_unit="minutes", on_timeout="fail")
+    expected = Config(id="node-3", name="Wait for the answer", timeout=30, timeout_unit="minutes", on_timeout="fail")
+    assert step == expected
     with pytest.raises(CompileError, match="enter the timeout"):
         COMPILERS["wait"](node(timeout=" "))
     with pytest.raises(CompileError, match="at most 366 days"):
@@ -105,7 +118,8 @@ class Flows:
     def start(self, hook: str, n: int) -> str:
         """Post the webhook; the resume URL the step before the wait sent to the other system."""
         wait_until(lambda: httpx.post(hook, json={"n": n}).json().get("status") == "accepted", what="accepted")
-        return str(wait_until(lambda: next((b["url"] for b in calls_to("/before") if b["n"] == n), None), what="/before"))
+        sent = wait_until(lambda: next((b["url"] for b in calls_to("/before") if b["n"] == n), None), what="/before")
+        return str(sent)
 
     def logs(self, konnect_id: int) -> list[dict[str, Any]]:
         url = f"/api/v1/task_logs/logs?konnect_id={konnect_id}"
@@ -230,3 +244,95 @@ def _revision_kept(flows: Flows) -> None:
     assert log["status"] == "SUCCESS"
     assert {"n": 30, "answer": "on v1", "timed_out": False} in calls_to("/after")  # the revision it started on
     assert calls_to("/after-v2") == []
+
+
+RUNS = 30
+
+
+def healthy(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_waiting_runs_survive_kills_and_resume_exactly_once() -> None:
+    Other.calls = []
+    server = LocalServer(Other, request_queue_size=128)
+    state = Path(tempfile.mkdtemp(prefix="konnectz-wait-faults-"))
+    state.chmod(0o755)
+    platform = make_platform(state)
+    platform.start()
+    supervisor = platform.supervisor(prefix="wait-faults")
+    supervisor.start()
+    try:
+        api = httpx.Client(base_url=platform.api_url, timeout=30)
+        headers = sign_up(api, "waitfaults@example.com", "correct horse battery")
+        published = publish_canvas(api, headers, wait_canvas(server.url, "Wait through faults"))
+        konnect_id, hook = published["konnect_id"], published["webhook_url"]
+        with psycopg.connect(platform.postgres.dsn, autocommit=True) as db:
+            db.execute("UPDATE users SET task_limit = 1000000")
+        for n in range(RUNS):
+            wait_until(lambda n=n: httpx.post(hook, json={"n": n}).json().get("status") == "accepted", what="accepted")
+        urls = wait_until(
+            lambda: len(found := {b["n"]: b["url"] for b in calls_to("/before")}) == RUNS and found,
+            timeout=60,
+            what="every run at its wait",
+        )
+        active = f"/api/v1/konnects/{konnect_id}/runs/active"
+        wait_until(
+            lambda: sum(r["status"] == "WAITING" for r in api.get(active, headers=headers).json()["runs"]) == RUNS,
+            timeout=60,
+            what="every run listed as WAITING",
+        )
+
+        for name in ("runner", "api"):
+            proc = platform.proc(name)
+            assert proc is not None
+            os.kill(proc.pid, signal.SIGKILL)
+        assert platform.nats.proc is not None
+        platform.nats.proc.kill()
+        platform.postgres._run(["pg_ctl", "-D", str(platform.postgres.data_dir), "-m", "immediate", "stop"])
+        wait_until(lambda: healthy(f"{platform.runner_url}/healthz"), timeout=120, what="the runner back")
+        wait_until(lambda: healthy(f"{platform.api_url}/healthz"), timeout=120, what="the api back")
+        assert len(calls_to("/after")) == 0  # nothing resumed by itself
+
+        def call(n: int) -> int:
+            reply = httpx.post(urls[n], json={"answer": f"a{n}"}, timeout=30)
+            return reply.status_code
+
+        def resumed(url: str) -> bool:  # the restarted runner has its NATS connection back
+            return httpx.get(url, timeout=5).status_code == 200
+
+        wait_until(lambda: resumed(urls[0]), timeout=60, what="the resume link answers")
+        with ThreadPoolExecutor(16) as pool:
+            codes = list(pool.map(call, [n for n in range(RUNS) for _ in range(2)]))
+        per_run = [sorted(codes[2 * n : 2 * n + 2]) for n in range(RUNS)]
+        assert all(pair == [200, 410] for pair in per_run), per_run
+
+        def logs() -> dict[int, list[str]]:
+            try:
+                with psycopg.connect(platform.postgres.dsn, connect_timeout=2) as db:
+                    rows = db.execute(
+                        "SELECT (data->'node-1'->>'n')::int, status FROM task_logs WHERE konnect_id = %s",
+                        (konnect_id,),
+                    ).fetchall()
+            except psycopg.OperationalError:
+                return {}
+            found: dict[int, list[str]] = {}
+            for n, status in rows:
+                found.setdefault(n, []).append(status)
+            return found
+
+        found = wait_until(lambda: len(got := logs()) == RUNS and got, timeout=90, what="every task log")
+        wait_until(lambda: len(calls_to("/after")) >= RUNS, timeout=30, what="every step after the wait")
+        assert found == {n: ["SUCCESS"] for n in range(RUNS)}
+        assert sorted(b["n"] for b in calls_to("/before")) == list(range(RUNS))  # none ran again
+        after = sorted((b["n"], b["answer"]) for b in calls_to("/after"))
+        assert after == [(n, f"a{n}") for n in range(RUNS)]  # each resumed once, with its call's data
+        assert all(httpx.post(urls[n], json={}).status_code == 410 for n in range(3))
+    finally:
+        supervisor.stop()
+        platform.stop()
+        server.stop()
+        shutil.rmtree(state, ignore_errors=True)
