@@ -1,0 +1,205 @@
+"""`make bench` (waits): N runs waiting for a call hold no worker slot; memory with them; call-to-resume time.
+
+A runner in spec-file mode with its own nats-server hosts Webhook -> Wait for a call (timeout 1 day) ->
+API call to a local sink. The bench starts N runs (KONNECTZ_BENCH_WAITS, default 10,000), waits until
+every one is stored in KZ_WAITS, then reports:
+
+- the runner's runs executing (its ``konnectz_runs_running`` gauge: 0, no worker slot is held) and
+  the RSS of the runner and of nats-server before and with the N waiting runs; KZ_WAITS' bytes;
+- the time from a call to the run's resume: M of the links (KONNECTZ_BENCH_WAIT_CALLS, default 1,000)
+  are called at a steady KONNECTZ_BENCH_WAIT_RATE (default 100/s); per call, from sending the call to
+  the sink receiving the step after the wait (so it includes the ingress, the compare-and-set, the
+  publish, the worker's fetch and one HTTP step): p50, p95, p99.
+
+Writes JSON to bench-results/waits-<time>.json. Skipped unless KONNECTZ_BENCH=1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import nats
+import pytest
+
+from konnectz_contracts.spec import ApiCallStep, FlowSpec, KeyValue, WebhookTrigger
+from konnectz_contracts.steps.wait import Config as WaitConfig
+from konnectz_contracts.waits import KV_WAITS, resume_url
+from konnectz_devstack._nats import NatsServer
+from konnectz_devstack._platform import REPO_ROOT
+from konnectz_devstack._ports import free_port
+from konnectz_devstack.fake_apps import JsonHandler, LocalServer
+from konnectz_devstack.testing import start_runner_process
+from konnectz_runner.bus import ensure_streams
+
+pytestmark = pytest.mark.skipif(os.environ.get("KONNECTZ_BENCH") != "1", reason="run with `make bench`")
+
+WAITING = int(os.environ.get("KONNECTZ_BENCH_WAITS", "10000"))
+CALLS = int(os.environ.get("KONNECTZ_BENCH_WAIT_CALLS", "1000"))
+RATE = float(os.environ.get("KONNECTZ_BENCH_WAIT_RATE", "100"))
+KEY = "bench-credentials-key-" + "0" * 24
+
+
+class Sink(JsonHandler):
+    arrived: dict[int, float] = {}
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        with Sink.lock:
+            Sink.arrived.setdefault(int(body["n"]), time.monotonic())
+        self._reply(200, {"ok": True})
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+async def _start_runs(hook: str, count: int) -> dict[int, str]:
+    """Post ``count`` webhooks (32 at a time, retried on 429/503): run id per n."""
+    run_ids: dict[int, str] = {}
+    queue = list(range(count))
+
+    async def sender(http: httpx.AsyncClient) -> None:
+        while queue:
+            n = queue.pop()
+            while True:
+                reply = await http.post(hook, json={"n": n})
+                if reply.status_code == 200:
+                    run_ids[n] = reply.json()["run_id"]
+                    break
+                await asyncio.sleep(0.2)
+
+    async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=32)) as http:
+        await asyncio.gather(*(sender(http) for _ in range(32)))
+    return run_ids
+
+
+async def _waits_stored(nats_url: str) -> tuple[int, int]:
+    nc = await nats.connect(nats_url)
+    try:
+        info = await nc.jetstream().stream_info(f"KV_{KV_WAITS}")
+        return info.state.messages, info.state.bytes
+    finally:
+        await nc.close()
+
+
+async def _running(port: int) -> float:
+    async with httpx.AsyncClient(timeout=5) as http:
+        text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+    line = next(line for line in text.splitlines() if line.startswith("konnectz_runs_running "))
+    return float(line.split()[1])
+
+
+async def _call_all(urls: dict[int, str], rate: float) -> dict[int, float]:
+    sent: dict[int, float] = {}
+    async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=64)) as http:
+
+        async def call(n: int) -> None:
+            sent[n] = time.monotonic()
+            reply = await http.post(urls[n], json={"answer": n})
+            assert reply.status_code == 200, reply.text
+
+        tasks = []
+        start = time.monotonic()
+        for i, n in enumerate(urls):
+            await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
+            tasks.append(asyncio.create_task(call(n)))
+        await asyncio.gather(*tasks)
+    return sent
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]  # type: ignore[index]
+
+
+async def test_waits_bench(monkeypatch: pytest.MonkeyPatch) -> None:
+    Sink.arrived = {}
+    sink = LocalServer(Sink, request_queue_size=128)
+    base = Path(tempfile.mkdtemp(prefix="konnectz-waits-bench-"))
+    own = NatsServer(base / "nats", free_port())
+    own.start()
+    runner: asyncio.subprocess.Process | None = None
+    port = free_port()
+    monkeypatch.setenv("KONNECTZ_CREDENTIALS_KEY", KEY)
+    monkeypatch.setenv("KONNECTZ_WEBHOOK_BASE_URL", f"http://127.0.0.1:{port}")
+    try:
+        client = await nats.connect(own.admin_url)
+        await ensure_streams(client.jetstream())
+        await client.close()
+        spec = FlowSpec(
+            konnect_id=secrets.randbelow(10**9) + 1, owner_id=1, name="Wait bench", trigger_id="node-1",
+            trigger=WebhookTrigger(token=secrets.token_urlsafe(32)),
+            steps=[
+                WaitConfig(id="node-2", name="Wait", timeout=1, timeout_unit="days"),
+                ApiCallStep(id="node-3", name="After", method="POST", url=sink.url + "/after",
+                            body=[KeyValue(key="n", value="{{node-1.n}}")]),
+            ],
+        )  # fmt: skip
+        (base / "flow.json").write_text(spec.model_dump_json())
+        runner = await start_runner_process(own, base / "flow.json", port, base / "runner.log")
+        assert own.proc is not None
+        await asyncio.sleep(2.0)
+        idle = {"runner": rss_mib(runner.pid), "nats": rss_mib(own.proc.pid)}
+        clock = time.monotonic()
+        run_ids = await _start_runs(f"http://127.0.0.1:{port}/hooks/{spec.trigger.token}", WAITING)
+        for _ in range(3000):
+            stored, stored_bytes = await _waits_stored(own.admin_url)
+            if stored >= WAITING:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"only {stored} of {WAITING} waits stored")
+        suspended_in = time.monotonic() - clock
+        await asyncio.sleep(3.0)
+        running = await _running(port)
+        holding = {"runner": rss_mib(runner.pid), "nats": rss_mib(own.proc.pid)}
+        assert running == 0, f"{running} runs hold a worker slot"
+        assert Sink.arrived == {}
+
+        chosen = list(run_ids)[: min(CALLS, WAITING)]
+        urls = {n: resume_url(spec.konnect_id, run_ids[n], "node-2") or "" for n in chosen}
+        sent = await _call_all(urls, RATE)
+        for _ in range(600):
+            if len(Sink.arrived) >= len(chosen):
+                break
+            await asyncio.sleep(0.1)
+        latencies = [(Sink.arrived[n] - sent[n]) * 1000 for n in chosen if n in Sink.arrived]
+        assert len(latencies) == len(chosen), f"{len(chosen) - len(latencies)} calls did not resume their run"
+        result = {
+            "waiting_runs": WAITING,
+            "suspend_all_seconds": round(suspended_in, 1),
+            "runs_holding_a_worker_slot": running,
+            "rss_mib_idle": {k: round(v, 1) for k, v in idle.items()},
+            "rss_mib_with_waiting_runs": {k: round(v, 1) for k, v in holding.items()},
+            "kz_waits_bytes": stored_bytes,
+            "calls": len(chosen),
+            "call_rate_per_second": RATE,
+            "call_to_resume_ms": {
+                "p50": round(statistics.median(latencies), 1),
+                "p95": round(_percentile(latencies, 95), 1),
+                "p99": round(_percentile(latencies, 99), 1),
+                "max": round(max(latencies), 1),
+            },
+        }
+        print("\nwaits bench:", json.dumps(result, indent=2))
+        out = REPO_ROOT / "bench-results" / f"waits-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    finally:
+        if runner is not None and runner.returncode is None:
+            runner.terminate()
+            await runner.wait()
+        own.stop()
+        sink.stop()
