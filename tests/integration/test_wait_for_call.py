@@ -164,6 +164,9 @@ def _called(flows: Flows) -> None:
     assert url.startswith(f"{httpx.URL(hook).scheme}://{httpx.URL(hook).netloc.decode()}/resume/")
     entry = wait_until(lambda: next((r for r in flows.active(konnect_id) if r["status"] == "WAITING"), None))
     assert entry["step_id"] == "node-3" and entry["resume_at"] is not None
+    # whom it waits for, since when, until when (its timeout)
+    assert entry["waiting_for"] == "a call to its resume URL" and entry["waiting_since"] is not None
+    assert entry["waiting_since"] < entry["resume_at"]
     status = httpx.get(url)
     assert status.status_code == 200 and status.json()["status"] == "waiting"  # a GET changes nothing
 

@@ -39,6 +39,7 @@ __all__ = [
     "KV_WAITS",
     "MAX_WAIT",
     "RESUME_PATH",
+    "WAITING_FOR",
     "WAITS_TTL_SECONDS",
     "WaitEntry",
     "read_resume_token",
@@ -57,6 +58,8 @@ MAX_WAIT = timedelta(days=366)
 #: Entries of KZ_WAITS and KZ_REVISIONS expire this long after their last write (longer than any wait).
 WAITS_TTL_SECONDS = float(400 * 24 * 3600)
 RESUME_PATH = "/resume/"
+#: Whom a run in a Wait for a Call waits for (its active-run entry and its task log say so).
+WAITING_FOR = "a call to its resume URL"
 _SIGNATURE_HEX = 32
 
 

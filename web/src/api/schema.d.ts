@@ -1617,7 +1617,10 @@ export interface components {
         ActiveRunOut: {
             /** Konnect Id */
             konnect_id: number;
-            /** Resume At */
+            /**
+             * Resume At
+             * @description When a waiting run goes on (a wait: its timeout)
+             */
             resume_at?: string | null;
             /** Run Id */
             run_id: string;
@@ -1635,6 +1638,16 @@ export interface components {
             status: "QUEUED" | "RUNNING" | "WAITING";
             /** Step Id */
             step_id?: string | null;
+            /**
+             * Waiting For
+             * @description Whom a run in a Wait for a Call waits for
+             */
+            waiting_for?: string | null;
+            /**
+             * Waiting Since
+             * @description Since when it waits (a Wait for a Call)
+             */
+            waiting_since?: string | null;
         };
         /** AgencyList */
         AgencyList: {

@@ -82,6 +82,7 @@ from konnectz_contracts.events import (
 from konnectz_contracts.quota import KV_QUOTA_BLOCKS
 from konnectz_contracts.run_control import LISTED_AFTER_SECONDS, ActiveRun
 from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.waits import WAITING_FOR
 from konnectz_runner import telemetry
 from konnectz_runner.apps import Budgets, NetGuard, outbound
 from konnectz_runner.bus import (
@@ -709,7 +710,13 @@ class RunWorker:
             await msg.nak(delay=5.0)
             return True
         if watch is not None:
-            await watch.waiting(suspended.continuation.after_step, suspended.resume_at)
+            wait = suspended.continuation.wait
+            await watch.waiting(
+                suspended.continuation.after_step,
+                suspended.resume_at,
+                waiting_for=WAITING_FOR if wait is not None else None,
+                since=wait.since if wait is not None else None,
+            )
         await self._done(msg)
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True

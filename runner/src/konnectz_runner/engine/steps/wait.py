@@ -15,12 +15,10 @@ from typing import Any
 from konnectz_contracts.events import Continuation, StepResult, WaitState
 from konnectz_contracts.model import utcnow
 from konnectz_contracts.steps.wait import Config
-from konnectz_contracts.waits import resume_url, wait_key
+from konnectz_contracts.waits import WAITING_FOR, resume_url, wait_key
 from konnectz_runner.engine.context import Outcome, StepContext
 
 __all__ = ["apply_decision", "links", "run", "timed_out_error", "wait_state"]
-
-WAITING_FOR = "a call to its resume URL"
 
 
 def _iso(instant: datetime) -> str:
