@@ -220,6 +220,8 @@ class WaitState(_Wire):
     decided: Literal["call", "timeout", "cancel"] | None = None
     decided_at: AwareDatetime | None = None
     body: dict[str, Any] | None = None
+    # Whom the run waits for, in words (an Approval: its approvers); None: a call to its resume URL.
+    waiting_for: str | None = None
 
 
 class Continuation(_Wire):

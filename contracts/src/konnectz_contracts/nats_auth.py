@@ -120,10 +120,11 @@ def grants() -> dict[str, Grants]:
             manage_buckets=ENSURED_BUCKETS,
             # task events (its durable consumer), run control and capture reads, timers/runs it looks up.
             read=(EVENTS, RUNS, CAPTURES),
-            read_buckets=(KONNECTS, BUDGETS, ACTIVE, CANCELS, CAPTURING),
+            read_buckets=(KONNECTS, BUDGETS, ACTIVE, CANCELS, CAPTURING, WAITS),
             # flows it deploys (make dev), capture windows, cancel requests, rate budgets it shares
             # with the runners (a step tested in the editor takes from the same bucket).
-            write_buckets=(KONNECTS, CAPTURING, CANCELS, BUDGETS),
+            # ... and the waits an Approval's link decides (docs/waits.md).
+            write_buckets=(KONNECTS, CAPTURING, CANCELS, BUDGETS, WAITS),
             # a cancelled run waiting in a delay: its timer is deleted and the run published now (wake).
             delete_from=(RUNS,),
             # runs it starts (replays, run now, failure alerts) on kz.runs.<id> and kz.runs.pool.<id>.

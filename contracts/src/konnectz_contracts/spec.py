@@ -44,6 +44,7 @@ NOT_IN_PATH = {
     "join": "a join",
     "delay": "a delay",
     "wait": "a wait for a call",
+    "approval": "an approval",
     "iterator": "an iterator",
 }
 
@@ -143,7 +144,7 @@ class FlowSpec(Strict):
             raise ValueError(ONLY_ONCE)
         if "iterator" in kinds and "delay" in kinds[kinds.index("iterator") :]:
             raise ValueError(DELAY_AFTER_ITERATOR)
-        if "iterator" in kinds and "wait" in kinds[kinds.index("iterator") :]:
+        if "iterator" in kinds and {"wait", "approval"} & set(kinds[kinds.index("iterator") :]):
             raise ValueError(WAIT_AFTER_ITERATOR)
         ids = [self.trigger_id, *(step.id for step in self.steps)]
         if len(set(ids)) != len(ids):

@@ -579,7 +579,7 @@ async def _steps(
                 outputs=ctx.outputs,
                 steps=results,
                 revision=spec.revision,
-                wait=waits.wait_state(step, run.run_id, utcnow(), due),
+                wait=waits.wait_state(step, run.run_id, utcnow(), due, outcome.output),
             )
             return Suspended(due, continuation)
     return _event(spec, run, started, results)

@@ -714,7 +714,7 @@ class RunWorker:
             await watch.waiting(
                 suspended.continuation.after_step,
                 suspended.resume_at,
-                waiting_for=WAITING_FOR if wait is not None else None,
+                waiting_for=(wait.waiting_for or WAITING_FOR) if wait is not None else None,
                 since=wait.since if wait is not None else None,
             )
         await self._done(msg)

@@ -18,7 +18,7 @@ from konnectz_contracts.steps.wait import Config
 from konnectz_contracts.waits import WAITING_FOR, resume_url, wait_key
 from konnectz_runner.engine.context import Outcome, StepContext
 
-__all__ = ["apply_decision", "links", "run", "timed_out_error", "wait_state"]
+__all__ = ["WAITING_KINDS", "apply_decision", "links", "run", "timed_out_error", "wait_state"]
 
 
 def _iso(instant: datetime) -> str:
@@ -54,17 +54,28 @@ def links(steps: list[Any], konnect_id: int, run_id: str) -> dict[str, dict[str,
     return found
 
 
-def wait_state(step: Any, run_id: str, since: datetime, until: datetime) -> WaitState | None:
-    """The continuation's wait when ``step`` is a Wait step (None for a delay)."""
-    if step.kind != "wait":
+#: Step kinds that wait for a decision (a call) rather than a time: a Wait for a Call, an Approval.
+WAITING_KINDS = frozenset({"wait", "approval"})
+
+
+def wait_state(step: Any, run_id: str, since: datetime, until: datetime, output: Any = None) -> WaitState | None:
+    """The continuation's wait when ``step`` waits for a call (a Wait, an Approval; None for a delay)."""
+    if step.kind not in WAITING_KINDS:
         return None
-    return WaitState(key=wait_key(run_id, step.id), since=since, until=until, on_timeout=step.on_timeout)
+    approvers = output.get("approvers") if step.kind == "approval" and isinstance(output, dict) else None
+    waiting_for = f"approval by {', '.join(map(str, approvers))}"[:200] if approvers else None
+    return WaitState(
+        key=wait_key(run_id, step.id), since=since, until=until, on_timeout=step.on_timeout, waiting_for=waiting_for
+    )
 
 
 def _reason(wait: WaitState) -> str:
     by = {"call": "a call", "timeout": "its timeout", "cancel": "a cancel"}[wait.decided or "timeout"]
+    if wait.waiting_for and wait.decided == "call":
+        by = f"the decision of {(wait.body or {}).get('decided_by') or 'an approver'}"
     at = _iso(wait.decided_at or utcnow())
-    return f"Waited for {WAITING_FOR} from {_iso(wait.since)} (timeout {_iso(wait.until)}); resumed by {by} at {at}"
+    whom = wait.waiting_for or WAITING_FOR
+    return f"Waited for {whom} from {_iso(wait.since)} (timeout {_iso(wait.until)}); resumed by {by} at {at}"
 
 
 def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[StepResult]) -> bool:
