@@ -199,3 +199,36 @@ async def test_a_revision_is_kept_for_the_runs_that_resume_on_it(nc: Any) -> Non
     assert await load_revision(revisions, konnect, 3) == spec
     assert await load_revision(revisions, konnect, 4) is None
     assert known == {f"{konnect}.3"}
+
+
+async def test_an_approval_asks_the_api_then_waits(make_ctx: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from konnectz_contracts.errors import StepError
+    from konnectz_contracts.steps.approval import Config as ApprovalConfig
+    from konnectz_runner.engine.steps import approval
+
+    asked: list[dict[str, Any]] = []
+
+    async def accepted(**request: Any) -> dict[str, Any]:
+        asked.append(request)
+        return {"approvers": request["approvers"]}
+
+    monkeypatch.setattr(approval, "request_approval", accepted)
+    ctx = make_ctx({"node-1": {"who": "Boss@Example.com; team@example.com", "n": 7}}, now=NOW)
+    ctx.konnect_id, ctx.run_id = 7, "run-1"
+    config = ApprovalConfig(id="node-2", name="Approve", approvers="{{node-1.who}}", message="Order {{node-1.n}}",
+                            timeout=2, timeout_unit="hours")  # fmt: skip
+    outcome = await approval.run(config, ctx)
+    assert outcome.resume_at == NOW + timedelta(hours=2)
+    assert asked == [
+        {"konnect_id": 7, "run_id": "run-1", "step_id": "node-2", "approvers": ["boss@example.com", "team@example.com"],
+         "message": "Order 7", "until": NOW + timedelta(hours=2)},
+    ]  # fmt: skip
+    state = wait_step.wait_state(config, "run-1", NOW, NOW + timedelta(hours=2), outcome.output)
+    assert state is not None and state.waiting_for == "approval by boss@example.com, team@example.com"
+
+    async def refused(**_request: Any) -> dict[str, Any]:
+        raise StepError("The approval request was refused (HTTP 403): Not an approver of this flow: x@y.z")
+
+    monkeypatch.setattr(approval, "request_approval", refused)
+    failed = await approval.run(config, ctx)
+    assert failed.status == "ERROR" and "Not an approver" in (failed.error or "") and failed.resume_at is None
