@@ -50,8 +50,8 @@ def _continuation(on_timeout: str, decided: str | None, body: dict[str, Any] | N
         input={}, output={"resume_url": "u"},
     )  # fmt: skip
     wait = WaitState(
-        key="k", since=NOW, until=NOW + timedelta(hours=1), on_timeout=on_timeout,  # type: ignore[arg-type]
-        decided=decided, decided_at=NOW + timedelta(minutes=5), body=body,  # type: ignore[arg-type]
+        key="k", since=NOW, until=NOW + timedelta(hours=1), on_timeout=on_timeout,
+        decided=decided, decided_at=NOW + timedelta(minutes=5), body=body,
     )  # fmt: skip
     return Continuation(
         after_step="node-3", resume_at=NOW, started_at=NOW, outputs={"node-3": {"resume_url": "u"}}, steps=[record],
