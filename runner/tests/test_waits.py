@@ -232,3 +232,18 @@ async def test_an_approval_asks_the_api_then_waits(make_ctx: Any, monkeypatch: p
     monkeypatch.setattr(approval, "request_approval", refused)
     failed = await approval.run(config, ctx)
     assert failed.status == "ERROR" and "Not an approver" in (failed.error or "") and failed.resume_at is None
+
+
+async def test_an_approval_tested_in_the_editor_mails_nobody(make_ctx: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from konnectz_contracts.steps.approval import Config as ApprovalConfig
+    from konnectz_runner.engine.steps import approval
+
+    async def never(**_request: Any) -> dict[str, Any]:
+        raise AssertionError("Test & Review asked for an approval")
+
+    monkeypatch.setattr(approval, "request_approval", never)
+    ctx = make_ctx({}, now=NOW)
+    ctx.konnect_id, ctx.run_id = 7, "test-0123"
+    outcome = await approval.run(ApprovalConfig(id="node-2", name="A", approvers="a@b.c", timeout=1), ctx)
+    assert outcome.resume_at is None
+    assert outcome.output == {"decision": "approved", "approved": True, "decided_by": "a@b.c", "timed_out": False}
