@@ -12,6 +12,9 @@ refused: the run ends as ERROR saying so, and nobody is mailed.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -23,11 +26,36 @@ from konnectz_contracts.compiling import CompileError
 from konnectz_contracts.steps import COMPILERS
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer
 from konnectz_devstack.pytest_plugin import running_platform
-from konnectz_devstack.testing import api_call_node, canvas_node, chain_canvas, publish_canvas, sign_up, wait_until
+from konnectz_devstack.testing import (
+    api_call_node,
+    canvas_node,
+    chain_canvas,
+    publish_canvas,
+    sign_in,
+    sign_up,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
 OWNER = "boss@example.com"
+MEMBER = "member@example.com"
+
+
+def add_team_member(platform: Any, api: httpx.Client, headers: dict[str, str]) -> dict[str, str]:
+    """MEMBER in OWNER's team (the Team plan), signed in through the mailed invitation."""
+    env = {**os.environ, **platform.component_env()}
+    command = [sys.executable, "-m", "konnectz_api", "plan", "set", OWNER, "Team"]
+    subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=True)
+    invited = api.post(
+        "/api/v1/members/add_team_user", headers=headers, json={"email": MEMBER, "first_name": "M", "access": "Create"}
+    )
+    assert invited.status_code == 200, invited.text
+    mails = wait_until(lambda: [m for m in api.get("/dev/mail.json").json() if m["to"] == MEMBER])
+    token = next(u for m in mails for u in m["links"] if "/reset-password/" in u).rsplit("/", 1)[1]
+    body = {"reset_password_token": token, "password": "member-password", "password_confirmation": "member-password"}
+    assert api.post("/api/v1/users/update_user_password", json=body).json()["key"] == "PASSWORD_UPDATED"
+    return sign_in(api, MEMBER, "member-password")
 
 
 class Other(JsonHandler):
@@ -134,5 +162,22 @@ def test_an_approval_is_mailed_decided_once_and_the_run_goes_on() -> None:
             tasks = api.get(f"/api/v1/task_logs/{refused[0]['id']}/tasks", headers=headers).json()["tasks"]
             assert "Not an approver of this flow: stranger@example.com" in tasks[0]["data"]["error"]
             assert mails_to("stranger@example.com") == []
+
+            # A named team member: mailed, sees the approvals naming them (not the owner's others), decides.
+            member = add_team_member(platform, api, headers)
+            wait_until(lambda: httpx.post(hook, json={"n": 9, "approver": MEMBER}).status_code == 200)
+            wait_until(lambda: httpx.post(hook, json={"n": 10, "approver": OWNER}).status_code == 200)
+            (mail,) = wait_until(lambda: mails_to(MEMBER), what="the member's approval mail")
+            reject = next(u for u in mail["links"] if "/approvals/decide/" in u and u != mail["links"][0])
+            theirs = wait_until(lambda: api.get("/api/v1/approvals", headers=member).json()["approvals"])
+            assert [p["approvers"] for p in theirs] == [[MEMBER]] and theirs[0]["message"] == "Refund order 9?"
+            owners = wait_until(
+                lambda: len(x := api.get("/api/v1/approvals", headers=headers).json()["approvals"]) == 2 and x
+            )
+            assert sorted(p["message"] for p in owners) == ["Refund order 10?", "Refund order 9?"]
+            assert httpx.post(reject).status_code == 200
+            wait_until(lambda: any(c["n"] == 9 for c in Other.calls), timeout=60, what="the rejected run's next step")
+            assert {"n": 9, "decision": "rejected", "by": MEMBER} in Other.calls
+            assert api.get("/api/v1/approvals", headers=member).json()["approvals"] == []
     finally:
         server.stop()

@@ -5070,15 +5070,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorReply"];
                 };
             };
-            /** @description Not allowed: the access level, the plan or the role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorReply"];
-                };
-            };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
             503: {
                 headers: {

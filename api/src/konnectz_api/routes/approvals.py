@@ -11,8 +11,8 @@ pending list.
 - ``POST /api/v1/approvals/decide/{token}``: the confirmation. The decision is taken in NATS by the
   run's wait (:func:`konnectz_runner.bus.decide_call`: a compare-and-set, decided once); the row
   records it. A second click, or another approver afterwards: 410 with who decided.
-- ``GET /api/v1/approvals``: the signed-in user's pending approvals: of their flows (the owner), or
-  naming them (a team member).
+- ``GET /api/v1/approvals``: the signed-in person's pending approvals: of their flows (the owner), or
+  naming them (a team member: only those of the account they work in that name them).
 
 A link is ``<public url>/api/v1/approvals/decide/<base64url(id:email:decision)>.<HMAC>`` under a key
 derived from the api's secret key: single-use (the wait is decided once) and expiring (the row's
@@ -32,13 +32,13 @@ from typing import Literal
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 from pydantic import AwareDatetime, BaseModel, Field
-from sqlalchemy import or_, type_coerce
+from sqlalchemy import ColumnElement, and_, or_, type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from konnectz_api.core.config import Settings
 from konnectz_api.db import run_db
-from konnectz_api.deps import BusDep, CurrentUser, SessionDep, SettingsDep
+from konnectz_api.deps import BusDep, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import Forbidden
 from konnectz_api.models import Approval, Konnect, User
 from konnectz_api.routes.credentials import Bearer, _scoped_konnect
@@ -265,16 +265,20 @@ async def decide(token: str, session: SessionDep, settings: SettingsDep, bus: Bu
 
 
 # --- the pending list --------------------------------------------------------------------------------
-def _pending(session: Session, user: User) -> list[PendingApproval]:
-    email = user.email.lower()
+def _pending(session: Session, person: User) -> list[PendingApproval]:
+    """The pending approvals ``person`` (the one signed in) may see: a team member those of the account
+    they work in that name them; anyone else those of their own flows and those naming them."""
+    email = person.email.lower()
+    names_them = type_coerce(Approval.approvers, JSONB).contains([email])
+    scope: ColumnElement[bool]
+    if person.member_kind == "team" and person.parent_id is not None:
+        scope = and_(Approval.owner_id == person.parent_id, names_them)
+    else:
+        scope = or_(Approval.owner_id == person.id, names_them)
     rows = (
         session.query(Approval, Konnect.konnect_name)
         .join(Konnect, Konnect.id == Approval.konnect_id)
-        .filter(
-            Approval.decision.is_(None),
-            Approval.until > datetime.now(UTC),
-            or_(Approval.owner_id == user.id, type_coerce(Approval.approvers, JSONB).contains([email])),
-        )
+        .filter(Approval.decision.is_(None), Approval.until > datetime.now(UTC), scope)
         .order_by(Approval.created_at)
         .limit(200)
         .all()
@@ -300,5 +304,5 @@ def _pending(session: Session, user: User) -> list[PendingApproval]:
     response_model=PendingApprovals,
     summary="The signed-in user's pending approvals: of their flows, or naming them as an approver",
 )
-async def pending_approvals(user: CurrentUser, session: SessionDep) -> PendingApprovals:
-    return PendingApprovals(approvals=await run_db(session, _pending, user))
+async def pending_approvals(person: SignedInUser, session: SessionDep) -> PendingApprovals:
+    return PendingApprovals(approvals=await run_db(session, _pending, person))
