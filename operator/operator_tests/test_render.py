@@ -234,6 +234,16 @@ def test_webhook_url_uses_the_public_base(konnect, token):
     assert webhook_url(konnect(), settings) == "https://hooks.example.com/hooks/<secret:konnect-42-trigger>"
 
 
+def test_the_runner_knows_the_public_base_for_its_resume_urls(konnect, settings):
+    """A Wait for a Call's resume URL is made by the runner (docs/waits.md): it gets the public base."""
+    deployment = next(c for c in render_children(konnect(), settings) if c["kind"] == "Deployment")
+    assert "KONNECTZ_WEBHOOK_BASE_URL" not in _env(deployment["spec"]["template"]["spec"]["containers"][0])
+    public = settings.model_copy(update={"webhook_base_url": "https://hooks.example.com"})
+    deployment = next(c for c in render_children(konnect(), public) if c["kind"] == "Deployment")
+    env = _env(deployment["spec"]["template"]["spec"]["containers"][0])
+    assert env["KONNECTZ_WEBHOOK_BASE_URL"] == "https://hooks.example.com"
+
+
 def test_ingress_routes_exactly_the_token_path(konnect, token):
     settings = OperatorSettings(webhook_ingress_host="hooks.example.com", webhook_ingress_class="nginx")
     k = konnect()

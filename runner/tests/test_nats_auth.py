@@ -45,6 +45,7 @@ from konnectz_contracts.nats_auth import (
 )
 from konnectz_contracts.quota import KV_QUOTA_BLOCKS, QUOTA_SUBJECT
 from konnectz_contracts.run_control import KV_ACTIVE, KV_CANCELS, KV_SLOTS
+from konnectz_contracts.waits import KV_REVISIONS, KV_WAITS
 from konnectz_devstack._nats import NatsServer
 from konnectz_devstack._ports import free_port
 from konnectz_runner import Outage, nats_callbacks
@@ -73,6 +74,8 @@ def test_the_grants_name_every_stream_and_bucket_the_platform_creates() -> None:
         KV_ACTIVE,
         KV_CANCELS,
         KV_CAPTURING,
+        KV_WAITS,
+        KV_REVISIONS,
     }
     assert {KV_SLOTS, KV_LEADERS} <= set(grants()[RUNNER].manage_buckets)
     assert grants()[OPERATOR].write_buckets == (KV_KONNECTS,)

@@ -26,6 +26,7 @@ from konnectz_api.pressure import AccountWritesMiddleware, DeadlineMiddleware
 from konnectz_api.responses import document_errors, install_error_schema
 from konnectz_api.routes import (
     app_accounts,
+    approvals,
     apps,
     auth,
     avatars,
@@ -173,9 +174,10 @@ def create_app() -> FastAPI:
         app_accounts,
         credentials,
         namespace_bindings,
+        approvals,
     )
     every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions)]
-    for router in (*every, konnects.activity_router, mcp.router, mcp.tokens_router):
+    for router in (*every, konnects.activity_router, mcp.router, mcp.tokens_router, approvals.internal_router):
         document_errors(router)  # the 4xx and 503 each route can answer, from one table
         app.include_router(router)
     install_error_schema(app)

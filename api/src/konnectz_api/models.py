@@ -447,3 +447,25 @@ class FailureAlertState(Base):
     #: Failures since the last alert that got none (named in the next one).
     pending: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     pending_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Approval(Base):
+    """An Approval step waiting for a decision (docs/waits.md): whom it asks, until when, and who decided.
+    The decision itself is taken in NATS (the run's wait in ``KZ_WAITS``, decided once); this row is the
+    pending list and the e-mailed links' record (:mod:`konnectz_api.routes.approvals`)."""
+
+    __tablename__ = "approvals"
+    __table_args__ = (UniqueConstraint("run_id", "step_id", name="uq_approvals_run_step"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    konnect_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("konnects.id", ondelete="CASCADE"), index=True)
+    owner_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    run_id: Mapped[str] = mapped_column(String(64))
+    step_id: Mapped[str] = mapped_column(String(100))
+    approvers: Mapped[list[str]] = mapped_column(JSONB)
+    message: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    decision: Mapped[str | None] = mapped_column(String(20))
+    decided_by: Mapped[str | None] = mapped_column(String(320))
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

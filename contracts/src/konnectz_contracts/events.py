@@ -78,6 +78,7 @@ __all__ = [
     "StepResult",
     "TaskEvent",
     "Unstorable",
+    "WaitState",
     "encode_run",
     "event_subject",
     "fit_event",
@@ -207,6 +208,22 @@ class StepResult(_Wire):
     continued: bool | None = None
 
 
+class WaitState(_Wire):
+    """A run suspended in a Wait step (:mod:`konnectz_contracts.waits`): until a call to its resume URL,
+    or its timeout. ``decided`` is None in the waiting run (the timeout's timer); the run that resumes
+    carries who decided (``call``: ``body`` is the call's data; ``timeout``; ``cancel``)."""
+
+    key: str  # the KZ_WAITS key (konnectz_contracts.waits.wait_key)
+    since: AwareDatetime
+    until: AwareDatetime  # the timeout
+    on_timeout: Literal["continue", "stop", "fail"] = "continue"
+    decided: Literal["call", "timeout", "cancel"] | None = None
+    decided_at: AwareDatetime | None = None
+    body: dict[str, Any] | None = None
+    # Whom the run waits for, in words (an Approval: its approvers); None: a call to its resume URL.
+    waiting_for: str | None = None
+
+
 class Continuation(_Wire):
     """Where a suspended run goes on: after step ``after_step``, with what it has so far."""
 
@@ -215,6 +232,10 @@ class Continuation(_Wire):
     started_at: AwareDatetime
     outputs: dict[str, Any]  # node id -> output, the trigger's included
     steps: list[StepResult]  # the steps run so far; the one final TaskEvent lists them all
+    # The konnect's revision (FlowSpec.revision) the run started on: it resumes on it (KZ_REVISIONS).
+    revision: int | None = None
+    # Set when the run waits in a Wait step (a call or its timeout) rather than a delay.
+    wait: WaitState | None = None
 
 
 class RunRequest(_Wire):

@@ -99,7 +99,7 @@ EVENTS_MAX_AGE_SECONDS = 7 * 24 * 3600
 #: why), a webhook's Idempotency-Key (503 with Retry-After), an active-run entry (the run goes on,
 #: unlisted). None: the bucket holds one value per published flow (history 1, flows capped per plan),
 #: is bounded by that count, and must always take a flow's removal.
-#: With KZ_EVENTS' 4 GiB, the byte bounds add up to about 7 GiB, below the chart's JetStream store (10 GiB).
+#: With KZ_EVENTS' 4 GiB, the byte bounds add up to about 7.3 GiB, below the chart's JetStream store (10 GiB).
 KV_MAX_BYTES: dict[str, int | None] = {
     "KZ_STEPS": 2 * 1024 * MIB,  # the step journal: results of steps with effects, kept 24 h
     "KZ_IDEMPOTENCY": 256 * MIB,  # webhook Idempotency-Keys, kept 24 h (about a million)
@@ -110,6 +110,8 @@ KV_MAX_BYTES: dict[str, int | None] = {
     "KZ_QUOTA_BLOCKS": 16 * MIB,
     "KZ_CAPTURING": 16 * MIB,
     "KZ_LEADERS": 1 * MIB,
+    "KZ_WAITS": 256 * MIB,  # runs waiting for a call (their continuation), decided entries kept small
+    "KZ_REVISIONS": 64 * MIB,  # the specs suspended runs resume on, one per revision
     "KZ_KONNECTS": None,  # one spec per published flow
     "KZ_SCHEDULES": None,  # one per published schedule
     "KZ_POLLS": None,  # one cursor per published polling trigger

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from konnectz_contracts import budgets, capture, events, quota, run_control
+from konnectz_contracts import budgets, capture, events, quota, run_control, waits
 from konnectz_contracts.responses import RESPONSES_PREFIX
 
 __all__ = [
@@ -56,9 +56,23 @@ STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS = (
 )
 ACTIVE, CANCELS, CAPTURING = run_control.KV_ACTIVE, run_control.KV_CANCELS, capture.KV_CAPTURING
 SLOTS, LEADERS = run_control.KV_SLOTS, events.KV_LEADERS
+WAITS, REVISIONS = waits.KV_WAITS, waits.KV_REVISIONS
 EVENTS_CONSUMER = events.EVENTS_CONSUMER
 #: Every bucket ensure_streams creates (the runner and the api both call it at start).
-ENSURED_BUCKETS = (KONNECTS, SCHEDULES, POLLS, STEPS, IDEMPOTENCY, QUOTA_BLOCKS, BUDGETS, ACTIVE, CANCELS, CAPTURING)
+ENSURED_BUCKETS = (
+    KONNECTS,
+    SCHEDULES,
+    POLLS,
+    STEPS,
+    IDEMPOTENCY,
+    QUOTA_BLOCKS,
+    BUDGETS,
+    ACTIVE,
+    CANCELS,
+    CAPTURING,
+    WAITS,
+    REVISIONS,
+)
 ENSURED_STREAMS = (RUNS, EVENTS, CAPTURES)
 RESPONSES = f"{RESPONSES_PREFIX}.>"  # webhook answers (konnectz_contracts.responses)
 QUOTA_SUBJECTS = "kz.quota.>"  # kz.quota.reserve, kz.quota.reserve_many (konnectz_contracts.quota)
@@ -94,6 +108,8 @@ _RUNNER_WRITES = (
     CAPTURING,
     SLOTS,
     LEADERS,
+    WAITS,
+    REVISIONS,
 )
 
 
@@ -106,10 +122,11 @@ def grants() -> dict[str, Grants]:
             manage_buckets=ENSURED_BUCKETS,
             # task events (its durable consumer), run control and capture reads, timers/runs it looks up.
             read=(EVENTS, RUNS, CAPTURES),
-            read_buckets=(KONNECTS, BUDGETS, ACTIVE, CANCELS, CAPTURING),
+            read_buckets=(KONNECTS, BUDGETS, ACTIVE, CANCELS, CAPTURING, WAITS),
             # flows it deploys (make dev), capture windows, cancel requests, rate budgets it shares
             # with the runners (a step tested in the editor takes from the same bucket).
-            write_buckets=(KONNECTS, CAPTURING, CANCELS, BUDGETS),
+            # ... and the waits an Approval's link decides (docs/waits.md).
+            write_buckets=(KONNECTS, CAPTURING, CANCELS, BUDGETS, WAITS),
             # a cancelled run waiting in a delay: its timer is deleted and the run published now (wake).
             delete_from=(RUNS,),
             # runs it starts (replays, run now, failure alerts) on kz.runs.<id> and kz.runs.pool.<id>.

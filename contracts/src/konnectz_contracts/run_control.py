@@ -93,6 +93,9 @@ class ActiveRun(Strict):
     step_id: str | None = Field(default=None, description="The step it runs or waits in")
     resume_at: AwareDatetime | None = Field(default=None, description="When a waiting run goes on")
     revision: int | None = None
+    # A run waiting in a Wait for a Call (docs/waits.md): whom it waits for, since when (resume_at: its timeout).
+    waiting_for: str | None = Field(default=None, max_length=200, description="Whom a waiting run waits for")
+    waiting_since: AwareDatetime | None = None
 
 
 class CancelRequest(Strict):

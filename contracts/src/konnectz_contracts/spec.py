@@ -40,7 +40,14 @@ __all__ = [
 
 # Kinds a router path cannot hold (one level of paths; a delay or iterator would suspend or
 # multiply one path only).
-NOT_IN_PATH = {"router": "a router", "join": "a join", "delay": "a delay", "iterator": "an iterator"}
+NOT_IN_PATH = {
+    "router": "a router",
+    "join": "a join",
+    "delay": "a delay",
+    "wait": "a wait for a call",
+    "approval": "an approval",
+    "iterator": "an iterator",
+}
 
 
 def check_paths(steps: list[Any]) -> None:
@@ -90,6 +97,7 @@ def check_paths(steps: list[Any]) -> None:
 
 # A delay suspends the whole run; inside an iterator's per-item pass it is refused.
 DELAY_AFTER_ITERATOR = "A delay cannot come after the iterator: put it before the iterator."
+WAIT_AFTER_ITERATOR = "A wait for a call cannot come after the iterator: put it before the iterator."
 
 
 class FlowSpec(Strict):
@@ -137,6 +145,8 @@ class FlowSpec(Strict):
             raise ValueError(ONLY_ONCE)
         if "iterator" in kinds and "delay" in kinds[kinds.index("iterator") :]:
             raise ValueError(DELAY_AFTER_ITERATOR)
+        if "iterator" in kinds and {"wait", "approval"} & set(kinds[kinds.index("iterator") :]):
+            raise ValueError(WAIT_AFTER_ITERATOR)
         ids = [self.trigger_id, *(step.id for step in self.steps)]
         if len(set(ids)) != len(ids):
             raise ValueError("node ids must be unique")

@@ -209,6 +209,8 @@ def _container(konnect: Mapping[str, Any], settings: OperatorSettings, command: 
         env.append({"name": "KONNECTZ_NATS_PASSWORD", "valueFrom": {"secretKeyRef": secret_ref}})
     if settings.credentials_url:
         env.append({"name": ENV_URL, "value": settings.credentials_url})
+    if settings.webhook_base_url:  # where its waits' resume URLs point (docs/waits.md)
+        env.append({"name": "KONNECTZ_WEBHOOK_BASE_URL", "value": settings.webhook_base_url})
     if settings.credentials_key and _spec(konnect).get("konnectId") is not None:
         secret = {"name": child_name(name), "key": SECRET_TOKEN_KEY}
         env.append({"name": ENV_TOKEN, "valueFrom": {"secretKeyRef": secret}})

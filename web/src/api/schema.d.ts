@@ -159,6 +159,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user's pending approvals: of their flows, or naming them as an approver */
+        get: operations["pending_approvals_api_v1_approvals_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/apps": {
         parameters: {
             query?: never;
@@ -579,6 +596,23 @@ export interface paths {
         /** Rename a folder */
         put: operations["rename_folder_api_v1_folders__folder_id__rename_put"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record an Approval step's request and e-mail its links (a runner, scoped token) */
+        post: operations["request_approval_api_v1_internal_approvals_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1672,7 +1706,10 @@ export interface components {
         ActiveRunOut: {
             /** Konnect Id */
             konnect_id: number;
-            /** Resume At */
+            /**
+             * Resume At
+             * @description When a waiting run goes on (a wait: its timeout)
+             */
             resume_at?: string | null;
             /** Run Id */
             run_id: string;
@@ -1690,6 +1727,16 @@ export interface components {
             status: "QUEUED" | "RUNNING" | "WAITING";
             /** Step Id */
             step_id?: string | null;
+            /**
+             * Waiting For
+             * @description Whom a run in a Wait for a Call waits for
+             */
+            waiting_for?: string | null;
+            /**
+             * Waiting Since
+             * @description Since when it waits (a Wait for a Call)
+             */
+            waiting_since?: string | null;
         };
         /** AgencyList */
         AgencyList: {
@@ -1870,6 +1917,32 @@ export interface components {
              * @description Active or Beta
              */
             status: string;
+        };
+        /** ApprovalIn */
+        ApprovalIn: {
+            /** Approvers */
+            approvers: string[];
+            /** Konnect Id */
+            konnect_id: number;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /** Run Id */
+            run_id: string;
+            /** Step Id */
+            step_id: string;
+            /**
+             * Until
+             * Format: date-time
+             */
+            until: string;
+        };
+        /** ApprovalRecorded */
+        ApprovalRecorded: {
+            /** Approvers */
+            approvers: string[];
         };
         /** AssignIn */
         AssignIn: {
@@ -3085,6 +3158,38 @@ export interface components {
             key: string;
             /** Message */
             message: string;
+        };
+        /** PendingApproval */
+        PendingApproval: {
+            /** Approvers */
+            approvers: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Konnect Id */
+            konnect_id: number;
+            /** Konnect Name */
+            konnect_name: string;
+            /** Message */
+            message: string;
+            /** Run Id */
+            run_id: string;
+            /** Step Id */
+            step_id: string;
+            /**
+             * Until
+             * Format: date-time
+             */
+            until: string;
+        };
+        /** PendingApprovals */
+        PendingApprovals: {
+            /** Approvals */
+            approvals: components["schemas"]["PendingApproval"][];
         };
         /** PlanOut */
         PlanOut: {
@@ -5062,6 +5167,44 @@ export interface operations {
             };
         };
     };
+    pending_approvals_api_v1_approvals_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovals"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
     apps_list_api_v1_apps_get: {
         parameters: {
             query?: {
@@ -6620,6 +6763,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    request_approval_api_v1_internal_approvals_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRecorded"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
             /** @description The body is larger than the api accepts */

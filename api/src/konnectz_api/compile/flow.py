@@ -69,10 +69,13 @@ def compile_run_control(
     return RunControl(deadline_seconds=deadline, max_concurrency=limit, alert=failure)
 
 
-def check_references(node: Node, step: Any, allowed: set[str]) -> None:
-    """A step may use outputs of nodes upstream of it only (never its own)."""
+def check_references(node: Node, step: Any, allowed: set[str], waits: frozenset[str] = frozenset()) -> None:
+    """A step may use outputs of nodes upstream of it only (never its own); and the resume URL of any
+    Wait for a call of the flow (``{{<wait node id>.resume_url}}``, known from the run's start)."""
     for match in REFERENCE.finditer(step.model_dump_json()):
-        node_id = match.group(1).partition(".")[0]
+        node_id, _, path = match.group(1).partition(".")
+        if node_id in waits and path.strip() == "resume_url" and node_id != node.id:
+            continue
         if node_id == node.id:
             raise fail(node, SAME_SOURCE_AND_TARGET)
         if node_id not in allowed:
@@ -108,6 +111,7 @@ def compile_flow(
     compiled_ids: dict[str, list[str]] = {}
     steps: list[Any] = []
     routers: list[tuple[int, RouterPlan]] = []
+    waits = frozenset(n.id for n in flow.actions if n.provider == "wait")  # their resume URLs (docs/waits.md)
     for node in run_order(flow, plans):
         # One node is one step, except a node's timer (Set Delay: ``timerConfigs``), which compiles to
         # a delay step before it; routers and joins take their paths from the links.
@@ -123,7 +127,7 @@ def compile_flow(
         for step in compiled if isinstance(compiled, list) else [compiled]:
             if on_error is not None and step.id == node.id:  # not the delay of its Set Delay
                 step = step.model_copy(update={"on_error": on_error})
-            check_references(node, step, flow.ancestors(node.id))
+            check_references(node, step, flow.ancestors(node.id), waits)
             if step.kind == "iterator" and any(s.kind == "iterator" for s in steps):
                 raise fail(node, ONLY_ONCE)
             if node.id in on_path and step.kind in NOT_IN_PATH:

@@ -475,6 +475,8 @@ async def active_runs(konnect_id: IdPath, user: CurrentUser, session: SessionDep
                 since=r.since,
                 step_id=r.step_id,
                 resume_at=r.resume_at,
+                waiting_for=r.waiting_for,
+                waiting_since=r.waiting_since,
             )
             for r in runs
         ]

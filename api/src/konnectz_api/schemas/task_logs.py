@@ -47,7 +47,9 @@ class ActiveRunOut(BaseModel):
     )
     since: datetime = Field(description="When the run started (QUEUED: when it was queued)")
     step_id: str | None = None
-    resume_at: datetime | None = None
+    resume_at: datetime | None = Field(default=None, description="When a waiting run goes on (a wait: its timeout)")
+    waiting_for: str | None = Field(default=None, description="Whom a run in a Wait for a Call waits for")
+    waiting_since: datetime | None = Field(default=None, description="Since when it waits (a Wait for a Call)")
 
 
 class ActiveRunList(BaseModel):

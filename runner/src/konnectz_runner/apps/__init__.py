@@ -28,6 +28,7 @@ from konnectz_runner.apps.app_request import (
     rows_as_objects,
     secret_values,
 )
+from konnectz_runner.apps.approvals import request_approval
 from konnectz_runner.apps.budgets import Budget, Budgets, LocalSpacing, budget_usage, wait_reason
 from konnectz_runner.apps.catalogue import (
     GENERATED_BUNDLE,
@@ -76,6 +77,7 @@ __all__ = [
     "parse_body",
     "parse_networks",
     "picked",
+    "request_approval",
     "rows_as_objects",
     "secret_values",
     "send_outbound",

@@ -4,6 +4,7 @@
 - :mod:`.events`: the streams, buckets and consumer as Konnectz creates them; publishing runs and
   task events; :mod:`.kv`: buckets a runner opens for itself;
 - :mod:`.active`: the run states ``KZ_ACTIVE`` and ``KZ_CANCELS``; :mod:`.timers`: durable timers;
+  :mod:`.waits`: durable waits for a call (``KZ_WAITS``) and the revisions suspended runs resume on;
 - :mod:`.capture`: the editor's webhook capture; :mod:`.registry`: which konnects this runner serves.
 
 This face is what other rooms, the api and the tools may import (``from konnectz_runner.bus
@@ -42,11 +43,22 @@ from konnectz_runner.bus.events import (
 from konnectz_runner.bus.kv import kv_config, open_bucket
 from konnectz_runner.bus.registry import KonnectRegistry, load_spec_file, watch_konnects
 from konnectz_runner.bus.timers import schedule_continuation
+from konnectz_runner.bus.waits import (
+    CallAnswer,
+    decide_call,
+    load_revision,
+    remember_revision,
+    store_waiting,
+    wait_buckets,
+    wait_status,
+)
+from konnectz_runner.bus.waits import on_delivery as wait_on_delivery
 
 __all__ = [
     "LIST_LIMIT",
     "USER_AGENT",
     "ActiveWatch",
+    "CallAnswer",
     "CancelBook",
     "CaptureCache",
     "KonnectRegistry",
@@ -55,12 +67,14 @@ __all__ = [
     "clear_active",
     "close_window",
     "connect_nats",
+    "decide_call",
     "ensure_streams",
     "events_consumer_config",
     "get_active",
     "kv_config",
     "last_capture",
     "list_active",
+    "load_revision",
     "load_spec_file",
     "mark_active",
     "open_bucket",
@@ -69,10 +83,15 @@ __all__ = [
     "publish_capture",
     "publish_event",
     "publish_run",
+    "remember_revision",
     "request_cancel",
     "run_state_buckets",
     "schedule_continuation",
+    "store_waiting",
     "stream_configs",
+    "wait_buckets",
+    "wait_on_delivery",
+    "wait_status",
     "wake_waiting",
     "watch_konnects",
 ]

@@ -334,10 +334,14 @@ class ActiveWatch:
     async def at_step(self, step_id: str) -> None:
         await self._put(status="RUNNING", step_id=step_id, resume_at=None)
 
-    async def waiting(self, step_id: str, resume_at: datetime) -> None:
+    async def waiting(
+        self, step_id: str, resume_at: datetime, waiting_for: str | None = None, since: datetime | None = None
+    ) -> None:
         self.forget()
         self._listed = True
-        await self._put(status="WAITING", step_id=step_id, resume_at=resume_at)
+        await self._put(
+            status="WAITING", step_id=step_id, resume_at=resume_at, waiting_for=waiting_for, waiting_since=since
+        )
 
     async def cancelled(self) -> str | None:
         if self.cancels is None:

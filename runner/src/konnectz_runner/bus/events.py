@@ -58,6 +58,7 @@ from konnectz_contracts.quota import BLOCK_SECONDS, KV_QUOTA_BLOCKS
 from konnectz_runner.bus.active import bucket_configs as run_state_buckets
 from konnectz_runner.bus.capture import ensure_capture
 from konnectz_runner.bus.kv import ensure_bucket_settings, kv_config
+from konnectz_runner.bus.waits import bucket_configs as wait_bucket_configs
 
 __all__ = ["ensure_streams", "events_consumer_config", "publish_event", "publish_run", "stream_configs"]
 
@@ -221,6 +222,8 @@ async def _ensure_streams(js: JetStreamContext, replicas: int) -> None:
     ):
         await _ensure_bucket(js, kv_config(bucket, ttl=ttl, replicas=replicas))
     for config in run_state_buckets(replicas):  # KZ_ACTIVE, KZ_CANCELS (konnectz_runner.bus.active)
+        await _ensure_bucket(js, config)
+    for config in wait_bucket_configs(replicas):  # KZ_WAITS, KZ_REVISIONS (konnectz_runner.bus.waits)
         await _ensure_bucket(js, config)
 
 

@@ -63,6 +63,7 @@ from konnectz_runner.apps import Budgets, NetGuard
 from konnectz_runner.engine.context import Outcome, StepContext
 from konnectz_runner.engine.journal import StepJournal
 from konnectz_runner.engine.steps import run_step
+from konnectz_runner.engine.steps import wait as waits
 
 __all__ = ["RunWatch", "Suspended", "deadline_error", "execute", "step_result", "suspension_failed"]
 
@@ -502,11 +503,15 @@ async def execute(
     outputs = dict(resume.outputs) if resume else {spec.trigger_id: run.trigger_output}
     results: list[StepResult] = list(resume.steps) if resume else []
     steps: list[Any] = list(spec.steps)
+    if resume is None:  # the Wait steps' resume URLs, for the steps before them (docs/waits.md)
+        outputs.update(waits.links(steps, spec.konnect_id, run.run_id))
     if resume is not None:
         ids = [step.id for step in steps]
         if resume.after_step not in ids:
             return _event(spec, run, started, [*results, _gone(resume)])
         steps = steps[ids.index(resume.after_step) + 1 :]
+        if not waits.apply_decision(resume, outputs, results):  # a wait's timeout that stops the run
+            return _event(spec, run, started, results)
     seconds = spec.run_control.deadline_seconds if spec.run_control is not None else None
     control = _Control(
         watch=watch,
@@ -573,6 +578,8 @@ async def _steps(
                 started_at=started,
                 outputs=ctx.outputs,
                 steps=results,
+                revision=spec.revision,
+                wait=waits.wait_state(step, run.run_id, utcnow(), due, outcome.output),
             )
             return Suspended(due, continuation)
     return _event(spec, run, started, results)

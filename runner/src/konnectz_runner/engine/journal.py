@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 # respond: the ingress takes a request's first answer only, so answering again on a redelivery is harmless.
 PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router", "join", "respond"})
 # Journaled kinds without effects outside the run: never in doubt, so no started mark.
-_UNMARKED_KINDS = frozenset({"delay"})
+_UNMARKED_KINDS = frozenset({"delay", "wait"})
 
 
 def step_key(run_id: str, step_id: str, item_index: int | None = None) -> str:

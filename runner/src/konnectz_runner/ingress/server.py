@@ -93,6 +93,7 @@ from konnectz_runner.config import Settings
 from konnectz_runner.ingress import idempotency
 from konnectz_runner.ingress.backlog import Backlog
 from konnectz_runner.ingress.replies import ReplyWaiter, Waiting, response_of, timed_out
+from konnectz_runner.ingress.resume import resume
 from konnectz_runner.ingress.signatures import verify_signature
 from konnectz_runner.ingress.webhook import WebhookError, read_trigger_output
 from konnectz_runner.ingress.webhook_secrets import SecretCache
@@ -768,6 +769,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         routes=[
             Route("/hooks/{token}", hook, methods=["GET", "POST", "PUT"]),
             Route("/forms/{token}", form, methods=["GET", "POST"]),
+            Route("/resume/{token}", resume, methods=["GET", "POST", "PUT"]),  # waits for a call (docs/waits.md)
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
         ],

@@ -82,6 +82,7 @@ from konnectz_contracts.events import (
 from konnectz_contracts.quota import KV_QUOTA_BLOCKS
 from konnectz_contracts.run_control import LISTED_AFTER_SECONDS, ActiveRun
 from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.waits import WAITING_FOR
 from konnectz_runner import telemetry
 from konnectz_runner.apps import Budgets, NetGuard, outbound
 from konnectz_runner.bus import (
@@ -91,10 +92,15 @@ from konnectz_runner.bus import (
     KonnectRegistry,
     clear_active,
     connect_nats,
+    load_revision,
     outbound_transport,
     publish_event,
+    remember_revision,
     run_state_buckets,
     schedule_continuation,
+    store_waiting,
+    wait_buckets,
+    wait_on_delivery,
 )
 from konnectz_runner.engine import (
     RESPONDER,
@@ -211,6 +217,10 @@ class RunWorker:
         self._cancels: CancelBook | None = None
         #: A run is listed in KZ_ACTIVE once it has gone on this long (ActiveWatch).
         self.listed_after = LISTED_AFTER_SECONDS
+        # Waits for a call (KZ_WAITS) and the revisions suspended runs resume on (KZ_REVISIONS).
+        self._waits: KeyValue | None = None
+        self._revisions: KeyValue | None = None
+        self._known_revisions: set[str] = set()
 
     async def start(self) -> None:
         durable, subject = consumer_for(self.only_konnect)
@@ -235,6 +245,10 @@ class RunWorker:
             self._cancels.start()
         except Exception as exc:  # an older NATS setup: runs go on, without active entries or cancels
             log.warning("Run control buckets unavailable (%s): runs cannot be listed or cancelled", exc)
+        try:
+            self._waits, self._revisions = await wait_buckets(self.js)
+        except Exception as exc:  # an older NATS setup: delays work, waits for a call fail
+            log.warning("Wait buckets unavailable (%s): waits for a call cannot be stored", exc)
         self._sub = await self.js.pull_subscribe(subject, durable=durable, stream=STREAM_RUNS, config=config)
         nc = getattr(self.js, "_nc", None)
         if nc is not None:  # the server's word that it stopped offering a run (max_deliver)
@@ -368,6 +382,11 @@ class RunWorker:
         if spec is None:
             await self._not_loaded(msg, run, attempt)
             return None
+        if run.resume is not None:  # a delay's or a wait's run coming back (docs/waits.md)
+            resumed = await self._resumed(msg, run, spec)
+            if resumed is None:
+                return None
+            run, spec = resumed
         return run, spec, attempt
 
     async def _slot(
@@ -476,7 +495,7 @@ class RunWorker:
                 return None
             result = failed
         if isinstance(result, Suspended):
-            if await self._suspend(msg, run, result, watch):
+            if await self._suspend(msg, run, result, watch, spec):
                 return None
             result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
         return result
@@ -670,10 +689,20 @@ class RunWorker:
             with contextlib.suppress(Exception):
                 await self.js.delete_msg(STREAM_RUNS, msg.metadata.sequence.stream)
 
-    async def _suspend(self, msg: Msg, run: RunRequest, suspended: Suspended, watch: ActiveWatch | None = None) -> bool:
+    async def _suspend(
+        self,
+        msg: Msg,
+        run: RunRequest,
+        suspended: Suspended,
+        watch: ActiveWatch | None = None,
+        spec: FlowSpec | None = None,
+    ) -> bool:
         """Store the run's continuation as a timer, then ack. False only on the last delivery's failure."""
         waiting = run.model_copy(update={"resume": suspended.continuation})
         try:
+            if await self._store_wait(spec, waiting):  # called before it got here
+                await self._done(msg)
+                return True
             await schedule_continuation(self.js, waiting, suspended.resume_at, suspended.continuation.after_step)
         except Unstorable as exc:  # the run's data grew past what a stored run may hold
             log.error("Run %s: the delay could not be stored (%s)", run.run_id, exc)
@@ -686,11 +715,67 @@ class RunWorker:
             await msg.nak(delay=5.0)
             return True
         if watch is not None:
-            await watch.waiting(suspended.continuation.after_step, suspended.resume_at)
+            wait = suspended.continuation.wait
+            await watch.waiting(
+                suspended.continuation.after_step,
+                suspended.resume_at,
+                waiting_for=(wait.waiting_for or WAITING_FOR) if wait is not None else None,
+                since=wait.since if wait is not None else None,
+            )
         await self._done(msg)
         await answer_waiting(RESPONDER.get(), run.run_id)  # respond: 202 with the run id
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True
+
+    # --- waits for a call and revisions (docs/waits.md) ---
+
+    async def _store_wait(self, spec: FlowSpec | None, waiting: RunRequest) -> bool:
+        """Keep the revision the run resumes on, and a wait's KZ_WAITS entry. True when a call came
+        before the run reached its wait: the run was resumed at once (no timer)."""
+        if spec is not None and self._revisions is not None:
+            await remember_revision(self._revisions, spec, self._known_revisions)
+        assert waiting.resume is not None
+        if waiting.resume.wait is None:
+            return False
+        if self._waits is None:
+            raise RuntimeError("the KZ_WAITS bucket is unavailable")
+        return await store_waiting(self.js, self._waits, waiting)
+
+    async def _resumed(self, msg: Msg, run: RunRequest, spec: FlowSpec) -> tuple[RunRequest, FlowSpec] | None:
+        """A run coming back from a delay or a wait: its wait decided (None: this delivery is dropped or
+        handed back), on the revision it started with."""
+        resume = run.resume
+        assert resume is not None
+        try:
+            if resume.wait is not None:
+                if self._waits is None:
+                    raise RuntimeError("the KZ_WAITS bucket is unavailable")
+
+                async def cancelled() -> bool:
+                    return self._cancels is not None and await self._cancels.cancelled_by(run.run_id) is not None
+
+                decided = await wait_on_delivery(self.js, self._waits, run, msg.metadata.num_delivered, cancelled)
+                if decided is None:  # a call decided it (or this is a duplicate): nothing to run
+                    log.info(
+                        "Run %s: a delivery of its wait %s dropped (decided already)", run.run_id, resume.after_step
+                    )
+                    await self._done(msg)
+                    return None
+                run = decided
+            if resume.revision is not None and spec.revision != resume.revision and self._revisions is not None:
+                kept = await load_revision(self._revisions, spec.konnect_id, resume.revision)
+                if kept is None:
+                    log.warning(
+                        "Run %s: revision %s is not kept; it resumes on the current one", run.run_id, resume.revision
+                    )
+                else:
+                    spec = kept.model_copy(update={"resource_uid": spec.resource_uid})
+        except Exception as exc:  # NATS unavailable: handed back
+            log.warning("Run %s: its wait could not be read (%s); retrying", run.run_id, exc or type(exc).__name__)
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=5.0)
+            return None
+        return run, spec
 
 
 def ended_event(run: RunRequest, reason: str, attempts: int) -> TaskEvent:

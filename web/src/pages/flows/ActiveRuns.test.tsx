@@ -34,6 +34,10 @@ describe('ActiveRuns', () => {
     expect(activeLabel({ ...waiting, status: 'QUEUED' })).toBe('Queued');
     expect(activeLabel({ ...waiting, status: 'RUNNING', step_id: 'node-2' })).toBe('Running (node-2)');
     expect(activeLabel(waiting)).toMatch(/^Waiting until 27 Nov 2026, \d\d:00:00$/);
+    const call = { ...waiting, waiting_for: 'a call to its resume URL', waiting_since: '2026-11-27T01:30:00Z' };
+    expect(activeLabel(call)).toMatch(
+      /^Waiting for a call to its resume URL since 27 Nov 2026, \d\d:30:00, at most until 27 Nov 2026, \d\d:00:00$/,
+    );
   });
 
   it('lists the flow’s waiting run in the history drawer, cancels it after a confirm, then shows who cancelled it', async () => {

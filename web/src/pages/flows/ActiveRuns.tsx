@@ -18,6 +18,12 @@ export const CANCEL_ASKED = 'The run is being cancelled: it stops before its nex
 /** A run's state in words: "Queued", "Running (node-2)", "Waiting until 27 Nov 2026 03:00". */
 export function activeLabel(run: ActiveRun): string {
   if (run.status === 'QUEUED') return 'Queued';
+  if (run.status === 'WAITING' && run.waiting_for) {
+    // a Wait for a Call (docs/waits.md): whom it waits for, since when, until when (its timeout)
+    const since = run.waiting_since ? ` since ${formatDate(run.waiting_since)}` : '';
+    const until = run.resume_at ? `, at most until ${formatDate(run.resume_at)}` : '';
+    return `Waiting for ${run.waiting_for}${since}${until}`;
+  }
   if (run.status === 'WAITING') return run.resume_at ? `Waiting until ${formatDate(run.resume_at)}` : 'Waiting';
   return run.step_id ? `Running (${run.step_id})` : 'Running';
 }
