@@ -26,7 +26,7 @@ from konnectz_runner.apps.app_request import (
     rows_as_objects,
     secret_values,
 )
-from konnectz_runner.apps.budgets import Budget, Budgets, LocalSpacing, budget_usage, wait_reason
+from konnectz_runner.apps.budgets import Budget, Budgets, LocalSpacing, wait_reason
 from konnectz_runner.apps.catalogue import (
     GENERATED_BUNDLE,
     BundleIndex,
@@ -56,7 +56,6 @@ __all__ = [
     "LazyCatalogue",
     "LocalSpacing",
     "NetGuard",
-    "budget_usage",
     "build_event_request",
     "build_test_request",
     "default_root",
