@@ -2,7 +2,9 @@
 
 Seeds (or reuses) 10,000 users, 200,000 konnects in folders and 5,000,000 task logs in a
 PostgreSQL kept between runs, starts the api with uvicorn, then drives each listed call at
-concurrency 32 and prints p50/p95/p99 and requests per second. Sizes and load are overridable:
+concurrency 32 and prints p50/p95/p99, requests per second and the api processes' CPU time per
+request (from /proc: what a call costs the api, which latencies on a shared machine do not show).
+Sizes and load are overridable:
 
   KONNECTZ_BENCH_USERS, KONNECTZ_BENCH_KONNECTS, KONNECTZ_BENCH_TASK_LOGS,
   KONNECTZ_BENCH_REQUESTS (per call, default 2000), KONNECTZ_BENCH_WARMUP (unmeasured requests
