@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Query
+from fastapi import BackgroundTasks, Depends, FastAPI, Query
 from fastapi.routing import APIRoute, APIRouter
 from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -133,13 +133,21 @@ def _plan(route: APIRoute) -> _Plan | None:
             injected.append((name, dependency.provide))
             calls.extend(dependency.calls)
         elif param.kind is param.KEYWORD_ONLY or param.kind is param.POSITIONAL_OR_KEYWORD:
-            if not _is_query(annotation) or isinstance(param.default, _QUERY):
+            if not _is_query(annotation) or isinstance(param.default, _QUERY) or _is_special(annotation):
                 return None
             fields[name] = (annotation, ... if param.default is param.empty else param.default)
         else:
             return None
-    query = create_model(f"{getattr(endpoint, '__name__', 'route')}_query", **fields)
+    try:
+        query = create_model(f"{getattr(endpoint, '__name__', 'route')}_query", **fields)
+    except Exception:  # a parameter pydantic cannot validate from a query string: FastAPI's own job
+        return None
     return _Plan(route, query, tuple(injected), tuple(calls))
+
+
+def _is_special(annotation: Any) -> bool:
+    """A parameter FastAPI fills from the connection itself (the request, the response, background tasks)."""
+    return inspect.isclass(annotation) and issubclass(annotation, (Request, Response, BackgroundTasks))
 
 
 class FastReads:
