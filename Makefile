@@ -91,12 +91,12 @@ typecheck: .venv/.installed
 gen-types: install
 	@mkdir -p .konnectz
 	$(PY) -m konnectz_api openapi -o .konnectz/openapi.json
-	cd web && npx --no-install openapi-typescript ../.konnectz/openapi.json -o src/api/schema.d.ts --silent
+	cd web && npx --no-install openapi-typescript ../.konnectz/openapi.json -o src/api/schema.d.ts --default-non-nullable false --silent
 
 check-types: install
 	@mkdir -p .konnectz
 	$(PY) -m konnectz_api openapi -o .konnectz/openapi.check.json
-	cd web && npx --no-install openapi-typescript ../.konnectz/openapi.check.json -o ../.konnectz/schema.check.d.ts --silent
+	cd web && npx --no-install openapi-typescript ../.konnectz/openapi.check.json -o ../.konnectz/schema.check.d.ts --default-non-nullable false --silent
 	@diff -q web/src/api/schema.d.ts .konnectz/schema.check.d.ts >/dev/null || { \
 	  echo "web/src/api/schema.d.ts is stale: run 'make gen-types' and commit it"; exit 1; }
 	@echo "generated API types are up to date"

@@ -127,7 +127,7 @@ _QUOTA_NAMES = [
     "QuotaRequest",
     "QuotaRequests",
 ]
-_BUDGET_NAMES = ["KV_BUDGETS", "MAX_RATE", "MIN_RATE", "TTL_SECONDS", "budget_key"]
+_BUDGET_NAMES = ["KV_BUDGETS", "MAX_RATE", "MIN_RATE", "TTL_SECONDS", "budget_key", "budget_usage"]
 _CAPTURE_NAMES = [
     "CAPTURE_TTL_SECONDS",
     "KV_CAPTURING",
@@ -192,7 +192,6 @@ OLD_FACADE: dict[str, str | tuple[str, str]] = {
     "picked": "app_request",
     "secret_values": "app_request",
     "Budgets": "budgets",
-    "budget_usage": "budgets",
     "close_window": "capture",
     "last_capture": "capture",
     "open_window": "capture",

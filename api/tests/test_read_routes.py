@@ -307,3 +307,23 @@ def test_the_hot_reads_take_the_short_path_and_anything_unusual_the_full_one(cli
     finally:
         client.app.dependency_overrides.pop(fastreads.deps.get_deployer)
     assert client.get(f"/api/v1/task_logs/logs?konnect_id={ids[0]}", headers=headers).json()["total"] == 4
+
+
+def test_the_short_path_uses_no_fastapi_internals():
+    """konnectz_api.fastreads reads the routes through public interfaces (the route's path, methods and
+    endpoint, the endpoint's signature; pydantic validates the query): FastAPI's dependency internals
+    (``fastapi.dependencies``, ``route.dependant``, ``request_params_to_args``) change between releases."""
+    import ast
+    import inspect
+
+    from konnectz_api import fastreads
+
+    tree = ast.parse(inspect.getsource(fastreads))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
+    assert not {m for m in imported if m and (m.startswith("fastapi.dependencies") or m.startswith("fastapi._"))}
+    names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+    }
+    assert not names & {"dependant", "request_params_to_args", "solve_dependencies", "get_dependant"}

@@ -12,10 +12,10 @@ from typing import Any
 import nats
 import pytest
 
-from konnectz_contracts.budgets import KV_BUDGETS, budget_key
+from konnectz_contracts.budgets import KV_BUDGETS, budget_key, budget_usage, refilled
 from konnectz_contracts.manifest import App
 from konnectz_devstack.fake_apps import curated_app
-from konnectz_runner.apps import Budget, Budgets, budget_usage, wait_reason
+from konnectz_runner.apps import Budget, Budgets, wait_reason
 from konnectz_runner.bus import ensure_streams
 from konnectz_runner.engine import app_event
 
@@ -234,11 +234,9 @@ def _cursor() -> Any:
 
 def test_slots_reserved_at_another_rate_keep_the_time_they_promised() -> None:
     """Ten slots reserved at 100/s (0.1 s ahead) are 0.1 s ahead at 1/s too, not 10 s."""
-    from konnectz_runner.apps.budgets import _refilled
-
     now = time.time()
     state = {"tokens": -10.0, "updated_at": now, "rate": 100.0, "burst": 1}
-    assert _refilled(state, Budget(1, 1.0, 1), now) == pytest.approx(-0.1)
-    assert _refilled(state, Budget(1, 100.0, 1), now) == pytest.approx(-10.0)
+    assert refilled(state, rate=1.0, burst=1, now=now) == pytest.approx(-0.1)
+    assert refilled(state, rate=100.0, burst=1, now=now) == pytest.approx(-10.0)
     # Refilled at the pace (the rate less the 2% headroom): 0.25 s at 1/s is 0.245 of a token.
-    assert _refilled({**state, "tokens": 0.5}, Budget(1, 1.0, 1), now + 0.25) == pytest.approx(0.745)
+    assert refilled({**state, "tokens": 0.5}, rate=1.0, burst=1, now=now + 0.25) == pytest.approx(0.745)

@@ -2,7 +2,9 @@
 
 Seeds (or reuses) 10,000 users, 200,000 konnects in folders and 5,000,000 task logs in a
 PostgreSQL kept between runs, starts the api with uvicorn, then drives each listed call at
-concurrency 32 and prints p50/p95/p99 and requests per second. Sizes and load are overridable:
+concurrency 32 and prints p50/p95/p99, requests per second and the api processes' CPU time per
+request (from /proc: what a call costs the api, which latencies on a shared machine do not show).
+Sizes and load are overridable:
 
   KONNECTZ_BENCH_USERS, KONNECTZ_BENCH_KONNECTS, KONNECTZ_BENCH_TASK_LOGS,
   KONNECTZ_BENCH_REQUESTS (per call, default 2000), KONNECTZ_BENCH_WARMUP (unmeasured requests
@@ -35,7 +37,7 @@ from konnectz_devstack._ports import free_port
 from konnectz_devstack._postgres import PostgresServer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from api_process import SECRET, api_env, migrate, running_api
+from api_process import SECRET, ApiProcess, api_env, migrate, running_api
 from load import drive
 from seed import Sizes, seed
 
@@ -70,13 +72,13 @@ def bench_db() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture(scope="module")
-def api_url(bench_db, nats_server) -> Iterator[str]:
+def api(bench_db, nats_server) -> Iterator[ApiProcess]:
     env = api_env(bench_db.url, nats_server)
     migrate(env)
     seconds = seed(bench_db.dsn, SIZES)
     print(f"\nbench: seeding time {seconds:.1f}s ({'reused' if seconds == 0 else 'fresh'})")
     with running_api(env, workers=WORKERS) as api:
-        yield api.url
+        yield api
 
 
 def _token(user_id: int, cache: dict[int, str]) -> str:
@@ -104,6 +106,20 @@ def _calls(rng: random.Random) -> dict[str, object]:
     }
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """The CPU time (user + system) the processes have used: what a request costs the api, whatever
+    else the machine runs at the same time (wall-clock latencies on a shared machine measure that too)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def _drive(url: str, path_for, tokens: dict[int, str], rng: random.Random) -> tuple[list[float], float]:
     def request() -> tuple[str, dict[str, str]]:
         user = rng.randrange(1, SIZES.users + 1)
@@ -117,17 +133,20 @@ def _drive(url: str, path_for, tokens: dict[int, str], rng: random.Random) -> tu
     return asyncio.run(drive(url, request, requests=REQUESTS, concurrency=CONCURRENCY, check=check))
 
 
-def test_api_under_load(api_url):
+def test_api_under_load(api):
     rng = random.Random(7)
     tokens: dict[int, str] = {}
     results = {}
     print(f"\nbench: {SIZES}, {REQUESTS} requests per call, concurrency {CONCURRENCY}, {WORKERS} api workers")
-    print(f"{'call':<26}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'req/s':>9}")
+    print(f"{'call':<26}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'req/s':>9}{'api CPU ms/req':>16}")
     for name, path_for in _calls(rng).items():
-        latencies, elapsed = _drive(api_url, path_for, tokens, rng)
+        # The CPU of the api's processes over the warm-up and the measured requests, per request.
+        cpu = cpu_seconds(api.pids())
+        latencies, elapsed = _drive(api.url, path_for, tokens, rng)
+        cpu_ms = (cpu_seconds(api.pids()) - cpu) * 1000 / (len(latencies) + WARMUP)
         q = statistics.quantiles(latencies, n=100)
         results[name] = (q[49], q[94], q[98], len(latencies) / elapsed)
         p50, p95, p99, rps = results[name]
-        print(f"{name:<26}{p50:>9.1f}{p95:>9.1f}{p99:>9.1f}{rps:>9.0f}")
+        print(f"{name:<26}{p50:>9.1f}{p95:>9.1f}{p99:>9.1f}{rps:>9.0f}{cpu_ms:>16.3f}")
     slow = {name: round(r[1], 1) for name, r in results.items() if r[1] > P95_BUDGET_MS}
     assert not slow, f"p95 above {P95_BUDGET_MS} ms: {slow}"

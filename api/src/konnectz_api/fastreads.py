@@ -4,34 +4,41 @@ machinery.
 The flow list, the flow history, the folder list, the task logs and the dashboard stats are called
 on every page load. Once their queries became cheap (:mod:`konnectz_api.crud.reads`), FastAPI's own
 work per request (matching the route through every router, solving the dependency tree, the
-exception and body-limit middlewares) was about as large as the route's. :class:`FastReads` sits in
-front of the application and serves these GETs itself, **only when nothing is unusual**:
+exception and body-limit middlewares) was about as large as the route's. :class:`FastReads`, a pure
+ASGI middleware in front of the application, serves these GETs itself, **only when nothing is
+unusual**. It reads each route through public interfaces only (the route's ``path``, ``methods`` and
+``endpoint``, and the endpoint's signature), planned once:
 
-- the route's query parameters are validated by FastAPI's own function for its declared fields
-  (``request_params_to_args``): the same types, bounds and patterns;
-- the dependencies are built by the same functions (``read_scope``, the settings, the deployer),
-  honouring ``app.dependency_overrides``;
+- the route's query parameters are validated by a pydantic model made (``pydantic.create_model``)
+  from the endpoint's own parameters, whose ``Query(...)`` declarations are pydantic ``FieldInfo``:
+  the same types, defaults, bounds and patterns FastAPI validates them with;
+- each other parameter must be one of the dependency aliases of :data:`DEPENDENCIES` (``Reader``,
+  ``SettingsDep``, ``DeployerDep``), built by the same functions, honouring
+  ``app.dependency_overrides``;
 - the endpoint function itself runs and its :class:`~starlette.responses.Response` is sent.
 
 Anything else — a parameter that fails validation, a missing or malformed ``Authorization`` header,
 any exception from the endpoint (401, 404, 422, a database error) — hands the untouched request to
 the full application, which answers it exactly as before (the endpoints are reads: running one again
-changes nothing). Routes with a dependency this module does not know are not taken at all, so a new
-dependency added to one of them cannot be skipped silently. The OpenAPI document is unchanged: the
-routes are still declared (and served) by FastAPI.
+changes nothing). Routes with a parameter this module does not know (a path, header or body
+parameter, another dependency) are not taken at all, so a new dependency added to one of them cannot
+be skipped silently. The OpenAPI document is unchanged: the routes are still declared (and served)
+by FastAPI.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+import typing
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI
-from fastapi.dependencies.utils import request_params_to_args
+from fastapi import BackgroundTasks, Depends, FastAPI, Query
 from fastapi.routing import APIRoute, APIRouter
+from pydantic import BaseModel, ValidationError, create_model
+from pydantic.fields import FieldInfo
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
@@ -53,6 +60,8 @@ HOT_PATHS = frozenset(
     }
 )
 Provider = Callable[[FastAPI, Request], Awaitable[Any]]
+_QUERY = type(Query())  # what FastAPI's Query(...) declares: a pydantic FieldInfo
+_DEPENDS = type(Depends())
 
 
 async def _settings(app: FastAPI, request: Request) -> Any:
@@ -72,37 +81,73 @@ async def _deployer(app: FastAPI, request: Request) -> Any:
     return await deps.get_deployer(request)
 
 
-PROVIDERS: dict[Callable[..., Any], Provider] = {
-    deps.read_scope: _reader,
-    deps.app_settings: _settings,
-    deps.get_deployer: _deployer,
+@dataclass(frozen=True)
+class _Dependency:
+    provide: Provider
+    # The dependency functions it calls (the settings' override is honoured by ``_settings``): the
+    # short path steps aside when a test overrides one.
+    calls: tuple[Callable[..., Any], ...]
+
+
+# The dependencies the short path builds, by the alias a route's parameter is annotated with.
+DEPENDENCIES: dict[Any, _Dependency] = {
+    deps.Reader: _Dependency(_reader, (deps.read_scope, deps._bearer)),
+    deps.SettingsDep: _Dependency(_settings, ()),
+    deps.DeployerDep: _Dependency(_deployer, (deps.get_deployer,)),
 }
 
 
 @dataclass(frozen=True)
 class _Plan:
     route: APIRoute
+    query: type[BaseModel]
     injected: tuple[tuple[str, Provider], ...]
     calls: tuple[Callable[..., Any], ...]  # the dependencies, to step aside when a test overrides one
+
+
+def _is_query(annotation: Any) -> bool:
+    """A plain type, or one annotated with ``Query(...)`` and pydantic's validators, not with another
+    parameter's declaration (``Path``, ``Header``, ``Body``...: pydantic ``FieldInfo`` too) nor ``Depends``."""
+    if typing.get_origin(annotation) is not Annotated:
+        return True
+    return not any(
+        isinstance(meta, _DEPENDS) or (isinstance(meta, FieldInfo) and not isinstance(meta, _QUERY))
+        for meta in annotation.__metadata__
+    )
 
 
 def _plan(route: APIRoute) -> _Plan | None:
     """How to call ``route``'s endpoint without FastAPI, or None when it needs more than query
     parameters and the known dependencies."""
-    dependant = route.dependant
-    if dependant.path_params or dependant.header_params or dependant.cookie_params or dependant.body_params:
+    endpoint = route.endpoint
+    if "{" in route.path or not inspect.iscoroutinefunction(endpoint):
         return None
+    hints = typing.get_type_hints(endpoint, include_extras=True)
+    fields: dict[str, Any] = {}
     injected: list[tuple[str, Provider]] = []
     calls: list[Callable[..., Any]] = []
-    for sub in dependant.dependencies:
-        provider = PROVIDERS.get(sub.call) if sub.call is not None else None
-        if provider is None or sub.call is None or sub.name is None:
+    for name, param in inspect.signature(endpoint).parameters.items():
+        annotation = hints.get(name, param.annotation)
+        dependency = next((d for alias, d in DEPENDENCIES.items() if annotation == alias), None)
+        if dependency is not None:
+            injected.append((name, dependency.provide))
+            calls.extend(dependency.calls)
+        elif param.kind is param.KEYWORD_ONLY or param.kind is param.POSITIONAL_OR_KEYWORD:
+            if not _is_query(annotation) or isinstance(param.default, _QUERY) or _is_special(annotation):
+                return None
+            fields[name] = (annotation, ... if param.default is param.empty else param.default)
+        else:
             return None
-        injected.append((sub.name, provider))
-        calls.extend(d.call for d in (sub, *sub.dependencies) if d.call is not None)
-    if dependant.request_param_name or dependant.response_param_name or dependant.background_tasks_param_name:
+    try:
+        query = create_model(f"{getattr(endpoint, '__name__', 'route')}_query", **fields)
+    except Exception:  # a parameter pydantic cannot validate from a query string: FastAPI's own job
         return None
-    return _Plan(route, tuple(injected), tuple(c for c in calls if c is not deps.app_settings))
+    return _Plan(route, query, tuple(injected), tuple(calls))
+
+
+def _is_special(annotation: Any) -> bool:
+    """A parameter FastAPI fills from the connection itself (the request, the response, background tasks)."""
+    return inspect.isclass(annotation) and issubclass(annotation, (Request, Response, BackgroundTasks))
 
 
 class FastReads:
@@ -124,7 +169,7 @@ class FastReads:
                     plan = _plan(route)
                     if plan is None:
                         log.warning(
-                            "%s is served by the full path: it has a dependency FastReads does not know", route.path
+                            "%s is served by the full path: it has a parameter FastReads does not know", route.path
                         )
                     else:
                         plans[route.path] = plan
@@ -145,10 +190,11 @@ class FastReads:
         overrides = self.fastapi.dependency_overrides
         if overrides and any(call in overrides for call in plan.calls):
             return None
-        request = Request(scope, receive)
-        values, errors = request_params_to_args(plan.route.dependant.query_params, QueryParams(scope["query_string"]))
-        if errors:
+        try:
+            values = dict(plan.query.model_validate(dict(QueryParams(scope["query_string"]))))
+        except ValidationError:
             return None
+        request = Request(scope, receive)
         try:
             for name, provider in plan.injected:
                 values[name] = await provider(self.fastapi, request)

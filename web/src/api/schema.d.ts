@@ -1759,14 +1759,14 @@ export interface components {
              * Endpointurl
              * @default
              */
-            endpointURL: string;
+            endpointURL?: string;
             /** Headers */
             headers?: components["schemas"]["KeyEntry"][] | null;
             /**
              * Method
              * @default POST
              */
-            method: string;
+            method?: string;
             /** Params */
             params?: components["schemas"]["KeyEntry"][] | null;
         } & {
@@ -1822,19 +1822,19 @@ export interface components {
              * App Type
              * @default
              */
-            app_type: string;
+            app_type?: string;
             /** Id */
             id?: number | string | null;
             /**
              * Name
              * @default
              */
-            name: string;
+            name?: string;
             /**
              * Provider
              * @default
              */
-            provider: string;
+            provider?: string;
             /** Side */
             side?: ("left" | "right") | null;
         } & {
@@ -1851,7 +1851,7 @@ export interface components {
              * Help
              * @default
              */
-            help: string;
+            help?: string;
             /**
              * Id
              * @description The event key (shown as value)
@@ -1888,7 +1888,7 @@ export interface components {
              * @description The caller's linked accounts of this app
              * @default 0
              */
-            account_count: number;
+            account_count?: number;
             /**
              * App Type
              * @description api, ADD_ON or WEBHOOK
@@ -2013,7 +2013,7 @@ export interface components {
              * Redirect Url
              * @default
              */
-            redirect_url: string;
+            redirect_url?: string;
         };
         /** AuthUrlOut */
         AuthUrlOut: {
@@ -2031,7 +2031,7 @@ export interface components {
              * Instructions
              * @default
              */
-            instructions: string;
+            instructions?: string;
             /**
              * Type
              * @enum {string}
@@ -2060,7 +2060,7 @@ export interface components {
              * Redirect Url
              * @default
              */
-            redirect_url: string;
+            redirect_url?: string;
         };
         /** AuthorizationOut */
         AuthorizationOut: {
@@ -2092,7 +2092,7 @@ export interface components {
              * Flowname
              * @default
              */
-            flowName: string;
+            flowName?: string;
             /** Links */
             links?: components["schemas"]["Link"][];
             runControl?: components["schemas"]["CanvasRunControl"] | null;
@@ -2110,7 +2110,7 @@ export interface components {
              * Email
              * @default false
              */
-            email: boolean;
+            email?: boolean;
             /** Runkonnectid */
             runKonnectId?: number | null;
         } & {
@@ -2127,27 +2127,27 @@ export interface components {
              * @default exponential
              * @enum {string}
              */
-            backoff: "fixed" | "exponential";
+            backoff?: "fixed" | "exponential";
             /**
              * Continueonerror
              * @default false
              */
-            continueOnError: boolean;
+            continueOnError?: boolean;
             /**
              * Delayseconds
              * @default 2
              */
-            delaySeconds: number;
+            delaySeconds?: number;
             /**
              * Maxdelayseconds
              * @default 60
              */
-            maxDelaySeconds: number;
+            maxDelaySeconds?: number;
             /**
              * Retries
              * @default 0
              */
-            retries: number;
+            retries?: number;
             /** Retryon */
             retryOn?: ("connection" | "timeout" | "server" | "rate_limited")[];
         };
@@ -2162,17 +2162,17 @@ export interface components {
              * Id
              * @default
              */
-            id: string;
+            id?: string;
             /**
              * Name
              * @default
              */
-            name: string;
+            name?: string;
             /**
              * Otherwise
              * @default false
              */
-            otherwise: boolean;
+            otherwise?: boolean;
         } & {
             [key: string]: unknown;
         };
@@ -2239,14 +2239,14 @@ export interface components {
              * Config Key
              * @default
              */
-            config_key: string;
+            config_key?: string;
             /** Config Key Required */
             config_key_required?: boolean | null;
             /**
              * Label
              * @default
              */
-            label: string;
+            label?: string;
             /** Value */
             value?: unknown;
         } & {
@@ -2268,7 +2268,7 @@ export interface components {
              * Duration
              * @default
              */
-            duration: string;
+            duration?: string;
             /** Expirynum */
             expiryNum?: unknown;
         } & {
@@ -2301,7 +2301,7 @@ export interface components {
              * Refresh
              * @default false
              */
-            refresh: boolean;
+            refresh?: boolean;
         };
         /** CredentialsOut */
         CredentialsOut: {
@@ -2408,12 +2408,12 @@ export interface components {
              * @description Options come from the details call, through an account
              * @default false
              */
-            dynamic: boolean;
+            dynamic?: boolean;
             /**
              * Help
              * @default
              */
-            help: string;
+            help?: string;
             /**
              * Id
              * @description The field key
@@ -2451,7 +2451,7 @@ export interface components {
              * @default FAILURE
              * @constant
              */
-            status: "FAILURE";
+            status?: "FAILURE";
         };
         /** FetchedFields */
         FetchedFields: {
@@ -2471,7 +2471,7 @@ export interface components {
              * Joinwith
              * @default
              */
-            joinWith: string;
+            joinWith?: string;
             /** Operator */
             operator?: unknown;
             /** Operatorvalue */
@@ -2480,12 +2480,12 @@ export interface components {
              * Queryoperator
              * @default
              */
-            queryOperator: string;
+            queryOperator?: string;
             /**
              * Selectednodeid
              * @default
              */
-            selectedNodeId: string;
+            selectedNodeId?: string;
             /** Value */
             value?: unknown;
             /** Valueoffilter */
@@ -2499,19 +2499,19 @@ export interface components {
              * Key
              * @default
              */
-            key: string;
+            key?: string;
             /** Konnect Activity Id */
             konnect_activity_id?: number | string | null;
             /**
              * Label
              * @default
              */
-            label: string;
+            label?: string;
             /**
              * Name
              * @default
              */
-            name: string;
+            name?: string;
             /** Value */
             value?: unknown;
         } & {
@@ -2542,13 +2542,13 @@ export interface components {
              * Message
              * @default SUCCESS
              */
-            message: string;
+            message?: string;
             /**
              * Status
              * @default SUCCESS
              * @enum {string}
              */
-            status: "SUCCESS" | "FAILURE";
+            status?: "SUCCESS" | "FAILURE";
         };
         /** FolderNameIn */
         FolderNameIn: {
@@ -2698,7 +2698,7 @@ export interface components {
              * Node Id
              * @default
              */
-            node_id: string;
+            node_id?: string;
             onError?: components["schemas"]["CanvasOnError"] | null;
             /** Selectedaddonsvalue */
             selectedAddonsValue?: {
@@ -2740,14 +2740,14 @@ export interface components {
              * Key
              * @default
              */
-            key: string;
+            key?: string;
             /** Sealed */
             sealed?: string | null;
             /**
              * Secret
              * @default false
              */
-            secret: boolean;
+            secret?: boolean;
             /** Value */
             value?: unknown;
         } & {
@@ -2785,7 +2785,7 @@ export interface components {
              * @description canvas_json holds saved changes not yet published beside the live version
              * @default false
              */
-            draft_pending: boolean;
+            draft_pending?: boolean;
             /** Konnect Id */
             konnect_id: number;
             /** Konnect Name */
@@ -2807,7 +2807,7 @@ export interface components {
              * @description A live flow with saved changes waiting beside the live version
              * @default false
              */
-            draft_pending: boolean;
+            draft_pending?: boolean;
             /**
              * Error Task Count
              * @description Failed runs: status ERROR, IN_DOUBT or REFUSED
@@ -2818,7 +2818,7 @@ export interface components {
              * @description Runs stopped by a filter (status FILTERED)
              * @default 0
              */
-            filtered_task_count: number;
+            filtered_task_count?: number;
             /** Folder Id */
             folder_id?: number | null;
             /** Id */
@@ -2896,7 +2896,7 @@ export interface components {
              * Rememberme
              * @default false
              */
-            rememberMe: boolean;
+            rememberMe?: boolean;
         };
         /** LoginOut */
         LoginOut: {
@@ -3042,7 +3042,7 @@ export interface components {
              * @description an environment's binding not applied yet: why (its owner is not there yet)
              * @default
              */
-            pending: string;
+            pending?: string;
             /**
              * Source
              * @description administrator (the CLI or this API) or environment (KONNECTZ_NAMESPACE_BINDINGS)
@@ -3063,7 +3063,7 @@ export interface components {
              * Node Id
              * @default
              */
-            node_id: string;
+            node_id?: string;
             onError?: components["schemas"]["CanvasOnError"] | null;
             /** Selectedaddonsvalue */
             selectedAddonsValue?: {
@@ -3088,7 +3088,7 @@ export interface components {
              * @description Empty or the mask: keep the stored secret (required the first time)
              * @default
              */
-            client_secret: string;
+            client_secret?: string;
         };
         /**
          * OAuthClientOut
@@ -3325,7 +3325,7 @@ export interface components {
              * @description true: the run was replayed before and this is that replay (nothing started)
              * @default false
              */
-            already_replayed: boolean;
+            already_replayed?: boolean;
             /** Message */
             message: string;
             /** Replay Of */
@@ -3481,7 +3481,7 @@ export interface components {
              * Node Id
              * @default
              */
-            node_id: string;
+            node_id?: string;
             onError?: components["schemas"]["CanvasOnError"] | null;
             /** Routermode */
             routerMode?: unknown;
@@ -3528,7 +3528,7 @@ export interface components {
              * Canvas Name
              * @default false
              */
-            canvas_name: boolean;
+            canvas_name?: boolean;
             /** Konnect Id */
             konnect_id?: number | null;
             /**
@@ -3540,7 +3540,7 @@ export interface components {
              * Publish
              * @default false
              */
-            publish: boolean;
+            publish?: boolean;
         };
         /** SaveKonnectOut */
         SaveKonnectOut: {
@@ -3549,7 +3549,7 @@ export interface components {
              * @description true: the flow is live (Published) and the saved changes wait beside the live version until Publish; the live version keeps running
              * @default false
              */
-            draft_pending: boolean;
+            draft_pending?: boolean;
             /** Konnect Id */
             konnect_id: number;
             /** Konnect Status */
@@ -3648,7 +3648,7 @@ export interface components {
              * @default ••••••
              * @constant
              */
-            mask: "••••••";
+            mask?: "••••••";
             /**
              * Name Parts
              * @description A name containing one of these, in lower case
@@ -3667,12 +3667,12 @@ export interface components {
              * Payload Type
              * @default JSON
              */
-            payload_type: string;
+            payload_type?: string;
             /**
              * Wrap In Array
              * @default NO
              */
-            wrap_in_array: string;
+            wrap_in_array?: string;
         } & {
             [key: string]: unknown;
         };
@@ -3699,12 +3699,12 @@ export interface components {
              * Is Admin
              * @default false
              */
-            is_admin: boolean;
+            is_admin?: boolean;
             /**
              * Last Name
              * @default
              */
-            last_name: string;
+            last_name?: string;
             /** Password */
             password: string;
             /** Password Confirmation */
@@ -3727,7 +3727,7 @@ export interface components {
              * @description The app's key or the add-on (webhook, filter, formatter, ...)
              * @default
              */
-            provider: string;
+            provider?: string;
             /** Step Id */
             step_id: string;
         };
@@ -3812,7 +3812,7 @@ export interface components {
              * @description Deliveries of the run to a worker (more than 1 when a runner died or was busy)
              * @default 1
              */
-            attempts: number;
+            attempts?: number;
             /**
              * Cancelled By
              * @description Who cancelled the run (status CANCELLED): an e-mail
@@ -3846,7 +3846,7 @@ export interface components {
              * @description The run's id (what the webhook answered with)
              * @default
              */
-            run_id: string;
+            run_id?: string;
             /**
              * Status
              * @description SUCCESS: every step ran; FILTERED: a filter stopped the run; ERROR: a step failed; IN_DOUBT: the runner stopped during a step with effects (not run again); REFUSED: refused before any step (the task quota); CANCELLED: a user cancelled it (cancelled_by). Task logs older than these statuses hold SUCCESS or ERROR.
@@ -3887,7 +3887,7 @@ export interface components {
              * @description The step's app key or add-on, when the flow still has it
              * @default
              */
-            provider: string;
+            provider?: string;
             /**
              * Started At
              * @description When the step started (unknown for old tasks)
@@ -4085,7 +4085,7 @@ export interface components {
              * @default AND
              * @enum {string}
              */
-            join: "AND" | "OR";
+            join?: "AND" | "OR";
             /** Labels */
             labels?: string[];
         };

@@ -1,6 +1,5 @@
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import type { SaveKonnectIn } from '../api/models';
 import { ApiError, call, errorMessage, fetchClient } from '../api/typed';
 import { useToast } from '../lib/useToast';
 import { useEditorStoreApi } from './EditorContext';
@@ -30,8 +29,7 @@ export function useSaveFlow() {
     setSaving(publish ? 'publish' : 'save');
     try {
       const path = publish ? '/api/v1/konnects/publish_konnect' : '/api/v1/konnects/save_konnect';
-      // The api's CanvasJson is an open dict; the editor's interfaces have no index signature.
-      const res = await call(fetchClient.POST(path, { body: body as unknown as SaveKonnectIn }));
+      const res = await call(fetchClient.POST(path, { body }));
       void toast.success(res.message || (publish ? 'Flow published.' : 'Flow saved.'), TOAST_MS / 1000);
       navigate('/flows/home');
       return true;

@@ -21,9 +21,9 @@ from nats.js.errors import KeyNotFoundError
 from konnectz_api.bus import Bus
 from konnectz_api.models import AppAccount
 from konnectz_api.schemas import RateBudgetOut
-from konnectz_contracts.budgets import KV_BUDGETS, budget_key
+from konnectz_contracts.budgets import KV_BUDGETS, budget_key, budget_usage
 from konnectz_contracts.manifest import App
-from konnectz_runner.apps import Budgets, budget_usage
+from konnectz_runner.apps import Budgets
 from konnectz_runner.engine import remember_account
 
 __all__ = ["READ_TIMEOUT_SECONDS", "budget_of", "budgets_of", "shared_budgets", "use_account"]

@@ -29,7 +29,7 @@ from konnectz_runner.apps.app_request import (
     secret_values,
 )
 from konnectz_runner.apps.approvals import request_approval
-from konnectz_runner.apps.budgets import Budget, Budgets, LocalSpacing, budget_usage, wait_reason
+from konnectz_runner.apps.budgets import Budget, Budgets, LocalSpacing, wait_reason
 from konnectz_runner.apps.catalogue import (
     GENERATED_BUNDLE,
     BundleIndex,
@@ -59,7 +59,6 @@ __all__ = [
     "LazyCatalogue",
     "LocalSpacing",
     "NetGuard",
-    "budget_usage",
     "build_app_request",
     "build_event_request",
     "build_test_request",

@@ -1,6 +1,7 @@
 """Rate budgets per app account, shared by every runner process (and the pool) through NATS KV.
 
-The bucket's name, its keys and the override's bounds are :mod:`konnectz_contracts.budgets`.
+The bucket's name, its keys, its value (and how it is read) and the override's bounds are
+:mod:`konnectz_contracts.budgets`.
 
 An app's manifest may say how many requests per second one account may send (``rate_limit.
 requests_per_second``); the account's owner may override it (``app_accounts.rate_limit_rps`` in the
@@ -17,8 +18,9 @@ request to the app (retries included) a step takes a token from the account's bu
 - A take may leave ``tokens`` below zero: the taker *reserves* the next free slot and sleeps until it
   (``-tokens / rate`` seconds). Reservations are serialised by the compare-and-set, so every process
   sees the slots already promised: the requests leave at most ``burst`` at once and then one every
-  ``1 / rate`` seconds (2% more: :data:`HEADROOM`), in the order they asked, whatever the number of
-  processes, with two KV operations per request (waiting costs none). No request is sent to be refused with a 429.
+  ``1 / rate`` seconds (2% more: :data:`~konnectz_contracts.budgets.HEADROOM`), in the order they
+  asked, whatever the number of processes, with two KV operations per request (waiting costs none).
+  No request is sent to be refused with a 429.
 - A taker that wakes more than half a slot late (its process stalled) forfeits its slot and reserves
   another (at most :data:`MAX_LATE` times): sent late, its request could reach the app together with
   the next slot's. A forfeited slot only makes the budget stricter.
@@ -39,13 +41,12 @@ import logging
 import random
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from konnectz_contracts.budgets import KV_BUDGETS, budget_key
+from konnectz_contracts.budgets import KV_BUDGETS, budget_key, pace, recent_counts, refilled
 from konnectz_runner.outage import Outage
 
 __all__ = [
@@ -53,7 +54,6 @@ __all__ = [
     "Budgets",
     "LocalSpacing",
     "Taken",
-    "budget_usage",
     "wait_reason",
 ]
 
@@ -64,18 +64,11 @@ KV_TIMEOUT_SECONDS = 2.0
 #: How long slow KV operations are retried while the NATS connection is up, before falling back to
 #: per-process spacing (a loaded server answers late; falling back early would overshoot the budget).
 KV_PATIENCE_SECONDS = 60.0
-RECENT_SECONDS = 60
 #: A taker that wakes this late after its slot (half a slot, within these bounds) forfeits it and
 #: reserves another (at most MAX_LATE times): sent now, its request could arrive together with the next.
 MIN_LATENESS = 0.02
 MAX_LATENESS = 0.1
 MAX_LATE = 3
-#: Slots are paced this much below the rate (2%): a request leaves its runner a little after its
-#: slot and reaches the app after a network and scheduling delay that varies from request to
-#: request. Without headroom, a request delayed by more than one slot (0.2 s at 5/s) arrives in the
-#: same window of the app's counter as the next one, and the app counts one request too many. With
-#: it, the app's count over any 20-second window stays within the rate for delays up to 0.6 s at 5/s.
-HEADROOM = 0.02
 
 
 @dataclass(frozen=True)
@@ -89,8 +82,8 @@ class Budget:
 
     @property
     def pace(self) -> float:
-        """The rate the slots are spaced at: the budget's rate less :data:`HEADROOM`."""
-        return self.rate * (1 - HEADROOM)
+        """The rate the slots are spaced at: the budget's rate less the headroom."""
+        return pace(self.rate)
 
 
 @dataclass(frozen=True)
@@ -112,54 +105,6 @@ class LocalSpacing:
         slot = max(now, self._next.get(budget.account_id, now))
         self._next[budget.account_id] = slot + 1 / budget.pace
         return slot - now
-
-
-def _refilled(state: dict[str, Any] | None, budget: Budget, now: float) -> float:
-    if state is None:
-        return float(budget.burst)
-    try:
-        tokens = float(state["tokens"])
-        updated = float(state["updated_at"])
-        stored_rate = float(state.get("rate") or budget.rate)
-    except (KeyError, TypeError, ValueError):
-        return float(budget.burst)
-    if tokens < 0 and stored_rate > 0 and stored_rate != budget.rate:
-        # Slots reserved at another rate (the override changed): keep the time they promised.
-        tokens = tokens * budget.rate / stored_rate
-    return min(float(budget.burst), tokens + max(0.0, now - updated) * budget.pace)
-
-
-def _recent(state: dict[str, Any] | None, now: float) -> dict[str, int]:
-    recent = state.get("recent") if isinstance(state, dict) else None
-    if not isinstance(recent, dict):
-        return {}
-    floor = int(now) - RECENT_SECONDS
-    kept: dict[str, int] = {}
-    for second, count in recent.items():
-        try:
-            if int(second) > floor and isinstance(count, int):
-                kept[second] = count
-        except ValueError:
-            continue
-    return kept
-
-
-def budget_usage(raw: bytes | None, rate: float | None, burst: int, now: float | None = None) -> dict[str, Any]:
-    """What the api shows of a stored bucket: tokens left now, requests in the last minute."""
-    now = time.time() if now is None else now
-    state: dict[str, Any] | None = None
-    if raw:
-        try:
-            loaded = json.loads(raw)
-            state = loaded if isinstance(loaded, dict) else None
-        except ValueError:
-            state = None
-    recent = _recent(state, now)
-    used = sum(count for second, count in recent.items() if int(second) <= int(now))
-    tokens: float | None = None
-    if rate:
-        tokens = _refilled(state, Budget(0, rate, burst), now)
-    return {"tokens_left": None if tokens is None else round(tokens, 2), "used_last_minute": used}
 
 
 class Budgets:
@@ -196,9 +141,9 @@ class Budgets:
             except KeyNotFoundError:
                 revision, state = None, None
             now = time.time()
-            tokens = _refilled(state, budget, now) - 1
+            tokens = refilled(state, rate=budget.rate, burst=budget.burst, now=now) - 1
             due = now if tokens >= 0 else now - tokens / budget.pace
-            recent = _recent(state, now)
+            recent = recent_counts(state, now)
             second = str(int(due))
             recent[second] = recent.get(second, 0) + 1
             value = json.dumps(

@@ -108,7 +108,7 @@ export interface TestBody {
 export type TriggerFilter = components['schemas']['TriggerFilterIn'] & { join: 'AND' | 'OR'; labels: string[] };
 
 export async function testAndReview(body: TestBody): Promise<TestOut> {
-  return data(await fetchClient.POST('/api/v1/konnects/test_and_review', { body: body as never }));
+  return data(await fetchClient.POST('/api/v1/konnects/test_and_review', { body }));
 }
 
 export async function captureWebhook(konnectId: number): Promise<CaptureOut> {
@@ -125,7 +125,7 @@ export async function deleteActivity(body: {
   nodeId: string;
   canvas_json: CanvasJson;
 }) {
-  return data(await fetchClient.POST('/api/v1//konnects/delete_activity', { body: body as never }));
+  return data(await fetchClient.POST('/api/v1//konnects/delete_activity', { body }));
 }
 
 export async function deleteDraft(konnectId: number) {

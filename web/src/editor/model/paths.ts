@@ -6,7 +6,8 @@
  * last node of each path) or to their end. This module is pure and imports types only, so kind
  * definitions may use it.
  */
-import type { Flow, FlowLink, FlowNode, FilterCondition } from './types';
+import type { components } from '../../api/schema';
+import type { Flow, FlowLink, FlowNode, FilterCondition, Narrow } from './types';
 
 export const ROUTER_TYPE = 'router';
 export const JOIN_TYPE = 'join';
@@ -17,12 +18,11 @@ export const STEP_GAP = 600;
 export const MAX_PATHS = 10;
 export const PATH_NAME_MAX = 40;
 
-export interface RouterPath {
-  id: string;
-  name: string;
-  otherwise: boolean;
-  conditions: FilterCondition[];
-}
+/** One path of a router (`data.routerPaths`): the api's CanvasPath. */
+export type RouterPath = Narrow<
+  components['schemas']['CanvasPath'],
+  { id: string; name: string; otherwise: boolean; conditions: FilterCondition[] }
+>;
 
 export type RouterMode = 'parallel' | 'first_match';
 export type JoinWait = 'all' | 'any';

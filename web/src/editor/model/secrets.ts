@@ -13,7 +13,7 @@ type Name = SecretNames['names'][number];
 type NamePart = SecretNames['name_parts'][number];
 
 /** What the api answers (and accepts back, meaning "keep the stored value") for a secret value. */
-export const SECRET_MASK: SecretNames['mask'] = '••••••';
+export const SECRET_MASK: Required<SecretNames>['mask'] = '••••••';
 /** Whole names (lower case) secret by default. */
 export const SECRET_NAMES = [
   'authorization',

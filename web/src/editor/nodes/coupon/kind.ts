@@ -1,14 +1,13 @@
 /** The coupon add-on: its data and its definition (its card is index.tsx; one kind = one folder). */
+import type { components } from '../../../api/schema';
 import type { KindDefinition } from '../../kinds';
+import type { Narrow } from '../../model/types';
 import { MSG } from '../../model/rules';
 
 export const COUPON_UNITS = ['Days', 'Week', 'Months', 'Years'] as const;
 
-/** The coupon's expiry: a number and a unit (stored under inHouseAppConfig.coupon). */
-export interface CouponConfig {
-  expiryNum: string;
-  duration: string;
-}
+/** The coupon's expiry: a number and a unit (stored under inHouseAppConfig.coupon; the api's CouponConfig). */
+export type CouponConfig = Narrow<components['schemas']['CouponConfig'], { expiryNum: string; duration: string }>;
 
 export interface CouponData {
   inHouseAppConfig?: { coupon?: CouponConfig };
