@@ -160,7 +160,9 @@ class H(h.BaseHTTPRequestHandler):
         s.wfile.write(b'{"ok": true}')
     def log_message(s, *args):
         pass
-h.ThreadingHTTPServer(('0.0.0.0', 8080), H).serve_forever()
+class S(h.ThreadingHTTPServer):
+    request_queue_size = 512  # a burst of runs calls at once (socketserver's listen backlog is 5)
+S(('0.0.0.0', 8080), H).serve_forever()
 """
 
 
@@ -506,8 +508,9 @@ def test_helm_uninstall_leaves_only_the_claims_and_what_the_chart_keeps(installe
 
 
 # The load: from the node's network namespace, webhooks to the runner's Service in bursts, each line of stdin one
-# burst of that many webhooks at RATE per second; webhook n has the body {"n": n}. Once stdin closes, every reply
-# (status code or the exception's name, the run_id of a 2xx, its burst) printed as one JSON list.
+# burst of that many webhooks at RATE per second; webhook n has the body {"n": n}. It prints "ready" once it can
+# send, and after stdin closes every reply (status code or the exception's name, the run_id of a 2xx, its burst)
+# as one JSON list.
 LOADER = """import asyncio, json, sys, threading, time
 import httpx
 url, rate = sys.argv[1], float(sys.argv[2])
@@ -526,6 +529,7 @@ async def one(http, n, burst):
         results.append({"n": n, "burst": burst, "code": type(exc).__name__, "run_id": None})
 async def main():
     tasks, burst = [], 0
+    print("ready", flush=True)
     async with httpx.AsyncClient(timeout=20, limits=httpx.Limits(max_connections=64)) as http:
         while bursts or not closed.is_set():
             if not bursts:
@@ -618,6 +622,7 @@ def test_faults_under_load_every_accepted_webhook_ends_as_one_task_log_and_one_c
     konnect_id = reply["konnect_id"]
     PUBLISHED[ns] = {"headers": headers, "webhook": konnect_id}
     url = _runner_url(installed, ns, konnect_id, reply["webhook_url"].split("/hooks/", 1)[1])
+    PUBLISHED[ns]["url"] = url
 
     # Every stream and bucket the platform made is kept on three servers, each replica current.
     streams = _jetstream_streams(installed, ns)
@@ -635,9 +640,10 @@ def test_faults_under_load_every_accepted_webhook_ends_as_one_task_log_and_one_c
         ["nsenter", f"--net=/run/netns/{installed.node.netns}", "--", sys.executable, "-c", LOADER, url, str(RATE)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert loader.stdin is not None
+    assert loader.stdin is not None and loader.stdout is not None
     recovery: list[tuple[str, float]] = []
     try:
+        assert loader.stdout.readline().strip() == "ready"  # started (Python and httpx imported: seconds under load)
         for selector, pick in ((runner_selector, None), (component + "api", None), (component + "nats", runs_leader),
                                (component + "postgresql", None)):  # fmt: skip
             loader.stdin.write(f"{BURST}\n")
@@ -685,6 +691,11 @@ def test_faults_under_load_every_accepted_webhook_ends_as_one_task_log_and_one_c
         assert api.get("/api/v1/task_logs/logs", headers=headers).status_code == 200
         time.sleep(3)  # a late duplicate (a run delivered twice) would arrive now: then the counts below differ
         logs = _task_logs(api, headers, konnect_id)
+        failed_tasks = {  # what the runs that did not succeed say, for the figures
+            log["id"]: api.get(f"/api/v1/task_logs/{log['id']}/tasks", headers=headers).text
+            for log in logs
+            if log["status"] != "SUCCESS"
+        }
     calls = _calls(installed, ns, "/load")
     per_n: dict[int, int] = {}
     for _, body in calls:
@@ -697,11 +708,22 @@ def test_faults_under_load_every_accepted_webhook_ends_as_one_task_log_and_one_c
         "sent": len(results), "2xx": len(accepted), "not 2xx": refused, "task logs": len(logs),
         "task log statuses": statuses, "API calls": len(calls),
         "duplicate task logs": len(run_ids) - len(set(run_ids)),
+        "task logs of webhooks not answered 2xx": len(set(run_ids) - set(accepted)),  # stored, the reply lost
         "duplicate calls": sum(c - 1 for c in per_n.values() if c > 1),
         "recovery s": {name: round(s, 1) for name, s in recovery}, "drain s": round(drained, 1),
         "attempts > 1": sum(1 for log in logs if log.get("attempts", 1) > 1),
     }  # fmt: skip
-    print(f"[faults] {json.dumps(figures)}", file=sys.stderr)
+    per_burst: dict[int, dict[str, int]] = {}
+    for r in results:
+        codes = per_burst.setdefault(r["burst"], {})
+        codes[str(r["code"])] = codes.get(str(r["code"]), 0) + 1
+    print(f"[faults] {json.dumps(figures)}\n[faults] replies per burst (one per fault, then one after): {per_burst}",
+          file=sys.stderr)  # fmt: skip
+    for log in logs:
+        if log["status"] != "SUCCESS":
+            got = failed_tasks[log["id"]]
+            print(f"[faults] {log['status']} n={accepted.get(log['run_id'])} attempts={log.get('attempts')}: "
+                  f"{json.dumps(log['data'])[:600]} tasks: {got[:1200]}", file=sys.stderr)  # fmt: skip
     assert figures["duplicate task logs"] == 0, figures
     assert figures["duplicate calls"] == 0, sorted(n for n, c in per_n.items() if c > 1)
     assert sorted(set(accepted) - set(run_ids)) == [], figures
@@ -710,6 +732,16 @@ def test_faults_under_load_every_accepted_webhook_ends_as_one_task_log_and_one_c
     uncalled = [accepted[r] for r in accepted if by_run[r]["status"] == "SUCCESS" and per_n.get(accepted[r]) != 1]
     assert uncalled == [], (uncalled, figures)
     assert statuses.get("SUCCESS", 0) >= len(accepted) * 0.9, figures  # the faults cost a few runs, not most
+
+
+# One webhook ({"n": -1}) from the node's network namespace: its status code and body, or the exception's name.
+POST_ONCE = """import httpx, sys
+try:
+    r = httpx.post(sys.argv[1], json={"n": -1}, timeout=30)
+    print(r.status_code, r.text)
+except httpx.HTTPError as exc:
+    print(type(exc).__name__, exc)
+"""
 
 
 def test_helm_uninstall_leaves_the_konnects_and_their_runners(installed: Installed) -> None:
@@ -729,11 +761,16 @@ def test_helm_uninstall_leaves_the_konnects_and_their_runners(installed: Install
     deployment = installed.apps.read_namespaced_deployment(runner, ns)
     assert [o.kind for o in deployment.metadata.owner_references or []] == ["Konnect"]
     installed.core.read_namespaced_service(runner, ns)
+    installed.core.read_namespaced_config_map(runner, ns)  # the flow the runner reads
     pods = installed.core.list_namespaced_pod(ns, label_selector=",".join(
         f"{k}={v}" for k, v in deployment.spec.selector.match_labels.items())).items  # fmt: skip
     print(f"\n[uninstall] after helm uninstall: Konnect {konnect} and Deployment {runner} left, its pods: "
           f"{[(p.metadata.name, p.status.phase, _ready(p)) for p in pods]}", file=sys.stderr)  # fmt: skip
     assert pods, "the runner's pods went with the release"
+    # They run on, but with the release's NATS gone nothing can store a run: a webhook is not accepted.
+    got = installed.node.exec(sys.executable, "-c", POST_ONCE, PUBLISHED[ns]["url"], timeout=90)
+    print(f"[uninstall] a webhook to the runner left behind: {got.stdout.strip()}", file=sys.stderr)
+    assert got.stdout.split()[:1] == ["503"] and "not connected to NATS" in got.stdout, got.stdout
     custom.delete_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, konnect)
 
     def children_gone() -> bool:
@@ -746,3 +783,7 @@ def test_helm_uninstall_leaves_the_konnects_and_their_runners(installed: Install
     _wait("the Konnect's runner Deployment collected", children_gone, 120)
     services = installed.core.list_namespaced_service
     _wait("the Konnect's Service collected", lambda: not any(s.metadata.name == runner for s in services(ns).items), 60)
+    maps = installed.core.list_namespaced_config_map
+    _wait("the Konnect's ConfigMap collected", lambda: not any(c.metadata.name == runner for c in maps(ns).items), 60)
+    for helper in ("mail", "target"):  # the test's own (Python as pid 1 ignores SIGTERM: not the node's 30 s wait)
+        installed.core.delete_namespaced_pod(helper, ns, grace_period_seconds=0)
