@@ -13,9 +13,18 @@ import httpx
 import pytest
 from nats.aio.client import Client as NATS
 
-from konnectz_contracts.events import KV_KONNECTS, KV_STEPS, STREAM_RUNS, RunRequest, TaskEvent, konnect_key
+from konnectz_contracts.events import (
+    KV_KONNECTS,
+    KV_STEPS,
+    STREAM_RUNS,
+    RunRequest,
+    StepResult,
+    TaskEvent,
+    konnect_key,
+)
 from konnectz_runner.apps import NetGuard, parse_networks
 from konnectz_runner.engine import IN_DOUBT_ERROR, StepBusy, StepJournal, execute, step_key
+from konnectz_runner.engine import journal as journal_module
 from konnectz_runner.engine.journal import BUSY_SECONDS
 from konnectz_runner.work.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS
 
@@ -143,3 +152,59 @@ async def test_a_mark_whose_store_was_not_confirmed_is_taken_back(nc: NATS) -> N
     again = StepJournal(kv, run_id, replay=True)
     assert await again.recall("node-2", None) is None  # not in doubt: it runs
     await again.begin("node-2", None)  # and can be marked again
+
+
+async def test_a_result_whose_store_failed_is_stored_again(nc: NATS) -> None:
+    """The bucket's leader was lost right after the step ran (two puts fail): the result is put again
+    until acknowledged, so a redelivery recalls it instead of judging the step in doubt."""
+    kv = await nc.jetstream().key_value(KV_STEPS)
+    failures = [TimeoutError("nats: timeout"), ConnectionError("nats: no responders")]
+
+    class LeaderLost:
+        async def put(self, key: str, value: bytes) -> int:
+            if failures:
+                raise failures.pop(0)
+            return int(await kv.put(key, value))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(kv, name)
+
+    run_id = secrets.token_hex(16)
+    first = StepJournal(LeaderLost(), run_id, replay=False)  # type: ignore[arg-type]
+    await first.begin("node-2", None)
+    now = datetime.now(UTC)
+    result = StepResult(
+        step_id="node-2", name="API Call", status="SUCCESS", started_at=now, finished_at=now, input={}, output=None
+    )
+    await first.record(result, {"ok": True})
+    assert failures == []
+    again = StepJournal(kv, run_id, replay=True)
+    recalled = await again.recall("node-2", None)
+    assert recalled is not None and recalled[1].status == "SUCCESS" and recalled[1].output == {"ok": True}
+    assert again.doubtful == 0 and again.recalled == 1
+
+
+async def test_a_result_never_acknowledged_raises_after_a_bound(nc: NATS, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NATS stays away: record gives up after RECORD_SECONDS and raises (the run is retried)."""
+    monkeypatch.setattr(journal_module, "RECORD_SECONDS", 0.3)
+    monkeypatch.setattr(journal_module, "RECORD_RETRY_SECONDS", 0.05)
+    kv = await nc.jetstream().key_value(KV_STEPS)
+    puts = 0
+
+    class Away:
+        async def put(self, key: str, value: bytes) -> int:
+            nonlocal puts
+            puts += 1
+            raise TimeoutError("nats: timeout")
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(kv, name)
+
+    journal = StepJournal(Away(), secrets.token_hex(16), replay=False)  # type: ignore[arg-type]
+    now = datetime.now(UTC)
+    result = StepResult(
+        step_id="node-2", name="API Call", status="SUCCESS", started_at=now, finished_at=now, input={}, output=None
+    )
+    with pytest.raises(TimeoutError):
+        await journal.record(result, None)
+    assert puts >= 2

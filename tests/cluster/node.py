@@ -209,20 +209,25 @@ class Node:
     def load_image(self, archive: Path, name: str | None = None) -> None:
         """Import an OCI archive (e.g. from ``buildah push IMAGE oci-archive:FILE``) into containerd.
 
-        ``name``: the image's name when the archive carries only a tag (as buildah's do)."""
+        ``name``: the image's name. An archive whose manifest is annotated with that name (buildah's are) is
+        imported as it is, as `docker/load-images` does; only one carrying another name (or just a tag) gets
+        ``--index-name`` (ctr then writes an index of its own: that import failed now and then on a loaded
+        machine with "content digest sha256:<not in the archive>: not found", three times in a row once)."""
         args = ["images", "import"]
-        if name:
+        if name and name not in _archive_names(archive):
             args += ["--index-name", name]
-        for attempt in range(3):
+        for attempt in range(4):
             try:
                 self.ctr(*args, str(archive))
-                return
+                break
             except ClusterError as exc:
-                # seen once on a loaded machine: "content digest sha256:...: not found" (an import racing
-                # containerd's content garbage collection); the next import of the same archive went through
-                if "not found" not in str(exc) or attempt == 2:
+                # "content digest sha256:...: not found" (an import racing containerd's content garbage
+                # collection); the next import of the same archive went through
+                if "not found" not in str(exc) or attempt == 3:
                     raise
-                time.sleep(1)
+                time.sleep(1 + attempt)
+        if name and name not in self.images():
+            raise ClusterError(f"{archive} imported, but containerd has no image {name}: {self.images()}")
 
     def images(self) -> list[str]:
         return [line for line in self.ctr("images", "ls", "-q").stdout.splitlines() if line]
@@ -348,6 +353,21 @@ def _tar_add(tar: tarfile.TarFile, name: str, *, data: bytes | None = None, mode
 BUSYBOX_APPLETS = ("sh", "httpd", "wget", "sleep", "cat", "echo", "ls", "nc", "env", "hostname", "true", "false",
                    "mkdir", "ps", "kill", "id", "grep", "nslookup", "timeout", "head", "tail", "sed", "tr", "wc",
                    "date")  # fmt: skip
+
+
+def _archive_names(archive: Path) -> set[str]:
+    """The names an OCI archive's index gives its manifests (``org.opencontainers.image.ref.name``)."""
+    try:
+        with tarfile.open(archive) as tar:
+            member = tar.extractfile("index.json")
+            index = json.loads(member.read()) if member else {}
+    except (OSError, KeyError, tarfile.TarError, ValueError):
+        return set()
+    return {
+        str(m["annotations"]["org.opencontainers.image.ref.name"])
+        for m in index.get("manifests") or []
+        if (m.get("annotations") or {}).get("org.opencontainers.image.ref.name")
+    }
 
 
 def busybox_archive(cache: Path | None = None) -> Path:

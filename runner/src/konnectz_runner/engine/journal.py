@@ -93,6 +93,9 @@ IN_DOUBT_ERROR = (
 UNMARK_SECONDS = 8.0
 # A started mark this recent may be a step still running elsewhere (ack wait 10 s plus a margin).
 BUSY_SECONDS = 15.0
+# How long a step's result is put again while JetStream does not acknowledge it, and how often.
+RECORD_SECONDS = 8.0
+RECORD_RETRY_SECONDS = 0.5
 
 
 class StepBusy(Exception):
@@ -207,7 +210,25 @@ class StepJournal:
                 await asyncio.sleep(0.5)
 
     async def record(self, result: StepResult, output: Any, resume_at: datetime | None = None) -> None:
-        """Store the step's result; raises when JetStream did not acknowledge it (the run is then
-        retried rather than going on with a step that could run twice)."""
+        """Store the step's result; raises when JetStream did not acknowledge it within
+        :data:`RECORD_SECONDS` (the run is then retried rather than going on with a step that could
+        run twice).
+
+        The step has taken effect by now: a put that fails (the bucket's leader was lost and the
+        others elect a new one, a few seconds) is put again, the same value under the same key, until
+        acknowledged. Given up at once, the redelivery would find the started mark without a result
+        and end the run IN_DOUBT although the step ran once and its runner never stopped (seen on a
+        real node when a NATS pod of three was deleted under load)."""
         entry = JournalEntry(result=result, output=output, resume_at=resume_at)
-        await self.kv.put(step_key(self.run_id, result.step_id, result.item_index), entry.model_dump_json().encode())
+        key, value = step_key(self.run_id, result.step_id, result.item_index), entry.model_dump_json().encode()
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + RECORD_SECONDS
+        while True:
+            try:
+                await self.kv.put(key, value)
+                return
+            except Exception as exc:
+                if loop.time() >= give_up:
+                    raise
+                log.warning("Run %s: result of step %s not stored yet (%r); again", self.run_id, result.step_id, exc)
+                await asyncio.sleep(RECORD_RETRY_SECONDS)
