@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("nats-cluster")]
 STREAMS = {"KZ_RUNS", "KZ_EVENTS", "KZ_CAPTURES"}
 BUCKETS = {
     "KZ_KONNECTS", "KZ_SCHEDULES", "KZ_POLLS", "KZ_STEPS", "KZ_IDEMPOTENCY", "KZ_QUOTA_BLOCKS", "KZ_BUDGETS",
-    "KZ_ACTIVE", "KZ_CANCELS", "KZ_CAPTURING", "KZ_SLOTS", "KZ_LEADERS",
+    "KZ_ACTIVE", "KZ_CANCELS", "KZ_CAPTURING", "KZ_SLOTS", "KZ_LEADERS", "KZ_WAITS", "KZ_REVISIONS",
 }  # fmt: skip
 
 
