@@ -1928,7 +1928,7 @@ export interface components {
              * Message
              * @default
              */
-            message: string;
+            message?: string;
             /** Run Id */
             run_id: string;
             /** Step Id */
