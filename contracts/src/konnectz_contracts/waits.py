@@ -27,9 +27,14 @@ import hmac
 import os
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from konnectz_contracts.compiling import fail, integer, is_blank
+
+if TYPE_CHECKING:
+    from konnectz_contracts.canvas import Node
 
 from konnectz_contracts.broker_token import token_for
 from konnectz_contracts.events import RunRequest
@@ -38,7 +43,9 @@ __all__ = [
     "KV_REVISIONS",
     "KV_WAITS",
     "MAX_WAIT",
+    "ON_TIMEOUT",
     "RESUME_PATH",
+    "UNITS",
     "WAITING_FOR",
     "WAITS_TTL_SECONDS",
     "WaitEntry",
@@ -48,6 +55,7 @@ __all__ = [
     "resume_token",
     "resume_url",
     "revision_key",
+    "timeout_settings",
     "wait_key",
 ]
 
@@ -148,3 +156,25 @@ def resume_url(konnect_id: int, run_id: str, step_id: str, env: Mapping[str, str
     if secret is None:
         return None
     return f"{resume_base_url(env)}{RESUME_PATH}{resume_token(secret, konnect_id, run_id, step_id)}"
+
+
+#: The units of a wait's timeout, and what its end does (the Wait for a Call and Approval steps).
+UNITS = ("seconds", "minutes", "hours", "days")
+ON_TIMEOUT = ("continue", "stop", "fail")
+
+
+def timeout_settings(node: Node, values: dict[str, Any], *, default_unit: str, waits_for: str) -> dict[str, Any]:
+    """The ``timeout``, ``timeout_unit`` and ``on_timeout`` of a waiting step's node (``waits_for``: what
+    the run waits for, in the message of a missing timeout)."""
+    if is_blank(values.get("timeout")):
+        raise fail(node, f"enter the timeout: how long the run waits for {waits_for}")
+    timeout = integer(node, values["timeout"], what="Timeout")
+    if timeout < 1:
+        raise fail(node, "the timeout must be at least 1")
+    unit = values.get("timeout_unit") or default_unit
+    if unit not in UNITS:
+        raise fail(node, f"the timeout unit must be one of {', '.join(UNITS)}")
+    on_timeout = values.get("on_timeout") or "continue"
+    if on_timeout not in ON_TIMEOUT:
+        raise fail(node, f"on timeout must be one of {', '.join(ON_TIMEOUT)}")
+    return {"timeout": timeout, "timeout_unit": unit, "on_timeout": on_timeout}

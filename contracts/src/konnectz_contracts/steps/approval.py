@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from konnectz_contracts.compiling import config_values, fail, integer, is_blank, validated
+from konnectz_contracts.compiling import config_values, fail, is_blank, validated
 from konnectz_contracts.model import StepBase
-from konnectz_contracts.waits import MAX_WAIT
+from konnectz_contracts.waits import MAX_WAIT, ON_TIMEOUT, UNITS, timeout_settings
 
 if TYPE_CHECKING:
     from konnectz_contracts.canvas import Node
@@ -36,8 +36,6 @@ __all__ = ["KIND", "MAX_APPROVERS", "ON_TIMEOUT", "PROVIDERS", "UNITS", "Config"
 
 KIND = "approval"
 PROVIDERS = ("approval",)  # the catalogue app (catalogue/apps/approval.yaml) whose nodes compile to this kind
-UNITS = ("seconds", "minutes", "hours", "days")
-ON_TIMEOUT = ("continue", "stop", "fail")
 MAX_APPROVERS = 20
 
 
@@ -74,17 +72,7 @@ def compile_node(node: Node) -> Config:
     values = config_values(node)
     if is_blank(values.get("approvers")):
         raise fail(node, "enter who approves: the e-mail addresses of the owner or of team members")
-    if is_blank(values.get("timeout")):
-        raise fail(node, "enter the timeout: how long the run waits for a decision")
-    timeout = integer(node, values["timeout"], what="Timeout")
-    if timeout < 1:
-        raise fail(node, "the timeout must be at least 1")
-    unit = values.get("timeout_unit") or "days"
-    if unit not in UNITS:
-        raise fail(node, f"the timeout unit must be one of {', '.join(UNITS)}")
-    on_timeout = values.get("on_timeout") or "continue"
-    if on_timeout not in ON_TIMEOUT:
-        raise fail(node, f"on timeout must be one of {', '.join(ON_TIMEOUT)}")
+    timing = timeout_settings(node, values, default_unit="days", waits_for="a decision")
     return validated(
         Config,
         node,
@@ -92,7 +80,5 @@ def compile_node(node: Node) -> Config:
         name=node.detail.name or "Approval",
         approvers=str(values["approvers"]),
         message=str(values.get("message") or ""),
-        timeout=timeout,
-        timeout_unit=unit,
-        on_timeout=on_timeout,
+        **timing,
     )

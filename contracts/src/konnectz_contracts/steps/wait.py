@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from konnectz_contracts.compiling import config_values, fail, integer, is_blank, validated
+from konnectz_contracts.compiling import config_values, validated
 from konnectz_contracts.model import StepBase
-from konnectz_contracts.waits import MAX_WAIT
+from konnectz_contracts.waits import MAX_WAIT, ON_TIMEOUT, UNITS, timeout_settings
 
 if TYPE_CHECKING:
     from konnectz_contracts.canvas import Node
@@ -34,8 +34,6 @@ __all__ = ["KIND", "ON_TIMEOUT", "PROVIDERS", "UNITS", "Config", "compile_node"]
 
 KIND = "wait"
 PROVIDERS = ("wait",)  # the catalogue app (catalogue/apps/wait.yaml) whose nodes compile to this kind
-UNITS = ("seconds", "minutes", "hours", "days")
-ON_TIMEOUT = ("continue", "stop", "fail")
 
 
 class Config(StepBase):
@@ -56,23 +54,11 @@ class Config(StepBase):
 
 def compile_node(node: Node) -> Config:
     values = config_values(node)
-    if is_blank(values.get("timeout")):
-        raise fail(node, "enter the timeout: how long the run waits for the call")
-    timeout = integer(node, values["timeout"], what="Timeout")
-    if timeout < 1:
-        raise fail(node, "the timeout must be at least 1")
-    unit = values.get("timeout_unit") or "hours"
-    if unit not in UNITS:
-        raise fail(node, f"the timeout unit must be one of {', '.join(UNITS)}")
-    on_timeout = values.get("on_timeout") or "continue"
-    if on_timeout not in ON_TIMEOUT:
-        raise fail(node, f"on timeout must be one of {', '.join(ON_TIMEOUT)}")
+    timing = timeout_settings(node, values, default_unit="hours", waits_for="the call")
     return validated(
         Config,
         node,
         id=node.id,
         name=node.detail.name or "Wait for a call",
-        timeout=timeout,
-        timeout_unit=unit,
-        on_timeout=on_timeout,
+        **timing,
     )
