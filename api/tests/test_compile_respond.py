@@ -39,7 +39,7 @@ def test_a_webhook_answered_by_a_respond_step_compiles() -> None:
     spec = compiled(canvas("step", with_step=True))
     assert spec.trigger == WebhookTrigger(token="t" * 43, respond="step", respond_timeout_seconds=45)
     (step,) = spec.steps
-    assert (step.kind, step.status, step.body) == ("respond", "202", "{{node-1.a}}")
+    assert (step.kind, step.status, step.body_template) == ("respond", "202", "{{node-1.a}}")
     assert compiled(canvas("when_done", with_step=False)).trigger.respond == "when_done"
 
 

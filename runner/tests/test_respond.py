@@ -65,8 +65,8 @@ async def test_the_step_sends_its_templated_status_headers_and_body(make_ctx: An
         make_ctx,
         sent,
         status="201",
-        headers="X-Order: {{node-1.order.id}}\n\nCache-Control: no-store",
-        body='{"id": {{node-1.order.id}}, "for": "{{node-1.customer}}"}',
+        header_lines="X-Order: {{node-1.order.id}}\n\nCache-Control: no-store",
+        body_template='{"id": {{node-1.order.id}}, "for": "{{node-1.customer}}"}',
     )
     assert outcome.status == "SUCCESS", outcome.error
     (reply,) = sent.replies
@@ -78,7 +78,7 @@ async def test_the_step_sends_its_templated_status_headers_and_body(make_ctx: An
 
 
 async def test_without_a_waiting_caller_the_step_records_what_it_would_send(make_ctx: Any) -> None:
-    outcome = await _respond(make_ctx, None, body="Thanks {{node-1.customer}}")
+    outcome = await _respond(make_ctx, None, body_template="Thanks {{node-1.customer}}")
     assert outcome.status == "SUCCESS"
     assert outcome.output["sent"] is False and outcome.output["not_sent"] == NOBODY_WAITS
     assert outcome.output["headers"] == {"Content-Type": "text/plain; charset=utf-8"}
@@ -87,8 +87,8 @@ async def test_without_a_waiting_caller_the_step_records_what_it_would_send(make
 
 async def test_a_second_answer_is_recorded_as_not_sent(make_ctx: Any) -> None:
     sent = Recorder()
-    await _respond(make_ctx, sent, body="first")
-    second = await _respond(make_ctx, sent, body="second")
+    await _respond(make_ctx, sent, body_template="first")
+    second = await _respond(make_ctx, sent, body_template="second")
     assert second.status == "SUCCESS" and second.output["sent"] is False and second.output["not_sent"] == ANSWERED
     assert [r.body for r in sent.replies] == ["first", "second"]  # the recorder saw it; the worker's refuses it
 
@@ -96,7 +96,7 @@ async def test_a_second_answer_is_recorded_as_not_sent(make_ctx: Any) -> None:
 async def test_a_body_over_the_limit_is_a_502_for_the_caller_and_an_error(make_ctx: Any) -> None:
     sent = Recorder()
     big = "x" * (RESPONSE_MAX_BYTES + 1)
-    outcome = await _respond(make_ctx, sent, {"node-1": {"big": big}}, body="{{node-1.big}}")
+    outcome = await _respond(make_ctx, sent, {"node-1": {"big": big}}, body_template="{{node-1.big}}")
     assert outcome.status == "ERROR"
     limit = RESPONSE_MAX_BYTES
     assert outcome.error == f"The response body is {limit + 1} bytes; a webhook's answer may be at most {limit} bytes"
@@ -109,8 +109,11 @@ async def test_a_body_over_the_limit_is_a_502_for_the_caller_and_an_error(make_c
     [
         ({"status": "{{node-1.customer}}"}, "The status 'Ada' is not a number from 200 to 599"),
         ({"status": "101"}, "The status '101' is not a number from 200 to 599"),
-        ({"headers": "X-Name: {{node-1.bad}}"}, "Headers: the header X-Name holds a line break or a control character"),
-        ({"headers": "{{node-1.cookies}}"}, "Headers: the header Set-Cookie cannot be set by a Respond step"),
+        (
+            {"header_lines": "X-Name: {{node-1.bad}}"},
+            "Headers: the header X-Name holds a line break or a control character",
+        ),
+        ({"header_lines": "{{node-1.cookies}}"}, "Headers: the header Set-Cookie cannot be set by a Respond step"),
     ],
 )
 async def test_what_is_only_known_at_run_time_is_checked_then(
@@ -130,7 +133,9 @@ async def test_headers_from_an_object_and_a_no_content_status(make_ctx: Any) -> 
     token = RESPONDER.set(sent)
     try:
         ctx = make_ctx({"node-1": {"h": {"X-A": "1", "X-B": 2}}})
-        outcome = await run_step(Config(id="n", name="R", status="204", headers="{{node-1.h}}", body="ignored"), ctx)
+        outcome = await run_step(
+            Config(id="n", name="R", status="204", header_lines="{{node-1.h}}", body_template="ignored"), ctx
+        )
     finally:
         RESPONDER.reset(token)
     assert outcome.status == "SUCCESS"
@@ -191,7 +196,9 @@ def _node(provider: str, **values: Any) -> Any:
 
 def test_the_respond_node_compiles_and_refuses_what_cannot_be_sent() -> None:
     step = COMPILERS["respond"](_node("respond", status="202", headers="X-A: {{node-1.a}}", body="{{node-1.b}}"))
-    assert step == Config(id="node-2", name="Respond", status="202", headers="X-A: {{node-1.a}}", body="{{node-1.b}}")
+    assert step == Config(
+        id="node-2", name="Respond", status="202", header_lines="X-A: {{node-1.a}}", body_template="{{node-1.b}}"
+    )
     for values, message in [
         ({"status": "99"}, "the status must be a number from 200 to 599"),
         ({"status": "600"}, "the status must be a number from 200 to 599"),
@@ -252,8 +259,8 @@ async def test_a_respond_step_answers_the_held_webhook(shared_runner: RunningRun
         id="node-3",
         name="Respond",
         status="{{node-2.status}}",
-        headers="X-Order: {{node-1.order.id}}",
-        body="<p>Order {{node-1.order.id}} for {{node-1.customer}}</p>",
+        header_lines="X-Order: {{node-1.order.id}}",
+        body_template="<p>Order {{node-1.order.id}} for {{node-1.customer}}</p>",
     )
     call = ApiCallStep(id="node-2", name="Send", method="POST", url=echo.base + "/echo")
     hook = await _publish(shared_runner, nc, _spec([call, respond], "step"))
@@ -290,9 +297,9 @@ async def test_past_the_timeout_or_in_a_delay_the_caller_gets_202(
     shared_runner: RunningRunner, nc: NATS, echo: Any
 ) -> None:
     slow = ApiCallStep(id="node-2", name="Slow", method="GET", url=echo.base + "/slow")  # 1.5 s
-    late = await _publish(shared_runner, nc, _spec([slow, Config(id="node-3", name="Respond", body="late")], "step", 1))
+    late = await _publish(shared_runner, nc, _spec([slow, Config(id="node-3", name="Respond", body_template="late")], "step", 1))
     delay = DelayStep(id="node-2", name="Wait", mode="for", amount=5, unit="minutes")
-    waits = await _publish(shared_runner, nc, _spec([delay, Config(id="node-3", name="R", body="x")], "step"))
+    waits = await _publish(shared_runner, nc, _spec([delay, Config(id="node-3", name="R", body_template="x")], "step"))
     async with httpx.AsyncClient(timeout=20) as http:
         started = time.monotonic()
         reply = await http.post(late, json=ORDER)
@@ -333,7 +340,7 @@ async def test_the_answer_crosses_from_another_runner_s_worker(nats_server: Any,
         assert ingress_only.runner.worker_thread is not None
         await ingress_only.runner.worker_thread.stop()
         ingress_only.runner.worker_thread = None
-        spec = _spec([Config(id="node-2", name="Respond", status="201", body="{{node-1.customer}}")], "step")
+        spec = _spec([Config(id="node-2", name="Respond", status="201", body_template="{{node-1.customer}}")], "step")
         hook = await _publish(ingress_only, nc, spec)
         other = await start_runner(nats_server)  # the worker that runs it
         try:

@@ -57,8 +57,11 @@ NO_RESPOND_STEP = "Respond is set to 'Using a Respond step': add a Respond step,
 class Config(StepBase):
     kind: Literal["respond"] = "respond"
     status: str = Field(default="200", min_length=1, max_length=500)
-    headers: str = Field(default="", max_length=20_000, description="Name: value lines (or a reference to an object)")
-    body: str = Field(default="", max_length=100_000)
+    # Not "headers" and "body": the API Call step's are lists, and the CRD types a field of the step union once.
+    header_lines: str = Field(
+        default="", max_length=20_000, description="Name: value lines (or a reference to an object)"
+    )
+    body_template: str = Field(default="", max_length=100_000)
 
 
 def header_lines(text: str) -> list[tuple[str, str] | str]:
@@ -117,8 +120,8 @@ def compile_node(node: Node) -> Config:
         id=node.id,
         name=node.detail.name or "Respond",
         status=status,
-        headers=headers,
-        body=str(values.get("body") or ""),
+        header_lines=headers,
+        body_template=str(values.get("body") or ""),
     )
 
 

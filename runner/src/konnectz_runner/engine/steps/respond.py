@@ -30,7 +30,7 @@ def _excerpt(body: str) -> str:
 def _headers(config: Config, ctx: StepContext) -> dict[str, str]:
     """The headers with their references resolved; ValueError says what is wrong."""
     headers: dict[str, str] = {}
-    for line in header_lines(config.headers):
+    for line in header_lines(config.header_lines):
         if isinstance(line, str):  # a reference to an object of headers
             value = resolve_value(line, ctx.outputs, ctx.warnings)
             if value in ("", None):
@@ -49,7 +49,7 @@ def _headers(config: Config, ctx: StepContext) -> dict[str, str]:
 
 async def run(config: Config, ctx: StepContext) -> Outcome:
     status_text = resolve(config.status, ctx.outputs, ctx.warnings).strip()
-    body = resolve(config.body, ctx.outputs, ctx.warnings)
+    body = resolve(config.body_template, ctx.outputs, ctx.warnings)
     size = len(body.encode("utf-8", "surrogatepass"))
     recorded: dict[str, object] = {"status": status_text, "body": _excerpt(body)}
     responder = RESPONDER.get()
