@@ -13,7 +13,8 @@ type Decision = 'approved' | 'rejected';
 
 export function ApprovalsPage() {
   const toast = useToast();
-  const list = $api.useQuery('get', '/api/v1/approvals', {}, { refetchInterval: 15_000 });
+  // Fresh whenever the page opens (someone may have decided, or a run asked, a moment ago), then every 15 s.
+  const list = $api.useQuery('get', '/api/v1/approvals', {}, { refetchOnMount: 'always', refetchInterval: 15_000 });
   const decide = $api.useMutation('post', '/api/v1/approvals/{approval_id}/decide');
   const [busy, setBusy] = useState<number | null>(null);
   const approvals = list.data?.approvals ?? [];
