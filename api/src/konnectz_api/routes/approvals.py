@@ -13,6 +13,8 @@ pending list.
   records it. A second click, or another approver afterwards: 410 with who decided.
 - ``GET /api/v1/approvals``: the signed-in person's pending approvals: of their flows (the owner), or
   naming them (a team member: only those of the account they work in that name them).
+- ``POST /api/v1/approvals/{id}/decide``: the web app's Pending approvals page: the signed-in person
+  decides one their list shows (anyone else: 404), by the same decision as the links (:func:`_take`).
 
 A link is ``<public url>/api/v1/approvals/decide/<base64url(id:email:decision)>.<HMAC>`` under a key
 derived from the api's secret key: single-use (the wait is decided once) and expiring (the row's
