@@ -181,3 +181,42 @@ def test_an_approval_is_mailed_decided_once_and_the_run_goes_on() -> None:
             assert api.get("/api/v1/approvals", headers=member).json()["approvals"] == []
     finally:
         server.stop()
+
+
+def test_a_signed_in_decision_is_taken_once_and_only_by_who_may_see_it() -> None:
+    """The Pending approvals page's call, ``POST /api/v1/approvals/{id}/decide``: a stranger gets 404 (and
+    decides nothing), the owner decides once (the run goes on with their decision), a second decision
+    and the mailed link afterwards answer 410."""
+    Other.calls = []
+    server = LocalServer(Other)
+    try:
+        with running_platform("konnectz-approval-signed-in-") as platform:
+            api = httpx.Client(base_url=platform.api_url, timeout=30)
+            headers = sign_up(api, OWNER, "correct horse battery")
+            stranger = sign_up(api, "stranger@example.com", "correct horse battery")
+            published = publish_canvas(api, headers, approval_canvas(server.url))
+            hook = published["webhook_url"]
+            wait_until(lambda: httpx.post(hook, json={"n": 11, "approver": OWNER}).status_code == 200)
+            (pending,) = wait_until(lambda: api.get("/api/v1/approvals", headers=headers).json()["approvals"])
+            url = f"/api/v1/approvals/{pending['id']}/decide"
+            assert api.get("/api/v1/approvals", headers=stranger).json()["approvals"] == []
+            assert api.post(url, headers=stranger, json={"decision": "approved"}).status_code == 404
+            nobody = api.post("/api/v1/approvals/999999/decide", headers=headers, json={"decision": "approved"})
+            assert nobody.status_code == 404
+            assert api.post(url, headers=headers, json={"decision": "maybe"}).status_code == 422
+            assert api.post(url, json={"decision": "approved"}).status_code == 401
+            assert Other.calls == []
+
+            decided = api.post(url, headers=headers, json={"decision": "rejected"})
+            assert decided.status_code == 200, decided.text
+            assert decided.json()["status"] == "rejected"
+            again = api.post(url, headers=headers, json={"decision": "approved"})
+            assert again.status_code == 410 and "Already decided: rejected by " + OWNER in again.text
+            (mail,) = [m for m in api.get("/dev/mail.json").json() if m["to"] == OWNER and "Approval" in m["subject"]]
+            approve = next(u for u in mail["links"] if "/approvals/decide/" in u)
+            assert httpx.post(approve).status_code == 410
+            wait_until(lambda: Other.calls, timeout=60, what="the step after the approval")
+            assert Other.calls == [{"n": 11, "decision": "rejected", "by": OWNER}]
+            assert api.get("/api/v1/approvals", headers=headers).json()["approvals"] == []
+    finally:
+        server.stop()

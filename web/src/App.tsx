@@ -22,6 +22,9 @@ const ApplicationsPage = lazy(() =>
   import('./pages/applications/ApplicationsPage').then((m) => ({ default: m.ApplicationsPage })),
 );
 const HistoryPage = lazy(() => import('./pages/logs/HistoryPage').then((m) => ({ default: m.HistoryPage })));
+const ApprovalsPage = lazy(() =>
+  import('./pages/approvals/ApprovalsPage').then((m) => ({ default: m.ApprovalsPage })),
+);
 const AiFramePage = lazy(() => import('./pages/ai/AiFramePage').then((m) => ({ default: m.AiFramePage })));
 const AccountPage = lazy(() => import('./pages/account/AccountPage').then((m) => ({ default: m.AccountPage })));
 
@@ -58,6 +61,7 @@ export const routes: RouteObject[] = [
       { path: '/flows/:index', element: <FlowsPage /> },
       { path: '/applications', element: <ApplicationsPage /> },
       { path: '/logs', element: <HistoryPage /> },
+      { path: '/approvals', element: <ApprovalsPage /> },
       { path: '/chatflows', element: <AiFramePage widget="chatflows" title="Chatflows" /> },
       { path: '/agentflows', element: <AiFramePage widget="agentflows" title="Agentflows" /> },
       { path: '/tools', element: <AiFramePage widget="tools" title="Tools" /> },

@@ -75,6 +75,10 @@ class Conflict(ApiError):
     status_code = 409
 
 
+class Gone(ApiError):
+    status_code = 410
+
+
 class PayloadTooLarge(ApiError):
     status_code = 413
 
@@ -85,6 +89,10 @@ class Unprocessable(ApiError):
 
 class TooManyRequests(ApiError):
     status_code = 429
+
+
+class ServiceUnavailable(ApiError):
+    status_code = 503
 
 
 #: Keys a route's own 422 carries, added to its validation errors too (by route path), so the route

@@ -22,3 +22,5 @@ export type TasksResponse = Schemas['TaskList'];
 /** A flow's revision (one publish), in the History panel's list; with its canvas and spec when read alone. */
 export type RevisionItem = Schemas['RevisionItem'];
 export type RevisionDetail = Schemas['RevisionDetail'];
+/** One of the signed-in person's pending approvals (an Approval step waiting for a decision). */
+export type PendingApproval = Schemas['PendingApproval'];

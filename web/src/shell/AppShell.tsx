@@ -1,5 +1,6 @@
 import {
   ApartmentOutlined,
+  AuditOutlined,
   AppstoreOutlined,
   CommentOutlined,
   HistoryOutlined,
@@ -25,6 +26,7 @@ const ICONS: Record<NavKey, ReactNode> = {
   agentflows: <RobotOutlined />,
   tools: <ToolOutlined />,
   history: <HistoryOutlined />,
+  approvals: <AuditOutlined />,
 };
 
 export function AppShell() {

@@ -10,6 +10,7 @@ describe('active navigation', () => {
     ['/create', 'flows'],
     ['/create/5', 'flows'],
     ['/logs', 'history'],
+    ['/approvals', 'approvals'],
     ['/chatflows', 'chatflows'],
     ['/agentflows', 'agentflows'],
     ['/tools', 'tools'],
@@ -21,5 +22,6 @@ describe('active navigation', () => {
   it('gives the page heading', () => {
     expect(headingFor('/dashboard')).toBe('DASHBOARD');
     expect(headingFor('/logs')).toBe('FLOW HISTORY');
+    expect(headingFor('/approvals')).toBe('PENDING APPROVALS');
   });
 });

@@ -1,5 +1,5 @@
 /** Left navigation entries and which one a path highlights. */
-export type NavKey = 'home' | 'applications' | 'flows' | 'chatflows' | 'agentflows' | 'tools' | 'history';
+export type NavKey = 'home' | 'applications' | 'flows' | 'chatflows' | 'agentflows' | 'tools' | 'history' | 'approvals';
 
 export interface NavEntry {
   key: NavKey;
@@ -16,6 +16,7 @@ export const NAV: NavEntry[] = [
   { key: 'agentflows', label: 'Agentflows', path: '/agentflows', heading: 'AGENTFLOWS' },
   { key: 'tools', label: 'Tools', path: '/tools', heading: 'TOOLS' },
   { key: 'history', label: 'History', path: '/logs', heading: 'FLOW HISTORY' },
+  { key: 'approvals', label: 'Approvals', path: '/approvals', heading: 'PENDING APPROVALS' },
 ];
 
 const startsWithSegment = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
@@ -27,6 +28,7 @@ export function activeNavKey(pathname: string): NavKey | null {
   if (startsWithSegment(pathname, '/dashboard')) return 'home';
   if (startsWithSegment(pathname, '/applications')) return 'applications';
   if (startsWithSegment(pathname, '/logs')) return 'history';
+  if (startsWithSegment(pathname, '/approvals')) return 'approvals';
   if (startsWithSegment(pathname, '/chatflows')) return 'chatflows';
   if (startsWithSegment(pathname, '/agentflows')) return 'agentflows';
   if (startsWithSegment(pathname, '/tools')) return 'tools';

@@ -13,6 +13,8 @@ pending list.
   records it. A second click, or another approver afterwards: 410 with who decided.
 - ``GET /api/v1/approvals``: the signed-in person's pending approvals: of their flows (the owner), or
   naming them (a team member: only those of the account they work in that name them).
+- ``POST /api/v1/approvals/{id}/decide``: the web app's Pending approvals page: the signed-in person
+  decides one their list shows (anyone else: 404), by the same decision as the links (:func:`_take`).
 
 A link is ``<public url>/api/v1/approvals/decide/<base64url(id:email:decision)>.<HMAC>`` under a key
 derived from the api's secret key: single-use (the wait is decided once) and expiring (the row's
@@ -39,7 +41,7 @@ from sqlalchemy.orm import Session
 from konnectz_api.core.config import Settings
 from konnectz_api.db import run_db
 from konnectz_api.deps import BusDep, SessionDep, SettingsDep, SignedInUser
-from konnectz_api.errors import Forbidden
+from konnectz_api.errors import Forbidden, Gone, NotFound, ServiceUnavailable
 from konnectz_api.models import Approval, Konnect, User
 from konnectz_api.routes.credentials import Bearer, _scoped_konnect
 from konnectz_api.services.mail import send_mail
@@ -241,6 +243,24 @@ def _decided(session: Session, approval_id: int, decision: Decision, email: str)
         approval.decision, approval.decided_by, approval.decided_at = decision, email, datetime.now(UTC)
 
 
+async def _take(session: Session, bus: BusDep, approval: Approval, decision: Decision, email: str) -> tuple[int, str]:
+    """Decide ``approval`` as ``email`` did: the run's wait by its compare-and-set (decided once), then the
+    row. (status, what happened): 200 decided, 410 decided before, 503 not now. The links and the signed-in
+    call both decide here."""
+    body = {"decision": decision, "approved": decision == "approved", "decided_by": email}
+    try:
+        kv = await bus.js.key_value(KV_WAITS)
+        answer = await decide_call(bus.js, kv, approval.konnect_id, approval.run_id, approval.step_id, body)
+    except Exception:
+        return 503, "The decision could not be recorded right now; try again."
+    if answer.status in (200, 202):
+        await run_db(session, _decided, approval.id, decision, email)
+        return 200, f"The request was {decision}. The run goes on."
+    if answer.status == 410:
+        return 410, str(answer.body.get("error", "Already decided"))
+    return answer.status, "The decision is being taken; try again."
+
+
 @router.post("/decide/{token}", response_class=HTMLResponse, include_in_schema=False)
 async def decide(token: str, session: SessionDep, settings: SettingsDep, bus: BusDep) -> HTMLResponse:
     loaded = await run_db(session, _load, settings, token)
@@ -250,35 +270,31 @@ async def decide(token: str, session: SessionDep, settings: SettingsDep, bus: Bu
     gone = _gone(approval)
     if gone is not None:
         return gone
-    body = {"decision": decision, "approved": decision == "approved", "decided_by": email}
-    try:
-        kv = await bus.js.key_value(KV_WAITS)
-        answer = await decide_call(bus.js, kv, approval.konnect_id, approval.run_id, approval.step_id, body)
-    except Exception:
-        return _page("Try again", "<p>The decision could not be recorded right now; try again.</p>", 503)
-    if answer.status in (200, 202):
-        await run_db(session, _decided, approval.id, decision, email)
-        return _page("Thank you", f"<p>The request was {decision}. The run goes on.</p>")
-    if answer.status == 410:
-        return _page("Already decided", f"<p>{html.escape(str(answer.body.get('error', '')))}</p>", 410)
-    return _page("Try again", "<p>The decision is being taken; try again.</p>", answer.status)
+    status, said = await _take(session, bus, approval, decision, email)
+    if status == 200:
+        return _page("Thank you", f"<p>{html.escape(said)}</p>")
+    if status == 410:
+        return _page("Already decided", f"<p>{html.escape(said)}</p>", 410)
+    return _page("Try again", f"<p>{html.escape(said)}</p>", status)
 
 
 # --- the pending list --------------------------------------------------------------------------------
+def _scope(person: User) -> ColumnElement[bool]:
+    """The approvals ``person`` may see and decide: a team member those of the account they work in that
+    name them; anyone else those of their own flows and those naming them."""
+    names_them = type_coerce(Approval.approvers, JSONB).contains([person.email.lower()])
+    if person.member_kind == "team" and person.parent_id is not None:
+        return and_(Approval.owner_id == person.parent_id, names_them)
+    return or_(Approval.owner_id == person.id, names_them)
+
+
 def _pending(session: Session, person: User) -> list[PendingApproval]:
     """The pending approvals ``person`` (the one signed in) may see: a team member those of the account
     they work in that name them; anyone else those of their own flows and those naming them."""
-    email = person.email.lower()
-    names_them = type_coerce(Approval.approvers, JSONB).contains([email])
-    scope: ColumnElement[bool]
-    if person.member_kind == "team" and person.parent_id is not None:
-        scope = and_(Approval.owner_id == person.parent_id, names_them)
-    else:
-        scope = or_(Approval.owner_id == person.id, names_them)
     rows = (
         session.query(Approval, Konnect.konnect_name)
         .join(Konnect, Konnect.id == Approval.konnect_id)
-        .filter(Approval.decision.is_(None), Approval.until > datetime.now(UTC), scope)
+        .filter(Approval.decision.is_(None), Approval.until > datetime.now(UTC), _scope(person))
         .order_by(Approval.created_at)
         .limit(200)
         .all()
@@ -306,3 +322,48 @@ def _pending(session: Session, person: User) -> list[PendingApproval]:
 )
 async def pending_approvals(person: SignedInUser, session: SessionDep) -> PendingApprovals:
     return PendingApprovals(approvals=await run_db(session, _pending, person))
+
+
+class DecisionIn(BaseModel):
+    decision: Decision
+
+
+class DecisionOut(BaseModel):
+    status: Decision
+    message: str
+
+
+def _visible(session: Session, person: User, approval_id: int) -> Approval | None:
+    return session.query(Approval).filter(Approval.id == approval_id, _scope(person)).first()
+
+
+@router.post(
+    "/{approval_id}/decide",
+    response_model=DecisionOut,
+    summary="Approve or reject one of the signed-in user's pending approvals (as the mailed links do)",
+    responses={
+        404: {"description": "No such approval for this user"},
+        410: {"description": "Already decided or expired"},
+    },
+)
+async def decide_signed_in(
+    approval_id: int, body: DecisionIn, person: SignedInUser, session: SessionDep, bus: BusDep
+) -> DecisionOut:
+    """The Pending approvals page's buttons: the person may decide what they see in their pending list
+    (the owner of the flow, or a team member it names); the decision is recorded as theirs."""
+    if not 0 < approval_id < 2**63:
+        raise NotFound("No such approval")
+    approval = await run_db(session, _visible, person, approval_id)
+    if approval is None:
+        raise NotFound("No such approval")
+    if approval.decision is not None:
+        at = approval.decided_at.strftime("%Y-%m-%d %H:%M UTC") if approval.decided_at else ""
+        raise Gone(f"Already decided: {approval.decision} by {approval.decided_by} at {at}.")
+    if approval.until <= datetime.now(UTC):
+        raise Gone("Expired: nobody decided in time, the run went on without this decision.")
+    status, said = await _take(session, bus, approval, body.decision, person.email.lower())
+    if status == 200:
+        return DecisionOut(status=body.decision, message=said)
+    if status == 410:  # decided at the same moment by a link or another approver, or timed out
+        raise Gone(said.replace("This link was used already", "Already decided").replace("This link has", "It has"))
+    raise ServiceUnavailable(said, headers={"Retry-After": "1"})
