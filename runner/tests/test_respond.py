@@ -297,7 +297,9 @@ async def test_past_the_timeout_or_in_a_delay_the_caller_gets_202(
     shared_runner: RunningRunner, nc: NATS, echo: Any
 ) -> None:
     slow = ApiCallStep(id="node-2", name="Slow", method="GET", url=echo.base + "/slow")  # 1.5 s
-    late = await _publish(shared_runner, nc, _spec([slow, Config(id="node-3", name="Respond", body_template="late")], "step", 1))
+    late = await _publish(
+        shared_runner, nc, _spec([slow, Config(id="node-3", name="Respond", body_template="late")], "step", 1)
+    )
     delay = DelayStep(id="node-2", name="Wait", mode="for", amount=5, unit="minutes")
     waits = await _publish(shared_runner, nc, _spec([delay, Config(id="node-3", name="R", body_template="x")], "step"))
     async with httpx.AsyncClient(timeout=20) as http:
