@@ -15,6 +15,7 @@ from konnectz_contracts.quota import QuotaReply
 from konnectz_contracts.spec import FlowSpec
 from konnectz_runner.work import NatsQuotaGate
 from konnectz_runner.work.quota import QuotaUnavailable, tasks_of
+from konnectz_runner.work.worker import MAX_ATTEMPTS, quota_retry_delay
 
 from .test_worker import SPEC, FakeJetStream, make_worker, run_message
 
@@ -85,6 +86,12 @@ async def test_unanswered_gate_retries_then_refuses_on_the_last_delivery(http: A
     event = _event(js)
     assert last.calls == ["ack"] and http.calls == []
     assert event.refused is not None and "task quota could not be checked" in event.refused
+
+
+def test_an_unanswered_quota_check_is_retried_later_each_time_for_about_six_minutes() -> None:
+    delays = [quota_retry_delay(n) for n in range(1, MAX_ATTEMPTS)]
+    assert delays[:4] == [5.0, 10.0, 20.0, 40.0] and max(delays) == 60.0
+    assert 300 <= sum(delays) <= 450  # an api or PostgreSQL restart fits; a dead api refuses within minutes
 
 
 async def test_nats_gate_without_a_quota_service_is_unavailable(nats_server: Any) -> None:

@@ -127,6 +127,7 @@ __all__ = [
     "RunWorker",
     "WorkerThread",
     "consumer_for",
+    "quota_retry_delay",
     "unloaded_delay",
 ]
 
@@ -138,6 +139,19 @@ ACK_WAIT_SECONDS = 10.0
 # so a run cannot be left unacknowledged and forgotten).
 MAX_ATTEMPTS = 10
 MAX_DELIVER = MAX_ATTEMPTS  # the former name
+#: A run whose task quota could not be checked (no api answered) is offered again after 5 s, then
+#: twice as long each time up to 60 s: about 6 minutes over its deliveries, so an api or PostgreSQL
+#: restart does not refuse the runs that arrived meanwhile (5 s each time refused them after about a
+#: minute, seen on the real node while a PostgreSQL pod came back under load).
+QUOTA_RETRY_FIRST_SECONDS = 5.0
+QUOTA_RETRY_MAX_SECONDS = 60.0
+
+
+def quota_retry_delay(delivered: int) -> float:
+    """Seconds before a run whose quota could not be checked is offered again (its delivery ``delivered``)."""
+    return min(QUOTA_RETRY_FIRST_SECONDS * 2 ** max(delivered - 1, 0), QUOTA_RETRY_MAX_SECONDS)
+
+
 #: The consumer's max_deliver: deliveries past MAX_ATTEMPTS only store the run's ERROR event.
 CONSUMER_MAX_DELIVER = 2 * MAX_ATTEMPTS
 PUBLISH_TIMEOUT_SECONDS = 10.0
@@ -431,7 +445,7 @@ class RunWorker:
         except QuotaUnavailable as exc:
             self._quota_checks.failed(exc, " (runs wait and are retried)")
             if not last:
-                await msg.nak(delay=5.0)
+                await msg.nak(delay=quota_retry_delay(msg.metadata.num_delivered))
                 return _HANDED_BACK
             return f"The run was refused: its task quota could not be checked ({exc})."
         self._quota_checks.ok()
