@@ -40,6 +40,9 @@ async def test_serve_process_answers_health_and_stops_on_sigterm(nats_server: An
             assert unknown.status_code == 404
         # A stuck runner can be asked where it is: SIGUSR1 prints every thread's stack and changes nothing.
         proc.send_signal(signal.SIGUSR1)
+        # ... and SIGUSR2 every asyncio task of its two loops (the ingress's and the run worker's).
+        proc.send_signal(signal.SIGUSR2)
+        await asyncio.sleep(0.5)
         # A client that never finishes its body does not hold the process after SIGTERM (uvicorn gives open
         # connections at most SHUTDOWN_CONNECTIONS_SECONDS; today it ends a half-read request at once).
         _reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -50,6 +53,9 @@ async def test_serve_process_answers_health_and_stops_on_sigterm(nats_server: An
         output, _ = await asyncio.wait_for(proc.communicate(), 30)
         writer.close()
         assert b"Current thread" in output or b"Thread 0x" in output, output.decode()
+        assert b"--- asyncio loop 'ingress' (running)" in output, output.decode()
+        assert b"--- asyncio loop 'run worker' (running)" in output, output.decode()
+        assert b"Stack for <Task" in output, output.decode()
         # uvicorn shuts the app down (worker stopped, NATS drained), then re-raises the signal it caught.
         assert proc.returncode in (0, -signal.SIGTERM), output.decode()
         assert b"Runner ready" in output

@@ -463,12 +463,16 @@ def served_api(env: dict[str, str], log: Path, *, timeout: float = 90) -> Iterat
 
 def stop_process(proc: subprocess.Popen[Any], timeout: float, what: str) -> None:
     """SIGTERM ``proc`` and wait ``timeout`` seconds for it to exit. One that does not is a defect, not a
-    slow machine: it is asked for its threads' stacks first (SIGUSR1: the runner registers faulthandler on
-    it; they go to its stderr, which the test's report shows), then killed, and the test fails saying so."""
+    slow machine: it is asked for its asyncio tasks' stacks (SIGUSR2) and its threads' stacks (SIGUSR1: the
+    runner registers faulthandler on it) first; they go to its stderr, which the test's report shows; then it
+    is killed, and the test fails saying so."""
     proc.terminate()
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            proc.send_signal(signal.SIGUSR2)
+        time.sleep(1)
         with contextlib.suppress(OSError):
             proc.send_signal(signal.SIGUSR1)
         time.sleep(2)

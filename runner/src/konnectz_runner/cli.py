@@ -164,6 +164,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (the tests do so before they kill a runner that did not stop in time), and so does a fatal signal.
         faulthandler.enable()
         faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+        # ... and `kill -USR2 <pid>` prints every asyncio task of its loops (which coroutine never ends).
+        from konnectz_runner import telemetry  # import-ok: only the serving process watches its loops
+
+        signal.signal(signal.SIGUSR2, lambda _signum, _frame: telemetry.dump_tasks())
 
         problem = _cannot_serve()
         if problem is not None:

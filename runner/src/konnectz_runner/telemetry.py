@@ -20,10 +20,13 @@ tracer is used, spans cost nothing and task logs carry no trace id.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
-from typing import Any
+import sys
+import threading
+from typing import Any, TextIO
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -42,10 +45,12 @@ __all__ = [
     "WEBHOOK_ANSWERS",
     "carrier_of",
     "context_of",
+    "dump_tasks",
     "setup_tracing",
     "span",
     "trace_id_hex",
     "tracer",
+    "watch_loop",
 ]
 
 RUNS_ACCEPTED = Counter("konnectz_runs_accepted", "Runs stored in JetStream by the ingress", ["source"])
@@ -66,6 +71,48 @@ STEP_SECONDS = Histogram(
 STEP_RETRIES = Counter(
     "konnectz_step_retries", "Failed step attempts retried by the step's on_error policy", ["kind", "failure"]
 )
+
+# The event loops of this process (the ingress's and the run worker's), so a stuck process can say which
+# coroutine each of its loops waits in: ``kill -USR2 <pid>`` prints every asyncio task's stack to stderr
+# (``kill -USR1`` prints the threads' stacks; the tests send both before they kill a runner that did not
+# stop in time). A thread's stack alone shows a loop idle in its selector, not which task never ends.
+_LOOPS: list[tuple[str, asyncio.AbstractEventLoop]] = []
+_LOOPS_LOCK = threading.Lock()
+
+
+def watch_loop(name: str, loop: asyncio.AbstractEventLoop) -> None:
+    """Name a running loop for :func:`dump_tasks` (closed loops are forgotten there)."""
+    with _LOOPS_LOCK:
+        _LOOPS[:] = [(n, lp) for n, lp in _LOOPS if not lp.is_closed()]
+        _LOOPS.append((name, loop))
+
+
+def dump_tasks(file: TextIO | None = None) -> int:
+    """Print the stack of every unfinished task of every watched loop; returns how many were printed.
+
+    Safe from a signal handler in another thread than the loops': ``asyncio.all_tasks(loop)`` copies a
+    weak set that the loop's thread may change meanwhile, so it is read again when that happens."""
+    out = file or sys.stderr
+    with _LOOPS_LOCK:
+        loops = list(_LOOPS)
+    printed = 0
+    for name, loop in loops:
+        tasks: list[asyncio.Task[Any]] = []
+        for _ in range(5):
+            try:
+                tasks = list(asyncio.all_tasks(loop))
+                break
+            except RuntimeError:  # the set changed size while it was copied
+                continue
+        state = "closed" if loop.is_closed() else ("running" if loop.is_running() else "stopped")
+        print(f"--- asyncio loop {name!r} ({state}): {len(tasks)} unfinished task(s)", file=out)
+        for task in tasks:
+            print(f"- {task.get_name()}: {task.get_coro()!r}", file=out)
+            task.print_stack(limit=25, file=out)
+            printed += 1
+    out.flush()
+    return printed
+
 
 _propagator = TraceContextTextMapPropagator()
 _configured = False

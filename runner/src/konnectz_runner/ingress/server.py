@@ -759,6 +759,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        telemetry.watch_loop("ingress", asyncio.get_running_loop())
         await runner.start()
         try:
             yield

@@ -869,6 +869,7 @@ class WorkerThread:
 
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
+        telemetry.watch_loop("run worker", self._loop)
         self._stop = asyncio.Event()
         try:
             # Its own outage lines (nats-py's default error callback prints a traceback per reconnect attempt).
