@@ -53,7 +53,7 @@ class Rooms:
 # budgets); engine (a flow run, the journal, steps) and bus (NATS) above apps; work (the run worker)
 # and clock (scheduler, poller, election) above those; ingress (the HTTP app, which starts work and
 # clock) at the top. The top modules (cli, processes, __main__) may import any face; rooms may import
-# the base ones (config, telemetry, outage).
+# the base ones (config, telemetry, outage, tasks).
 ROOMS: dict[str, Rooms] = {
     "konnectz_runner": Rooms(
         allowed={
@@ -64,7 +64,7 @@ ROOMS: dict[str, Rooms] = {
             "clock": frozenset({"apps", "bus", "engine"}),
             "ingress": frozenset({"apps", "bus", "clock", "engine", "work"}),
         },
-        base=frozenset({"config", "outage", "telemetry"}),
+        base=frozenset({"config", "outage", "tasks", "telemetry"}),
     ),
 }
 # Which rooms of another package a package may import, through their faces (and the package's

@@ -46,6 +46,7 @@ from konnectz_contracts.run_control import (
 )
 from konnectz_runner.bus.kv import kv_config
 from konnectz_runner.bus.timers import continuation_key, timer_subject
+from konnectz_runner.tasks import stop_task
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -204,11 +205,8 @@ class CancelBook:
         self._task = asyncio.create_task(self._follow())
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task)
+        self._task = None
 
     def _reconnects(self) -> int:
         stats = getattr(self._nc, "stats", None) or {}

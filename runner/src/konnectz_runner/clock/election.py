@@ -38,6 +38,7 @@ from nats.js.kv import KeyValue
 
 from konnectz_contracts.events import KV_LEADERS
 from konnectz_runner.bus import open_bucket
+from konnectz_runner.tasks import stop_task
 
 __all__ = ["LEASE_SECONDS", "Election", "holder_id"]
 
@@ -101,10 +102,7 @@ class Election:
 
     async def stop(self) -> None:
         """Stop campaigning; a holder ends its duties and frees the lock for a successor."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await stop_task(self._task)
         revision = self._revision
         await self._step_down("stopping")
         if revision is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Iterable
 from typing import Any, TypeVar
@@ -11,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from konnectz_contracts.spec import FlowSpec
+from konnectz_runner.tasks import stop_task
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +54,7 @@ class Ticking:
         self._task = asyncio.create_task(self._loop(), name=self.task_name)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await stop_task(self._task)
 
     async def _loop(self) -> None:
         while True:

@@ -31,7 +31,6 @@ once per slot and a source is polled once per interval however many replicas run
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import random
@@ -98,6 +97,7 @@ from konnectz_runner.ingress.signatures import verify_signature
 from konnectz_runner.ingress.webhook import WebhookError, read_trigger_output
 from konnectz_runner.ingress.webhook_secrets import SecretCache
 from konnectz_runner.outage import Outage, nats_callbacks
+from konnectz_runner.tasks import stop_task, stop_tasks
 from konnectz_runner.work import NatsQuotaGate, QuotaBlocks, RunWorker, WorkerThread, consumer_for
 
 __all__ = ["Runner", "create_app"]
@@ -253,17 +253,12 @@ class Runner:
         if self.election is not None:
             await self.election.stop()  # ends the duties and frees the lock for another pool runner
         await self._stop_duties()
-        for task in self._background:
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await stop_tasks(self._background)
         if self.worker is not None:
             await self.worker.stop()
         if self.worker_thread is not None:
             await self.worker_thread.stop()
-        if self._watch_supervisor is not None:
-            self._watch_supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch_supervisor
+        await stop_task(self._watch_supervisor)
         if self.http is not None:
             await self.http.aclose()
         if self.nc is not None and not self.nc.is_closed:

@@ -114,6 +114,7 @@ from konnectz_runner.engine import (
     suspension_failed,
 )
 from konnectz_runner.outage import Outage, nats_callbacks
+from konnectz_runner.tasks import stop_task
 from konnectz_runner.work.failed_runs import runner_error_event
 from konnectz_runner.work.quota import NatsQuotaGate, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
 from konnectz_runner.work.replies import answer_end, answer_waiting, run_replies
@@ -273,10 +274,7 @@ class RunWorker:
 
     async def stop(self, grace: float = 20.0) -> None:
         """Stop fetching; give running runs ``grace`` seconds (unfinished ones are redelivered later)."""
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
+        await stop_task(self._loop_task)
         for waiting in list(self._waiting):  # runs waiting for a slot: redelivered later, in order
             waiting.cancel()
         if self._inflight:
