@@ -28,7 +28,7 @@ def test_every_room_is_a_folder_with_a_face_and_every_module_has_a_place() -> No
     for room in rooms.allowed:
         assert (package / room / "__init__.py").is_file(), room
     top = {path.stem for path in package.glob("*.py")} - {"__init__", "__main__"}
-    assert top == {"cli", "config", "outage", "processes", "telemetry"}
+    assert top == {"cli", "config", "outage", "processes", "tasks", "telemetry"}
     assert rooms.base < top
 
 
