@@ -123,7 +123,9 @@ async def answer(bus: Bus, sessions: sessionmaker[Session], data: bytes) -> Call
     try:
         await publish_run(bus.js, run)
     except Unstorable as exc:
-        return reply.model_copy(update={"run_id": None, "error": f"The run cannot be stored: {exc.message}", "status": exc.status})
+        return reply.model_copy(
+            update={"run_id": None, "error": f"The run cannot be stored: {exc.message}", "status": exc.status}
+        )
     except Exception as exc:  # NATS slow or away: the step may try again (same run id: stored once)
         error = f"The run could not be stored, try again: {exc or type(exc).__name__}"
         return reply.model_copy(update={"run_id": None, "error": error, "status": 503})
@@ -232,12 +234,12 @@ def _longest(edges: dict[int, list[int]], start: int, limit: int) -> list[int]:
         if not following:
             break
         levels.append(following)
-    node: int | None = next(iter(levels[-1]))
+    at: int | None = next(iter(levels[-1]))
     chain: list[int] = []
     for level in reversed(levels):
-        assert node is not None
-        chain.append(node)
-        node = level[node]
+        assert at is not None
+        chain.append(at)
+        at = level[at]
     return list(reversed(chain))
 
 

@@ -18,8 +18,9 @@ offering itself as an MCP tool. ``tools/call``:
    each field, so the model can correct itself; no run starts;
 4. the run is stored in JetStream (``KZ_RUNS``, source ``call``) like a webhook's, and the call
    waits for its task log, at most :data:`CALL_TIMEOUT_SECONDS`; the result is the body of the flow's
-   first Respond step that answered (JSON parsed; docs/sub-flows.md), else the run's last step's output (``structuredContent`` when it is an object; as JSON text always), ``isError``
-   when the run did not succeed. Past the wait the result says the run goes on and where to see it.
+   first Respond step that answered (JSON parsed; docs/sub-flows.md), else the run's last step's
+   output (``structuredContent`` when it is an object; as JSON text always), ``isError`` when the run
+   did not succeed. Past the wait the result says the run goes on and where to see it.
 
 At most :data:`CALLS_PER_ACCOUNT` calls of one account wait at once in one api process; one more
 is refused with HTTP 429. The run is a task log like any run (its source ``call``).
@@ -143,8 +144,12 @@ def _respond_steps(session: Session, konnect_id: int) -> set[str]:
     """The ids of the flow's Respond steps (their body is a called run's result)."""
     konnect = session.get(Konnect, konnect_id)
     spec = konnect.published_spec if konnect is not None and isinstance(konnect.published_spec, dict) else {}
-    steps = spec.get("steps") if isinstance(spec.get("steps"), list) else []
-    return {s.get("id") for s in steps if isinstance(s, dict) and s.get("kind") == "respond"}
+    steps = spec.get("steps")
+    return (
+        {str(s.get("id")) for s in steps if isinstance(s, dict) and s.get("kind") == "respond"}
+        if isinstance(steps, list)
+        else set()
+    )
 
 
 def _outcome(session: Session, owner_id: int, konnect_id: int, run_id: str) -> tuple[str, Any, str | None] | None:

@@ -105,7 +105,12 @@ def _called_by(event: TaskEvent) -> dict[str, Any] | None:
     link = event.called_by
     if link is None:
         return None
-    return {"konnect_id": link.konnect_id, "konnect_name": link.konnect_name, "run_id": link.run_id, "step_id": link.step_id}
+    return {
+        "konnect_id": link.konnect_id,
+        "konnect_name": link.konnect_name,
+        "run_id": link.run_id,
+        "step_id": link.step_id,
+    }
 
 
 def _calls(event: TaskEvent) -> list[dict[str, Any]] | None:

@@ -39,13 +39,13 @@ from konnectz_contracts.events import CallerLink, RunRequest, TaskEvent, Unstora
 from konnectz_contracts.limits import CALL_RESULT_MAX_BYTES, MAX_CALL_DEPTH
 from konnectz_contracts.spec import FlowSpec
 from konnectz_runner.bus import decide_call
-from konnectz_runner.engine.context import CallRefused
+from konnectz_runner.engine import CallRefused
 
 __all__ = [
     "CALL_TIMEOUT_SECONDS",
     "FlowCalls",
-    "callee_result",
     "called_run_id",
+    "callee_result",
     "report_end",
     "start_call",
 ]
@@ -64,7 +64,13 @@ def called_run_id(caller_run_id: str, step_id: str, item_index: int | None = Non
 
 
 async def start_call(
-    nc: Any, caller: CallerLink, flow_id: int, arguments: dict[str, Any], *, run_id: str, timeout: float = CALL_TIMEOUT_SECONDS
+    nc: Any,
+    caller: CallerLink,
+    flow_id: int,
+    arguments: dict[str, Any],
+    *,
+    run_id: str,
+    wait_seconds: float = CALL_TIMEOUT_SECONDS,
 ) -> CallStarted:
     """Ask the api to start flow ``flow_id`` with ``arguments`` for ``caller`` (its ``depth`` the called
     run's). Raises :class:`CallRefused` (``transient`` when the api did not answer)."""
@@ -78,7 +84,7 @@ async def start_call(
     except ValueError as exc:
         raise CallRefused(f"The inputs cannot be sent as JSON: {exc}") from exc
     try:
-        msg = await nc.request(CALL_SUBJECT, data, timeout=timeout)
+        msg = await nc.request(CALL_SUBJECT, data, timeout=wait_seconds)
     except (nats.errors.NoRespondersError, nats.errors.TimeoutError, TimeoutError) as exc:
         raise CallRefused(
             f"The api did not answer the request to start flow {flow_id} ({type(exc).__name__})", transient=True
@@ -187,5 +193,5 @@ class FlowCalls:
             depth=min(above + 1, 100),
         )
         run_id = called_run_id(self.run.run_id, step_id, item_index)
-        started = await start_call(self.nc, caller, flow_id, arguments, run_id=run_id, timeout=self.timeout)
+        started = await start_call(self.nc, caller, flow_id, arguments, run_id=run_id, wait_seconds=self.timeout)
         return {"run_id": started.run_id, "flow_id": started.flow_id, "flow_name": started.flow_name}

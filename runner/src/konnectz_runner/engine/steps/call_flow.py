@@ -27,7 +27,9 @@ def _iso(instant: datetime) -> str:
 
 
 async def run(config: Config, ctx: StepContext) -> Outcome:
-    arguments: dict[str, Any] = {key: resolve_value(value, ctx.outputs, ctx.warnings) for key, value in config.inputs.items()}
+    arguments: dict[str, Any] = {
+        key: resolve_value(value, ctx.outputs, ctx.warnings) for key, value in config.inputs.items()
+    }
     recorded: dict[str, Any] = {"flow_id": config.flow_id, "inputs": arguments, "mode": config.mode}
     calls = FLOW_CALLS.get()
     if calls is None:

@@ -103,12 +103,11 @@ def _called(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     if body.get("status") == "SUCCESS":
         return {"result": body.get("result"), **link, "status": "SUCCESS", "timed_out": False}, None
     why = body.get("error") or "no error was given"
-    return None, f"The called flow {link['flow_name'] or link['flow_id']} (run {link['run_id']}) ended {body.get('status')}: {why}"
+    flow = link["flow_name"] or link["flow_id"]
+    return None, f"The called flow {flow} (run {link['run_id']}) ended {body.get('status')}: {why}"
 
 
-def apply_decision(
-    resume: Continuation, outputs: dict[str, Any], results: list[StepResult], step: Any = None
-) -> bool:
+def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[StepResult], step: Any = None) -> bool:
     """Write the decided wait into the Wait step's record and output; False when the run ends there
     (a timeout whose policy is ``stop`` or ``fail``, a called run that failed). A cancel changes nothing:
     the run ends CANCELLED. ``step``: the waiting step's config (its On error policy, for a Call a Flow)."""
