@@ -36,8 +36,9 @@ from konnectz_contracts.steps.call_flow import called_flows
 from konnectz_contracts.triggers.flow_call import FlowCallTrigger, check_arguments
 from konnectz_runner import Outage
 from konnectz_runner.bus import publish_run
+from konnectz_runner.engine import CallRefused
 
-__all__ = ["callable_flows", "check_calls", "decide_start", "serve_calls"]
+__all__ = ["ReviewCalls", "callable_flows", "check_calls", "decide_start", "review_callee", "serve_calls"]
 
 log = logging.getLogger(__name__)
 QUEUE = "api-calls"
@@ -297,3 +298,35 @@ def callable_flows(session: Session, owner_id: int) -> list[dict[str, Any]]:
                 }
             )
     return found
+
+
+def review_callee(session: Session, owner_id: int, flow_id: int) -> tuple[FlowCallTrigger, str]:
+    """Test & Review: the called flow's trigger and name (raises CallRefused saying why it cannot be called)."""
+    callee = session.get(Konnect, flow_id) if flow_id <= MAX_ID else None
+    why = _why_not(callee, owner_id, flow_id)
+    if why is not None:
+        raise CallRefused(why)
+    assert callee is not None
+    trigger = trigger_of(callee)
+    assert trigger is not None
+    return trigger, _name(callee)
+
+
+class ReviewCalls:
+    """Test & Review's ``FLOW_CALLS``: checks the inputs as a run would, and starts nothing (a test has
+    no effects on other flows)."""
+
+    NOT_STARTED = "Not started: Test & Review checks the call (the flow, its inputs) without running the flow"
+
+    def __init__(self, flow_id: int, trigger: FlowCallTrigger, name: str) -> None:
+        self.flow_id, self.trigger, self.name = flow_id, trigger, name
+
+    async def start(
+        self, flow_id: int, arguments: dict[str, Any], *, step_id: str, wait: bool, item_index: int | None = None
+    ) -> dict[str, Any]:
+        del step_id, wait, item_index
+        values, errors = check_arguments(self.trigger, arguments)
+        if errors:
+            listed = "; ".join(f"{key}: {message}" for key, message in errors.items())
+            raise CallRefused(f"The inputs of '{self.name}' would be refused: {listed}")
+        return {"run_id": None, "flow_id": flow_id, "flow_name": self.name, "inputs": values, "test": self.NOT_STARTED}
