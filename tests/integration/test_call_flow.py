@@ -126,8 +126,8 @@ def caller_canvas(name: str, url: str, flow_id: int, mode: str = "wait", **extra
     call = call_node("node-2", 2, flow_id, mode, **extra)
     if on_error is not None:
         call["data"]["onError"] = on_error
-    after = api_call_node(url + "/after", node_id="node-3",
-                          body=[{"key": "n", "value": "{{node-1.n}}"}, {"key": "got", "value": "{{node-2}}"}])  # fmt: skip
+    sent = [{"key": "n", "value": "{{node-1.n}}"}, {"key": "got", "value": "{{node-2}}"}]
+    after = api_call_node(url + "/after", node_id="node-3", body=sent)
     return spaced([webhook(), call, after], name)
 
 
@@ -375,16 +375,16 @@ def test_a_caller_waiting_through_a_runner_kill_resumes_exactly_once() -> None:
         api = httpx.Client(base_url=platform.api_url, timeout=30)
         ada = Account(api, "ada-faults@example.com")
         wait_config = [{"config_key": "timeout", "value": "1"}, {"config_key": "timeout_unit", "value": "hours"}]
+        sent = [{"key": "n", "value": "{{node-1.n}}"}, {"key": "url", "value": "{{node-3.resume_url}}"}]
         callee = spaced(
             [
                 trigger(),
-                api_call_node(server.url + "/before", node_id="node-2",
-                              body=[{"key": "n", "value": "{{node-1.n}}"}, {"key": "url", "value": "{{node-3.resume_url}}"}]),
+                api_call_node(server.url + "/before", node_id="node-2", body=sent),
                 canvas_node("node-3", "ActionNode", "wait", 3, "Wait", configResponses=wait_config),
                 respond_node("node-4", 4, '{"approved": "{{node-3.answer}}", "n": {{node-1.n}}}'),
             ],
             "Slow answer",
-        )  # fmt: skip
+        )
         slow = ada.publish(callee)["konnect_id"]
         caller = ada.publish(caller_canvas("Waits through a kill", server.url, slow))
         post(caller["webhook_url"], {"email": "k@example.com", "n": 42})
