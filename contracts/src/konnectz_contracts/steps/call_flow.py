@@ -113,12 +113,11 @@ def compile_node(node: Node) -> Config:
     mode = values.get("mode") or "wait"
     if mode not in MODES:
         raise fail(node, "the mode must be 'wait' (wait for its result) or 'go_on' (go on at once)")
-    timing: dict[str, Any] = {}
-    if mode == "wait":
-        if is_blank(values.get("timeout")):
-            values["timeout"] = 1
-        values.setdefault("on_timeout", "fail")
-        timing = timeout_settings(node, values, default_unit="hours", waits_for="the called flow's result")
+    # The timeout is kept whatever the mode (read when the step waits): switching modes loses nothing.
+    if is_blank(values.get("timeout")):
+        values["timeout"] = 1
+    values.setdefault("on_timeout", "fail")
+    timing = timeout_settings(node, values, default_unit="hours", waits_for="the called flow's result")
     return validated(
         Config,
         node,
