@@ -42,6 +42,8 @@ __all__ = ["ReviewCalls", "callable_flows", "check_calls", "decide_start", "revi
 
 log = logging.getLogger(__name__)
 QUEUE = "api-calls"
+#: Start requests one api process answers at once (each reads PostgreSQL in the thread pool).
+CONCURRENT = 16
 NOT_TRIGGER = "does not start with the 'Called by a flow or AI tool' trigger"
 
 
@@ -153,9 +155,14 @@ async def serve_calls(bus: Bus, sessions: sessionmaker[Session], stop: asyncio.E
             log.debug("call reply not sent: %s", exc)
 
     tasks: set[asyncio.Task[None]] = set()
+    busy = asyncio.Semaphore(CONCURRENT)
+
+    async def bounded(msg: Msg) -> None:
+        async with busy:  # at most CONCURRENT database reads at once; the others wait (the runner, 10 s)
+            await handle(msg)
 
     async def spawn(msg: Msg) -> None:  # each request on its own: a slow database holds up no other
-        task = asyncio.create_task(handle(msg))
+        task = asyncio.create_task(bounded(msg))
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 

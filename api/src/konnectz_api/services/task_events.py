@@ -237,8 +237,8 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "replay_of": event.replay_of,
                 "revision": _revision(event),
                 "cancelled_by": event.cancelled_by,
-                "called_by": _called_by(event),
-                "calls": _calls(event),
+                "called_by": jsonb_safe(_called_by(event)),
+                "calls": jsonb_safe(_calls(event)),
             }
         )
     # One fixed statement whatever the batch size (columns as arrays, unnest): prepared once per
