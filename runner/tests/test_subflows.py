@@ -228,3 +228,30 @@ async def test_the_step_starts_the_called_run_or_fails_saying_why(nc: Any, make_
         assert exc.transient and "did not answer" in exc.message
     else:
         raise AssertionError("not refused")
+
+
+async def test_a_called_runs_respond_step_keeps_its_body_as_the_result(make_ctx: Any) -> None:
+    from konnectz_contracts.steps.respond import Config as RespondConfig
+    from konnectz_contracts.steps.respond import check_flow
+    from konnectz_contracts.triggers.flow_call import FlowCallTrigger
+    from konnectz_runner.engine import RESPONDER
+    from konnectz_runner.engine.steps import respond
+    from konnectz_runner.work.replies import CallReplies, run_replies
+
+    step = RespondConfig(id="node-2", name="Answer", body_template='{"order": "{{node-1.n}}", "ok": true}')
+    assert check_flow(FlowCallTrigger(), [step]) is None  # allowed after the flow-call trigger
+    called = RunRequest(run_id="c", konnect_id=9, trigger_output={}, received_at=NOW, source="call")
+    replies = run_replies(None, called)
+    assert isinstance(replies, CallReplies)
+    token = RESPONDER.set(replies)
+    try:
+        ctx = make_ctx({"node-1": {"n": 7}})
+        first = await respond.run(step, ctx)
+        assert first.output["sent"] is True and first.output["result"] == {"order": "7", "ok": True}
+        again = await respond.run(step.model_copy(update={"body_template": "plain text"}), ctx)
+        assert again.output["sent"] is False and "result" not in again.output  # the first answer wins
+    finally:
+        RESPONDER.reset(token)
+    assert respond.result_of("plain text") == "plain text" and respond.result_of("") is None
+    webhook_run = called.model_copy(update={"source": "webhook"})
+    assert run_replies(None, webhook_run) is None  # nobody waits: the step only records
