@@ -337,6 +337,7 @@ def test_healthz_reports_a_crashed_consumer(client):
     assert [s.name for s in supervised] == [
         "task-event consumer",
         "quota service",
+        "flow call service",
         "retention purge",
         "failure digests",
     ]

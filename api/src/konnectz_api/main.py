@@ -50,6 +50,7 @@ from konnectz_api.routes import (
 from konnectz_api.services.cluster_sync import ClusterSync
 from konnectz_api.services.deployer import Deployer, KubernetesDeployer, LocalDeployer
 from konnectz_api.services.failure_alerts import flush_digests_forever
+from konnectz_api.services.flow_calls import serve_calls
 from konnectz_api.services.quotas import serve_quota
 from konnectz_api.services.supervisor import Supervised
 from konnectz_api.services.task_events import consume_task_events, purge_payloads_forever
@@ -97,6 +98,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     background: list[tuple[str, Callable[[], Awaitable[None]]]] = [
         ("task-event consumer", lambda: consume_task_events(bus, get_sessionmaker(), stop, deployer)),
         ("quota service", lambda: serve_quota(bus, get_sessionmaker(), stop)),
+        ("flow call service", lambda: serve_calls(bus, get_sessionmaker(), stop)),
         ("retention purge", lambda: purge_payloads_forever(get_sessionmaker(), settings)),
         ("failure digests", lambda: flush_digests_forever(bus, get_sessionmaker(), settings)),
     ]

@@ -353,6 +353,10 @@ class TaskLog(Base):
     revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # run control: who cancelled the run (the user's e-mail) when its status is CANCELLED.
     cancelled_by: Mapped[str | None] = mapped_column(String(320))
+    # call a flow: the run that called this one ({konnect_id, konnect_name, run_id, step_id}), and the runs
+    # this one's Call a Flow steps started ([{step_id, run_id, flow_id, flow_name}]).
+    called_by: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    calls: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonType, nullable=True)
 
     tasks: Mapped[list[Task]] = relationship(
         back_populates="task_log", order_by="Task.position", cascade="all, delete-orphan"

@@ -72,6 +72,7 @@ __all__ = [
     "SUBJECTS_RUNS",
     "SUBJECTS_TIMERS",
     "Attempt",
+    "CallerLink",
     "Continuation",
     "NatsReplicas",
     "RunRequest",
@@ -222,6 +223,9 @@ class WaitState(_Wire):
     body: dict[str, Any] | None = None
     # Whom the run waits for, in words (an Approval: its approvers); None: a call to its resume URL.
     waiting_for: str | None = None
+    # Call a flow (docs/sub-flows.md): the called run this wait is for; ``body`` is then its result
+    # (konnectz_runner.work.subflows.CalleeResult), decided by whoever ended the called run.
+    called_run: str | None = Field(default=None, max_length=64)
 
 
 class Continuation(_Wire):
@@ -236,6 +240,19 @@ class Continuation(_Wire):
     revision: int | None = None
     # Set when the run waits in a Wait step (a call or its timeout) rather than a delay.
     wait: WaitState | None = None
+
+
+class CallerLink(_Wire):
+    """Call a flow (docs/sub-flows.md): the run and Call a Flow step that started this run. ``wait``: the
+    caller waits for this run's result (its wait is decided when this run ends); ``depth``: how many
+    calls deep this run is (1: called by a flow that nobody called)."""
+
+    konnect_id: int
+    konnect_name: str = Field(default="", max_length=200)
+    run_id: str = Field(max_length=64)
+    step_id: str = Field(max_length=100)
+    wait: bool = False
+    depth: int = Field(default=1, ge=1, le=100)
 
 
 class RunRequest(_Wire):
@@ -255,6 +272,8 @@ class RunRequest(_Wire):
     # respond: the core NATS subject the ingress waits on for the webhook's answer
     # (konnectz_contracts.responses); None: the caller was answered at once.
     respond_to: str | None = Field(default=None, max_length=200)
+    # Call a flow: the run (and step) that started this one, when another flow called it.
+    called_by: CallerLink | None = None
 
 
 class TaskEvent(_Wire):
@@ -285,6 +304,9 @@ class TaskEvent(_Wire):
     # run control
     #: Who cancelled the run (the user's e-mail) when ``status`` is CANCELLED.
     cancelled_by: str | None = None
+    # call a flow
+    #: The run that called this one (another flow's Call a Flow step), if any.
+    called_by: CallerLink | None = None
 
 
 class Unstorable(ValueError):

@@ -29,6 +29,7 @@ __all__ = [
     "AI_PROMPT_MAX_BYTES",
     "AI_SCHEMA_MAX_BYTES",
     "API_MAX_JSON_DEPTH",
+    "CALL_RESULT_MAX_BYTES",
     "CAPTURE_MSG_MAX_BYTES",
     "EVENTS_MAX_AGE_SECONDS",
     "EVENTS_MAX_BYTES",
@@ -36,6 +37,7 @@ __all__ = [
     "FORM_MAX_BYTES",
     "KV_DEFAULT_MAX_BYTES",
     "KV_MAX_BYTES",
+    "MAX_CALL_DEPTH",
     "MAX_JSON_DEPTH",
     "NATS_MAX_PAYLOAD",
     "RESPONSE_MAX_BYTES",
@@ -69,6 +71,14 @@ API_MAX_JSON_DEPTH = 128
 AI_PROMPT_MAX_BYTES = 256 * KIB
 AI_ANSWER_MAX_BYTES = 256 * KIB
 AI_SCHEMA_MAX_BYTES = 32 * KIB
+
+#: Call a flow (:mod:`konnectz_contracts.steps.call_flow`, docs/sub-flows.md): a chain of flows calling flows
+#: is at most this many calls deep (A calls B calls C ... : 5 calls, 6 flows); publishing refuses a deeper
+#: chain, and a run started deeper (flows republished meanwhile) fails its Call a Flow step.
+MAX_CALL_DEPTH = 5
+#: The result a called flow hands back to a waiting caller (its Respond body, or its last step's output), as
+#: JSON: a larger one fails the caller's step saying so (it rides in the caller's stored run).
+CALL_RESULT_MAX_BYTES = 256 * KIB
 
 #: One stored run (``KZ_RUNS`` max_msg_size).
 RUN_MAX_BYTES = 2 * MIB

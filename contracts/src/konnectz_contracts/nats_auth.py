@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from konnectz_contracts import budgets, capture, events, quota, run_control, waits
+from konnectz_contracts import budgets, calls, capture, events, quota, run_control, waits
 from konnectz_contracts.responses import RESPONSES_PREFIX
 
 __all__ = [
@@ -76,6 +76,7 @@ ENSURED_BUCKETS = (
 ENSURED_STREAMS = (RUNS, EVENTS, CAPTURES)
 RESPONSES = f"{RESPONSES_PREFIX}.>"  # webhook answers (konnectz_contracts.responses)
 QUOTA_SUBJECTS = "kz.quota.>"  # kz.quota.reserve, kz.quota.reserve_many (konnectz_contracts.quota)
+CALL_SUBJECTS = calls.CALL_SUBJECTS  # kz.calls.start: a Call a Flow step asks the api to start a run
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,9 @@ def grants() -> dict[str, Grants]:
             delete_from=(RUNS,),
             # runs it starts (replays, run now, failure alerts) on kz.runs.<id> and kz.runs.pool.<id>.
             publish=("kz.runs.>",),
-            # quota reservations the runners ask for (queue group), answered with allow_responses.
-            subscribe=(QUOTA_SUBJECTS,),
+            # quota reservations the runners ask for (queue group), answered with allow_responses;
+            # and the called runs Call a Flow steps ask it to start (konnectz_contracts.calls).
+            subscribe=(QUOTA_SUBJECTS, CALL_SUBJECTS),
             allow_responses=True,
         ),
         RUNNER: Grants(
@@ -145,7 +147,16 @@ def grants() -> dict[str, Grants]:
             write_buckets=_RUNNER_WRITES,
             delete_from=(RUNS,),
             # kz.responses.>: a webhook's answer from its run, worker to ingress (konnectz_contracts.responses).
-            publish=("kz.runs.>", "kz.timers.>", "kz.events.>", "kz.captures.>", QUOTA_SUBJECTS, RESPONSES),
+            # kz.calls.>: a Call a Flow step asks the api to start the called run (konnectz_contracts.calls).
+            publish=(
+                "kz.runs.>",
+                "kz.timers.>",
+                "kz.events.>",
+                "kz.captures.>",
+                QUOTA_SUBJECTS,
+                RESPONSES,
+                CALL_SUBJECTS,
+            ),
             # the server's notice that a run was given up (max deliveries) on its consumer; webhook answers.
             subscribe=(f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{RUNS}.>", RESPONSES),
             # the ingress confirms a webhook answer a worker sent it (a request on kz.responses.>).

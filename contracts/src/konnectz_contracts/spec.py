@@ -80,6 +80,8 @@ def check_paths(steps: list[Any]) -> None:
         for path in step.paths:
             for step_id in path.steps:
                 kind = by_id[step_id].kind
+                if waits_for_flow(by_id[step_id]):
+                    raise ValueError(f"router {step.id}, path {path.name}: {CALL_WAITS} cannot be inside a path")
                 if kind in NOT_IN_PATH:
                     raise ValueError(f"router {step.id}, path {path.name}: {NOT_IN_PATH[kind]} cannot be inside a path")
         position += 1 + len(on_paths)
@@ -98,6 +100,16 @@ def check_paths(steps: list[Any]) -> None:
 # A delay suspends the whole run; inside an iterator's per-item pass it is refused.
 DELAY_AFTER_ITERATOR = "A delay cannot come after the iterator: put it before the iterator."
 WAIT_AFTER_ITERATOR = "A wait for a call cannot come after the iterator: put it before the iterator."
+# call a flow: a Call a Flow step that waits for the called flow suspends the run like a wait.
+CALL_WAITS = "a Call a Flow that waits for its result"
+CALL_WAIT_AFTER_ITERATOR = (
+    "A Call a Flow that waits for its result cannot come after the iterator: put it before, or set it to go on at once."
+)
+
+
+def waits_for_flow(step: Any) -> bool:
+    """A Call a Flow step that waits for the called flow's result (it suspends the run)."""
+    return getattr(step, "kind", None) == "call_flow" and getattr(step, "mode", None) == "wait"
 
 
 class FlowSpec(Strict):
@@ -147,6 +159,8 @@ class FlowSpec(Strict):
             raise ValueError(DELAY_AFTER_ITERATOR)
         if "iterator" in kinds and {"wait", "approval"} & set(kinds[kinds.index("iterator") :]):
             raise ValueError(WAIT_AFTER_ITERATOR)
+        if "iterator" in kinds and any(waits_for_flow(s) for s in self.steps[kinds.index("iterator") :]):
+            raise ValueError(CALL_WAIT_AFTER_ITERATOR)
         ids = [self.trigger_id, *(step.id for step in self.steps)]
         if len(set(ids)) != len(ids):
             raise ValueError("node ids must be unique")

@@ -736,6 +736,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/konnects/callable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The flows a Call a Flow step can call
+         * @description The account's published flows that start with the 'Called by a flow or AI tool' trigger, with their inputs (docs/sub-flows.md).
+         */
+        get: operations["callable_flows_api_v1_konnects_callable_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/konnects/publish_konnect": {
         parameters: {
             query?: never;
@@ -2091,6 +2111,67 @@ export interface components {
             name: string;
             /** Status */
             status: string;
+        };
+        /** CallableFlowList */
+        CallableFlowList: {
+            /** Flows */
+            flows: components["schemas"]["CallableFlowOut"][];
+        };
+        /**
+         * CallableFlowOut
+         * @description A published flow a Call a Flow step can call (it starts with 'Called by a flow or AI tool').
+         */
+        CallableFlowOut: {
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /** Id */
+            id: number;
+            /**
+             * Inputs
+             * @description The trigger's inputs (a form's fields: key, label, type, required, options)
+             */
+            inputs?: {
+                [key: string]: unknown;
+            }[];
+            /** Name */
+            name: string;
+        };
+        /**
+         * CalledBy
+         * @description Call a flow: the run (and its Call a Flow step) that started this run.
+         */
+        CalledBy: {
+            /** Konnect Id */
+            konnect_id: number;
+            /**
+             * Konnect Name
+             * @default
+             */
+            konnect_name?: string;
+            /** Run Id */
+            run_id: string;
+            /** Step Id */
+            step_id: string;
+        };
+        /**
+         * CalledRun
+         * @description Call a flow: a run one of this run's Call a Flow steps started.
+         */
+        CalledRun: {
+            /** Flow Id */
+            flow_id?: number | null;
+            /**
+             * Flow Name
+             * @default
+             */
+            flow_name?: string;
+            /** Run Id */
+            run_id: string;
+            /** Step Id */
+            step_id: string;
         };
         /** CancelRunOut */
         CancelRunOut: {
@@ -3852,6 +3933,13 @@ export interface components {
              * @default 1
              */
             attempts?: number;
+            /** @description The run of another flow that called this run */
+            called_by?: components["schemas"]["CalledBy"] | null;
+            /**
+             * Calls
+             * @description The runs this run's Call a Flow steps started
+             */
+            calls?: components["schemas"]["CalledRun"][];
             /**
              * Cancelled By
              * @description Who cancelled the run (status CANCELLED): an e-mail
@@ -7328,6 +7416,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    callable_flows_api_v1_konnects_callable_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallableFlowList"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */

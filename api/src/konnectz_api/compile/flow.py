@@ -22,7 +22,7 @@ from konnectz_contracts.compiling import fail
 from konnectz_contracts.on_error import OnError, compile_on_error
 from konnectz_contracts.refs import REFERENCE
 from konnectz_contracts.run_control import MAX_CONCURRENCY, MAX_DEADLINE_SECONDS, FailureAlert, RunControl
-from konnectz_contracts.spec import NOT_IN_PATH, FlowSpec
+from konnectz_contracts.spec import CALL_WAITS, NOT_IN_PATH, FlowSpec, waits_for_flow
 from konnectz_contracts.steps import join, respond, router
 from konnectz_contracts.steps.iterator import ONLY_ONCE
 
@@ -130,9 +130,10 @@ def compile_flow(
             check_references(node, step, flow.ancestors(node.id), waits)
             if step.kind == "iterator" and any(s.kind == "iterator" for s in steps):
                 raise fail(node, ONLY_ONCE)
-            if node.id in on_path and step.kind in NOT_IN_PATH:
+            if node.id in on_path and (step.kind in NOT_IN_PATH or waits_for_flow(step)):
                 _shape, path = on_path[node.id]
-                what = NOT_IN_PATH[step.kind] + (" (this node's Set Delay)" if step.id != node.id else "")
+                what = CALL_WAITS if waits_for_flow(step) else NOT_IN_PATH[step.kind]
+                what += " (this node's Set Delay)" if step.id != node.id else ""
                 raise fail(node, f"{what} cannot be inside a path (path {path.name}): one level of paths, no waits")
             compiled_ids[node.id].append(step.id)
             steps.append(step)

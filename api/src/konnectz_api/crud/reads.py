@@ -230,13 +230,13 @@ async def task_log_page(
     params["offset"] = (page_index - 1) * page_size
     cur = await conn.execute(
         "SELECT t.id, t.konnect_id, t.status, t.task_date, t.data, t.run_id, t.attempts, t.replay_of, t.replayed_as, "
-        "t.revision, t.cancelled_by, "
+        "t.revision, t.cancelled_by, t.called_by, t.calls, "
         f"count(*) OVER () {filtered} ORDER BY t.task_date DESC, t.id DESC LIMIT %(limit)s OFFSET %(offset)s",
         params,
     )
     rows = await cur.fetchall()
     if rows:
-        return LogPage([r[:11] for r in rows], int(rows[0][11]))
+        return LogPage([r[:13] for r in rows], int(rows[0][13]))
     if page_index == 1:  # nothing on the first page: nothing at all
         return LogPage([], 0)
     cur = await conn.execute(f"SELECT count(*) {filtered}", params)

@@ -38,6 +38,8 @@ from konnectz_api.replies import json_reply
 from konnectz_api.schemas import (
     ActiveRunList,
     ActiveRunOut,
+    CallableFlowList,
+    CallableFlowOut,
     CancelRunOut,
     DeleteActivityIn,
     DeleteActivityOut,
@@ -53,7 +55,7 @@ from konnectz_api.schemas import (
     UpdateStatusIn,
     UpdateStatusOut,
 )
-from konnectz_api.services import app_webhooks, publishing, rate_budgets, review, run_control
+from konnectz_api.services import app_webhooks, flow_calls, publishing, rate_budgets, review, run_control
 from konnectz_api.services.credential_broker import cipher
 from konnectz_api.services.deployer import Deployer, DeployError, LocalDeployer
 from konnectz_api.services.publishing import DeployUnavailable
@@ -185,6 +187,18 @@ def secret_names() -> SecretNames:
         name_parts=list(step_secrets.SECRET_NAME_PARTS),
         mask=step_secrets.MASK,
     )
+
+
+@router.get(
+    "/callable",
+    response_model=CallableFlowList,
+    summary="The flows a Call a Flow step can call",
+    description="The account's published flows that start with the 'Called by a flow or AI tool' trigger, "
+    "with their inputs (docs/sub-flows.md).",
+)
+def callable_flows(user: CurrentUser, session: SessionDep) -> CallableFlowList:
+    flows = flow_calls.callable_flows(session, user.id)
+    return CallableFlowList(flows=[CallableFlowOut(**flow) for flow in flows])
 
 
 def _store_draft(session: SessionDep, user: User, body: SaveKonnectIn, settings: Settings) -> tuple[Konnect, list[str]]:

@@ -151,6 +151,8 @@ async def task_logs(
                     "replayed_as": r[8],
                     "revision": r[9],
                     "cancelled_by": r[10],
+                    "called_by": r[11],
+                    "calls": r[12] or [],
                 }
                 for r, data in zip(page.rows, datas, strict=True)
             ],

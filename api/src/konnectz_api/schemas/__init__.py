@@ -58,6 +58,8 @@ from konnectz_api.schemas.folders import (
 from konnectz_api.schemas.konnects import (
     REVISION_MESSAGE_MAX,
     SEALED_BY_NAME,
+    CallableFlowList,
+    CallableFlowOut,
     CanvasJson,
     CaptureOut,
     DashboardStats,
@@ -133,6 +135,8 @@ __all__ = [
     "AuthUrlOut",
     "AuthorizationIn",
     "AuthorizationOut",
+    "CallableFlowList",
+    "CallableFlowOut",
     "CancelRunOut",
     "CanvasJson",
     "CaptureOut",

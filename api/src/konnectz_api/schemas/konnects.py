@@ -290,3 +290,18 @@ class DashboardStats(BaseModel):
     task_limit: int
     task_consumed: int
     task_available: int
+
+
+class CallableFlowOut(BaseModel):
+    """A published flow a Call a Flow step can call (it starts with 'Called by a flow or AI tool')."""
+
+    id: int
+    name: str
+    description: str = ""
+    inputs: list[dict[str, Any]] = Field(
+        default_factory=list, description="The trigger's inputs (a form's fields: key, label, type, required, options)"
+    )
+
+
+class CallableFlowList(BaseModel):
+    flows: list[CallableFlowOut]

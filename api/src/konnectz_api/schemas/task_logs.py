@@ -11,6 +11,24 @@ from konnectz_api.task_status import TaskLogStatus
 from konnectz_contracts.run_control import ActiveStatus
 
 
+class CalledBy(BaseModel):
+    """Call a flow: the run (and its Call a Flow step) that started this run."""
+
+    konnect_id: int
+    konnect_name: str = ""
+    run_id: str
+    step_id: str
+
+
+class CalledRun(BaseModel):
+    """Call a flow: a run one of this run's Call a Flow steps started."""
+
+    step_id: str
+    run_id: str
+    flow_id: int | None = None
+    flow_name: str = ""
+
+
 class TaskLogOut(BaseModel):
     id: int
     konnect_id: int
@@ -34,6 +52,9 @@ class TaskLogOut(BaseModel):
     )
     # run control
     cancelled_by: str | None = Field(default=None, description="Who cancelled the run (status CANCELLED): an e-mail")
+    # call a flow
+    called_by: CalledBy | None = Field(default=None, description="The run of another flow that called this run")
+    calls: list[CalledRun] = Field(default_factory=list, description="The runs this run's Call a Flow steps started")
 
 
 class ActiveRunOut(BaseModel):

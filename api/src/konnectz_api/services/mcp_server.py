@@ -17,9 +17,10 @@ offering itself as an MCP tool. ``tools/call``:
 3. arguments checked against the trigger's inputs; bad ones are a tool error (``isError``) naming
    each field, so the model can correct itself; no run starts;
 4. the run is stored in JetStream (``KZ_RUNS``, source ``call``) like a webhook's, and the call
-   waits for its task log, at most :data:`CALL_TIMEOUT_SECONDS`; the result is the run's last
-   step's output (``structuredContent`` when it is an object; as JSON text always), ``isError``
-   when the run did not succeed. Past the wait the result says the run goes on and where to see it.
+   waits for its task log, at most :data:`CALL_TIMEOUT_SECONDS`; the result is the body of the flow's
+   first Respond step that answered (JSON parsed; docs/sub-flows.md), else the run's last step's
+   output (``structuredContent`` when it is an object; as JSON text always), ``isError`` when the run
+   did not succeed. Past the wait the result says the run goes on and where to see it.
 
 At most :data:`CALLS_PER_ACCOUNT` calls of one account wait at once in one api process; one more
 is refused with HTTP 429. The run is a task log like any run (its source ``call``).
@@ -67,7 +68,8 @@ CALLS_PER_ACCOUNT = 8
 _POLL_FIRST, _POLL_MAX = 0.05, 0.5
 _SERVER_INFO = {"name": "konnectz", "title": "Konnectz flows", "version": "1"}
 _INSTRUCTIONS = (
-    "Each tool runs a Konnectz flow with the given inputs and answers with its last step's output. "
+    "Each tool runs a Konnectz flow with the given inputs and answers with its Respond step's body, or else "
+    "its last step's output. "
     "Every call is a run of the flow, shown in its task log."
 )
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
@@ -138,14 +140,35 @@ def _unavailable(session: Session, token: McpToken, konnect_id: int) -> str:
     return f"flow {konnect_id} is not offered as an MCP tool (its trigger's 'Offer as an MCP tool' is off)"
 
 
+def _respond_steps(session: Session, konnect_id: int) -> set[str]:
+    """The ids of the flow's Respond steps (their body is a called run's result)."""
+    konnect = session.get(Konnect, konnect_id)
+    spec = konnect.published_spec if konnect is not None and isinstance(konnect.published_spec, dict) else {}
+    steps = spec.get("steps")
+    return (
+        {str(s.get("id")) for s in steps if isinstance(s, dict) and s.get("kind") == "respond"}
+        if isinstance(steps, list)
+        else set()
+    )
+
+
 def _outcome(session: Session, owner_id: int, konnect_id: int, run_id: str) -> tuple[str, Any, str | None] | None:
-    """(status, last step's output, its error) of the finished run, or None while it runs."""
+    """(status, result, error) of the finished run, or None while it runs. The result is the first
+    Respond step's body when one answered (docs/sub-flows.md), else the last step's output."""
     log = task_logs.by_run(session, owner_id=owner_id, konnect_id=konnect_id, run_id=run_id)
     if log is None:
         return None
     tasks = task_logs.tasks_of(session, task_log=log)
     if not tasks:
         return log.status, None, None
+    responds = _respond_steps(session, konnect_id)
+    for task in tasks:
+        if task.step_id in responds and task.status == "SUCCESS":
+            found = task.data if isinstance(task.data, dict) else {}
+            found = task_payloads.restore(session, [(log.id, task.position, found)])[0]
+            output = found.get("output") if isinstance(found, dict) else None
+            if isinstance(output, dict) and "result" in output:
+                return log.status, output["result"], None
     last = tasks[-1]
     data = last.data if isinstance(last.data, dict) else {}
     data = task_payloads.restore(session, [(log.id, last.position, data)])[0]

@@ -32,7 +32,7 @@ from konnectz_api.db import run_db
 from konnectz_api.errors import ApiError, Conflict, Unprocessable
 from konnectz_api.models import Konnect, User
 from konnectz_api.params import MAX_ID
-from konnectz_api.services import app_webhooks, review
+from konnectz_api.services import app_webhooks, flow_calls, review
 from konnectz_api.services.deployer import DeployConflict, Deployer, DeployError
 from konnectz_contracts.spec import FlowSpec
 
@@ -154,6 +154,8 @@ def _compiled(session: Session, konnect: Konnect, user: User, prepare: Callable[
         timezone=user_timezone(user),
         owns_flow=lambda other: _owns(session, other, konnect.owner_id),
     )
+    # call a flow: the flows it calls are the account's published flow-call flows, in no cycle, not too deep
+    flow_calls.check_calls(session, spec, konnect.owner_id)
     # The spec names its revision (the task log and the Konnect's status show which one runs).
     number = revision_crud.next_number(session, konnect_id=konnect.id)
     return spec.model_copy(update={"revision": number})

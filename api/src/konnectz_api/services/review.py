@@ -44,6 +44,7 @@ from konnectz_api.errors import NotFound, Unprocessable
 from konnectz_api.jsonb import jsonb_safe
 from konnectz_api.models import Konnect, User
 from konnectz_api.schemas import KonnectCustom, TestAndReviewIn, TestAndReviewOut
+from konnectz_api.services import flow_calls
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, fresh_credentials, refresh_credentials
 from konnectz_api.services.rate_budgets import use_account
@@ -55,7 +56,7 @@ from konnectz_contracts.triggers import flow_call, flow_failed
 from konnectz_contracts.triggers.polling import Cursor, PollingTrigger, newest_item
 from konnectz_contracts.triggers.schedule import next_fire, trigger_output
 from konnectz_runner.apps import Budgets, NetGuard, guarded_transport
-from konnectz_runner.engine import StepContext, app_items, join_merge, run_step
+from konnectz_runner.engine import FLOW_CALLS, CallRefused, StepContext, app_items, join_merge, run_step
 
 __all__ = [
     "MANDATORY",
@@ -428,6 +429,13 @@ async def _test_action(
     # an app account only to a konnect whose stored canvas uses it. No transaction stays open while
     # the step waits on the network.
     await run_db(session, _store_canvas, konnect, canvas)
+    calls = None
+    if step.kind == "call_flow":  # call a flow: checked as a run would, nothing started
+        try:
+            trigger, name = await run_db(session, flow_calls.review_callee, user.id, step.flow_id)
+        except CallRefused as exc:
+            raise TestRefused(f"{node.label}: {exc.message}") from exc
+        calls = FLOW_CALLS.set(flow_calls.ReviewCalls(step.flow_id, trigger, name))
     async with _test_client(settings) as (http, guard):
         ctx = StepContext(
             outputs=outputs,
@@ -447,6 +455,9 @@ async def _test_action(
             outcome = await asyncio.wait_for(run_step(step, ctx), settings.test_timeout_seconds + 5)
         except TimeoutError:
             outcome = None
+        finally:
+            if calls is not None:
+                FLOW_CALLS.reset(calls)
     if outcome is None:
         status, message, output, recorded = (
             "Error",

@@ -89,6 +89,7 @@ def without_data(event: TaskEvent, error: BaseException, attempts: int) -> TaskE
             "trace_id": None,
             "span_id": None,
             "replay_of": None,
+            "called_by": None,
         }
     )
 
@@ -97,6 +98,36 @@ def _revision(event: TaskEvent) -> int | None:
     """The revision the run executed, when it is one the column can hold (else unknown)."""
     revision = event.revision
     return revision if revision is not None and 1 <= revision <= 2**31 - 1 else None
+
+
+def _called_by(event: TaskEvent) -> dict[str, Any] | None:
+    """Call a flow: the run that called this one, for the task log."""
+    link = event.called_by
+    if link is None:
+        return None
+    return {
+        "konnect_id": link.konnect_id,
+        "konnect_name": link.konnect_name,
+        "run_id": link.run_id,
+        "step_id": link.step_id,
+    }
+
+
+def _calls(event: TaskEvent) -> list[dict[str, Any]] | None:
+    """Call a flow: the runs this run's Call a Flow steps started, for the task log."""
+    found = []
+    for step in event.steps:
+        output = step.output or {}
+        if step.app == "call_flow" and isinstance(output.get("run_id"), str):
+            found.append(
+                {
+                    "step_id": step.step_id,
+                    "run_id": output["run_id"][:64],
+                    "flow_id": output.get("flow_id"),
+                    "flow_name": str(output.get("flow_name") or "")[:200],
+                }
+            )
+    return found[:1000] or None
 
 
 def retry_delay(attempts: int) -> float:
@@ -125,6 +156,8 @@ LOG_COLUMNS = {
     "replay_of": "text",
     "revision": "integer",  # revisions
     "cancelled_by": "text",
+    "called_by": "jsonb",  # call a flow
+    "calls": "jsonb",
 }
 TASK_COLUMNS = {
     "task_log_id": "bigint",
@@ -204,6 +237,8 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 "replay_of": event.replay_of,
                 "revision": _revision(event),
                 "cancelled_by": event.cancelled_by,
+                "called_by": jsonb_safe(_called_by(event)),
+                "calls": jsonb_safe(_calls(event)),
             }
         )
     # One fixed statement whatever the batch size (columns as arrays, unnest): prepared once per

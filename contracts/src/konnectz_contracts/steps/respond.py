@@ -1,7 +1,9 @@
 """Respond (in-house add-on): answers the webhook that started the run, with a status, headers and a body.
 
 Only in a flow whose trigger is a Webhook set to answer "using a Respond step"
-(``WebhookTrigger.respond == "step"``): :func:`check_flow` refuses it elsewhere, at save and publish.
+(``WebhookTrigger.respond == "step"``), or the *Called by a flow or AI tool* trigger, where its body is
+the result the caller gets (a Call a Flow step's ``result``, an MCP tool call's answer; docs/sub-flows.md):
+:func:`check_flow` refuses it elsewhere, at save and publish.
 The ingress holds the caller's request until the first Respond step runs (or its timeout: 202 with the
 run id); see :mod:`konnectz_contracts.responses` and docs/webhook-response.md.
 
@@ -49,7 +51,7 @@ PROVIDERS = ("respond",)  # the catalogue app (catalogue/apps/respond.yaml)
 MAX_HEADERS = 50
 NEEDS_WEBHOOK = (
     "A Respond step answers the webhook that started the run: the trigger must be a Webhook "
-    "whose Respond is set to 'Using a Respond step'"
+    "whose Respond is set to 'Using a Respond step' (or 'Called by a flow or AI tool', whose caller gets its body)"
 )
 NO_RESPOND_STEP = "Respond is set to 'Using a Respond step': add a Respond step, or answer at once or when the run ends"
 
@@ -129,7 +131,8 @@ def check_flow(trigger: Any, steps: list[Any]) -> str | None:
     """Why a flow's Respond steps and its trigger do not go together (None: they do)."""
     responds = any(step.kind == KIND for step in steps)
     by_step = getattr(trigger, "kind", None) == "webhook" and getattr(trigger, "respond", None) == "step"
-    if responds and not by_step:
+    called = getattr(trigger, "kind", None) == "flow_call"  # its body is the caller's result
+    if responds and not (by_step or called):
         return NEEDS_WEBHOOK
     if by_step and not responds:
         return NO_RESPOND_STEP

@@ -11,7 +11,15 @@ This face is what other rooms, the api and the tools may import (``from konnectz
 import ...``); the modules above are the room's own.
 """
 
-from konnectz_runner.engine.context import RESPONDER, Outcome, Responder, StepContext
+from konnectz_runner.engine.context import (
+    FLOW_CALLS,
+    RESPONDER,
+    CallRefused,
+    FlowStarter,
+    Outcome,
+    Responder,
+    StepContext,
+)
 from konnectz_runner.engine.flow import Suspended, execute, step_result, suspension_failed
 from konnectz_runner.engine.journal import (
     IN_DOUBT_ERROR,
@@ -26,11 +34,14 @@ from konnectz_runner.engine.steps.app_event import MAX_POLL_BYTES, CredentialSou
 from konnectz_runner.engine.steps.join import merge as join_merge
 
 __all__ = [
+    "FLOW_CALLS",
     "IN_DOUBT_ERROR",
     "KINDS",
     "MAX_POLL_BYTES",
     "RESPONDER",
+    "CallRefused",
     "CredentialSource",
+    "FlowStarter",
     "InDoubt",
     "JournalEntry",
     "Outcome",

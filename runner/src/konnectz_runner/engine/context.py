@@ -6,6 +6,8 @@
   :class:`~konnectz_contracts.events.StepResult` and decides what runs next.
 - :data:`RESPONDER`: the webhook answer of the run being executed (a :class:`Responder`, set by the
   worker for a run whose caller waits, :mod:`konnectz_contracts.responses`); a Respond step sends it.
+- :data:`FLOW_CALLS`: what starts another flow's run for a Call a Flow step (a :class:`FlowStarter`, set
+  by the worker for the run: :class:`konnectz_runner.work.subflows.FlowCalls`); None in Test & Review.
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ from konnectz_contracts.on_error import Failure
 from konnectz_contracts.responses import WebhookReply
 from konnectz_runner.apps import Budgets, NetGuard
 
-__all__ = ["RESPONDER", "Outcome", "Responder", "StepContext", "failure_kind", "failure_of"]
+__all__ = [
+    "FLOW_CALLS",
+    "RESPONDER",
+    "CallRefused",
+    "FlowStarter",
+    "Outcome",
+    "Responder",
+    "StepContext",
+    "failure_kind",
+    "failure_of",
+]
 
 
 class Responder(Protocol):
@@ -39,6 +51,30 @@ class Responder(Protocol):
 #: :class:`StepContext` field: the worker sets it for the run's task, and the steps of paths (tasks
 #: started from it) see the same one.
 RESPONDER: ContextVar[Responder | None] = ContextVar("konnectz_responder", default=None)
+
+
+class CallRefused(Exception):
+    """A called flow's run was not started: ``message`` says why; ``transient`` when trying again may
+    work (the api did not answer), so the step's retry policy applies."""
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.transient = transient
+
+
+class FlowStarter(Protocol):
+    """Starts the run of a called flow for the run being executed (docs/sub-flows.md)."""
+
+    async def start(
+        self, flow_id: int, arguments: dict[str, Any], *, step_id: str, wait: bool, item_index: int | None = None
+    ) -> dict[str, Any]:
+        """Start it; ``{"run_id", "flow_id", "flow_name"}``. Raises :class:`CallRefused`."""
+        ...
+
+
+#: The run's :class:`FlowStarter` (None: calling flows is not possible here, e.g. Test & Review).
+FLOW_CALLS: ContextVar[FlowStarter | None] = ContextVar("konnectz_flow_calls", default=None)
 
 
 @dataclass
@@ -67,6 +103,8 @@ class StepContext:
     # on_error: the Idempotency-Key a step with retries sends on every attempt (the same each time, so
     # the other side can tell a retry from a new request); None: the step has no retries.
     idempotency_key: str | None = None
+    # The item a step after the iterator runs for (None: not after an iterator).
+    item_index: int | None = None
 
 
 @dataclass

@@ -467,7 +467,7 @@ async def _each_item(
 ) -> None:
     """Run ``steps`` once per item; the first ERROR ends everything, a filter stop ends its item."""
     for index, item in enumerate(items):
-        item_ctx = dataclasses.replace(ctx, outputs={**ctx.outputs, iterator.id: item})
+        item_ctx = dataclasses.replace(ctx, outputs={**ctx.outputs, iterator.id: item}, item_index=index)
         position = 0
         while position < len(steps):
             if steps[position].kind == "router":
@@ -509,8 +509,9 @@ async def execute(
         ids = [step.id for step in steps]
         if resume.after_step not in ids:
             return _event(spec, run, started, [*results, _gone(resume)])
+        waited = steps[ids.index(resume.after_step)]
         steps = steps[ids.index(resume.after_step) + 1 :]
-        if not waits.apply_decision(resume, outputs, results):  # a wait's timeout that stops the run
+        if not waits.apply_decision(resume, outputs, results, waited):  # a wait's end that stops the run
             return _event(spec, run, started, results)
     seconds = spec.run_control.deadline_seconds if spec.run_control is not None else None
     control = _Control(

@@ -75,7 +75,9 @@ log = logging.getLogger(__name__)
 # respond: the ingress takes a request's first answer only, so answering again on a redelivery is harmless.
 PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router", "join", "respond"})
 # Journaled kinds without effects outside the run: never in doubt, so no started mark.
-_UNMARKED_KINDS = frozenset({"delay", "wait"})
+# A Call a Flow starts its called run under a run id derived from its run and step: started again after a
+# crash, the same run is stored once (JetStream's Msg-Id, the task log's run id), so it is never in doubt.
+_UNMARKED_KINDS = frozenset({"delay", "wait", "call_flow"})
 
 
 def step_key(run_id: str, step_id: str, item_index: int | None = None) -> str:

@@ -20,7 +20,7 @@ from konnectz_contracts.events import RunRequest, TaskEvent
 from konnectz_contracts.responses import RESPONSES_PREFIX, TAKEN, WebhookReply, reply_for_event
 from konnectz_runner.engine import Responder
 
-__all__ = ["TAKEN", "RunReplies", "answer_end", "answer_waiting", "run_replies"]
+__all__ = ["TAKEN", "CallReplies", "RunReplies", "answer_end", "answer_waiting", "run_replies"]
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +59,28 @@ class RunReplies:
         return None if taken.data == TAKEN else LATE
 
 
-def run_replies(js: Any, run: RunRequest) -> RunReplies | None:
+class CallReplies:
+    """A called run's answer (a Call a Flow step's, an MCP tool call's run): the first Respond step's body
+    is kept in its output as ``result`` (``keeps_result``), which its caller gets (docs/sub-flows.md)."""
+
+    keeps_result = True
+
+    def __init__(self, run: RunRequest) -> None:
+        self.run_id = run.run_id
+        self.sent = False
+
+    async def send(self, reply: WebhookReply) -> str | None:
+        del reply  # kept by the Respond step's output
+        if self.sent:
+            return ANSWERED
+        self.sent = True
+        return None
+
+
+def run_replies(js: Any, run: RunRequest) -> RunReplies | CallReplies | None:
     """The run's replies (None: nobody waits for an answer)."""
+    if run.source == "call":
+        return CallReplies(run)
     nc = getattr(js, "_nc", None)
     if run.respond_to is None or nc is None or not run.respond_to.startswith(f"{RESPONSES_PREFIX}."):
         return None

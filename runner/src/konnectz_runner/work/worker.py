@@ -103,6 +103,7 @@ from konnectz_runner.bus import (
     wait_on_delivery,
 )
 from konnectz_runner.engine import (
+    FLOW_CALLS,
     RESPONDER,
     InDoubt,
     JournalEntry,
@@ -119,6 +120,7 @@ from konnectz_runner.work.failed_runs import runner_error_event
 from konnectz_runner.work.quota import NatsQuotaGate, QuotaGate, QuotaUnavailable, block_owner, exhausted, refused_event
 from konnectz_runner.work.replies import answer_end, answer_waiting, run_replies
 from konnectz_runner.work.slots import QueueFull, Slots, StoppedWaiting, put_queued, slots_bucket
+from konnectz_runner.work.subflows import FlowCalls, report_end
 
 __all__ = [
     "ACK_WAIT_SECONDS",
@@ -349,6 +351,7 @@ class RunWorker:
         token = otel_context.attach(trace.set_span_in_context(span))
         watch: ActiveWatch | None = None
         replies = RESPONDER.set(run_replies(self.js, run))  # respond: the webhook's answer, if its caller waits
+        calls = FLOW_CALLS.set(FlowCalls(getattr(self.js, "_nc", None), run, spec))  # its Call a Flow steps
         try:
             last = attempt >= self.max_deliver
             refusal = await self._quota_refusal(msg, run, spec, last)
@@ -378,6 +381,7 @@ class RunWorker:
             otel_context.detach(token)
             span.end()
             RESPONDER.reset(replies)
+            FLOW_CALLS.reset(calls)
 
     async def _admit(self, msg: Msg) -> tuple[RunRequest, FlowSpec, int] | None:
         """The run, its konnect's spec and the delivery's number; None when the run cannot be taken
@@ -549,7 +553,10 @@ class RunWorker:
                 "span_id": f"{ctx.span_id:016x}" if ctx.span_id else None,
             }
         )
+        if run.called_by is not None:  # call a flow: its task log names its caller
+            event = event.model_copy(update={"called_by": run.called_by})
         await self._publish(event)
+        await report_end(self.js, self._waits, run, event)  # a caller waiting for it: decided before the ack
         await watch.done()
         await self._done(msg)
         telemetry.RUNS_FINISHED.labels(event.status).inc()
@@ -615,6 +622,7 @@ class RunWorker:
         event = ended_event(run, reason, attempt)
         try:
             await self._publish(event)
+            await report_end(self.js, self._waits, run, event)
         except Exception as exc:
             log.warning("Run %s: its ERROR event was not stored (%s); retrying", run.run_id, exc or type(exc).__name__)
             await msg.nak(delay=5.0)
@@ -648,6 +656,10 @@ class RunWorker:
         except Exception as exc:  # left to the stream's max_age
             log.error("Run %s: %s Its ERROR event was not stored either (%s).", run.run_id, reason, exc)
             return
+        try:
+            await report_end(self.js, self._waits, run, event)
+        except Exception as exc:  # its caller's wait ends at its timeout
+            log.error("Run %s: its caller's wait was not decided (%s)", run.run_id, exc or type(exc).__name__)
         with contextlib.suppress(Exception):
             await self.js.delete_msg(STREAM_RUNS, seq)
         if spec is not None and self._active is not None:
@@ -792,7 +804,7 @@ class RunWorker:
 
 def ended_event(run: RunRequest, reason: str, attempts: int) -> TaskEvent:
     """The ERROR task event of a run the runner ended without running it (again): why, in one step."""
-    return runner_error_event(
+    event = runner_error_event(
         run,
         reason,
         konnect_id=run.konnect_id,
@@ -805,6 +817,7 @@ def ended_event(run: RunRequest, reason: str, attempts: int) -> TaskEvent:
         attempts=attempts,
         replay_of=run.replay_of,
     )
+    return event.model_copy(update={"called_by": run.called_by})
 
 
 def unloaded_delay(attempt: int) -> float:

@@ -166,6 +166,38 @@ describe('HistoryPage', () => {
     expect(await screen.findByText(REPLAY_ALREADY)).toBeInTheDocument();
   });
 
+  it('links a called run to its caller and a caller to the runs it called (Call a Flow)', async () => {
+    mockFetch((c) => {
+      if (c.url.startsWith('/api/v1/task_logs/konnects?')) return { body: { konnects: [flow(3)], total_konnects: 1 } };
+      if (c.url.startsWith('/api/v1/task_logs/logs?konnect_id=3'))
+        return {
+          body: {
+            task_logs: [
+              {
+                id: 701, konnect_id: 3, status: 'SUCCESS', task_date: '2026-11-21T11:00:00Z', data: {}, run_id: 'called01', attempts: 1,
+                called_by: { konnect_id: 8, konnect_name: 'Orders', run_id: 'caller0123456789', step_id: 'node-2' }, calls: [],
+              },
+              {
+                id: 702, konnect_id: 3, status: 'SUCCESS', task_date: '2026-11-21T12:00:00Z', data: {}, run_id: 'caller02', attempts: 1,
+                called_by: null, calls: [{ step_id: 'node-3', run_id: 'child9876543210', flow_id: 9, flow_name: 'Refund' }],
+              },
+            ],
+            total: 2,
+          },
+        };
+      return undefined;
+    });
+    renderHistory();
+    await userEvent.click(await screen.findByTestId('history-open-3'));
+    const caller = await screen.findByTestId('called-by-701');
+    expect(caller).toHaveTextContent('Called by Orders · run caller01');
+    expect(within(caller).getByRole('link', { name: 'Orders' })).toHaveAttribute('href', '/create/8');
+    const called = screen.getByTestId('calls-702-child9876543210');
+    expect(called).toHaveTextContent('Called Refund · run child987');
+    expect(within(called).getByRole('link', { name: 'Refund' })).toHaveAttribute('href', '/create/9');
+    expect(screen.queryByTestId('called-by-702')).toBeNull();
+  });
+
   it('filters with Go (search uses search_konnects) and Clear resets', async () => {
     const calls = mockFetch((c) => {
       if (c.url.startsWith('/api/v1/task_logs/search_konnects?')) return { body: { konnects: [flow(9)], total_konnects: 1 } };

@@ -16,6 +16,7 @@ import {
   Typography,
   type TableColumnsType,
 } from 'antd';
+import { Link } from 'react-router';
 import { Drawer } from '../../lib/Drawer';
 import type { Dayjs } from 'dayjs';
 import { useEffect, useRef, useState } from 'react';
@@ -55,6 +56,29 @@ export function historyQuery(filters: HistoryFilters, pages: number) {
   return query;
 }
 
+/** Call a flow (docs/sub-flows.md): the run that called this one, and the runs this one called, each
+ * linking to its flow (its run id shown short, in full as the title). */
+export function CallLinks({ log }: { log: TaskLog }) {
+  const caller = log.called_by;
+  return (
+    <>
+      {caller ? (
+        <Tag color="purple" title={`Called by run ${caller.run_id} (step ${caller.step_id})`} data-testid={`called-by-${log.id}`}>
+          Called by <Link to={`/create/${caller.konnect_id}`}>{caller.konnect_name || `flow ${caller.konnect_id}`}</Link>
+          {` · run ${caller.run_id.slice(0, 8)}`}
+        </Tag>
+      ) : null}
+      {(log.calls ?? []).map((call) => (
+        <Tag key={`${call.step_id}-${call.run_id}`} color="cyan" title={`Step ${call.step_id} called run ${call.run_id}`} data-testid={`calls-${log.id}-${call.run_id}`}>
+          Called{' '}
+          {call.flow_id != null ? <Link to={`/create/${call.flow_id}`}>{call.flow_name || `flow ${call.flow_id}`}</Link> : call.flow_name}
+          {` · run ${call.run_id.slice(0, 8)}`}
+        </Tag>
+      ))}
+    </>
+  );
+}
+
 /** One run in the drawer: its status, date, attempts and replays; "Steps" unfolds its steps (app, status, duration, input and output). */
 function HistoryRun({ log }: { log: TaskLog }) {
   const [open, setOpen] = useState(false);
@@ -68,6 +92,7 @@ function HistoryRun({ log }: { log: TaskLog }) {
             <Tag title={`Ran revision ${log.revision} of the flow`} data-testid={`history-revision-${log.id}`}>{`rev ${log.revision}`}</Tag>
           ) : null}
           {(log.attempts ?? 1) > 1 ? <Tag>{`${log.attempts} attempts`}</Tag> : null}
+          <CallLinks log={log} />
           {log.replay_of ? (
             <Tag color="blue" title={`Replay of run ${log.replay_of}`} data-testid={`replay-of-${log.id}`}>
               {`Replay of ${log.replay_of.slice(0, 8)}`}

@@ -2,7 +2,9 @@
 
 The answer goes to the run's :data:`~konnectz_runner.engine.context.RESPONDER` (the worker's, for a
 run whose caller waits); without one (Test & Review, a run not started by a waiting webhook) the step
-records what it would have sent.
+records what it would have sent. In a called run (a Call a Flow step's, an MCP tool call's) the responder
+keeps the answer (``keeps_result``): the output's ``result`` is the body, parsed when it is JSON, which
+is the caller's result (docs/sub-flows.md).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from konnectz_contracts.responses import MAX_STATUS, MIN_STATUS, WebhookReply, c
 from konnectz_contracts.steps.respond import Config, add_header, header_lines
 from konnectz_runner.engine.context import RESPONDER, Outcome, StepContext
 
-__all__ = ["EXCERPT_CHARS", "NOBODY_WAITS", "run"]
+__all__ = ["EXCERPT_CHARS", "NOBODY_WAITS", "result_of", "run"]
 
 #: The task log keeps this much of the body sent.
 EXCERPT_CHARS = 2000
@@ -83,4 +85,14 @@ async def run(config: Config, ctx: StepContext) -> Outcome:
     }
     if not_sent is not None:
         output["not_sent"] = not_sent
+    elif getattr(responder, "keeps_result", False):  # a called run: its caller's result
+        output["result"] = result_of(body)
     return Outcome(output=output, input=recorded)
+
+
+def result_of(body: str) -> object:
+    """A called run's result from its Respond body: the JSON value it holds, else the text."""
+    try:
+        return json.loads(body) if body.strip() else None
+    except ValueError:
+        return body

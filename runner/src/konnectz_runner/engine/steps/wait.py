@@ -54,14 +54,27 @@ def links(steps: list[Any], konnect_id: int, run_id: str) -> dict[str, dict[str,
     return found
 
 
-#: Step kinds that wait for a decision (a call) rather than a time: a Wait for a Call, an Approval.
-WAITING_KINDS = frozenset({"wait", "approval"})
+#: Step kinds that wait for a decision (a call) rather than a time: a Wait for a Call, an Approval, a
+#: Call a Flow that waits for the called run.
+WAITING_KINDS = frozenset({"wait", "approval", "call_flow"})
 
 
 def wait_state(step: Any, run_id: str, since: datetime, until: datetime, output: Any = None) -> WaitState | None:
-    """The continuation's wait when ``step`` waits for a call (a Wait, an Approval; None for a delay)."""
+    """The continuation's wait when ``step`` waits for a call (a Wait, an Approval, a Call a Flow; None for
+    a delay)."""
     if step.kind not in WAITING_KINDS:
         return None
+    if step.kind == "call_flow":
+        called = output.get("run_id") if isinstance(output, dict) else None
+        name = output.get("flow_name") if isinstance(output, dict) else None
+        return WaitState(
+            key=wait_key(run_id, step.id),
+            since=since,
+            until=until,
+            on_timeout=step.on_timeout,
+            waiting_for=f"the run {called} of the flow {name or step.flow_id}"[:200],
+            called_run=called,
+        )
     approvers = output.get("approvers") if step.kind == "approval" and isinstance(output, dict) else None
     waiting_for = f"approval by {', '.join(map(str, approvers))}"[:200] if approvers else None
     return WaitState(
@@ -71,16 +84,33 @@ def wait_state(step: Any, run_id: str, since: datetime, until: datetime, output:
 
 def _reason(wait: WaitState) -> str:
     by = {"call": "a call", "timeout": "its timeout", "cancel": "a cancel"}[wait.decided or "timeout"]
-    if wait.waiting_for and wait.decided == "call":
+    if wait.called_run and wait.decided == "call":
+        by = "the end of the called run"
+    elif wait.waiting_for and wait.decided == "call":
         by = f"the decision of {(wait.body or {}).get('decided_by') or 'an approver'}"
     at = _iso(wait.decided_at or utcnow())
     whom = wait.waiting_for or WAITING_FOR
     return f"Waited for {whom} from {_iso(wait.since)} (timeout {_iso(wait.until)}); resumed by {by} at {at}"
 
 
-def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[StepResult]) -> bool:
+def _called_error(wait: WaitState) -> str:
+    return f"The called run {wait.called_run} did not end before the timeout ({_iso(wait.until)})"
+
+
+def _called(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """(output, error) of a Call a Flow step from the called run's result (konnectz_runner.work.subflows)."""
+    link = {k: body.get(k) for k in ("run_id", "flow_id", "flow_name")}
+    if body.get("status") == "SUCCESS":
+        return {"result": body.get("result"), **link, "status": "SUCCESS", "timed_out": False}, None
+    why = body.get("error") or "no error was given"
+    flow = link["flow_name"] or link["flow_id"]
+    return None, f"The called flow {flow} (run {link['run_id']}) ended {body.get('status')}: {why}"
+
+
+def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[StepResult], step: Any = None) -> bool:
     """Write the decided wait into the Wait step's record and output; False when the run ends there
-    (a timeout whose policy is ``stop`` or ``fail``). A cancel changes nothing: the run ends CANCELLED."""
+    (a timeout whose policy is ``stop`` or ``fail``, a called run that failed). A cancel changes nothing:
+    the run ends CANCELLED. ``step``: the waiting step's config (its On error policy, for a Call a Flow)."""
     wait = resume.wait
     if wait is None or wait.decided is None or wait.decided == "cancel":
         return True
@@ -92,7 +122,20 @@ def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[
         "wait_reason": _reason(wait),
     }
     go_on = True
-    if wait.decided == "call":
+    policy = getattr(step, "on_error", None)
+    if wait.decided == "call" and wait.called_run:
+        output, error = _called(wait.body or {})
+        if output is not None:
+            update["output"] = output
+            outputs[resume.after_step] = output
+        elif policy is not None and policy.continue_run:  # the run goes on with the error as the output
+            output = {"error": {"message": error, "status": None}}
+            update.update(status="ERROR", error=error, output=output, continued=True)
+            outputs[resume.after_step] = output
+        else:
+            update.update(status="ERROR", error=error)
+            go_on = False
+    elif wait.decided == "call":
         output = {**(wait.body or {}), "timed_out": False}
         update["output"] = output
         outputs[resume.after_step] = output
@@ -101,10 +144,10 @@ def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[
         update["output"] = output
         outputs[resume.after_step] = output
     elif wait.on_timeout == "stop":
-        update["stop"] = timed_out_error(wait.until)
+        update["stop"] = _called_error(wait) if wait.called_run else timed_out_error(wait.until)
         go_on = False
     else:
-        update.update(status="ERROR", error=timed_out_error(wait.until))
+        update.update(status="ERROR", error=_called_error(wait) if wait.called_run else timed_out_error(wait.until))
         go_on = False
     if index is not None:
         results[index] = results[index].model_copy(update=update)
