@@ -42,7 +42,9 @@ def _tickets_app(base: str, path: str = "/echo") -> App:
             {"key": "queue", "label": "Queue"},
         ],
     }
-    return App.model_validate({**curated_app(TICKETS, "tickets", "Tickets", {"type": "none"}, [event]), "base_url": base})
+    return App.model_validate(
+        {**curated_app(TICKETS, "tickets", "Tickets", {"type": "none"}, [event]), "base_url": base}
+    )
 
 
 @pytest.fixture
@@ -123,7 +125,10 @@ def agent(**fields: Any) -> Config:
 def ticket_script(arguments: Any = None) -> dict[str, Any]:
     return {
         "rules": [
-            {"role": "user", "tool_calls": [{"name": "create_ticket", "arguments": arguments or {"title": "Fire", "priority": 1}}]},
+            {
+                "role": "user",
+                "tool_calls": [{"name": "create_ticket", "arguments": arguments or {"title": "Fire", "priority": 1}}],
+            },
             {"role": "tool", "content": "Filed: {{prompt}}"},
         ]
     }
@@ -173,9 +178,7 @@ async def test_an_unknown_tool_is_told_once_then_ends_the_step(ctx: StepContext,
     assert [c["error"] is not None for c in outcome.output["tool_calls"]] == [True, True]
 
 
-async def test_malformed_arguments_are_told_then_corrected(
-    ctx: StepContext, model: ScriptedModel, echo: Any
-) -> None:
+async def test_malformed_arguments_are_told_then_corrected(ctx: StepContext, model: ScriptedModel, echo: Any) -> None:
     model.load(
         {
             "turns": [
@@ -200,7 +203,9 @@ async def test_malformed_arguments_twice_end_the_step_naming_them(ctx: StepConte
     assert "create_ticket" in outcome.error and "must be a JSON object" in outcome.error
 
 
-async def test_the_iteration_limit_ends_the_step_with_a_clear_error(ctx: StepContext, model: ScriptedModel, echo: Any) -> None:
+async def test_the_iteration_limit_ends_the_step_with_a_clear_error(
+    ctx: StepContext, model: ScriptedModel, echo: Any
+) -> None:
     model.load({"rules": [{"tool_calls": [{"name": "create_ticket", "arguments": {"title": "again"}}]}]})
     outcome = await run_step(agent(max_iterations=3), ctx)
     assert outcome.status == "ERROR"
@@ -212,7 +217,14 @@ async def test_the_iteration_limit_ends_the_step_with_a_clear_error(ctx: StepCon
 
 async def test_the_token_limit_ends_the_step(ctx: StepContext, model: ScriptedModel) -> None:
     model.load(
-        {"rules": [{"tool_calls": [{"name": "create_ticket", "arguments": {"title": "x"}}], "usage": {"prompt_tokens": 600}}]}
+        {
+            "rules": [
+                {
+                    "tool_calls": [{"name": "create_ticket", "arguments": {"title": "x"}}],
+                    "usage": {"prompt_tokens": 600},
+                }
+            ]
+        }
     )
     outcome = await run_step(agent(max_total_tokens=1000), ctx)
     assert outcome.status == "ERROR"
@@ -242,10 +254,21 @@ async def test_a_long_answer_is_cut_with_a_note(ctx: StepContext, model: Scripte
 
 async def test_a_long_tool_result_is_cut_for_the_model_with_a_note(ctx: StepContext, model: ScriptedModel) -> None:
     model.load(ticket_script())
-    long = {"kind": "addon", "name": "pad", "step_kind": "formatter", "agent_fields": ["input"],
-            "config_json": json.dumps({"operation": "text.trim"})}
-    model.load({"rules": [{"role": "user", "tool_calls": [{"name": "pad", "arguments": {"input": "y" * 50_000}}]},
-                          {"role": "tool", "content": "seen"}]})
+    long = {
+        "kind": "addon",
+        "name": "pad",
+        "step_kind": "formatter",
+        "agent_fields": ["input"],
+        "config_json": json.dumps({"operation": "text.trim"}),
+    }
+    model.load(
+        {
+            "rules": [
+                {"role": "user", "tool_calls": [{"name": "pad", "arguments": {"input": "y" * 50_000}}]},
+                {"role": "tool", "content": "seen"},
+            ]
+        }
+    )
     outcome = await run_step(agent(tools=[long]), ctx)
     assert outcome.status == "SUCCESS", outcome.error
     told = model.requests[1]["body"]["messages"][-1]["content"]
@@ -256,10 +279,21 @@ async def test_a_long_tool_result_is_cut_for_the_model_with_a_note(ctx: StepCont
 async def test_an_addon_tool_runs_without_the_runs_data_behind_the_models_arguments(
     ctx: StepContext, model: ScriptedModel
 ) -> None:
-    tool = {"kind": "addon", "name": "digest", "step_kind": "hash", "agent_fields": ["text"],
-            "config_json": json.dumps({"algorithm": "sha256"})}
-    model.load({"rules": [{"role": "user", "tool_calls": [{"name": "digest", "arguments": {"text": "{{node-1.issue}}"}}]},
-                          {"role": "tool", "content": "hash: {{prompt}}"}]})
+    tool = {
+        "kind": "addon",
+        "name": "digest",
+        "step_kind": "hash",
+        "agent_fields": ["text"],
+        "config_json": json.dumps({"algorithm": "sha256"}),
+    }
+    model.load(
+        {
+            "rules": [
+                {"role": "user", "tool_calls": [{"name": "digest", "arguments": {"text": "{{node-1.issue}}"}}]},
+                {"role": "tool", "content": "hash: {{prompt}}"},
+            ]
+        }
+    )
     outcome = await run_step(agent(tools=[tool]), ctx)
     assert outcome.status == "SUCCESS", outcome.error
     [call] = outcome.output["tool_calls"]

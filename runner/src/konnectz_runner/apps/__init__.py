@@ -14,6 +14,7 @@ are public as modules).
 """
 
 from konnectz_runner.apps import chat, outbound, step_secrets
+from konnectz_runner.apps.agent_memory import MemorySource, memory_source, set_memory_source
 from konnectz_runner.apps.aiohttp_transport import AiohttpTransport
 from konnectz_runner.apps.app_request import (
     AppRequest,
@@ -28,7 +29,6 @@ from konnectz_runner.apps.app_request import (
     rows_as_objects,
     secret_values,
 )
-from konnectz_runner.apps.agent_memory import MemorySource, memory_source, set_memory_source
 from konnectz_runner.apps.approvals import request_approval
 from konnectz_runner.apps.budgets import Budget, Budgets, LocalSpacing, wait_reason
 from konnectz_runner.apps.catalogue import (

@@ -24,7 +24,16 @@ from konnectz_contracts.on_error import Failure
 from konnectz_contracts.responses import WebhookReply
 from konnectz_runner.apps import Budgets, NetGuard
 
-__all__ = ["RESPONDER", "Outcome", "Responder", "StepContext", "SubStepInDoubt", "SubSteps", "failure_kind", "failure_of"]
+__all__ = [
+    "RESPONDER",
+    "Outcome",
+    "Responder",
+    "StepContext",
+    "SubStepInDoubt",
+    "SubSteps",
+    "failure_kind",
+    "failure_of",
+]
 
 
 class Responder(Protocol):

@@ -299,6 +299,11 @@ class SubStepJournal:
             except Exception as exc:
                 if loop.time() >= give_up:
                     raise
-                log.warning("Run %s: part %s of step %s not stored yet (%r); again", self.journal.run_id, name,
-                            self.step_id, exc)
+                log.warning(
+                    "Run %s: part %s of step %s not stored yet (%r); again",
+                    self.journal.run_id,
+                    name,
+                    self.step_id,
+                    exc,
+                )
                 await asyncio.sleep(RECORD_RETRY_SECONDS)

@@ -16,8 +16,8 @@ and :meth:`Tool.call` runs it with the model's arguments. :func:`build_tools` tu
 
 The model's arguments never reach the run's data through references: app actions take them as they are
 (the fixed fields are resolved before the arguments are added), and add-ons run without the run's
-outputs, so a ``{{node-1.x}}`` in the arguments resolves to nothing. Arguments that do not match the schema raise :class:`BadArguments` (the loop hands the
-reason back to the model once).
+outputs, so a ``{{node-1.x}}`` in the arguments resolves to nothing. Arguments that do not match the
+schema raise :class:`BadArguments` (the loop hands the reason back to the model once).
 """
 
 from __future__ import annotations

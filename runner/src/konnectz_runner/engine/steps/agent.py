@@ -25,7 +25,12 @@ import time
 from typing import Any
 
 from konnectz_contracts.errors import StepError
-from konnectz_contracts.limits import AGENT_TOOL_RESULT_MAX_BYTES, AI_ANSWER_MAX_BYTES, AI_PROMPT_MAX_BYTES
+from konnectz_contracts.limits import (
+    AGENT_MEMORY_MAX_BYTES,
+    AGENT_TOOL_RESULT_MAX_BYTES,
+    AI_ANSWER_MAX_BYTES,
+    AI_PROMPT_MAX_BYTES,
+)
 from konnectz_contracts.manifest import App
 from konnectz_contracts.refs import resolve
 from konnectz_contracts.steps.agent import MODEL_APPS, Config
@@ -185,7 +190,8 @@ class _Loop:
         cut, truncated = _cut(text, AGENT_TOOL_RESULT_MAX_BYTES)
         if truncated:
             size = len(text.encode("utf-8"))
-            cut += f"\n[cut: the result had {size} bytes; only the first {AGENT_TOOL_RESULT_MAX_BYTES // 1024} KiB are shown]"
+            shown = AGENT_TOOL_RESULT_MAX_BYTES // 1024
+            cut += f"\n[cut: the result had {size} bytes; only the first {shown} KiB are shown]"
         return cut
 
 
@@ -196,6 +202,28 @@ def _logged(value: Any) -> Any:
         return value
     cut, _ = _cut(text, AGENT_TOOL_RESULT_MAX_BYTES)
     return {"cut": cut, "bytes": len(text.encode("utf-8"))}
+
+
+def _size(messages: list[dict[str, Any]]) -> int:
+    return len(json.dumps(messages, ensure_ascii=False).encode())
+
+
+def _for_memory(turn: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+    """The turn as memory keeps it (at most :data:`AGENT_MEMORY_MAX_BYTES`): whole when it fits; else its
+    tool results replaced by a note (the calls stay, each with a result); else the prompt and the answer."""
+    if _size(turn) <= AGENT_MEMORY_MAX_BYTES:
+        return turn, None
+    limit = AGENT_MEMORY_MAX_BYTES // 1024
+    cut = [
+        {**m, "content": f"[not kept in memory: {len(str(m.get('content', '')).encode())} bytes]"}
+        if m.get("role") == "tool"
+        else m
+        for m in turn
+    ]
+    if _size(cut) <= AGENT_MEMORY_MAX_BYTES:
+        return cut, f"This turn was over {limit} KiB: memory keeps its tool calls without their results' text"
+    ends = [turn[0], {**turn[-1], "content": chat.cut_answer(str(turn[-1].get("content") or ""), 64 * 1024)[0]}]
+    return ends, f"This turn was over {limit} KiB: memory keeps only its prompt and answer"
 
 
 def _wire_tools(tools: dict[str, Tool]) -> list[dict[str, Any]]:
@@ -354,7 +382,10 @@ async def run(config: Config, ctx: StepContext) -> Outcome:
             output["data"] = chat.check_answer(final["text"], schema, app.name)
         loop.turn.append({"role": "assistant", "content": answer})
         if remember:
-            await memory_source().save(ctx.konnect_id, key, turn_key, loop.turn)
+            kept, note = _for_memory(loop.turn)
+            if note:
+                warnings.append(note)
+            await memory_source().save(ctx.konnect_id, key, turn_key, kept)
     except StepError as exc:
         partial = None
         if loop is not None:  # what the agent did before it stopped: the task log shows its tool calls
