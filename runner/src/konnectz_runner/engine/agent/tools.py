@@ -23,7 +23,7 @@ schema raise :class:`BadArguments` (the loop hands the reason back to the model 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -177,7 +177,7 @@ class AppActionTool:
         return ToolResult(output=body, detail=detail)
 
 
-_ADDON_RUNS = {
+_ADDON_RUNS: dict[str, Callable[[Any, StepContext], Awaitable[Outcome]]] = {
     "api_call": api_call.run,
     "formatter": formatter.run,
     "generator": generator.run,
@@ -231,7 +231,7 @@ class AddonTool:
 
     async def call(self, arguments: dict[str, Any], ctx: StepContext) -> ToolResult:
         config = self._config(arguments)
-        # the add-on runs without the run's outputs: the model's arguments are never read as references
+        # the add-on runs without the run's outputs: no reference in the model's arguments reaches the run's data
         outcome: Outcome = await _ADDON_RUNS[self.step_kind](config, replace(ctx, outputs={}, substeps=None))
         if outcome.status == "ERROR":
             return ToolResult(error=outcome.error or "the add-on failed", detail={"input": outcome.input})
