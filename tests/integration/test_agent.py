@@ -98,10 +98,14 @@ class Desk:
 
 SCRIPT = {
     "rules": [
-        {"role": "user", "contains": "printer", "tool_calls": [
-            {"name": "file_ticket", "arguments": {"title": "Printer on fire"}},
-            {"name": "digest", "arguments": {"text": "printer"}},
-        ]},  # fmt: skip
+        {
+            "role": "user",
+            "contains": "printer",
+            "tool_calls": [
+                {"name": "file_ticket", "arguments": {"title": "Printer on fire"}},
+                {"name": "digest", "arguments": {"text": "printer"}},
+            ],
+        },  # fmt: skip
         {"role": "tool", "content": "Filed. {{prompt}}"},
         {"role": "user", "contains": "item", "content": "Seen: {{prompt}}"},
         {"role": "user", "content": "Hello again"},
@@ -174,7 +178,9 @@ def test_webhook_to_agent_calls_an_app_action_and_the_log_shows_each_call(
     api = httpx.Client(base_url=platform.api_url, timeout=60)
     headers = sign_up_and_in(api, "agent@example.com", "correct horse battery")
     account_id = add_account(api, headers, 132, {"instance_url": model.url, "api_key": ""})
-    canvas = chain_canvas([webhook(), agent_node("node-2", 2, account_id, None, conversation_key="{{node-1.chat}}")], "Desk")
+    canvas = chain_canvas(
+        [webhook(), agent_node("node-2", 2, account_id, None, conversation_key="{{node-1.chat}}")], "Desk"
+    )
     trigger = review_node(api, headers, canvas, "node-1", None)
     konnect_id, hook = trigger["konnect_id"], trigger["webhook_url"]
     sample = {"message": "the printer is on fire", "queue": "hardware", "chat": "c-1"}
@@ -223,7 +229,12 @@ def test_inside_an_iterator_each_item_is_its_own_conversation(platform: Platform
     headers = sign_up_and_in(api, "agent-items@example.com", "correct horse battery")
     account_id = add_account(api, headers, 132, {"instance_url": model.url, "api_key": ""})
     iterator = canvas_node(
-        "node-2", "InHouse", "iterator", 2, "Iterator", configResponses=[{"config_key": "list", "value": "{{node-1.items}}"}]
+        "node-2",
+        "InHouse",
+        "iterator",
+        2,
+        "Iterator",
+        configResponses=[{"config_key": "list", "value": "{{node-1.items}}"}],
     )
     agent = agent_node("node-3", 3, account_id, None, prompt="item {{node-2.name}}", tools=[])
     canvas = chain_canvas([webhook(), iterator, agent], "Items")
@@ -286,7 +297,12 @@ def test_a_runner_killed_during_agent_loops_repeats_no_tool_call() -> None:
                 n = 0
                 while not stop.is_set():
                     try:
-                        if httpx.post(hook, json={"n": n}, headers={"Idempotency-Key": f"c-{n}"}, timeout=5).status_code == 200:
+                        if (
+                            httpx.post(
+                                hook, json={"n": n}, headers={"Idempotency-Key": f"c-{n}"}, timeout=5
+                            ).status_code
+                            == 200
+                        ):
                             sent.append(n)
                             n += 1
                     except httpx.HTTPError:

@@ -17,7 +17,7 @@ Tools (:class:`AgentTool`, at most :data:`MAX_TOOLS`), by ``kind``:
 - ``flow``: another published flow of the account, called as a sub-flow (``konnect_id``); and ``mcp``: a
   tool (``mcp_tool``) of an MCP server (``mcp_server``). Both are compiled and validated here; the runner
   answers the model that the tool is not available yet until the "Call a flow" and "MCP client" steps
-  are merged (their hooks: ``konnectz_runner.engine.agent.tools.FLOW_TOOLS``/``MCP_TOOLS``).
+  are merged (their hooks: ``konnectz_runner.engine.steps._agent_tools.FLOW_TOOLS``/``MCP_TOOLS``).
 
 Limits (:class:`Config`): ``max_iterations`` model calls (default 10, at most :data:`MAX_ITERATIONS`),
 ``max_total_tokens`` (input and output of every model call together), ``max_seconds`` for the whole loop.

@@ -1,7 +1,7 @@
 """Runs the ``agent`` step; its config is :mod:`konnectz_contracts.steps.agent` (docs/ai.md, "The Agent step").
 
 The loop: the model is asked (instructions, the conversation's memory, the prompt, the tools' schemas);
-while its reply asks for tools, each is called (:mod:`konnectz_runner.engine.agent.tools`) and its result
+while its reply asks for tools, each is called (:mod:`konnectz_runner.engine.steps._agent_tools`) and its result
 handed back; its first reply without a tool call is the answer. Every model reply and every tool call is a
 sub-step of the run's journal (``ctx.substeps``, keys ``<step>/model-<i>`` and ``<step>/tool-<i>-<j>``):
 a tool call is marked as started before it runs and its result recorded after, so a redelivered run
@@ -36,8 +36,8 @@ from konnectz_contracts.refs import resolve
 from konnectz_contracts.steps.agent import MODEL_APPS, Config
 from konnectz_contracts.steps.ask_ai import parse_schema
 from konnectz_runner.apps import chat, memory_source
-from konnectz_runner.engine.agent.tools import BadArguments, Tool, ToolResult, build_tools
 from konnectz_runner.engine.context import Outcome, StepContext, SubStepInDoubt
+from konnectz_runner.engine.steps._agent_tools import BadArguments, Tool, ToolResult, build_tools
 from konnectz_runner.engine.steps.app_event import catalogue, credential_source, record_waits
 from konnectz_runner.engine.steps.ask_ai import ask
 
