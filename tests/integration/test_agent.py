@@ -105,7 +105,7 @@ SCRIPT = {
                 {"name": "file_ticket", "arguments": {"title": "Printer on fire"}},
                 {"name": "digest", "arguments": {"text": "printer"}},
             ],
-        },  # fmt: skip
+        },
         {"role": "tool", "content": "Filed. {{prompt}}"},
         {"role": "user", "contains": "item", "content": "Seen: {{prompt}}"},
         {"role": "user", "content": "Hello again"},
@@ -212,7 +212,7 @@ def test_webhook_to_agent_calls_an_app_action_and_the_log_shows_each_call(
 
     def second() -> Any:
         logs = api.get(f"/api/v1/task_logs/logs?konnect_id={konnect_id}", headers=headers).json()["task_logs"]
-        return len(logs) >= 2 and all(x["status"] != "RUNNING" for x in logs) or None
+        return (len(logs) >= 2 and all(x["status"] != "RUNNING" for x in logs)) or None
 
     wait_until(second, timeout=60, what="the second run")
     messages = model.requests[-1]["body"]["messages"]
@@ -255,13 +255,20 @@ def test_inside_an_iterator_each_item_is_its_own_conversation(platform: Platform
 
 # --- chaos ---------------------------------------------------------------------------------------------
 KILLS = int(os.environ.get("KONNECTZ_AGENT_CHAOS_KILLS", "50"))
+FIRST = {"name": "file_ticket", "arguments": {"title": "t", "stage": "first"}}
+SECOND = {"name": "file_ticket", "arguments": {"title": "t", "stage": "second"}}
 CHAOS_SCRIPT = {
     "rules": [
-        {"role": "user", "tool_calls": [{"name": "file_ticket", "arguments": {"title": "t", "stage": "first"}}]},
-        {"role": "tool", "contains": "first", "tool_calls": [{"name": "file_ticket", "arguments": {"title": "t", "stage": "second"}}]},
+        {"role": "user", "tool_calls": [FIRST]},
+        {"role": "tool", "contains": "first", "tool_calls": [SECOND]},
         {"role": "tool", "contains": "second", "content": "done"},
     ]
-}  # fmt: skip
+}
+
+
+def _restarted(platform: Platform, killed: int) -> bool | None:
+    proc = platform.proc("runner")
+    return (proc is not None and proc.poll() is None and proc.pid != killed) or None
 
 
 def test_a_runner_killed_during_agent_loops_repeats_no_tool_call() -> None:
@@ -322,8 +329,7 @@ def test_a_runner_killed_during_agent_loops_repeats_no_tool_call() -> None:
                 assert proc is not None
                 os.kill(proc.pid, signal.SIGKILL)
                 kills += 1
-                wait_until(lambda: (p := platform.proc("runner")) is not None and p.poll() is None and p.pid != proc.pid or None,  # noqa: B023
-                           timeout=60, what="the runner restarted")  # fmt: skip
+                wait_until(lambda: _restarted(platform, proc.pid), timeout=60, what="the runner restarted")  # noqa: B023
             stop.set()
             sender.join(10)
             load_seconds = time.monotonic() - started
@@ -355,7 +361,8 @@ def test_a_runner_killed_during_agent_loops_repeats_no_tool_call() -> None:
             repeated = {key: count for key, count in desk.keys.items() if count > 1}
             calls = sum(desk.keys.values())
             print(
-                f"\nagent chaos: {KILLS} runner kills in {load_seconds:.0f} s, {len(sent)} runs sent, task logs {statuses}, "
+                f"\nagent chaos: {KILLS} runner kills in {load_seconds:.0f} s, {len(sent)} runs sent, "
+                f"task logs {statuses}, "
                 f"tool calls made {calls} (distinct keys {len(desk.keys)}, repeated {len(repeated)}), "
                 f"tool calls in doubt (not repeated) {doubt[0] if doubt else 0}, "
                 f"tool results read back from the journal after a kill {recalled[0] if recalled else 0}"
