@@ -25,6 +25,7 @@ from konnectz_api.limits import BodyLimitMiddleware, JsonLimitMiddleware
 from konnectz_api.pressure import AccountWritesMiddleware, DeadlineMiddleware
 from konnectz_api.responses import document_errors, install_error_schema
 from konnectz_api.routes import (
+    agent_memory,
     app_accounts,
     approvals,
     apps,
@@ -177,6 +178,7 @@ def create_app() -> FastAPI:
         credentials,
         namespace_bindings,
         approvals,
+        agent_memory,
     )
     every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions)]
     for router in (*every, konnects.activity_router, mcp.router, mcp.tokens_router, approvals.internal_router):

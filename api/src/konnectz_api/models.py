@@ -473,3 +473,25 @@ class Approval(Base):
     decision: Mapped[str | None] = mapped_column(String(20))
     decided_by: Mapped[str | None] = mapped_column(String(320))
     decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class AgentMemory(Base):
+    """One turn of an AI Agent step's conversation (docs/ai.md): the prompt, the tool calls and their
+    results, and the answer, as chat messages. A conversation is (konnect, ``conversation``: the sha256 of
+    the resolved conversation key), so a runner reads only its own konnect's (and owner's); the oldest
+    whole turns are dropped past the bounds (:mod:`konnectz_api.routes.agent_memory`)."""
+
+    __tablename__ = "agent_memory"
+    __table_args__ = (
+        UniqueConstraint("konnect_id", "turn_key", name="uq_agent_memory_turn"),
+        Index("ix_agent_memory_conversation", "konnect_id", "conversation", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    konnect_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("konnects.id", ondelete="CASCADE"))
+    owner_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    conversation: Mapped[str] = mapped_column(String(64))
+    turn_key: Mapped[str] = mapped_column(String(64))
+    messages: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    bytes: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -25,6 +25,9 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AGENT_MEMORY_MAX_BYTES",
+    "AGENT_MEMORY_MAX_TURNS",
+    "AGENT_TOOL_RESULT_MAX_BYTES",
     "AI_ANSWER_MAX_BYTES",
     "AI_PROMPT_MAX_BYTES",
     "AI_SCHEMA_MAX_BYTES",
@@ -71,6 +74,13 @@ API_MAX_JSON_DEPTH = 128
 AI_PROMPT_MAX_BYTES = 256 * KIB
 AI_ANSWER_MAX_BYTES = 256 * KIB
 AI_SCHEMA_MAX_BYTES = 32 * KIB
+#: The Agent step (:mod:`konnectz_contracts.steps.agent`, docs/ai.md): a tool's result handed back to the
+#: model longer than this is cut (with a note the model reads); a conversation's memory keeps at most
+#: this many turns (one turn = one run of the step: its prompt, tool calls, results and answer) and this
+#: many bytes, the oldest whole turns dropped first (a tool call is never kept without its result).
+AGENT_TOOL_RESULT_MAX_BYTES = 32 * KIB
+AGENT_MEMORY_MAX_TURNS = 50
+AGENT_MEMORY_MAX_BYTES = 512 * KIB
 
 #: Call a flow (:mod:`konnectz_contracts.steps.call_flow`, docs/sub-flows.md): a chain of flows calling flows
 #: is at most this many calls deep (A calls B calls C ... : 5 calls, 6 flows); publishing refuses a deeper

@@ -623,6 +623,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/internal/agent_memory/load": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An agent's conversation (a runner, scoped token) */
+        post: operations["load_api_v1_internal_agent_memory_load_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/agent_memory/save": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Keep one turn of an agent's conversation (scoped token) */
+        post: operations["save_api_v1_internal_agent_memory_save_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/internal/approvals": {
         parameters: {
             query?: never;
@@ -3131,6 +3165,44 @@ export interface components {
             member?: components["schemas"]["MemberOut"] | null;
             /** Message */
             message: string;
+        };
+        /** MemoryLoad */
+        MemoryLoad: {
+            /** Key */
+            key: string;
+            /** Konnect Id */
+            konnect_id: number;
+            /** Turn Key */
+            turn_key: string;
+        };
+        /** MemoryMessages */
+        MemoryMessages: {
+            /** Messages */
+            messages: {
+                [key: string]: unknown;
+            }[];
+            /** Turns */
+            turns: number;
+        };
+        /** MemorySave */
+        MemorySave: {
+            /** Key */
+            key: string;
+            /** Konnect Id */
+            konnect_id: number;
+            /** Messages */
+            messages: {
+                [key: string]: unknown;
+            }[];
+            /** Turn Key */
+            turn_key: string;
+        };
+        /** MemorySaved */
+        MemorySaved: {
+            /** Dropped */
+            dropped: number;
+            /** Turns */
+            turns: number;
         };
         /** Message */
         Message: {
@@ -6975,6 +7047,144 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FailureReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    load_api_v1_internal_agent_memory_load_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryLoad"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryMessages"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    save_api_v1_internal_agent_memory_save_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemorySave"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySaved"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
                 };
             };
             /** @description The body is larger than the api accepts */

@@ -114,9 +114,20 @@ def set_rate_limit(session: Session, *, account: AppAccount, rate_limit_rps: flo
     session.commit()
 
 
+def account_shapes(account_id: int) -> list[dict[str, Any]]:
+    """The canvas_json shapes (JSONB containment) of a node using the account: selected as a node's account,
+    or an AI Agent's (``data.agent``: its model's account, or a tool's: docs/ai.md)."""
+    shapes: list[dict[str, Any]] = []
+    for value in (account_id, str(account_id)):
+        shapes.append({"apps": [{"data": {"selectedAccount": {"id": value}}}]})
+        shapes.append({"apps": [{"data": {"agent": {"account_id": value}}}]})
+        shapes.append({"apps": [{"data": {"agent": {"tools": [{"account_id": value}]}}}]})
+    return shapes
+
+
 def in_use_by_published(session: Session, *, owner_id: int, account_id: int) -> bool:
     """A published konnect of the owner has a node with this account selected."""
-    shapes = [{"apps": [{"data": {"selectedAccount": {"id": value}}}]} for value in (account_id, str(account_id))]
+    shapes = account_shapes(account_id)
     stmt = select(Konnect.id).where(
         Konnect.owner_id == owner_id,
         Konnect.status == PUBLISHED,

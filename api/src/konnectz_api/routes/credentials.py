@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
-from sqlalchemy import type_coerce
+from sqlalchemy import or_, type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
@@ -121,11 +121,10 @@ def _used_account(
     """The account, when the bearer's konnect uses it (403 otherwise)."""
     konnect = _scoped_konnect(session, settings, creds, body.konnect_id)
     account = app_accounts.get_account(session, owner_id=konnect.owner_id, account_id=body.account_id)
-    shapes = [{"apps": [{"data": {"selectedAccount": {"id": v}}}]} for v in (body.account_id, str(body.account_id))]
+    shapes = app_accounts.account_shapes(body.account_id)
     uses = session.query(Konnect.id).filter(
         Konnect.id == konnect.id,
-        type_coerce(Konnect.canvas_json, JSONB).contains(shapes[0])
-        | type_coerce(Konnect.canvas_json, JSONB).contains(shapes[1]),
+        or_(*(type_coerce(Konnect.canvas_json, JSONB).contains(shape) for shape in shapes)),
     )
     if account is None or uses.first() is None:
         raise Forbidden("This konnect does not use that account")

@@ -450,6 +450,7 @@ async def _test_action(
             # A join tested alone merges the path ends found among the tested nodes.
             path_results=join_merge(ends, outputs) if ends is not None else None,
             budgets=budgets,  # an app step takes its account's tokens from the runners' bucket
+            remember=False,  # an Agent under test neither reads nor keeps its conversation's memory
         )
         try:
             outcome = await asyncio.wait_for(run_step(step, ctx), settings.test_timeout_seconds + 5)

@@ -14,6 +14,7 @@ are public as modules).
 """
 
 from konnectz_runner.apps import chat, outbound, step_secrets
+from konnectz_runner.apps.agent_memory import MemorySource, memory_source, set_memory_source
 from konnectz_runner.apps.aiohttp_transport import AiohttpTransport
 from konnectz_runner.apps.app_request import (
     AppRequest,
@@ -58,6 +59,7 @@ __all__ = [
     "IPNetwork",
     "LazyCatalogue",
     "LocalSpacing",
+    "MemorySource",
     "NetGuard",
     "build_app_request",
     "build_event_request",
@@ -71,6 +73,7 @@ __all__ = [
     "items_at",
     "load_catalogue",
     "load_manifest",
+    "memory_source",
     "origin_of",
     "outbound",
     "parse_body",
@@ -80,6 +83,7 @@ __all__ = [
     "rows_as_objects",
     "secret_values",
     "send_outbound",
+    "set_memory_source",
     "step_secrets",
     "wait_reason",
 ]

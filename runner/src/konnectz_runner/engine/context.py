@@ -34,6 +34,8 @@ __all__ = [
     "Outcome",
     "Responder",
     "StepContext",
+    "SubStepInDoubt",
+    "SubSteps",
     "failure_kind",
     "failure_of",
 ]
@@ -45,6 +47,29 @@ class Responder(Protocol):
     async def send(self, reply: WebhookReply) -> str | None:
         """Send ``reply``; None when it was sent, else why not (answered already, nobody waits)."""
         ...
+
+
+class SubSteps(Protocol):
+    """The journal of the parts of one step (an Agent's model replies and tool calls), each by its own
+    name: a redelivered run finds what its step finished before (``engine/journal.py``)."""
+
+    async def recall(self, name: str) -> Any:
+        """The value recorded for ``name`` in an earlier delivery, or None. A tool call that started but
+        has no value (its runner stopped meanwhile) raises :class:`SubStepInDoubt` under the ``fail``
+        policy, or :class:`~konnectz_runner.engine.journal.StepBusy` while it may still run elsewhere."""
+        ...
+
+    async def begin(self, name: str) -> None:
+        """Mark ``name`` as started, before its effect can happen."""
+        ...
+
+    async def record(self, name: str, value: Any) -> None:
+        """Store ``name``'s value (JSON), durably, before the step goes on."""
+        ...
+
+
+class SubStepInDoubt(Exception):
+    """A part of a step with effects started in an earlier delivery and has no result: not run again."""
 
 
 #: The run's :class:`Responder` (None: nobody waits for an answer). A context variable, not a
@@ -103,7 +128,12 @@ class StepContext:
     # on_error: the Idempotency-Key a step with retries sends on every attempt (the same each time, so
     # the other side can tell a retry from a new request); None: the step has no retries.
     idempotency_key: str | None = None
-    # The item a step after the iterator runs for (None: not after an iterator).
+    # The journal of this step's parts (an Agent's model replies and tool calls); None: not journaled
+    # (Test & Review, or a run without a journal).
+    substeps: SubSteps | None = None
+    # Whether steps may read and keep memory (an Agent's conversation); Test & Review does not.
+    remember: bool = True
+    # After an iterator: the index of the item this pass is for (None before the iterator).
     item_index: int | None = None
 
 

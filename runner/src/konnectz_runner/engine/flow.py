@@ -309,9 +309,14 @@ async def _run(
         if journal is not None and journaled and journal.marked(step.kind):
             await journal.begin(step.id, item_index)
         clock = time.perf_counter()
+        step_ctx = ctx
+        if journal is not None and journaled:  # its parts (an Agent's tool calls) are journaled too
+            step_ctx = dataclasses.replace(ctx, substeps=journal.substeps(step.id, item_index), item_index=item_index)
+        elif item_index is not None:
+            step_ctx = dataclasses.replace(ctx, item_index=item_index)
         try:
             with telemetry.span(f"step {step.kind}", {"konnectz.step_id": step.id}):
-                outcome, retries = await _attempts(step, ctx, control, item_index)
+                outcome, retries = await _attempts(step, step_ctx, control, item_index)
         except _Cancelled as cancelled:  # while it waited to retry: its attempts so far are in the log
             if cancelled.retrying is not None:
                 last, retries = cancelled.retrying

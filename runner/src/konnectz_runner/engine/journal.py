@@ -56,7 +56,7 @@ from nats.js.kv import KeyValue
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from konnectz_contracts.events import KV_STEPS, StepResult
-from konnectz_runner.engine.context import Outcome
+from konnectz_runner.engine.context import Outcome, SubStepInDoubt
 
 __all__ = [
     "BUSY_SECONDS",
@@ -66,6 +66,7 @@ __all__ = [
     "JournalEntry",
     "StepBusy",
     "StepJournal",
+    "SubStepJournal",
     "step_key",
 ]
 
@@ -77,7 +78,9 @@ PURE_KINDS = frozenset({"filter", "formatter", "splitter", "iterator", "router",
 # Journaled kinds without effects outside the run: never in doubt, so no started mark.
 # A Call a Flow starts its called run under a run id derived from its run and step: started again after a
 # crash, the same run is stored once (JetStream's Msg-Id, the task log's run id), so it is never in doubt.
-_UNMARKED_KINDS = frozenset({"delay", "wait", "call_flow"})
+# agent: its tool calls are marked one by one (:class:`SubStepJournal`), so a runner killed mid-loop
+# resumes the loop instead of judging the whole step in doubt.
+_UNMARKED_KINDS = frozenset({"delay", "wait", "call_flow", "agent"})
 
 
 def step_key(run_id: str, step_id: str, item_index: int | None = None) -> str:
@@ -180,6 +183,10 @@ class StepJournal:
         )
         return result, outcome
 
+    def substeps(self, step_id: str, item_index: int | None) -> SubStepJournal:
+        """The journal of the parts of step ``step_id`` (of item ``item_index``)."""
+        return SubStepJournal(self, step_id, item_index)
+
     @staticmethod
     def marked(kind: str) -> bool:
         return kind not in PURE_KINDS and kind not in _UNMARKED_KINDS
@@ -233,4 +240,72 @@ class StepJournal:
                 if loop.time() >= give_up:
                     raise
                 log.warning("Run %s: result of step %s not stored yet (%r); again", self.run_id, result.step_id, exc)
+                await asyncio.sleep(RECORD_RETRY_SECONDS)
+
+
+class SubStepJournal:
+    """The journal of the parts of one step of one run (:class:`~konnectz_runner.engine.context.SubSteps`):
+    keys ``step_key(run, "<step id>/<name>", item)``, values JSON. A part with effects (a tool call) is
+    marked as started (:meth:`begin`, under the ``fail`` policy) before it runs; a redelivery that finds
+    the mark without a value raises :class:`SubStepInDoubt` (or :class:`StepBusy` while the mark is young),
+    so a part is never run twice."""
+
+    def __init__(self, journal: StepJournal, step_id: str, item_index: int | None) -> None:
+        self.journal = journal
+        self.step_id = step_id
+        self.item_index = item_index
+
+    def _key(self, name: str) -> str:
+        return step_key(self.journal.run_id, f"{self.step_id}/{name}", self.item_index)
+
+    async def recall(self, name: str) -> Any:
+        if not self.journal.replay:
+            return None
+        try:
+            entry = await self.journal.kv.get(self._key(name))
+        except KeyNotFoundError:
+            return None
+        if not entry.value:
+            return None
+        started = _started_at(entry.value)
+        if started is not None:
+            if self.journal.wait_busy and time.time() - started < BUSY_SECONDS:
+                raise StepBusy(f"{self.step_id}/{name}")
+            if self.journal.in_doubt == "retry":
+                return None
+            self.journal.doubtful += 1
+            raise SubStepInDoubt(name)
+        self.journal.recalled += 1
+        return json.loads(entry.value)["value"]
+
+    async def begin(self, name: str) -> None:
+        if self.journal.in_doubt != "fail":
+            return
+        key = self._key(name)
+        try:
+            await self.journal.kv.create(key, json.dumps({"started": time.time()}).encode())
+        except KeyWrongLastSequenceError as exc:
+            raise StepBusy(f"{self.step_id}/{name}") from exc
+        except Exception:
+            await self.journal._unmark(key)
+            raise
+
+    async def record(self, name: str, value: Any) -> None:
+        key, data = self._key(name), json.dumps({"value": value}, ensure_ascii=False).encode()
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + RECORD_SECONDS
+        while True:
+            try:
+                await self.journal.kv.put(key, data)
+                return
+            except Exception as exc:
+                if loop.time() >= give_up:
+                    raise
+                log.warning(
+                    "Run %s: part %s of step %s not stored yet (%r); again",
+                    self.journal.run_id,
+                    name,
+                    self.step_id,
+                    exc,
+                )
                 await asyncio.sleep(RECORD_RETRY_SECONDS)

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { queryClient } from '../../api/typed';
 import type { TaskLog } from '../../api/models';
 import { mockFetch, renderAt } from '../../test/utils';
-import { answerOf, formatDuration, kvRows, RunData, StepList, stepPath, summarise } from './TaskSteps';
+import { answerOf, formatDuration, kvRows, RunData, StepList, stepPath, summarise, toolCallsOf } from './TaskSteps';
 
 const log: TaskLog = {
   id: 31,
@@ -112,6 +112,54 @@ describe('task steps', () => {
     expect(screen.getByTestId('task-answer-22')).toHaveTextContent('Not sent (200): the webhook was already answered');
     expect(answerOf('formatter', { sent: true, status: 200 })).toBeNull();
     expect(answerOf('respond', { sent: 'yes' })).toBeNull();
+  });
+
+  it("lists an AI Agent step's tool calls: each tool with its input, output or error, and duration", async () => {
+    const agent = {
+      trigger: reply.trigger,
+      tasks: [
+        {
+          id: 30,
+          step_id: 'node-2',
+          app_name: 'AI Agent',
+          app_id: 24,
+          provider: 'agent',
+          status: 'SUCCESS',
+          started_at: null,
+          task_date: '2026-11-21T10:00:02Z',
+          duration_ms: 900,
+          data: {
+            input: { prompt: 'File it' },
+            output: {
+              answer: 'Filed as 42',
+              iterations: 3,
+              tool_calls: [
+                { id: 'c1', tool: 'create_ticket', kind: 'app_action', iteration: 1, input: { title: 'Printer' }, output: { id: 42 }, error: null, duration_ms: 212 },
+                { id: 'c2', tool: 'nope', kind: null, iteration: 2, input: {}, output: null, error: "unknown tool 'nope'", duration_ms: 0 },
+                { id: 'c3', tool: 'notify', kind: 'addon', iteration: 2, input: { text: 'hi' }, output: { ok: true }, error: null, duration_ms: 1500, recalled: true },
+              ],
+            },
+            error: null,
+          },
+        },
+      ],
+    };
+    mockFetch((c) => (c.url === '/api/v1/task_logs/31/tasks' ? { body: agent } : undefined));
+    renderAt(<StepList logId={31} />);
+    const tools = await screen.findByTestId('task-tools-30');
+    expect(tools).toHaveTextContent('Tool calls (3)');
+    const first = within(tools).getByTestId('task-tool-30-0');
+    expect(first).toHaveTextContent('create_ticket');
+    expect(first).toHaveTextContent('app action');
+    expect(within(first).getByTestId('task-tool-duration-30-0')).toHaveTextContent('212 ms');
+    expect(within(within(first).getByTestId('task-tool-input-30-0')).getByText('Printer')).toBeInTheDocument();
+    expect(within(within(first).getByTestId('task-tool-output-30-0')).getByText('42')).toBeInTheDocument();
+    expect(within(tools).getByTestId('task-tool-error-30-1')).toHaveTextContent("unknown tool 'nope'");
+    expect(within(tools).queryByTestId('task-tool-output-30-1')).not.toBeInTheDocument();
+    expect(within(tools).getByTestId('task-tool-30-2')).toHaveTextContent('from the journal');
+    expect(within(tools).getByTestId('task-tool-duration-30-2')).toHaveTextContent('1.5 s');
+    expect(toolCallsOf('formatter', { tool_calls: [] })).toEqual([]);
+    expect(toolCallsOf('agent', { tool_calls: [{ tool: 1 }] })).toEqual([]);
   });
 
   it('formats durations and summarises nested values', () => {

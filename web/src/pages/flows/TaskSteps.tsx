@@ -163,6 +163,62 @@ export function answerOf(provider: string | null | undefined, output: unknown): 
   return { sent: o.sent, status: o.status, body: typeof o.body === 'string' ? o.body : '', not_sent: o.not_sent };
 }
 
+export interface ToolCall {
+  id: string;
+  tool: string;
+  kind: string | null;
+  iteration: number;
+  input: unknown;
+  output: unknown;
+  error: string | null;
+  duration_ms: number;
+  recalled?: boolean;
+}
+
+/** An AI Agent step's tool calls (its output's ``tool_calls``: docs/ai.md), [] for other steps. */
+export function toolCallsOf(provider: string | null | undefined, output: unknown): ToolCall[] {
+  if (provider !== 'agent' || typeof output !== 'object' || output === null) return [];
+  const raw = (output as { tool_calls?: unknown }).tool_calls;
+  if (!Array.isArray(raw)) return [];
+  return raw.filter(
+    (c): c is ToolCall => typeof c === 'object' && c !== null && typeof (c as ToolCall).tool === 'string' && typeof (c as ToolCall).iteration === 'number',
+  );
+}
+
+/** The tool calls of an agent step, in order: each with its tool, input, output or error, and duration. */
+export function ToolCalls({ calls, taskId }: { calls: ToolCall[]; taskId: number }) {
+  return (
+    <div className="kz-task-tools" data-testid={`task-tools-${taskId}`}>
+      <Typography.Text strong>
+        Tool calls ({calls.length})
+      </Typography.Text>
+      <ol>
+        {calls.map((c, i) => (
+          <li key={`${c.id}-${i}`} data-testid={`task-tool-${taskId}-${i}`}>
+            <Space wrap size={6}>
+              <Typography.Text code>{c.tool}</Typography.Text>
+              {c.kind && <Tag>{c.kind === 'app_action' ? 'app action' : c.kind}</Tag>}
+              <Tag>iteration {c.iteration}</Tag>
+              <Tag data-testid={`task-tool-duration-${taskId}-${i}`}>{formatDuration(c.duration_ms) ?? '—'}</Tag>
+              {c.recalled && (
+                <Tooltip title="Finished before the runner restarted: its result was read from the journal, the tool was not called again">
+                  <Tag color="blue">from the journal</Tag>
+                </Tooltip>
+              )}
+              {c.error ? <Tag color="red">error</Tag> : <Tag color="green">done</Tag>}
+            </Space>
+            {c.error && <Alert type="error" showIcon title={c.error} data-testid={`task-tool-error-${taskId}-${i}`} />}
+            <div className="kz-task-io">
+              <KeyValues title="Input" data={c.input ?? {}} testId={`task-tool-input-${taskId}-${i}`} />
+              {!c.error && <KeyValues title="Output" data={c.output} testId={`task-tool-output-${taskId}-${i}`} />}
+            </div>
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
 /** At most this much of an answer's body in its one line (the output rows show it whole). */
 const ANSWER_EXCERPT = 200;
 
@@ -180,6 +236,8 @@ function StepItem({ task, index }: { task: Task; index: number }) {
   const continued = data.continued === true;
   // respond: what the step answered the webhook's caller
   const answer = answerOf(task.provider, data.output);
+  // agent: each tool call with its input, output and duration (docs/ai.md)
+  const toolCalls = toolCallsOf(task.provider, data.output);
   return (
     <List.Item data-testid={`task-${task.id}`} data-path={path?.name}>
       <div className={`kz-task${path ? ' kz-task-on-path' : ''}${skipped ? ' kz-task-skipped' : ''}`}>
@@ -238,6 +296,7 @@ function StepItem({ task, index }: { task: Task; index: number }) {
             data-testid={`task-answer-${task.id}`}
           />
         )}
+        {toolCalls.length > 0 && <ToolCalls calls={toolCalls} taskId={task.id} />}
         {!skipped && <div className="kz-task-io">
           <KeyValues title="Input" data={data.input ?? {}} testId={`task-input-${task.id}`} />
           {data.output !== undefined && data.output !== null && <KeyValues title="Output" data={data.output} testId={`task-output-${task.id}`} />}

@@ -1,0 +1,315 @@
+/** The AI Agent's card (docs/ai.md): model account, instructions, prompt, tools, limits and memory key. */
+import { useQuery } from '@tanstack/react-query';
+import type { NodeProps } from '@xyflow/react';
+import { Alert, Button, Collapse, Input, InputNumber, Select, Space, Tag, Typography } from 'antd';
+import { memo, useState } from 'react';
+import { $api } from '../../../api/typed';
+import { appEvents, eventConfig, listApps } from '../../api/editorApi';
+import type { FlowNode, KindData } from '../../model/types';
+import { NodeCard } from '../card/NodeCard';
+import { useNodeUpdate } from '../card/useNodeUpdate';
+import { ADDON_KINDS, MAX_ITERATIONS, MAX_TOOLS, MODEL_APPS, toolProblem, type AgentSettings, type AgentTool, type ToolKind } from './kind';
+
+const TOOL_KINDS: { value: ToolKind; label: string }[] = [
+  { value: 'app_action', label: 'App action' },
+  { value: 'addon', label: 'Add-on' },
+  { value: 'flow', label: 'Sub-flow' },
+  { value: 'mcp', label: 'MCP tool' },
+];
+
+/** An account of `appId` (the same query as the Manage Accounts drawer's). */
+function AccountSelect({ appId, value, onChange, testId }: { appId: number; value?: number; onChange: (id: number) => void; testId: string }) {
+  const accounts = $api.useQuery('get', '/api/v1/apps/{app_id}/authorized_app_accounts', { params: { path: { app_id: appId } } });
+  const list = accounts.data?.authorized_app_accounts ?? [];
+  return (
+    <Select
+      className="nodrag"
+      placeholder="Choose an account"
+      loading={accounts.isPending}
+      value={value}
+      onChange={onChange}
+      options={list.map((a) => ({ value: a.id, label: a.name, 'data-testid': `${testId}-option-${a.id}` }))}
+      notFoundContent="No account: add one under Accounts"
+      data-testid={testId}
+    />
+  );
+}
+
+/** An app action tool: the app, its action, the account, and for each field: filled by the agent or fixed. */
+function AppActionTool({ tool, set, testId }: { tool: AgentTool; set: (patch: Partial<AgentTool>) => void; testId: string }) {
+  const [search, setSearch] = useState('');
+  const apps = useQuery({ queryKey: ['agent-apps', search], queryFn: () => listApps('actions', search, 20), staleTime: 60_000 });
+  const events = useQuery({
+    queryKey: ['editor-events', tool.app_id, 'right'],
+    queryFn: () => appEvents(tool.app_id ?? 0, 'right'),
+    enabled: Boolean(tool.app_id),
+  });
+  const fields = useQuery({
+    queryKey: ['agent-fields', tool.app_id, tool.event, tool.account_id ?? null],
+    queryFn: () => eventConfig(tool.app_id ?? 0, tool.event ?? '', 'right', tool.account_id ?? null),
+    enabled: Boolean(tool.app_id && tool.event),
+  });
+  const fixed = tool.fixed ?? [];
+  const agentFields = tool.agent_fields ?? [];
+  const mode = (key: string) => (agentFields.includes(key) ? 'agent' : fixed.some((f) => f.key === key) ? 'fixed' : 'unused');
+  const setMode = (key: string, next: string) =>
+    set({
+      agent_fields: next === 'agent' ? [...agentFields.filter((k) => k !== key), key] : agentFields.filter((k) => k !== key),
+      fixed: next === 'fixed' ? [...fixed.filter((f) => f.key !== key), { key, value: '' }] : fixed.filter((f) => f.key !== key),
+    });
+  const appOptions = (apps.data?.apps ?? []).map((a) => ({ value: a.id, label: a.name, 'data-testid': `${testId}-app-option-${a.id}` }));
+  if (tool.app_id && !appOptions.some((o) => o.value === tool.app_id)) appOptions.unshift({ value: tool.app_id, label: tool.app_name ?? String(tool.app_id), 'data-testid': '' });
+  return (
+    <>
+      <span className="kz-field-label">App</span>
+      <Select
+        className="nodrag"
+        showSearch
+        filterOption={false}
+        onSearch={setSearch}
+        placeholder="Search an app"
+        value={tool.app_id}
+        loading={apps.isFetching}
+        onChange={(id: number) => {
+          const app = apps.data?.apps.find((a) => a.id === id);
+          set({ app_id: id, app_name: app?.name, event: undefined, account_id: undefined, fixed: [], agent_fields: [] });
+        }}
+        options={appOptions}
+        data-testid={`${testId}-app`}
+      />
+      {tool.app_id && (
+        <>
+          <span className="kz-field-label">Action</span>
+          <Select
+            className="nodrag"
+            placeholder="Choose an action"
+            loading={events.isPending}
+            value={tool.event}
+            onChange={(event: string) => set({ event, fixed: [], agent_fields: [], name: tool.name || event })}
+            options={(events.data?.app_events ?? []).filter((e) => e.kind === 'action').map((e) => ({ value: e.id, label: e.name, 'data-testid': `${testId}-event-option-${e.id}` }))}
+            data-testid={`${testId}-event`}
+          />
+          <span className="kz-field-label">Account</span>
+          <AccountSelect appId={tool.app_id} value={tool.account_id} onChange={(account_id) => set({ account_id })} testId={`${testId}-account`} />
+        </>
+      )}
+      {tool.event && (
+        <div className="kz-field" data-testid={`${testId}-fields`}>
+          <span className="kz-field-label">Fields</span>
+          {fields.isError && <Alert type="error" showIcon title="The action's fields could not be loaded" />}
+          {(fields.data?.app_event_configurations ?? []).map((f) => (
+            <div key={f.config_key} className="kz-agent-field">
+              <Space wrap size={4}>
+                <Typography.Text>
+                  {f.label}
+                  {f.config_key_required ? ' *' : ''}
+                </Typography.Text>
+                <Select
+                  className="nodrag"
+                  size="small"
+                  style={{ minWidth: 150 }}
+                  value={mode(f.config_key)}
+                  onChange={(next: string) => setMode(f.config_key, next)}
+                  options={[
+                    { value: 'agent', label: 'The agent fills it', 'data-testid': `${testId}-mode-${f.config_key}-agent` },
+                    { value: 'fixed', label: 'Fixed value', 'data-testid': `${testId}-mode-${f.config_key}-fixed` },
+                    { value: 'unused', label: 'Not sent', 'data-testid': `${testId}-mode-${f.config_key}-unused` },
+                  ]}
+                  data-testid={`${testId}-mode-${f.config_key}`}
+                />
+              </Space>
+              {mode(f.config_key) === 'fixed' && (
+                <Input
+                  className="nodrag"
+                  size="small"
+                  placeholder="A value, or {{node-1.field}}"
+                  value={fixed.find((x) => x.key === f.config_key)?.value ?? ''}
+                  onChange={(e) => set({ fixed: fixed.map((x) => (x.key === f.config_key ? { ...x, value: e.target.value } : x)) })}
+                  data-testid={`${testId}-fixed-${f.config_key}`}
+                />
+              )}
+            </div>
+          ))}
+        </div>
+      )}
+    </>
+  );
+}
+
+function ToolEditor({ tool, set, remove, testId }: { tool: AgentTool; set: (patch: Partial<AgentTool>) => void; remove: () => void; testId: string }) {
+  const problem = toolProblem(tool);
+  return (
+    <div className="kz-agent-tool" data-testid={testId}>
+      <Space wrap size={4}>
+        <Tag>{TOOL_KINDS.find((k) => k.value === tool.kind)?.label}</Tag>
+        <Input
+          className="nodrag"
+          size="small"
+          style={{ width: 180 }}
+          placeholder="tool_name"
+          value={tool.name}
+          onChange={(e) => set({ name: e.target.value })}
+          data-testid={`${testId}-name`}
+        />
+        <Button size="small" danger onClick={remove} data-testid={`${testId}-remove`}>
+          Remove
+        </Button>
+      </Space>
+      <Input.TextArea
+        className="nodrag"
+        rows={1}
+        maxLength={2000}
+        placeholder="What the tool does (the model reads it; empty: the action's own help)"
+        value={tool.description ?? ''}
+        onChange={(e) => set({ description: e.target.value })}
+        data-testid={`${testId}-description`}
+      />
+      {tool.kind === 'app_action' && <AppActionTool tool={tool} set={set} testId={testId} />}
+      {tool.kind === 'addon' && (
+        <>
+          <Select
+            className="nodrag"
+            placeholder="Choose the add-on"
+            value={tool.step_kind}
+            onChange={(step_kind: string) => set({ step_kind })}
+            options={ADDON_KINDS.map((k) => ({ value: k, label: k }))}
+            data-testid={`${testId}-addon`}
+          />
+          <Input
+            className="nodrag"
+            placeholder="Settings the agent fills, comma-separated (e.g. text)"
+            value={(tool.agent_fields ?? []).join(', ')}
+            onChange={(e) => set({ agent_fields: e.target.value.split(',').map((s) => s.trim()).filter(Boolean) })}
+            data-testid={`${testId}-agent-fields`}
+          />
+          <Input.TextArea
+            className="nodrag"
+            rows={2}
+            placeholder='Fixed settings, as JSON (e.g. {"algorithm": "sha256"})'
+            value={tool.config_json ?? ''}
+            onChange={(e) => set({ config_json: e.target.value })}
+            data-testid={`${testId}-config`}
+          />
+        </>
+      )}
+      {tool.kind === 'flow' && (
+        <>
+          <InputNumber className="nodrag" min={1} placeholder="Flow id" value={tool.konnect_id} onChange={(v) => set({ konnect_id: v ?? undefined })} data-testid={`${testId}-flow`} />
+          <Alert type="warning" showIcon title="Sub-flow tools are not available in this version: an agent with one fails at its start, saying so." />
+        </>
+      )}
+      {tool.kind === 'mcp' && (
+        <>
+          <Input className="nodrag" placeholder="MCP server URL" value={tool.mcp_server ?? ''} onChange={(e) => set({ mcp_server: e.target.value })} data-testid={`${testId}-mcp-server`} />
+          <Input className="nodrag" placeholder="Tool name" value={tool.mcp_tool ?? ''} onChange={(e) => set({ mcp_tool: e.target.value })} data-testid={`${testId}-mcp-tool`} />
+          <Alert type="warning" showIcon title="MCP tools are not available in this version: an agent with one fails at its start, saying so." />
+        </>
+      )}
+      {problem && <Typography.Text type="warning">{problem}</Typography.Text>}
+    </div>
+  );
+}
+
+function AgentNodeView({ id, data, selected }: NodeProps<FlowNode>) {
+  const { update } = useNodeUpdate(id);
+  const agent: AgentSettings = (data as KindData<'agent'>).agent ?? {};
+  const set = (patch: Partial<AgentSettings>, key?: string) => update({ agent: { ...agent, ...patch } }, key);
+  const tools = agent.tools ?? [];
+  const setTool = (index: number, patch: Partial<AgentTool>) => set({ tools: tools.map((t, i) => (i === index ? { ...t, ...patch } : t)) });
+  const addTool = (kind: ToolKind) => {
+    let n = tools.length + 1;
+    while (tools.some((t) => t.name === `tool_${n}`)) n += 1;
+    set({ tools: [...tools, { kind, name: `tool_${n}`, fixed: [], agent_fields: [] }] });
+  };
+  const appId = agent.app_id ?? 132;
+  return (
+    <NodeCard id={id} data={data} selected={selected}>
+      <div className="kz-field">
+        <span className="kz-field-label">Model provider</span>
+        <Select
+          className="nodrag"
+          value={appId}
+          onChange={(app_id: number) => set({ app_id, account_id: undefined })}
+          options={MODEL_APPS.map((a) => ({ value: a.id, label: a.name }))}
+          data-testid={`agent-provider-${id}`}
+        />
+        <span className="kz-field-label">Account</span>
+        <AccountSelect appId={appId} value={agent.account_id} onChange={(account_id) => set({ account_id })} testId={`agent-account-${id}`} />
+        <span className="kz-field-label">Model</span>
+        <Input className="nodrag" placeholder="e.g. gpt-4o-mini" value={agent.model ?? ''} onChange={(e) => set({ model: e.target.value }, 'model')} data-testid={`agent-model-${id}`} />
+      </div>
+      <div className="kz-field">
+        <span className="kz-field-label">Instructions</span>
+        <Input.TextArea
+          className="nodrag"
+          rows={2}
+          placeholder="Who the agent is and how it works: you answer support tickets; file a ticket when..."
+          value={agent.instructions ?? ''}
+          onChange={(e) => set({ instructions: e.target.value }, 'instructions')}
+          data-testid={`agent-instructions-${id}`}
+        />
+        <span className="kz-field-label">Prompt</span>
+        <Input.TextArea
+          className="nodrag"
+          rows={2}
+          placeholder="What it is asked, e.g. {{node-1.message}}"
+          value={agent.prompt ?? ''}
+          onChange={(e) => set({ prompt: e.target.value }, 'prompt')}
+          data-testid={`agent-prompt-${id}`}
+        />
+      </div>
+      <div className="kz-field" data-testid={`agent-tools-${id}`}>
+        <span className="kz-field-label">Tools ({tools.length})</span>
+        {tools.map((tool, i) => (
+          <ToolEditor
+            key={i}
+            tool={tool}
+            set={(patch) => setTool(i, patch)}
+            remove={() => set({ tools: tools.filter((_, j) => j !== i) })}
+            testId={`agent-tool-${id}-${i}`}
+          />
+        ))}
+        {tools.length < MAX_TOOLS && (
+          <Space wrap size={4}>
+            {TOOL_KINDS.map((k) => (
+              <Button key={k.value} size="small" onClick={() => addTool(k.value)} data-testid={`agent-add-${k.value}-${id}`}>
+                + {k.label}
+              </Button>
+            ))}
+          </Space>
+        )}
+      </div>
+      <Collapse
+        size="small"
+        items={[
+          {
+            key: 'limits',
+            label: 'Limits, memory and answer format',
+            children: (
+              <div className="kz-field">
+                <span className="kz-field-label">Max iterations (model calls, 1 to {MAX_ITERATIONS})</span>
+                <InputNumber className="nodrag" min={1} max={MAX_ITERATIONS} value={agent.max_iterations ?? 10} onChange={(v) => set({ max_iterations: v })} data-testid={`agent-iterations-${id}`} />
+                <span className="kz-field-label">Max total tokens (empty: no limit)</span>
+                <InputNumber className="nodrag" min={1} max={2_000_000} value={agent.max_total_tokens ?? null} onChange={(v) => set({ max_total_tokens: v })} data-testid={`agent-tokens-${id}`} />
+                <span className="kz-field-label">Max seconds (1 to 900)</span>
+                <InputNumber className="nodrag" min={1} max={900} value={agent.max_seconds ?? 300} onChange={(v) => set({ max_seconds: v })} data-testid={`agent-seconds-${id}`} />
+                <span className="kz-field-label">Conversation key (memory; empty: none)</span>
+                <Input
+                  className="nodrag"
+                  placeholder="e.g. {{node-1.chat_id}}"
+                  value={agent.conversation_key ?? ''}
+                  onChange={(e) => set({ conversation_key: e.target.value }, 'conversation_key')}
+                  data-testid={`agent-key-${id}`}
+                />
+                <span className="kz-field-label">JSON Schema of the answer (optional)</span>
+                <Input.TextArea className="nodrag" rows={2} value={agent.json_schema ?? ''} onChange={(e) => set({ json_schema: e.target.value }, 'json_schema')} data-testid={`agent-schema-${id}`} />
+              </div>
+            ),
+          },
+        ]}
+      />
+    </NodeCard>
+  );
+}
+
+export default memo(AgentNodeView);
