@@ -37,6 +37,9 @@ __all__ = [
     "KV_DEFAULT_MAX_BYTES",
     "KV_MAX_BYTES",
     "MAX_JSON_DEPTH",
+    "MCP_ARGUMENTS_MAX_BYTES",
+    "MCP_LIST_MAX_BYTES",
+    "MCP_REPLY_MAX_BYTES",
     "NATS_MAX_PAYLOAD",
     "RESPONSE_MAX_BYTES",
     "RUNS_MAX_AGE_SECONDS",
@@ -69,6 +72,14 @@ API_MAX_JSON_DEPTH = 128
 AI_PROMPT_MAX_BYTES = 256 * KIB
 AI_ANSWER_MAX_BYTES = 256 * KIB
 AI_SCHEMA_MAX_BYTES = 32 * KIB
+
+#: The MCP tool step (:mod:`konnectz_contracts.steps.mcp_tool`): a tool's reply (one HTTP response body)
+#: larger than this fails the step (well under :data:`EVENT_MAX_BYTES`: the output is in a task event);
+#: a server's tool list (one response body) larger than this is refused; the arguments, references
+#: resolved, larger than this fail the step.
+MCP_REPLY_MAX_BYTES = 1 * MIB
+MCP_LIST_MAX_BYTES = 2 * MIB
+MCP_ARGUMENTS_MAX_BYTES = 256 * KIB
 
 #: One stored run (``KZ_RUNS`` max_msg_size).
 RUN_MAX_BYTES = 2 * MIB

@@ -51,6 +51,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation, TextContent
 
 from konnectz_contracts.errors import ConnectFailed, HttpFailed, RefusedError, StepError, TimedOut
+from konnectz_contracts.limits import MCP_LIST_MAX_BYTES, MCP_REPLY_MAX_BYTES
 from konnectz_runner.apps.netguard import NetGuard
 
 __all__ = [
@@ -68,14 +69,17 @@ __all__ = [
     "connect",
     "list_tools",
     "result_output",
+    "schema_fields",
+    "typed_arguments",
 ]
 
 #: The default bound of one tool call (the step's timeout may be from 1 to 300 s).
 CALL_TIMEOUT_SECONDS = 30.0
 #: The bound of listing a server's tools (connect, handshake and every page).
 LIST_TIMEOUT_SECONDS = 15.0
-#: The largest HTTP response body accepted from an MCP server (a reply, or one request's event stream).
-MAX_REPLY_BYTES = 4 * 1024 * 1024
+#: The largest HTTP response body accepted from an MCP server (a reply, or one request's event stream) by
+#: default: a tool's reply; :func:`list_tools` takes :data:`~konnectz_contracts.limits.MCP_LIST_MAX_BYTES`.
+MAX_REPLY_BYTES = MCP_REPLY_MAX_BYTES
 #: The most tools read from one server (pages of ``tools/list`` are followed up to this many tools).
 MAX_TOOLS = 500
 MAX_PAGES = 20
@@ -257,6 +261,105 @@ class _Transport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
+# --- arguments: from text fields to the types of the input schema, and back --------------------------------
+
+_TRUE = frozenset({"true", "yes", "1", "on"})
+_FALSE = frozenset({"false", "no", "0", "off"})
+
+
+def _types(prop: Any) -> list[str]:
+    """The JSON types a property's schema allows (``type``, or the types of its ``anyOf``/``oneOf``)."""
+    if not isinstance(prop, dict):
+        return []
+    kind = prop.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    if isinstance(kind, list):
+        return [k for k in kind if isinstance(k, str)]
+    found: list[str] = []
+    for key in ("anyOf", "oneOf"):
+        for option in prop.get(key) or ():
+            found += [k for k in _types(option) if k not in found]
+    return found
+
+
+def _typed(name: str, value: str, types: list[str]) -> Any:
+    kinds = [k for k in types if k != "null"]
+    if not kinds or "string" in kinds:
+        return value
+    stripped = value.strip()
+    for kind in kinds:
+        if kind == "integer":
+            if stripped.lstrip("+-").isdigit() and len(stripped) <= 30:
+                return int(stripped)
+        elif kind == "number":
+            try:
+                number = float(stripped)
+            except ValueError:
+                continue
+            if number == number and number not in (float("inf"), float("-inf")):
+                return int(number) if stripped.lstrip("+-").isdigit() else number
+        elif kind == "boolean":
+            if stripped.lower() in _TRUE | _FALSE:
+                return stripped.lower() in _TRUE
+        elif kind in ("object", "array"):
+            try:
+                parsed = json.loads(stripped)
+            except ValueError:
+                continue
+            if isinstance(parsed, dict if kind == "object" else list):
+                return parsed
+    wanted = {"integer": "a whole number", "number": "a number", "boolean": "true or false"}
+    said = " or ".join(wanted.get(k, f"a JSON {k}") for k in kinds)
+    raise StepError(f"The argument {name!r} must be {said} (it is {value[:100]!r})")
+
+
+def typed_arguments(values: dict[str, str], schema: dict[str, Any]) -> dict[str, Any]:
+    """The arguments typed in text fields (references resolved), converted to the types ``schema`` (a tool's
+    input schema) gives each: an empty value is left out; a number, an integer, true/false (also yes/no,
+    1/0), a JSON object or array are parsed; a value that is not what its type says is a :class:`StepError`
+    naming the argument. An argument the schema does not name is passed as text."""
+    raw = schema.get("properties")
+    properties: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    typed: dict[str, Any] = {}
+    for name, value in values.items():
+        if value == "":
+            continue
+        typed[name] = _typed(name, value, _types(properties.get(name)))
+    return typed
+
+
+def schema_fields(schema: dict[str, Any], max_fields: int = 100) -> list[dict[str, Any]]:
+    """The editor's fields of a tool's input schema, one per property (at most ``max_fields``): ``name``,
+    ``label`` (its title, else its name), ``type`` (the JSON type: string, integer, number, boolean, object,
+    array), ``required``, ``help`` (its description, and for objects and arrays "as JSON"), ``options``
+    (its ``enum``'s values)."""
+    raw, raw_required = schema.get("properties"), schema.get("required")
+    properties: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    required: list[Any] = raw_required if isinstance(raw_required, list) else []
+    fields: list[dict[str, Any]] = []
+    for name, prop in list(properties.items())[:max_fields]:
+        prop = prop if isinstance(prop, dict) else {}
+        kinds = [k for k in _types(prop) if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else "string"
+        help_text = str(prop.get("description") or "")[:500]
+        if kind in ("object", "array"):
+            help_text = (help_text + " " if help_text else "") + f"(a JSON {kind})"
+        raw_enum = prop.get("enum")
+        enum: list[Any] = raw_enum if isinstance(raw_enum, list) else []
+        fields.append(
+            {
+                "name": str(name),
+                "label": str(prop.get("title") or name)[:200],
+                "type": kind,
+                "required": name in required,
+                "help": help_text,
+                "options": [json.dumps(v) if not isinstance(v, str) else v for v in enum[:200]],
+            }
+        )
+    return fields
+
+
 # --- sessions ---------------------------------------------------------------------------------------------
 
 
@@ -412,7 +515,7 @@ async def list_tools(
     guard: NetGuard,
     *,
     timeout: float = LIST_TIMEOUT_SECONDS,  # noqa: ASYNC109 (see connect)
-    max_bytes: int = MAX_REPLY_BYTES,
+    max_bytes: int = MCP_LIST_MAX_BYTES,
 ) -> list[McpTool]:
     """The server's tools (at most :data:`MAX_TOOLS`), in ``timeout`` seconds at most."""
     async with connect(server, guard, timeout=timeout, max_bytes=max_bytes) as session:
