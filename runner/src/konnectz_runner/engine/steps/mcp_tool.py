@@ -58,6 +58,7 @@ async def run(config: Config, ctx: StepContext) -> Outcome:
             if len(json.dumps(arguments, ensure_ascii=False).encode("utf-8")) > MCP_ARGUMENTS_MAX_BYTES:
                 raise StepError(f"The arguments are larger than {MCP_ARGUMENTS_MAX_BYTES // 1024} KiB")
             result = await session.call_tool(tool, arguments)
+        recorded["content_types"] = result.content_types
         if result.is_error:
             failed = Outcome.from_error(
                 StepError(f"The tool {tool} failed: {result.text[:ERROR_TEXT_CHARS] or '(no text)'}"),
