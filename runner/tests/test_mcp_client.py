@@ -33,7 +33,7 @@ def _server(url: str, **credentials: str) -> mcp.McpServer:
 
 async def test_lists_tools_and_calls_one_with_structured_output(server: McpToolServer) -> None:
     tools = {t.name: t for t in await mcp.list_tools(_server(server.url), LOCAL)}
-    assert set(tools) == {"add", "weather", "fail", "slow", "big"}
+    assert set(tools) == {"add", "weather", "fail", "slow", "big", "deep"}
     weather = tools["weather"]
     assert weather.description == "The forecast of a city for some days."
     assert weather.input_schema["required"] == ["city"]
@@ -99,6 +99,9 @@ async def test_http_errors_and_unreachable_servers_say_so(server: McpToolServer)
 
 
 async def test_a_reply_over_the_limit_and_a_hanging_server_are_bounded(server: McpToolServer) -> None:
+    with pytest.raises(mcp.McpProtocolError, match="nested deeper than 64 levels"):
+        await mcp.call_tool(_server(server.url), LOCAL, "deep", {"levels": 100})
+    assert (await mcp.call_tool(_server(server.url), LOCAL, "deep", {"levels": 3})).output == {"in": {"in": {"in": {}}}}
     with pytest.raises(mcp.McpReplyTooLarge):
         await mcp.call_tool(_server(server.url), LOCAL, "big", {"kib": 64}, max_bytes=32 * 1024)
     started = time.monotonic()

@@ -152,7 +152,7 @@ def test_connect_list_and_call_tools_of_an_mcp_server(platform: Platform, tools:
     listed = api.get(f"/api/v1/app_users/{account_id}/mcp_tools", headers=headers)
     assert listed.status_code == 200, listed.text
     by_name = {t["name"]: t for t in listed.json()["tools"]}
-    assert set(by_name) == {"add", "weather", "fail", "slow", "big"}
+    assert set(by_name) == {"add", "weather", "fail", "slow", "big", "deep"}
     assert by_name["weather"]["label"] == "weather — The forecast of a city for some days."
     fields = {f["name"]: f for f in by_name["weather"]["fields"]}
     assert fields["city"] == {

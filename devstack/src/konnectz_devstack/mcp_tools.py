@@ -8,7 +8,8 @@ Its tools:
   object (structured output), echoing what it was given;
 - ``fail(reason: str)``: raises the SDK's ``ToolError``: a tool error (``isError``) whose text is the reason;
 - ``slow(seconds: float)``: sleeps, then answers (a server that hangs, for the bounds);
-- ``big(kib: int)``: a text of ``kib`` KiB (a reply over a limit).
+- ``big(kib: int)``: a text of ``kib`` KiB (a reply over a limit);
+- ``deep(levels: int)``: an object nested ``levels`` deep.
 
 With ``token``, a request without ``Authorization: Bearer <token>`` gets 401; every request's headers are
 kept in :attr:`McpToolServer.headers`; :attr:`McpToolServer.hang` set, every request waits 120 s first.
@@ -59,6 +60,14 @@ def build_server() -> MCPServer:
         """Answers after some seconds."""
         await asyncio.sleep(seconds)
         return "done"
+
+    @server.tool()
+    def deep(levels: int) -> dict[str, Any]:
+        """An object nested ``levels`` deep."""
+        value: dict[str, Any] = {}
+        for _ in range(levels):
+            value = {"in": value}
+        return value
 
     @server.tool()
     def big(kib: int) -> str:

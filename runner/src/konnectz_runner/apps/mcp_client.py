@@ -51,7 +51,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation, TextContent
 
 from konnectz_contracts.errors import ConnectFailed, HttpFailed, RefusedError, StepError, TimedOut
-from konnectz_contracts.limits import MCP_LIST_MAX_BYTES, MCP_REPLY_MAX_BYTES
+from konnectz_contracts.limits import MAX_JSON_DEPTH, MCP_LIST_MAX_BYTES, MCP_REPLY_MAX_BYTES, TooDeep, check_depth
 from konnectz_runner.apps.netguard import NetGuard
 
 __all__ = [
@@ -364,8 +364,19 @@ def schema_fields(schema: dict[str, Any], max_fields: int = 100) -> list[dict[st
 
 
 def _schema(tool: Any) -> dict[str, Any]:
+    """A tool's input schema; a plain object's when it has none, or one nested deeper than
+    :data:`~konnectz_contracts.limits.MAX_JSON_DEPTH` levels (its arguments are then not listed)."""
     schema = getattr(tool, "input_schema", None)
-    return schema if isinstance(schema, dict) else {"type": "object"}
+    if not isinstance(schema, dict):
+        return {"type": "object"}
+    try:
+        check_depth(schema, MAX_JSON_DEPTH)
+    except TooDeep:
+        return {
+            "type": "object",
+            "description": f"(the server's input schema is nested deeper than {MAX_JSON_DEPTH} levels)",
+        }
+    return schema
 
 
 def result_output(structured: Any, texts: list[str]) -> dict[str, Any]:
@@ -417,9 +428,14 @@ class McpSession:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> McpResult:
         result = await self._client.call_tool(name, arguments)
         texts = [block.text for block in result.content if isinstance(block, TextContent)]
+        output = result_output(result.structured_content, texts)
+        try:
+            check_depth(output, MAX_JSON_DEPTH)
+        except TooDeep:
+            raise McpProtocolError(f"The tool's result is nested deeper than {MAX_JSON_DEPTH} levels") from None
         return McpResult(
             is_error=bool(result.is_error),
-            output=result_output(result.structured_content, texts),
+            output=output,
             text="\n".join(texts),
             content_types=[str(getattr(block, "type", "?")) for block in result.content],
         )
