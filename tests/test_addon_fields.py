@@ -43,6 +43,14 @@ ELSEWHERE = {
     "compile_node reads only those",
 }
 
+#: kind -> its Config fields that the general action card sets besides the catalogue fields, and how.
+CARD_SETS = {
+    "mcp_tool": {
+        "account_id": "the card's account section (an MCP Server account)",
+        "arguments": "the fields fetched from the chosen tool's input schema (fetch-fields: arg.<name>)",
+    },
+}
+
 
 def _events() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     found = []
@@ -51,7 +59,8 @@ def _events() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         if (app.get("source") or {}).get("kind") != "in-house":
             continue
         for event in app.get("events") or []:
-            if event.get("step_kind") and event.get("kind") != "trigger":
+            # (a search with a step kind is a source of options the api lists itself: MCP Server's tools)
+            if event.get("step_kind") and event.get("kind") == "action":
                 found.append((path.name, app, event))
     return found
 
@@ -80,7 +89,10 @@ def _compile(app: dict[str, Any], values: dict[str, Any]) -> BaseModel:
     canvas = chain_canvas(
         [
             canvas_node("node-1", "WebhookInner", "webhook", 1, "Webhook"),
-            canvas_node("node-2", "ActionNode", app["key"], 2, app["name"], configResponses=responses),
+            # An add-on with an account (MCP Server) reads it from the node; the others ignore it.
+            canvas_node(
+                "node-2", "ActionNode", app["key"], 2, app["name"], configResponses=responses, selectedAccount={"id": 7}
+            ),
         ],
         "fields",
     )
@@ -117,6 +129,7 @@ def _disagreements(app: dict[str, Any], event: dict[str, Any]) -> list[str]:
     config = type(_compile(app, base)) if fields else None
     if config is not None:
         unset = set(config.model_fields) - set(StepBase.model_fields) - {"kind"} - set_by_fields
+        unset -= set(CARD_SETS.get(kind, {}))
         card = any((CARDS / folder).is_dir() for folder in _card_folders(kind, app["key"]))
         if unset and not card:
             problems.append(

@@ -42,6 +42,9 @@ __all__ = [
     "KV_MAX_BYTES",
     "MAX_CALL_DEPTH",
     "MAX_JSON_DEPTH",
+    "MCP_ARGUMENTS_MAX_BYTES",
+    "MCP_LIST_MAX_BYTES",
+    "MCP_REPLY_MAX_BYTES",
     "NATS_MAX_PAYLOAD",
     "RESPONSE_MAX_BYTES",
     "RUNS_MAX_AGE_SECONDS",
@@ -89,6 +92,14 @@ MAX_CALL_DEPTH = 5
 #: The result a called flow hands back to a waiting caller (its Respond body, or its last step's output), as
 #: JSON: a larger one fails the caller's step saying so (it rides in the caller's stored run).
 CALL_RESULT_MAX_BYTES = 256 * KIB
+
+#: The MCP tool step (:mod:`konnectz_contracts.steps.mcp_tool`): a tool's reply (one HTTP response body)
+#: larger than this fails the step (well under :data:`EVENT_MAX_BYTES`: the output is in a task event);
+#: a server's tool list (one response body) larger than this is refused; the arguments, references
+#: resolved, larger than this fail the step.
+MCP_REPLY_MAX_BYTES = 1 * MIB
+MCP_LIST_MAX_BYTES = 2 * MIB
+MCP_ARGUMENTS_MAX_BYTES = 256 * KIB
 
 #: One stored run (``KZ_RUNS`` max_msg_size).
 RUN_MAX_BYTES = 2 * MIB

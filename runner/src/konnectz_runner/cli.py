@@ -184,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # uvicorn turns SIGTERM/SIGINT into a lifespan shutdown: the worker stops, NATS drains.
         # No access log: one log line per webhook costs more than storing the run (see docs/performance.md).
         logging.getLogger("httpx").setLevel(logging.WARNING)
+        logging.getLogger("httpx2").setLevel(logging.WARNING)  # the MCP client's: a line per request, its URL
         config = uvicorn.Config(
             create_app(settings),
             host=args.host,

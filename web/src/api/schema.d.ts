@@ -104,6 +104,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/app_users/{account_id}/mcp_tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tools of an MCP Server account's server, with their arguments as fields (docs/mcp.md) */
+        get: operations["list_mcp_tools_api_v1_app_users__account_id__mcp_tools_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/app_users/{account_id}/rate_budget": {
         parameters: {
             query?: never;
@@ -3061,6 +3078,36 @@ export interface components {
             /** Preferred Language */
             preferred_language: string;
         };
+        /**
+         * McpFieldOut
+         * @description One argument of an MCP tool, as an editor field (from the tool's input JSON Schema).
+         */
+        McpFieldOut: {
+            /**
+             * Help
+             * @default
+             */
+            help?: string;
+            /** Label */
+            label: string;
+            /**
+             * Name
+             * @description The argument's name (its config key is arg.<name>)
+             */
+            name: string;
+            /**
+             * Options
+             * @description The enum's values, when it has one
+             */
+            options?: string[];
+            /** Required */
+            required: boolean;
+            /**
+             * Type
+             * @description The JSON type: string, integer, number, boolean, object, array
+             */
+            type: string;
+        };
         /** McpTokenIn */
         McpTokenIn: {
             /**
@@ -3129,6 +3176,37 @@ export interface components {
             prefix: string;
             /** Revoked At */
             revoked_at: string | null;
+        };
+        /** McpToolList */
+        McpToolList: {
+            /**
+             * Server
+             * @description The server's URL, without its query
+             */
+            server: string;
+            /** Tools */
+            tools: components["schemas"]["McpToolOut"][];
+        };
+        /** McpToolOut */
+        McpToolOut: {
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /** Fields */
+            fields: components["schemas"]["McpFieldOut"][];
+            /** Input Schema */
+            input_schema: {
+                [key: string]: unknown;
+            };
+            /**
+             * Label
+             * @description The name, and the description's first line
+             */
+            label: string;
+            /** Name */
+            name: string;
         };
         /** MemberOut */
         MemberOut: {
@@ -5021,6 +5099,100 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    list_mcp_tools_api_v1_app_users__account_id__mcp_tools_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpToolList"];
+                };
+            };
+            /** @description Refused here: a private address not allowed, not an http(s) URL */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description No such MCP Server account of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The server could not be reached, answered an error, or is not MCP */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The server did not answer within 15 s */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
         };

@@ -26,6 +26,7 @@ from konnectz_api.schemas import (
     AuthorizationOut,
     AuthUrlIn,
     AuthUrlOut,
+    McpToolList,
     Message,
     OAuthClientIn,
     OAuthClientOut,
@@ -35,7 +36,7 @@ from konnectz_api.schemas import (
     UpdateAccountStatusIn,
     UpdateLabelIn,
 )
-from konnectz_api.services import oauth, rate_budgets
+from konnectz_api.services import mcp_tools, oauth, rate_budgets
 from konnectz_api.services.app_calls import AppCallError, app_client
 from konnectz_api.services.credential_broker import cipher, connect_oauth_account, connect_token_account, oauth_client
 from konnectz_api.step_secrets import MASK
@@ -242,6 +243,23 @@ def _owned_account(session: SessionDep, user: User, account_id: int) -> AppAccou
     if account is None:
         raise NotFound("Account not found")
     return account
+
+
+@router.get(
+    "/app_users/{account_id}/mcp_tools",
+    response_model=McpToolList,
+    summary="The tools of an MCP Server account's server, with their arguments as fields (docs/mcp.md)",
+    responses={
+        400: {"model": Message, "description": "Refused here: a private address not allowed, not an http(s) URL"},
+        404: {"model": Message, "description": "No such MCP Server account of the caller"},
+        502: {"model": Message, "description": "The server could not be reached, answered an error, or is not MCP"},
+        504: {"model": Message, "description": "The server did not answer within 15 s"},
+    },
+)
+async def list_mcp_tools(
+    account_id: AccountIdPath, user: CurrentUser, session: SessionDep, settings: SettingsDep, index: IndexDep
+) -> McpToolList:
+    return await mcp_tools.account_tools(session, settings, index, user, account_id)
 
 
 @router.get(

@@ -25,6 +25,7 @@ from konnectz_api.schemas import (
     FetchedFields,
     OptionOut,
 )
+from konnectz_api.services import mcp_tools
 from konnectz_api.services.app_calls import AppCallError, app_client, call_app
 from konnectz_api.services.credential_broker import call_with_account
 from konnectz_contracts.manifest import App, DynamicOptions, Event, EventField
@@ -37,6 +38,9 @@ MAX_OPTIONS = 500
 NO_EVENTS = "Couldn't find any events linked with this app! Please give it another try."
 NO_DETAILS = "Oops! We couldn't fetch app details. Please provide the appropriate inputs."
 NEEDS_ACCOUNT = "App events linked with this app couldn't be found! Please Authorize it."
+#: The step kind of the MCP Server app's search event: its items are the server's tools, listed by an MCP
+#: client (:mod:`konnectz_api.services.mcp_tools`), not an HTTP request.
+MCP_LIST_TOOLS = "mcp_list_tools"
 
 IndexDep = Annotated[AppIndex, Depends(get_index)]
 PageSize = Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="80 at first, +20 per scroll, at most 1000")]
@@ -136,7 +140,7 @@ def app_events(user: CurrentUser, index: IndexDep, app_id: AppId, side: Side | N
     events = [
         AppEventOut(id=e.key, name=e.label, kind=e.kind, side="left" if e.kind == "trigger" else "right", help=e.help)
         for e in app.events
-        if side is None or (e.kind == "trigger") == (side == "left")
+        if (side is None or (e.kind == "trigger") == (side == "left")) and e.step_kind != MCP_LIST_TOOLS
     ]
     return AppEventList(app_events=events)
 
@@ -227,6 +231,12 @@ async def _live_items(
     return items_at(picked(event.output, reply.body, values), path)[:MAX_OPTIONS]
 
 
+def _is_mcp(app: App, source: DynamicOptions) -> bool:
+    """Whether ``source`` is the MCP Server app's tool list (listed by an MCP client)."""
+    event = app.event(source.event)
+    return event is not None and event.step_kind == MCP_LIST_TOOLS
+
+
 def _options(items: list[Any], source: DynamicOptions) -> list[OptionOut]:
     options = []
     for item in items:
@@ -262,6 +272,9 @@ async def config_details(
         raise NotFound(NO_DETAILS)
     if field.dynamic is None:
         return ConfigOptions(config_key=field.key, options=[OptionOut(id=o.value, name=o.label) for o in field.options])
+    if _is_mcp(app, field.dynamic):
+        listed = await mcp_tools.account_tools(session, settings, index, user, app_account_id)
+        return ConfigOptions(config_key=field.key, options=mcp_tools.tool_options(listed))
     chosen = _selected(request)
     values = {dep: chosen[dep] for dep in field.dynamic.depends_on if dep in chosen}
     missing = [dep for dep in field.dynamic.depends_on if dep not in values]
@@ -296,6 +309,9 @@ async def fetch_fields(
     chosen = _selected(request)
     if selectedValue is not None:
         chosen[config_key] = selectedValue
+    if _is_mcp(app, event.fields_from):
+        listed = await mcp_tools.account_tools(session, settings, index, user, app_account_id)
+        return FetchedFields(fields=mcp_tools.argument_fields(listed, chosen.get("tool", "")))
     values = {dep: chosen[dep] for dep in event.fields_from.depends_on if dep in chosen}
     items = await _live_items(session, settings, user, app, event.fields_from, values, app_account_id)
     fields = [

@@ -28,6 +28,9 @@ from konnectz_api.schemas.apps import (
     EventConfigList,
     EventConfigOut,
     FetchedFields,
+    McpFieldOut,
+    McpToolList,
+    McpToolOut,
     OptionOut,
 )
 from konnectz_api.schemas.auth import (
@@ -166,6 +169,9 @@ __all__ = [
     "LoginIn",
     "LoginOut",
     "LooseId",
+    "McpFieldOut",
+    "McpToolList",
+    "McpToolOut",
     "MemberOut",
     "MemberReply",
     "Message",

@@ -71,3 +71,27 @@ class ConfigOptions(BaseModel):
 
 class FetchedFields(BaseModel):
     fields: list[EventConfigOut]
+
+
+class McpFieldOut(BaseModel):
+    """One argument of an MCP tool, as an editor field (from the tool's input JSON Schema)."""
+
+    name: str = Field(description="The argument's name (its config key is arg.<name>)")
+    label: str
+    type: str = Field(description="The JSON type: string, integer, number, boolean, object, array")
+    required: bool
+    help: str = ""
+    options: list[str] = Field(default_factory=list, description="The enum's values, when it has one")
+
+
+class McpToolOut(BaseModel):
+    name: str
+    label: str = Field(description="The name, and the description's first line")
+    description: str = ""
+    input_schema: dict[str, Any]
+    fields: list[McpFieldOut]
+
+
+class McpToolList(BaseModel):
+    server: str = Field(description="The server's URL, without its query")
+    tools: list[McpToolOut]

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from konnectz_api.core.config import Settings
-from konnectz_contracts.errors import StepError
+from konnectz_contracts.errors import ConnectFailed, HttpFailed, RefusedError, StepError, TimedOut
 from konnectz_runner.apps import (
     ERROR_BODY_CHARS,
     AppRequest,
@@ -25,18 +25,24 @@ from konnectz_runner.apps import (
     send_outbound,
 )
 
-__all__ = ["AppCallError", "Reply", "app_client", "call_app", "mask"]
+__all__ = ["MCP_APP_KEY", "AppCallError", "Reply", "app_client", "call_app", "list_mcp_tools", "mask"]
 
 MAX_REPLY_BYTES = 2 * 1024 * 1024
+#: The in-house app of MCP servers (``catalogue/apps/mcp_server.yaml``): its accounts are checked, and its
+#: tools listed, with an MCP client instead of an HTTP request.
+MCP_APP_KEY = "mcp_server"
 
 
 class AppCallError(Exception):
-    """An app refused a request or could not be reached; the message is safe to show."""
+    """An app refused a request or could not be reached; the message is safe to show. ``http_status``: the
+    status the api answers with when the route does not choose one (400: refused here; 502: the other side
+    failed; 504: it did not answer in time)."""
 
-    def __init__(self, message: str, *, status: int | None = None, body: Any = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, body: Any = None, http_status: int = 400) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
+        self.http_status = http_status
 
 
 class Reply:
@@ -87,3 +93,32 @@ async def call_app(
     if raise_for_status and problem:
         raise AppCallError(mask(problem, secrets), status=response.status_code, body=body)
     return Reply(response.status_code, body)
+
+
+async def list_mcp_tools(
+    guard: NetGuard,
+    credentials: dict[str, Any],
+    *,
+    timeout: float,  # noqa: ASYNC109 (the MCP client's bound, handshake included: a 504 saying so)
+) -> tuple[str, list[Any]]:
+    """The URL (without its query) and the tools of the MCP server of an "MCP Server" account's ``credentials``
+    (:func:`konnectz_runner.apps.mcp_client.list_tools`: through ``guard``, at most ``timeout`` seconds and
+    :data:`~konnectz_contracts.limits.MCP_LIST_MAX_BYTES`). :class:`AppCallError` saying why not: 400 when the
+    URL or the account is refused here (a private address not allowed, not http(s)), 502 when the server
+    could not be reached or answered an error (its HTTP status named), 504 when it did not answer in time."""
+    from konnectz_runner.apps import mcp_client as mcp  # import-ok: the MCP SDK's import (0.4 s), when listing
+
+    try:
+        server = mcp.McpServer.of(credentials)
+        tools = await mcp.list_tools(server, guard, timeout=timeout)
+    except RefusedError as exc:
+        raise AppCallError(str(exc), http_status=400) from None
+    except TimedOut as exc:
+        raise AppCallError(str(exc), http_status=504) from None
+    except HttpFailed as exc:
+        raise AppCallError(str(exc), status=exc.status, http_status=502) from None
+    except (ConnectFailed, mcp.McpProtocolError, mcp.McpReplyTooLarge) as exc:
+        raise AppCallError(str(exc), http_status=502) from None
+    except StepError as exc:  # the account's fields (no URL, a header that may not be set)
+        raise AppCallError(str(exc), http_status=400) from None
+    return server.url.split("?", 1)[0], tools

@@ -22,7 +22,7 @@ from konnectz_api.core.crypto import CredentialCipher
 from konnectz_api.crud import app_accounts, oauth_clients
 from konnectz_api.db import run_db
 from konnectz_api.models import AppAccount
-from konnectz_api.services.app_calls import AppCallError, Reply, call_app
+from konnectz_api.services.app_calls import MCP_APP_KEY, AppCallError, Reply, call_app, list_mcp_tools
 from konnectz_api.services.oauth import OAuthClient, refresh
 from konnectz_contracts.manifest import App, TokenField
 from konnectz_contracts.refs import resolve
@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 REFRESH_MARGIN = timedelta(seconds=60)
+#: Connecting an MCP server's account lists its tools within this bound.
+MCP_TEST_TIMEOUT_SECONDS = 15.0
 
 
 def cipher(settings: Settings) -> CredentialCipher:
@@ -70,9 +72,13 @@ def oauth_client(session: Session, settings: Settings, app: App) -> OAuthClient:
 async def _label_from_test(
     http: httpx.AsyncClient, guard: NetGuard, app: App, credentials: dict[str, Any], fallback: str
 ) -> str:
-    """Run the app's test request (raises if it fails) and name the account from its reply."""
+    """Run the app's test request (raises if it fails) and name the account from its reply. An MCP server's
+    account is tested by listing its tools."""
     request = build_test_request(app, credentials)
     label = ""
+    if app.key == MCP_APP_KEY:
+        await list_mcp_tools(guard, credentials, timeout=MCP_TEST_TIMEOUT_SECONDS)
+        request = None
     if request is not None:
         reply = await call_app(http, guard, request, secrets=secret_values(app, credentials), hooks=app.hooks)
         path = app.auth.test.label_path if app.auth.test else None

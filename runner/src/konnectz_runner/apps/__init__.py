@@ -6,12 +6,19 @@
   :mod:`.netguard` (no private addresses) and sent by :mod:`.aiohttp_transport`;
 - :mod:`.aws_sigv4`: the ``aws_sigv4`` signing hook; :mod:`.step_secrets`: secrets typed into steps;
 - :mod:`.budgets`: each app account's rate budget, shared through NATS KV;
-- :mod:`.chat`: the OpenAI-compatible chat-completions wire (Ask AI), with its price table.
+- :mod:`.chat`: the OpenAI-compatible chat-completions wire (Ask AI), with its price table;
+- :mod:`.mcp_client`: an MCP client (list and call a server's tools through the guard, bounded), loaded
+  on first use (``apps.mcp_client``): the MCP SDK takes about 0.4 s to import, which only flows with an
+  MCP tool step, and the api's tool listing, pay.
 
 This face is what other rooms, the api and the tools may import (``from konnectz_runner.apps
 import ...``); the modules above are the room's own (``chat``, ``outbound`` and ``step_secrets``
-are public as modules).
+are public as modules, and ``mcp_client``, loaded on first use).
 """
+
+import importlib
+import types
+import typing
 
 from konnectz_runner.apps import chat, outbound, step_secrets
 from konnectz_runner.apps.agent_memory import MemorySource, memory_source, set_memory_source
@@ -46,6 +53,9 @@ from konnectz_runner.apps.outbound import ERROR_BODY_CHARS, parse_body
 from konnectz_runner.apps.outbound import send as send_outbound
 from konnectz_runner.apps.step_secrets import origin_of
 
+if typing.TYPE_CHECKING:
+    from konnectz_runner.apps import mcp_client
+
 __all__ = [
     "ERROR_BODY_CHARS",
     "GENERATED_BUNDLE",
@@ -73,6 +83,7 @@ __all__ = [
     "items_at",
     "load_catalogue",
     "load_manifest",
+    "mcp_client",
     "memory_source",
     "origin_of",
     "outbound",
@@ -87,3 +98,10 @@ __all__ = [
     "step_secrets",
     "wait_reason",
 ]
+
+
+def __getattr__(name: str) -> types.ModuleType:
+    """``mcp_client``, imported on first use (see the module's docstring)."""
+    if name == "mcp_client":
+        return importlib.import_module("konnectz_runner.apps.mcp_client")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -110,6 +110,10 @@ export type ConfigResponse = Narrow<
     depends_on?: string[];
     checked?: boolean;
     targetLinked?: boolean;
+    /** What to enter: the field's help (a catalogue field's, or an MCP tool argument's description). */
+    help?: string;
+    /** Listed live once the last sequenced field was chosen (fetch-fields): replaced when that choice changes. */
+    fetched?: boolean;
   }
 >;
 

@@ -40,6 +40,11 @@ export function ConfigField({ nodeId, field, onChange, onSelect, onOpen }: Props
       ) : (
         <RefInput nodeId={nodeId} value={value} onChange={onChange} placeholder="Type @ to use data of earlier steps" testId={testId} />
       )}
+      {field.help && (
+        <span className="kz-field-help" data-testid={`${testId}-help`}>
+          {field.help}
+        </span>
+      )}
     </div>
   );
 }

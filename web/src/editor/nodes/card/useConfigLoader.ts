@@ -64,6 +64,7 @@ export function useConfigLoader(id: string) {
         options: c.options ?? [],
         dynamic: c.dynamic ?? false,
         depends_on: c.depends_on ?? [],
+        ...(c.help ? { help: c.help } : {}),
         value: c.default === null || c.default === undefined ? '' : String(c.default),
       }));
       setFields(withVisibility(fields), {
@@ -95,11 +96,27 @@ export function useConfigLoader(id: string) {
           selectedValue: value,
           chosen: chosenValues(fields),
         });
-        const known = new Set(fields.map((f) => f.config_key));
+        // The fields of an earlier choice (another tool's arguments, another sheet's columns) go; a value
+        // typed into a field that stays is kept.
+        const now = node()?.data.configResponses ?? fields;
+        const before = new Map(now.filter((f) => f.fetched).map((f) => [f.config_key, f]));
+        const kept = now.filter((f) => !f.fetched);
+        const known = new Set(kept.map((f) => f.config_key));
         const added: ConfigResponse[] = res.fields
           .filter((f) => !known.has(f.config_key))
-          .map((f) => ({ label: f.label, config_key: f.config_key, type: f.type, config_key_required: f.config_key_required, sequence: 0, value: '' }));
-        setFields(withVisibility([...(node()?.data.configResponses ?? fields), ...added]));
+          .map((f) => ({
+            label: f.label,
+            config_key: f.config_key,
+            key_value_type: f.key_value_type,
+            type: f.type,
+            config_key_required: f.config_key_required,
+            sequence: 0,
+            options: f.options ?? [],
+            ...(f.help ? { help: f.help } : {}),
+            fetched: true,
+            value: before.get(f.config_key)?.value ?? '',
+          }));
+        setFields(withVisibility([...kept, ...added]));
       } catch {
         void toast.warning(MSG.noDetailsConfigs, TOAST_MS / 1000);
       }
