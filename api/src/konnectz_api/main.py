@@ -32,6 +32,7 @@ from konnectz_api.routes import (
     avatars,
     credentials,
     dashboard,
+    evaluations,
     folders,
     konnect_webhooks,
     konnects,
@@ -176,7 +177,7 @@ def create_app() -> FastAPI:
         namespace_bindings,
         approvals,
     )
-    every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions)]
+    every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions, evaluations)]
     for router in (*every, konnects.activity_router, mcp.router, mcp.tokens_router, approvals.internal_router):
         document_errors(router)  # the 4xx and 503 each route can answer, from one table
         app.include_router(router)
