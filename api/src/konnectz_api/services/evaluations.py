@@ -245,11 +245,11 @@ def _verdict(check: EvalCheck, actual: Any) -> str | None:
     return f"unknown check {check.op}"  # pragma: no cover (the schema allows no other op)
 
 
-def _outputs(results: list[StepResult]) -> tuple[dict[str, Any], str | None]:
-    """Each step's last output by id (after an iterator: its last item's), and the last step that ran
-    with an output."""
-    outputs: dict[str, Any] = {}
-    last: str | None = None
+def _outputs(results: list[StepResult], trigger: tuple[str, Any] | None) -> tuple[dict[str, Any], str | None]:
+    """Each step's last output by id (after an iterator: its last item's) with the trigger's (the case's
+    input), and the last step that ran with an output (the trigger when none did)."""
+    outputs: dict[str, Any] = dict([trigger]) if trigger is not None else {}
+    last: str | None = trigger[0] if trigger is not None else None
     for result in results:
         if result.status == "SUCCESS" and result.output is not None:
             outputs[result.step_id] = result.output
@@ -257,9 +257,9 @@ def _outputs(results: list[StepResult]) -> tuple[dict[str, Any], str | None]:
     return outputs, last
 
 
-def judge(check: EvalCheck, results: list[StepResult]) -> EvalCheckResult:
-    """One check on a case's step records."""
-    outputs, last = _outputs(results)
+def judge(check: EvalCheck, results: list[StepResult], trigger: tuple[str, Any] | None = None) -> EvalCheckResult:
+    """One check on a case's step records (``trigger``: the trigger's id and output, the case's input)."""
+    outputs, last = _outputs(results, trigger)
     step = check.step or last
     if step is None or step not in outputs:
         ran = any(r.step_id == step for r in results)
@@ -383,8 +383,9 @@ def _stopped(result: StepResult) -> bool:
 
 
 async def _case(
-    prepared: _Prepared, case: EvalCase, http: httpx.AsyncClient, guard: NetGuard, seconds: float
+    prepared: _Prepared, case: EvalCase, http: httpx.AsyncClient, guard: NetGuard, seconds: float, too_long: str
 ) -> EvalCaseResult:
+    """One case, stopped after ``seconds`` (``too_long`` says why then)."""
     started = time.perf_counter()
     run = RunRequest(
         run_id=f"eval-{uuid.uuid4().hex}",
@@ -400,7 +401,7 @@ async def _case(
         async with asyncio.timeout(seconds):
             ended = await execute(prepared.spec, run, http=http, guard=guard, hold=hold)
     except TimeoutError:
-        status, error = "TIMEOUT", f"The case took longer than {seconds:g} s"
+        status, error = "TIMEOUT", too_long
     else:
         if isinstance(ended, Suspended):
             status, results = "WAITING", list(ended.continuation.steps)
@@ -413,7 +414,7 @@ async def _case(
                 status = "STOPPED"
             else:
                 status = "SUCCESS"
-    checks = [judge(check, results) for check in case.checks]
+    checks = [judge(check, results, (prepared.spec.trigger_id, case.input)) for check in case.checks]
     passed = error is None and all(c.passed for c in checks)
     return EvalCaseResult(
         name=case.name,
@@ -461,7 +462,11 @@ async def run_evaluation(
                     left = deadline - time.monotonic()
                     if left <= 0:
                         return _not_run(case, run_seconds)
-                    return await _case(prepared, case, http, guard, min(EVAL_CASE_SECONDS, left))
+                    if left < EVAL_CASE_SECONDS:
+                        why = f"The run's time limit ({run_seconds:g} s) was reached while this case ran"
+                        return await _case(prepared, case, http, guard, left, why)
+                    why = f"The case took longer than {EVAL_CASE_SECONDS} s"
+                    return await _case(prepared, case, http, guard, EVAL_CASE_SECONDS, why)
 
             results = await asyncio.gather(*(one(c) for c in prepared.cases))
         passed = sum(1 for r in results if r.passed)
