@@ -41,6 +41,21 @@ def _bounded(value: Any, limit: int, what: str) -> None:
         raise ValueError(f"{what} is {size} bytes as JSON: at most {limit // 1024} KiB")
 
 
+def _remote_ref(schema: Any) -> str | None:
+    """The first ``$ref`` (or ``$dynamicRef``) of ``schema`` that points outside it (iteratively)."""
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("$ref", "$dynamicRef") and isinstance(item, str) and not item.startswith("#"):
+                    return item
+                stack.append(item)
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
+
+
 class EvalCheck(BaseModel):
     """One check on a step's output. ``op`` needs: ``value`` (equals, contains), ``pattern`` (matches),
     ``min`` and/or ``max`` (between), ``json_schema`` (schema); ``exists`` needs nothing."""
@@ -90,6 +105,9 @@ class EvalCheck(BaseModel):
             if self.json_schema is None:
                 raise ValueError("a schema check needs json_schema")
             _bounded(self.json_schema, EVAL_VALUE_MAX_BYTES, "the check's JSON schema")
+            outside = _remote_ref(self.json_schema)
+            if outside is not None:
+                raise ValueError(f"the check's JSON schema may refer only within itself (#...), not to {outside!r}")
             import jsonschema  # import-ok: loaded only for a schema check
 
             validator = jsonschema.validators.validator_for(self.json_schema, default=jsonschema.Draft202012Validator)

@@ -219,7 +219,7 @@ def _verdict(check: EvalCheck, actual: Any) -> str | None:
     if check.op == "matches":
         assert check.pattern is not None
         try:
-            found = regex.search(check.pattern, _text(actual)[:MATCH_MAX_CHARS], timeout=REGEX_TIMEOUT_SECONDS)
+            found = _search(check.pattern, _text(actual))
         except TimeoutError:
             return f"the pattern took longer than {REGEX_TIMEOUT_SECONDS:g} s on this text"
         return None if found else f"the text does not match {check.pattern!r}"
@@ -233,16 +233,53 @@ def _verdict(check: EvalCheck, actual: Any) -> str | None:
             return f"{number:g} is above {check.max:g}"
         return None
     if check.op == "schema":
-        import jsonschema  # import-ok: loaded only for a schema check
-
         assert check.json_schema is not None
-        validator = jsonschema.validators.validator_for(check.json_schema, default=jsonschema.Draft202012Validator)
-        error = jsonschema.exceptions.best_match(validator(check.json_schema).iter_errors(actual))
+        try:
+            error = _schema_error(check.json_schema, actual)
+        except Exception as exc:  # a schema the validator cannot use (the set's checks refused most of them)
+            return f"the JSON schema could not be used: {type(exc).__name__}: {str(exc)[:200]}"
         if error is None:
             return None
         at = "/".join(str(p) for p in error.absolute_path) or "the value"
         return f"does not match the JSON schema at {at}: {error.message}"
     return f"unknown check {check.op}"  # pragma: no cover (the schema allows no other op)
+
+
+def _search(pattern: str, text: str) -> bool:
+    """``pattern`` searched in ``text`` by the ``regex`` engine, bounded (TimeoutError past the bound)."""
+    return regex.search(pattern, text[:MATCH_MAX_CHARS], timeout=REGEX_TIMEOUT_SECONDS) is not None
+
+
+def _schema_error(schema: dict[str, Any], instance: Any) -> Any:
+    """The best error of ``instance`` against ``schema`` (None: valid). The validator's ``pattern`` and
+    ``patternProperties`` use the ``regex`` engine with a timeout, so a schema's pattern cannot hang a run."""
+    import jsonschema  # import-ok: loaded only for a schema check
+    from jsonschema.exceptions import ValidationError
+
+    def pattern(validator: Any, patrn: str, value: Any, _schema: Any) -> Any:
+        if validator.is_type(value, "string"):
+            try:
+                if not _search(patrn, value):
+                    yield ValidationError(f"{value!r} does not match {patrn!r}")
+            except TimeoutError:
+                yield ValidationError(f"the pattern {patrn!r} took longer than {REGEX_TIMEOUT_SECONDS:g} s")
+
+    def pattern_properties(validator: Any, patterns: dict[str, Any], value: Any, _schema: Any) -> Any:
+        if not validator.is_type(value, "object"):
+            return
+        for patrn, subschema in patterns.items():
+            for key, item in value.items():
+                try:
+                    found = _search(patrn, key)
+                except TimeoutError:
+                    yield ValidationError(f"the pattern {patrn!r} took longer than {REGEX_TIMEOUT_SECONDS:g} s")
+                    return
+                if found:
+                    yield from validator.descend(item, subschema, path=key, schema_path=patrn)
+
+    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    bounded = jsonschema.validators.extend(base, {"pattern": pattern, "patternProperties": pattern_properties})
+    return jsonschema.exceptions.best_match(bounded(schema).iter_errors(instance))
 
 
 def _outputs(results: list[StepResult], trigger: tuple[str, Any] | None) -> tuple[dict[str, Any], str | None]:
@@ -397,11 +434,18 @@ async def _case(
     hold = _hold if prepared.stop_before_effects else None
     error: str | None = None
     results: list[StepResult] = []
+    ended: Any = None
+    checks: list[EvalCheckResult] = []
     try:
         async with asyncio.timeout(seconds):
             ended = await execute(prepared.spec, run, http=http, guard=guard, hold=hold)
+            records = list(ended.continuation.steps) if isinstance(ended, Suspended) else list(ended.steps)
+            # In a thread: a check's pattern may take up to its timeout; the event loop goes on meanwhile.
+            checks = await asyncio.to_thread(_judge_all, case, records, (prepared.spec.trigger_id, case.input))
     except TimeoutError:
         status, error = "TIMEOUT", too_long
+        if not checks:
+            checks = [_unjudged(check) for check in case.checks]
     else:
         if isinstance(ended, Suspended):
             status, results = "WAITING", list(ended.continuation.steps)
@@ -414,7 +458,6 @@ async def _case(
                 status = "STOPPED"
             else:
                 status = "SUCCESS"
-    checks = [judge(check, results, (prepared.spec.trigger_id, case.input)) for check in case.checks]
     passed = error is None and all(c.passed for c in checks)
     return EvalCaseResult(
         name=case.name,
@@ -424,6 +467,14 @@ async def _case(
         seconds=round(time.perf_counter() - started, 3),
         checks=checks,
     )
+
+
+def _judge_all(case: EvalCase, results: list[StepResult], trigger: tuple[str, Any]) -> list[EvalCheckResult]:
+    return [judge(check, results, trigger) for check in case.checks]
+
+
+def _unjudged(check: EvalCheck) -> EvalCheckResult:
+    return EvalCheckResult(op=check.op, step=check.step, path=check.path, passed=False, reason="the case timed out")
 
 
 def _not_run(case: EvalCase, run_seconds: float) -> EvalCaseResult:
