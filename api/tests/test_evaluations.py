@@ -232,6 +232,10 @@ def test_limits_and_bad_sets_are_refused_with_the_reason(client, api, echo) -> N
     ):
         r = _put(client, headers, konnect_id, [_case("bad", 1, bad)])
         assert r.status_code == 422 and words in r.json()["message"], (bad, r.text)
+    # Each case within its limit, the whole set over the api's request size (KONNECTZ_MAX_REQUEST_BYTES, 2 MiB).
+    heavy = [{"name": f"h{i}", "input": {"text": "x" * (60 * 1024)}, "checks": [check]} for i in range(40)]
+    r = _put(client, headers, konnect_id, heavy)
+    assert r.status_code == 413, r.text
     r = _put(client, headers, konnect_id, [_case("twice", 1, check), _case("twice", 2, check)])
     assert r.status_code == 422 and "two cases are named 'twice'" in r.json()["message"], r.text
     r = _put(client, headers, konnect_id, [{"name": "none", "input": {}, "checks": []}])
