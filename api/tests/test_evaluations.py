@@ -329,3 +329,25 @@ def test_a_slow_case_is_stopped_at_its_bound_and_the_run_at_its_own(client, api,
     not_run = next(c for c in out.cases if c.status == "NOT_RUN")
     assert not_run.error == "The run's time limit (1.5 s) was reached before this case"
     assert out.score == 0 and out.passed_threshold is False
+
+
+def test_a_case_the_engine_cannot_run_fails_alone_without_a_500(client, api, echo, monkeypatch) -> None:
+    from konnectz_api.services import evaluations
+
+    headers, konnect_id = _flow(client, api, echo.url + "/broken")
+    cases = [_case("one", 1, {"op": "exists"}), _case("two", 2, {"op": "exists"})]
+    assert _put(client, headers, konnect_id, cases).status_code == 200
+    real = evaluations.execute
+
+    async def flaky(spec: Any, run: Any, **kw: Any) -> Any:
+        if run.trigger_output == {"n": 1}:
+            raise RuntimeError("a bug")
+        return await real(spec, run, **kw)
+
+    monkeypatch.setattr(evaluations, "execute", flaky)
+    r = client.post(f"{K}/{konnect_id}/evaluations/run", headers=headers)
+    assert r.status_code == 200, r.text
+    by_name = {c["name"]: c for c in r.json()["cases"]}
+    assert by_name["one"]["status"] == "ERROR" and by_name["one"]["error"] == "The case could not run: RuntimeError"
+    assert by_name["one"]["checks"][0]["reason"] == "not judged"
+    assert by_name["two"]["passed"] is True and r.json()["passed"] == 1

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import uuid
 from dataclasses import dataclass
@@ -75,6 +76,8 @@ __all__ = [
     "run_evaluation",
     "save_set",
 ]
+
+log = logging.getLogger(__name__)
 
 #: Step kinds a set with ``stop_before_effects`` still runs: the engine's pure kinds (filter, formatter,
 #: router...), Ask AI (a model call: what an evaluation is for) and the add-ons that only compute.
@@ -446,6 +449,10 @@ async def _case(
         status, error = "TIMEOUT", too_long
         if not checks:
             checks = [_unjudged(check) for check in case.checks]
+    except Exception as exc:  # the engine or a check failed unexpectedly: this case fails, the run goes on
+        log.exception("evaluation of konnect %s, case %r", prepared.konnect_id, case.name)
+        status, error = "ERROR", f"The case could not run: {type(exc).__name__}"
+        checks = [_unjudged(check) for check in case.checks]
     else:
         if isinstance(ended, Suspended):
             status, results = "WAITING", list(ended.continuation.steps)
@@ -474,7 +481,7 @@ def _judge_all(case: EvalCase, results: list[StepResult], trigger: tuple[str, An
 
 
 def _unjudged(check: EvalCheck) -> EvalCheckResult:
-    return EvalCheckResult(op=check.op, step=check.step, path=check.path, passed=False, reason="the case timed out")
+    return EvalCheckResult(op=check.op, step=check.step, path=check.path, passed=False, reason="not judged")
 
 
 def _not_run(case: EvalCase, run_seconds: float) -> EvalCaseResult:
