@@ -388,3 +388,32 @@ async def test_an_exception_in_a_path_is_raised_after_the_other_paths_finished(
     with pytest.raises(RuntimeError, match="a bug"):
         await execute(flow, run({"paid": "yes", "total": 250}), http=http, guard=LOCAL)
     assert [kind for kind, _id, _t in recorded] == ["start", "end"]  # the slow path was not left running
+
+
+async def test_a_held_step_is_skipped_with_its_reason_and_ends_its_path(http: httpx.AsyncClient) -> None:
+    """``hold`` (the api's evaluations): a step it names is not run, recorded SKIPPED with the reason; like a
+    filter's stop it ends its path (or the run), and the run stays SUCCESS."""
+    post = api_call.Config(id="post", name="Post", method="POST", url="http://127.0.0.1:9/never")
+    ada = cond("{{node-1.name}}", "equals", "ada")
+    flow = spec(
+        upper("node-2", "{{node-1.name}}"),
+        router_of(path("a", ["a1"], ada), path("b", ["post"], ada)),
+        upper("a1", "a"),
+        post,
+    )
+    seen: list[str] = []
+
+    def hold(step: Any) -> str | None:
+        seen.append(step.id)
+        return f"held before {step.name}" if step.kind == "api_call" else None
+
+    event = await execute(flow, run({"name": "ada"}), http=http, guard=LOCAL, hold=hold)
+    assert isinstance(event, TaskEvent) and event.status == "SUCCESS"
+    steps = by_id(event)
+    assert steps["node-2"].output == {"output": "ADA"} and steps["a1"].status == "SUCCESS"
+    assert steps["post"].status == "SKIPPED" and steps["post"].stop == "held before Post"
+    assert steps["post"].path == "router/b" and steps["post"].output is None
+    assert sorted(seen) == ["a1", "node-2", "post", "router"]
+    # Without a hold the same step runs (and fails: nothing listens on port 9).
+    event = await execute(flow, run({"name": "ada"}), http=http, guard=LOCAL)
+    assert isinstance(event, TaskEvent) and by_id(event)["post"].status == "ERROR"

@@ -1,8 +1,9 @@
-"""``python -m konnectz_api serve|migrate|openapi|captcha|plan|admin|namespace|credentials-key``."""
+"""``python -m konnectz_api serve|migrate|openapi|captcha|plan|admin|namespace|credentials-key|eval``."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -15,7 +16,9 @@ from konnectz_api import catalogue
 from konnectz_api.core.config import get_settings
 from konnectz_api.crud import admins, namespace_bindings, quota
 from konnectz_api.db import get_sessionmaker
-from konnectz_api.models import User
+from konnectz_api.errors import ApiError
+from konnectz_api.models import Konnect, User
+from konnectz_api.schemas import EvaluationRunIn
 from konnectz_api.services.captcha import solve
 from konnectz_runner.apps import CatalogueError
 
@@ -88,6 +91,17 @@ def main(argv: list[str] | None = None) -> int:
         "credentials-key",
         help="print KONNECTZ_CREDENTIALS_KEY for shared runners (derived from KONNECTZ_SECRET_KEY)",
     )
+    evaluate = sub.add_parser(
+        "eval",
+        help="run a flow's evaluations headless against a revision and print the score; "
+        "exit 0 at or above the threshold, 1 below it, 2 on an error",
+    )
+    evaluate.add_argument("--flow", type=int, required=True, help="the flow's (konnect's) id")
+    evaluate.add_argument(
+        "--revision", help='a revision number or "draft" (default: the live revision, else the draft)'
+    )
+    evaluate.add_argument("--threshold", type=float, help="the score to reach, 0 to 1 (default: the set's)")
+    evaluate.add_argument("--json", action="store_true", help="print the whole result as JSON")
     args = parser.parse_args(argv)
 
     if args.command == "serve":
@@ -122,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         return _admin(args)
     if args.command == "namespace":
         return _namespace(args)
+    if args.command == "eval":
+        return _eval(args)
     if args.command == "credentials-key":
         # The key a runner hosting many konnects needs (KONNECTZ_CREDENTIALS_KEY).
         print(get_settings().runner_credentials_key)
@@ -226,3 +242,49 @@ def _plan(args: argparse.Namespace) -> int:
             return 1
         print(f"{user.email}: plan {user.current_plan}, {user.task_limit} tasks, {user.task_consumed} consumed")
     return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    """``eval``: the flow's evaluation set run in this process against the database (as its owner)."""
+    from konnectz_api.services.evaluations import run_evaluation  # import-ok: the runner's engine loads only here
+
+    revision: int | str | None = args.revision
+    if isinstance(revision, str) and revision != "draft":
+        if not revision.isdigit():
+            print(f'eval: --revision must be a revision number or "draft", not {revision!r}', file=sys.stderr)
+            return 2
+        revision = int(revision)
+    try:
+        body = EvaluationRunIn(revision=revision, threshold=args.threshold)
+    except ValidationError as exc:
+        print(f"eval: {'; '.join(str(e['msg']) for e in exc.errors())}", file=sys.stderr)
+        return 2
+    settings = get_settings()
+    with get_sessionmaker()() as session:
+        konnect = session.get(Konnect, args.flow) if 0 < args.flow < 2**63 else None
+        owner = session.get(User, konnect.owner_id) if konnect is not None and konnect.status != "DELETED" else None
+        if konnect is None or owner is None:
+            print(f"eval: no flow {args.flow}", file=sys.stderr)
+            return 2
+        try:
+            result = asyncio.run(run_evaluation(session, settings, owner, konnect.id, body))
+        except ApiError as exc:
+            print(f"eval: {exc.message}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        width = max([4, *(len(c.name) for c in result.cases)])
+        print(f"{'case':<{width}}  result  status    seconds  why")
+        for case in result.cases:
+            failed = [f"{c.step or '?'}.{c.path or '*'} {c.op}: {c.reason}" for c in case.checks if not c.passed]
+            why = "; ".join([case.error, *failed] if case.error else failed)
+            verdict = "pass" if case.passed else "FAIL"
+            print(f"{case.name:<{width}}  {verdict:<6}  {case.status:<8}  {case.seconds:>7.2f}  {why}")
+        which = "the draft" if result.revision is None else f"revision {result.revision}"
+        verdict = "passed" if result.passed_threshold else "FAILED"
+        print(
+            f"score {result.score:.3f} ({result.passed}/{result.total}) on {which}: "
+            f"{verdict} (threshold {result.threshold:g})"
+        )
+    return 0 if result.passed_threshold else 1

@@ -33,6 +33,7 @@ from konnectz_api.routes import (
     avatars,
     credentials,
     dashboard,
+    evaluations,
     folders,
     konnect_webhooks,
     konnects,
@@ -180,7 +181,7 @@ def create_app() -> FastAPI:
         approvals,
         agent_memory,
     )
-    every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions)]
+    every = [m.router for m in (*hot, *routers, konnect_webhooks, script_triggers, widgets, revisions, evaluations)]
     for router in (*every, konnects.activity_router, mcp.router, mcp.tokens_router, approvals.internal_router):
         document_errors(router)  # the 4xx and 503 each route can answer, from one table
         app.include_router(router)

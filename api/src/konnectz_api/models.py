@@ -495,3 +495,25 @@ class AgentMemory(Base):
     messages: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     bytes: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class EvaluationSet(Base):
+    """A flow's evaluations (docs/ai.md): example inputs with the checks their outputs must pass.
+
+    One row per konnect. ``cases`` is the list validated by the api's schema (name, input, checks);
+    ``running_until`` is the lease of a run in progress (the per-account bound counts the unexpired ones,
+    so a run whose process died frees its place when the lease ends); ``last_run`` the summary of the
+    last finished run (score, passed, total, revision, when).
+    """
+
+    __tablename__ = "evaluation_sets"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    konnect_id: Mapped[int] = mapped_column(ForeignKey("konnects.id", ondelete="CASCADE"), unique=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    cases: Mapped[list[Any]] = mapped_column(JsonType)
+    threshold: Mapped[float] = mapped_column(Float, default=1.0, server_default="1")
+    stop_before_effects: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    running_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_run: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)

@@ -34,6 +34,14 @@ __all__ = [
     "API_MAX_JSON_DEPTH",
     "CALL_RESULT_MAX_BYTES",
     "CAPTURE_MSG_MAX_BYTES",
+    "EVAL_CASES_MAX",
+    "EVAL_CASE_SECONDS",
+    "EVAL_CHECKS_MAX",
+    "EVAL_INPUT_MAX_BYTES",
+    "EVAL_PATTERN_MAX_CHARS",
+    "EVAL_RUNS_PER_ACCOUNT",
+    "EVAL_RUN_SECONDS",
+    "EVAL_VALUE_MAX_BYTES",
     "EVENTS_MAX_AGE_SECONDS",
     "EVENTS_MAX_BYTES",
     "EVENT_MAX_BYTES",
@@ -100,6 +108,23 @@ CALL_RESULT_MAX_BYTES = 256 * KIB
 MCP_REPLY_MAX_BYTES = 1 * MIB
 MCP_LIST_MAX_BYTES = 2 * MIB
 MCP_ARGUMENTS_MAX_BYTES = 256 * KIB
+
+#: Evaluations (the api's ``services/evaluations.py``, docs/ai.md): a flow's evaluation set holds at most
+#: :data:`EVAL_CASES_MAX` cases, each with an input (the trigger's output for the case) of at most
+#: :data:`EVAL_INPUT_MAX_BYTES` as JSON (and :data:`MAX_JSON_DEPTH` levels) and at most
+#: :data:`EVAL_CHECKS_MAX` checks; a check's expected value (equals, contains, a JSON schema) is at most
+#: :data:`EVAL_VALUE_MAX_BYTES` as JSON, a ``matches`` pattern at most :data:`EVAL_PATTERN_MAX_CHARS`
+#: characters (run by the ``regex`` engine with a timeout). A case runs at most :data:`EVAL_CASE_SECONDS`,
+#: a whole run at most :data:`EVAL_RUN_SECONDS`; an account runs at most :data:`EVAL_RUNS_PER_ACCOUNT`
+#: evaluations at once.
+EVAL_CASES_MAX = 200
+EVAL_INPUT_MAX_BYTES = 64 * KIB
+EVAL_CHECKS_MAX = 20
+EVAL_VALUE_MAX_BYTES = 32 * KIB
+EVAL_PATTERN_MAX_CHARS = 1000
+EVAL_CASE_SECONDS = 60
+EVAL_RUN_SECONDS = 300
+EVAL_RUNS_PER_ACCOUNT = 2
 
 #: One stored run (``KZ_RUNS`` max_msg_size).
 RUN_MAX_BYTES = 2 * MIB

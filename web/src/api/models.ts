@@ -22,5 +22,9 @@ export type TasksResponse = Schemas['TaskList'];
 /** A flow's revision (one publish), in the History panel's list; with its canvas and spec when read alone. */
 export type RevisionItem = Schemas['RevisionItem'];
 export type RevisionDetail = Schemas['RevisionDetail'];
+/** A flow's evaluation set (example inputs and their checks) and one run's result (docs/ai.md, Evaluations). */
+export type EvaluationSet = Schemas['EvaluationSetOut'];
+export type EvaluationSetIn = Schemas['EvaluationSetIn'];
+export type EvaluationRun = Schemas['EvaluationRunOut'];
 /** One of the signed-in person's pending approvals (an Approval step waiting for a decision). */
 export type PendingApproval = Schemas['PendingApproval'];

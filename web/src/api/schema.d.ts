@@ -927,6 +927,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/konnects/{konnect_id}/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A flow's evaluation set: example inputs and their checks
+         * @description An empty set (no cases, `updated_at` null) when the flow has none yet. `last_run`: the score of the last finished run.
+         */
+        get: operations["get_evaluations_api_v1_konnects__konnect_id__evaluations_get"];
+        /**
+         * Replace a flow's evaluation set
+         * @description Each case: a `name`, an `input` (the trigger's output for the case) and `checks` on a step's output (`step`, default the last step that ran; `path`, dotted; `op` equals, contains, matches, exists, between or schema). Limits: 200 cases, 64 KiB of input each, 20 checks per case, 32 KiB per expected value or schema, 1000 characters per pattern (422 naming the limit).
+         */
+        put: operations["put_evaluations_api_v1_konnects__konnect_id__evaluations_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/konnects/{konnect_id}/evaluations/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a flow's evaluations against a revision and score them
+         * @description Runs the whole flow once per case, headless, with the case's input as the trigger's output: no task log, no task of the quota. `revision`: a number or "draft"; default the live revision, else the draft. The reply: each case's result with each check's actual value, `score` = passed / total and `passed_threshold` (score ≥ `threshold`, default the set's). Cases run 60 s at most each; the run stops under the request deadline (cases left are NOT_RUN and fail). 422: no cases, or the draft does not compile. 429: this flow's evaluation is already running, or the account runs 2 already.
+         */
+        post: operations["run_evaluations_api_v1_konnects__konnect_id__evaluations_run_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/konnects/{konnect_id}/revisions": {
         parameters: {
             query?: never;
@@ -2550,6 +2594,226 @@ export interface components {
         /** ErrorReply */
         ErrorReply: {
             message: string;
+        };
+        /** EvalCase */
+        EvalCase: {
+            /** Checks */
+            checks: components["schemas"]["EvalCheck"][];
+            /**
+             * Input
+             * @description The trigger's output for this case (at most 64 KiB as JSON)
+             */
+            input: {
+                [key: string]: unknown;
+            };
+            /** Name */
+            name: string;
+        };
+        /** EvalCaseResult */
+        EvalCaseResult: {
+            /** Checks */
+            checks: components["schemas"]["EvalCheckResult"][];
+            /** Error */
+            error?: string | null;
+            /** Name */
+            name: string;
+            /** Passed */
+            passed: boolean;
+            /** Seconds */
+            seconds: number;
+            /**
+             * Status
+             * @description The run's end: SUCCESS, ERROR, STOPPED (a filter or stop before effects), WAITING (a delay or wait), TIMEOUT, NOT_RUN
+             */
+            status: string;
+        };
+        /**
+         * EvalCheck
+         * @description One check on a step's output. ``op`` needs: ``value`` (equals, contains), ``pattern`` (matches),
+         *     ``min`` and/or ``max`` (between), ``json_schema`` (schema); ``exists`` needs nothing.
+         */
+        EvalCheck: {
+            /**
+             * Json Schema
+             * @description schema: a JSON Schema the value must match
+             */
+            json_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Max
+             * @description between: the largest number allowed
+             */
+            max?: number | null;
+            /**
+             * Min
+             * @description between: the smallest number allowed
+             */
+            min?: number | null;
+            /**
+             * Op
+             * @enum {string}
+             */
+            op: "equals" | "contains" | "matches" | "exists" | "between" | "schema";
+            /**
+             * Path
+             * @description Where in the output, dotted: data.sentiment, items.0.id; empty: the whole output
+             * @default
+             */
+            path?: string;
+            /**
+             * Pattern
+             * @description matches: a regular expression searched in the text
+             */
+            pattern?: string | null;
+            /**
+             * Step
+             * @description The node whose output is checked (node-2...); default: the last step that ran
+             */
+            step?: string | null;
+            /**
+             * Value
+             * @description equals: the expected value; contains: a text or list element
+             */
+            value?: unknown;
+        };
+        /** EvalCheckResult */
+        EvalCheckResult: {
+            /**
+             * Actual
+             * @description The value found (cut to 2 KiB of JSON with a note)
+             */
+            actual?: unknown;
+            /**
+             * Op
+             * @enum {string}
+             */
+            op: "equals" | "contains" | "matches" | "exists" | "between" | "schema";
+            /** Passed */
+            passed: boolean;
+            /** Path */
+            path: string;
+            /**
+             * Reason
+             * @description Why the check failed
+             */
+            reason?: string | null;
+            /**
+             * Step
+             * @description The node checked (the last step that ran when the check named none)
+             */
+            step: string | null;
+        };
+        /** EvalLastRun */
+        EvalLastRun: {
+            /**
+             * Finished At
+             * Format: date-time
+             */
+            finished_at: string;
+            /** Passed */
+            passed: number;
+            /** Passed Threshold */
+            passed_threshold: boolean;
+            /**
+             * Revision
+             * @description The revision run (null: the draft)
+             */
+            revision?: number | null;
+            /** Score */
+            score: number;
+            /** Threshold */
+            threshold: number;
+            /** Total */
+            total: number;
+        };
+        /** EvaluationRunIn */
+        EvaluationRunIn: {
+            /**
+             * Revision
+             * @description A revision number, or "draft" (the saved draft, compiled); default: the live revision, else the draft
+             */
+            revision?: number | "draft" | null;
+            /**
+             * Threshold
+             * @description Default: the set's threshold
+             */
+            threshold?: number | null;
+        };
+        /** EvaluationRunOut */
+        EvaluationRunOut: {
+            /** Cases */
+            cases: components["schemas"]["EvalCaseResult"][];
+            /** Konnect Id */
+            konnect_id: number;
+            /** Passed */
+            passed: number;
+            /** Passed Threshold */
+            passed_threshold: boolean;
+            /**
+             * Revision
+             * @description The revision run (null: the draft)
+             */
+            revision: number | null;
+            /**
+             * Score
+             * @description passed / total (0 when the set has no case)
+             */
+            score: number;
+            /** Seconds */
+            seconds: number;
+            /** Threshold */
+            threshold: number;
+            /** Total */
+            total: number;
+        };
+        /** EvaluationSetIn */
+        EvaluationSetIn: {
+            /**
+             * Cases
+             * @description At most 200 cases
+             */
+            cases: components["schemas"]["EvalCase"][];
+            /**
+             * Stop Before Effects
+             * @description true: a case stops before a step with effects (API calls, app actions, data forwarding, approvals, delays and waits); Ask AI and the add-ons that only compute still run
+             * @default false
+             */
+            stop_before_effects?: boolean;
+            /**
+             * Threshold
+             * @description The score a run must reach (default 1: all)
+             * @default 1
+             */
+            threshold?: number;
+        };
+        /** EvaluationSetOut */
+        EvaluationSetOut: {
+            /**
+             * Cases
+             * @description At most 200 cases
+             */
+            cases: components["schemas"]["EvalCase"][];
+            /** Konnect Id */
+            konnect_id: number;
+            last_run?: components["schemas"]["EvalLastRun"] | null;
+            /**
+             * Stop Before Effects
+             * @description true: a case stops before a step with effects (API calls, app actions, data forwarding, approvals, delays and waits); Ask AI and the add-ons that only compute still run
+             * @default false
+             */
+            stop_before_effects?: boolean;
+            /**
+             * Threshold
+             * @description The score a run must reach (default 1: all)
+             * @default 1
+             */
+            threshold?: number;
+            /**
+             * Updated At
+             * @description null: the flow has no evaluations yet
+             */
+            updated_at?: string | null;
         };
         /** EventConfigList */
         EventConfigList: {
@@ -8221,6 +8485,263 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    get_evaluations_api_v1_konnects__konnect_id__evaluations_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                konnect_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationSetOut"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    put_evaluations_api_v1_konnects__konnect_id__evaluations_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                konnect_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluationSetIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationSetOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not found, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    run_evaluations_api_v1_konnects__konnect_id__evaluations_run_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A positive 64-bit id */
+                konnect_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRunIn"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationRunOut"];
+                };
+            };
+            /** @description The request is malformed (a body that is not JSON) or refused; `message` says why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Sign in first: no token, or a token that expired or was ended */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not allowed: the access level, the plan or the role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description The database or NATS is unavailable right now; try again after `Retry-After` seconds */

@@ -1,4 +1,4 @@
-import { HistoryOutlined, HomeOutlined } from '@ant-design/icons';
+import { ExperimentOutlined, HistoryOutlined, HomeOutlined } from '@ant-design/icons';
 import { Button, Modal, Space, Tag, Tooltip } from 'antd';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -7,6 +7,7 @@ import { deleteDraft } from './api/editorApi';
 import { FlowNameInput } from './components/FlowNameInput';
 import { RunSettingsButton } from './components/RunSettings';
 import { useEditor, useEditorStoreApi } from './EditorContext';
+import { EvaluationsPanel } from './evaluations/EvaluationsPanel';
 import { loadFlow } from './FlowLoader';
 import { RevisionsPanel } from './revisions/RevisionsPanel';
 import { hasUnsavedChanges } from './store';
@@ -18,7 +19,8 @@ export const LIVE_PROMPT =
   'This flow is live. Save keeps the live version running and stores your changes as a pending draft beside it; Publish makes them live; No leaves without saving.';
 export const LIVE_SAVE_HINT = 'Saves your changes beside the live version, which keeps running until you publish them.';
 
-/** Dashboard (with the save prompt), the flow name, the theme switch, Run settings, History (the flow's revisions), Save and Publish. */
+/** Dashboard (with the save prompt), the flow name, the theme switch, Run settings, History (the flow's revisions),
+ * Evaluations (its example inputs and their score), Save and Publish. */
 export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
   const navigate = useNavigate();
   const store = useEditorStoreApi();
@@ -29,6 +31,7 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
   const [prompt, setPrompt] = useState(false);
   const konnectId = useEditor((s) => s.konnectId);
   const [history, setHistory] = useState(false);
+  const [evaluations, setEvaluations] = useState(false);
 
   /** No: a draft created by testing in this session (the route has no numeric id) is deleted. */
   const discard = () => {
@@ -62,6 +65,11 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
             History
           </Button>
         ) : null}
+        {konnectId ? (
+          <Button icon={<ExperimentOutlined />} onClick={() => setEvaluations(true)} data-testid="editor-evaluations">
+            Evaluations
+          </Button>
+        ) : null}
         <Tooltip title={live ? LIVE_SAVE_HINT : undefined}>
           <Button onClick={() => void save(false)} loading={saving === 'save'} disabled={saving !== null} data-testid="save-flow">
             {live ? 'Save as draft' : 'Save'}
@@ -71,6 +79,7 @@ export function EditorTopBar({ routeId }: { routeId: string | undefined }) {
           Publish
         </Button>
       </Space>
+      {konnectId ? <EvaluationsPanel konnectId={konnectId} open={evaluations} onClose={() => setEvaluations(false)} /> : null}
       {konnectId ? (
         <RevisionsPanel
           konnectId={konnectId}

@@ -49,6 +49,17 @@ from konnectz_api.schemas.auth import (
     TimezoneOption,
 )
 from konnectz_api.schemas.common import FailureReply, KeyReply, Message, ReplyStatus
+from konnectz_api.schemas.evaluations import (
+    EvalCase,
+    EvalCaseResult,
+    EvalCheck,
+    EvalCheckResult,
+    EvalLastRun,
+    EvaluationRunIn,
+    EvaluationRunOut,
+    EvaluationSetIn,
+    EvaluationSetOut,
+)
 from konnectz_api.schemas.folders import (
     AssignIn,
     AssignOut,
@@ -151,6 +162,15 @@ __all__ = [
     "DeleteActivityOut",
     "EmailConfirmationIn",
     "EmailIn",
+    "EvalCase",
+    "EvalCaseResult",
+    "EvalCheck",
+    "EvalCheckResult",
+    "EvalLastRun",
+    "EvaluationRunIn",
+    "EvaluationRunOut",
+    "EvaluationSetIn",
+    "EvaluationSetOut",
     "EventConfigList",
     "EventConfigOut",
     "FailureReply",

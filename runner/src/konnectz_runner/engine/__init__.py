@@ -23,6 +23,7 @@ from konnectz_runner.engine.context import (
 from konnectz_runner.engine.flow import Suspended, execute, step_result, suspension_failed
 from konnectz_runner.engine.journal import (
     IN_DOUBT_ERROR,
+    PURE_KINDS,
     InDoubt,
     JournalEntry,
     StepBusy,
@@ -38,6 +39,7 @@ __all__ = [
     "IN_DOUBT_ERROR",
     "KINDS",
     "MAX_POLL_BYTES",
+    "PURE_KINDS",
     "RESPONDER",
     "CallRefused",
     "CredentialSource",

@@ -47,7 +47,7 @@ import asyncio
 import dataclasses
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -95,6 +95,8 @@ class _Control:
     watch: RunWatch | None = None
     deadline: datetime | None = None
     seconds: int = 0
+    # Why a step is not run (None: run it): an evaluation that stops before steps with effects.
+    hold: Callable[[Any], str | None] | None = None
 
     async def check(self) -> None:
         if self.watch is not None:
@@ -297,6 +299,10 @@ async def _run(
     path: str | None = None,
 ) -> Outcome:
     await control.check()
+    held = control.hold(step) if control.hold is not None else None
+    if held is not None:  # recorded SKIPPED; like a filter's stop, it ends its run, path or item
+        results.append(_skipped(step, path, held, item_index))
+        return Outcome(stop=held)
     if control.watch is not None:
         await control.watch.at_step(step.id)
     journaled = journal is not None and journal.journaled(step.kind)
@@ -335,7 +341,7 @@ async def _run(
     return outcome
 
 
-def _skipped(step: Any, path: str, why: str, item_index: int | None) -> StepResult:
+def _skipped(step: Any, path: str | None, why: str, item_index: int | None) -> StepResult:
     now = utcnow()
     return StepResult(
         step_id=step.id,
@@ -495,13 +501,16 @@ async def execute(
     journal: StepJournal | None = None,
     watch: RunWatch | None = None,
     budgets: Budgets | None = None,
+    hold: Callable[[Any], str | None] | None = None,
 ) -> TaskEvent | Suspended:
     """Run the steps of ``spec`` for ``run`` (after ``run.resume.after_step`` when it resumes).
 
     Returns the run's one TaskEvent, or :class:`Suspended` when a step asks to wait. With a
     ``journal`` (:mod:`konnectz_runner.engine.journal`), each finished step with effects is recorded, and
     on a redelivery a recorded step is not executed again. With a ``watch``, a cancelled run ends
-    as CANCELLED before its next step; ``spec.run_control.deadline_seconds`` bounds the run.
+    as CANCELLED before its next step; ``spec.run_control.deadline_seconds`` bounds the run. ``hold``
+    (the api's evaluations) says why a step is not run (None: run it): the step is recorded SKIPPED
+    with that reason and, like a filter that did not pass, ends its run (or path, or item) there.
     """
     resume = run.resume
     started = resume.started_at if resume else utcnow()
@@ -523,6 +532,7 @@ async def execute(
         watch=watch,
         deadline=started + timedelta(seconds=seconds) if seconds else None,
         seconds=seconds or 0,
+        hold=hold,
     )
     try:
         return await _steps(spec, run, steps, started, outputs, results, http, guard, journal, control, budgets)
