@@ -6,7 +6,8 @@ import asyncio
 import json
 import secrets
 import time
-from datetime import UTC, datetime
+from collections.abc import Awaitable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -21,12 +22,14 @@ from konnectz_contracts.events import (
     StepResult,
     TaskEvent,
     konnect_key,
+    run_subject,
 )
 from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.bus.timers import schedule_run, timer_subject
 from konnectz_runner.engine import IN_DOUBT_ERROR, StepBusy, StepJournal, execute, step_key
 from konnectz_runner.engine import journal as journal_module
 from konnectz_runner.engine.journal import BUSY_SECONDS
-from konnectz_runner.work.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS
+from konnectz_runner.work.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS, SWEEP_SECONDS
 
 from .test_server import RunningRunner, new_spec, next_event, wait_until
 
@@ -208,3 +211,48 @@ async def test_a_result_never_acknowledged_raises_after_a_bound(nc: NATS, monkey
     with pytest.raises(TimeoutError):
         await journal.record(result, None)
     assert puts >= 2
+
+
+async def test_finished_runs_leave_kz_runs_without_a_delete_each(
+    shared_runner: RunningRunner, nc: NATS, echo: Any
+) -> None:
+    """Finished runs are swept from KZ_RUNS (one purge below the consumer's ack floor, issue 34), while a
+    timer of the same konnect, another subject of the stream, stays."""
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    waiting = RunRequest(run_id=secrets.token_hex(16), konnect_id=spec.konnect_id, trigger_output={},
+                         received_at=datetime.now(UTC))  # fmt: skip
+    timer = await schedule_run(js, waiting, datetime.now(UTC) + timedelta(hours=1), key="sweep-" + secrets.token_hex(4))
+
+    async def stored(subject: str) -> int:
+        info = await js.stream_info(STREAM_RUNS, subjects_filter=subject)
+        return sum((info.state.subjects or {}).values())
+
+    requests: list[str] = []
+
+    async def spy(msg: Any) -> None:
+        requests.append(msg.subject)
+
+    watching = [await nc.subscribe(f"$JS.API.STREAM.{kind}.{STREAM_RUNS}", cb=spy) for kind in ("MSG.DELETE", "PURGE")]
+    hook = f"{shared_runner.base}/hooks/{spec.trigger.token}"
+    async with httpx.AsyncClient(timeout=10) as http:
+        for n in range(5):
+            assert (await http.post(hook, json={"order": {"id": n}})).status_code == 200
+    await wait_until(lambda: len(echo.requests_to("/echo")) >= 5, within=20)
+    # Gone within two sweeps of the last run's ack (SWEEP_SECONDS each), none of them deleted one by one.
+    await wait_until(lambda: _zero(stored(run_subject(spec.konnect_id))), within=4 * SWEEP_SECONDS + 5)
+    for sub in watching:
+        await sub.unsubscribe()
+    assert f"$JS.API.STREAM.PURGE.{STREAM_RUNS}" in requests
+    assert f"$JS.API.STREAM.MSG.DELETE.{STREAM_RUNS}" not in requests
+    assert await stored(timer_subject(spec.konnect_id, "*")) == 1
+    assert (await js.get_msg(STREAM_RUNS, timer.seq)).data is not None
+    await js.delete_msg(STREAM_RUNS, timer.seq)
+    await kv.delete(konnect_key(spec.konnect_id))
+
+
+async def _zero(count: Awaitable[int]) -> bool:
+    return await count == 0

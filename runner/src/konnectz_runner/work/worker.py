@@ -24,7 +24,9 @@ server stops offering even so is announced by its max-deliveries advisory: the w
 ERROR event itself and deletes it (:meth:`RunWorker._gave_up`). A task event larger than KZ_EVENTS
 accepts is trimmed (:func:`konnectz_contracts.events.fit_event`), so a large request can never make its
 run fail for ever. Once a run is acknowledged (its TaskEvent stored, or its delay's timer stored) the
-worker deletes its message from KZ_RUNS: the accepted request is kept in NATS only until it has run.
+worker's sweep deletes its message from KZ_RUNS: the accepted request is kept in NATS only until it has
+run. The sweep is one purge of the consumer's subjects below its ack floor (every run up to it is
+acknowledged) once a second while runs finish, not one delete per run (:meth:`RunWorker._sweep`).
 
 A run that reaches a delay is suspended: its continuation is stored as a durable JetStream timer
 (:mod:`konnectz_runner.bus.timers`) and only then the run message is acked. The timer comes back as a
@@ -163,6 +165,9 @@ FALLBACK_EVENT_BYTES = 64 * 1024
 MAX_WAITING = 256
 #: A run whose konnect's slot queue is full comes back after this.
 QUEUE_FULL_DELAY_SECONDS = 30.0
+#: Finished runs leave KZ_RUNS within two of these (the sweep purges below the ack floor it read one
+#: sweep earlier, so the max-deliveries advisory's handler can still read its run).
+SWEEP_SECONDS = 1.0
 
 
 def consumer_for(konnect_id: int | None) -> tuple[str, str]:
@@ -220,6 +225,10 @@ class RunWorker:
         self._fetching = Outage("Fetching runs from NATS", log)
         self._quota_checks = Outage("Task quota checks (api)", log)
         self._delete_acked = False
+        self._acked = True  # a run was acknowledged since the last sweep (True: sweep what a restart left)
+        self._sweeper: asyncio.Task[None] | None = None
+        self._sweeping = Outage("Sweeping finished runs from KZ_RUNS", log)
+        self.sweep_seconds = SWEEP_SECONDS
         self._blocks: KeyValue | None = None
         self.consumer_max_deliver = consumer_max_deliver or max(CONSUMER_MAX_DELIVER, max_deliver + 1)
         self._advisories: Any = None
@@ -270,9 +279,15 @@ class RunWorker:
                 f"{MAX_DELIVERIES_ADVISORY}.{STREAM_RUNS}.{durable}", cb=self._gave_up
             )
         self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
+        if self._delete_acked:
+            self._sweeper = asyncio.create_task(self._sweep(durable, subject), name="konnectz-run-sweep")
 
     async def stop(self, grace: float = 20.0) -> None:
         """Stop fetching; give running runs ``grace`` seconds (unfinished ones are redelivered later)."""
+        if self._sweeper is not None:  # what it has not purged yet, the next worker's first sweep does
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
         if self._loop_task is not None:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -693,15 +708,45 @@ class RunWorker:
             await publish_event(self.js, fitted, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
 
     async def _done(self, msg: Msg) -> None:
-        """Acknowledge a finished run and delete it from KZ_RUNS (its request now lives in the task log).
-        A failed delete leaves it to the stream's max_age."""
+        """Acknowledge a finished run; the sweep deletes it from KZ_RUNS (its request now lives in the
+        task log) with the other runs finished by then (:meth:`_sweep`)."""
         await msg.ack()
-        await self._delete(msg)
+        self._acked = True
 
     async def _delete(self, msg: Msg) -> None:
+        """Delete one run message now (a rare case: an invalid run request)."""
         if self._delete_acked:
             with contextlib.suppress(Exception):
                 await self.js.delete_msg(STREAM_RUNS, msg.metadata.sequence.stream)
+
+    async def _sweep(self, durable: str, subject: str) -> None:
+        """Delete the finished runs from KZ_RUNS: every :data:`SWEEP_SECONDS` while runs are acknowledged,
+        read the consumer's ack floor (every run of its subjects up to that stream sequence is
+        acknowledged: finished, suspended as a timer, or terminated) and, one sweep later, purge the
+        consumer's subjects below it, so two JetStream requests a second whatever the number of runs
+        replace one delete per run. Timers (``kz.timers.>``) are other subjects: never purged. A purge
+        that fails is done by the next sweep (or left to the stream's max_age); a worker that stops
+        leaves the rest to the next one's first sweep. The lag of one sweep leaves the max-deliveries
+        advisory's handler (:meth:`_gave_up`, which reads its run by sequence) a second to do so."""
+        purged = 0  # the runs up to this stream sequence are gone
+        seen = 0  # the ack floor read one sweep ago
+        while True:
+            await asyncio.sleep(self.sweep_seconds)
+            try:
+                if seen > purged:
+                    await self.js.purge_stream(STREAM_RUNS, seq=seen + 1, subject=subject)
+                    purged = seen
+                if self._acked:
+                    self._acked = False
+                    info = await self.js.consumer_info(STREAM_RUNS, durable)
+                    floor = info.ack_floor.stream_seq if info.ack_floor is not None else 0
+                    seen = max(seen, int(floor or 0))
+                self._sweeping.ok()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # NATS unavailable, or a NATS user without the purge (an older chart)
+                self._acked = True
+                self._sweeping.failed(exc, " (finished runs stay in KZ_RUNS until it works again)")
 
     async def _suspend(
         self,
