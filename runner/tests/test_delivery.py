@@ -25,11 +25,18 @@ from konnectz_contracts.events import (
     run_subject,
 )
 from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.bus import publish_run
 from konnectz_runner.bus.timers import schedule_run, timer_subject
 from konnectz_runner.engine import IN_DOUBT_ERROR, StepBusy, StepJournal, execute, step_key
 from konnectz_runner.engine import journal as journal_module
 from konnectz_runner.engine.journal import BUSY_SECONDS
-from konnectz_runner.work.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS, SWEEP_SECONDS
+from konnectz_runner.work.worker import (
+    ACK_WAIT_SECONDS,
+    CONSUMER_MAX_DELIVER,
+    MAX_ATTEMPTS,
+    STRAGGLER_SECONDS,
+    SWEEP_SECONDS,
+)
 
 from .test_server import RunningRunner, new_spec, next_event, wait_until
 
@@ -256,3 +263,92 @@ async def test_finished_runs_leave_kz_runs_without_a_delete_each(
 
 async def _zero(count: Awaitable[int]) -> bool:
     return await count == 0
+
+
+async def test_the_last_result_is_folded_into_the_task_event(nc: NATS) -> None:
+    """Under the fail policy the worker's journal keeps the last result for the run's TaskEvent
+    (issue 34): a later step with effects, flush() or a run that does not end stores it; discard() (the
+    event stored) leaves only the started mark."""
+    kv = await nc.jetstream().key_value(KV_STEPS)
+    run_id = secrets.token_hex(16)
+    journal = StepJournal(kv, run_id, replay=False, fold_last=True)
+
+    def result(step_id: str) -> StepResult:
+        now = datetime.now(UTC)
+        return StepResult(step_id=step_id, name=step_id, status="SUCCESS", started_at=now, finished_at=now,
+                          input={}, output={})  # fmt: skip
+
+    async def stored(step_id: str) -> bytes | None:
+        try:
+            return (await kv.get(step_key(run_id, step_id))).value
+        except Exception:
+            return None
+
+    await journal.begin("a", None)
+    await journal.record(result("a"), {"n": 1})
+    assert (await stored("a") or b"").startswith(b'{"started":')  # kept, not put
+    await journal.begin("b", None)  # a later step with effects: the result before it is stored first
+    assert b'"status":"SUCCESS"' in (await stored("a") or b"")
+    await journal.record(result("b"), {"n": 2})
+    journal.discard()  # its TaskEvent was stored
+    await journal.flush()
+    assert (await stored("b") or b"").startswith(b'{"started":')
+    # Kept, then the run does not end (handed back, suspended): flush() stores it.
+    await journal.begin("c", None)
+    await journal.record(result("c"), {"n": 3})
+    await journal.flush()
+    assert b'"status":"SUCCESS"' in (await stored("c") or b"")
+    # Under the retry policy (no marks: a lost ack would repeat the step) nothing is kept.
+    other = StepJournal(kv, run_id, replay=False, in_doubt="retry", fold_last=True)
+    await other.record(result("d"), None)
+    assert b'"status":"SUCCESS"' in (await stored("d") or b"")
+
+
+async def test_a_finished_run_leaves_the_mark_of_its_last_step_only(
+    shared_runner: RunningRunner, nc: NATS, echo: Any
+) -> None:
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    steps = await js.key_value(KV_STEPS)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    async with httpx.AsyncClient(timeout=10) as http:
+        reply = await http.post(f"{shared_runner.base}/hooks/{spec.trigger.token}", json={"order": {"id": 7}})
+    assert reply.status_code == 200
+    event, _ = await next_event(js, spec.konnect_id)
+    assert event.status == "SUCCESS" and event.steps[-1].status == "SUCCESS"
+    entry = await steps.get(step_key(reply.json()["run_id"], "node-2"))
+    assert entry.value is not None and entry.value.startswith(b'{"started":')  # one KZ_STEPS write, not two
+    await kv.delete(konnect_key(spec.konnect_id))
+
+
+async def test_runs_finished_behind_one_that_goes_on_leave_kz_runs_too(
+    shared_runner: RunningRunner, nc: NATS, echo: Any
+) -> None:
+    """The ack floor stops at a run that goes on (here one for a konnect not loaded, handed back again
+    and again): the runs finished behind it are deleted one by one after STRAGGLER_SECONDS."""
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    stuck = RunRequest(run_id=secrets.token_hex(16), konnect_id=secrets.randbelow(10**9) + 10**6,
+                       trigger_output={}, received_at=datetime.now(UTC))  # fmt: skip
+    held = await publish_run(js, stuck)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    sent = len(echo.requests_to("/echo"))
+    async with httpx.AsyncClient(timeout=10) as http:
+        for n in range(3):
+            assert (
+                await http.post(f"{shared_runner.base}/hooks/{spec.trigger.token}", json={"n": n})
+            ).status_code == 200
+    await wait_until(lambda: len(echo.requests_to("/echo")) >= sent + 3, within=20)
+
+    async def stored(konnect_id: int) -> int:
+        info = await js.stream_info(STREAM_RUNS, subjects_filter=run_subject(konnect_id))
+        return sum((info.state.subjects or {}).values())
+
+    await wait_until(lambda: _zero(stored(spec.konnect_id)), within=STRAGGLER_SECONDS + 3 * SWEEP_SECONDS + 5)
+    assert await stored(stuck.konnect_id) == 1  # the run that goes on stays
+    await js.delete_msg(STREAM_RUNS, held.seq)
+    await kv.delete(konnect_key(spec.konnect_id))

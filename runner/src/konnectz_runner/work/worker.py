@@ -168,6 +168,12 @@ QUEUE_FULL_DELAY_SECONDS = 30.0
 #: Finished runs leave KZ_RUNS within two of these (the sweep purges below the ack floor it read one
 #: sweep earlier, so the max-deliveries advisory's handler can still read its run).
 SWEEP_SECONDS = 1.0
+#: A run this worker acknowledged that is still above the ack floor this long after (a run before it is
+#: still running, waiting for a slot or handed back) is deleted by itself, as every run once was.
+STRAGGLER_SECONDS = 2.0
+#: Acknowledged runs above the floor a worker remembers, and deletes by itself per sweep, at most.
+MAX_TRACKED = 100_000
+MAX_STRAGGLERS_PER_SWEEP = 1_000
 
 
 def consumer_for(konnect_id: int | None) -> tuple[str, str]:
@@ -177,6 +183,17 @@ def consumer_for(konnect_id: int | None) -> tuple[str, str]:
             return f"{DURABLE}-pool", f"{POOL_RUNS_PREFIX}.>"
         return DURABLE, SUBJECTS_RUNS
     return f"{DURABLE}-{int(konnect_id)}", run_subject(konnect_id)
+
+
+async def _flush(journal: StepJournal | None) -> None:
+    """Store the journal's last result if it still keeps one (best effort: a failure leaves the step in
+    doubt for a redelivery, as a failed put of its result always did)."""
+    if journal is None:
+        return
+    try:
+        await journal.flush()
+    except Exception as exc:
+        log.warning("Run %s: a step's result could not be stored (%s)", journal.run_id, exc or type(exc).__name__)
 
 
 class _Back(enum.Enum):
@@ -226,6 +243,7 @@ class RunWorker:
         self._quota_checks = Outage("Task quota checks (api)", log)
         self._delete_acked = False
         self._acked = True  # a run was acknowledged since the last sweep (True: sweep what a restart left)
+        self._finished: dict[int, float] = {}  # stream sequence -> when this worker acknowledged it
         self._sweeper: asyncio.Task[None] | None = None
         self._sweeping = Outage("Sweeping finished runs from KZ_RUNS", log)
         self.sweep_seconds = SWEEP_SECONDS
@@ -365,6 +383,7 @@ class RunWorker:
         )
         token = otel_context.attach(trace.set_span_in_context(span))
         watch: ActiveWatch | None = None
+        journal: StepJournal | None = None
         replies = RESPONDER.set(run_replies(self.js, run))  # respond: the webhook's answer, if its caller waits
         try:
             last = attempt >= self.max_deliver
@@ -372,20 +391,22 @@ class RunWorker:
             if refusal is _HANDED_BACK:
                 return
             watch = self._watch(run, spec, attempt)
+            journal = self._journal(run, attempt, last) if refusal is None else None
             event = (
                 refused_event(spec, run, refusal)
                 if refusal is not None
-                else await self._execute(msg, run, spec, attempt, last, watch)
+                else await self._execute(msg, run, spec, attempt, last, watch, journal)
             )
             if event is None:  # handed back to JetStream
                 return
             await answer_end(RESPONDER.get(), event)  # respond: when the run ends, unless a step answered
-            await self._publish_and_ack(msg, run, event, attempt, span, watch, refusal)
+            await self._publish_and_ack(msg, run, event, attempt, span, watch, refusal, journal)
         except Exception as exc:
             # Not acked: JetStream redelivers the run after ack_wait (one line: NATS may be restarting).
             log.warning("Could not complete run %s (%s); it will be redelivered", run.run_id, exc or type(exc).__name__)
             log.debug("Run %s", run.run_id, exc_info=True)
         finally:
+            await _flush(journal)  # a result still kept: the run did not end with its event stored
             keep_alive.cancel()
             if watch is not None:
                 watch.forget()
@@ -499,31 +520,44 @@ class RunWorker:
             replay=attempt > 1 or run.resume is not None,
             in_doubt=self.in_doubt,
             wait_busy=not last,
+            fold_last=True,  # the last result is flushed here unless the run's TaskEvent is stored
         )
 
     async def _execute(
-        self, msg: Msg, run: RunRequest, spec: FlowSpec, attempt: int, last: bool, watch: ActiveWatch
+        self,
+        msg: Msg,
+        run: RunRequest,
+        spec: FlowSpec,
+        attempt: int,
+        last: bool,
+        watch: ActiveWatch,
+        journal: StepJournal | None,
     ) -> TaskEvent | None:
         """The run's TaskEvent, or None when the run was handed back to JetStream (a step busy
         elsewhere, a failure to retry, a delay whose timer is stored).
 
         No RUNNING entry here: the first step's (watch.at_step) says RUNNING with the step, a few
-        microseconds later, for one write to KZ_ACTIVE less per run (docs/performance.md)."""
-        journal = self._journal(run, attempt, last)
+        microseconds later, for one write to KZ_ACTIVE less per run (docs/performance.md).
+
+        The journal's last result is stored here before the run is handed back or suspends; a run that
+        ends keeps it for its TaskEvent (:meth:`_publish_and_ack`)."""
         try:
             result = await execute(
                 spec, run, http=self.http, guard=self.guard, journal=journal, watch=watch, budgets=self.budgets
             )
         except StepBusy as exc:  # another delivery of this run may be running that step
             log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
+            await _flush(journal)
             await msg.nak(delay=5.0)
             return None
         except Exception as exc:
+            await _flush(journal)
             failed = await self._failure(msg, run, spec, attempt, last, exc)
             if failed is None:
                 return None
             result = failed
         if isinstance(result, Suspended):
+            await _flush(journal)  # before its timer is stored and the run acked: the resumed run reads it
             if await self._suspend(msg, run, result, watch, spec):
                 return None
             result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
@@ -555,8 +589,11 @@ class RunWorker:
         span: trace.Span,
         watch: ActiveWatch,
         refusal: str | None,
+        journal: StepJournal | None = None,
     ) -> None:
-        """Store the run's TaskEvent (with its attempts and trace), clear its KZ_ACTIVE entry, then ack."""
+        """Store the run's TaskEvent (with its attempts and trace), clear its KZ_ACTIVE entry, then ack.
+        The event is the record of the journal's last result (not stored in ``KZ_STEPS``); when the
+        event cannot be stored, that result is."""
         ctx = span.get_span_context()
         event = event.model_copy(
             update={
@@ -566,7 +603,13 @@ class RunWorker:
                 "span_id": f"{ctx.span_id:016x}" if ctx.span_id else None,
             }
         )
-        await self._publish(event)
+        try:
+            await self._publish(event)
+        except BaseException:
+            await _flush(journal)
+            raise
+        if journal is not None:
+            journal.discard()
         await watch.done()
         await self._done(msg)
         telemetry.RUNS_FINISHED.labels(event.status).inc()
@@ -712,6 +755,8 @@ class RunWorker:
         task log) with the other runs finished by then (:meth:`_sweep`)."""
         await msg.ack()
         self._acked = True
+        if len(self._finished) < MAX_TRACKED:
+            self._finished[msg.metadata.sequence.stream] = asyncio.get_running_loop().time()
 
     async def _delete(self, msg: Msg) -> None:
         """Delete one run message now (a rare case: an invalid run request)."""
@@ -727,7 +772,12 @@ class RunWorker:
         replace one delete per run. Timers (``kz.timers.>``) are other subjects: never purged. A purge
         that fails is done by the next sweep (or left to the stream's max_age); a worker that stops
         leaves the rest to the next one's first sweep. The lag of one sweep leaves the max-deliveries
-        advisory's handler (:meth:`_gave_up`, which reads its run by sequence) a second to do so."""
+        advisory's handler (:meth:`_gave_up`, which reads its run by sequence) a second to do so.
+
+        The floor stops at the oldest run not acknowledged yet (a long step, a run waiting for its
+        konnect's slot, one handed back for later): the runs this worker acknowledged behind it are
+        deleted one by one once they waited :data:`STRAGGLER_SECONDS` (what every run cost before), so
+        finished runs do not pile up in KZ_RUNS behind one that goes on."""
         purged = 0  # the runs up to this stream sequence are gone
         seen = 0  # the ack floor read one sweep ago
         while True:
@@ -736,17 +786,33 @@ class RunWorker:
                 if seen > purged:
                     await self.js.purge_stream(STREAM_RUNS, seq=seen + 1, subject=subject)
                     purged = seen
-                if self._acked:
+                if self._acked or self._finished:
                     self._acked = False
                     info = await self.js.consumer_info(STREAM_RUNS, durable)
                     floor = info.ack_floor.stream_seq if info.ack_floor is not None else 0
                     seen = max(seen, int(floor or 0))
+                    await self._delete_stragglers(seen)
                 self._sweeping.ok()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # NATS unavailable, or a NATS user without the purge (an older chart)
                 self._acked = True
                 self._sweeping.failed(exc, " (finished runs stay in KZ_RUNS until it works again)")
+
+    async def _delete_stragglers(self, floor: int) -> None:
+        """Forget the acknowledged runs at or below ``floor`` (the next purge takes them); delete those
+        that waited above it for :data:`STRAGGLER_SECONDS`."""
+        limit = asyncio.get_running_loop().time() - STRAGGLER_SECONDS
+        behind: list[int] = []
+        for seq, acked_at in list(self._finished.items()):
+            if seq <= floor:
+                del self._finished[seq]
+            elif acked_at <= limit and len(behind) < MAX_STRAGGLERS_PER_SWEEP:
+                behind.append(seq)
+        for seq in behind:
+            del self._finished[seq]
+            with contextlib.suppress(Exception):  # gone already (purged, or max_age)
+                await self.js.delete_msg(STREAM_RUNS, seq)
 
     async def _suspend(
         self,
