@@ -755,7 +755,7 @@ class RunWorker:
         task log) with the other runs finished by then (:meth:`_sweep`)."""
         await msg.ack()
         self._acked = True
-        if len(self._finished) < MAX_TRACKED:
+        if self._delete_acked and len(self._finished) < MAX_TRACKED:  # a work-queue stream deletes it itself
             self._finished[msg.metadata.sequence.stream] = asyncio.get_running_loop().time()
 
     async def _delete(self, msg: Msg) -> None:
