@@ -169,8 +169,12 @@ QUEUE_FULL_DELAY_SECONDS = 30.0
 #: sweep earlier, so the max-deliveries advisory's handler can still read its run).
 SWEEP_SECONDS = 1.0
 #: A run this worker acknowledged that is still above the ack floor this long after (a run before it is
-#: still running, waiting for a slot or handed back) is deleted by itself, as every run once was.
-STRAGGLER_SECONDS = 2.0
+#: still running, waiting for a slot or handed back) is deleted by itself, as every run once was. Long
+#: enough that the floor's short stops (a step of a second or two, a run handed back for a second) cost
+#: one purge for all the runs behind them, short enough that finished runs do not pile up behind a long one.
+STRAGGLER_SECONDS = 4.0
+#: The sweep of a worker that stops waits at most this long.
+FINAL_SWEEP_SECONDS = 5.0
 #: Acknowledged runs above the floor a worker remembers, and deletes by itself per sweep, at most.
 MAX_TRACKED = 100_000
 MAX_STRAGGLERS_PER_SWEEP = 1_000
@@ -247,6 +251,9 @@ class RunWorker:
         self._sweeper: asyncio.Task[None] | None = None
         self._sweeping = Outage("Sweeping finished runs from KZ_RUNS", log)
         self.sweep_seconds = SWEEP_SECONDS
+        self._purged = 0  # the runs up to this stream sequence are gone
+        self._seen = 0  # the ack floor read one sweep ago
+        self._swept: tuple[str, str] | None = None  # the consumer swept: durable, filter subject
         self._blocks: KeyValue | None = None
         self.consumer_max_deliver = consumer_max_deliver or max(CONSUMER_MAX_DELIVER, max_deliver + 1)
         self._advisories: Any = None
@@ -298,11 +305,12 @@ class RunWorker:
             )
         self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
         if self._delete_acked:
+            self._swept = (durable, subject)
             self._sweeper = asyncio.create_task(self._sweep(durable, subject), name="konnectz-run-sweep")
 
     async def stop(self, grace: float = 20.0) -> None:
         """Stop fetching; give running runs ``grace`` seconds (unfinished ones are redelivered later)."""
-        if self._sweeper is not None:  # what it has not purged yet, the next worker's first sweep does
+        if self._sweeper is not None:  # swept once more below, when the runs in flight are done
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
@@ -317,6 +325,11 @@ class RunWorker:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self._swept is not None:  # what this worker finished leaves KZ_RUNS now (a tick exits next)
+            try:
+                await asyncio.wait_for(self._sweep_once(*self._swept, last=True), FINAL_SWEEP_SECONDS)
+            except Exception as exc:  # left to the next worker's sweep (or max_age)
+                log.warning("Sweeping finished runs from %s at stop failed: %s", STREAM_RUNS, exc or type(exc).__name__)
         if self._cancels is not None:
             await self._cancels.stop()
         if self._advisories is not None:
@@ -770,28 +783,19 @@ class RunWorker:
         acknowledged: finished, suspended as a timer, or terminated) and, one sweep later, purge the
         consumer's subjects below it, so two JetStream requests a second whatever the number of runs
         replace one delete per run. Timers (``kz.timers.>``) are other subjects: never purged. A purge
-        that fails is done by the next sweep (or left to the stream's max_age); a worker that stops
-        leaves the rest to the next one's first sweep. The lag of one sweep leaves the max-deliveries
-        advisory's handler (:meth:`_gave_up`, which reads its run by sequence) a second to do so.
+        that fails is done by the next sweep (or left to the stream's max_age). The lag of one sweep
+        leaves the max-deliveries advisory's handler (:meth:`_gave_up`, which reads its run by
+        sequence) a second to do so. A worker that stops sweeps once more (:meth:`stop`), so a ``tick``
+        that runs its fire and exits leaves nothing behind.
 
         The floor stops at the oldest run not acknowledged yet (a long step, a run waiting for its
         konnect's slot, one handed back for later): the runs this worker acknowledged behind it are
         deleted one by one once they waited :data:`STRAGGLER_SECONDS` (what every run cost before), so
         finished runs do not pile up in KZ_RUNS behind one that goes on."""
-        purged = 0  # the runs up to this stream sequence are gone
-        seen = 0  # the ack floor read one sweep ago
         while True:
             await asyncio.sleep(self.sweep_seconds)
             try:
-                if seen > purged:
-                    await self.js.purge_stream(STREAM_RUNS, seq=seen + 1, subject=subject)
-                    purged = seen
-                if self._acked or self._finished:
-                    self._acked = False
-                    info = await self.js.consumer_info(STREAM_RUNS, durable)
-                    floor = info.ack_floor.stream_seq if info.ack_floor is not None else 0
-                    seen = max(seen, int(floor or 0))
-                    await self._delete_stragglers(seen)
+                await self._sweep_once(durable, subject)
                 self._sweeping.ok()
             except asyncio.CancelledError:
                 raise
@@ -799,15 +803,32 @@ class RunWorker:
                 self._acked = True
                 self._sweeping.failed(exc, " (finished runs stay in KZ_RUNS until it works again)")
 
-    async def _delete_stragglers(self, floor: int) -> None:
-        """Forget the acknowledged runs at or below ``floor`` (the next purge takes them); delete those
-        that waited above it for :data:`STRAGGLER_SECONDS`."""
+    async def _sweep_once(self, durable: str, subject: str, *, last: bool = False) -> None:
+        """One sweep; ``last`` (the worker stops): purge up to the floor read now and delete every run
+        this worker acknowledged above it."""
+        if self._seen > self._purged:
+            await self.js.purge_stream(STREAM_RUNS, seq=self._seen + 1, subject=subject)
+            self._purged = self._seen
+        if not (self._acked or self._finished):
+            return
+        self._acked = False
+        info = await self.js.consumer_info(STREAM_RUNS, durable)
+        floor = info.ack_floor.stream_seq if info.ack_floor is not None else 0
+        self._seen = max(self._seen, int(floor or 0))
+        if last and self._seen > self._purged:
+            await self.js.purge_stream(STREAM_RUNS, seq=self._seen + 1, subject=subject)
+            self._purged = self._seen
+        await self._delete_stragglers(self._seen, every=last)
+
+    async def _delete_stragglers(self, floor: int, *, every: bool = False) -> None:
+        """Forget the acknowledged runs at or below ``floor`` (a purge takes them); delete those that
+        waited above it for :data:`STRAGGLER_SECONDS` (``every``: all of them)."""
         limit = asyncio.get_running_loop().time() - STRAGGLER_SECONDS
         behind: list[int] = []
         for seq, acked_at in list(self._finished.items()):
             if seq <= floor:
                 del self._finished[seq]
-            elif acked_at <= limit and len(behind) < MAX_STRAGGLERS_PER_SWEEP:
+            elif (every or acked_at <= limit) and len(behind) < MAX_STRAGGLERS_PER_SWEEP:
                 behind.append(seq)
         for seq in behind:
             del self._finished[seq]
