@@ -6,7 +6,8 @@ import asyncio
 import json
 import secrets
 import time
-from datetime import UTC, datetime
+from collections.abc import Awaitable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -21,12 +22,21 @@ from konnectz_contracts.events import (
     StepResult,
     TaskEvent,
     konnect_key,
+    run_subject,
 )
 from konnectz_runner.apps import NetGuard, parse_networks
+from konnectz_runner.bus import publish_run
+from konnectz_runner.bus.timers import schedule_run, timer_subject
 from konnectz_runner.engine import IN_DOUBT_ERROR, StepBusy, StepJournal, execute, step_key
 from konnectz_runner.engine import journal as journal_module
 from konnectz_runner.engine.journal import BUSY_SECONDS
-from konnectz_runner.work.worker import ACK_WAIT_SECONDS, CONSUMER_MAX_DELIVER, MAX_ATTEMPTS
+from konnectz_runner.work import worker as worker_module
+from konnectz_runner.work.worker import (
+    ACK_WAIT_SECONDS,
+    CONSUMER_MAX_DELIVER,
+    MAX_ATTEMPTS,
+    SWEEP_SECONDS,
+)
 
 from .test_server import RunningRunner, new_spec, next_event, wait_until
 
@@ -208,3 +218,146 @@ async def test_a_result_never_acknowledged_raises_after_a_bound(nc: NATS, monkey
     with pytest.raises(TimeoutError):
         await journal.record(result, None)
     assert puts >= 2
+
+
+async def test_finished_runs_leave_kz_runs_without_a_delete_each(
+    shared_runner: RunningRunner, nc: NATS, echo: Any
+) -> None:
+    """Finished runs are swept from KZ_RUNS (one purge below the consumer's ack floor, issue 34), while a
+    timer of the same konnect, another subject of the stream, stays."""
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    waiting = RunRequest(run_id=secrets.token_hex(16), konnect_id=spec.konnect_id, trigger_output={},
+                         received_at=datetime.now(UTC))  # fmt: skip
+    timer = await schedule_run(js, waiting, datetime.now(UTC) + timedelta(hours=1), key="sweep-" + secrets.token_hex(4))
+
+    async def stored(subject: str) -> int:
+        info = await js.stream_info(STREAM_RUNS, subjects_filter=subject)
+        return sum((info.state.subjects or {}).values())
+
+    requests: list[str] = []
+
+    async def spy(msg: Any) -> None:
+        requests.append(msg.subject)
+
+    # The consumer is shared with this NATS's other tests: a run of theirs still handed back (a konnect no
+    # longer loaded: about a minute) holds the ack floor, and the runs behind it are stragglers.
+    async def settled() -> bool:
+        info = await js.consumer_info(STREAM_RUNS, "runner")
+        return info.num_pending == 0 and info.num_ack_pending == 0
+
+    await wait_until(settled, within=120)
+    watching = [await nc.subscribe(f"$JS.API.STREAM.{kind}.{STREAM_RUNS}", cb=spy) for kind in ("MSG.DELETE", "PURGE")]
+    hook = f"{shared_runner.base}/hooks/{spec.trigger.token}"
+    async with httpx.AsyncClient(timeout=10) as http:
+        for n in range(5):
+            assert (await http.post(hook, json={"order": {"id": n}})).status_code == 200
+    await wait_until(lambda: len(echo.requests_to("/echo")) >= 5, within=20)
+    # Gone within two sweeps of the last run's ack (SWEEP_SECONDS each), none of them deleted one by one.
+    await wait_until(lambda: _zero(stored(run_subject(spec.konnect_id))), within=4 * SWEEP_SECONDS + 5)
+    for sub in watching:
+        await sub.unsubscribe()
+    assert f"$JS.API.STREAM.PURGE.{STREAM_RUNS}" in requests
+    assert f"$JS.API.STREAM.MSG.DELETE.{STREAM_RUNS}" not in requests
+    assert await stored(timer_subject(spec.konnect_id, "*")) == 1
+    assert (await js.get_msg(STREAM_RUNS, timer.seq)).data is not None
+    await js.delete_msg(STREAM_RUNS, timer.seq)
+    await kv.delete(konnect_key(spec.konnect_id))
+
+
+async def _zero(count: Awaitable[int]) -> bool:
+    return await count == 0
+
+
+async def test_the_last_result_is_folded_into_the_task_event(nc: NATS) -> None:
+    """Under the fail policy the worker's journal keeps the last result for the run's TaskEvent
+    (issue 34): a later step with effects, flush() or a run that does not end stores it; discard() (the
+    event stored) leaves only the started mark."""
+    kv = await nc.jetstream().key_value(KV_STEPS)
+    run_id = secrets.token_hex(16)
+    journal = StepJournal(kv, run_id, replay=False, fold_last=True)
+
+    def result(step_id: str) -> StepResult:
+        now = datetime.now(UTC)
+        return StepResult(step_id=step_id, name=step_id, status="SUCCESS", started_at=now, finished_at=now,
+                          input={}, output={})  # fmt: skip
+
+    async def stored(step_id: str) -> bytes | None:
+        try:
+            return (await kv.get(step_key(run_id, step_id))).value
+        except Exception:
+            return None
+
+    await journal.begin("a", None)
+    await journal.record(result("a"), {"n": 1})
+    assert (await stored("a") or b"").startswith(b'{"started":')  # kept, not put
+    await journal.begin("b", None)  # a later step with effects: the result before it is stored first
+    assert b'"status":"SUCCESS"' in (await stored("a") or b"")
+    await journal.record(result("b"), {"n": 2})
+    journal.discard()  # its TaskEvent was stored
+    await journal.flush()
+    assert (await stored("b") or b"").startswith(b'{"started":')
+    # Kept, then the run does not end (handed back, suspended): flush() stores it.
+    await journal.begin("c", None)
+    await journal.record(result("c"), {"n": 3})
+    await journal.flush()
+    assert b'"status":"SUCCESS"' in (await stored("c") or b"")
+    # Under the retry policy (no marks: a lost ack would repeat the step) nothing is kept.
+    other = StepJournal(kv, run_id, replay=False, in_doubt="retry", fold_last=True)
+    await other.record(result("d"), None)
+    assert b'"status":"SUCCESS"' in (await stored("d") or b"")
+
+
+async def test_a_finished_run_leaves_the_mark_of_its_last_step_only(
+    shared_runner: RunningRunner, nc: NATS, echo: Any
+) -> None:
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    steps = await js.key_value(KV_STEPS)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    async with httpx.AsyncClient(timeout=10) as http:
+        reply = await http.post(f"{shared_runner.base}/hooks/{spec.trigger.token}", json={"order": {"id": 7}})
+    assert reply.status_code == 200
+    event, _ = await next_event(js, spec.konnect_id)
+    assert event.status == "SUCCESS" and event.steps[-1].status == "SUCCESS"
+    entry = await steps.get(step_key(reply.json()["run_id"], "node-2"))
+    assert entry.value is not None and entry.value.startswith(b'{"started":')  # one KZ_STEPS write, not two
+    await kv.delete(konnect_key(spec.konnect_id))
+
+
+async def test_runs_finished_behind_one_that_goes_on_leave_kz_runs_too(
+    shared_runner: RunningRunner, nc: NATS, echo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ack floor stops at a run that goes on (here one for a konnect not loaded, handed back again
+    and again): the runs finished behind it are deleted one by one after STRAGGLER_SECONDS."""
+    monkeypatch.setattr(worker_module, "STRAGGLER_SECONDS", 2.0)  # 4 s in a runner
+    straggler_seconds = worker_module.STRAGGLER_SECONDS
+    js = nc.jetstream()
+    kv = await js.key_value(KV_KONNECTS)
+    stuck = RunRequest(run_id=secrets.token_hex(16), konnect_id=secrets.randbelow(10**9) + 10**6,
+                       trigger_output={}, received_at=datetime.now(UTC))  # fmt: skip
+    held = await publish_run(js, stuck)
+    spec = new_spec(echo.base + "/echo")
+    await kv.put(konnect_key(spec.konnect_id), spec.model_dump_json().encode())
+    await wait_until(lambda: shared_runner.runner.registry.by_id(spec.konnect_id) is not None)
+    sent = len(echo.requests_to("/echo"))
+    async with httpx.AsyncClient(timeout=10) as http:
+        for n in range(3):
+            assert (
+                await http.post(f"{shared_runner.base}/hooks/{spec.trigger.token}", json={"n": n})
+            ).status_code == 200
+    await wait_until(lambda: len(echo.requests_to("/echo")) >= sent + 3, within=20)
+
+    async def stored(konnect_id: int) -> int:
+        info = await js.stream_info(STREAM_RUNS, subjects_filter=run_subject(konnect_id))
+        return sum((info.state.subjects or {}).values())
+
+    await wait_until(lambda: _zero(stored(spec.konnect_id)), within=straggler_seconds + 3 * SWEEP_SECONDS + 5)
+    assert await stored(stuck.konnect_id) == 1  # the run that goes on stays
+    await js.delete_msg(STREAM_RUNS, held.seq)
+    await kv.delete(konnect_key(spec.konnect_id))

@@ -43,17 +43,19 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("run-budget")]
 RUNS = 300
 SLACK = 0.5
 #: Per run of a Webhook -> API Call flow, runs arriving one at a time (the dearest case: no batching).
-#: Measured 2026-11-29 (docs/performance.md, "What a run costs, counted"): 2 writes to KZ_STEPS, the
-#: run request's deletion, a quota reservation round trip and five quota statements, whatever the flow
-#: uses; issue 34 is to take them off a run that does not need them. (Gone: the two reads of KZ_CANCELS
-#: per run, as the worker follows the bucket with one watch, active.CancelBook; and the two writes to
-#: KZ_ACTIVE of a run that ends within LISTED_AFTER_SECONDS, active.ActiveWatch.)
+#: Measured 2026-11-29 (docs/performance.md, "What a run costs, counted"): 1 write to KZ_STEPS (the API
+#: call's started mark; its result is folded into the TaskEvent, journal.StepJournal.fold_last), a quota
+#: reservation round trip and five quota statements, whatever the flow uses; issue 34 is to take them off
+#: a run that does not need them. (Gone: the two reads of KZ_CANCELS per run, as the worker follows the
+#: bucket with one watch, active.CancelBook; the two writes to KZ_ACTIVE of a run that ends within
+#: LISTED_AFTER_SECONDS, active.ActiveWatch; the run request's deletion from KZ_RUNS, now one purge a
+#: second below the consumer's ack floor for all the runs finished meanwhile, RunWorker._sweep.)
 RUN_BUDGET: dict[str, float] = {
-    "js_api": 3.0,  # JetStream API requests: 2 pull requests, the run request's deletion
-    "stored": 7.0,  # on stream subjects: run requests and task events (published, delivered), KV writes
+    "js_api": 2.0,  # JetStream API requests: 2 pull requests
+    "stored": 6.0,  # on stream subjects: run requests and task events (published, delivered), KV writes
     "acks": 2.0,
-    "replies": 8.0,  # replies to requests (JetStream API, publish acks, quota) and pulled messages
-    "advisories": 1.0,  # the server's own, for JetStream API requests other than pulls
+    "replies": 6.0,  # replies to requests (JetStream API, publish acks, quota) and pulled messages
+    "advisories": 0.0,  # the server's own, for JetStream API requests other than pulls (the sweep's: < 0.1)
     "pg_statements": 14.0,  # BEGIN and COMMIT included; the quota's reservation is 5 of them
 }
 #: Per call of each hot read route.

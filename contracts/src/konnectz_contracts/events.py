@@ -1,11 +1,13 @@
 """The wire contract between webhook ingress, runner workers and the api, on NATS JetStream.
 
 - ``KZ_RUNS`` (subjects ``kz.runs.>``): one :class:`RunRequest` per accepted trigger, on
-  ``kz.runs.<konnect_id>`` with header ``Nats-Msg-Id = run_id``. A run is deleted from the stream as
-  soon as its worker acknowledged it (after its TaskEvent was stored; see
-  :mod:`konnectz_runner.work.worker`). The stream keeps limits retention, not work-queue: a work-queue
-  stream refuses overlapping consumers, which a local runner, a konnect's dedicated runner and a
-  ``tick`` need.
+  ``kz.runs.<konnect_id>`` with header ``Nats-Msg-Id = run_id``. A run is deleted from the stream
+  within about two seconds of its worker acknowledging it (after its TaskEvent was stored): the worker
+  purges its consumer's subjects below the consumer's ack floor once a second while runs finish (one
+  request for all of them, not a delete per run; see :mod:`konnectz_runner.work.worker`). The stream
+  keeps limits retention, not work-queue: a work-queue stream refuses overlapping consumers, which a
+  local runner, a konnect's dedicated runner and a ``tick`` need, and an interest stream would drop the
+  timers below (no consumer follows ``kz.timers.>``).
 - ``KZ_EVENTS`` (subjects ``kz.events.>``): one :class:`TaskEvent` per finished run, on
   ``kz.events.<konnect_id>`` with header ``Nats-Msg-Id = run_id``. The api stores it as one task
   log and dedupes on ``run_id``, so a redelivered run is harmless. Interest retention: an event is

@@ -135,7 +135,7 @@ CAPTURE_MSG_MAX_BYTES = 2 * MIB
 #: NATS' max_payload: above every stream's max_msg_size.
 NATS_MAX_PAYLOAD = 8 * MIB
 
-#: ``KZ_RUNS`` (a run is deleted by its worker once acknowledged, see konnectz_runner.work.worker) keeps a run at
+#: ``KZ_RUNS`` (a run is purged by its worker's sweep once acknowledged, konnectz_runner.work.worker) keeps a run at
 #: most this long (a delay waits at most 366 days). It has no max_bytes: NATS refuses message schedules
 #: (the delays' timers) on a stream that discards new messages, and discarding old ones would delete
 #: accepted runs. Its size is bounded by back-pressure instead: a runner answers 429 past

@@ -167,6 +167,8 @@ def grants() -> dict[str, Grants]:
                 f"$JS.API.CONSUMER.CREATE.{EVENTS}.{EVENTS_CONSUMER}",
                 f"$JS.API.CONSUMER.CREATE.{EVENTS}.{EVENTS_CONSUMER}.>",
                 f"$JS.API.CONSUMER.DURABLE.CREATE.{EVENTS}.{EVENTS_CONSUMER}",
+                # the worker's sweep: finished runs leave KZ_RUNS in one purge below its consumer's ack floor.
+                f"$JS.API.STREAM.PURGE.{RUNS}",
             ),
         ),
         # The shared pool's flows: the operator puts and removes them in KZ_KONNECTS, nothing else.

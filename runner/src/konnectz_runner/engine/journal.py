@@ -34,6 +34,19 @@ such a step is the ``in_doubt`` policy (setting ``KONNECTZ_IN_DOUBT_STEPS``):
   The mark costs one more KV put per step with effects.
 - ``retry`` (at least once): the step runs again; its effect may happen twice.
 
+The last result of a run (issue 34): under the ``fail`` policy, with ``fold_last`` (the worker's
+journals), a result without a ``resume_at`` is not put at once but kept until the journal is next
+used: a later step with effects puts it before it starts (:meth:`StepJournal.flush`), and so does the
+worker whenever the run does not end with its TaskEvent stored (a delay, a failure, a step busy
+elsewhere, an event it could not store). A run whose TaskEvent was stored drops it
+(:meth:`StepJournal.discard`): the event, stored with ``Nats-Msg-Id = run_id``, is the record, so a
+Webhook -> API Call run writes one entry to ``KZ_STEPS`` (the mark), not two. Should the ack of that
+run be lost and the run come back, its last step with effects is in doubt and not repeated; the ERROR
+event of that delivery has the same ``Nats-Msg-Id`` and run id, so JetStream (within its duplicate
+window) and the api (unique ``run_id``) keep the event stored first. A runner that dies between the
+step's end and the event's store leaves the step in doubt, as one that died between the step's end and
+its result's put did before: either window is one JetStream publish.
+
 A mark younger than :data:`BUSY_SECONDS` may belong to a step that is still running in another
 worker (the same run can be delivered twice at once: a run whose ack was lost when NATS died,
 next to its delay's timer): :class:`StepBusy` makes the worker hand the run back for a few seconds
@@ -126,9 +139,20 @@ class StepJournal:
     """The journal of one delivery of one run."""
 
     def __init__(
-        self, kv: KeyValue, run_id: str, *, replay: bool, in_doubt: InDoubt = "fail", wait_busy: bool = True
+        self,
+        kv: KeyValue,
+        run_id: str,
+        *,
+        replay: bool,
+        in_doubt: InDoubt = "fail",
+        wait_busy: bool = True,
+        fold_last: bool = False,
     ) -> None:
         self.kv = kv
+        # The last result kept for the run's TaskEvent (fail policy only: under retry, a lost ack would
+        # repeat the step); the worker then calls flush() or discard() (see the module's docstring).
+        self.fold_last = fold_last and in_doubt == "fail"
+        self._pending: tuple[str, bytes, str] | None = None  # key, value, step id
         self.wait_busy = wait_busy  # False on the last attempt: a busy step is then in doubt
         self.run_id = run_id
         self.replay = replay  # a redelivery: look for steps that finished before
@@ -195,6 +219,7 @@ class StepJournal:
         """Mark the step as started (only under the ``fail`` policy), before its effect can happen.
 
         Raises :class:`StepBusy` when another delivery of the run marked it first."""
+        await self.flush()  # the results before this step are stored before its effect can happen
         if self.in_doubt == "fail":
             mark = json.dumps({"started": time.time()}).encode()
             key = step_key(self.run_id, step_id, item_index)
@@ -230,6 +255,24 @@ class StepJournal:
         real node when a NATS pod of three was deleted under load)."""
         entry = JournalEntry(result=result, output=output, resume_at=resume_at)
         key, value = step_key(self.run_id, result.step_id, result.item_index), entry.model_dump_json().encode()
+        await self.flush()
+        if self.fold_last and resume_at is None:
+            self._pending = (key, value, result.step_id)
+            return
+        await self._put(key, value, result.step_id)
+
+    async def flush(self) -> None:
+        """Store the result kept for the TaskEvent (if any): the run goes on, or ends otherwise."""
+        if self._pending is not None:
+            key, value, step_id = self._pending
+            await self._put(key, value, step_id)
+            self._pending = None
+
+    def discard(self) -> None:
+        """The run's TaskEvent is stored: it is the record of the result kept for it."""
+        self._pending = None
+
+    async def _put(self, key: str, value: bytes, step_id: str) -> None:
         loop = asyncio.get_running_loop()
         give_up = loop.time() + RECORD_SECONDS
         while True:
@@ -239,7 +282,7 @@ class StepJournal:
             except Exception as exc:
                 if loop.time() >= give_up:
                     raise
-                log.warning("Run %s: result of step %s not stored yet (%r); again", self.run_id, result.step_id, exc)
+                log.warning("Run %s: result of step %s not stored yet (%r); again", self.run_id, step_id, exc)
                 await asyncio.sleep(RECORD_RETRY_SECONDS)
 
 

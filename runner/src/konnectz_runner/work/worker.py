@@ -24,7 +24,9 @@ server stops offering even so is announced by its max-deliveries advisory: the w
 ERROR event itself and deletes it (:meth:`RunWorker._gave_up`). A task event larger than KZ_EVENTS
 accepts is trimmed (:func:`konnectz_contracts.events.fit_event`), so a large request can never make its
 run fail for ever. Once a run is acknowledged (its TaskEvent stored, or its delay's timer stored) the
-worker deletes its message from KZ_RUNS: the accepted request is kept in NATS only until it has run.
+worker's sweep deletes its message from KZ_RUNS: the accepted request is kept in NATS only until it has
+run. The sweep is one purge of the consumer's subjects below its ack floor (every run up to it is
+acknowledged) once a second while runs finish, not one delete per run (:meth:`RunWorker._sweep`).
 
 A run that reaches a delay is suspended: its continuation is stored as a durable JetStream timer
 (:mod:`konnectz_runner.bus.timers`) and only then the run message is acked. The timer comes back as a
@@ -166,6 +168,19 @@ FALLBACK_EVENT_BYTES = 64 * 1024
 MAX_WAITING = 256
 #: A run whose konnect's slot queue is full comes back after this.
 QUEUE_FULL_DELAY_SECONDS = 30.0
+#: Finished runs leave KZ_RUNS within two of these (the sweep purges below the ack floor it read one
+#: sweep earlier, so the max-deliveries advisory's handler can still read its run).
+SWEEP_SECONDS = 1.0
+#: A run this worker acknowledged that is still above the ack floor this long after (a run before it is
+#: still running, waiting for a slot or handed back) is deleted by itself, as every run once was. Long
+#: enough that the floor's short stops (a step of a second or two, a run handed back for a second) cost
+#: one purge for all the runs behind them, short enough that finished runs do not pile up behind a long one.
+STRAGGLER_SECONDS = 4.0
+#: The sweep of a worker that stops waits at most this long.
+FINAL_SWEEP_SECONDS = 5.0
+#: Acknowledged runs above the floor a worker remembers, and deletes by itself per sweep, at most.
+MAX_TRACKED = 100_000
+MAX_STRAGGLERS_PER_SWEEP = 1_000
 
 
 def consumer_for(konnect_id: int | None) -> tuple[str, str]:
@@ -175,6 +190,17 @@ def consumer_for(konnect_id: int | None) -> tuple[str, str]:
             return f"{DURABLE}-pool", f"{POOL_RUNS_PREFIX}.>"
         return DURABLE, SUBJECTS_RUNS
     return f"{DURABLE}-{int(konnect_id)}", run_subject(konnect_id)
+
+
+async def _flush(journal: StepJournal | None) -> None:
+    """Store the journal's last result if it still keeps one (best effort: a failure leaves the step in
+    doubt for a redelivery, as a failed put of its result always did)."""
+    if journal is None:
+        return
+    try:
+        await journal.flush()
+    except Exception as exc:
+        log.warning("Run %s: a step's result could not be stored (%s)", journal.run_id, exc or type(exc).__name__)
 
 
 class _Back(enum.Enum):
@@ -223,6 +249,14 @@ class RunWorker:
         self._fetching = Outage("Fetching runs from NATS", log)
         self._quota_checks = Outage("Task quota checks (api)", log)
         self._delete_acked = False
+        self._acked = True  # a run was acknowledged since the last sweep (True: sweep what a restart left)
+        self._finished: dict[int, float] = {}  # stream sequence -> when this worker acknowledged it
+        self._sweeper: asyncio.Task[None] | None = None
+        self._sweeping = Outage("Sweeping finished runs from KZ_RUNS", log)
+        self.sweep_seconds = SWEEP_SECONDS
+        self._purged = 0  # the runs up to this stream sequence are gone
+        self._seen = 0  # the ack floor read one sweep ago
+        self._swept: tuple[str, str] | None = None  # the consumer swept: durable, filter subject
         self._blocks: KeyValue | None = None
         self.consumer_max_deliver = consumer_max_deliver or max(CONSUMER_MAX_DELIVER, max_deliver + 1)
         self._advisories: Any = None
@@ -273,9 +307,14 @@ class RunWorker:
                 f"{MAX_DELIVERIES_ADVISORY}.{STREAM_RUNS}.{durable}", cb=self._gave_up
             )
         self._loop_task = asyncio.create_task(self._loop(self._sub), name="konnectz-run-worker")
+        if self._delete_acked:
+            self._swept = (durable, subject)
+            self._sweeper = asyncio.create_task(self._sweep(durable, subject), name="konnectz-run-sweep")
 
     async def stop(self, grace: float = 20.0) -> None:
         """Stop fetching; give running runs ``grace`` seconds (unfinished ones are redelivered later)."""
+        # The sweeper first: it sweeps once more below, when the runs in flight are done.
+        await stop_task(self._sweeper)
         await stop_task(self._loop_task)
         for waiting in list(self._waiting):  # runs waiting for a slot: redelivered later, in order
             waiting.cancel()
@@ -284,6 +323,11 @@ class RunWorker:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self._swept is not None:  # what this worker finished leaves KZ_RUNS now (a tick exits next)
+            try:
+                await asyncio.wait_for(self._sweep_once(*self._swept, last=True), FINAL_SWEEP_SECONDS)
+            except Exception as exc:  # left to the next worker's sweep (or max_age)
+                log.warning("Sweeping finished runs from %s at stop failed: %s", STREAM_RUNS, exc or type(exc).__name__)
         if self._cancels is not None:
             await self._cancels.stop()
         if self._advisories is not None:
@@ -350,6 +394,7 @@ class RunWorker:
         )
         token = otel_context.attach(trace.set_span_in_context(span))
         watch: ActiveWatch | None = None
+        journal: StepJournal | None = None
         replies = RESPONDER.set(run_replies(self.js, run))  # respond: the webhook's answer, if its caller waits
         calls = FLOW_CALLS.set(FlowCalls(getattr(self.js, "_nc", None), run, spec))  # its Call a Flow steps
         try:
@@ -358,20 +403,22 @@ class RunWorker:
             if refusal is _HANDED_BACK:
                 return
             watch = self._watch(run, spec, attempt)
+            journal = self._journal(run, attempt, last) if refusal is None else None
             event = (
                 refused_event(spec, run, refusal)
                 if refusal is not None
-                else await self._execute(msg, run, spec, attempt, last, watch)
+                else await self._execute(msg, run, spec, attempt, last, watch, journal)
             )
             if event is None:  # handed back to JetStream
                 return
             await answer_end(RESPONDER.get(), event)  # respond: when the run ends, unless a step answered
-            await self._publish_and_ack(msg, run, event, attempt, span, watch, refusal)
+            await self._publish_and_ack(msg, run, event, attempt, span, watch, refusal, journal)
         except Exception as exc:
             # Not acked: JetStream redelivers the run after ack_wait (one line: NATS may be restarting).
             log.warning("Could not complete run %s (%s); it will be redelivered", run.run_id, exc or type(exc).__name__)
             log.debug("Run %s", run.run_id, exc_info=True)
         finally:
+            await _flush(journal)  # a result still kept: the run did not end with its event stored
             keep_alive.cancel()
             if watch is not None:
                 watch.forget()
@@ -486,31 +533,44 @@ class RunWorker:
             replay=attempt > 1 or run.resume is not None,
             in_doubt=self.in_doubt,
             wait_busy=not last,
+            fold_last=True,  # the last result is flushed here unless the run's TaskEvent is stored
         )
 
     async def _execute(
-        self, msg: Msg, run: RunRequest, spec: FlowSpec, attempt: int, last: bool, watch: ActiveWatch
+        self,
+        msg: Msg,
+        run: RunRequest,
+        spec: FlowSpec,
+        attempt: int,
+        last: bool,
+        watch: ActiveWatch,
+        journal: StepJournal | None,
     ) -> TaskEvent | None:
         """The run's TaskEvent, or None when the run was handed back to JetStream (a step busy
         elsewhere, a failure to retry, a delay whose timer is stored).
 
         No RUNNING entry here: the first step's (watch.at_step) says RUNNING with the step, a few
-        microseconds later, for one write to KZ_ACTIVE less per run (docs/performance.md)."""
-        journal = self._journal(run, attempt, last)
+        microseconds later, for one write to KZ_ACTIVE less per run (docs/performance.md).
+
+        The journal's last result is stored here before the run is handed back or suspends; a run that
+        ends keeps it for its TaskEvent (:meth:`_publish_and_ack`)."""
         try:
             result = await execute(
                 spec, run, http=self.http, guard=self.guard, journal=journal, watch=watch, budgets=self.budgets
             )
         except StepBusy as exc:  # another delivery of this run may be running that step
             log.info("Run %s: step %s may still be running elsewhere; retrying", run.run_id, exc)
+            await _flush(journal)
             await msg.nak(delay=5.0)
             return None
         except Exception as exc:
+            await _flush(journal)
             failed = await self._failure(msg, run, spec, attempt, last, exc)
             if failed is None:
                 return None
             result = failed
         if isinstance(result, Suspended):
+            await _flush(journal)  # before its timer is stored and the run acked: the resumed run reads it
             if await self._suspend(msg, run, result, watch, spec):
                 return None
             result = suspension_failed(spec, run, result, "The delay could not be stored; the run stopped here")
@@ -542,8 +602,11 @@ class RunWorker:
         span: trace.Span,
         watch: ActiveWatch,
         refusal: str | None,
+        journal: StepJournal | None = None,
     ) -> None:
-        """Store the run's TaskEvent (with its attempts and trace), clear its KZ_ACTIVE entry, then ack."""
+        """Store the run's TaskEvent (with its attempts and trace), clear its KZ_ACTIVE entry, then ack.
+        The event is the record of the journal's last result (not stored in ``KZ_STEPS``); when the
+        event cannot be stored, that result is."""
         ctx = span.get_span_context()
         event = event.model_copy(
             update={
@@ -555,8 +618,16 @@ class RunWorker:
         )
         if run.called_by is not None:  # call a flow: its task log names its caller
             event = event.model_copy(update={"called_by": run.called_by})
-        await self._publish(event)
-        await report_end(self.js, self._waits, run, event)  # a caller waiting for it: decided before the ack
+        try:
+            await self._publish(event)
+            await report_end(self.js, self._waits, run, event)  # a caller waiting for it: decided before the ack
+        except BaseException:
+            # Not stored, or its caller not told: the run comes back, and its last result must be there so
+            # the redelivery ends it the same way (the same event, deduplicated; the caller told then).
+            await _flush(journal)
+            raise
+        if journal is not None:
+            journal.discard()
         await watch.done()
         await self._done(msg)
         telemetry.RUNS_FINISHED.labels(event.status).inc()
@@ -703,15 +774,76 @@ class RunWorker:
             await publish_event(self.js, fitted, ack_timeout=PUBLISH_TIMEOUT_SECONDS)
 
     async def _done(self, msg: Msg) -> None:
-        """Acknowledge a finished run and delete it from KZ_RUNS (its request now lives in the task log).
-        A failed delete leaves it to the stream's max_age."""
+        """Acknowledge a finished run; the sweep deletes it from KZ_RUNS (its request now lives in the
+        task log) with the other runs finished by then (:meth:`_sweep`)."""
         await msg.ack()
-        await self._delete(msg)
+        self._acked = True
+        if self._delete_acked and len(self._finished) < MAX_TRACKED:  # a work-queue stream deletes it itself
+            self._finished[msg.metadata.sequence.stream] = asyncio.get_running_loop().time()
 
     async def _delete(self, msg: Msg) -> None:
+        """Delete one run message now (a rare case: an invalid run request)."""
         if self._delete_acked:
             with contextlib.suppress(Exception):
                 await self.js.delete_msg(STREAM_RUNS, msg.metadata.sequence.stream)
+
+    async def _sweep(self, durable: str, subject: str) -> None:
+        """Delete the finished runs from KZ_RUNS: every :data:`SWEEP_SECONDS` while runs are acknowledged,
+        read the consumer's ack floor (every run of its subjects up to that stream sequence is
+        acknowledged: finished, suspended as a timer, or terminated) and, one sweep later, purge the
+        consumer's subjects below it, so two JetStream requests a second whatever the number of runs
+        replace one delete per run. Timers (``kz.timers.>``) are other subjects: never purged. A purge
+        that fails is done by the next sweep (or left to the stream's max_age). The lag of one sweep
+        leaves the max-deliveries advisory's handler (:meth:`_gave_up`, which reads its run by
+        sequence) a second to do so. A worker that stops sweeps once more (:meth:`stop`), so a ``tick``
+        that runs its fire and exits leaves nothing behind.
+
+        The floor stops at the oldest run not acknowledged yet (a long step, a run waiting for its
+        konnect's slot, one handed back for later): the runs this worker acknowledged behind it are
+        deleted one by one once they waited :data:`STRAGGLER_SECONDS` (what every run cost before), so
+        finished runs do not pile up in KZ_RUNS behind one that goes on."""
+        while True:
+            await asyncio.sleep(self.sweep_seconds)
+            try:
+                await self._sweep_once(durable, subject)
+                self._sweeping.ok()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # NATS unavailable, or a NATS user without the purge (an older chart)
+                self._acked = True
+                self._sweeping.failed(exc, " (finished runs stay in KZ_RUNS until it works again)")
+
+    async def _sweep_once(self, durable: str, subject: str, *, last: bool = False) -> None:
+        """One sweep; ``last`` (the worker stops): purge up to the floor read now and delete every run
+        this worker acknowledged above it."""
+        if self._seen > self._purged:
+            await self.js.purge_stream(STREAM_RUNS, seq=self._seen + 1, subject=subject)
+            self._purged = self._seen
+        if not (self._acked or self._finished):
+            return
+        self._acked = False
+        info = await self.js.consumer_info(STREAM_RUNS, durable)
+        floor = info.ack_floor.stream_seq if info.ack_floor is not None else 0
+        self._seen = max(self._seen, int(floor or 0))
+        if last and self._seen > self._purged:
+            await self.js.purge_stream(STREAM_RUNS, seq=self._seen + 1, subject=subject)
+            self._purged = self._seen
+        await self._delete_stragglers(self._seen, every=last)
+
+    async def _delete_stragglers(self, floor: int, *, every: bool = False) -> None:
+        """Forget the acknowledged runs at or below ``floor`` (a purge takes them); delete those that
+        waited above it for :data:`STRAGGLER_SECONDS` (``every``: all of them)."""
+        limit = asyncio.get_running_loop().time() - STRAGGLER_SECONDS
+        behind: list[int] = []
+        for seq, acked_at in list(self._finished.items()):
+            if seq <= floor:
+                del self._finished[seq]
+            elif (every or acked_at <= limit) and len(behind) < MAX_STRAGGLERS_PER_SWEEP:
+                behind.append(seq)
+        for seq in behind:
+            del self._finished[seq]
+            with contextlib.suppress(Exception):  # gone already (purged, or max_age)
+                await self.js.delete_msg(STREAM_RUNS, seq)
 
     async def _suspend(
         self,
