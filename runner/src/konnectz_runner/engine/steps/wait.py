@@ -12,13 +12,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from konnectz_contracts.events import Continuation, StepResult, WaitState
+from konnectz_contracts.events import Continuation, StepResult, StepWait, WaitState
 from konnectz_contracts.model import utcnow
 from konnectz_contracts.steps.wait import Config
 from konnectz_contracts.waits import WAITING_FOR, resume_url, wait_key
 from konnectz_runner.engine.context import Outcome, StepContext
 
-__all__ = ["WAITING_KINDS", "apply_decision", "links", "run", "timed_out_error", "wait_state"]
+__all__ = ["WAITING_KINDS", "apply_decision", "links", "record_of", "run", "timed_out_error", "wait_state"]
 
 
 def _iso(instant: datetime) -> str:
@@ -78,6 +78,19 @@ def _reason(wait: WaitState) -> str:
     return f"Waited for {whom} from {_iso(wait.since)} (timeout {_iso(wait.until)}); resumed by {by} at {at}"
 
 
+def record_of(wait: WaitState, decided_at: datetime) -> StepWait:
+    """The task log's structured record of a decided wait (what ``_reason`` says in words)."""
+    decided_by = (wait.body or {}).get("decided_by") if wait.waiting_for and wait.decided == "call" else None
+    return StepWait(
+        waiting_for=(wait.waiting_for or WAITING_FOR)[:300],
+        since=wait.since,
+        until=wait.until,
+        resumed_by=wait.decided or "timeout",
+        resumed_at=decided_at,
+        decided_by=str(decided_by)[:320] if decided_by else None,
+    )
+
+
 def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[StepResult]) -> bool:
     """Write the decided wait into the Wait step's record and output; False when the run ends there
     (a timeout whose policy is ``stop`` or ``fail``). A cancel changes nothing: the run ends CANCELLED."""
@@ -90,6 +103,7 @@ def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[
         "finished_at": decided_at,
         "waited_seconds": round((decided_at - wait.since).total_seconds(), 3),
         "wait_reason": _reason(wait),
+        "wait": record_of(wait, decided_at),
     }
     go_on = True
     if wait.decided == "call":
