@@ -94,7 +94,8 @@ def test_the_decision_becomes_the_steps_record(
 def test_an_approvals_record_names_who_decided() -> None:
     resume = _continuation("continue", "call", {"decision": "rejected", "approved": False, "decided_by": "b@x.io"})
     assert resume.wait is not None
-    resume = resume.model_copy(update={"wait": resume.wait.model_copy(update={"waiting_for": "approval by a@x.io, b@x.io"})})
+    approval = resume.wait.model_copy(update={"waiting_for": "approval by a@x.io, b@x.io"})
+    resume = resume.model_copy(update={"wait": approval})
     outputs, results = dict(resume.outputs), list(resume.steps)
     assert wait_step.apply_decision(resume, outputs, results) is True
     (record,) = results

@@ -212,6 +212,8 @@ def test_an_approval_is_mailed_decided_once_and_the_run_goes_on() -> None:
             assert len(cancelled) == 1 and cancelled[0]["cancelled_by"] == OWNER
             late = httpx.post(approve11)
             assert late.status_code == 410, late.text[:300]
+            pending = api.get("/api/v1/approvals", headers=headers).json()["approvals"]
+            assert all(p["message"] != "Refund order 11?" for p in pending)  # nobody is asked any more
             assert all(c["n"] != 11 for c in Other.calls)
             assert wait_until(lambda: waiting() is None, what="no waiting run") is True
     finally:
