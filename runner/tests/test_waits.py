@@ -122,6 +122,9 @@ async def test_the_step_gives_its_url_and_timeout(make_ctx: Any, monkeypatch: py
     monkeypatch.delenv("KONNECTZ_CREDENTIALS_KEY")
     failed = await wait_step.run(Config(id="node-3", name="Wait", timeout=1), ctx)
     assert failed.status == "ERROR" and "No key to sign resume URLs" in (failed.error or "")
+    ctx.run_id = "test-0123"  # Test & Review: nothing waits, no link (and no key needed)
+    tested = await wait_step.run(Config(id="node-3", name="Wait", timeout=1), ctx)
+    assert tested.status != "ERROR" and tested.output == {"timed_out": False} and tested.resume_at is None
 
 
 def _waiting(konnect_id: int) -> RunRequest:

@@ -13,7 +13,7 @@ function ApprovalNodeView({ id, data, selected }: NodeProps<FlowNode>) {
       <AddonText id={id} data={data} name="approvers" label="Approvers" required />
       <span className="kz-field-hint" data-testid={`approval-approvers-hint-${id}`}>
         E-mails of the flow&apos;s owner or of members of the owner&apos;s team, separated by commas (at most {MAX_APPROVERS}); anyone else
-        fails the step. Each is mailed an Approve and a Reject link and sees the request on the <a href="/approvals">Approvals</a> page; the
+        fails the step. Each is mailed an Approve and a Reject link and sees the request on the <a href="/approvals" target="_blank" rel="noreferrer">Approvals</a> page; the
         first decision counts.
       </span>
       <AddonText id={id} data={data} name="message" label="Message" />

@@ -116,7 +116,7 @@ describe('the Wait for a Call card', () => {
   beforeEach(() => queryClient.clear());
 
   it('shows the resume URL reference, edits the timeout and tests the node with its settings', async () => {
-    const { card, tests } = await editorWith('wait', { resume_url: '', waiting_since: '2026-11-29T09:00:00Z', timeout_at: '2026-11-29T11:00:00Z' });
+    const { card, tests } = await editorWith('wait', { timed_out: false });
     expect(within(card).getByTestId('wait-resume-ref-node-2')).toHaveTextContent('{{node-2.resume_url}}');
     expect(within(card).getByTestId('wait-resume-node-2')).toHaveTextContent('in a step before this one');
     expect(within(card).getByTestId('node-summary-node-2')).toHaveTextContent('Waits up to 1 hour for a call');
