@@ -68,7 +68,7 @@ def test_a_wait_for_a_call_built_by_clicks_resumes_once_with_the_calls_data(
 
         # The Wait, from the Add-Ons drawer, on its own card.
         ui.add_step(page, "add-ons", "wait", "wait")
-        expect(page.get_by_test_id("node-node-3")).to_contain_text("Wait for a Call")
+        expect(page.get_by_test_id("node-node-3")).to_have_attribute("data-kind", "wait")  # its name is cut to 13
         reference = page.get_by_test_id("wait-resume-ref-node-3")
         expect(reference).to_contain_text("{{node-3.resume_url}}")
         expect(page.get_by_test_id("node-summary-node-3")).to_have_text("Waits up to 1 hour for a call")
