@@ -390,6 +390,29 @@ def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
                 {"key": "id", "value": "{{node-3.output}}"},
             ],
         ),
+        # the Wait and Approval cards save their settings in selectedAddonsValue (docs/waits.md)
+        canvas_node(
+            "node-6",
+            "InHouse",
+            "wait",
+            6,
+            "Wait for a Call",
+            selectedAddonsValue={"timeout": 2, "timeout_unit": "hours", "on_timeout": "continue"},
+        ),
+        canvas_node(
+            "node-7",
+            "InHouse",
+            "approval",
+            7,
+            "Approval",
+            selectedAddonsValue={
+                "approvers": "Boss@Example.com, b@example.com",
+                "message": "Ship {{node-1.tags}}?",
+                "timeout": 1,
+                "timeout_unit": "days",
+                "on_timeout": "fail",
+            },
+        ),
     ]
     canvas = chain_canvas(apps, "Kinds")
     # the editor's trigger payload: left_app_id and no node id
@@ -420,6 +443,17 @@ def test_every_add_on_kind_runs_in_test_and_review(client, api, runner_url):
     forwarded = _test(client, headers, canvas, "node-5", konnect_id).json()
     assert forwarded["test_status"] == "Success"
     assert forwarded["raw_response"] == {"output": "green", "code": coupon["coupon_code"], "id": generated}
+    waited = _test(client, headers, canvas, "node-6", konnect_id).json()
+    assert waited["test_status"] == "Success", waited
+    assert waited["raw_response"] == {"timed_out": False}  # nothing waits in a test, and no link is made
+    asked = _test(client, headers, canvas, "node-7", konnect_id).json()  # mails nobody: a sample decision
+    assert asked["test_status"] == "Success", asked
+    assert asked["raw_response"] == {
+        "decision": "approved",
+        "approved": True,
+        "decided_by": "boss@example.com",
+        "timed_out": False,
+    }
 
 
 def test_huge_bodies_are_refused_with_413(client, api):

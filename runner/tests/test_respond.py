@@ -330,6 +330,16 @@ async def test_the_ingress_takes_the_first_answer_and_says_so(nc: NATS) -> None:
     gone = type("Run", (), {"respond_to": "kz.responses.nobody.x", "run_id": "r2", "resume": None})()
     assert await RunReplies(nc, gone).send(WebhookReply(run_id="r2")) == NOBODY  # type: ignore[arg-type]
     assert TAKEN == b"taken"
+    # A run back from a delay had its 202 when it suspended: it answers nothing. One back from a wait for
+    # a call (or an approval) did not: its caller may still be held, so it may answer.
+    delayed = type(
+        "Run", (), {"respond_to": "kz.responses.p.x", "run_id": "r3", "resume": type("C", (), {"wait": None})()}
+    )()
+    waited = type(
+        "Run", (), {"respond_to": "kz.responses.p.y", "run_id": "r4", "resume": type("C", (), {"wait": 1})()}
+    )()
+    assert RunReplies(nc, delayed).resumed is True  # type: ignore[arg-type]
+    assert RunReplies(nc, waited).resumed is False  # type: ignore[arg-type]
 
 
 async def test_the_answer_crosses_from_another_runner_s_worker(nats_server: Any, nc: NATS, echo: Any) -> None:

@@ -81,8 +81,33 @@ def test_the_decision_becomes_the_steps_record(
         assert outputs["node-3"] == output if goes_on else True
         assert record.waited_seconds == 300.0
         assert f"resumed by {'a call' if decided == 'call' else 'its timeout'}" in (record.wait_reason or "")
+        assert record.wait is not None  # the task log's structured record of the same
+        assert record.wait.waiting_for == "a call to its resume URL" and record.wait.resumed_by == decided
+        assert (record.wait.since, record.wait.until) == (NOW, NOW + timedelta(hours=1))
+        assert record.wait.resumed_at == NOW + timedelta(minutes=5) and record.wait.decided_by is None
+    else:
+        assert record.wait is None
     if (on_timeout, decided) == ("stop", "timeout"):
         assert "No call to the resume URL came before the timeout" in (record.stop or "")
+
+
+def test_an_approvals_record_names_who_decided() -> None:
+    resume = _continuation("continue", "call", {"decision": "rejected", "approved": False, "decided_by": "b@x.io"})
+    assert resume.wait is not None
+    approval = resume.wait.model_copy(update={"waiting_for": "approval by a@x.io, b@x.io"})
+    resume = resume.model_copy(update={"wait": approval})
+    outputs, results = dict(resume.outputs), list(resume.steps)
+    assert wait_step.apply_decision(resume, outputs, results) is True
+    (record,) = results
+    assert record.wait is not None
+    assert (record.wait.waiting_for, record.wait.resumed_by, record.wait.decided_by) == (
+        "approval by a@x.io, b@x.io",
+        "call",
+        "b@x.io",
+    )
+    assert "resumed by the decision of b@x.io" in (record.wait_reason or "")
+    # the record goes through the wire format (extra fields forbidden) unchanged
+    assert StepResult.model_validate_json(record.model_dump_json()).wait == record.wait
 
 
 async def test_the_step_gives_its_url_and_timeout(make_ctx: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,6 +122,9 @@ async def test_the_step_gives_its_url_and_timeout(make_ctx: Any, monkeypatch: py
     monkeypatch.delenv("KONNECTZ_CREDENTIALS_KEY")
     failed = await wait_step.run(Config(id="node-3", name="Wait", timeout=1), ctx)
     assert failed.status == "ERROR" and "No key to sign resume URLs" in (failed.error or "")
+    ctx.run_id = "test-0123"  # Test & Review: nothing waits, no link (and no key needed)
+    tested = await wait_step.run(Config(id="node-3", name="Wait", timeout=1), ctx)
+    assert tested.status != "ERROR" and tested.output == {"timed_out": False} and tested.resume_at is None
 
 
 def _waiting(konnect_id: int) -> RunRequest:

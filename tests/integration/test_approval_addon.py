@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -179,6 +180,42 @@ def test_an_approval_is_mailed_decided_once_and_the_run_goes_on() -> None:
             wait_until(lambda: any(c["n"] == 9 for c in Other.calls), timeout=60, what="the rejected run's next step")
             assert {"n": 9, "decision": "rejected", "by": MEMBER} in Other.calls
             assert api.get("/api/v1/approvals", headers=member).json()["approvals"] == []
+
+            # A decision link clicked twice at once, and the other link at the same moment: decided once.
+            def mail_asking(n: int) -> list[str]:
+                found = [m for m in mails_to(OWNER) if f"Refund order {n}?" in m["text"]]
+                return [u for u in found[0]["links"] if "/approvals/decide/" in u] if found else []
+
+            approve10, reject10 = wait_until(lambda: mail_asking(10), what="the mail asking about order 10")
+            with ThreadPoolExecutor(3) as pool:
+                replies = list(pool.map(httpx.post, [approve10, approve10, reject10]))
+            assert sorted(r.status_code for r in replies) == [200, 410, 410], [r.text[:200] for r in replies]
+            decision = "approved" if replies.index(next(r for r in replies if r.status_code == 200)) < 2 else "rejected"
+            wait_until(lambda: any(c["n"] == 10 for c in Other.calls), timeout=60, what="order 10's next step")
+            wait_until(lambda: len(logs()) == 4, timeout=60, what="order 10's task log")
+            assert [c for c in Other.calls if c["n"] == 10] == [{"n": 10, "decision": decision, "by": OWNER}]
+
+            # Run control: a waiting approval is listed with whom it waits for and until when, and cancelled.
+            wait_until(lambda: httpx.post(hook, json={"n": 11, "approver": OWNER}).status_code == 200)
+            approve11, _reject11 = wait_until(lambda: mail_asking(11), what="the mail asking about order 11")
+
+            def waiting() -> dict[str, Any] | None:
+                runs = api.get(f"/api/v1/konnects/{konnect_id}/runs/active", headers=headers).json()["runs"]
+                return next((r for r in runs if r["status"] == "WAITING"), None)
+
+            entry = wait_until(waiting, what="order 11 listed as WAITING")
+            assert entry["step_id"] == "node-2" and entry["waiting_for"] == f"approval by {OWNER}"
+            assert entry["waiting_since"] is not None and entry["resume_at"] > entry["waiting_since"]
+            url = f"/api/v1/konnects/{konnect_id}/runs/{entry['run_id']}/cancel"
+            assert api.post(url, headers=headers).status_code == 202
+            cancelled = wait_until(lambda: [x for x in logs() if x["status"] == "CANCELLED"], timeout=60)
+            assert len(cancelled) == 1 and cancelled[0]["cancelled_by"] == OWNER
+            late = httpx.post(approve11)
+            assert late.status_code == 410, late.text[:300]
+            pending = api.get("/api/v1/approvals", headers=headers).json()["approvals"]
+            assert all(p["message"] != "Refund order 11?" for p in pending)  # nobody is asked any more
+            assert all(c["n"] != 11 for c in Other.calls)
+            assert wait_until(lambda: waiting() is None, what="no waiting run") is True
     finally:
         server.stop()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import httpx
@@ -41,6 +42,37 @@ class _Slow(JsonHandler):
 
     def do_GET(self) -> None:
         self._reply(200, {"fast": True})
+
+
+class _Links(JsonHandler):
+    """Records what the step before a Wait for a call sends: its resume URL."""
+
+    bodies: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        _Links.bodies.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}"))
+        self._reply(200, {"ok": True})
+
+
+def wait_flow(url: str, name: str, timeout: int) -> dict[str, Any]:
+    """Webhook (answered by a step) -> API call handing out the resume URL -> Wait for a call -> Respond."""
+    link = api_call_node(
+        url,
+        node_id="node-2",
+        body=[{"key": "order", "value": "{{node-1.customer}}"}, {"key": "url", "value": "{{node-3.resume_url}}"}],
+    )
+    wait = canvas_node(
+        "node-3",
+        "InHouse",
+        "wait",
+        3,
+        "Wait",
+        selectedAddonsValue={"timeout": 1, "timeout_unit": "hours", "on_timeout": "continue"},
+    )
+    link["position"]["x"], wait["position"]["x"] = 600, 1200
+    return chain_canvas(
+        [webhook("step", timeout), link, wait, respond_node("node-4", 4, body="Answer: {{node-3.answer}}")], name
+    )
 
 
 def webhook(respond: str = "at_once", timeout: int = 30) -> dict[str, Any]:
@@ -187,6 +219,34 @@ def test_webhooks_answered_at_once_when_done_by_a_step_or_202() -> None:
             waiting = post(waits_hook, ORDER)
             assert waiting.status_code == 202 and len(waiting.json()["run_id"]) == 32
             assert time.monotonic() - started < 10
+
+            # a Wait for a call decided within the Webhook's timeout: the caller, still held, gets the
+            # Respond step's answer (docs/webhook-response.md); decided after it, 202 at the timeout
+            _Links.bodies = []
+            links = LocalServer(_Links)
+            try:
+                _id, held_hook = flows.publish(wait_flow(links.url, "Held", 30))
+                with ThreadPoolExecutor(1) as pool:
+                    caller = pool.submit(post, held_hook, ORDER)
+                    (sent,) = wait_until(lambda: [b for b in _Links.bodies if b["order"] == "Ada"], timeout=30)
+                    assert not caller.done()  # held while the run waits
+                    assert httpx.post(sent["url"], json={"answer": "yes"}, timeout=30).status_code == 200
+                    held = caller.result(timeout=30)
+                assert held.status_code == 200 and held.text == "Answer: yes", held.text
+
+                late_id, late_hook = flows.publish(wait_flow(links.url, "Held too long", 2))
+                started = time.monotonic()
+                accepted = post(late_hook, {**ORDER, "customer": "Grace"})
+                assert accepted.status_code == 202 and 1.5 < time.monotonic() - started < 10
+                (sent,) = [b for b in _Links.bodies if b["order"] == "Grace"]
+                assert httpx.post(sent["url"], json={"answer": "late"}, timeout=30).status_code == 200
+                _log, tasks = flows.tasks(late_id, accepted.json()["run_id"])
+                assert (
+                    tasks[-1]["data"]["output"]["sent"] is False
+                    and tasks[-1]["data"]["output"]["body"] == "Answer: late"
+                )
+            finally:
+                links.stop()
 
             # a body over the limit: 502 for the caller, the run an ERROR saying so
             half = "x" * (RESPONSE_MAX_BYTES // 2 + 10)

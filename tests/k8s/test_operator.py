@@ -320,6 +320,45 @@ def test_the_api_server_rejects_invalid_konnects(kube, namespace, konnect_crd, m
     assert field in (info.value.body or "")
 
 
+WAIT_STEP = {
+    "kind": "wait",
+    "id": "node-3",
+    "name": "Wait",
+    "timeout": 2,
+    "timeout_unit": "hours",
+    "on_timeout": "stop",
+}
+APPROVAL_STEP = {
+    "kind": "approval",
+    "id": "node-4",
+    "name": "Approve",
+    "approvers": "boss@example.com",
+    "message": "Ship {{node-1.body.order}}?",
+    "timeout": 1,
+    "timeout_unit": "days",
+    "on_timeout": "fail",
+}
+
+
+def test_waits_and_approvals_are_in_the_crds_step_union(kube, namespace, konnect_crd):
+    """A Konnect whose flow waits for a call and for an approval (docs/waits.md) is accepted as the api
+    writes it; one whose wait has no timeout, or whose approval has no approvers, is refused saying so."""
+    body = konnect_body("waits")
+    body["spec"]["flow"]["steps"][:0] = [WAIT_STEP, APPROVAL_STEP]
+    created = _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    assert created["spec"]["flow"]["steps"][:2] == [WAIT_STEP, APPROVAL_STEP]  # nothing pruned
+    _custom(kube).delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "waits")
+    for step, missing, message in (
+        (WAIT_STEP, "timeout", "wait needs timeout"),
+        (APPROVAL_STEP, "approvers", "approval needs approvers, timeout"),
+    ):
+        bad = konnect_body(f"bad-{step['kind']}")
+        bad["spec"]["flow"]["steps"][:0] = [{k: v for k, v in step.items() if k != missing}]
+        with pytest.raises(ApiException) as info:
+            _custom(kube).create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, bad)
+        assert info.value.status == 422 and message in (info.value.body or ""), info.value.body
+
+
 def test_every_rendered_child_is_accepted_and_re_applied_by_the_api_server(kube, namespace):
     """The renders of all trigger kinds (schedule included, which the runner's FlowSpec does not
     accept yet) are valid objects, and create-or-patch converges them, clearing removed fields."""

@@ -79,6 +79,7 @@ __all__ = [
     "NatsReplicas",
     "RunRequest",
     "StepResult",
+    "StepWait",
     "TaskEvent",
     "Unstorable",
     "WaitState",
@@ -179,6 +180,19 @@ class Attempt(_Wire):
     waited_seconds: float
 
 
+class StepWait(_Wire):
+    """What a step that waited for a decision (Wait for a Call, Approval; docs/waits.md) waited for,
+    from when until when, and what ended the wait: ``call`` (a call to the resume URL, or an approver's
+    decision: ``decided_by``), ``timeout``. The task log shows it beside ``wait_reason`` (the same in words)."""
+
+    waiting_for: str = Field(max_length=300)
+    since: AwareDatetime
+    until: AwareDatetime
+    resumed_by: Literal["call", "timeout", "cancel"]
+    resumed_at: AwareDatetime
+    decided_by: str | None = Field(default=None, max_length=320)
+
+
 class StepResult(_Wire):
     """One step's record in a run. ``app`` is the step kind.
 
@@ -209,6 +223,8 @@ class StepResult(_Wire):
     # ``continued``: the step failed (status ERROR) and the run went on with its error as its output
     retries: list[Attempt] | None = None
     continued: bool | None = None
+    # waits: what a Wait for a Call or an Approval waited for and what resumed it
+    wait: StepWait | None = None
 
 
 class WaitState(_Wire):

@@ -34,7 +34,7 @@ from typing import Literal
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 from pydantic import AwareDatetime, BaseModel, Field
-from sqlalchemy import ColumnElement, and_, or_, type_coerce
+from sqlalchemy import ColumnElement, and_, exists, or_, type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
@@ -42,7 +42,7 @@ from konnectz_api.core.config import Settings
 from konnectz_api.db import run_db
 from konnectz_api.deps import BusDep, SessionDep, SettingsDep, SignedInUser
 from konnectz_api.errors import Forbidden, Gone, NotFound, ServiceUnavailable
-from konnectz_api.models import Approval, Konnect, User
+from konnectz_api.models import Approval, Konnect, TaskLog, User
 from konnectz_api.routes.credentials import Bearer, _scoped_konnect
 from konnectz_api.services.mail import send_mail
 from konnectz_contracts.steps.approval import MAX_APPROVERS
@@ -290,11 +290,14 @@ def _scope(person: User) -> ColumnElement[bool]:
 
 def _pending(session: Session, person: User) -> list[PendingApproval]:
     """The pending approvals ``person`` (the one signed in) may see: a team member those of the account
-    they work in that name them; anyone else those of their own flows and those naming them."""
+    they work in that name them; anyone else those of their own flows and those naming them. Not those
+    of a run that has ended (its task log is stored): a cancelled run's approval is not pending."""
     rows = (
         session.query(Approval, Konnect.konnect_name)
         .join(Konnect, Konnect.id == Approval.konnect_id)
         .filter(Approval.decision.is_(None), Approval.until > datetime.now(UTC), _scope(person))
+        # a run that ended without a decision (cancelled through run control) waits for nobody any more
+        .filter(~exists().where(TaskLog.run_id == Approval.run_id))
         .order_by(Approval.created_at)
         .limit(200)
         .all()

@@ -278,6 +278,8 @@ def store_events(session: Session, events: Sequence[TaskEvent], *, inline_limit:
                 record["retries"] = [a.model_dump(mode="json") for a in step.retries]
             if step.continued:  # on_error: it failed and the run went on
                 record["continued"] = True
+            if step.wait is not None:  # waits: whom it waited for, since, until, what resumed it
+                record["wait"] = step.wait.model_dump(mode="json")
             full = jsonb_safe(record)
             data, size = task_payloads.offload(full, limit=limit)
             if size is not None:

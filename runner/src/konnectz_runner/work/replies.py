@@ -40,7 +40,9 @@ class RunReplies:
         self.nc = nc
         self.subject = run.respond_to
         self.run_id = run.run_id
-        self.resumed = run.resume is not None
+        # A run back from a delay answered 202 when it suspended. A run back from a wait for a call or
+        # an approval did not (answer_waiting): its caller may still be held, within the Webhook's timeout.
+        self.resumed = run.resume is not None and run.resume.wait is None
         self.sent = False
 
     async def send(self, reply: WebhookReply) -> str | None:
@@ -93,7 +95,10 @@ async def answer_end(replies: Responder | None, event: TaskEvent) -> None:
         await replies.send(reply_for_event(event))
 
 
-async def answer_waiting(replies: Responder | None, run_id: str) -> None:
-    """The run waits in a delay: the caller gets 202 with the run id (unless answered already)."""
-    if isinstance(replies, RunReplies) and not replies.sent:
+async def answer_waiting(replies: Responder | None, run_id: str, *, for_call: bool = False) -> None:
+    """The run waits in a delay: the caller gets 202 with the run id (unless answered already). A run
+    that waits for a call or an approval (``for_call``) leaves its caller held: if the wait is decided
+    within the Webhook's ``respond_timeout_seconds``, the resumed run answers it (a Respond step, or its
+    end); otherwise the ingress answers 202 at that timeout (docs/webhook-response.md)."""
+    if isinstance(replies, RunReplies) and not replies.sent and not for_call:
         await replies.send(WebhookReply(run_id=run_id, waiting=True))

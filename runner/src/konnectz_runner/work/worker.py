@@ -879,7 +879,8 @@ class RunWorker:
                 since=wait.since if wait is not None else None,
             )
         await self._done(msg)
-        await answer_waiting(RESPONDER.get(), run.run_id)  # respond: 202 with the run id
+        # respond: 202 with the run id (a wait for a call keeps its caller held until the Webhook's timeout)
+        await answer_waiting(RESPONDER.get(), run.run_id, for_call=suspended.continuation.wait is not None)
         log.info("Run %s of konnect %s waits until %s", run.run_id, run.konnect_id, suspended.resume_at.isoformat())
         return True
 

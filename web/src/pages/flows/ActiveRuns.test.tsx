@@ -40,6 +40,21 @@ describe('ActiveRuns', () => {
     );
   });
 
+  it('links a run waiting for an approval to the Approvals page, where it is decided', async () => {
+    const asked = { ...waiting, waiting_for: 'approval by a@x.io', waiting_since: '2026-11-27T01:30:00Z' };
+    mockFetch((c) => {
+      if (c.url.startsWith('/api/v1/task_logs/konnects?')) return { body: { konnects: [flow], total_konnects: 1 } };
+      if (c.url === '/api/v1/konnects/3/runs/active') return { body: { runs: [asked] } };
+      if (c.url.startsWith('/api/v1/task_logs/logs?konnect_id=3')) return { body: { task_logs: [], total: 0 } };
+      return undefined;
+    });
+    renderRoutes([{ path: '/logs', element: <HistoryPage /> }], '/logs');
+    await userEvent.click(await screen.findByTestId('history-open-3'));
+    const row = await screen.findByTestId(`active-run-${asked.run_id}`);
+    expect(within(row).getByTestId(`active-run-status-${asked.run_id}`)).toHaveTextContent('Waiting for approval by a@x.io since');
+    expect(within(row).getByTestId(`active-run-approvals-${asked.run_id}`)).toHaveAttribute('href', '/approvals');
+  }, 30_000);
+
   it('lists the flow’s waiting run in the history drawer, cancels it after a confirm, then shows who cancelled it', async () => {
     let cancelled = false;
     const calls = mockFetch((c) => {
@@ -64,6 +79,7 @@ describe('ActiveRuns', () => {
     await userEvent.click(await screen.findByTestId('history-open-3'));
     const row = await screen.findByTestId(`active-run-${waiting.run_id}`);
     expect(within(row).getByTestId(`active-run-status-${waiting.run_id}`)).toHaveTextContent('Waiting until');
+    expect(within(row).queryByTestId(`active-run-approvals-${waiting.run_id}`)).not.toBeInTheDocument(); // a delay
     await userEvent.click(within(row).getByTestId(`cancel-run-${waiting.run_id}`));
     expect(calls.some((c) => c.method === 'POST')).toBe(false); // not before the confirm
     await userEvent.click(await screen.findByRole('button', { name: 'Cancel run' }));

@@ -4,6 +4,7 @@
 import { StopOutlined } from '@ant-design/icons';
 import { Button, List, Popconfirm, Space, Tag, Typography } from 'antd';
 import { useEffect, useRef } from 'react';
+import { Link } from 'react-router';
 import { $api, errorMessage, queryClient } from '../../api/typed';
 import type { ActiveRun } from '../../api/models';
 import { useToast } from '../../lib/useToast';
@@ -92,6 +93,11 @@ export function ActiveRuns({ konnectId }: { konnectId: number }) {
               </Tag>
               <Typography.Text type="secondary">{`since ${formatDate(run.since)}`}</Typography.Text>
               <Typography.Text code>{run.run_id.slice(0, 8)}</Typography.Text>
+              {run.waiting_for?.startsWith('approval by') && (
+                <Link to="/approvals" data-testid={`active-run-approvals-${run.run_id}`}>
+                  Decide on the Approvals page
+                </Link>
+              )}
               <CancelButton konnectId={konnectId} run={run} />
             </Space>
           </List.Item>

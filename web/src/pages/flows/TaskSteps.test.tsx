@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { queryClient } from '../../api/typed';
 import type { TaskLog } from '../../api/models';
 import { mockFetch, renderAt } from '../../test/utils';
-import { answerOf, formatDuration, kvRows, RunData, StepList, stepPath, summarise, toolCallsOf } from './TaskSteps';
+import { answerOf, formatDate, formatDuration, kvRows, RunData, StepList, stepPath, summarise, toolCallsOf, waitedWords, waitOf } from './TaskSteps';
 
 const log: TaskLog = {
   id: 31,
@@ -160,6 +160,51 @@ describe('task steps', () => {
     expect(within(tools).getByTestId('task-tool-duration-30-2')).toHaveTextContent('1.5 s');
     expect(toolCallsOf('formatter', { tool_calls: [] })).toEqual([]);
     expect(toolCallsOf('agent', { tool_calls: [{ tool: 1 }] })).toEqual([]);
+  });
+
+  it('shows what a Wait for a Call or an Approval waited for, since and until when, and what resumed it', async () => {
+    const waited = (id: number, provider: string, wait: Record<string, unknown>, output: Record<string, unknown>) => ({
+      id,
+      step_id: `node-${id}`,
+      app_name: provider === 'approval' ? 'Approval' : 'Wait for a Call',
+      app_id: provider === 'approval' ? 22 : 21,
+      provider,
+      status: 'SUCCESS',
+      started_at: '2026-11-21T09:00:00Z',
+      task_date: '2026-11-21T10:00:02Z',
+      duration_ms: null,
+      data: { input: { timeout: 1 }, output, error: null, waited_seconds: 1, wait_reason: 'Waited for … (the words)', wait },
+    });
+    const since = '2026-11-21T09:00:00Z';
+    const tasks = [
+      waited(41, 'wait', { waiting_for: 'a call to its resume URL', since, until: '2026-11-21T11:00:00Z', resumed_by: 'call', resumed_at: '2026-11-21T09:12:03Z' }, { answer: 'yes', timed_out: false }),
+      waited(42, 'approval', { waiting_for: 'approval by a@x.io, b@x.io', since, until: '2026-11-23T09:00:00Z', resumed_by: 'call', resumed_at: '2026-11-22T13:00:00Z', decided_by: 'b@x.io' }, { decision: 'rejected', approved: false, decided_by: 'b@x.io', timed_out: false }),
+      waited(43, 'wait', { waiting_for: 'a call to its resume URL', since, until: '2026-11-21T09:00:02Z', resumed_by: 'timeout', resumed_at: '2026-11-21T09:00:02Z' }, { timed_out: true }),
+    ];
+    mockFetch((c) => (c.url === '/api/v1/task_logs/31/tasks' ? { body: { trigger: reply.trigger, tasks } } : undefined));
+    renderAt(<StepList logId={31} />);
+
+    const call = await screen.findByTestId('task-wait-41');
+    expect(call).toHaveTextContent('Waited for a call to its resume URL (12 min 3 s)');
+    expect(call).toHaveTextContent(`Since${formatDate(since)}`);
+    expect(call).toHaveTextContent(`Until (timeout)${formatDate('2026-11-21T11:00:00Z')}`);
+    expect(screen.getByTestId('task-wait-resumed-41')).toHaveTextContent(`by a call to its resume URL at ${formatDate('2026-11-21T09:12:03Z')}`);
+    expect(within(call).queryByTestId('task-wait-approvals-41')).not.toBeInTheDocument();
+    expect(call).not.toHaveTextContent('(the words)'); // the record replaces the sentence
+
+    const approval = screen.getByTestId('task-wait-42');
+    expect(approval).toHaveTextContent('Waited for approval by a@x.io, b@x.io (1 d 4 h)');
+    expect(screen.getByTestId('task-wait-resumed-42')).toHaveTextContent(`by the decision of b@x.io at ${formatDate('2026-11-22T13:00:00Z')}: rejected`);
+    expect(within(approval).getByTestId('task-wait-approvals-42')).toHaveAttribute('href', '/approvals');
+
+    expect(screen.getByTestId('task-wait-resumed-43')).toHaveTextContent('by its timeout');
+    expect(screen.getByTestId('task-wait-43')).toHaveClass('ant-alert-warning');
+
+    // Older runs and foreign shapes: no record (the words show as before).
+    expect(waitOf({ waiting_for: 'x', since, until: since, resumed_by: 'later', resumed_at: since })).toBeNull();
+    expect(waitOf('a call')).toBeNull();
+    expect(waitedWords(3 * 3_600_000 + 20 * 60_000)).toBe('3 h 20 min');
+    expect(waitedWords(48 * 3_600_000)).toBe('2 d');
   });
 
   it('formats durations and summarises nested values', () => {

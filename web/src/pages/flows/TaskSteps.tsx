@@ -8,6 +8,7 @@ import { ForkOutlined } from '@ant-design/icons';
 import { Alert, Button, Descriptions, Empty, List, Space, Spin, Tag, Tooltip, Typography } from 'antd';
 import dayjs from 'dayjs';
 import { useState, type ReactNode } from 'react';
+import { Link } from 'react-router';
 import { call, fetchClient } from '../../api/typed';
 import type { Task, TaskLog, TasksResponse } from '../../api/models';
 import { AppIcon } from '../../editor/components/AppIcon';
@@ -148,6 +149,80 @@ export function retriesOf(raw: unknown): FailedTry[] {
   );
 }
 
+/** What a Wait for a Call or an Approval waited for and what ended the wait (its task data's ``wait``). */
+export interface StepWaitRecord {
+  waiting_for: string;
+  since: string;
+  until: string;
+  resumed_by: 'call' | 'timeout' | 'cancel';
+  resumed_at: string;
+  decided_by?: string | null;
+}
+
+/** A step's wait record, as far as it has the expected shape; null for other steps and older runs. */
+export function waitOf(raw: unknown): StepWaitRecord | null {
+  if (!isPlainObject(raw)) return null;
+  const r = raw as Partial<StepWaitRecord>;
+  const texts = [r.waiting_for, r.since, r.until, r.resumed_at];
+  if (!texts.every((t) => typeof t === 'string' && t) || !['call', 'timeout', 'cancel'].includes(String(r.resumed_by))) return null;
+  return { ...(r as StepWaitRecord), decided_by: typeof r.decided_by === 'string' && r.decided_by ? r.decided_by : null };
+}
+
+/** What ended a wait, in words: "a call to its resume URL", "the decision of a@x.io", "its timeout". */
+export function resumedBy(wait: StepWaitRecord): string {
+  if (wait.resumed_by === 'timeout') return 'its timeout';
+  if (wait.resumed_by === 'cancel') return 'a cancel';
+  if (wait.decided_by) return `the decision of ${wait.decided_by}`;
+  return wait.waiting_for.startsWith('approval') ? 'an approver' : 'a call to its resume URL';
+}
+
+/** How long a wait lasted: "850 ms", "1.5 s", "2 min 5 s", "3 h 20 min", "2 d 4 h". */
+export function waitedWords(ms: number): string | null {
+  if (!Number.isFinite(ms) || ms < 0) return null;
+  if (ms < 3_600_000) return formatDuration(ms);
+  const hours = Math.floor(ms / 3_600_000);
+  if (hours < 24) {
+    const minutes = Math.round((ms % 3_600_000) / 60_000);
+    return minutes ? `${hours} h ${minutes} min` : `${hours} h`;
+  }
+  const rest = hours % 24;
+  return rest ? `${Math.floor(hours / 24)} d ${rest} h` : `${Math.floor(hours / 24)} d`;
+}
+
+/** The wait of a step: whom it waited for, since and until when, what resumed it and when, how long. */
+function WaitRecord({ wait, id, output }: { wait: StepWaitRecord; id: number; output: unknown }) {
+  const waited = waitedWords(dayjs(wait.resumed_at).diff(dayjs(wait.since)));
+  const approval = wait.waiting_for.startsWith('approval');
+  const decision = approval && isPlainObject(output) && typeof output.decision === 'string' ? output.decision : null;
+  return (
+    <Alert
+      type={wait.resumed_by === 'timeout' ? 'warning' : 'info'}
+      showIcon
+      title={`Waited for ${wait.waiting_for}${waited ? ` (${waited})` : ''}`}
+      description={
+        <Descriptions size="small" column={1} data-testid={`task-wait-record-${id}`}>
+          <Descriptions.Item label="Since">{formatDate(wait.since)}</Descriptions.Item>
+          <Descriptions.Item label="Until (timeout)">{formatDate(wait.until)}</Descriptions.Item>
+          <Descriptions.Item label="Resumed">
+            <span data-testid={`task-wait-resumed-${id}`}>
+              {`by ${resumedBy(wait)} at ${formatDate(wait.resumed_at)}`}
+              {decision ? `: ${decision}` : ''}
+            </span>
+          </Descriptions.Item>
+          {approval && (
+            <Descriptions.Item label="Links">
+              <Link to="/approvals" data-testid={`task-wait-approvals-${id}`}>
+                Pending approvals
+              </Link>
+            </Descriptions.Item>
+          )}
+        </Descriptions>
+      }
+      data-testid={`task-wait-${id}`}
+    />
+  );
+}
+
 interface WebhookAnswer {
   sent: boolean;
   status: number;
@@ -229,8 +304,10 @@ function StepItem({ task, index }: { task: Task; index: number }) {
   const stop = typeof data.stop === 'string' && data.stop ? data.stop : null;
   const skipped = stepStatus(task) === 'SKIPPED';
   const path = stepPath(task);
-  // rate budgets: the step waited for its app account's budget (docs/rate-budgets.md)
-  const waited = typeof data.wait_reason === 'string' && data.wait_reason ? data.wait_reason : null;
+  // waits: a Wait for a Call or an Approval (docs/waits.md): whom it waited for, since, until, what resumed it
+  const wait = waitOf(data.wait);
+  // rate budgets: the step waited for its app account's budget (docs/rate-budgets.md); a wait's words otherwise
+  const waited = !wait && typeof data.wait_reason === 'string' && data.wait_reason ? data.wait_reason : null;
   // on_error: the tries that failed before the last one, and whether the run went on after a failure
   const retries = retriesOf(data.retries);
   const continued = data.continued === true;
@@ -266,6 +343,7 @@ function StepItem({ task, index }: { task: Task; index: number }) {
         </Space>
         {error && <Alert type="error" showIcon title={error} data-testid={`task-error-${task.id}`} />}
         {stop && <Alert type={skipped ? 'info' : 'warning'} showIcon title={stop} data-testid={`task-stop-${task.id}`} />}
+        {wait && <WaitRecord wait={wait} id={task.id} output={data.output} />}
         {waited && <Alert type="info" showIcon title={waited} data-testid={`task-wait-${task.id}`} />}
         {retries.length > 0 && (
           <Alert

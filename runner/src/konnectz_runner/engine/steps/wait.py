@@ -12,13 +12,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from konnectz_contracts.events import Continuation, StepResult, WaitState
+from konnectz_contracts.events import Continuation, StepResult, StepWait, WaitState
 from konnectz_contracts.model import utcnow
 from konnectz_contracts.steps.wait import Config
 from konnectz_contracts.waits import WAITING_FOR, resume_url, wait_key
 from konnectz_runner.engine.context import Outcome, StepContext
+from konnectz_runner.engine.steps.approval import TEST_RUN_PREFIX
 
-__all__ = ["WAITING_KINDS", "apply_decision", "links", "run", "timed_out_error", "wait_state"]
+__all__ = ["WAITING_KINDS", "apply_decision", "links", "record_of", "run", "timed_out_error", "wait_state"]
 
 
 def _iso(instant: datetime) -> str:
@@ -31,9 +32,11 @@ def timed_out_error(config_or_until: Any) -> str:
 
 async def run(config: Config, ctx: StepContext) -> Outcome:
     """The resume URL and the timeout; the engine suspends the run until one of them decides."""
-    url = resume_url(ctx.konnect_id, ctx.run_id, config.id)
     recorded: dict[str, Any] = {"timeout": config.timeout, "timeout_unit": config.timeout_unit}
     recorded["on_timeout"] = config.on_timeout
+    if ctx.run_id.startswith(TEST_RUN_PREFIX):  # Test & Review: nothing waits, no link; what a call's run maps
+        return Outcome(output={"timed_out": False}, input=recorded)
+    url = resume_url(ctx.konnect_id, ctx.run_id, config.id)
     if url is None:
         return Outcome.failed("No key to sign resume URLs with (KONNECTZ_CREDENTIALS_KEY or _TOKEN)", input=recorded)
     now = ctx.now()
@@ -107,6 +110,19 @@ def _called(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     return None, f"The called flow {flow} (run {link['run_id']}) ended {body.get('status')}: {why}"
 
 
+def record_of(wait: WaitState, decided_at: datetime) -> StepWait:
+    """The task log's structured record of a decided wait (what ``_reason`` says in words)."""
+    decided_by = (wait.body or {}).get("decided_by") if wait.waiting_for and wait.decided == "call" else None
+    return StepWait(
+        waiting_for=(wait.waiting_for or WAITING_FOR)[:300],
+        since=wait.since,
+        until=wait.until,
+        resumed_by=wait.decided or "timeout",
+        resumed_at=decided_at,
+        decided_by=str(decided_by)[:320] if decided_by else None,
+    )
+
+
 def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[StepResult], step: Any = None) -> bool:
     """Write the decided wait into the Wait step's record and output; False when the run ends there
     (a timeout whose policy is ``stop`` or ``fail``, a called run that failed). A cancel changes nothing:
@@ -120,6 +136,7 @@ def apply_decision(resume: Continuation, outputs: dict[str, Any], results: list[
         "finished_at": decided_at,
         "waited_seconds": round((decided_at - wait.since).total_seconds(), 3),
         "wait_reason": _reason(wait),
+        "wait": record_of(wait, decided_at),
     }
     go_on = True
     policy = getattr(step, "on_error", None)
