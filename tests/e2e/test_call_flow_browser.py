@@ -161,6 +161,8 @@ def test_a_flow_calls_another_built_by_clicks_and_gets_its_answer(page: Page, pl
         expect(run.locator("[data-testid^='history-run-status-']")).to_have_text("Success")
 
         run = _history_run(page, callee, "called-by")
+        # one run of B: the Test & Review of the Call a Flow step started none
+        expect(page.get_by_test_id("history-drawer").locator("[data-testid^='history-log-']")).to_have_count(1)
         called_by = run.locator("[data-testid^='called-by-']")
         expect(called_by).to_have_text(f"Called by Order intake · run {caller_run[:8]}")
         expect(called_by).to_have_attribute("title", f"Called by run {caller_run} (step node-2)")
