@@ -30,7 +30,7 @@ import httpx
 import psycopg
 import pytest
 
-from konnectz_devstack import Platform
+from konnectz_devstack import Platform, _supervise
 from konnectz_devstack.fake_apps import JsonHandler, LocalServer, catalogue_with, curated_app
 from konnectz_devstack.pytest_plugin import make_platform, running_platform
 from konnectz_devstack.scripted_model import ScriptedModel
@@ -271,7 +271,9 @@ def _restarted(platform: Platform, killed: int) -> bool | None:
     return (proc is not None and proc.poll() is None and proc.pid != killed) or None
 
 
-def test_a_runner_killed_during_agent_loops_repeats_no_tool_call() -> None:
+def test_a_runner_killed_during_agent_loops_repeats_no_tool_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the supervisor restarts the killed runner within a second each time (its backoff grows to 30 s otherwise)
+    monkeypatch.setattr(_supervise, "MAX_BACKOFF_SECONDS", 1.0)
     desk = Desk(delay=0.05)
     state = Path(tempfile.mkdtemp(prefix="konnectz-agent-chaos-"))
     state.chmod(0o755)
