@@ -25,6 +25,7 @@ from konnectz_devstack.scripted_model import ScriptedModel
 from konnectz_runner.apps import Catalogue, NetGuard, parse_networks, set_memory_source
 from konnectz_runner.engine import StepContext, StepJournal, run_step
 from konnectz_runner.engine.steps import app_event
+from konnectz_runner.engine.steps._agent_tools import FlowTool, set_tool_factory
 
 COMPATIBLE = 132
 TICKETS = 999_324
@@ -304,8 +305,12 @@ async def test_an_addon_tool_runs_without_the_runs_data_behind_the_models_argume
     assert call["output"]["hash"] != hashlib.sha256(b"the printer is on fire").hexdigest()
 
 
-async def test_flow_and_mcp_tools_say_they_are_not_wired_yet(ctx: StepContext, model: ScriptedModel) -> None:
-    outcome = await run_step(agent(tools=[{"kind": "flow", "name": "sub", "konnect_id": 9}]), ctx)
+async def test_a_tool_kind_unwired_says_so_at_the_start(ctx: StepContext, model: ScriptedModel) -> None:
+    set_tool_factory("flow", None)
+    try:
+        outcome = await run_step(agent(tools=[{"kind": "flow", "name": "sub", "konnect_id": 9}]), ctx)
+    finally:
+        set_tool_factory("flow", FlowTool)
     assert outcome.status == "ERROR" and "sub-flow" in outcome.error and "not available" in outcome.error
     assert model.requests == []
 
