@@ -252,7 +252,8 @@ def test_publishing_checks_an_agents_sub_flows(platform: Platform, model: Script
     api = httpx.Client(base_url=platform.api_url, timeout=60)
     cy = Account(api, "agent-tools-publish@example.com")
     model_account = add_account(api, cy.headers, 132, {"instance_url": model.url, "api_key": ""})
-    hooked = publish_canvas(api, cy.headers, spaced([webhook(), respond_node("{}")], "Hooked"))["konnect_id"]
+    hooked_nodes = [webhook(), api_call_node("http://127.0.0.1:9/x", node_id="node-2")]
+    hooked = publish_canvas(api, cy.headers, spaced(hooked_nodes, "Hooked"))["konnect_id"]
     message = cy.refused(agent_canvas(model_account, [flow_tool(hooked)], "Wrong callee"))
     assert "Order agent" in message and "'Called by a flow or AI tool' trigger" in message, message
     # an agent in a flow-call flow calling itself: a cycle
