@@ -55,9 +55,17 @@ SCRIPT = {
                 {"name": "add", "arguments": {"a": 2, "b": 40}},
             ],
         },
-        {"role": "user", "contains": "broken", "tool_calls": [{"name": "lookup", "arguments": {"email": "x@example.com"}}]},
+        {
+            "role": "user",
+            "contains": "broken",
+            "tool_calls": [{"name": "lookup", "arguments": {"email": "x@example.com"}}],
+        },
         {"role": "user", "contains": "refused", "tool_calls": [{"name": "lookup", "arguments": {"n": 1}}]},
-        {"role": "user", "contains": "slow", "tool_calls": [{"name": "lookup", "arguments": {"email": "k@example.com"}}]},
+        {
+            "role": "user",
+            "contains": "slow",
+            "tool_calls": [{"name": "lookup", "arguments": {"email": "k@example.com"}}],
+        },
         {"role": "tool", "contains": "k@example.com", "delay": 4, "content": "Slow answer: {{prompt}}"},
         {"role": "tool", "content": "Done: {{prompt}}"},
     ]
@@ -176,12 +184,16 @@ def platform() -> Iterator[Platform]:
         yield plat
 
 
-def test_an_agent_calls_a_sub_flow_and_an_mcp_tool(platform: Platform, model: ScriptedModel, mcp: McpToolServer) -> None:
+def test_an_agent_calls_a_sub_flow_and_an_mcp_tool(
+    platform: Platform, model: ScriptedModel, mcp: McpToolServer
+) -> None:
     api = httpx.Client(base_url=platform.api_url, timeout=60)
     ada = Account(api, "agent-tools@example.com")
     model_account = add_account(api, ada.headers, 132, {"instance_url": model.url, "api_key": ""})
     mcp_account = add_account(api, ada.headers, 25, {"instance_url": mcp.url, "api_key": TOKEN})
-    lookup = publish_canvas(api, ada.headers, callee("Look up", '{"customer": "C-{{node-1.email}}", "n": {{node-1.n}}}'))
+    lookup = publish_canvas(
+        api, ada.headers, callee("Look up", '{"customer": "C-{{node-1.email}}", "n": {{node-1.n}}}')
+    )
     flow_id = lookup["konnect_id"]
     add = {"kind": "mcp", "name": "add", "account_id": mcp_account, "mcp_server": mcp.url, "mcp_tool": "add"}
     canvas = agent_canvas(model_account, [flow_tool(flow_id), add], "Orders")
@@ -305,9 +317,7 @@ def test_a_runner_killed_after_a_sub_flow_call_does_not_start_it_again(model: Sc
 
         # the tool call finished (its result was handed to the model, which takes 4 s to answer): kill
         def asked_again() -> bool | None:
-            return any(
-                m.get("role") == "tool" for r in model.requests[before:] for m in r["body"]["messages"]
-            ) or None
+            return any(m.get("role") == "tool" for r in model.requests[before:] for m in r["body"]["messages"]) or None
 
         wait_until(asked_again, timeout=90, what="the model asked with the sub-flow's result")
         proc = platform.proc("runner")

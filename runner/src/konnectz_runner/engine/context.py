@@ -97,9 +97,7 @@ class FlowStarter(Protocol):
         """Start it; ``{"run_id", "flow_id", "flow_name"}``. Raises :class:`CallRefused`."""
         ...
 
-    async def call(
-        self, flow_id: int, arguments: dict[str, Any], *, step_id: str, seconds: float
-    ) -> dict[str, Any]:
+    async def call(self, flow_id: int, arguments: dict[str, Any], *, step_id: str, seconds: float) -> dict[str, Any]:
         """Start it (its run id derived from this run and ``step_id``: started once however often this is
         asked) and wait for its end, ``seconds`` at most, holding the worker's slot (an Agent's sub-flow tool).
         The called run's result (:func:`konnectz_runner.work.subflows.callee_result`). Raises

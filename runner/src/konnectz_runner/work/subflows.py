@@ -223,7 +223,9 @@ class FlowCalls:
         for the early entry :func:`report_end` stores): :func:`callee_result`'s body. Raises
         :class:`CallRefused`, and :class:`TimeoutError` when it did not end in time."""
         if self.waits is None:
-            raise CallRefused("The KZ_WAITS bucket is unavailable: the called flow's result cannot be read", transient=True)
+            raise CallRefused(
+                "The KZ_WAITS bucket is unavailable: the called flow's result cannot be read", transient=True
+            )
         deadline = time.monotonic() + seconds
         started = await self.start(flow_id, arguments, step_id=step_id, wait=True)
         key = wait_key(self.run.run_id, step_id)

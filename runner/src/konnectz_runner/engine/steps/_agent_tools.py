@@ -112,8 +112,6 @@ class Bounds:
         return max(0.0, self.deadline - time.monotonic())
 
 
-
-
 def set_tool_factory(kind: str, factory: ToolFactory | None) -> None:
     """Wire the ``flow`` or ``mcp`` tool kind (the Call a flow and MCP client steps)."""
     global FLOW_TOOLS, MCP_TOOLS
@@ -365,7 +363,9 @@ class McpTool:
         mcp = apps.mcp_client
         detail: dict[str, Any] = {"tool": self.remote, "server": self.server.url.split("?", 1)[0]}
         if len(json.dumps(arguments, ensure_ascii=False).encode("utf-8")) > MCP_ARGUMENTS_MAX_BYTES:
-            return ToolResult(error=f"The arguments are larger than {MCP_ARGUMENTS_MAX_BYTES // 1024} KiB", detail=detail)
+            return ToolResult(
+                error=f"The arguments are larger than {MCP_ARGUMENTS_MAX_BYTES // 1024} KiB", detail=detail
+            )
         seconds = max(1.0, self.bounds.left())
         try:
             result = await mcp.call_tool(
@@ -375,7 +375,9 @@ class McpTool:
             return ToolResult(error=str(exc), detail=detail)
         detail["content_types"] = result.content_types
         if result.is_error:
-            return ToolResult(error=f"The tool {self.remote} failed: {result.text[:1000] or '(no text)'}", detail=detail)
+            return ToolResult(
+                error=f"The tool {self.remote} failed: {result.text[:1000] or '(no text)'}", detail=detail
+            )
         return ToolResult(output=result.output, detail=detail)
 
 
