@@ -267,10 +267,12 @@ async def test_an_agents_call_waits_for_the_called_runs_end_holding_its_slot(nc:
     waits, _revisions = await wait_buckets(js)
     api = _Api(b"")
     started: list[CallStart] = []
+    asked = asyncio.Event()
 
     async def handle(msg: Any) -> None:
         request = CallStart.model_validate_json(msg.data)
         started.append(request)
+        asked.set()
         await msg.respond(CallStarted(run_id=request.run_id, flow_id=9, flow_name="Answer").model_dump_json().encode())
 
     api.handle = handle  # type: ignore[method-assign]
@@ -284,8 +286,7 @@ async def test_an_agents_call_waits_for_the_called_runs_end_holding_its_slot(nc:
     calls = FlowCalls(nc, run, spec, waits=waits)
     try:
         waiting = asyncio.create_task(calls.call(9, {"email": "a@b.c"}, step_id="node-3/kz-1", seconds=20))
-        while not started:
-            await asyncio.sleep(0.02)
+        await asyncio.wait_for(asked.wait(), 10)
         (request,) = started
         assert request.caller.wait is True and request.caller.step_id == "node-3/kz-1"
         assert request.run_id == called_run_id(run.run_id, "node-3/kz-1") and request.arguments == {"email": "a@b.c"}
