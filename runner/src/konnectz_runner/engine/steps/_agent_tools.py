@@ -302,6 +302,8 @@ class FlowTool:
         if calls is None:
             return ToolResult(error=FLOW_NOT_HERE, detail=detail)
         seconds = self.bounds.left()
+        if seconds < 1:  # not started: its result could not be waited for
+            return ToolResult(error="The time limit (Max seconds) leaves no time to run the flow", detail=detail)
         try:
             body = await calls.call(self.flow_id, arguments, step_id=self.step_id(ctx), seconds=seconds)
         except CallRefused as exc:
