@@ -218,6 +218,7 @@ def test_an_agent_calls_a_sub_flow_and_an_mcp_tool(
     assert sub["detail"]["flow_id"] == flow_id and sub["detail"]["responded"] is True
     assert (summed["tool"], summed["kind"], summed["error"]) == ("add", "mcp", None), summed
     assert summed["output"] == {"result": 42}
+    print(f"\nagent tools: sub-flow call {sub['duration_ms']} ms, MCP call {summed['duration_ms']} ms")
     # both results went back to the model
     tools_said = [m["content"] for m in model.requests[before + 1]["body"]["messages"] if m["role"] == "tool"]
     assert '"C-ada@example.com"' in tools_said[0] and "42" in tools_said[1]
