@@ -65,6 +65,13 @@ def test_the_agent_card_compiles_with_its_tools_and_limits() -> None:
         ({"tools": [{**TOOL, "agent_fields": ["channel"]}]}, "either fixed or filled by the agent"),
         ({"tools": [{"kind": "addon", "name": "x", "step_kind": "delay"}]}, "an add-on tool is one of"),
         ({"json_schema": "[1]"}, "must be a JSON object"),
+        ({"tools": [{"kind": "flow", "name": "sub"}]}, "choose the flow to call"),
+        ({"tools": [{"kind": "mcp", "name": "m", "mcp_tool": "add"}]}, "choose the MCP Server account and its tool"),
+        ({"tools": [{"kind": "mcp", "name": "m", "account_id": 3}]}, "choose the MCP Server account and its tool"),
+        (
+            {"tools": [{"kind": "flow", "name": "sub", "konnect_id": 4, "flow_inputs": [{"key": "1x", "label": "X"}]}]},
+            "flow_inputs",
+        ),
     ],
 )
 def test_an_incomplete_agent_is_refused_naming_the_node(agent: dict[str, Any], message: str) -> None:

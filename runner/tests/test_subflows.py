@@ -255,3 +255,69 @@ async def test_a_called_runs_respond_step_keeps_its_body_as_the_result(make_ctx:
     assert respond.result_of("plain text") == "plain text" and respond.result_of("") is None
     webhook_run = called.model_copy(update={"source": "webhook"})
     assert run_replies(None, webhook_run) is None  # nobody waits: the step only records
+
+
+async def test_an_agents_call_waits_for_the_called_runs_end_holding_its_slot(nc: Any) -> None:
+    """FlowCalls.call (an Agent's sub-flow tool): the called run starts once however often it is asked (the
+    same derived run id), and its end (report_end, as the worker calls it) hands the result back."""
+    from konnectz_contracts.calls import CALL_SUBJECT, CallStart, CallStarted
+    from konnectz_contracts.spec import FlowSpec
+
+    js = nc.jetstream()
+    waits, _revisions = await wait_buckets(js)
+    api = _Api(b"")
+    started: list[CallStart] = []
+    asked = asyncio.Event()
+
+    async def handle(msg: Any) -> None:
+        request = CallStart.model_validate_json(msg.data)
+        started.append(request)
+        asked.set()
+        await msg.respond(CallStarted(run_id=request.run_id, flow_id=9, flow_name="Answer").model_dump_json().encode())
+
+    api.handle = handle  # type: ignore[method-assign]
+    sub = await nc.subscribe(CALL_SUBJECT, cb=api.handle)
+    steps = [{"kind": "call_flow", "id": "node-2", "name": "C", "flow_id": 9}]
+    spec = FlowSpec.model_validate(
+        {"konnect_id": 5, "owner_id": 1, "name": "Caller", "trigger_id": "node-1", "trigger": {"kind": "flow_call"}}
+        | {"steps": steps}
+    )
+    run = RunRequest(run_id=secrets.token_hex(16), konnect_id=5, trigger_output={}, received_at=NOW)
+    calls = FlowCalls(nc, run, spec, waits=waits)
+    try:
+        waiting = asyncio.create_task(calls.call(9, {"email": "a@b.c"}, step_id="node-3/kz-1", seconds=20))
+        await asyncio.wait_for(asked.wait(), 10)
+        (request,) = started
+        assert request.caller.wait is True and request.caller.step_id == "node-3/kz-1"
+        assert request.run_id == called_run_id(run.run_id, "node-3/kz-1") and request.arguments == {"email": "a@b.c"}
+        await asyncio.sleep(0.3)
+        assert not waiting.done()  # it waits for the called run's end
+        called = RunRequest(
+            run_id=request.run_id, konnect_id=9, trigger_output={}, received_at=NOW, source="call",
+            called_by=request.caller,
+        )  # fmt: skip
+        event = _event([_step("node-2", "respond", {"sent": True, "result": {"order": 7}})], run_id=request.run_id)
+        await report_end(js, waits, called, event)
+        body = await asyncio.wait_for(waiting, 10)
+        assert body["status"] == "SUCCESS" and body["result"] == {"order": 7} and body["run_id"] == request.run_id
+        # the result was read once: its entry is gone; a second call starts the same run id (stored once)
+        assert await calls._result(wait_key(run.run_id, "node-3/kz-1")) is None
+
+        # a called run that does not end in time: TimeoutError, within the bound
+        begun = asyncio.get_running_loop().time()
+        try:
+            await calls.call(9, {}, step_id="node-3/kz-2", seconds=0.5)
+        except TimeoutError as exc:
+            assert "did not end within 0.5 s" in str(exc)
+        else:
+            raise AssertionError("no timeout")
+        assert asyncio.get_running_loop().time() - begun < 3
+        # without the KZ_WAITS bucket: refused, saying why
+        try:
+            await FlowCalls(nc, run, spec).call(9, {}, step_id="node-3/kz-3", seconds=1)
+        except CallRefused as exc:
+            assert "KZ_WAITS" in exc.message
+        else:
+            raise AssertionError("not refused")
+    finally:
+        await sub.unsubscribe()

@@ -1,8 +1,10 @@
 """The AI Agent in a real headless Chromium, by clicks and typing: a person builds Webhook -> AI Agent whose
-tool is an app action (the fake provider's Create Task: the project fixed, the title filled by the agent),
-tests the agent against the scripted model, publishes, runs it, and reads the tool call in the task log
-(docs/ai.md). The accounts (the model's and the app's) are connected through the api first: adding an
-account by clicks is test_ask_ai_browser.py's and test_apps_browser.py's."""
+tools are an app action (the fake provider's Create Task: the project fixed, the title filled by the agent)
+and a sub-flow (a published flow that starts with 'Called by a flow or AI tool' and answers with a Respond
+step, published through the api), tests the agent against the scripted model, publishes, runs it, and reads
+both tool calls in the task log, the sub-flow's linking its called run (docs/ai.md). The accounts (the
+model's and the app's) are connected through the api first: adding an account by clicks is
+test_ask_ai_browser.py's and test_apps_browser.py's."""
 
 from __future__ import annotations
 
@@ -16,7 +18,15 @@ from playwright.sync_api import Page, expect
 
 from konnectz_devstack import Platform
 from konnectz_devstack.scripted_model import ScriptedModel
-from konnectz_devstack.testing import add_account, sign_in, text_box, wait_until
+from konnectz_devstack.testing import (
+    add_account,
+    canvas_node,
+    chain_canvas,
+    publish_canvas,
+    sign_in,
+    text_box,
+    wait_until,
+)
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "a-long-password"
@@ -32,9 +42,10 @@ def stack(fake_install: Callable[..., AbstractContextManager[Platform]]) -> Iter
 @pytest.fixture
 def model() -> Iterator[ScriptedModel]:
     call = {"name": "file_task", "arguments": {"title": "Fix the printer"}}
+    lookup = {"name": "lookup", "arguments": {"floor": "lobby"}}
     script = {
         "rules": [
-            {"role": "user", "contains": "printer", "tool_calls": [call]},
+            {"role": "user", "contains": "printer", "tool_calls": [call, lookup]},
             {"role": "tool", "content": "Filed: {{prompt}}"},
         ]
     }
@@ -50,6 +61,7 @@ def test_webhook_to_agent_built_by_clicks_and_its_tool_call_in_the_task_log(
         headers = sign_in(api, email, PASSWORD)
         model_account = add_account(api, headers, 132, {"instance_url": model.url, "api_key": ""})
         app_account = add_account(api, headers, FAKE_TOKEN, {"api_key": fake_apps.API_KEY})
+        callee_id = publish_canvas(api, headers, _callee())["konnect_id"]
 
     page.get_by_test_id("trigger-picker-search").fill("web")
     page.get_by_test_id("app-tile-webhook").click()
@@ -81,10 +93,19 @@ def test_webhook_to_agent_built_by_clicks_and_its_tool_call_in_the_task_log(
     text_box(page, f"{tool}-fixed-project").fill("p1")
     ui.choose(page, f"{tool}-mode-title", f"{tool}-mode-title-agent")
 
+    # The second tool: the published flow "Floor contact", called as a sub-flow; its input the agent fills.
+    page.get_by_test_id("agent-add-flow-node-2").click()
+    sub = "agent-tool-node-2-1"
+    ui.choose(page, f"{sub}-flow", f"{sub}-flow-option-{callee_id}")
+    expect(page.get_by_test_id(f"{sub}-flow-inputs")).to_contain_text("The agent fills: floor")
+    page.get_by_test_id(f"{sub}-name").fill("lookup")
+
     ui.test_node(page, "node-2")
     assert model.requests, "the agent asked the model"
-    wire = model.requests[0]["body"]["tools"][0]["function"]
-    assert wire["name"] == "file_task" and set(wire["parameters"]["properties"]) == {"title"}
+    wire = {t["function"]["name"]: t["function"] for t in model.requests[0]["body"]["tools"]}
+    assert set(wire["file_task"]["parameters"]["properties"]) == {"title"}
+    assert wire["lookup"]["parameters"]["required"] == ["floor"]
+    assert wire["lookup"]["description"] == "Who looks after a floor"
     assert fake.tasks[-1]["title"] == "Fix the printer" and fake.tasks[-1]["project"] == "p1"
 
     konnect_id = ui.publish_flow(page, "Office agent")
@@ -94,9 +115,43 @@ def test_webhook_to_agent_built_by_clicks_and_its_tool_call_in_the_task_log(
     open_task_log(page, konnect_id, "The printer in the lobby smokes")
     details = page.get_by_test_id("tasklog-details")
     tools = details.locator("[data-testid^='task-tools-']").first
-    expect(tools).to_contain_text("Tool calls (1)")
-    call = tools.locator("[data-testid^='task-tool-']").first
+    expect(tools).to_contain_text("Tool calls (2)")
+    calls = tools.locator("li[data-testid^='task-tool-']")
+    call = calls.nth(0)
     expect(call).to_contain_text("file_task")
     expect(call).to_contain_text("app action")
     expect(call).to_contain_text("Fix the printer")  # its input
     expect(call.locator("[data-testid^='task-tool-duration-']")).to_contain_text("ms")
+    sub_call = calls.nth(1)
+    expect(sub_call).to_contain_text("lookup")
+    expect(sub_call).to_contain_text("sub-flow")
+    expect(sub_call).to_contain_text("lobby")  # its input
+    expect(sub_call).to_contain_text("Grace")  # the called flow's Respond body
+    expect(sub_call.locator("[data-testid^='task-tool-run-']")).to_contain_text("Floor contact")
+
+
+def _callee() -> dict[str, Any]:
+    """Called by a flow or AI tool (input ``floor``, required) -> Respond ``{"contact": "Grace", ...}``."""
+    trigger = canvas_node(
+        "node-1",
+        "InHouse",
+        "flow_call",
+        1,
+        "Called by a flow or AI tool",
+        selectedEvent={"id": "flow_call", "name": "Flow Called"},
+        selectedAddonsValue={
+            "inputs": [{"key": "floor", "label": "Floor", "type": "text", "required": True}],
+            "description": "Who looks after a floor",
+        },
+    )
+    body = '{"contact": "Grace", "floor": "{{node-1.floor}}"}'
+    respond = canvas_node(
+        "node-2",
+        "ActionNode",
+        "respond",
+        2,
+        "Respond",
+        configResponses=[{"config_key": "status", "value": "200"}, {"config_key": "body", "value": body}],
+    )
+    respond["position"]["x"] = 600
+    return chain_canvas([trigger, respond], "Floor contact")

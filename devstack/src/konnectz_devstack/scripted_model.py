@@ -15,6 +15,7 @@ key or a hosted model: every answer is deterministic, given by the script, a JSO
          "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}],   # optional: tool calls
          "finish_reason": "stop",            # optional ("tool_calls" when there are tool calls)
          "status": 429, "retry_after": 1,    # optional: an error reply instead (status, Retry-After seconds)
+         "delay": 2.5,                       # optional: seconds to wait before answering (at most 60)
          "usage": {"prompt_tokens": 10, "completion_tokens": 3}}   # optional: else counted in words
       ],
       "turns": [ {...}, {...} ]              # replies (as rules, without matching) used in order when no rule matches
@@ -40,6 +41,7 @@ import argparse
 import copy
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -194,6 +196,8 @@ class ScriptedModel:
         last = messages[-1] if isinstance(messages[-1], dict) else {}
         prompt = _text(last.get("content"))
         rule = self.choose(body)
+        if rule is not None and rule.get("delay"):
+            time.sleep(min(max(float(rule["delay"]), 0.0), 60.0))
         if rule is not None and rule.get("status"):
             headers = {"Retry-After": str(rule["retry_after"])} if rule.get("retry_after") is not None else {}
             kind = "rate_limit_exceeded" if rule["status"] == 429 else "scripted_error"

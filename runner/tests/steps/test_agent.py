@@ -25,6 +25,7 @@ from konnectz_devstack.scripted_model import ScriptedModel
 from konnectz_runner.apps import Catalogue, NetGuard, parse_networks, set_memory_source
 from konnectz_runner.engine import StepContext, StepJournal, run_step
 from konnectz_runner.engine.steps import app_event
+from konnectz_runner.engine.steps._agent_tools import FlowTool, set_tool_factory
 
 COMPATIBLE = 132
 TICKETS = 999_324
@@ -304,8 +305,12 @@ async def test_an_addon_tool_runs_without_the_runs_data_behind_the_models_argume
     assert call["output"]["hash"] != hashlib.sha256(b"the printer is on fire").hexdigest()
 
 
-async def test_flow_and_mcp_tools_say_they_are_not_wired_yet(ctx: StepContext, model: ScriptedModel) -> None:
-    outcome = await run_step(agent(tools=[{"kind": "flow", "name": "sub", "konnect_id": 9}]), ctx)
+async def test_a_tool_kind_unwired_says_so_at_the_start(ctx: StepContext, model: ScriptedModel) -> None:
+    set_tool_factory("flow", None)
+    try:
+        outcome = await run_step(agent(tools=[{"kind": "flow", "name": "sub", "konnect_id": 9}]), ctx)
+    finally:
+        set_tool_factory("flow", FlowTool)
     assert outcome.status == "ERROR" and "sub-flow" in outcome.error and "not available" in outcome.error
     assert model.requests == []
 
@@ -375,3 +380,84 @@ async def test_a_tool_call_in_doubt_is_not_repeated(nc: Any, ctx: StepContext, m
     assert outcome.status == "ERROR"
     assert "runner stopped while the tool create_ticket ran" in outcome.error
     assert _posts(echo) == []
+
+
+async def test_an_mcp_tool_has_its_servers_schema_and_its_result_goes_back(
+    ctx: StepContext, model: ScriptedModel
+) -> None:
+    """An MCP tool of an MCP Server account (a local server made with the official SDK): its input schema is
+    listed at the start and is what the model sees; its result and a tool error go back to the model."""
+    from konnectz_devstack.mcp_tools import McpToolServer
+
+    with McpToolServer(token="mcp-unit-token") as server:
+
+        async def credentials(account_id: int, konnect_id: int, owner_id: int, refresh: bool) -> dict[str, Any]:
+            if account_id == 8:
+                return {"instance_url": server.url, "api_key": "mcp-unit-token"}
+            return {"instance_url": model.url, "api_key": ""}
+
+        app_event.set_credential_source(credentials)
+        tools = [
+            {"kind": "mcp", "name": "sum", "account_id": 8, "mcp_tool": "add"},
+            {"kind": "mcp", "name": "boom", "account_id": 8, "mcp_tool": "fail"},
+        ]
+        model.load(
+            {
+                "rules": [
+                    {
+                        "role": "user",
+                        "tool_calls": [
+                            {"name": "sum", "arguments": {"a": 2, "b": 40}},
+                            {"name": "boom", "arguments": {"reason": "out of paper"}},
+                        ],
+                    },
+                    {"role": "tool", "content": "Sum told: {{prompt}}"},
+                ]
+            }
+        )
+        outcome = await run_step(agent(tools=tools), ctx)
+        assert outcome.status == "SUCCESS", outcome.error
+        wire = {t["function"]["name"]: t["function"] for t in model.requests[0]["body"]["tools"]}
+        assert wire["sum"]["parameters"]["properties"]["a"]["type"] == "integer"
+        assert wire["sum"]["parameters"]["required"] == ["a"]
+        assert wire["sum"]["description"]  # the server's description of the tool
+        added, failed = outcome.output["tool_calls"]
+        assert added["kind"] == "mcp" and added["output"] == {"result": 42} and added["error"] is None
+        assert added["detail"]["server"] == server.url and "mcp-unit-token" not in json.dumps(outcome.output)
+        assert failed["output"] is None and "out of paper" in failed["error"]
+        said = [m["content"] for m in model.requests[1]["body"]["messages"] if m["role"] == "tool"]
+        assert "42" in said[0] and "out of paper" in said[1]
+
+        # the model's arguments are checked against the server's schema first: told once
+        model.load({"rules": [{"tool_calls": [{"name": "sum", "arguments": {"a": "two"}}]}]})
+        bad = await run_step(agent(tools=tools[:1], max_iterations=3), ctx)
+        assert bad.status == "ERROR" and "wrongly again" in bad.error and "'two' is not of type 'integer'" in bad.error
+
+        # a tool the server does not have: the step ends at its start, naming it and the server's tools
+        model.requests.clear()
+        missing = await run_step(agent(tools=[{"kind": "mcp", "name": "x", "account_id": 8, "mcp_tool": "nope"}]), ctx)
+        assert missing.status == "ERROR" and "has no tool 'nope'" in missing.error and "add" in missing.error
+        assert model.requests == []
+    # the server gone: the listing fails, bounded, and says so
+    gone = await run_step(agent(tools=tools[:1]), ctx)
+    assert gone.status == "ERROR" and "tools could not be listed" in gone.error
+
+
+async def test_a_sub_flow_tool_outside_a_published_run_is_a_tool_error(ctx: StepContext, model: ScriptedModel) -> None:
+    """Test & Review has no FLOW_CALLS: the model is told the sub-flow cannot start here (no run started)."""
+    inputs = [{"key": "email", "label": "E-mail", "type": "email", "required": True}]
+    tool = {"kind": "flow", "name": "lookup", "konnect_id": 9, "flow_inputs": inputs}
+    model.load(
+        {
+            "rules": [
+                {"role": "user", "tool_calls": [{"name": "lookup", "arguments": {"email": "a@b.c"}}]},
+                {"role": "tool", "content": "Told: {{prompt}}"},
+            ]
+        }
+    )
+    outcome = await run_step(agent(tools=[tool]), ctx)
+    assert outcome.status == "SUCCESS", outcome.error
+    wire = model.requests[0]["body"]["tools"][0]["function"]
+    assert wire["parameters"]["required"] == ["email"] and wire["parameters"]["additionalProperties"] is False
+    (call,) = outcome.output["tool_calls"]
+    assert call["kind"] == "flow" and "not in Test & Review" in call["error"]

@@ -188,6 +188,12 @@ def _calls_of(spec: Any) -> list[int]:
     for step in steps if isinstance(steps, list) else ():
         if isinstance(step, dict) and step.get("kind") == "call_flow" and isinstance(step.get("flow_id"), int):
             found.append(step["flow_id"])
+        if isinstance(step, dict) and step.get("kind") == "agent" and isinstance(step.get("tools"), list):
+            found += [  # an Agent's sub-flow tools call flows too
+                tool["konnect_id"]
+                for tool in step["tools"]
+                if isinstance(tool, dict) and tool.get("kind") == "flow" and isinstance(tool.get("konnect_id"), int)
+            ]
     return list(dict.fromkeys(found))
 
 
@@ -257,7 +263,7 @@ def check_calls(session: Session, spec: FlowSpec, owner_id: int) -> None:
     if not callees:
         return
     for flow_id in callees:
-        step = next(s for s in spec.steps if getattr(s, "flow_id", None) == flow_id)
+        step = next(s for s in spec.steps if flow_id in called_flows([s]))
         if flow_id == spec.konnect_id:
             raise CompileError(f"{step.name}: a flow cannot call itself (a cycle: '{spec.name}' calls '{spec.name}')")
         why = _why_not(session.get(Konnect, flow_id) if flow_id <= MAX_ID else None, owner_id, flow_id)

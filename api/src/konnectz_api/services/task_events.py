@@ -117,7 +117,8 @@ def _called_by(event: TaskEvent) -> dict[str, Any] | None:
 
 
 def _calls(event: TaskEvent) -> list[dict[str, Any]] | None:
-    """Call a flow: the runs this run's Call a Flow steps started, for the task log."""
+    """Call a flow: the runs this run's Call a Flow steps and its Agents' sub-flow tools started, for the
+    task log."""
     found = []
     for step in event.steps:
         output = step.output or {}
@@ -130,6 +131,18 @@ def _calls(event: TaskEvent) -> list[dict[str, Any]] | None:
                     "flow_name": str(output.get("flow_name") or "")[:200],
                 }
             )
+        elif step.app == "agent" and isinstance(output.get("tool_calls"), list):
+            for call in output["tool_calls"]:
+                detail = call.get("detail") if isinstance(call, dict) and call.get("kind") == "flow" else None
+                if isinstance(detail, dict) and isinstance(detail.get("run_id"), str):
+                    found.append(
+                        {
+                            "step_id": step.step_id,
+                            "run_id": detail["run_id"][:64],
+                            "flow_id": detail.get("flow_id") if isinstance(detail.get("flow_id"), int) else None,
+                            "flow_name": str(detail.get("flow_name") or "")[:200],
+                        }
+                    )
     return found[:1000] or None
 
 

@@ -14,10 +14,13 @@ Tools (:class:`AgentTool`, at most :data:`MAX_TOOLS`), by ``kind``:
   the call is the app action's own request (:mod:`konnectz_contracts.steps.app_event`).
 - ``addon``: an add-on run with the model's arguments (``step_kind`` among :data:`ADDON_KINDS`), its fixed
   configuration in ``config_json`` (a JSON object; the model's arguments for ``agent_fields`` go over it).
-- ``flow``: another published flow of the account, called as a sub-flow (``konnect_id``); and ``mcp``: a
-  tool (``mcp_tool``) of an MCP server (``mcp_server``). Both are compiled and validated here; the runner
-  answers the model that the tool is not available yet until the "Call a flow" and "MCP client" steps
-  are merged (their hooks: ``konnectz_runner.engine.steps._agent_tools.FLOW_TOOLS``/``MCP_TOOLS``).
+- ``flow``: another published flow of the account that starts with *Called by a flow or AI tool*, called
+  as a sub-flow (``konnect_id``); ``flow_inputs`` are its trigger's inputs as the card read them when the
+  flow was picked (the tool's parameters: :func:`~konnectz_contracts.triggers.flow_call.input_schema`). The
+  api checks the arguments against the flow's current inputs when the call starts.
+- ``mcp``: a tool (``mcp_tool``, the server's name for it) of the MCP server of an "MCP Server" account
+  (``account_id``, app 25: its URL and token come from the credentials broker); ``mcp_server`` is only the
+  server's URL as the card shows it. The tool's input schema is listed from the server when the step starts.
 
 Limits (:class:`Config`): ``max_iterations`` model calls (default 10, at most :data:`MAX_ITERATIONS`),
 ``max_total_tokens`` (input and output of every model call together), ``max_seconds`` for the whole loop.
@@ -49,6 +52,8 @@ from konnectz_contracts.compiling import fail, is_blank, validated
 from konnectz_contracts.limits import AI_PROMPT_MAX_BYTES, AI_SCHEMA_MAX_BYTES
 from konnectz_contracts.model import KeyValue, StepBase, Strict
 from konnectz_contracts.steps.ask_ai import parse_schema
+from konnectz_contracts.triggers.flow_call import MAX_INPUTS
+from konnectz_contracts.triggers.form import FormField
 
 if TYPE_CHECKING:
     from konnectz_contracts.canvas import Node
@@ -106,8 +111,12 @@ class AgentTool(Strict):
     # addon
     step_kind: str | None = Field(default=None, max_length=40)
     config_json: str = Field(default="", max_length=64 * 1024, description="The add-on's fixed configuration (JSON)")
-    # flow (a sub-flow of the account) and mcp (a tool of an MCP server): wired when those steps merge
+    # flow: a published flow of the account (Called by a flow or AI tool), and its inputs as the card read them
     konnect_id: int | None = Field(default=None, ge=1, lt=2**63)
+    flow_inputs: list[FormField] = Field(
+        default_factory=list, max_length=MAX_INPUTS, description="The called flow's inputs (the tool's parameters)"
+    )
+    # mcp: a tool of the MCP server of an MCP Server account (account_id); mcp_server: its URL, for display only
     mcp_server: str | None = Field(default=None, max_length=2000)
     mcp_tool: str | None = Field(default=None, max_length=200)
 
@@ -119,8 +128,8 @@ class AgentTool(Strict):
             raise ValueError(f"tool {self.name}: an add-on tool is one of {', '.join(ADDON_KINDS)}")
         if self.kind == "flow" and self.konnect_id is None:
             raise ValueError(f"tool {self.name}: choose the flow to call")
-        if self.kind == "mcp" and (not self.mcp_server or not self.mcp_tool):
-            raise ValueError(f"tool {self.name}: choose the MCP server and its tool")
+        if self.kind == "mcp" and (self.account_id is None or not self.mcp_tool):
+            raise ValueError(f"tool {self.name}: choose the MCP Server account and its tool")
         if self.kind == "addon" and self.config_json.strip():
             try:
                 fixed = json.loads(self.config_json)

@@ -131,5 +131,12 @@ def compile_node(node: Node) -> Config:
 
 
 def called_flows(steps: list[Any]) -> list[int]:
-    """The flow ids a flow's steps call, in order, once each."""
-    return list(dict.fromkeys(step.flow_id for step in steps if getattr(step, "kind", None) == KIND))
+    """The flow ids a flow's steps call (Call a Flow steps, and AI Agents' sub-flow tools), in order, once each."""
+    found: list[int] = []
+    for step in steps:
+        kind = getattr(step, "kind", None)
+        if kind == KIND:
+            found.append(step.flow_id)
+        elif kind == "agent":
+            found += [t.konnect_id for t in step.tools if t.kind == "flow" and t.konnect_id is not None]
+    return list(dict.fromkeys(found))

@@ -97,6 +97,13 @@ class FlowStarter(Protocol):
         """Start it; ``{"run_id", "flow_id", "flow_name"}``. Raises :class:`CallRefused`."""
         ...
 
+    async def call(self, flow_id: int, arguments: dict[str, Any], *, step_id: str, seconds: float) -> dict[str, Any]:
+        """Start it (its run id derived from this run and ``step_id``: started once however often this is
+        asked) and wait for its end, ``seconds`` at most, holding the worker's slot (an Agent's sub-flow tool).
+        The called run's result (:func:`konnectz_runner.work.subflows.callee_result`). Raises
+        :class:`CallRefused`, and :class:`TimeoutError` when it did not end in time."""
+        ...
+
 
 #: The run's :class:`FlowStarter` (None: calling flows is not possible here, e.g. Test & Review).
 FLOW_CALLS: ContextVar[FlowStarter | None] = ContextVar("konnectz_flow_calls", default=None)

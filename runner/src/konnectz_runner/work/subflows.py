@@ -20,17 +20,26 @@ The interface, small on purpose (an AI Agent step may use it to offer flows as t
 To wait without holding a worker slot, the caller suspends like a Wait for a Call
 (:mod:`konnectz_runner.engine.steps.call_flow`): its wait's key is
 ``konnectz_contracts.waits.wait_key(caller run id, step id)``.
+
+An AI Agent's sub-flow tool waits holding its slot instead (:meth:`FlowCalls.call`): the called run is
+started with ``wait`` and the caller's ``step_id`` naming the tool call (``<agent step>/tool-<i>-<j>``);
+:func:`report_end` decides that key before anything waits on it, which stores an *early* entry holding the
+result (:func:`konnectz_runner.bus.waits.decide_call`); the agent reads it (polled, within its time bound)
+and deletes it. No run is resumed from it: the entry never holds a waiting run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 import uuid
 from typing import Any
 
 import nats.errors
 from nats.js import JetStreamContext
+from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 from pydantic import ValidationError
 
@@ -38,6 +47,7 @@ from konnectz_contracts.calls import CALL_SUBJECT, CallStart, CallStarted
 from konnectz_contracts.events import CallerLink, RunRequest, TaskEvent, Unstorable
 from konnectz_contracts.limits import CALL_RESULT_MAX_BYTES, MAX_CALL_DEPTH
 from konnectz_contracts.spec import FlowSpec
+from konnectz_contracts.waits import WaitEntry, wait_key
 from konnectz_runner.bus import decide_call
 from konnectz_runner.engine import CallRefused
 
@@ -55,6 +65,8 @@ log = logging.getLogger(__name__)
 #: How long a runner waits for the api to start a called run.
 CALL_TIMEOUT_SECONDS = 10.0
 _NAMESPACE = uuid.UUID("6b7a2d63-616c-6c2d-666c-6f77732d0001")
+#: How often a sub-flow tool looks for its called run's result: first, then at most (seconds).
+POLL_FIRST, POLL_MAX = 0.05, 1.0
 
 
 def called_run_id(caller_run_id: str, step_id: str, item_index: int | None = None) -> str:
@@ -172,11 +184,20 @@ async def report_end(js: JetStreamContext, waits: KeyValue | None, run: RunReque
 class FlowCalls:
     """Starts the called runs of one run's Call a Flow steps (the engine's ``FLOW_CALLS``)."""
 
-    def __init__(self, nc: Any, run: RunRequest, spec: FlowSpec, *, timeout: float = CALL_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        nc: Any,
+        run: RunRequest,
+        spec: FlowSpec,
+        *,
+        timeout: float = CALL_TIMEOUT_SECONDS,
+        waits: KeyValue | None = None,
+    ) -> None:
         self.nc = nc
         self.run = run
         self.spec = spec
         self.timeout = timeout
+        self.waits = waits
 
     async def start(
         self, flow_id: int, arguments: dict[str, Any], *, step_id: str, wait: bool, item_index: int | None = None
@@ -195,3 +216,47 @@ class FlowCalls:
         run_id = called_run_id(self.run.run_id, step_id, item_index)
         started = await start_call(self.nc, caller, flow_id, arguments, run_id=run_id, wait_seconds=self.timeout)
         return {"run_id": started.run_id, "flow_id": started.flow_id, "flow_name": started.flow_name}
+
+    async def call(self, flow_id: int, arguments: dict[str, Any], *, step_id: str, seconds: float) -> dict[str, Any]:
+        """Start flow ``flow_id`` (run id :func:`called_run_id` of this run and ``step_id``: a redelivery
+        starts the same run, stored once) and wait for its result, ``seconds`` at most (polling ``KZ_WAITS``
+        for the early entry :func:`report_end` stores): :func:`callee_result`'s body. Raises
+        :class:`CallRefused`, and :class:`TimeoutError` when it did not end in time."""
+        if self.waits is None:
+            raise CallRefused(
+                "The KZ_WAITS bucket is unavailable: the called flow's result cannot be read", transient=True
+            )
+        deadline = time.monotonic() + seconds
+        started = await self.start(flow_id, arguments, step_id=step_id, wait=True)
+        key = wait_key(self.run.run_id, step_id)
+        pause = POLL_FIRST
+        while True:
+            body = await self._result(key)
+            if body is not None:
+                try:
+                    await self.waits.delete(key)
+                except Exception as exc:  # it expires with the bucket's TTL
+                    log.debug("Run %s: the result entry of %s was not deleted (%s)", self.run.run_id, step_id, exc)
+                return {**body, "run_id": body.get("run_id") or started["run_id"]}
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"the called run {started['run_id']} did not end within {seconds:g} s")
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, POLL_MAX)
+
+    async def _result(self, key: str) -> dict[str, Any] | None:
+        assert self.waits is not None
+        try:
+            entry = await self.waits.get(key)
+        except KeyNotFoundError:
+            return None
+        except (nats.errors.Error, TimeoutError) as exc:  # NATS slow or restarting: look again
+            log.debug("Run %s: reading a called run's result failed (%s)", self.run.run_id, exc)
+            return None
+        if not entry.value:
+            return None
+        try:
+            found = WaitEntry.model_validate_json(entry.value)
+        except ValidationError:
+            return None
+        return found.body if found.decided == "call" and found.body is not None else None

@@ -396,7 +396,9 @@ class RunWorker:
         watch: ActiveWatch | None = None
         journal: StepJournal | None = None
         replies = RESPONDER.set(run_replies(self.js, run))  # respond: the webhook's answer, if its caller waits
-        calls = FLOW_CALLS.set(FlowCalls(getattr(self.js, "_nc", None), run, spec))  # its Call a Flow steps
+        calls = FLOW_CALLS.set(
+            FlowCalls(getattr(self.js, "_nc", None), run, spec, waits=self._waits)
+        )  # its Call a Flow steps
         try:
             last = attempt >= self.max_deliver
             refusal = await self._quota_refusal(msg, run, spec, last)

@@ -137,6 +137,18 @@ describe('task steps', () => {
                 { id: 'c1', tool: 'create_ticket', kind: 'app_action', iteration: 1, input: { title: 'Printer' }, output: { id: 42 }, error: null, duration_ms: 212 },
                 { id: 'c2', tool: 'nope', kind: null, iteration: 2, input: {}, output: null, error: "unknown tool 'nope'", duration_ms: 0 },
                 { id: 'c3', tool: 'notify', kind: 'addon', iteration: 2, input: { text: 'hi' }, output: { ok: true }, error: null, duration_ms: 1500, recalled: true },
+                {
+                  id: 'c4',
+                  tool: 'lookup',
+                  kind: 'flow',
+                  iteration: 3,
+                  input: { email: 'ada@example.com' },
+                  output: { customer: 'C-1' },
+                  error: null,
+                  duration_ms: 800,
+                  detail: { run_id: 'abcdef0123456789', flow_id: 41, flow_name: 'Look up', status: 'SUCCESS' },
+                },
+                { id: 'c5', tool: 'add', kind: 'mcp', iteration: 3, input: { a: 1 }, output: { result: 2 }, error: null, duration_ms: 30 },
               ],
             },
             error: null,
@@ -147,7 +159,7 @@ describe('task steps', () => {
     mockFetch((c) => (c.url === '/api/v1/task_logs/31/tasks' ? { body: agent } : undefined));
     renderAt(<StepList logId={31} />);
     const tools = await screen.findByTestId('task-tools-30');
-    expect(tools).toHaveTextContent('Tool calls (3)');
+    expect(tools).toHaveTextContent('Tool calls (5)');
     const first = within(tools).getByTestId('task-tool-30-0');
     expect(first).toHaveTextContent('create_ticket');
     expect(first).toHaveTextContent('app action');
@@ -158,6 +170,13 @@ describe('task steps', () => {
     expect(within(tools).queryByTestId('task-tool-output-30-1')).not.toBeInTheDocument();
     expect(within(tools).getByTestId('task-tool-30-2')).toHaveTextContent('from the journal');
     expect(within(tools).getByTestId('task-tool-duration-30-2')).toHaveTextContent('1.5 s');
+    expect(within(tools).getByTestId('task-tool-30-2')).toHaveTextContent('add-on');
+    // a sub-flow tool links its called run's flow; an MCP tool is named so
+    expect(within(tools).getByTestId('task-tool-30-3')).toHaveTextContent('sub-flow');
+    const run = within(tools).getByTestId('task-tool-run-30-3');
+    expect(run).toHaveTextContent('Look up · run abcdef01');
+    expect(within(run).getByRole('link', { name: 'Look up' })).toHaveAttribute('href', '/create/41');
+    expect(within(tools).getByTestId('task-tool-30-4')).toHaveTextContent('MCP tool');
     expect(toolCallsOf('formatter', { tool_calls: [] })).toEqual([]);
     expect(toolCallsOf('agent', { tool_calls: [{ tool: 1 }] })).toEqual([]);
   });

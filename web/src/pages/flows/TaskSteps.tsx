@@ -248,7 +248,11 @@ export interface ToolCall {
   error: string | null;
   duration_ms: number;
   recalled?: boolean;
+  /** What the tool adds: a sub-flow's called run (`run_id`, `flow_id`, `flow_name`, `status`), an MCP tool's server. */
+  detail?: { run_id?: string; flow_id?: number; flow_name?: string; status?: string; server?: string } | null;
 }
+
+const TOOL_KIND_LABELS: Record<string, string> = { app_action: 'app action', addon: 'add-on', flow: 'sub-flow', mcp: 'MCP tool' };
 
 /** An AI Agent step's tool calls (its output's ``tool_calls``: docs/ai.md), [] for other steps. */
 export function toolCallsOf(provider: string | null | undefined, output: unknown): ToolCall[] {
@@ -272,7 +276,13 @@ export function ToolCalls({ calls, taskId }: { calls: ToolCall[]; taskId: number
           <li key={`${c.id}-${i}`} data-testid={`task-tool-${taskId}-${i}`}>
             <Space wrap size={6}>
               <Typography.Text code>{c.tool}</Typography.Text>
-              {c.kind && <Tag>{c.kind === 'app_action' ? 'app action' : c.kind}</Tag>}
+              {c.kind && <Tag>{TOOL_KIND_LABELS[c.kind] ?? c.kind}</Tag>}
+              {c.kind === 'flow' && c.detail?.run_id && (
+                <Tag color="cyan" title={`Called run ${c.detail.run_id}`} data-testid={`task-tool-run-${taskId}-${i}`}>
+                  {c.detail.flow_id != null ? <Link to={`/create/${c.detail.flow_id}`}>{c.detail.flow_name || `flow ${c.detail.flow_id}`}</Link> : c.detail.flow_name}
+                  {` · run ${c.detail.run_id.slice(0, 8)}`}
+                </Tag>
+              )}
               <Tag>iteration {c.iteration}</Tag>
               <Tag data-testid={`task-tool-duration-${taskId}-${i}`}>{formatDuration(c.duration_ms) ?? '—'}</Tag>
               {c.recalled && (

@@ -10,9 +10,16 @@ and :meth:`Tool.call` runs it with the model's arguments. :func:`build_tools` tu
   arguments for the fields left to it, and the tool call's own ``Idempotency-Key``.
 - ``addon`` (:class:`AddonTool`): an add-on (:data:`~konnectz_contracts.steps.agent.ADDON_KINDS`) run as its
   step kind with the card's configuration and the model's arguments over it.
-- ``flow`` and ``mcp``: the hooks :data:`FLOW_TOOLS` and :data:`MCP_TOOLS` (a factory from the tool's
-  settings to a :class:`Tool`), set by the "Call a flow" and "MCP client" steps when they are wired in;
-  unset, an agent with such a tool fails at its start saying so.
+- ``flow`` (:class:`FlowTool`): another published flow of the account, called as a sub-flow through the
+  run's :data:`~konnectz_runner.engine.context.FLOW_CALLS` (the api's checks: same owner, published, the
+  flow-call trigger, the arguments against its inputs, the depth), waited for within the agent's time
+  bound; its parameters are the flow's inputs the card stored (``flow_inputs``) as JSON Schema.
+- ``mcp`` (:class:`McpTool`): a tool of the MCP server of an "MCP Server" account (credentials from the
+  broker), called with :mod:`konnectz_runner.apps.mcp_client` through the outbound guard; its parameters are
+  the tool's input schema, listed from the server once when the step starts (:func:`prepare_tools`).
+
+The hooks :data:`FLOW_TOOLS` and :data:`MCP_TOOLS` (a factory from the tool's settings to a :class:`Tool`)
+build those two kinds; set to None (:func:`set_tool_factory`), an agent with such a tool fails at its start.
 
 The model's arguments never reach the run's data through references: app actions take them as they are
 (the fixed fields are resolved before the arguments are added), and add-ons run without the run's
@@ -23,6 +30,7 @@ schema raise :class:`BadArguments` (the loop hands the reason back to the model 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -31,11 +39,14 @@ import jsonschema
 from pydantic import ValidationError
 
 from konnectz_contracts.errors import StepError
+from konnectz_contracts.limits import MCP_ARGUMENTS_MAX_BYTES, MCP_LIST_MAX_BYTES, MCP_REPLY_MAX_BYTES
 from konnectz_contracts.manifest import App, Event, EventField
 from konnectz_contracts.refs import resolve_value
 from konnectz_contracts.steps import KINDS as CONTRACT_KINDS
 from konnectz_contracts.steps.agent import AgentTool
-from konnectz_runner.engine.context import Outcome, StepContext
+from konnectz_contracts.triggers.flow_call import FlowCallTrigger, input_schema
+from konnectz_runner import apps
+from konnectz_runner.engine.context import FLOW_CALLS, CallRefused, Outcome, StepContext
 from konnectz_runner.engine.steps import api_call, formatter, generator, hash, json_parse
 from konnectz_runner.engine.steps.app_event import call_event, catalogue, credential_source
 
@@ -45,10 +56,13 @@ __all__ = [
     "AddonTool",
     "AppActionTool",
     "BadArguments",
+    "FlowTool",
+    "McpTool",
     "Tool",
     "ToolFactory",
     "ToolResult",
     "build_tools",
+    "prepare_tools",
     "set_tool_factory",
 ]
 
@@ -84,10 +98,18 @@ class Tool(Protocol):
         ...
 
 
-ToolFactory = Callable[[AgentTool, StepContext], Tool]
-#: Hooks for the tool kinds of steps not merged yet: "Call a flow" sets FLOW_TOOLS, "MCP client" MCP_TOOLS.
-FLOW_TOOLS: ToolFactory | None = None
-MCP_TOOLS: ToolFactory | None = None
+ToolFactory = Callable[[AgentTool, "Bounds"], Tool]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What a tool needs of its agent step: the step's id and the monotonic instant its time bound ends."""
+
+    step_id: str
+    deadline: float
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
 
 
 def set_tool_factory(kind: str, factory: ToolFactory | None) -> None:
@@ -110,6 +132,8 @@ def _checked(schema: dict[str, Any], arguments: Any) -> dict[str, Any]:
     except jsonschema.ValidationError as exc:
         where = ".".join(str(p) for p in exc.absolute_path)
         raise BadArguments(f"{where + ': ' if where else ''}{exc.message}"[:500]) from None
+    except (jsonschema.SchemaError, RecursionError):  # a server's schema that is not one: the server decides
+        pass
     return arguments
 
 
@@ -238,6 +262,157 @@ class AddonTool:
         return ToolResult(output=outcome.output, detail={"input": outcome.input})
 
 
+#: What a sub-flow tool answers where no flow can be started (Test & Review).
+FLOW_NOT_HERE = "A sub-flow tool starts the flow only in a published flow's run (not in Test & Review)"
+#: The longest a called step id may be (:class:`~konnectz_contracts.events.CallerLink`).
+_STEP_ID_MAX = 100
+
+
+class FlowTool:
+    """Another published flow of the account, called as a sub-flow: started with the model's arguments as
+    its inputs and waited for (holding the agent's slot) until it ends or the agent's time bound."""
+
+    kind = "flow"
+
+    def __init__(self, tool: AgentTool, bounds: Bounds) -> None:
+        assert tool.konnect_id is not None
+        self.tool = tool
+        self.name = tool.name
+        self.flow_id = tool.konnect_id
+        self.bounds = bounds
+        self.description = tool.description or f"Runs the flow {self.flow_id} of this account and returns its result."
+        self.schema = input_schema(FlowCallTrigger(inputs=tool.flow_inputs))
+
+    def parameters(self) -> dict[str, Any]:
+        return self.schema
+
+    def check(self, arguments: Any) -> dict[str, Any]:
+        return _checked(self.schema, arguments)
+
+    def step_id(self, ctx: StepContext) -> str:
+        """The caller's step id the called run links to: the agent's, and the tool call's own key (the
+        same on every delivery: the called run id derived from it is started once)."""
+        key = ctx.idempotency_key or "call"
+        joined = f"{self.bounds.step_id}/{key}"
+        return joined if len(joined) <= _STEP_ID_MAX else key[:_STEP_ID_MAX]
+
+    async def call(self, arguments: dict[str, Any], ctx: StepContext) -> ToolResult:
+        detail: dict[str, Any] = {"flow_id": self.flow_id}
+        calls = FLOW_CALLS.get()
+        if calls is None:
+            return ToolResult(error=FLOW_NOT_HERE, detail=detail)
+        seconds = self.bounds.left()
+        if seconds < 1:  # not started: its result could not be waited for
+            return ToolResult(error="The time limit (Max seconds) leaves no time to run the flow", detail=detail)
+        try:
+            body = await calls.call(self.flow_id, arguments, step_id=self.step_id(ctx), seconds=seconds)
+        except CallRefused as exc:
+            return ToolResult(error=exc.message, detail=detail)
+        except TimeoutError:
+            return ToolResult(
+                error=f"The flow {self.flow_id} did not end within the agent's time limit ({seconds:.0f} s left)",
+                detail=detail,
+            )
+        detail.update(
+            run_id=body.get("run_id"),
+            flow_name=body.get("flow_name"),
+            status=body.get("status"),
+            responded=body.get("responded"),
+        )
+        if body.get("status") != "SUCCESS":
+            name = body.get("flow_name") or f"flow {self.flow_id}"
+            return ToolResult(error=f"The flow {name} failed: {body.get('error') or body.get('status')}", detail=detail)
+        return ToolResult(output=body.get("result"), detail=detail)
+
+
+class McpTool:
+    """A tool of an MCP server (an "MCP Server" account): its input schema listed when the step starts
+    (:meth:`prepare`), each call one session through the outbound guard, bounded by the agent's time."""
+
+    kind = "mcp"
+
+    def __init__(self, tool: AgentTool, bounds: Bounds) -> None:
+        assert tool.account_id is not None and tool.mcp_tool
+        self.tool = tool
+        self.name = tool.name
+        self.bounds = bounds
+        self.remote = tool.mcp_tool
+        self.account_id = tool.account_id
+        self.description = tool.description
+        self.schema: dict[str, Any] = {"type": "object"}
+        self.server: Any = None  # mcp_client.McpServer, once prepared
+
+    def parameters(self) -> dict[str, Any]:
+        return self.schema
+
+    def check(self, arguments: Any) -> dict[str, Any]:
+        return _checked(self.schema, arguments)
+
+    def prepared(self, server: Any, listed: dict[str, Any]) -> None:
+        """Take the server and the tool's listing (:func:`prepare_tools`); :class:`StepError` when it has none."""
+        found = listed.get(self.remote)
+        if found is None:
+            names = ", ".join(sorted(listed)[:20]) or "none"
+            raise StepError(f"Tool {self.name}: the MCP server has no tool {self.remote!r} (its tools: {names})")
+        schema = dict(found.input_schema) if isinstance(found.input_schema, dict) else {}
+        schema["type"] = "object"
+        self.schema = schema
+        self.server = server
+        if not self.description:
+            self.description = (found.description or found.title or f"The MCP tool {self.remote}.")[:2000]
+
+    async def call(self, arguments: dict[str, Any], ctx: StepContext) -> ToolResult:
+        mcp = apps.mcp_client
+        detail: dict[str, Any] = {"tool": self.remote, "server": self.server.url.split("?", 1)[0]}
+        if len(json.dumps(arguments, ensure_ascii=False).encode("utf-8")) > MCP_ARGUMENTS_MAX_BYTES:
+            return ToolResult(
+                error=f"The arguments are larger than {MCP_ARGUMENTS_MAX_BYTES // 1024} KiB", detail=detail
+            )
+        seconds = max(1.0, self.bounds.left())
+        try:
+            result = await mcp.call_tool(
+                self.server, ctx.guard, self.remote, arguments, timeout=seconds, max_bytes=MCP_REPLY_MAX_BYTES
+            )
+        except StepError as exc:
+            return ToolResult(error=str(exc), detail=detail)
+        detail["content_types"] = result.content_types
+        if result.is_error:
+            return ToolResult(
+                error=f"The tool {self.remote} failed: {result.text[:1000] or '(no text)'}", detail=detail
+            )
+        return ToolResult(output=result.output, detail=detail)
+
+
+#: The default factories of the flow and mcp kinds (see :func:`set_tool_factory`).
+FLOW_TOOLS: ToolFactory | None = FlowTool
+MCP_TOOLS: ToolFactory | None = McpTool
+
+
+async def prepare_tools(tools: dict[str, Tool], ctx: StepContext) -> None:
+    """List the tools of each MCP server the step's MCP tools use (once per account, in
+    :data:`~konnectz_runner.apps.mcp_client.LIST_TIMEOUT_SECONDS` and
+    :data:`~konnectz_contracts.limits.MCP_LIST_MAX_BYTES` at most): their schemas and descriptions.
+    :class:`StepError` naming the tool whose server could not be listed."""
+    wanted = [t for t in tools.values() if isinstance(t, McpTool)]
+    if not wanted:
+        return
+    mcp = apps.mcp_client
+    listings: dict[int, tuple[Any, dict[str, Any]]] = {}
+    for tool in wanted:
+        if tool.account_id not in listings:
+            try:
+                credentials = await credential_source()(tool.account_id, ctx.konnect_id, ctx.owner_id, False)
+                server = mcp.McpServer.of(credentials)
+                listed = await mcp.list_tools(
+                    server, ctx.guard, timeout=mcp.LIST_TIMEOUT_SECONDS, max_bytes=MCP_LIST_MAX_BYTES
+                )
+            except StepError as exc:
+                raise StepError(f"Tool {tool.name}: the MCP server's tools could not be listed: {exc}") from None
+            listings[tool.account_id] = (server, {t.name: t for t in listed})
+        server, by_name = listings[tool.account_id]
+        tool.prepared(server, by_name)
+
+
 def _resolved(value: Any, ctx: StepContext, warnings: list[str]) -> Any:
     if isinstance(value, str):
         return resolve_value(value, ctx.outputs, warnings)
@@ -248,9 +423,13 @@ def _resolved(value: Any, ctx: StepContext, warnings: list[str]) -> Any:
     return value
 
 
-def build_tools(tools: list[AgentTool], ctx: StepContext, warnings: list[str]) -> dict[str, Tool]:
+def build_tools(
+    tools: list[AgentTool], ctx: StepContext, warnings: list[str], bounds: Bounds | None = None
+) -> dict[str, Tool]:
     """The step's tools by name; :class:`StepError` naming a tool that cannot be used (an unknown app or
-    action, a field the app does not have, a tool kind not wired in)."""
+    action, a field the app does not have, a tool kind not wired in). MCP tools still need
+    :func:`prepare_tools` (their schemas are listed from their servers)."""
+    bounds = bounds or Bounds(step_id="agent", deadline=time.monotonic() + 300)
     built: dict[str, Tool] = {}
     for tool in tools:
         if tool.kind == "app_action":
@@ -275,5 +454,5 @@ def build_tools(tools: list[AgentTool], ctx: StepContext, warnings: list[str]) -
                     f"Tool {tool.name} ({what}) cannot be called by this runner yet: tools of kind {tool.kind!r} "
                     "are not available in this version (docs/ai.md)"
                 )
-            built[tool.name] = factory(tool, ctx)
+            built[tool.name] = factory(tool, bounds)
     return built

@@ -9,7 +9,8 @@ replays the recorded replies and results and never calls a finished tool again; 
 but never finished (its runner was killed during it) is not repeated: the step ends saying so.
 
 Bounds, each ending the step with an error that names it: ``max_iterations`` model calls, ``max_total_tokens``,
-``max_seconds`` (per delivery). A call of an unknown tool or with arguments that do not fit its schema is
+``max_seconds`` (per delivery; a sub-flow tool waits for its called run at most what is left of it, and an
+MCP tool call too). A call of an unknown tool or with arguments that do not fit its schema is
 answered to the model with the reason (a tool error it can correct); a second such call in the same step
 ends it, naming the tool and the reason. A final answer over :data:`AI_ANSWER_MAX_BYTES` is cut with a note;
 a tool result over :data:`AGENT_TOOL_RESULT_MAX_BYTES` is cut, with a note the model reads.
@@ -37,7 +38,14 @@ from konnectz_contracts.steps.agent import MODEL_APPS, Config
 from konnectz_contracts.steps.ask_ai import parse_schema
 from konnectz_runner.apps import chat, memory_source
 from konnectz_runner.engine.context import Outcome, StepContext, SubStepInDoubt
-from konnectz_runner.engine.steps._agent_tools import BadArguments, Tool, ToolResult, build_tools
+from konnectz_runner.engine.steps._agent_tools import (
+    BadArguments,
+    Bounds,
+    Tool,
+    ToolResult,
+    build_tools,
+    prepare_tools,
+)
 from konnectz_runner.engine.steps.app_event import catalogue, credential_source, record_waits
 from konnectz_runner.engine.steps.ask_ai import ask
 
@@ -338,8 +346,10 @@ async def run(config: Config, ctx: StepContext) -> Outcome:
             raise StepError(f"App {config.app_id} is not a model provider an agent can use")
         if config.account_id is None:
             raise StepError(f"Choose a {app.name} account for the agent's model")
-        tools = build_tools(config.tools, ctx, warnings)
+        bounds = Bounds(step_id=config.id, deadline=time.monotonic() + config.max_seconds)
+        tools = build_tools(config.tools, ctx, warnings, bounds)
         credentials = await credential_source()(config.account_id, ctx.konnect_id, ctx.owner_id, False)
+        await prepare_tools(tools, ctx)  # MCP tools: their servers' listings (bounded on their own)
         turn_key = tool_call_key(ctx.run_id, config.id, ctx.item_index, "turn")
         remember = bool(key) and ctx.remember
         history = await memory_source().load(ctx.konnect_id, key, turn_key) if remember else []

@@ -101,4 +101,101 @@ describe('the AI Agent kind', () => {
     );
     expect(agentProblem(settings())).toBeNull();
   });
+
+  it('builds a sub-flow tool and an MCP tool by clicks: the flow and its inputs, the MCP account and its tool', async () => {
+    const store = createEditorStore(flowWithAgent());
+    const callable = {
+      flows: [
+        {
+          id: 41,
+          name: 'Look up order',
+          description: 'Finds an order by its number',
+          inputs: [{ key: 'number', label: 'Order number', type: 'text', required: true, options: [], placeholder: '', max_length: 1000 }],
+        },
+      ],
+    };
+    const mcpTools = {
+      server: 'http://127.0.0.1:8931/mcp',
+      tools: [
+        {
+          name: 'add',
+          label: 'add: Adds two numbers',
+          description: 'Adds two numbers',
+          input_schema: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a'] },
+          fields: [
+            { name: 'a', label: 'a', type: 'integer', required: true, help: '', options: [] },
+            { name: 'b', label: 'b', type: 'integer', required: false, help: '', options: [] },
+          ],
+        },
+      ],
+    };
+    const calls = mockFetch((c) => {
+      if (c.url.split('?')[0] === '/api/v1/konnects/callable') return { body: callable };
+      if (c.url.startsWith('/api/v1/apps/25/authorized_app_accounts'))
+        return { body: { authorized_app_accounts: [{ id: 12, name: 'Tools server', created_at: '2026-11-29T00:00:00Z' }] } };
+      if (c.url.startsWith('/api/v1/app_users/12/mcp_tools')) return { body: mcpTools };
+      if (c.url.startsWith('/api/v1/apps/132/authorized_app_accounts')) return { body: { authorized_app_accounts: [] } };
+      return undefined;
+    });
+    renderAt(
+      <ReactFlowProvider>
+        <EditorProvider store={store}>
+          <EditorCanvas />
+        </EditorProvider>
+      </ReactFlowProvider>,
+    );
+    const settings = () => (store.getState().apps.find((n) => n.id === 'node-2')?.data as { agent?: AgentSettings }).agent ?? {};
+    await screen.findByTestId('agent-model-node-2');
+    fireEvent.click(screen.getByTestId('agent-add-flow-node-2'));
+    await choose('agent-tool-node-2-0-flow', 'agent-tool-node-2-0-flow-option-41');
+    expect(await screen.findByTestId('agent-tool-node-2-0-flow-inputs')).toHaveTextContent('The agent fills: number');
+    fireEvent.click(screen.getByTestId('agent-add-mcp-node-2'));
+    await choose('agent-tool-node-2-1-mcp-account', 'agent-tool-node-2-1-mcp-account-option-12');
+    await choose('agent-tool-node-2-1-mcp-tool', 'agent-tool-node-2-1-mcp-tool-option-add');
+    expect(await screen.findByTestId('agent-tool-node-2-1-mcp-arguments')).toHaveTextContent('The agent fills: a, b');
+    await waitFor(() =>
+      expect(settings().tools).toEqual([
+        expect.objectContaining({
+          kind: 'flow',
+          name: 'look_up_order',
+          konnect_id: 41,
+          description: 'Finds an order by its number',
+          flow_inputs: callable.flows[0].inputs,
+        }),
+        expect.objectContaining({ kind: 'mcp', name: 'add', account_id: 12, mcp_tool: 'add', mcp_server: 'http://127.0.0.1:8931/mcp' }),
+      ]),
+    );
+    expect(calls.some((c) => c.url.startsWith('/api/v1/app_users/12/mcp_tools'))).toBe(true);
+    expect(agentProblem({ app_id: 132, account_id: 4, model: 'm', prompt: 'p', tools: settings().tools })).toBeNull();
+    expect(agentProblem({ app_id: 132, account_id: 4, model: 'm', prompt: 'p', tools: [{ kind: 'mcp', name: 'x', mcp_tool: 'add' }] })).toBe(
+      'Tool x: choose the MCP Server account and its tool',
+    );
+  });
+
+  it('says so when the flow of a sub-flow tool is no longer callable, and when an MCP server cannot be listed', async () => {
+    const flow = flowWithAgent();
+    (flow.apps[1].data as { agent?: AgentSettings }).agent = {
+      app_id: 132,
+      tools: [
+        { kind: 'flow', name: 'gone', konnect_id: 99, flow_inputs: [] },
+        { kind: 'mcp', name: 'broken', account_id: 13, mcp_tool: 'add' },
+      ],
+    };
+    const store = createEditorStore(flow);
+    mockFetch((c) => {
+      if (c.url.split('?')[0] === '/api/v1/konnects/callable') return { body: { flows: [] } };
+      if (c.url.startsWith('/api/v1/app_users/13/mcp_tools')) return { status: 502, body: { message: 'Could not connect to the MCP server' } };
+      if (c.url.includes('/authorized_app_accounts')) return { body: { authorized_app_accounts: [] } };
+      return undefined;
+    });
+    renderAt(
+      <ReactFlowProvider>
+        <EditorProvider store={store}>
+          <EditorCanvas />
+        </EditorProvider>
+      </ReactFlowProvider>,
+    );
+    expect(await screen.findByTestId('agent-tool-node-2-0-flow-missing')).toHaveTextContent('Flow 99 is no longer published');
+    expect(await screen.findByTestId('agent-tool-node-2-1-mcp-error')).toHaveTextContent('Could not connect to the MCP server');
+  });
 });

@@ -3,12 +3,24 @@ import { useQuery } from '@tanstack/react-query';
 import type { NodeProps } from '@xyflow/react';
 import { Alert, Button, Collapse, Input, InputNumber, Select, Space, Tag, Typography } from 'antd';
 import { memo, useState } from 'react';
-import { $api } from '../../../api/typed';
+import { $api, errorMessage } from '../../../api/typed';
 import { appEvents, eventConfig, listApps } from '../../api/editorApi';
+import { useEditor } from '../../EditorContext';
 import type { FlowNode, KindData } from '../../model/types';
 import { NodeCard } from '../card/NodeCard';
 import { useNodeUpdate } from '../card/useNodeUpdate';
-import { ADDON_KINDS, MAX_ITERATIONS, MAX_TOOLS, MODEL_APPS, toolProblem, type AgentSettings, type AgentTool, type ToolKind } from './kind';
+import {
+  ADDON_KINDS,
+  MAX_ITERATIONS,
+  MAX_TOOLS,
+  MCP_SERVER_APP,
+  MODEL_APPS,
+  toolNameOf,
+  toolProblem,
+  type AgentSettings,
+  type AgentTool,
+  type ToolKind,
+} from './kind';
 
 const TOOL_KINDS: { value: ToolKind; label: string }[] = [
   { value: 'app_action', label: 'App action' },
@@ -136,6 +148,106 @@ function AppActionTool({ tool, set, testId }: { tool: AgentTool; set: (patch: Pa
   );
 }
 
+/** Whether a tool still has the name the card gave it (then picking a flow or an MCP tool names it). */
+const defaultName = (name: string) => /^tool_\d+$/.test(name);
+
+/** A sub-flow tool: one of the account's published flows that start with 'Called by a flow or AI tool'; its
+ * inputs are the tool's parameters (kept with the tool when picked). */
+function FlowTool({ tool, set, testId }: { tool: AgentTool; set: (patch: Partial<AgentTool>) => void; testId: string }) {
+  const konnectId = useEditor((s) => s.konnectId);
+  const flows = $api.useQuery('get', '/api/v1/konnects/callable');
+  const listed = (flows.data?.flows ?? []).filter((f) => f.id !== konnectId);
+  const chosen = listed.find((f) => f.id === tool.konnect_id);
+  const inputs = tool.flow_inputs ?? [];
+  return (
+    <>
+      <span className="kz-field-label">Flow to call</span>
+      <Select
+        className="nodrag"
+        showSearch
+        optionFilterProp="label"
+        loading={flows.isPending}
+        placeholder="One of your published flows that starts with 'Called by a flow or AI tool'"
+        value={tool.konnect_id}
+        onChange={(flowId: number) => {
+          const flow = listed.find((f) => f.id === flowId);
+          set({
+            konnect_id: flowId,
+            flow_inputs: (flow?.inputs ?? []) as Record<string, unknown>[],
+            ...(flow && defaultName(tool.name) ? { name: toolNameOf(flow.name) } : {}),
+            ...(flow?.description && !tool.description ? { description: flow.description } : {}),
+          });
+        }}
+        options={listed.map((f) => ({ value: f.id, label: f.name, 'data-testid': `${testId}-flow-option-${f.id}` }))}
+        notFoundContent={flows.isPending ? 'Loading…' : "No published flow starts with 'Called by a flow or AI tool'"}
+        data-testid={`${testId}-flow`}
+      />
+      {tool.konnect_id !== undefined && !flows.isPending && !chosen && (
+        <Typography.Text type="danger" data-testid={`${testId}-flow-missing`}>
+          Flow {tool.konnect_id} is no longer published with the 'Called by a flow or AI tool' trigger: publishing is refused.
+        </Typography.Text>
+      )}
+      {tool.konnect_id !== undefined && (
+        <span className="kz-field-hint" data-testid={`${testId}-flow-inputs`}>
+          {inputs.length ? `The agent fills: ${inputs.map((i) => String(i.key)).join(', ')}. ` : 'The flow takes no inputs. '}
+          The agent waits for its result (its Respond body, or its last step's output) within Max seconds.
+        </span>
+      )}
+    </>
+  );
+}
+
+/** An MCP tool: an MCP Server account, then one of its server's tools (listed by the api). */
+function McpTool({ tool, set, testId }: { tool: AgentTool; set: (patch: Partial<AgentTool>) => void; testId: string }) {
+  const accountId = tool.account_id ?? 0;
+  const listing = $api.useQuery(
+    'get',
+    '/api/v1/app_users/{account_id}/mcp_tools',
+    { params: { path: { account_id: accountId } } },
+    { enabled: accountId > 0, retry: false, staleTime: 60_000 },
+  );
+  const tools = listing.data?.tools ?? [];
+  const chosen = tools.find((t) => t.name === tool.mcp_tool);
+  return (
+    <>
+      <span className="kz-field-label">MCP server (an MCP Server account)</span>
+      <AccountSelect appId={MCP_SERVER_APP} value={tool.account_id} onChange={(account_id) => set({ account_id, mcp_tool: undefined })} testId={`${testId}-mcp-account`} />
+      {accountId > 0 && (
+        <>
+          <span className="kz-field-label">Tool</span>
+          <Select
+            className="nodrag"
+            showSearch
+            optionFilterProp="label"
+            loading={listing.isPending}
+            placeholder="Choose one of the server's tools"
+            value={tool.mcp_tool}
+            onChange={(name: string) =>
+              set({ mcp_tool: name, mcp_server: listing.data?.server, ...(defaultName(tool.name) ? { name: toolNameOf(name) } : {}) })
+            }
+            options={tools.map((t) => ({ value: t.name, label: t.label || t.name, 'data-testid': `${testId}-mcp-tool-option-${t.name}` }))}
+            data-testid={`${testId}-mcp-tool`}
+          />
+          {listing.isError && (
+            <Alert
+              type="error"
+              showIcon
+              title={`The server's tools could not be listed: ${errorMessage(listing.error, 'the api did not answer')}`}
+              data-testid={`${testId}-mcp-error`}
+            />
+          )}
+          {chosen && (
+            <span className="kz-field-hint" data-testid={`${testId}-mcp-arguments`}>
+              {chosen.fields.length ? `The agent fills: ${chosen.fields.map((f) => f.name).join(', ')}.` : 'The tool takes no arguments.'} Its input schema is read from the
+              server when the agent starts.
+            </span>
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
 function ToolEditor({ tool, set, remove, testId }: { tool: AgentTool; set: (patch: Partial<AgentTool>) => void; remove: () => void; testId: string }) {
   const problem = toolProblem(tool);
   return (
@@ -192,19 +304,8 @@ function ToolEditor({ tool, set, remove, testId }: { tool: AgentTool; set: (patc
           />
         </>
       )}
-      {tool.kind === 'flow' && (
-        <>
-          <InputNumber className="nodrag" min={1} placeholder="Flow id" value={tool.konnect_id} onChange={(v) => set({ konnect_id: v ?? undefined })} data-testid={`${testId}-flow`} />
-          <Alert type="warning" showIcon title="Sub-flow tools are not available in this version: an agent with one fails at its start, saying so." />
-        </>
-      )}
-      {tool.kind === 'mcp' && (
-        <>
-          <Input className="nodrag" placeholder="MCP server URL" value={tool.mcp_server ?? ''} onChange={(e) => set({ mcp_server: e.target.value })} data-testid={`${testId}-mcp-server`} />
-          <Input className="nodrag" placeholder="Tool name" value={tool.mcp_tool ?? ''} onChange={(e) => set({ mcp_tool: e.target.value })} data-testid={`${testId}-mcp-tool`} />
-          <Alert type="warning" showIcon title="MCP tools are not available in this version: an agent with one fails at its start, saying so." />
-        </>
-      )}
+      {tool.kind === 'flow' && <FlowTool tool={tool} set={set} testId={testId} />}
+      {tool.kind === 'mcp' && <McpTool tool={tool} set={set} testId={testId} />}
       {problem && <Typography.Text type="warning">{problem}</Typography.Text>}
     </div>
   );

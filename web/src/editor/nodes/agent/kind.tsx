@@ -14,6 +14,14 @@ export const ADDON_KINDS = ['api_call', 'formatter', 'generator', 'hash', 'json_
 export const MAX_ITERATIONS = 50;
 export const MAX_TOOLS = 20;
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** The MCP Server app (catalogue/apps/mcp_server.yaml): its accounts are MCP servers. */
+export const MCP_SERVER_APP = 25;
+
+/** A tool name (TOOL_NAME) made of a flow's or an MCP tool's name: `Look up orders` -> `look_up_orders`. */
+export function toolNameOf(text: string): string {
+  const slug = text.toLowerCase().replace(/[^a-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64);
+  return slug || 'tool';
+}
 
 export type ToolKind = 'app_action' | 'addon' | 'flow' | 'mcp';
 
@@ -31,6 +39,9 @@ export type AgentTool = {
   step_kind?: string;
   config_json?: string;
   konnect_id?: number;
+  /** The called flow's inputs as its listing gave them when it was picked (the tool's parameters). */
+  flow_inputs?: Record<string, unknown>[];
+  /** The MCP server's URL, shown only (the account says where the server is). */
   mcp_server?: string;
   mcp_tool?: string;
 };
@@ -60,8 +71,8 @@ export function toolProblem(tool: AgentTool): string | null {
   if (tool.kind === 'app_action' && (!tool.app_id || !tool.event)) return `Tool ${tool.name}: choose the app and its action`;
   if (tool.kind === 'addon' && !ADDON_KINDS.includes((tool.step_kind ?? '') as (typeof ADDON_KINDS)[number]))
     return `Tool ${tool.name}: choose the add-on`;
-  if (tool.kind === 'flow' && !tool.konnect_id) return `Tool ${tool.name}: enter the flow's id`;
-  if (tool.kind === 'mcp' && (!tool.mcp_server || !tool.mcp_tool)) return `Tool ${tool.name}: enter the MCP server and its tool`;
+  if (tool.kind === 'flow' && !tool.konnect_id) return `Tool ${tool.name}: choose the flow to call`;
+  if (tool.kind === 'mcp' && (!tool.account_id || !tool.mcp_tool)) return `Tool ${tool.name}: choose the MCP Server account and its tool`;
   return null;
 }
 
