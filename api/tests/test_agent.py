@@ -44,6 +44,9 @@ def test_the_agent_card_compiles_with_its_tools_and_limits() -> None:
     assert (step.max_iterations, step.max_seconds, step.max_total_tokens) == (5, 60, None)
     assert step.conversation_key == "{{node-1.chat}}"
     [tool] = step.tools
+    # What the card keeps for itself (the app's name beside its id) is not the step's: not refused either.
+    shown = compiled(canvas(tools=[{**TOOL, "app_name": "Slack"}]))
+    assert "app_name" not in shown.steps[0].tools[0].model_dump()
     assert (tool.kind, tool.name, tool.agent_fields, tool.fixed[0].key) == (
         "app_action",
         "post_message",

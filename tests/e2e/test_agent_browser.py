@@ -54,8 +54,11 @@ def model() -> Iterator[ScriptedModel]:
 
 
 def test_webhook_to_agent_built_by_clicks_and_its_tool_call_in_the_task_log(
-    page: Page, stack: Platform, model: ScriptedModel, fake: Any, fake_apps: Any, open_task_log, ui
+    new_context: Any, stack: Platform, model: ScriptedModel, fake: Any, fake_apps: Any, open_task_log, ui
 ) -> None:
+    # A page on this module's own install (the `page` fixture's is the session's platform, where this
+    # user does not exist: signing in there stayed on /login).
+    page: Page = new_context(stack.api_url).new_page()
     email = ui.new_flow(page, stack, "agent", PASSWORD)
     with httpx.Client(base_url=stack.api_url, timeout=30) as api:
         headers = sign_in(api, email, PASSWORD)

@@ -177,13 +177,18 @@ def _int(node: Node, value: Any, what: str, low: int, high: int) -> int | None:
     return number
 
 
+#: Keys of a tool the card stores for itself (display only), left out when it is compiled.
+CARD_ONLY_KEYS = frozenset({"app_name"})
+
+
 def _tool(node: Node, raw: Any, index: int) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise fail(node, f"tool {index + 1} is not an object")
     name = str(raw.get("name") or "").strip()
     if not _TOOL_NAME.match(name):
         raise fail(node, f"tool {index + 1}: its name must be 1 to 64 letters, digits, _ or - (got {name[:70]!r})")
-    return {k: v for k, v in raw.items() if v is not None}
+    # The card keeps what it only shows (the app's name beside its id) in the same object: not the step's.
+    return {k: v for k, v in raw.items() if v is not None and k not in CARD_ONLY_KEYS}
 
 
 def compile_node(node: Node) -> Config:
