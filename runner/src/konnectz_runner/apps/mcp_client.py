@@ -52,7 +52,7 @@ from mcp_types import Implementation, TextContent
 
 from konnectz_contracts.errors import ConnectFailed, HttpFailed, RefusedError, StepError, TimedOut
 from konnectz_contracts.limits import MAX_JSON_DEPTH, MCP_LIST_MAX_BYTES, MCP_REPLY_MAX_BYTES, TooDeep, check_depth
-from konnectz_runner.apps.netguard import NetGuard
+from konnectz_runner.apps.netguard import NetGuard, connect_checked
 
 __all__ = [
     "CALL_TIMEOUT_SECONDS",
@@ -178,19 +178,16 @@ class _GuardedBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        addresses = await self.guard.resolve(host, port)
-        for ip in addresses:
-            self.guard.check_ip(host, ip)
-        failure: Exception | None = None
-        for ip in addresses:
-            try:
-                return await self.inner.connect_tcp(
-                    str(ip), port, timeout=timeout, local_address=local_address, socket_options=socket_options
-                )
-            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
-                failure = exc
-        assert failure is not None
-        raise failure
+        return await connect_checked(
+            self.guard,
+            self.inner.connect_tcp,
+            host,
+            port,
+            (httpcore2.ConnectError, httpcore2.ConnectTimeout),
+            timeout=timeout,
+            local_address=local_address,
+            socket_options=socket_options,
+        )
 
     async def connect_unix_socket(
         self,

@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import lru_cache
+from typing import Any, TypeVar
 
 import httpcore
 import httpx
@@ -29,6 +30,7 @@ __all__ = [
     "IPAddress",
     "IPNetwork",
     "NetGuard",
+    "connect_checked",
     "guarded_transport",
     "ip_literal",
     "parse_networks",
@@ -36,6 +38,8 @@ __all__ = [
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+T = TypeVar("T")
 
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 ALLOWED_SCHEMES = ("http", "https")
@@ -159,6 +163,30 @@ class NetGuard:
         return parsed
 
 
+async def connect_checked(
+    guard: NetGuard,
+    connect: Callable[..., Awaitable[T]],
+    host: str,
+    port: int,
+    errors: tuple[type[Exception], ...],
+    **options: Any,
+) -> T:
+    """Resolve ``host``, check every address with the guard (one refused: :class:`RefusedError`, nothing
+    connected), then ``connect(ip, port, **options)`` to the first that answers; ``errors`` are the
+    connect failures that move on to the next address (httpcore's and httpcore2's own classes)."""
+    addresses = await guard.resolve(host, port)
+    for ip in addresses:
+        guard.check_ip(host, ip)
+    failure: Exception | None = None
+    for ip in addresses:
+        try:
+            return await connect(str(ip), port, **options)
+        except errors as exc:
+            failure = exc
+    assert failure is not None
+    raise failure
+
+
 class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
     """Opens TCP connections only to addresses the guard accepts, resolved and checked at connect time."""
 
@@ -174,19 +202,16 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        addresses = await self.guard.resolve(host, port)
-        for ip in addresses:
-            self.guard.check_ip(host, ip)
-        failure: Exception | None = None
-        for ip in addresses:
-            try:
-                return await self.inner.connect_tcp(
-                    str(ip), port, timeout=timeout, local_address=local_address, socket_options=socket_options
-                )
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failure = exc
-        assert failure is not None
-        raise failure
+        return await connect_checked(
+            self.guard,
+            self.inner.connect_tcp,
+            host,
+            port,
+            (httpcore.ConnectError, httpcore.ConnectTimeout),
+            timeout=timeout,
+            local_address=local_address,
+            socket_options=socket_options,
+        )
 
     async def connect_unix_socket(
         self,
