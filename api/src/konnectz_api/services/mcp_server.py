@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from konnectz_api.bus import Bus
 from konnectz_api.crud import mcp_tokens, task_logs, task_payloads
 from konnectz_api.models import Konnect, McpToken, User
+from konnectz_api.services.flow_calls import trigger_of
 from konnectz_contracts.events import RunRequest
 from konnectz_contracts.triggers.flow_call import (
     FlowCallTrigger,
@@ -103,17 +103,6 @@ def _error(message_id: Any, code: int, message: str, status: int = 200) -> McpRe
     return McpReply(status, {"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": message}})
 
 
-def _trigger_of(konnect: Konnect) -> FlowCallTrigger | None:
-    spec = konnect.published_spec if isinstance(konnect.published_spec, dict) else {}
-    trigger = spec.get("trigger")
-    if konnect.status != "Published" or not isinstance(trigger, dict) or trigger.get("kind") != "flow_call":
-        return None
-    try:
-        return FlowCallTrigger.model_validate(trigger)
-    except ValidationError:
-        return None
-
-
 def tools_of(session: Session, token: McpToken) -> list[Tool]:
     """The tools ``token`` reaches now: its flows published as MCP tools."""
     ids = [k for k in token.konnect_ids if isinstance(k, int)]
@@ -122,7 +111,7 @@ def tools_of(session: Session, token: McpToken) -> list[Tool]:
     )
     tools = []
     for konnect in rows:
-        trigger = _trigger_of(konnect)
+        trigger = trigger_of(konnect)
         if trigger is not None and trigger.mcp:
             tools.append(Tool(konnect.id, tool_name(konnect.id, konnect.konnect_name), trigger))
     return tools
@@ -132,7 +121,7 @@ def _unavailable(session: Session, token: McpToken, konnect_id: int) -> str:
     konnect = session.scalar(select(Konnect).where(Konnect.id == konnect_id, Konnect.owner_id == token.owner_id))
     if konnect is None:
         return f"flow {konnect_id} no longer exists"
-    trigger = _trigger_of(konnect)
+    trigger = trigger_of(konnect)
     if konnect.status != "Published":
         return f"flow {konnect_id} is not published"
     if trigger is None:
